@@ -1,0 +1,11 @@
+"""Evaluate prelabeling efficiency: how much correcting a detector's pre-labels leave.
+
+The data flows through one room per step:
+inputs (node.json) → datasets → engine → report → storage → outputs.
+"""
+
+from handler.boxes import BoxTable, Dataset
+from handler.engine import Thresholds
+from handler.metric import EfficiencyResult, PrelabelingEfficiency
+
+__all__ = ["BoxTable", "Dataset", "EfficiencyResult", "PrelabelingEfficiency", "Thresholds"]

@@ -1,0 +1,66 @@
+"""Node runtime: `python -m handler`, inputs from the environment (or --inputs FILE).
+
+The last line of stdout is `{"REPORT_ID": ..., "EFFICIENCY_LEVEL": ...}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from handler.errors import InputError
+from handler.inputs import parse_inputs, read_environment
+from handler.pipeline import log_to_stderr, run
+from handler.runtime import STORE_VARIABLE, guarded, store_uri
+from handler.storage import open_store
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m handler",
+        description=(
+            "Run the 'Evaluate prelabeling efficiency' node. Inputs come from environment "
+            "variables named as node.json's keys (GT_DATASET, PRED_DATASET, IOU_MIN, IOU_PERFECT, "
+            "CONFIDENCE_THRESHOLD) or from --inputs FILE. Prints the outputs as JSON on the last line."
+        ),
+    )
+    parser.add_argument("--inputs", type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)")
+    parser.add_argument("--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here")
+    parser.add_argument("--store", metavar="URI", help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)")
+    return parser
+
+
+def _raw_inputs(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return read_environment(os.environ)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the inputs file ({error.strerror})") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}")
+    return raw
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+
+    def node() -> int:
+        inputs = parse_inputs(_raw_inputs(args.inputs))
+        result = run(inputs, open_store(store_uri(args.store)), log=log_to_stderr)
+        if args.outputs is not None:
+            result.outputs.write(args.outputs)
+        print(result.outputs.to_json(), flush=True)
+        return 0
+
+    return guarded(node)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

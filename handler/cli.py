@@ -1,0 +1,100 @@
+"""`prelabel-eval`: the human CLI over the node's code path.
+
+    prelabel-eval GT PRED [--iou-min 0.3] [--iou-perfect 0.8] [--confidence-threshold 0.5]
+    prelabel-eval show REPORT_ID [--html]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from handler.datasets import format_names
+from handler.inputs import parse_inputs
+from handler.pipeline import RunResult, run
+from handler.runtime import STORE_VARIABLE, guarded, store_uri
+from handler.storage import open_store
+
+STORE_HELP = f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)"
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prelabel-eval",
+        description=(
+            "How much labeling work would these predictions save? Compares PRED with the trusted "
+            "GT on the same images, sorts every box into correct / shifted / class-confused / "
+            "false positive / false negative, and stores a report. "
+            "See also: prelabel-eval show --help."
+        ),
+        epilog="example: prelabel-eval examples/gt.json examples/predictions.json",
+    )
+    parser.add_argument("gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id")
+    parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
+    parser.add_argument("--iou-min", default="0.3", help="Minimal IoU: 0.1 0.2 0.3 0.4 0.5 (default 0.3)")
+    parser.add_argument("--iou-perfect", default="0.8", help="Perfect IoU: 0.6 0.7 0.8 0.9 0.95 (default 0.8)")
+    parser.add_argument("--confidence-threshold", default="0.5", help="drop predictions below this, 0-1 (default 0.5)")
+    parser.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
+    parser.add_argument("--pred-format", choices=format_names(), help="force the prediction format (default: detected)")
+    parser.add_argument("--store", metavar="URI", help=STORE_HELP)
+    parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
+    return parser
+
+
+def _show_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prelabel-eval show", description="Print a stored report: its findings JSON, or its HTML page."
+    )
+    parser.add_argument("report_id", metavar="REPORT_ID")
+    parser.add_argument("--html", action="store_true", help="print the HTML page instead of the findings JSON")
+    parser.add_argument("--store", metavar="URI", help=STORE_HELP)
+    return parser
+
+
+def summary(result: RunResult) -> str:
+    findings: dict[str, Any] = result.findings
+    counts = findings["counts"]
+    lines = [
+        findings["verdict"],
+        f"assistance score {findings['assistance_score']:.3f} · {findings['efficiency_level']}",
+        "  ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in findings["shares"]),
+        *findings["notes"],
+        f"report {result.outputs.report_id} at {result.location}",
+    ]
+    return "\n".join(lines)
+
+
+def _evaluate(argv: list[str]) -> int:
+    args = _run_parser().parse_args(argv)
+    raw = {
+        "GT_DATASET": args.gt,
+        "PRED_DATASET": args.pred,
+        "IOU_MIN": args.iou_min,
+        "IOU_PERFECT": args.iou_perfect,
+        "CONFIDENCE_THRESHOLD": args.confidence_threshold,
+    }
+    raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
+    result = run(parse_inputs(raw), open_store(store_uri(args.store)))
+    print(json.dumps(result.findings, indent=2) if args.json else summary(result))
+    return 0
+
+
+def _show(argv: list[str]) -> int:
+    args = _show_parser().parse_args(argv)
+    part = "html" if args.html else "findings"
+    content = open_store(store_uri(args.store)).read_report_part(args.report_id, part)
+    sys.stdout.write(content.decode("utf-8").rstrip("\n") + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["show"]:
+        return guarded(lambda: _show(argv[1:]))
+    return guarded(lambda: _evaluate(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

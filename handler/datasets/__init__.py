@@ -1,0 +1,6 @@
+"""Read any supported format into the one box model, and pair GT with predictions."""
+
+from handler.datasets.pairing import PairedBoxes, pair_datasets
+from handler.datasets.reading import Loaded, format_names, load_dataset
+
+__all__ = ["Loaded", "PairedBoxes", "format_names", "load_dataset", "pair_datasets"]

@@ -1,0 +1,46 @@
+"""Turn lists of parsed JSON values into numpy columns, marking the values that are not numbers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from handler.boxes import BoolArray, FloatArray
+
+
+def number_or_nan(value: Any) -> float:
+    """The value as a float if it is a JSON number (not a bool), else NaN."""
+    return float(value) if type(value) in (int, float) else math.nan
+
+
+def float_column(values: Sequence[Any]) -> FloatArray:
+    """A float64 column; anything that is not a number becomes NaN."""
+    try:
+        column = np.array(values, dtype=np.float64)
+        if column.shape == (len(values),):
+            return column
+    except (TypeError, ValueError):
+        pass
+    return np.array([number_or_nan(v) for v in values], dtype=np.float64)
+
+
+def bad_box_rows(xyxy: FloatArray) -> BoolArray:
+    """Rows that are not a real box: a coordinate that is not finite, or max < min."""
+    finite = np.isfinite(xyxy).all(axis=1)
+    with np.errstate(invalid="ignore"):
+        ordered = (xyxy[:, 2] >= xyxy[:, 0]) & (xyxy[:, 3] >= xyxy[:, 1])
+    return ~(finite & ordered)
+
+
+def box_problem(xyxy: Sequence[float]) -> str:
+    """Why one row was flagged by `bad_box_rows`, in words."""
+    names = ("x_min", "y_min", "x_max", "y_max")
+    for name, value in zip(names, xyxy):
+        if not math.isfinite(value):
+            return f"{name} is not a finite number"
+    if xyxy[2] < xyxy[0]:
+        return "x_max < x_min"
+    return "y_max < y_min"

@@ -1,0 +1,104 @@
+"""Join a GT and a prediction dataset: shared assets, one class space, one coordinate frame."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from handler.boxes import BoxTable, Dataset, FloatArray
+from handler.datasets.frames import missing_size_error, scale_to_pixels
+from handler.errors import DatasetError
+
+IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+
+
+@dataclass(frozen=True)
+class PairedBoxes:
+    """Both sides' boxes on the shared assets, indexed by shared image and by a common class."""
+
+    asset_ids: list[str]
+    class_names: list[str]
+    gt: BoxTable
+    pred: BoxTable
+    widths: FloatArray
+    heights: FloatArray
+    normalized: bool
+    gt_only_images: int
+    pred_only_images: int
+
+
+def asset_key(asset_id: str) -> str:
+    """The join key: the name without an image extension (`a.jpg` and YOLO's `a` meet)."""
+    stem, extension = os.path.splitext(asset_id)
+    return stem if extension.lower() in IMAGE_EXTENSIONS else asset_id
+
+
+def _keys(dataset: Dataset) -> dict[str, int]:
+    keys: dict[str, int] = {}
+    for index, asset_id in enumerate(dataset.asset_ids):
+        key = asset_key(asset_id)
+        if key in keys:
+            first = dataset.asset_ids[keys[key]]
+            raise DatasetError(
+                f"{dataset.source}: assets {first!r} and {asset_id!r} have the same name "
+                "without extension: expected one image per name"
+            )
+        keys[key] = index
+    return keys
+
+
+def _reindex(boxes: BoxTable, image_map: np.ndarray, class_map: np.ndarray) -> BoxTable:
+    """Keep boxes on shared images, with image and class ids in the shared spaces."""
+    shared = boxes[image_map[boxes.image] >= 0]
+    return shared.with_columns(image=image_map[shared.image], class_id=class_map[shared.class_id])
+
+
+def _frame(paired: PairedBoxes, gt: Dataset, pred: Dataset) -> PairedBoxes:
+    """Convert the normalised side to pixels when the other side is in pixels."""
+    if gt.normalized == pred.normalized:
+        return paired
+    side = "gt" if gt.normalized else "pred"
+    boxes = getattr(paired, side)
+    sized = np.isfinite(paired.widths) & np.isfinite(paired.heights)
+    unsized = boxes.image[~sized[boxes.image]]
+    if unsized.size:
+        source = gt.source if gt.normalized else pred.source
+        raise missing_size_error(source, paired.asset_ids[unsized[0]])
+    converted = scale_to_pixels(boxes, paired.widths, paired.heights)
+    return PairedBoxes(**{**paired.__dict__, side: converted, "normalized": False})
+
+
+def _first_known(first: FloatArray, second: FloatArray) -> FloatArray:
+    return np.where(np.isfinite(first), first, second)
+
+
+def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
+    gt_keys, pred_keys = _keys(gt), _keys(pred)
+    shared = [key for key in gt_keys if key in pred_keys]
+    gt_images = np.array([gt_keys[k] for k in shared], dtype=np.int64)
+    pred_images = np.array([pred_keys[k] for k in shared], dtype=np.int64)
+    gt_map = np.full(gt.image_count, -1, dtype=np.int64)
+    gt_map[gt_images] = np.arange(len(shared))
+    pred_map = np.full(pred.image_count, -1, dtype=np.int64)
+    pred_map[pred_images] = np.arange(len(shared))
+    class_names = list(gt.class_names)
+    class_index = {name: i for i, name in enumerate(class_names)}
+    for name in pred.class_names:
+        if name not in class_index:
+            class_index[name] = len(class_names)
+            class_names.append(name)
+    pred_classes = np.array([class_index[name] for name in pred.class_names], dtype=np.int64)
+    paired = PairedBoxes(
+        asset_ids=[gt.asset_ids[i] for i in gt_images],
+        class_names=class_names,
+        gt=_reindex(gt.boxes, gt_map, np.arange(len(gt.class_names), dtype=np.int64)),
+        pred=_reindex(pred.boxes, pred_map, pred_classes),
+        widths=_first_known(gt.widths[gt_images], pred.widths[pred_images]),
+        heights=_first_known(gt.heights[gt_images], pred.heights[pred_images]),
+        normalized=gt.normalized,
+        gt_only_images=len(gt_keys) - len(shared),
+        pred_only_images=len(pred_keys) - len(shared),
+    )
+    return _frame(paired, gt, pred)

@@ -1,0 +1,21 @@
+"""IoU, greedy matching and outcomes (SPEC §5-7): pure numpy, no I/O."""
+
+from handler.engine.evaluation import Evaluation, Thresholds, evaluate
+from handler.engine.matching import MatchResult, match_boxes
+from handler.engine.outcomes import OUTCOMES, Outcome, Tally, assign_outcomes
+from handler.engine.score import GRADES, assistance_score, grade
+
+__all__ = [
+    "Evaluation",
+    "Thresholds",
+    "evaluate",
+    "GRADES",
+    "OUTCOMES",
+    "MatchResult",
+    "Outcome",
+    "Tally",
+    "assign_outcomes",
+    "assistance_score",
+    "grade",
+    "match_boxes",
+]

@@ -1,0 +1,122 @@
+"""Outcomes of every box (SPEC §6) and their additive tally (SPEC §7)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Final
+
+import numpy as np
+
+from handler.boxes import BoxTable, FloatArray, IntArray
+from handler.engine.matching import MatchResult
+from handler.engine.score import assistance_score, grade
+
+
+class Outcome(IntEnum):
+    CORRECT = 0
+    SHIFTED = 1
+    CLASS_CONFUSED = 2
+    FALSE_POSITIVE = 3
+    FALSE_NEGATIVE = 4
+
+
+OUTCOMES: Final = tuple(outcome.name.lower() for outcome in Outcome)
+
+
+@dataclass(frozen=True)
+class BoxOutcomes:
+    """The outcome of every GT box and every kept prediction, with the match behind it."""
+
+    gt_outcome: IntArray  # (n_gt,) Outcome values, FALSE_NEGATIVE when unmatched
+    pred_outcome: IntArray  # (n_pred,) Outcome values, FALSE_POSITIVE when unmatched
+    match: MatchResult
+
+
+def assign_outcomes(
+    gt: BoxTable, pred: BoxTable, match: MatchResult, iou_perfect: float
+) -> BoxOutcomes:
+    """Sort each matched pair into correct / shifted / class-confused; the rest are FP / FN."""
+    pred_outcome = np.full(len(pred), int(Outcome.FALSE_POSITIVE), dtype=np.int64)
+    matched = np.flatnonzero(match.pred_match >= 0)
+    same_class = pred.class_id[matched] == gt.class_id[match.pred_match[matched]]
+    perfect = match.pred_iou[matched] >= iou_perfect
+    pred_outcome[matched] = np.where(
+        same_class,
+        np.where(perfect, int(Outcome.CORRECT), int(Outcome.SHIFTED)),
+        int(Outcome.CLASS_CONFUSED),
+    )
+    gt_outcome = np.full(len(gt), int(Outcome.FALSE_NEGATIVE), dtype=np.int64)
+    gt_outcome[match.pred_match[matched]] = pred_outcome[matched]
+    return BoxOutcomes(gt_outcome, pred_outcome, match)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Additive figures of an evaluation: two tallies of disjoint images add up exactly.
+
+    `counts[o]` counts outcome `o` (a matched pair counts once); `same_class_ious` holds the
+    IoU of every correct or shifted pair, summed with `math.fsum` so the mean does not
+    depend on the order in which shards were added.
+    """
+
+    counts: IntArray
+    same_class_ious: FloatArray
+
+    @classmethod
+    def zero(cls) -> Tally:
+        return cls(np.zeros(len(Outcome), dtype=np.int64), np.empty(0))
+
+    @classmethod
+    def of(cls, outcomes: BoxOutcomes) -> Tally:
+        counts = np.bincount(outcomes.pred_outcome, minlength=len(Outcome)).astype(np.int64)
+        counts[Outcome.FALSE_NEGATIVE] = int(
+            np.count_nonzero(outcomes.gt_outcome == Outcome.FALSE_NEGATIVE)
+        )
+        same_class = np.isin(outcomes.pred_outcome, (Outcome.CORRECT, Outcome.SHIFTED))
+        return cls(counts, outcomes.match.pred_iou[same_class])
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(
+            self.counts + other.counts,
+            np.concatenate((self.same_class_ious, other.same_class_ious)),
+        )
+
+    def count(self, outcome: Outcome) -> int:
+        return int(self.counts[outcome])
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def mean_iou(self) -> float | None:
+        if len(self.same_class_ious) == 0:
+            return None
+        return math.fsum(self.same_class_ious.tolist()) / len(self.same_class_ious)
+
+    def _score_args(self) -> tuple[int, int, int, int]:
+        return (
+            self.count(Outcome.CORRECT),
+            self.count(Outcome.SHIFTED),
+            self.count(Outcome.CLASS_CONFUSED),
+            self.total,
+        )
+
+    @property
+    def assistance_score(self) -> float:
+        return assistance_score(*self._score_args())
+
+    @property
+    def grade(self) -> str:
+        return grade(*self._score_args())
+
+    def shares(self) -> dict[str, float]:
+        total = self.total
+        return {name: (int(self.counts[o]) / total if total else 0.0) for o, name in zip(Outcome, OUTCOMES)}
+
+    def count_dict(self) -> dict[str, int]:
+        counts = {name: int(self.counts[o]) for o, name in zip(Outcome, OUTCOMES)}
+        counts["total"] = self.total
+        return counts

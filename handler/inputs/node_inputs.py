@@ -1,0 +1,121 @@
+"""Validate the node's inputs with a JSON Schema built from node.json's `inputs` at run time.
+
+node.json is the platform's interface and the single source of truth: no second copy of
+its keys, options or defaults lives in the code.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jsonschema
+
+from handler.engine import Thresholds
+from handler.errors import InputError
+from handler.resources import node_config
+
+# Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
+FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
+
+
+@dataclass(frozen=True)
+class NodeInputs:
+    gt_dataset: str
+    pred_dataset: str
+    thresholds: Thresholds
+    threshold_input: str  # the raw CONFIDENCE_THRESHOLD, as given
+    threshold_replaced: bool  # not a number, so 0 was used (SPEC §2)
+    gt_format: str | None = None
+    pred_format: str | None = None
+
+
+def _property(spec: Mapping[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "title": spec["label"]}
+    if spec["type"] == "dataset":
+        schema["minLength"] = 1
+    if spec["type"] == "select":
+        schema["enum"] = [option["value"] for option in spec["options"]["options"]]
+    if spec.get("default") is not None:
+        schema["default"] = spec["default"]
+    return schema
+
+
+def inputs_schema() -> dict[str, Any]:
+    """JSON Schema of the node's inputs object, from node.json."""
+    specs = node_config()["inputs"]
+    properties = {spec["key"]: _property(spec) for spec in specs}
+    properties.update({key: {"type": "string"} for key in FORMAT_KEYS})
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [s["key"] for s in specs if s.get("required") and s.get("default") is None],
+        "additionalProperties": False,
+    }
+
+
+def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The inputs the platform passes as environment variables named by node.json's keys."""
+    keys = [spec["key"] for spec in node_config()["inputs"]]
+    return {key: environ[key] for key in (*keys, *FORMAT_KEYS) if key in environ}
+
+
+def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    values = {key: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+              for key, v in raw.items()}
+    for key, prop in schema["properties"].items():
+        if key not in values and "default" in prop:
+            values[key] = prop["default"]
+    return values
+
+
+def _message(error: jsonschema.ValidationError, schema: dict[str, Any]) -> str:
+    key = error.path[0] if error.path else None
+    if error.validator == "enum" and key is not None:
+        options = ", ".join(schema["properties"][key]["enum"])
+        return f"{key}: {error.instance!r} is not one of the options {options}"
+    if error.validator == "required":
+        return f"missing required input: {error.message.split()[0]}"
+    if error.validator == "additionalProperties":
+        return f"unknown input: {error.message}; expected keys of node.json"
+    return f"{key or 'inputs'}: {error.message}"
+
+
+def _confidence_threshold(raw: str) -> tuple[float, bool]:
+    """SPEC §2: not a number → 0 (reported); a number outside [0, 1] → a clear error."""
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return 0.0, True
+    if not math.isfinite(value):
+        return 0.0, True
+    if not 0.0 <= value <= 1.0:
+        raise InputError(
+            f"CONFIDENCE_THRESHOLD: {raw!r} is outside the range 0 to 1 (enter e.g. 0.5, not 50)"
+        )
+    return value, False
+
+
+def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+    schema = inputs_schema()
+    values = _with_defaults(raw, schema)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(values))
+    if error is not None:
+        raise InputError(_message(error, schema))
+    threshold, replaced = _confidence_threshold(values["CONFIDENCE_THRESHOLD"])
+    return NodeInputs(
+        gt_dataset=values["GT_DATASET"],
+        pred_dataset=values["PRED_DATASET"],
+        thresholds=Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold),
+        threshold_input=values["CONFIDENCE_THRESHOLD"],
+        threshold_replaced=replaced,
+        gt_format=values.get("GT_FORMAT"),
+        pred_format=values.get("PRED_FORMAT"),
+    )
+
+
+def environment_inputs() -> dict[str, str]:
+    return read_environment(os.environ)

@@ -1,0 +1,67 @@
+"""The node's one code path: inputs → datasets → engine → report → storage → outputs."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from handler.datasets import load_dataset, pair_datasets
+from handler.engine import evaluate
+from handler.inputs import NodeInputs
+from handler.outputs import NodeOutputs
+from handler.report import RunFacts, build_findings, new_report_id, render_html
+from handler.storage import Store, resolve_dataset
+
+PhaseLog = Callable[[str, float], None]
+
+
+def log_to_stderr(phase: str, seconds: float) -> None:
+    print(f"[prelabel] {phase}: {seconds:.2f} s", file=sys.stderr, flush=True)
+
+
+def quiet(phase: str, seconds: float) -> None:
+    """A PhaseLog that says nothing."""
+
+
+@contextmanager
+def _phase(name: str, log: PhaseLog) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    log(name, time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outputs: NodeOutputs
+    findings: dict[str, Any]
+    location: str
+
+
+def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet) -> RunResult:
+    """Evaluate, then store the report; the REPORT_ID exists only once the report is complete."""
+    with _phase("read ground truth", log):
+        gt = load_dataset(resolve_dataset(inputs.gt_dataset, store), inputs.gt_format)
+    with _phase("read predictions", log):
+        pred = load_dataset(resolve_dataset(inputs.pred_dataset, store), inputs.pred_format, gt)
+    with _phase("pair assets and classes", log):
+        paired = pair_datasets(gt.dataset, pred.dataset)
+    with _phase("match and score", log):
+        evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), inputs.thresholds)
+    report_id = new_report_id()
+    with _phase("build report", log):
+        facts = RunFacts(inputs, gt.dataset, pred.dataset, paired, evaluation)
+        findings = build_findings(facts, report_id)
+        parts = {
+            "findings": orjson.dumps(findings, option=orjson.OPT_INDENT_2),
+            "html": render_html(findings).encode("utf-8"),
+        }
+    with _phase("store report", log):
+        store.write_report(report_id, parts)
+    outputs = NodeOutputs(report_id, findings["efficiency_level"])
+    return RunResult(outputs, findings, store.location(report_id))

@@ -1,0 +1,140 @@
+"""The findings document (kind `dataset_intelligence_findings_v1`), validated against its schema."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Final
+
+import jsonschema
+
+from handler.boxes import Dataset, SkippedBox
+from handler.datasets import PairedBoxes
+from handler.engine import Evaluation, Outcome, Tally
+from handler.inputs import NodeInputs
+from handler.resources import schema_validator
+
+KIND: Final = "dataset_intelligence_findings_v1"
+SCHEMA: Final = "findings.schema.json"
+# What is left leans one way when one kind of fix is this many times the other.
+LEAN_RATIO: Final = 1.5
+
+
+def new_report_id() -> str:
+    """Sortable by creation time, unique without coordination."""
+    return f"rpt_{datetime.now(timezone.utc):%Y%m%dT%H%M%S}_{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the findings are built from: the inputs, both datasets, the pairing and the result."""
+
+    inputs: NodeInputs
+    gt: Dataset
+    pred: Dataset
+    paired: PairedBoxes
+    evaluation: Evaluation
+
+
+def nothing_to_score_reason(facts: RunFacts) -> str | None:
+    if not facts.paired.asset_ids:
+        return "the ground-truth and prediction datasets share no image assets"
+    if facts.evaluation.tally.total == 0:
+        return "no boxes were left on the shared images after the confidence filter"
+    return None
+
+
+def lean(tally: Tally) -> str:
+    """Whether what is left leans towards drawing (FN), deleting (FP), or neither."""
+    fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
+    if fn > LEAN_RATIO * fp:
+        return f"what is left leans towards drawing missed objects ({fn} missed vs {fp} invented boxes)"
+    if fp > LEAN_RATIO * fn:
+        return f"what is left leans towards deleting invented boxes ({fp} invented vs {fn} missed objects)"
+    return f"what is left is balanced between drawing and deleting ({fn} missed, {fp} invented boxes)"
+
+
+def verdict(tally: Tally, reason: str | None) -> str:
+    if reason is not None:
+        return f"Nothing could be scored: {reason}."
+    return (
+        f"The predictions save about {tally.assistance_score:.0%} of the labeling work; "
+        f"{lean(tally)}."
+    )
+
+
+def _notes(facts: RunFacts) -> list[str]:
+    notes = []
+    if facts.inputs.threshold_replaced:
+        notes.append(
+            f"CONFIDENCE_THRESHOLD {facts.inputs.threshold_input!r} is not a number, so 0 was used: "
+            "every prediction was kept."
+        )
+    if facts.paired.gt_only_images:
+        notes.append(
+            f"{facts.paired.gt_only_images} of {facts.gt.image_count} ground-truth images have no "
+            "predictions dataset entry and were left out (a partial prediction run shrinks the set)."
+        )
+    if facts.paired.pred_only_images:
+        notes.append(
+            f"{facts.paired.pred_only_images} prediction images are not in the ground truth and were ignored."
+        )
+    if facts.gt.crowd_excluded:
+        notes.append(f"{facts.gt.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth.")
+    return notes
+
+
+def _skipped(datasets: tuple[Dataset, ...]) -> dict[str, Any]:
+    listed: list[SkippedBox] = [s for d in datasets for s in d.skipped]
+    return {"count": sum(d.skipped_count for d in datasets), "listed": [s.to_dict() for s in listed]}
+
+
+def build_findings(facts: RunFacts, report_id: str) -> dict[str, Any]:
+    tally = facts.evaluation.tally
+    reason = nothing_to_score_reason(facts)
+    thresholds = facts.inputs.thresholds
+    findings = {
+        "kind": KIND,
+        "report_id": report_id,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "efficiency_level": tally.grade,
+        "assistance_score": tally.assistance_score,
+        "verdict": verdict(tally, reason),
+        "reason": reason,
+        "counts": tally.count_dict(),
+        "shares": tally.shares(),
+        "mean_iou": tally.mean_iou,
+        "parameters": {
+            "iou_min": thresholds.iou_min,
+            "iou_perfect": thresholds.iou_perfect,
+            "confidence_threshold": thresholds.confidence_threshold,
+            "confidence_threshold_input": facts.inputs.threshold_input,
+            "confidence_threshold_replaced": facts.inputs.threshold_replaced,
+        },
+        "dataset": {
+            "images": len(facts.paired.asset_ids),
+            "gt_objects": len(facts.paired.gt),
+            "predictions": len(facts.paired.pred),
+            "predictions_kept": len(facts.evaluation.pred),
+            "gt_only_images": facts.paired.gt_only_images,
+            "pred_only_images": facts.paired.pred_only_images,
+            "gt_source": facts.gt.source,
+            "pred_source": facts.pred.source,
+            "gt_format": facts.gt.format,
+            "pred_format": facts.pred.format,
+            "classes": len(facts.paired.class_names),
+            "crowd_excluded": facts.gt.crowd_excluded,
+        },
+        "skipped": _skipped((facts.gt, facts.pred)),
+        "notes": _notes(facts),
+    }
+    validate_findings(findings)
+    return findings
+
+
+def validate_findings(findings: dict[str, Any]) -> None:
+    """Our own output must match the schema the preview widget reads; a miss is our bug."""
+    error = jsonschema.exceptions.best_match(schema_validator(SCHEMA).iter_errors(findings))
+    if error is not None:
+        raise ValueError(f"findings do not match {SCHEMA}: {error.message} at {list(error.path)}")

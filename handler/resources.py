@@ -1,0 +1,41 @@
+"""Files that ship with the node: node.json, schemas/ and report_templates/.
+
+In a wheel they live in `handler/_data/`; in a checkout they are at the project's top level.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def resource_path(relative: str) -> Path:
+    installed = _PACKAGE / "_data" / relative
+    return installed if installed.exists() else _PACKAGE.parent / relative
+
+
+@cache
+def load_json_resource(relative: str) -> Any:
+    return json.loads(resource_path(relative).read_text(encoding="utf-8"))
+
+
+def node_config() -> dict[str, Any]:
+    config: dict[str, Any] = load_json_resource("node.json")
+    return config
+
+
+@cache
+def schema_validator(name: str, definition: str | None = None) -> jsonschema.protocols.Validator:
+    """A validator for `schemas/<name>`, or for one of its `$defs` (references still resolve)."""
+    schema = load_json_resource(f"schemas/{name}")
+    target = schema if definition is None else {"$ref": f"#/$defs/{definition}", **{
+        "$defs": schema["$defs"]}}
+    cls = jsonschema.validators.validator_for(schema)
+    validator: jsonschema.protocols.Validator = cls(target)
+    return validator

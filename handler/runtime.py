@@ -1,0 +1,31 @@
+"""What the node runtime and the human CLI share: the store choice and the error boundary."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Final
+
+from handler.errors import UserError
+
+DEFAULT_STORE: Final = "./prelabel-store"
+STORE_VARIABLE: Final = "PRELABEL_STORE"
+EXIT_USER_ERROR: Final = 2
+
+
+def store_uri(option: str | None) -> str:
+    """`--store`, else $PRELABEL_STORE, else the embedded default (a local folder)."""
+    return option or os.environ.get(STORE_VARIABLE) or DEFAULT_STORE
+
+
+def guarded(main: Callable[[], int]) -> int:
+    """Run `main`; a user's mistake becomes one line on stderr and a non-zero exit."""
+    try:
+        return main()
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("error: interrupted; no report was published", file=sys.stderr)
+        return 130
