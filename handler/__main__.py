@@ -28,9 +28,17 @@ def _parser() -> argparse.ArgumentParser:
             "CONFIDENCE_THRESHOLD) or from --inputs FILE. Prints the outputs as JSON on the last line."
         ),
     )
-    parser.add_argument("--inputs", type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)")
-    parser.add_argument("--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here")
-    parser.add_argument("--store", metavar="URI", help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)")
+    parser.add_argument(
+        "--inputs", type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
+    )
+    parser.add_argument(
+        "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URI",
+        help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)",
+    )
     return parser
 
 
@@ -42,7 +50,9 @@ def _raw_inputs(path: Path | None) -> dict[str, Any]:
     except OSError as error:
         raise InputError(f"{path}: cannot read the inputs file ({error.strerror})") from None
     except json.JSONDecodeError as error:
-        raise InputError(f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})") from None
+        raise InputError(
+            f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})"
+        ) from None
     if not isinstance(raw, dict):
         raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}")
     return raw

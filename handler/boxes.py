@@ -64,18 +64,14 @@ class BoxTable:
         return cls(
             xyxy=np.asarray(xyxy, dtype=np.float64).reshape(n, 4),
             class_id=class_ids,
-            confidence=(
-                np.ones(n) if confidence is None else np.asarray(confidence, dtype=np.float64)
-            ),
+            confidence=(np.ones(n) if confidence is None else np.asarray(confidence, dtype=np.float64)),
             image=np.asarray(image, dtype=np.int64).reshape(-1),
             source_index=(
                 np.arange(n, dtype=np.int64)
                 if source_index is None
                 else np.asarray(source_index, dtype=np.int64)
             ),
-            difficult=(
-                np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult, dtype=bool)
-            ),
+            difficult=(np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult, dtype=bool)),
         )
 
     @classmethod

@@ -1,7 +1,7 @@
 """`prelabel-eval`: the human CLI over the node's code path.
 
-    prelabel-eval GT PRED [--iou-min 0.3] [--iou-perfect 0.8] [--confidence-threshold 0.5]
-    prelabel-eval show REPORT_ID [--html]
+prelabel-eval GT PRED [--iou-min 0.3] [--iou-perfect 0.8] [--confidence-threshold 0.5]
+prelabel-eval show REPORT_ID [--html]
 """
 
 from __future__ import annotations
@@ -31,13 +31,21 @@ def _run_parser() -> argparse.ArgumentParser:
         ),
         epilog="example: prelabel-eval examples/gt.json examples/predictions.json",
     )
-    parser.add_argument("gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id")
+    parser.add_argument(
+        "gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id"
+    )
     parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
     parser.add_argument("--iou-min", default="0.3", help="Minimal IoU: 0.1 0.2 0.3 0.4 0.5 (default 0.3)")
-    parser.add_argument("--iou-perfect", default="0.8", help="Perfect IoU: 0.6 0.7 0.8 0.9 0.95 (default 0.8)")
-    parser.add_argument("--confidence-threshold", default="0.5", help="drop predictions below this, 0-1 (default 0.5)")
+    parser.add_argument(
+        "--iou-perfect", default="0.8", help="Perfect IoU: 0.6 0.7 0.8 0.9 0.95 (default 0.8)"
+    )
+    parser.add_argument(
+        "--confidence-threshold", default="0.5", help="drop predictions below this, 0-1 (default 0.5)"
+    )
     parser.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
-    parser.add_argument("--pred-format", choices=format_names(), help="force the prediction format (default: detected)")
+    parser.add_argument(
+        "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
+    )
     parser.add_argument("--store", metavar="URI", help=STORE_HELP)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     return parser
@@ -48,7 +56,9 @@ def _show_parser() -> argparse.ArgumentParser:
         prog="prelabel-eval show", description="Print a stored report: its findings JSON, or its HTML page."
     )
     parser.add_argument("report_id", metavar="REPORT_ID")
-    parser.add_argument("--html", action="store_true", help="print the HTML page instead of the findings JSON")
+    parser.add_argument(
+        "--html", action="store_true", help="print the HTML page instead of the findings JSON"
+    )
     parser.add_argument("--store", metavar="URI", help=STORE_HELP)
     return parser
 

@@ -66,9 +66,12 @@ def _tables(
     sizes = [len(b) for b in xyxy]
     labels = np.concatenate([np.asarray(r["labels"]).reshape(-1) for r in records] or [np.empty(0)])
     _, class_id = np.unique(labels, return_inverse=True)
-    image = np.concatenate([np.full(n, i % len(groundtruths)) for i, n in enumerate(sizes)] or [[]])
+    image = np.concatenate([np.full(n, i % len(groundtruths)) for i, n in enumerate(sizes)] or [np.empty(0)])
     n_gt = sum(sizes[: len(groundtruths)])
-    scores = [np.asarray(r.get("scores", np.ones(n)), dtype=np.float64) for r, n in zip(predictions, sizes[len(groundtruths):])]
+    scores = [
+        np.asarray(r.get("scores", np.ones(n)), dtype=np.float64)
+        for r, n in zip(predictions, sizes[len(groundtruths) :], strict=True)
+    ]
     boxes = BoxTable.build(np.concatenate(xyxy or [np.empty((0, 4))]), class_id, image)
     gt = boxes[:n_gt]
     pred = boxes[n_gt:].with_columns(
@@ -92,7 +95,9 @@ class PrelabelingEfficiency:
     class names or ids; GT and predictions are compared by equal label.
     """
 
-    def __init__(self, iou_min: float = 0.3, iou_perfect: float = 0.8, confidence_threshold: float = 0.5) -> None:
+    def __init__(
+        self, iou_min: float = 0.3, iou_perfect: float = 0.8, confidence_threshold: float = 0.5
+    ) -> None:
         self.thresholds = Thresholds(iou_min, iou_perfect, confidence_threshold)
         self._state = Tally.zero()
 

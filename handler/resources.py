@@ -34,8 +34,7 @@ def node_config() -> dict[str, Any]:
 def schema_validator(name: str, definition: str | None = None) -> jsonschema.protocols.Validator:
     """A validator for `schemas/<name>`, or for one of its `$defs` (references still resolve)."""
     schema = load_json_resource(f"schemas/{name}")
-    target = schema if definition is None else {"$ref": f"#/$defs/{definition}", **{
-        "$defs": schema["$defs"]}}
+    target = schema if definition is None else {"$ref": f"#/$defs/{definition}", **{"$defs": schema["$defs"]}}
     cls = jsonschema.validators.validator_for(schema)
     validator: jsonschema.protocols.Validator = cls(target)
     return validator

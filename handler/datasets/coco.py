@@ -6,13 +6,14 @@ COCO ids are kept in `CocoIds` so that a results list can be joined to its GT fi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, IntArray
-from handler.datasets.columns import bad_box_rows, box_problem, float_column
+from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
 from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
 
@@ -50,24 +51,30 @@ def _lookup(keys: list[str], index: dict[str, int]) -> IntArray:
     return np.array([index.get(k, -1) for k in keys], dtype=np.int64)
 
 
-def _xywh_to_xyxy(source: str, annotations: list[dict[str, Any]], skips: SkipLog) -> tuple[Any, Any]:
+def _four_numbers(value: Any) -> list[float]:
+    if isinstance(value, list) and len(value) == 4:
+        return [number_or_nan(v) for v in value]
+    return [math.nan] * 4
+
+
+def _bbox_problem(value: Any) -> str:
+    numbers = _four_numbers(value)
+    if not all(math.isfinite(v) for v in numbers):
+        return f"bbox {value!r}: expected [x, y, width, height], 4 finite numbers"
+    return f"bbox {value!r}: expected a width and height of at least 0"
+
+
+def _xywh_to_xyxy(annotations: list[dict[str, Any]], skips: SkipLog) -> tuple[FloatArray, BoolArray]:
     """(N, 4) xyxy boxes and a mask of the rows that are real boxes."""
     bbox = [a.get("bbox") for a in annotations]
     try:
         xywh = np.array(bbox, dtype=np.float64).reshape(len(bbox), 4)
-    except (TypeError, ValueError):
-        xywh = np.array(
-            [
-                [float_column(b)[k] for k in range(4)] if isinstance(b, list) and len(b) == 4 else [np.nan] * 4
-                for b in bbox
-            ],
-            dtype=np.float64,
-        ).reshape(len(bbox), 4)
+    except (TypeError, ValueError):  # the slow path only for a file with a bad bbox
+        xywh = np.array([_four_numbers(b) for b in bbox], dtype=np.float64).reshape(len(bbox), 4)
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
     bad = bad_box_rows(xyxy)
     for row in np.flatnonzero(bad):
-        skips.add(f"annotations[{row}]", f"bbox {bbox[row]!r}: expected [x, y, width, height], " + (
-            "4 numbers" if not isinstance(bbox[row], list) or len(bbox[row]) != 4 else box_problem(xyxy[row].tolist())))
+        skips.add(f"annotations[{row}]", _bbox_problem(bbox[row]))
     return xyxy, ~bad
 
 
@@ -78,17 +85,24 @@ def _boxes(
     skips: SkipLog,
 ) -> tuple[BoxTable, int]:
     """The box table of COCO annotations against known images and categories; crowd count."""
-    image = _lookup([str(a.get("image_id")) for a in annotations], {k: i for i, k in enumerate(ids.image_ids)})
+    image = _lookup(
+        [str(a.get("image_id")) for a in annotations], {k: i for i, k in enumerate(ids.image_ids)}
+    )
     class_id = _lookup(
         [str(a.get("category_id")) for a in annotations], {k: i for i, k in enumerate(ids.category_ids)}
     )
-    xyxy, good = _xywh_to_xyxy(source, annotations, skips)
+    xyxy, good = _xywh_to_xyxy(annotations, skips)
     confidence = float_column([a.get("score", 1.0) for a in annotations])
     crowd = np.array([a.get("iscrowd", 0) == 1 for a in annotations], dtype=bool)
     for row in np.flatnonzero(good & (image < 0)):
-        skips.add(f"annotations[{row}]", f"image_id {annotations[row].get('image_id')!r} is not in the images")
+        skips.add(
+            f"annotations[{row}]", f"image_id {annotations[row].get('image_id')!r} is not in the images"
+        )
     for row in np.flatnonzero(good & (image >= 0) & (class_id < 0)):
-        skips.add(f"annotations[{row}]", f"category_id {annotations[row].get('category_id')!r} is not in the categories")
+        skips.add(
+            f"annotations[{row}]",
+            f"category_id {annotations[row].get('category_id')!r} is not in the categories",
+        )
     for row in np.flatnonzero(good & (image >= 0) & (class_id >= 0) & np.isnan(confidence)):
         skips.add(f"annotations[{row}]", "score is not a number")
     good &= (image >= 0) & (class_id >= 0) & ~np.isnan(confidence)
@@ -103,7 +117,9 @@ def _boxes(
     return table, int(np.count_nonzero(good & crowd))
 
 
-def _images_and_categories(source: str, document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _images_and_categories(
+    source: str, document: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     images = _list_field(source, document, "images")
     categories = _list_field(source, document, "categories")
     for position, image in enumerate(images):

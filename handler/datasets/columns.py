@@ -38,7 +38,7 @@ def bad_box_rows(xyxy: FloatArray) -> BoolArray:
 def box_problem(xyxy: Sequence[float]) -> str:
     """Why one row was flagged by `bad_box_rows`, in words."""
     names = ("x_min", "y_min", "x_max", "y_max")
-    for name, value in zip(names, xyxy):
+    for name, value in zip(names, xyxy, strict=True):
         if not math.isfinite(value):
             return f"{name} is not a finite number"
     if xyxy[2] < xyxy[0]:

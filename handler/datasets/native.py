@@ -41,9 +41,7 @@ def from_json(source: str, document: Any) -> NativeDocument:
         assets, classes = document["assets"], document.get("classes", [])
         normalized = document.get("coordinates") == "normalized"
     else:
-        raise DatasetError(
-            f"{source}: expected a list of assets or an object with an `assets` list"
-        )
+        raise DatasetError(f"{source}: expected a list of assets or an object with an `assets` list")
     return NativeDocument(assets, [f"assets[{i}]" for i in range(len(assets))], classes, normalized)
 
 
@@ -54,7 +52,7 @@ def from_json_lines(records: list[Any]) -> NativeDocument:
 def _check_document(source: str, document: NativeDocument) -> None:
     """Validate every asset's own fields against the schema (annotations are checked per box)."""
     validator = schema_validator(SCHEMA, "asset")
-    for position, asset in zip(document.positions, document.assets):
+    for position, asset in zip(document.positions, document.assets, strict=True):
         header = asset
         if isinstance(asset, dict) and isinstance(asset.get("annotations"), list):
             header = {**asset, "annotations": []}
@@ -85,10 +83,15 @@ def _confidence(annotation: dict[str, Any]) -> float:
 def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
     _check_document(source, document)
     assets = document.assets
-    annotations = [(i, j, a) for i, asset in enumerate(assets) for j, a in enumerate(asset.get("annotations", []))]
+    annotations = [
+        (i, j, a) for i, asset in enumerate(assets) for j, a in enumerate(asset.get("annotations", []))
+    ]
     anns = [a for _, _, a in annotations]
     xyxy = np.stack(
-        [float_column([a.get(k) if isinstance(a, dict) else None for a in anns]) for k in ("x_min", "y_min", "x_max", "y_max")],
+        [
+            float_column([a.get(k) if isinstance(a, dict) else None for a in anns])
+            for k in ("x_min", "y_min", "x_max", "y_max")
+        ],
         axis=1,
     ).reshape(len(anns), 4)
     labels = [a.get("label") if isinstance(a, dict) else None for a in anns]
@@ -97,7 +100,11 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
         [bool(a.get("normalized", document.normalized)) if isinstance(a, dict) else False for a in anns],
         dtype=bool,
     )
-    bad = bad_box_rows(xyxy) | np.isnan(confidence) | np.array([not isinstance(x, str) or not x for x in labels], dtype=bool)
+    bad = (
+        bad_box_rows(xyxy)
+        | np.isnan(confidence)
+        | np.array([not isinstance(x, str) or not x for x in labels], dtype=bool)
+    )
     skips = SkipLog(source)
     annotation_validator = schema_validator(SCHEMA, "annotation")
     for row in np.flatnonzero(bad):
@@ -112,7 +119,9 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
         if isinstance(label, str) and label and label not in known:
             known[label] = len(class_names)
             class_names.append(label)
-    class_id = np.array([known.get(label, -1) if isinstance(label, str) else -1 for label in labels], dtype=np.int64)
+    class_id = np.array(
+        [known.get(label, -1) if isinstance(label, str) else -1 for label in labels], dtype=np.int64
+    )
     boxes = BoxTable.build(
         xyxy=xyxy,
         class_id=class_id,
@@ -123,8 +132,9 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
     )
     widths = float_column([a.get("width") for a in assets])
     heights = float_column([a.get("height") for a in assets])
-    boxes, frame_normalized = to_common_frame(source, boxes[good], normalized[good], widths, heights,
-                                              [str(a["asset_id"]) for a in assets])
+    boxes, frame_normalized = to_common_frame(
+        source, boxes[good], normalized[good], widths, heights, [str(a["asset_id"]) for a in assets]
+    )
     return Dataset(
         source=source,
         format=format_name,

@@ -91,9 +91,7 @@ def _choose(source: Source, formats: list[JsonFormat], document: Any, forced: st
     for candidate in formats:
         if candidate.accepts(document):
             return candidate
-    raise DatasetError(
-        f"{source.name}: unknown dataset format; tried " + ", ".join(f.name for f in formats)
-    )
+    raise DatasetError(f"{source.name}: unknown dataset format; tried " + ", ".join(f.name for f in formats))
 
 
 def load_dataset(source: Source, fmt: str | None = None, reference: Loaded | None = None) -> Loaded:
@@ -104,7 +102,10 @@ def load_dataset(source: Source, fmt: str | None = None, reference: Loaded | Non
     if source.is_dir():
         raise DatasetError(f"{source.name}: a folder, but no folder format matches its files")
     content = source.read_bytes()
-    if fmt in {f.name for f in JSON_LINES_FORMATS} or (fmt is None and looks_like_json_lines(content)):
+    lines_format = fmt in {f.name for f in JSON_LINES_FORMATS}
+    if lines_format or (
+        fmt is None and (source.basename.endswith(".jsonl") or looks_like_json_lines(content))
+    ):
         records = parse_json_lines(source, content)
         chosen = _choose(source, JSON_LINES_FORMATS, records, fmt)
         return chosen.read(source.name, records, reference)

@@ -6,16 +6,16 @@ from handler.engine.outcomes import OUTCOMES, Outcome, Tally, assign_outcomes
 from handler.engine.score import GRADES, assistance_score, grade
 
 __all__ = [
-    "Evaluation",
-    "Thresholds",
-    "evaluate",
     "GRADES",
     "OUTCOMES",
+    "Evaluation",
     "MatchResult",
     "Outcome",
     "Tally",
+    "Thresholds",
     "assign_outcomes",
     "assistance_score",
+    "evaluate",
     "grade",
     "match_boxes",
 ]

@@ -24,9 +24,7 @@ class Thresholds:
                 f"iou_min={self.iou_min}, iou_perfect={self.iou_perfect}"
             )
         if not 0 <= self.confidence_threshold <= 1:
-            raise ValueError(
-                f"Expected `confidence_threshold` in [0, 1] but got {self.confidence_threshold}"
-            )
+            raise ValueError(f"Expected `confidence_threshold` in [0, 1] but got {self.confidence_threshold}")
 
 
 @dataclass(frozen=True)

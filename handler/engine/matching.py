@@ -79,7 +79,7 @@ def _pairs_of_chunk(
     per_image = gt_count * pred_count
     total = int(per_image.sum())
     image = np.repeat(np.arange(len(per_image)), per_image)
-    # position of each pair inside its own image's ng × np block
+    # position of each pair inside its own image's ng x np block
     offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per_image) - per_image, per_image)
     width = pred_count[image]
     return gt_start[image] + offset // width, pred_start[image] + offset % width

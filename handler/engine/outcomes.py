@@ -34,9 +34,7 @@ class BoxOutcomes:
     match: MatchResult
 
 
-def assign_outcomes(
-    gt: BoxTable, pred: BoxTable, match: MatchResult, iou_perfect: float
-) -> BoxOutcomes:
+def assign_outcomes(gt: BoxTable, pred: BoxTable, match: MatchResult, iou_perfect: float) -> BoxOutcomes:
     """Sort each matched pair into correct / shifted / class-confused; the rest are FP / FN."""
     pred_outcome = np.full(len(pred), int(Outcome.FALSE_POSITIVE), dtype=np.int64)
     matched = np.flatnonzero(match.pred_match >= 0)
@@ -71,9 +69,7 @@ class Tally:
     @classmethod
     def of(cls, outcomes: BoxOutcomes) -> Tally:
         counts = np.bincount(outcomes.pred_outcome, minlength=len(Outcome)).astype(np.int64)
-        counts[Outcome.FALSE_NEGATIVE] = int(
-            np.count_nonzero(outcomes.gt_outcome == Outcome.FALSE_NEGATIVE)
-        )
+        counts[Outcome.FALSE_NEGATIVE] = int(np.count_nonzero(outcomes.gt_outcome == Outcome.FALSE_NEGATIVE))
         same_class = np.isin(outcomes.pred_outcome, (Outcome.CORRECT, Outcome.SHIFTED))
         return cls(counts, outcomes.match.pred_iou[same_class])
 
@@ -114,9 +110,12 @@ class Tally:
 
     def shares(self) -> dict[str, float]:
         total = self.total
-        return {name: (int(self.counts[o]) / total if total else 0.0) for o, name in zip(Outcome, OUTCOMES)}
+        return {
+            name: (int(self.counts[o]) / total if total else 0.0)
+            for o, name in zip(Outcome, OUTCOMES, strict=True)
+        }
 
     def count_dict(self) -> dict[str, int]:
-        counts = {name: int(self.counts[o]) for o, name in zip(Outcome, OUTCOMES)}
+        counts = {name: int(self.counts[o]) for o, name in zip(Outcome, OUTCOMES, strict=True)}
         counts["total"] = self.total
         return counts

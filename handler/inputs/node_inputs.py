@@ -7,7 +7,6 @@ its keys, options or defaults lives in the code.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -64,8 +63,10 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    values = {key: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-              for key, v in raw.items()}
+    values = {
+        key: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+        for key, v in raw.items()
+    }
     for key, prop in schema["properties"].items():
         if key not in values and "default" in prop:
             values[key] = prop["default"]
@@ -115,7 +116,3 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         gt_format=values.get("GT_FORMAT"),
         pred_format=values.get("PRED_FORMAT"),
     )
-
-
-def environment_inputs() -> dict[str, str]:
-    return read_environment(os.environ)

@@ -58,10 +58,7 @@ def lean(tally: Tally) -> str:
 def verdict(tally: Tally, reason: str | None) -> str:
     if reason is not None:
         return f"Nothing could be scored: {reason}."
-    return (
-        f"The predictions save about {tally.assistance_score:.0%} of the labeling work; "
-        f"{lean(tally)}."
-    )
+    return f"The predictions save about {tally.assistance_score:.0%} of the labeling work; {lean(tally)}."
 
 
 def _notes(facts: RunFacts) -> list[str]:
@@ -81,7 +78,9 @@ def _notes(facts: RunFacts) -> list[str]:
             f"{facts.paired.pred_only_images} prediction images are not in the ground truth and were ignored."
         )
     if facts.gt.crowd_excluded:
-        notes.append(f"{facts.gt.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth.")
+        notes.append(
+            f"{facts.gt.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth."
+        )
     return notes
 
 

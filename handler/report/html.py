@@ -45,9 +45,7 @@ def _arc(start: float, end: float) -> str:
 def gauge(score: float) -> dict[str, Any]:
     bounds = sorted(numerator / denominator for _, numerator, denominator in GRADES)
     edges = [*bounds, 1.0]
-    bands = [
-        {"path": _arc(edges[i], edges[i + 1]), "color": BAND_COLORS[i]} for i in range(len(bounds))
-    ]
+    bands = [{"path": _arc(edges[i], edges[i + 1]), "color": BAND_COLORS[i]} for i in range(len(bounds))]
     x, y = _point(score, RADIUS - 24)
     return {"bands": bands, "needle": f"M {CENTER[0]} {CENTER[1]} L {x:.2f} {y:.2f}"}
 
@@ -60,7 +58,7 @@ def cards(findings: dict[str, Any]) -> list[Card]:
     ]
     mean_iou = findings["mean_iou"]
     result.append(
-        Card("mean_iou", "Mean IoU", "–" if mean_iou is None else f"{mean_iou:.3f}", "matched, same class")
+        Card("mean_iou", "Mean IoU", "none" if mean_iou is None else f"{mean_iou:.3f}", "matched, same class")
     )
     return result
 

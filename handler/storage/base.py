@@ -31,8 +31,7 @@ def check_id(value: str, what: str) -> str:
     """Refuse an id that could escape its folder in the store."""
     if not _ID_PATTERN.fullmatch(value) or ".." in value:
         raise StorageError(
-            f"{what} {value!r} is not a valid id: expected letters, digits, '.', '_' or '-' "
-            "(no '/', no '..')"
+            f"{what} {value!r} is not a valid id: expected letters, digits, '.', '_' or '-' (no '/', no '..')"
         )
     return value
 

@@ -70,7 +70,9 @@ class LocalStore(Store):
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
         except OSError as error:
-            raise StorageError(f"local store {self._root}: cannot write report {report_id}: {error}") from error
+            raise StorageError(
+                f"local store {self._root}: cannot write report {report_id}: {error}"
+            ) from error
 
     def read_report_part(self, report_id: str, part: str) -> bytes:
         folder = self._report_dir(report_id)

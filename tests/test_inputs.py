@@ -1,0 +1,75 @@
+"""Node inputs: validated against node.json itself (SPEC §2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from handler.errors import InputError
+from handler.inputs import parse_inputs, read_environment
+from handler.inputs.node_inputs import inputs_schema
+from handler.resources import node_config
+
+REQUIRED = {"GT_DATASET": "gt.json", "PRED_DATASET": "pred.json"}
+
+
+def test_schema_is_built_from_node_json() -> None:
+    schema = inputs_schema()
+    for spec in node_config()["inputs"]:
+        assert spec["key"] in schema["properties"]
+        if spec["type"] == "select":
+            assert schema["properties"][spec["key"]]["enum"] == [
+                o["value"] for o in spec["options"]["options"]
+            ]
+    assert set(schema["required"]) == {"GT_DATASET", "PRED_DATASET"}
+
+
+def test_defaults_are_applied() -> None:
+    inputs = parse_inputs(REQUIRED)
+    assert (inputs.thresholds.iou_min, inputs.thresholds.iou_perfect) == (0.3, 0.8)
+    assert inputs.thresholds.confidence_threshold == 0.5
+    assert inputs.threshold_input == "0.5" and not inputs.threshold_replaced
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("IOU_MIN", "0.35", "IOU_MIN: '0.35' is not one of the options 0.1, 0.2, 0.3, 0.4, 0.5"),
+        ("IOU_PERFECT", "1", "IOU_PERFECT: '1' is not one of the options 0.6, 0.7, 0.8, 0.9, 0.95"),
+        ("CONFIDENCE_THRESHOLD", "50", "CONFIDENCE_THRESHOLD: '50' is outside the range 0 to 1"),
+        ("CONFIDENCE_THRESHOLD", "-0.1", "CONFIDENCE_THRESHOLD: '-0.1' is outside the range 0 to 1"),
+        ("GT_DATASET", "", "GT_DATASET"),
+        ("SURPRISE", "1", "unknown input"),
+    ],
+)
+def test_bad_values_are_refused_with_the_key(key: str, value: str, message: str) -> None:
+    with pytest.raises(InputError, match=None) as caught:
+        parse_inputs({**REQUIRED, key: value})
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_dataset_is_refused() -> None:
+    with pytest.raises(InputError, match="missing required input: 'PRED_DATASET'"):
+        parse_inputs({"GT_DATASET": "gt.json"})
+
+
+@pytest.mark.parametrize("raw", ["", "abc", "nan", "inf", "-inf", " "])
+def test_non_numeric_threshold_is_zero_and_reported(raw: str) -> None:
+    inputs = parse_inputs({**REQUIRED, "CONFIDENCE_THRESHOLD": raw})
+    assert inputs.thresholds.confidence_threshold == 0.0
+    assert inputs.threshold_replaced and inputs.threshold_input == raw
+
+
+@pytest.mark.parametrize(("raw", "value"), [("0", 0.0), ("1", 1.0), ("0.25", 0.25), (" 0.7 ", 0.7)])
+def test_threshold_bounds_are_inclusive(raw: str, value: float) -> None:
+    assert parse_inputs({**REQUIRED, "CONFIDENCE_THRESHOLD": raw}).thresholds.confidence_threshold == value
+
+
+def test_numbers_in_an_inputs_file_are_read_as_their_text() -> None:
+    inputs = parse_inputs({**REQUIRED, "IOU_MIN": 0.5, "CONFIDENCE_THRESHOLD": 0.25})
+    assert inputs.thresholds.iou_min == 0.5 and inputs.threshold_input == "0.25"
+
+
+def test_environment_reads_only_node_keys() -> None:
+    env = {"GT_DATASET": "a", "PRED_DATASET": "b", "HOME": "/root", "IOU_MIN": "0.5"}
+    assert read_environment(env) == {"GT_DATASET": "a", "PRED_DATASET": "b", "IOU_MIN": "0.5"}

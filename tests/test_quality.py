@@ -1,0 +1,26 @@
+"""ruff and mypy are part of the test command, so CI proves them like any other test."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-m", "ruff", "check", "handler", "tests", "bench"],
+        [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml"],
+    ],
+    ids=["ruff", "mypy"],
+)
+def test_static_checks_pass(command: list[str]) -> None:
+    assert shutil.which(sys.executable)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
