@@ -1,0 +1,102 @@
+"""The Python API: add / compute / reset, the stateless call, and exact merging of shards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from handler import PrelabelingEfficiency
+
+
+def random_images(seed: int, count: int) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
+    rng = np.random.default_rng(seed)
+    predictions, groundtruths = [], []
+    for _ in range(count):
+        n_gt = int(rng.integers(0, 6))
+        gt = rng.uniform(0, 80, (n_gt, 2))
+        gt_boxes = np.concatenate([gt, gt + rng.uniform(5, 20, (n_gt, 2))], axis=1)
+        jitter = gt_boxes + rng.normal(0, 2, gt_boxes.shape)
+        extra = rng.uniform(0, 80, (int(rng.integers(0, 3)), 2))
+        pred_boxes = np.concatenate([jitter, np.concatenate([extra, extra + 10], axis=1)])
+        groundtruths.append({"bboxes": gt_boxes, "labels": rng.integers(0, 3, n_gt)})
+        predictions.append(
+            {
+                "bboxes": pred_boxes,
+                "labels": rng.integers(0, 3, len(pred_boxes)),
+                "scores": rng.uniform(0, 1, len(pred_boxes)),
+            }
+        )
+    return predictions, groundtruths
+
+
+def test_hand_computed_case() -> None:
+    metric = PrelabelingEfficiency(iou_min=0.3, iou_perfect=0.8, confidence_threshold=0.5)
+    metric.add(
+        predictions=[
+            {"bboxes": [[0, 0, 10, 10], [20, 20, 30, 25], [50, 50, 60, 60]], "labels": ["cat", "dog", "cat"],
+             "scores": [0.9, 0.8, 0.7]},
+            {"bboxes": [[0, 0, 10, 10]], "labels": ["cat"], "scores": [0.4]},
+        ],
+        groundtruths=[
+            {"bboxes": [[0, 0, 10, 10], [20, 20, 30, 30]], "labels": ["cat", "dog"]},
+            {"bboxes": [[0, 0, 10, 10]], "labels": ["cat"]},
+        ],
+    )
+    result = metric.compute()
+    # image 0: exact cat (correct), dog at IoU 0.5 (shifted), stray cat (FP); image 1: dropped, FN.
+    assert result.counts == {"correct": 1, "shifted": 1, "class_confused": 0, "false_positive": 1,
+                             "false_negative": 1, "total": 4}
+    assert result.assistance_score == 0.375 and result.efficiency_level == "Partial assist"
+    assert result.mean_iou == 0.75
+    assert "Partial assist" in str(result) and result.to_dict()["counts"]["total"] == 4
+
+
+def test_batches_merge_and_one_shot_agree_exactly() -> None:
+    predictions, groundtruths = random_images(seed=3, count=300)
+    one_shot = PrelabelingEfficiency()(predictions=predictions, groundtruths=groundtruths)
+    batched = PrelabelingEfficiency()
+    for start in range(0, 300, 32):
+        batched.add(predictions[start : start + 32], groundtruths[start : start + 32])
+    shard_a, shard_b = PrelabelingEfficiency(), PrelabelingEfficiency()
+    shard_a.add(predictions[:170], groundtruths[:170])
+    shard_b.add(predictions[170:], groundtruths[170:])
+    assert batched.compute() == one_shot
+    assert shard_b.merge(shard_a).compute() == one_shot  # order of merging does not matter
+    assert one_shot.counts["total"] > 500
+
+
+def test_stateless_call_leaves_state_alone_and_reset_clears() -> None:
+    predictions, groundtruths = random_images(seed=5, count=10)
+    metric = PrelabelingEfficiency()
+    metric.add(predictions, groundtruths)
+    before = metric.compute()
+    metric(predictions=predictions[:3], groundtruths=groundtruths[:3])
+    assert metric.compute() == before
+    metric.reset()
+    assert metric.compute().counts["total"] == 0 and metric.compute().efficiency_level == "Minimal assist"
+
+
+def test_merge_refuses_other_kinds_and_thresholds() -> None:
+    with pytest.raises(ValueError, match="Expected metrics with equal thresholds"):
+        PrelabelingEfficiency(iou_min=0.3).merge(PrelabelingEfficiency(iou_min=0.5))
+    with pytest.raises(TypeError, match="Expected a PrelabelingEfficiency but got dict"):
+        PrelabelingEfficiency().merge({})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"iou_min": 0.0}, "Expected `0 < iou_min <= iou_perfect <= 1`"),
+        ({"iou_min": 0.9, "iou_perfect": 0.8}, "Expected `0 < iou_min <= iou_perfect <= 1`"),
+        ({"confidence_threshold": 1.5}, "Expected `confidence_threshold` in [0, 1]"),
+    ],
+)
+def test_arguments_are_checked_up_front(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=None) as caught:
+        PrelabelingEfficiency(**kwargs)
+    assert message in str(caught.value)
+
+
+def test_mismatched_batch_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="as many prediction records as groundtruth records"):
+        PrelabelingEfficiency().add([], [{"bboxes": [], "labels": []}])

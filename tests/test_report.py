@@ -1,0 +1,77 @@
+"""Findings match their schema; the page escapes every string that came from a dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builders import annotation, asset, write_json
+from handler.errors import StorageError
+from handler.inputs import parse_inputs
+from handler.pipeline import run
+from handler.report import render_html, validate_findings
+from handler.storage.local import LocalStore
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> dict[str, Any]:
+    raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+           "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)), **inputs}
+    return run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings
+
+
+def test_findings_hold_the_keys_the_widget_reads(tmp_path: Path) -> None:
+    findings = run_on(tmp_path, [asset("a", [annotation(("car", 0, 0, 10, 10))])],
+                      [asset("a", [annotation(("car", 0, 0, 10, 9), 0.9)])])
+    validate_findings(findings)
+    assert findings["kind"] == "dataset_intelligence_findings_v1"
+    assert set(findings["counts"]) == {"correct", "shifted", "class_confused", "false_positive",
+                                       "false_negative", "total"}
+    assert findings["counts"]["correct"] == 1 and findings["mean_iou"] == pytest.approx(0.9)
+    assert findings["reason"] is None
+
+
+def test_schema_refuses_a_broken_document(tmp_path: Path) -> None:
+    findings = run_on(tmp_path, [asset("a", [])], [asset("a", [])])
+    with pytest.raises(ValueError, match="findings do not match findings.schema.json"):
+        validate_findings({**findings, "efficiency_level": "Great"})
+
+
+def test_page_escapes_dataset_text(tmp_path: Path) -> None:
+    gt = [asset('quote"d <id>', [annotation((HOSTILE, 0, 0, 10, 10))])]
+    pred = [asset('quote"d <id>', [{"label": HOSTILE, "x_min": HOSTILE, "y_min": 0, "x_max": 1, "y_max": 1}])]
+    findings = run_on(tmp_path, gt, pred, CONFIDENCE_THRESHOLD=HOSTILE)
+    page = render_html(findings)
+    assert HOSTILE not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<script" not in page and "http" not in page.split("</head>")[1]
+
+
+def test_page_without_anything_to_score_shows_the_reason_and_no_chart(tmp_path: Path) -> None:
+    findings = run_on(tmp_path, [asset("a", [])], [asset("b", [])])
+    page = render_html(findings)
+    assert "share no image assets" in page and "<svg" not in page and 'class="cards"' not in page
+
+
+def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    with pytest.raises(KeyError):
+        store.write_report("rpt_1", {"findings": b"{}", "unknown-part": b"x"})
+    with pytest.raises(StorageError, match="no report 'rpt_1'"):
+        store.read_report_part("rpt_1", "findings")
+    assert [p.name for p in (tmp_path / "reports").iterdir()] == []  # no staging folder left behind
+    store.write_report("rpt_1", {"findings": b"{}", "html": b"<p>"})
+    assert store.read_report_part("rpt_1", "html") == b"<p>"
+    assert json.loads((tmp_path / "reports" / "rpt_1" / "manifest.json").read_text())["report_id"] == "rpt_1"
+
+
+@pytest.mark.parametrize("bad_id", ["../escape", "/abs", "a/b", "..", ".hidden", ""])
+def test_ids_that_escape_the_store_are_refused(tmp_path: Path, bad_id: str) -> None:
+    store = LocalStore(tmp_path)
+    with pytest.raises(StorageError, match="is not a valid id"):
+        store.read_report_part(bad_id, "findings")
+    with pytest.raises(StorageError, match="is not a valid id"):
+        store.dataset(bad_id)
