@@ -33,8 +33,11 @@ def test_hand_computed_case() -> None:
     metric = PrelabelingEfficiency(iou_min=0.3, iou_perfect=0.8, confidence_threshold=0.5)
     metric.add(
         predictions=[
-            {"bboxes": [[0, 0, 10, 10], [20, 20, 30, 25], [50, 50, 60, 60]], "labels": ["cat", "dog", "cat"],
-             "scores": [0.9, 0.8, 0.7]},
+            {
+                "bboxes": [[0, 0, 10, 10], [20, 20, 30, 25], [50, 50, 60, 60]],
+                "labels": ["cat", "dog", "cat"],
+                "scores": [0.9, 0.8, 0.7],
+            },
             {"bboxes": [[0, 0, 10, 10]], "labels": ["cat"], "scores": [0.4]},
         ],
         groundtruths=[
@@ -44,8 +47,14 @@ def test_hand_computed_case() -> None:
     )
     result = metric.compute()
     # image 0: exact cat (correct), dog at IoU 0.5 (shifted), stray cat (FP); image 1: dropped, FN.
-    assert result.counts == {"correct": 1, "shifted": 1, "class_confused": 0, "false_positive": 1,
-                             "false_negative": 1, "total": 4}
+    assert result.counts == {
+        "correct": 1,
+        "shifted": 1,
+        "class_confused": 0,
+        "false_positive": 1,
+        "false_negative": 1,
+        "total": 4,
+    }
     assert result.assistance_score == 0.375 and result.efficiency_level == "Partial assist"
     assert result.mean_iou == 0.75
     assert "Partial assist" in str(result) and result.to_dict()["counts"]["total"] == 4

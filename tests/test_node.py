@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 from builders import node_env, write_json
+from paths import EXAMPLES, THIRD_PARTY
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-THIRD_PARTY = ROOT.parent / "shared" / "data" / "third_party"
 GRADES = {"Production-grade", "Strong assist", "Partial assist", "Minimal assist"}
 
 

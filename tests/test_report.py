@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from builders import annotation, asset, write_json
+
 from handler.errors import StorageError
 from handler.inputs import parse_inputs
 from handler.pipeline import run
@@ -19,25 +19,37 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> dict[str, Any]:
-    raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
-           "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)), **inputs}
+    raw = {
+        "GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+        "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
+        **inputs,
+    }
     return run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings
 
 
 def test_findings_hold_the_keys_the_widget_reads(tmp_path: Path) -> None:
-    findings = run_on(tmp_path, [asset("a", [annotation(("car", 0, 0, 10, 10))])],
-                      [asset("a", [annotation(("car", 0, 0, 10, 9), 0.9)])])
+    findings = run_on(
+        tmp_path,
+        [asset("a", [annotation(("car", 0, 0, 10, 10))])],
+        [asset("a", [annotation(("car", 0, 0, 10, 9), 0.9)])],
+    )
     validate_findings(findings)
     assert findings["kind"] == "dataset_intelligence_findings_v1"
-    assert set(findings["counts"]) == {"correct", "shifted", "class_confused", "false_positive",
-                                       "false_negative", "total"}
+    assert set(findings["counts"]) == {
+        "correct",
+        "shifted",
+        "class_confused",
+        "false_positive",
+        "false_negative",
+        "total",
+    }
     assert findings["counts"]["correct"] == 1 and findings["mean_iou"] == pytest.approx(0.9)
     assert findings["reason"] is None
 
 
 def test_schema_refuses_a_broken_document(tmp_path: Path) -> None:
     findings = run_on(tmp_path, [asset("a", [])], [asset("a", [])])
-    with pytest.raises(ValueError, match="findings do not match findings.schema.json"):
+    with pytest.raises(ValueError, match=r"findings do not match findings\.schema\.json"):
         validate_findings({**findings, "efficiency_level": "Great"})
 
 
