@@ -1,0 +1,276 @@
+"""The report in a real browser: Debian's headless Chromium, driven by Playwright, on reports from real runs.
+
+Needs `/usr/bin/chromium` (`.ci/install-chromium`) and the `playwright` package (its driver only: no
+`playwright install`, no browser download). Without them the tests skip, except under CI (`CI=true`), where
+they fail and say why. Screenshots go to `$PRELABEL_ARTIFACTS` (default `artifacts/screenshots/`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NoReturn
+
+import pytest
+from browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, REPO, StoredReport
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
+
+CHROMIUM: Final = Path("/usr/bin/chromium")
+CHROMIUM_ARGS: Final = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORTS: Final = [(900, 700), (1400, 900)]  # the platform's preview iframe, a full browser tab
+OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")
+# Everything the overflow rule covers: the cards, the folded blocks, and any section, with all they hold.
+OVERFLOW_SCOPE: Final = ".card, .card *, details, details *, section, section *"
+
+
+def _under_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
+
+
+def _unavailable(reason: str) -> NoReturn:
+    """Skip on a developer's machine; under CI a missing browser is a broken setup, so fail."""
+    if _under_ci():
+        pytest.fail(f"CI=true but the browser tests cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def artifacts_dir() -> Path:
+    folder = Path(os.environ.get("PRELABEL_ARTIFACTS") or REPO / "artifacts" / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing: run .ci/install-chromium (Debian's chromium package)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        _unavailable(f"the playwright package is missing ({error}): pip install '.[test]'")
+    # Playwright gives every launch a fresh temporary user data dir and deletes it on close.
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, StoredReport]:
+    return {name: build(tmp_path_factory.mktemp(name)) for name, build in BUILDERS.items()}
+
+
+@dataclass
+class Observed:
+    """What a page did while it was open, and what it showed."""
+
+    url: str
+    console: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    shown: dict[str, Any] = field(default_factory=dict)
+    overflow_folded: dict[str, Any] = field(default_factory=dict)
+    overflow_unfolded: dict[str, Any] = field(default_factory=dict)
+
+
+SHOWN_JS: Final = """() => {
+  const text = (el) => (el === null ? null : el.textContent.replace(/\\s+/g, ' ').trim());
+  const shares = {};
+  for (const card of document.querySelectorAll('.card[data-outcome]')) {
+    shares[card.dataset.outcome] = text(card.querySelector('[data-field=share]'));
+  }
+  const handlers = [...document.querySelectorAll('*')].flatMap((el) =>
+    [...el.attributes].filter((a) => a.name.startsWith('on')).map((a) => el.tagName + '@' + a.name));
+  return {
+    grade: text(document.querySelector('[data-field=efficiency_level]')),
+    score: text(document.querySelector('[data-field=assistance_score]')),
+    verdict: text(document.querySelector('[data-field=verdict]')),
+    shares,
+    svgs: document.querySelectorAll('svg').length,
+    cards: document.querySelectorAll('.card').length,
+    imgs: document.querySelectorAll('img').length,
+    scripts: document.querySelectorAll('script').length,
+    handlers,
+    text: document.body.textContent,
+  };
+}"""
+
+OVERFLOW_JS: Final = """(scope) => {
+  const name = (el) => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += '#' + el.id;
+    if (el.classList.length) s += '.' + [...el.classList].join('.');
+    for (const key of ['outcome', 'field']) {
+      if (el.dataset && el.dataset[key]) s += `[data-${key}=${el.dataset[key]}]`;
+    }
+    return s;
+  };
+  const path = (el) => {
+    const parts = [];
+    for (let e = el; e && e !== document.body; e = e.parentElement) parts.unshift(name(e));
+    return parts.join(' > ');
+  };
+  const wide = [];
+  for (const el of document.querySelectorAll(scope)) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      const snippet = el.textContent.replace(/\\s+/g, ' ').trim().slice(0, 60);
+      wide.push(`${path(el)}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth} ("${snippet}")`);
+    }
+  }
+  return {wide, document: document.documentElement.scrollWidth, viewport: window.innerWidth};
+}"""
+
+
+def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Observed:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        observed = Observed(report.html.resolve().as_uri())
+
+        def on_console(message: ConsoleMessage) -> None:
+            if message.type in {"error", "warning"}:
+                observed.console.append(f"{message.type}: {message.text} ({message.location})")
+
+        def on_request(request: Request) -> None:
+            observed.requests.append(request.url)
+
+        def on_dialog(dialog: Dialog) -> None:
+            observed.dialogs.append(f"{dialog.type}: {dialog.message}")
+            dialog.dismiss()
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: observed.page_errors.append(str(error)))
+        page.on("request", on_request)
+        page.on("dialog", on_dialog)
+        page.goto(observed.url, wait_until="networkidle")
+        stem = f"{report.name}-{width}x{height}"
+        page.screenshot(path=str(artifacts_dir() / f"{stem}.png"), full_page=True)
+        observed.overflow_folded = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
+        _unfold(page)
+        observed.overflow_unfolded = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
+        observed.shown = page.evaluate(SHOWN_JS)
+        page.screenshot(path=str(artifacts_dir() / f"{stem}-unfolded.png"), full_page=True)
+        page.wait_for_timeout(50)  # let a late console message or dialog arrive before the page closes
+        return observed
+    finally:
+        context.close()
+
+
+def _unfold(page: Page) -> None:
+    """Open every folded block, the way a reader clicking each summary would."""
+    for summary in page.locator("details:not([open]) > summary").all():
+        summary.click()
+
+
+@pytest.fixture(scope="module", params=[
+    pytest.param((name, width, height), id=f"{name}-{width}x{height}")
+    for name in BUILDERS for width, height in VIEWPORTS
+])
+def observed(request: pytest.FixtureRequest, browser: Browser, reports: dict[str, StoredReport]) -> Observed:
+    name, width, height = request.param
+    return _open(browser, reports[name], width, height)
+
+
+def _report(observed: Observed, reports: dict[str, StoredReport]) -> StoredReport:
+    return next(r for r in reports.values() if r.html.resolve().as_uri() == observed.url)
+
+
+def test_no_console_error_no_page_error_no_dialog(observed: Observed) -> None:
+    assert observed.console == []
+    assert observed.page_errors == []
+    assert observed.dialogs == []
+
+
+def test_nothing_is_fetched_but_the_page(observed: Observed) -> None:
+    assert observed.requests, "the page's own request was not seen: the request listener is broken"
+    assert [url for url in observed.requests if url != observed.url] == []
+    assert observed.shown["scripts"] == 0
+
+
+def test_grade_score_shares_and_verdict_equal_the_findings(
+    observed: Observed, reports: dict[str, StoredReport]
+) -> None:
+    findings, shown = _report(observed, reports).findings, observed.shown
+    assert shown["grade"] == findings["efficiency_level"]
+    assert shown["verdict"] == " ".join(findings["verdict"].split())
+    if findings["reason"] is None:
+        assert shown["score"] == f"{findings['assistance_score']:.2f}"
+        assert {key: shown["shares"].get(key) for key in OUTCOMES} == {
+            key: f"{findings['shares'][key]:.1%}" for key in OUTCOMES
+        }
+    else:  # nothing scored: the verdict says why, and no empty gauge or cards are drawn
+        assert findings["reason"] in shown["verdict"]
+        assert shown["svgs"] == 0 and shown["cards"] == 0, "an empty chart is shown"
+
+
+@pytest.mark.parametrize("state", ["folded", "unfolded"])
+def test_nothing_overflows_horizontally(observed: Observed, state: str) -> None:
+    measured = observed.overflow_folded if state == "folded" else observed.overflow_unfolded
+    assert measured["wide"] == [], "\n".join(measured["wide"])
+    assert measured["document"] <= measured["viewport"], "the page scrolls horizontally"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_dataset_text_renders_as_text(observed: Observed, reports: dict[str, StoredReport]) -> None:
+    report, shown = _report(observed, reports), observed.shown
+    assert shown["imgs"] == 0 and shown["handlers"] == [] and observed.dialogs == []
+    if report.name != "hostile":
+        return
+    assert HOSTILE_CLASS in shown["text"]
+    # Whatever the findings say about this asset or class must reach the reader literally.
+    for literal in (HOSTILE_CLASS, QUOTED_ASSET):
+        if any(literal in text for text in _strings(report.findings)):
+            assert literal in shown["text"], f"{literal!r} is in the findings but not on the page as text"
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_works_without_javascript(browser: Browser, reports: dict[str, StoredReport], name: str) -> None:
+    report = reports[name]
+    context = browser.new_context(viewport={"width": 900, "height": 700}, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(report.html.resolve().as_uri(), wait_until="load")
+        grade = page.locator("[data-field=efficiency_level]")
+        assert grade.is_visible()
+        assert grade.text_content() == report.findings["efficiency_level"]
+        if report.findings["reason"] is None:
+            assert page.locator("[data-field=assistance_score]").text_content() == (
+                f"{report.findings['assistance_score']:.2f}"
+            )
+            for key in OUTCOMES:
+                assert page.locator(f".card[data-outcome={key}] [data-field=share]").is_visible()
+    finally:
+        context.close()
+
+
+def test_findings_of_the_reports_are_what_the_tests_expect(reports: dict[str, StoredReport]) -> None:
+    """The fixtures cover what they claim to: a strong, a weak, an empty and a many-classes report."""
+    levels = {name: report.findings["efficiency_level"] for name, report in reports.items()}
+    assert levels["strong"] in {"Production-grade", "Strong assist"}, levels
+    assert levels["weak"] == "Minimal assist", levels
+    assert reports["empty"].findings["reason"] is not None
+    assert reports["many-classes"].findings["dataset"]["classes"] >= 80
+    assert json.dumps(reports["hostile"].findings).count("onerror") > 0
