@@ -1,0 +1,412 @@
+"""Amazon S3 and S3-compatible stores (MinIO, Ceph, R2) through boto3.
+
+Credentials, region and endpoint are boto3's own business: the standard chain and variables
+(`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, `AWS_PROFILE`,
+`AWS_ENDPOINT_URL`/`AWS_ENDPOINT_URL_S3`, `AWS_DEFAULT_REGION`, `AWS_CA_BUNDLE`,
+`AWS_REQUEST_CHECKSUM_CALCULATION`, ...) apply unchanged. We only bound retries and timeouts:
+
+- retries: botocore's "standard" mode with a bounded number of attempts in all (the first try
+  included): `PRELABEL_S3_MAX_ATTEMPTS` if set (the tests lower it to keep fault tests fast),
+  else `AWS_MAX_ATTEMPTS`, else 5; clamped to 1..10.
+- timeouts: 10 s to connect, 60 s per socket read (a large download is not cut, a dead one is).
+
+Every boto3/botocore error leaves this module as one `StorageError` line naming the store or
+object, what we tried and why it failed, chained to the original error.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, BinaryIO, Final, TypeVar
+from urllib.parse import urlsplit
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    PartialCredentialsError,
+    ReadTimeoutError,
+)
+
+from handler.errors import StorageError
+from handler.storage.base import MANIFEST, REPORT_PARTS, Source, Store, check_id
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+    from botocore.response import StreamingBody
+    from mypy_boto3_s3 import S3Client
+
+SCHEME: Final = "s3://"
+MAX_ATTEMPTS_VARIABLES: Final = ("PRELABEL_S3_MAX_ATTEMPTS", "AWS_MAX_ATTEMPTS")
+DEFAULT_MAX_ATTEMPTS: Final = 5
+MAX_ATTEMPTS_LIMIT: Final = 10
+CONNECT_TIMEOUT_S: Final = 10
+READ_TIMEOUT_S: Final = 60
+# Deleting the parts of a failed upload is a courtesy: it must not double the wait of a failure.
+CLEANUP_ATTEMPTS: Final = 2
+STREAM_BUFFER_BYTES: Final = 1 << 20
+
+BOTO_ERRORS: Final = (BotoCoreError, ClientError)
+NOT_FOUND_CODES: Final = frozenset({"NoSuchKey", "404", "NotFound"})
+DENIED_CODES: Final = frozenset({"AccessDenied", "403", "AllAccessDisabled", "AccountProblem"})
+
+T = TypeVar("T")
+
+
+def max_attempts() -> int:
+    """Attempts per request in all, from the environment (see the module docstring)."""
+    for variable in MAX_ATTEMPTS_VARIABLES:
+        raw = os.environ.get(variable, "").strip()
+        if raw:
+            try:
+                value = int(raw)
+            except ValueError:
+                raise StorageError(f"{variable}={raw!r} is not a whole number of attempts") from None
+            return min(max(value, 1), MAX_ATTEMPTS_LIMIT)
+    return DEFAULT_MAX_ATTEMPTS
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A boto3 S3 client and the attempt budget it was built with (for messages)."""
+
+    client: S3Client
+    attempts: int
+
+    @classmethod
+    def create(cls, attempts: int | None = None) -> Connection:
+        attempts = attempts or max_attempts()
+        # `total_max_attempts` counts the first try, unlike `max_attempts` (retries only).
+        config = Config(
+            retries={"mode": "standard", "total_max_attempts": attempts},
+            connect_timeout=CONNECT_TIMEOUT_S,
+            read_timeout=READ_TIMEOUT_S,
+        )
+        try:
+            # A new session each time, so the environment in force now is the one used.
+            client = boto3.session.Session().client("s3", config=config)
+        except (*BOTO_ERRORS, ValueError) as error:  # a missing profile, a malformed endpoint URL
+            raise StorageError(one_line(f"S3: cannot set up the client: {error}")) from error
+        return cls(client, attempts)
+
+
+def parse_uri(uri: str) -> tuple[str, str]:
+    """`s3://bucket/key` -> (bucket, key); the key is taken literally (spaces, unicode)."""
+    bucket, _, key = uri.removeprefix(SCHEME).partition("/")
+    if not uri.startswith(SCHEME) or not bucket:
+        raise StorageError(f"{uri!r} is not an S3 URI: expected s3://bucket/key")
+    return bucket, key
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def error_code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def describe(error: Exception, bucket: str, attempts: int) -> str:
+    """Why a boto3 call failed, in words a user can act on (cf. s3fs `translate_boto_error`)."""
+    if isinstance(error, ClientError):
+        return _describe_client_error(error, bucket)
+    # Timeouts first: ConnectTimeoutError is also an EndpointConnectionError.
+    if isinstance(error, ConnectTimeoutError):
+        return f"endpoint timed out: no connection within {CONNECT_TIMEOUT_S} s, {attempts} attempts"
+    if isinstance(error, ReadTimeoutError):
+        return f"endpoint timed out: no answer within {READ_TIMEOUT_S} s, {attempts} attempts"
+    if isinstance(error, EndpointConnectionError):
+        url = urlsplit(str(error.kwargs.get("endpoint_url", "")))
+        return f"endpoint down: cannot connect to {url.scheme}://{url.netloc} ({attempts} attempts)"
+    if isinstance(error, NoCredentialsError | PartialCredentialsError):
+        return (
+            "no usable credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE "
+            f"({error})"
+        )
+    return str(error)
+
+
+def _describe_client_error(error: ClientError, bucket: str) -> str:
+    code = error_code(error)
+    metadata = error.response.get("ResponseMetadata", {})
+    status = int(metadata.get("HTTPStatusCode", 0))
+    if code == "NoSuchBucket":
+        return f"bucket {bucket!r} does not exist (NoSuchBucket)"
+    if code in NOT_FOUND_CODES:
+        return "no such object"
+    if code == "InvalidAccessKeyId":
+        return (
+            "credentials refused: the access key id is unknown (InvalidAccessKeyId); "
+            "check AWS_ACCESS_KEY_ID or AWS_PROFILE"
+        )
+    if code == "SignatureDoesNotMatch":
+        return (
+            "credentials refused: the secret key does not match the access key id "
+            "(SignatureDoesNotMatch); check AWS_SECRET_ACCESS_KEY"
+        )
+    if code in {"ExpiredToken", "TokenRefreshRequired", "InvalidToken"}:
+        return f"credentials refused: the session token is expired or invalid ({code})"
+    if code in DENIED_CODES:
+        return f"access denied ({code}): the credentials lack permission on bucket {bucket!r}"
+    if status >= 500:
+        attempts = int(metadata.get("RetryAttempts", 0)) + 1
+        return f"server error {status} ({code}) after {attempts} attempts"
+    message = error.response.get("Error", {}).get("Message", "")
+    return f"{code} (HTTP {status}): {message}" if message else f"{code} (HTTP {status})"
+
+
+def is_not_found(error: ClientError) -> bool:
+    return error_code(error) in NOT_FOUND_CODES
+
+
+class _Located:
+    """What sources and stores share: one bucket, a connection, and one way to fail."""
+
+    def __init__(self, connection: Connection, bucket: str) -> None:
+        self._connection = connection
+        self._bucket = bucket
+
+    @property
+    def _client(self) -> S3Client:
+        return self._connection.client
+
+    def _where(self) -> str:
+        raise NotImplementedError
+
+    def _fail(self, action: str, error: Exception) -> StorageError:
+        reason = describe(error, self._bucket, self._connection.attempts)
+        return StorageError(one_line(f"{self._where()}: cannot {action}: {reason}"))
+
+    def _call(self, action: str, call: Callable[[], T]) -> T:
+        """Run one boto3 call; any boto error becomes our one-line StorageError."""
+        try:
+            return call()
+        except BOTO_ERRORS as error:
+            raise self._fail(action, error) from error
+
+
+class _BodyReader(io.RawIOBase):
+    """A botocore streaming body as a raw stream whose read errors are StorageErrors.
+
+    Wrapped in a BufferedReader by `S3Source.open`, so readers can read chunks or lines while
+    the object streams from the network, never held whole unless they ask for all of it.
+    """
+
+    def __init__(self, body: StreamingBody, fail: Callable[[str, Exception], StorageError]) -> None:
+        super().__init__()
+        self._body = body
+        self._fail = fail
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def readall(self) -> bytes:
+        # One read of the rest, so `read()` of a whole object does not copy it chunk by chunk.
+        return self._read(None)
+
+    def _read(self, size: int | None) -> bytes:
+        try:
+            return self._body.read(size)
+        except BOTO_ERRORS as error:
+            raise self._fail("read", error) from error
+
+    def close(self) -> None:
+        if not self.closed:
+            self._body.close()
+        super().close()
+
+
+class S3Source(_Located, Source):
+    """`s3://bucket/key` (an object) or `s3://bucket/prefix/` (every object under it).
+
+    A key without a trailing slash is a folder only when no object has that key but objects
+    exist under `key/`, so a YOLO labels folder can be named either way.
+    """
+
+    def __init__(self, connection: Connection, bucket: str, key: str, *, folder: bool | None = None) -> None:
+        super().__init__(connection, bucket)
+        self._key = key
+        self._folder = folder
+
+    @classmethod
+    def from_uri(cls, uri: str) -> S3Source:
+        bucket, key = parse_uri(uri)
+        return cls(Connection.create(), bucket, key)
+
+    @property
+    def name(self) -> str:
+        return f"{SCHEME}{self._bucket}/{self._key}"
+
+    @property
+    def basename(self) -> str:
+        return self._key.rstrip("/").rsplit("/", 1)[-1]
+
+    def _where(self) -> str:
+        return self.name
+
+    def _folder_prefix(self) -> str:
+        return self._key if self._key == "" or self._key.endswith("/") else f"{self._key}/"
+
+    def is_dir(self) -> bool:
+        if self._folder is None:
+            self._folder = self._probe_is_dir()
+        return self._folder
+
+    def _probe_is_dir(self) -> bool:
+        if self._key == "" or self._key.endswith("/"):
+            return self._has_objects_under(self._folder_prefix())
+        try:
+            self._client.head_object(Bucket=self._bucket, Key=self._key)
+        except ClientError as error:
+            if is_not_found(error):
+                return self._has_objects_under(self._folder_prefix())
+            if error_code(error) in DENIED_CODES:
+                # HEAD answers carry no error code; `open()` will GET and name the exact cause.
+                return False
+            raise self._fail("look up the object", error) from error
+        except BotoCoreError as error:
+            raise self._fail("look up the object", error) from error
+        return False  # an object with this key wins over a folder of the same name
+
+    def _has_objects_under(self, prefix: str) -> bool:
+        answer = self._call(
+            "look up the folder",
+            lambda: self._client.list_objects_v2(Bucket=self._bucket, Prefix=prefix, MaxKeys=1),
+        )
+        return answer.get("KeyCount", 0) > 0
+
+    def files(self) -> list[Source]:
+        if not self.is_dir():
+            return []
+        keys = self._call("list the folder", lambda: list(self._list_keys(self._folder_prefix())))
+        # Sorted by path segments, as pathlib sorts the local store, so both backends agree.
+        keys.sort(key=lambda key: key.split("/"))
+        return [S3Source(self._connection, self._bucket, key, folder=False) for key in keys]
+
+    def _list_keys(self, prefix: str) -> Iterable[str]:
+        pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix)
+        for page in pages:
+            for entry in page.get("Contents", []):
+                key = entry["Key"]
+                if not key.endswith("/"):  # zero-byte "folder" markers made by consoles
+                    yield key
+
+    def open(self) -> BinaryIO:
+        answer = self._call("read", lambda: self._client.get_object(Bucket=self._bucket, Key=self._key))
+        return io.BufferedReader(_BodyReader(answer["Body"], self._fail), STREAM_BUFFER_BYTES)
+
+
+class S3Store(_Located, Store):
+    """`s3://bucket/prefix`: datasets under `prefix/datasets/<id>/`, reports under `prefix/reports/<id>/`.
+
+    S3 has no rename, so a report is published by writing its parts first and the manifest
+    last; readers treat a report id without a manifest as absent.
+    """
+
+    def __init__(self, connection: Connection, bucket: str, prefix: str) -> None:
+        super().__init__(connection, bucket)
+        self._prefix = prefix.strip("/")
+
+    @classmethod
+    def from_uri(cls, uri: str) -> S3Store:
+        bucket, prefix = parse_uri(uri)
+        return cls(Connection.create(), bucket, prefix)
+
+    @property
+    def uri(self) -> str:
+        return f"{SCHEME}{self._bucket}/{self._prefix}" if self._prefix else f"{SCHEME}{self._bucket}"
+
+    def _where(self) -> str:
+        return f"S3 store {self.uri}"
+
+    def _key(self, *segments: str) -> str:
+        return "/".join(part for part in (self._prefix, *segments) if part)
+
+    def dataset(self, dataset_id: str) -> Source:
+        key = self._key("datasets", check_id(dataset_id, "dataset id")) + "/"
+        return S3Source(self._connection, self._bucket, key)
+
+    def write_report(self, report_id: str, parts: dict[str, bytes]) -> None:
+        folder = self._key("reports", check_id(report_id, "report id"))
+        action = f"write report {report_id!r}"
+        if self._manifest_exists(folder, action, denied_means_unknown=True):
+            raise StorageError(f"{self._where()}: report {report_id!r} already exists; it is not overwritten")
+        manifest = {"report_id": report_id, "parts": [REPORT_PARTS[key].name for key in parts]}
+        uploads = [(REPORT_PARTS[key], content) for key, content in parts.items()]
+        uploads.append((MANIFEST, json.dumps(manifest).encode()))
+        attempted: list[str] = []
+        try:
+            for part, content in uploads:
+                key = f"{folder}/{part.name}"
+                # Recorded before the call: a failed PUT may still have stored the object.
+                attempted.append(key)
+                self._call(f"{action} (upload of {key})", partial(self._put, key, content, part.content_type))
+        except BaseException:
+            self._delete_quietly(reversed(attempted))  # manifest first, so nothing stays visible
+            raise
+
+    def _put(self, key: str, content: bytes, content_type: str) -> None:
+        self._client.put_object(Bucket=self._bucket, Key=key, Body=content, ContentType=content_type)
+
+    def _delete_quietly(self, keys: Iterable[str]) -> None:
+        """Best effort: the upload already failed; its error is the one the user must see."""
+        keys = list(keys)
+        if not keys:
+            return
+        try:
+            cleanup = Connection.create(CLEANUP_ATTEMPTS).client
+        except StorageError:
+            return
+        for key in keys:
+            try:
+                cleanup.delete_object(Bucket=self._bucket, Key=key)
+            except BOTO_ERRORS:
+                continue
+
+    def _manifest_exists(self, folder: str, action: str, *, denied_means_unknown: bool = False) -> bool:
+        key = f"{folder}/{MANIFEST.name}"
+        action = f"{action} (lookup of {key})"
+        # GET rather than HEAD: a HEAD error has no body, so no code saying *why* it failed.
+        try:
+            self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+        except ClientError as error:
+            if is_not_found(error):
+                return False
+            if denied_means_unknown and error_code(error) == "AccessDenied":
+                # A write-only role cannot look; the upload itself will say if it may write.
+                return False
+            raise self._fail(action, error) from error
+        except BotoCoreError as error:
+            raise self._fail(action, error) from error
+        return True
+
+    def read_report_part(self, report_id: str, part: str) -> bytes:
+        folder = self._key("reports", check_id(report_id, "report id"))
+        action = f"read report {report_id!r}"
+        if not self._manifest_exists(folder, action):
+            raise StorageError(f"{self._where()}: no report {report_id!r}")
+        key = f"{folder}/{REPORT_PARTS[part].name}"
+        action = f"{action} (download of {key})"
+        try:
+            return self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+        except ClientError as error:
+            if is_not_found(error):
+                raise StorageError(f"{self._where()}: report {report_id!r} has no {part}") from error
+            raise self._fail(action, error) from error
+        except BotoCoreError as error:
+            raise self._fail(action, error) from error

@@ -1,0 +1,397 @@
+"""One storage contract, run against the local folder store and the S3 store (moto over HTTP).
+
+Then the S3 faults the platform meets: a missing bucket, wrong credentials, the endpoint down,
+an endpoint answering 500 for a while (retries succeed) or for good mid-upload (nothing visible).
+Every failure must be one StorageError line naming the store, what was tried and why.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from s3_server import FaultProxy
+
+from handler.errors import StorageError
+from handler.storage import REPORT_PARTS, Store, resolve_dataset
+from handler.storage.local import LocalStore
+from handler.storage.s3 import DEFAULT_MAX_ATTEMPTS, S3Store, max_attempts
+
+PREFIX = "store"
+PARTS = {"findings": b'{"score": 0.5, "name": "\xc3\xa9"}', "html": b"<!doctype html><p>r\xc3\xa9port</p>"}
+MANIFEST_OF_PARTS = {"report_id": "r1", "parts": ["findings.json", "report.html"]}
+INVALID_IDS = ["../x", "/abs", "a/b", "", ".hidden", "a b", "x/../../y", "é"]
+
+
+@dataclass
+class Backend:
+    """A store plus raw access to what lies under it, to seed datasets and inspect reports."""
+
+    store: Store
+    put: Callable[[str, bytes], None]  # store-relative key -> content
+    keys: Callable[[], list[str]]  # every store-relative key
+    reference: Callable[[str], str]  # store-relative key -> a dataset reference (path or URI)
+    read_raw: Callable[[str], bytes]
+
+
+def local_backend(root: Path) -> Backend:
+    def put(key: str, content: bytes) -> None:
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        (root / key).write_bytes(content)
+
+    def keys() -> list[str]:
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+    return Backend(
+        LocalStore(root), put, keys, lambda key: str(root / key), lambda key: (root / key).read_bytes()
+    )
+
+
+def s3_backend(bucket: str, client: Any) -> Backend:
+    def put(key: str, content: bytes) -> None:
+        client.put_object(Bucket=bucket, Key=f"{PREFIX}/{key}", Body=content)
+
+    def keys() -> list[str]:
+        pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{PREFIX}/")
+        found = [entry["Key"] for page in pages for entry in page.get("Contents", [])]
+        return sorted(key.removeprefix(f"{PREFIX}/") for key in found)
+
+    def read_raw(key: str) -> bytes:
+        return bytes(client.get_object(Bucket=bucket, Key=f"{PREFIX}/{key}")["Body"].read())
+
+    return Backend(
+        S3Store.from_uri(f"s3://{bucket}/{PREFIX}"),
+        put,
+        keys,
+        lambda key: f"s3://{bucket}/{PREFIX}/{key}",
+        read_raw,
+    )
+
+
+@pytest.fixture(params=["local", "s3"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    if request.param == "local":
+        return local_backend(tmp_path / "store")
+    return s3_backend(request.getfixturevalue("s3_bucket"), request.getfixturevalue("s3_client"))
+
+
+def names(sources: list[Any]) -> list[str]:
+    return [source.basename for source in sources]
+
+
+class TestStoreContract:
+    def test_report_parts_read_back(self, backend: Backend) -> None:
+        backend.store.write_report("r1", PARTS)
+        for key, content in PARTS.items():
+            assert backend.store.read_report_part("r1", key) == content
+
+    def test_every_declared_part_round_trips(self, backend: Backend) -> None:
+        everything = {key: f"{key} é\n".encode() for key in REPORT_PARTS}
+        backend.store.write_report("r2", everything)
+        for key, content in everything.items():
+            assert backend.store.read_report_part("r2", key) == content
+        manifest = json.loads(backend.read_raw("reports/r2/manifest.json"))
+        assert manifest == {"report_id": "r2", "parts": [part.name for part in REPORT_PARTS.values()]}
+
+    def test_manifest_is_the_same_json_on_every_backend(self, backend: Backend) -> None:
+        backend.store.write_report("r1", PARTS)
+        assert json.loads(backend.read_raw("reports/r1/manifest.json")) == MANIFEST_OF_PARTS
+        assert backend.keys() == [
+            f"reports/r1/{name}" for name in ("findings.json", "manifest.json", "report.html")
+        ]
+
+    def test_report_without_manifest_is_absent(self, backend: Backend) -> None:
+        for part in REPORT_PARTS.values():
+            backend.put(f"reports/r9/{part.name}", b"left over by a failed run")
+        with pytest.raises(StorageError, match=r": no report 'r9'$"):
+            backend.store.read_report_part("r9", "html")
+
+    def test_unknown_report_is_absent(self, backend: Backend) -> None:
+        with pytest.raises(StorageError, match=r": no report 'never-written'$"):
+            backend.store.read_report_part("never-written", "findings")
+
+    @pytest.mark.parametrize("bad", INVALID_IDS)
+    def test_invalid_ids_are_refused(self, backend: Backend, bad: str) -> None:
+        expected = rf"^(report|dataset) id {bad!r} is not a valid id"
+        with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
+            backend.store.write_report(bad, PARTS)
+        with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
+            backend.store.read_report_part(bad, "html")
+        with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
+            backend.store.dataset(bad)
+        assert backend.keys() == []
+
+    def test_existing_report_is_not_overwritten(self, backend: Backend) -> None:
+        backend.store.write_report("r1", PARTS)
+        with pytest.raises(StorageError, match="r1"):
+            backend.store.write_report("r1", {"findings": b"{}", "html": b"other"})
+        assert backend.store.read_report_part("r1", "html") == PARTS["html"]
+
+    def test_location_names_the_report_folder(self, backend: Backend) -> None:
+        assert backend.store.location("r1") == f"{backend.store.uri.rstrip('/')}/reports/r1/"
+
+    def test_dataset_id_resolves_under_datasets(self, backend: Backend) -> None:
+        backend.put("datasets/ds_01H/labels/b.txt", b"0 0.5 0.5 0.1 0.1\n")
+        backend.put("datasets/ds_01H/labels/a.txt", b"")
+        backend.put("datasets/ds_01H/data.yaml", b"names: [cat]\n")
+        backend.put("datasets/ds_01Hx/other.txt", b"not part of ds_01H")
+        source = resolve_dataset("ds_01H", backend.store)
+        assert source.is_dir()
+        files = source.files()
+        assert names(files) == ["data.yaml", "a.txt", "b.txt"]
+        assert [f.read_bytes() for f in files] == [b"names: [cat]\n", b"", b"0 0.5 0.5 0.1 0.1\n"]
+
+    def test_unknown_dataset_id_has_nothing_to_read(self, backend: Backend) -> None:
+        source = resolve_dataset("ds_missing", backend.store)
+        assert not source.is_dir()
+        assert source.files() == []
+        with pytest.raises(StorageError, match="no such"):
+            source.read_bytes()
+
+    def test_keys_with_spaces_and_unicode(self, backend: Backend) -> None:
+        backend.put("datasets/ds_2/my data/gt é.json", b'{"images": []}')
+        backend.put("datasets/ds_2/a b/ü 1.txt", b"\xe2\x9c\x93")
+        folder = resolve_dataset("ds_2", backend.store)
+        assert names(folder.files()) == ["ü 1.txt", "gt é.json"]
+        file = resolve_dataset(backend.reference("datasets/ds_2/my data/gt é.json"), backend.store)
+        assert not file.is_dir()
+        assert file.basename == "gt é.json"
+        assert file.read_bytes() == b'{"images": []}'
+
+    def test_folder_listing_is_recursive_and_sorted_by_path_segments(self, backend: Backend) -> None:
+        keys = ["a b/x", "a/b", "a-c", "a.d", "a/z/deep/er", "B", "_"]
+        for key in keys:
+            backend.put(f"shards/{key}", key.encode())
+        files = resolve_dataset(backend.reference("shards"), backend.store).files()
+        expected = sorted(keys, key=lambda key: key.split("/"))
+        assert [f.read_bytes().decode() for f in files] == expected
+
+    @pytest.mark.parametrize("suffix", ["", "/"])
+    def test_folder_reference_with_or_without_slash(self, backend: Backend, suffix: str) -> None:
+        backend.put("shards/part-0.jsonl", b"{}\n")
+        backend.put("shards/part-1.jsonl", b"{}\n{}\n")
+        source = resolve_dataset(backend.reference("shards") + suffix, backend.store)
+        assert source.is_dir()
+        assert names(source.files()) == ["part-0.jsonl", "part-1.jsonl"]
+        assert source.basename == "shards"
+
+    def test_missing_file_reference(self, backend: Backend) -> None:
+        with pytest.raises(StorageError, match="no such"):
+            resolve_dataset(backend.reference("nope.json"), backend.store).read_bytes()
+
+    def test_file_streams_in_chunks_and_lines(self, backend: Backend) -> None:
+        lines = [f'{{"line": {i}, "pad": "{"x" * 100}"}}\n'.encode() for i in range(30_000)]
+        backend.put("big.jsonl", b"".join(lines))  # ~3.4 MB: several network reads
+        source = resolve_dataset(backend.reference("big.jsonl"), backend.store)
+        with source.open() as stream:
+            assert isinstance(stream, io.BufferedIOBase)
+            assert stream.read(10) == lines[0][:10]
+            assert stream.readline() == lines[0][10:]
+            assert list(stream) == lines[1:]
+        assert source.read_bytes() == b"".join(lines)
+
+
+class TestS3Store:
+    def test_parts_have_their_content_type(self, s3_bucket: str, s3_client: Any) -> None:
+        S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        for part in (REPORT_PARTS[key] for key in PARTS):
+            head = s3_client.head_object(Bucket=s3_bucket, Key=f"{PREFIX}/reports/r1/{part.name}")
+            assert head["ContentType"] == part.content_type
+        head = s3_client.head_object(Bucket=s3_bucket, Key=f"{PREFIX}/reports/r1/manifest.json")
+        assert head["ContentType"] == "application/json"
+
+    def test_manifest_is_uploaded_last(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
+        S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        uploaded = [path.rsplit("/", 1)[-1] for path in fault_proxy.paths("PUT")]
+        assert uploaded == ["findings.json", "report.html", "manifest.json"]
+
+    def test_prefix_with_spaces_and_unicode(self, s3_bucket: str, s3_client: Any) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}/team é/run 1/")
+        assert store.uri == f"s3://{s3_bucket}/team é/run 1"
+        store.write_report("r1", PARTS)
+        assert store.read_report_part("r1", "findings") == PARTS["findings"]
+        assert s3_client.get_object(Bucket=s3_bucket, Key="team é/run 1/reports/r1/report.html")
+
+    def test_store_at_the_bucket_root(self, s3_bucket: str, s3_client: Any) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}")
+        s3_client.put_object(Bucket=s3_bucket, Key="datasets/ds_1/gt.json", Body=b"[]")
+        assert names(store.dataset("ds_1").files()) == ["gt.json"]
+        store.write_report("r1", PARTS)
+        assert s3_client.get_object(Bucket=s3_bucket, Key="reports/r1/manifest.json")
+
+    def test_folder_markers_are_not_files(self, s3_bucket: str, s3_client: Any) -> None:
+        for key in ("labels/", "labels/sub/", "labels/sub/a.txt"):
+            s3_client.put_object(Bucket=s3_bucket, Key=key, Body=b"" if key.endswith("/") else b"x")
+        source = resolve_dataset(f"s3://{s3_bucket}/labels/", S3Store.from_uri(f"s3://{s3_bucket}"))
+        assert names(source.files()) == ["a.txt"]
+
+    def test_an_object_wins_over_a_folder_of_the_same_name(self, s3_bucket: str, s3_client: Any) -> None:
+        s3_client.put_object(Bucket=s3_bucket, Key="gt", Body=b"file")
+        s3_client.put_object(Bucket=s3_bucket, Key="gt/inner.json", Body=b"inner")
+        source = resolve_dataset(f"s3://{s3_bucket}/gt", S3Store.from_uri(f"s3://{s3_bucket}"))
+        assert not source.is_dir()
+        assert source.read_bytes() == b"file"
+
+    @pytest.mark.parametrize(
+        ("ours", "aws", "expected"),
+        [(None, None, DEFAULT_MAX_ATTEMPTS), ("2", "7", 2), (None, "7", 7), ("0", None, 1), ("99", None, 10)],
+    )
+    def test_attempts_are_bounded(
+        self, monkeypatch: pytest.MonkeyPatch, ours: str | None, aws: str | None, expected: int
+    ) -> None:
+        for variable, value in (("PRELABEL_S3_MAX_ATTEMPTS", ours), ("AWS_MAX_ATTEMPTS", aws)):
+            if value is None:
+                monkeypatch.delenv(variable, raising=False)
+            else:
+                monkeypatch.setenv(variable, value)
+        assert max_attempts() == expected
+
+    def test_attempts_must_be_a_number(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("PRELABEL_S3_MAX_ATTEMPTS", "many")
+        with pytest.raises(StorageError, match=r"^PRELABEL_S3_MAX_ATTEMPTS='many' is not a whole number"):
+            S3Store.from_uri("s3://bucket/prefix")
+
+    def test_not_an_s3_uri(self, s3_env: str) -> None:
+        with pytest.raises(StorageError, match=r"^'s3:///key' is not an S3 URI: expected s3://bucket/key$"):
+            S3Store.from_uri("s3:///key")
+
+
+def one_line(error: pytest.ExceptionInfo[StorageError]) -> str:
+    message = str(error.value)
+    assert "\n" not in message
+    assert error.value.__cause__ is not None  # chained to the boto error, for debugging
+    return message
+
+
+class TestS3Faults:
+    def test_bucket_does_not_exist(self, s3_env: str) -> None:
+        store = S3Store.from_uri("s3://no-such-bucket-here/runs")
+        with pytest.raises(StorageError) as error:
+            store.write_report("r1", PARTS)
+        assert one_line(error) == (
+            "S3 store s3://no-such-bucket-here/runs: cannot write report 'r1' "
+            "(lookup of runs/reports/r1/manifest.json): "
+            "bucket 'no-such-bucket-here' does not exist (NoSuchBucket)"
+        )
+
+    def test_dataset_in_a_bucket_that_does_not_exist(self, s3_env: str) -> None:
+        source = resolve_dataset("s3://no-such-bucket-here/gt.json", S3Store.from_uri("s3://x"))
+        with pytest.raises(StorageError) as error:
+            source.read_bytes()
+        assert one_line(error) == (
+            "s3://no-such-bucket-here/gt.json: cannot read: "
+            "bucket 'no-such-bucket-here' does not exist (NoSuchBucket)"
+        )
+        with pytest.raises(StorageError) as error:
+            source.is_dir()
+        assert one_line(error) == (
+            "s3://no-such-bucket-here/gt.json: cannot look up the folder: "
+            "bucket 'no-such-bucket-here' does not exist (NoSuchBucket)"
+        )
+
+    def test_unknown_access_key(
+        self, s3_bucket: str, moto_auth: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
+        with pytest.raises(StorageError) as error:
+            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        assert one_line(error) == (
+            f"S3 store s3://{s3_bucket}/{PREFIX}: cannot write report 'r1' "
+            f"(lookup of {PREFIX}/reports/r1/manifest.json): credentials refused: "
+            "the access key id is unknown (InvalidAccessKeyId); check AWS_ACCESS_KEY_ID or AWS_PROFILE"
+        )
+
+    def test_wrong_secret(
+        self, s3_bucket: str, moto_auth: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        key_id, secret = moto_auth
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key_id)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+        source = resolve_dataset(f"s3://{s3_bucket}/gt é.json", S3Store.from_uri(f"s3://{s3_bucket}"))
+        with pytest.raises(StorageError) as error:
+            source.read_bytes()
+        assert one_line(error) == (
+            f"s3://{s3_bucket}/gt é.json: cannot read: credentials refused: the secret key does not match "
+            "the access key id (SignatureDoesNotMatch); check AWS_SECRET_ACCESS_KEY"
+        )
+        with pytest.raises(StorageError, match=r"\(SignatureDoesNotMatch\)"):
+            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        # The right secret works, and sees that nothing was written.
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+        with pytest.raises(StorageError, match=r": no report 'r1'$"):
+            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").read_report_part("r1", "html")
+
+    def test_no_credentials_at_all(self, s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+        monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+        with pytest.raises(
+            StorageError, match=r"cannot read report 'r1' .*: no usable credentials: set AWS_"
+        ):
+            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").read_report_part("r1", "html")
+
+    def test_endpoint_down(self, s3_bucket: str, endpoint_down: str) -> None:
+        with pytest.raises(StorageError) as error:
+            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        assert one_line(error) == (
+            f"S3 store s3://{s3_bucket}/{PREFIX}: cannot write report 'r1' "
+            f"(lookup of {PREFIX}/reports/r1/manifest.json): "
+            f"endpoint down: cannot connect to {endpoint_down} (3 attempts)"
+        )
+        with pytest.raises(StorageError) as error:
+            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").dataset("ds_1").files()
+        assert one_line(error) == (
+            f"s3://{s3_bucket}/{PREFIX}/datasets/ds_1/: cannot look up the folder: "
+            f"endpoint down: cannot connect to {endpoint_down} (3 attempts)"
+        )
+
+    def test_500_for_a_while_then_recovering(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
+        fault_proxy.fail_next(2, method="PUT")
+        store.write_report("r1", PARTS)
+        fault_proxy.fail_next(2, method="GET")
+        assert store.read_report_part("r1", "html") == PARTS["html"]
+        assert [seen.status for seen in fault_proxy.seen].count(500) == 4
+
+    def test_dataset_read_recovers_from_500s(
+        self, s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy
+    ) -> None:
+        s3_client.put_object(Bucket=s3_bucket, Key="data/gt.json", Body=b'{"images": []}')
+        fault_proxy.fail_next(2)
+        source = resolve_dataset(f"s3://{s3_bucket}/data/gt.json", S3Store.from_uri(f"s3://{s3_bucket}"))
+        assert source.read_bytes() == b'{"images": []}'
+
+    def test_500_for_good_while_reading(
+        self, s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy
+    ) -> None:
+        s3_client.put_object(Bucket=s3_bucket, Key="data/gt.json", Body=b"{}")
+        fault_proxy.fail_matching("GET", r"/data/gt\.json$")
+        with pytest.raises(StorageError) as error:
+            resolve_dataset(
+                f"s3://{s3_bucket}/data/gt.json", S3Store.from_uri(f"s3://{s3_bucket}")
+            ).read_bytes()
+        assert one_line(error) == (
+            f"s3://{s3_bucket}/data/gt.json: cannot read: server error 500 (InternalError) after 3 attempts"
+        )
+
+    @pytest.mark.parametrize("failing", ["report.html", "manifest.json"])
+    def test_failing_for_good_mid_upload_leaves_nothing_visible(
+        self, s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy, failing: str
+    ) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
+        fault_proxy.fail_matching("PUT", rf"/reports/r1/{failing}$")
+        with pytest.raises(StorageError) as error:
+            store.write_report("r1", PARTS)
+        assert one_line(error) == (
+            f"S3 store s3://{s3_bucket}/{PREFIX}: cannot write report 'r1' "
+            f"(upload of {PREFIX}/reports/r1/{failing}): server error 500 (InternalError) after 3 attempts"
+        )
+        fault_proxy.heal()
+        with pytest.raises(StorageError, match=r": no report 'r1'$"):
+            store.read_report_part("r1", "findings")
+        # The parts already uploaded were deleted again, best effort.
+        assert s3_client.list_objects_v2(Bucket=s3_bucket).get("KeyCount") == 0
