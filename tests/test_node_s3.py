@@ -1,0 +1,143 @@
+"""The node end to end against a real S3-compatible server (moto, over HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paths import EXAMPLES, THIRD_PARTY
+from s3_server import FaultProxy
+
+COCO = THIRD_PARTY / "coco_val2014_100"
+
+
+def node(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "handler", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "handler.cli", *args],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def upload(client: Any, bucket: str, key: str, path: Path) -> str:
+    client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
+    return f"s3://{bucket}/{key}"
+
+
+def outputs_of(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    assert result.returncode == 0, result.stderr
+    outputs: dict[str, str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return outputs
+
+
+def test_datasets_in_a_bucket_and_the_report_uploaded(s3_bucket: str, s3_client: Any) -> None:
+    gt = upload(s3_client, s3_bucket, "in put/gt é.json", EXAMPLES / "gt.json")
+    pred = upload(s3_client, s3_bucket, "in put/prédictions 1.jsonl", EXAMPLES / "predictions.jsonl")
+    store = f"s3://{s3_bucket}/assets"
+    outputs = outputs_of(node(GT_DATASET=gt, PRED_DATASET=pred, PRELABEL_STORE=store))
+    prefix = f"assets/reports/{outputs['REPORT_ID']}/"
+    types = {
+        name: s3_client.head_object(Bucket=s3_bucket, Key=prefix + name)["ContentType"]
+        for name in ("findings.json", "report.html", "manifest.json")
+    }
+    assert types["findings.json"] == "application/json"
+    assert types["report.html"].startswith("text/html")
+    shown = cli("show", outputs["REPORT_ID"], "--store", store)
+    assert shown.returncode == 0, shown.stderr
+    findings = json.loads(shown.stdout)
+    assert findings["efficiency_level"] == outputs["EFFICIENCY_LEVEL"]
+    assert findings["dataset"]["images"] == 24
+    assert cli("show", outputs["REPORT_ID"], "--store", store, "--html").stdout.startswith("<!DOCTYPE html>")
+
+
+def test_coco_results_list_from_s3_equals_local(s3_bucket: str, s3_client: Any, tmp_path: Path) -> None:
+    gt_path, pred_path = (
+        COCO / "instances_val2014_100.json",
+        COCO / "instances_val2014_fakebbox100_results.json",
+    )
+    gt = upload(s3_client, s3_bucket, "coco/gt.json", gt_path)
+    pred = upload(s3_client, s3_bucket, "coco/results.json", pred_path)
+    remote = outputs_of(node(GT_DATASET=gt, PRED_DATASET=pred, PRELABEL_STORE=f"s3://{s3_bucket}/r"))
+    local = outputs_of(
+        node(GT_DATASET=str(gt_path), PRED_DATASET=str(pred_path), PRELABEL_STORE=str(tmp_path))
+    )
+    remote_findings = json.loads(cli("show", remote["REPORT_ID"], "--store", f"s3://{s3_bucket}/r").stdout)
+    local_findings = json.loads((tmp_path / "reports" / local["REPORT_ID"] / "findings.json").read_text())
+    assert remote_findings["counts"] == local_findings["counts"]
+
+
+def test_dataset_ids_resolve_inside_the_store(s3_bucket: str, s3_client: Any) -> None:
+    upload(s3_client, s3_bucket, "store/datasets/ds_01HGT/gt.json", EXAMPLES / "gt.json")
+    upload(
+        s3_client, s3_bucket, "store/datasets/ds_01HPRED/predictions.jsonl", EXAMPLES / "predictions.jsonl"
+    )
+    outputs = outputs_of(
+        node(GT_DATASET="ds_01HGT", PRED_DATASET="ds_01HPRED", PRELABEL_STORE=f"s3://{s3_bucket}/store")
+    )
+    assert outputs["REPORT_ID"].startswith("rpt_")
+
+
+def assert_failed_cleanly(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2 and "REPORT_ID" not in result.stdout
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in last, last
+
+
+def test_upload_failing_for_good_leaves_no_report(
+    s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy
+) -> None:
+    fault_proxy.fail_matching("PUT", r"report\.html$")
+    result = node(
+        GT_DATASET=str(EXAMPLES / "gt.json"),
+        PRED_DATASET=str(EXAMPLES / "predictions.jsonl"),
+        PRELABEL_STORE=f"s3://{s3_bucket}/store",
+    )
+    assert_failed_cleanly(result, f"s3://{s3_bucket}/store", "report.html", "500")
+    listed = s3_client.list_objects_v2(Bucket=s3_bucket, Prefix="store/reports/")
+    assert "Contents" not in listed or not any(o["Key"].endswith("manifest.json") for o in listed["Contents"])
+
+
+def test_store_bucket_that_does_not_exist(s3_env: str) -> None:
+    result = node(
+        GT_DATASET=str(EXAMPLES / "gt.json"),
+        PRED_DATASET=str(EXAMPLES / "predictions.jsonl"),
+        PRELABEL_STORE="s3://no-such-bucket-here/store",
+    )
+    assert_failed_cleanly(result, "no-such-bucket-here")
+
+
+def test_endpoint_down_names_the_endpoint(endpoint_down: str) -> None:
+    result = node(
+        GT_DATASET="s3://bucket/gt.json", PRED_DATASET="s3://bucket/p.json", PRELABEL_STORE="s3://bucket/s"
+    )
+    assert_failed_cleanly(result, "s3://bucket/gt.json")
+
+
+@pytest.mark.parametrize("missing", ["s3://{bucket}/nothing.json", "ds_missing"])
+def test_missing_dataset_in_s3_is_one_line(s3_bucket: str, missing: str) -> None:
+    result = node(
+        GT_DATASET=missing.format(bucket=s3_bucket),
+        PRED_DATASET=str(EXAMPLES / "gt.json"),
+        PRELABEL_STORE=f"s3://{s3_bucket}/store",
+    )
+    assert_failed_cleanly(result)
