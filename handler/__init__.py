@@ -6,6 +6,7 @@ inputs (node.json) → datasets → engine → report → storage → outputs.
 
 from handler.boxes import BoxTable, Dataset
 from handler.engine import Thresholds
+from handler.engine.timecost import TimeCosts
 from handler.metric import EfficiencyResult, PrelabelingEfficiency
 
-__all__ = ["BoxTable", "Dataset", "EfficiencyResult", "PrelabelingEfficiency", "Thresholds"]
+__all__ = ["BoxTable", "Dataset", "EfficiencyResult", "PrelabelingEfficiency", "Thresholds", "TimeCosts"]

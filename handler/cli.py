@@ -1,7 +1,8 @@
 """`prelabel-eval`: the human CLI over the node's code path.
 
 prelabel-eval GT PRED [--iou-min 0.3] [--iou-perfect 0.8] [--confidence-threshold 0.5]
-prelabel-eval show REPORT_ID [--html]
+              [--seconds-accept|nudge|relabel|delete|draw S]
+prelabel-eval show REPORT_ID [--html | --outcomes | --outputs]
 """
 
 from __future__ import annotations
@@ -9,15 +10,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from dataclasses import fields
+from typing import Any, Final
+
+import orjson
 
 from handler.datasets import format_names
+from handler.engine.timecost import ASSUMED, TimeCosts
+from handler.errors import InputError
 from handler.inputs import parse_inputs
+from handler.outputs import NodeOutputs
 from handler.pipeline import RunResult, run
+from handler.report.html import duration
 from handler.runtime import STORE_VARIABLE, guarded, store_uri
 from handler.storage import open_store
 
 STORE_HELP = f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)"
+# `show` prints one part of the stored report; the default is the findings JSON.
+SHOW_PARTS: Final = {
+    "html": "the HTML page",
+    "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
+    "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
+}
+
+
+def _add_time_costs(parser: argparse.ArgumentParser) -> None:
+    """--seconds-<action> for every labeler action of the time estimate (not node inputs)."""
+    group = parser.add_argument_group("time estimate", "seconds a labeler spends per action")
+    for item in fields(TimeCosts):
+        why = ASSUMED.get(item.name, "Su, Deng, Fei-Fei 2012")
+        group.add_argument(
+            f"--seconds-{item.name}", type=float, default=item.default, metavar="S",
+            help=f"{item.name} one box (default {item.default}: {why})",
+        )
+
+
+def time_costs(args: argparse.Namespace) -> TimeCosts:
+    try:
+        return TimeCosts(**{item.name: getattr(args, f"seconds_{item.name}") for item in fields(TimeCosts)})
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def _run_parser() -> argparse.ArgumentParser:
@@ -48,17 +80,18 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--store", metavar="URI", help=STORE_HELP)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
+    _add_time_costs(parser)
     return parser
 
 
 def _show_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="prelabel-eval show", description="Print a stored report: its findings JSON, or its HTML page."
+        prog="prelabel-eval show", description="Print a stored report: by default its findings JSON."
     )
     parser.add_argument("report_id", metavar="REPORT_ID")
-    parser.add_argument(
-        "--html", action="store_true", help="print the HTML page instead of the findings JSON"
-    )
+    which = parser.add_mutually_exclusive_group()
+    for part, what in SHOW_PARTS.items():
+        which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
     parser.add_argument("--store", metavar="URI", help=STORE_HELP)
     return parser
 
@@ -70,10 +103,18 @@ def summary(result: RunResult) -> str:
         findings["verdict"],
         f"assistance score {findings['assistance_score']:.3f} · {findings['efficiency_level']}",
         "  ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in findings["shares"]),
+        _time_line(findings["time"]),
         *findings["notes"],
         f"report {result.outputs.report_id} at {result.location}",
     ]
     return "\n".join(lines)
+
+
+def _time_line(time: dict[str, Any]) -> str:
+    return (
+        f"labeler time: about {duration(time['with_predictions_seconds'])} with the predictions, "
+        f"{duration(time['from_scratch_seconds'])} from scratch"
+    )
 
 
 def _evaluate(argv: list[str]) -> int:
@@ -86,16 +127,27 @@ def _evaluate(argv: list[str]) -> int:
         "CONFIDENCE_THRESHOLD": args.confidence_threshold,
     }
     raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
-    result = run(parse_inputs(raw), open_store(store_uri(args.store)))
+    result = run(parse_inputs(raw), open_store(store_uri(args.store)), costs=time_costs(args))
     print(json.dumps(result.findings, indent=2) if args.json else summary(result))
     return 0
 
 
+def _outputs(findings: bytes) -> bytes:
+    document = orjson.loads(findings)
+    return NodeOutputs(document["report_id"], document["efficiency_level"]).to_json().encode("utf-8")
+
+
 def _show(argv: list[str]) -> int:
     args = _show_parser().parse_args(argv)
-    part = "html" if args.html else "findings"
-    content = open_store(store_uri(args.store)).read_report_part(args.report_id, part)
-    sys.stdout.write(content.decode("utf-8").rstrip("\n") + "\n")
+    store = open_store(store_uri(args.store))
+    part = args.part or "findings"
+    if part == "outputs":
+        content = _outputs(store.read_report_part(args.report_id, "findings"))
+    else:
+        content = store.read_report_part(args.report_id, part)
+    if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
+        sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
+    sys.stdout.flush()
     return 0
 
 

@@ -13,9 +13,11 @@ import orjson
 
 from handler.datasets import load_dataset, pair_datasets
 from handler.engine import evaluate
+from handler.engine.sweep import confidence_sweep
+from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report import RunFacts, build_findings, new_report_id, render_html
+from handler.report import RunFacts, build_findings, new_report_id, outcome_lines, render_html
 from handler.storage import Store, resolve_dataset
 
 PhaseLog = Callable[[str, float], None]
@@ -43,8 +45,20 @@ class RunResult:
     location: str
 
 
-def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet) -> RunResult:
-    """Evaluate, then store the report; the REPORT_ID exists only once the report is complete."""
+def _report_parts(facts: RunFacts, findings: dict[str, Any]) -> dict[str, bytes]:
+    return {
+        "findings": orjson.dumps(findings, option=orjson.OPT_INDENT_2),
+        "html": render_html(findings).encode("utf-8"),
+        "outcomes": outcome_lines(facts.evaluation, facts.paired.asset_ids, facts.paired.class_names),
+    }
+
+
+def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet, costs: TimeCosts | None = None) -> RunResult:
+    """Evaluate, then store the report; the REPORT_ID exists only once the report is complete.
+
+    `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
+    they are not node inputs).
+    """
     with _phase("read ground truth", log):
         gt = load_dataset(resolve_dataset(inputs.gt_dataset, store), inputs.gt_format)
     with _phase("read predictions", log):
@@ -53,14 +67,13 @@ def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet) -> RunResult:
         paired = pair_datasets(gt.dataset, pred.dataset)
     with _phase("match and score", log):
         evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), inputs.thresholds)
+    with _phase("confidence sweep", log):
+        sweep = confidence_sweep(evaluation, inputs.thresholds)
     report_id = new_report_id()
     with _phase("build report", log):
-        facts = RunFacts(inputs, gt.dataset, pred.dataset, paired, evaluation)
+        facts = RunFacts(inputs, gt.dataset, pred.dataset, paired, evaluation, sweep, costs or TimeCosts())
         findings = build_findings(facts, report_id)
-        parts = {
-            "findings": orjson.dumps(findings, option=orjson.OPT_INDENT_2),
-            "html": render_html(findings).encode("utf-8"),
-        }
+        parts = _report_parts(facts, findings)
     with _phase("store report", log):
         store.write_report(report_id, parts)
     outputs = NodeOutputs(report_id, findings["efficiency_level"])

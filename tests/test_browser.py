@@ -171,7 +171,7 @@ def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Ob
 
 def _unfold(page: Page) -> None:
     """Open every folded block, the way a reader clicking each summary would."""
-    for summary in page.locator("details:not([open]) > summary").all():
+    for summary in page.locator("details > summary").all():
         summary.click()
 
 

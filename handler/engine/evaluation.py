@@ -1,12 +1,23 @@
-"""One evaluation: the confidence filter, matching and outcomes over every shared image."""
+"""One evaluation: the confidence filter, matching and outcomes over every shared image.
+
+The IoU work is done once: `candidate_pairs` over every prediction (before the confidence
+filter) down to `pair_floor`, so the main evaluation, the confidence sweep and the near
+misses all select from the same pairs instead of computing IoU again.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Final
+
+import numpy as np
 
 from handler.boxes import BoolArray, BoxTable
-from handler.engine.matching import PAIR_BUDGET, match_boxes
+from handler.engine.matching import PAIR_BUDGET, CandidatePairs, MatchResult, candidate_pairs, greedy_match
 from handler.engine.outcomes import BoxOutcomes, Tally, assign_outcomes
+
+# Near misses start at this IoU, so candidate pairs are kept down to it.
+NEAR_MISS_FLOOR: Final = 0.1
 
 
 @dataclass(frozen=True)
@@ -26,24 +37,56 @@ class Thresholds:
         if not 0 <= self.confidence_threshold <= 1:
             raise ValueError(f"Expected `confidence_threshold` in [0, 1] but got {self.confidence_threshold}")
 
+    def at_confidence(self, threshold: float) -> Thresholds:
+        return replace(self, confidence_threshold=threshold)
+
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Outcomes of the GT boxes and of the kept predictions (`kept` masks the input predictions)."""
+    """Outcomes of the GT boxes and of the kept predictions (`kept` masks the input predictions).
+
+    `all_pred` is every input prediction and `pairs` every same-image pair with IoU ≥
+    `pair_floor(iou_min)`, indexing `gt` and `all_pred`: what later analyses re-use.
+    """
 
     gt: BoxTable
     pred: BoxTable
     kept: BoolArray
     outcomes: BoxOutcomes
     tally: Tally
+    all_pred: BoxTable
+    pairs: CandidatePairs
+
+
+def pair_floor(iou_min: float) -> float:
+    """The lowest IoU any analysis looks at: near misses from 0.1, matches from `iou_min`."""
+    return min(NEAR_MISS_FLOOR, iou_min)
+
+
+def match_kept(pairs: CandidatePairs, kept: BoolArray, iou_min: float, n_gt: int) -> MatchResult:
+    """Greedy matching of the kept predictions only, on pairs computed over all of them.
+
+    The result indexes the kept predictions (as `pred[kept]` would); renumbering keeps the
+    input order, so ties break exactly as matching `pred[kept]` from scratch.
+    """
+    usable = pairs[kept[pairs.pred] & (pairs.iou >= iou_min)]
+    renumber = np.cumsum(kept, dtype=np.int64) - 1
+    usable = CandidatePairs(usable.gt, renumber[usable.pred], usable.iou)
+    return greedy_match(usable, n_gt, int(np.count_nonzero(kept)))
+
+
+def evaluate_pairs(gt: BoxTable, pred: BoxTable, pairs: CandidatePairs, thresholds: Thresholds) -> Evaluation:
+    """Drop predictions below the threshold (equal is kept), match, and sort into outcomes."""
+    kept = pred.confidence >= thresholds.confidence_threshold
+    kept_pred = pred[kept]
+    match = match_kept(pairs, kept, thresholds.iou_min, len(gt))
+    outcomes = assign_outcomes(gt, kept_pred, match, thresholds.iou_perfect)
+    return Evaluation(gt, kept_pred, kept, outcomes, Tally.of(outcomes), pred, pairs)
 
 
 def evaluate(
     gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
 ) -> Evaluation:
-    """Drop predictions below the threshold (equal is kept), match, and sort into outcomes."""
-    kept = pred.confidence >= thresholds.confidence_threshold
-    kept_pred = pred[kept]
-    match = match_boxes(gt, kept_pred, n_images, thresholds.iou_min, budget)
-    outcomes = assign_outcomes(gt, kept_pred, match, thresholds.iou_perfect)
-    return Evaluation(gt, kept_pred, kept, outcomes, Tally.of(outcomes))
+    """Candidate pairs once over every prediction, then the evaluation at the thresholds."""
+    pairs = candidate_pairs(gt, pred, n_images, pair_floor(thresholds.iou_min), budget)
+    return evaluate_pairs(gt, pred, pairs, thresholds)

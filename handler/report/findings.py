@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Final
 
@@ -12,7 +12,10 @@ import jsonschema
 from handler.boxes import Dataset, SkippedBox
 from handler.datasets import PairedBoxes
 from handler.engine import Evaluation, Outcome, Tally
+from handler.engine.sweep import Sweep
+from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
+from handler.report.sections import Analysed, analysis_sections
 from handler.resources import schema_validator
 
 KIND: Final = "dataset_intelligence_findings_v1"
@@ -28,13 +31,18 @@ def new_report_id() -> str:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What the findings are built from: the inputs, both datasets, the pairing and the result."""
+    """What the findings are built from: the inputs, both datasets, the pairing and the results."""
 
     inputs: NodeInputs
     gt: Dataset
     pred: Dataset
     paired: PairedBoxes
     evaluation: Evaluation
+    sweep: Sweep
+    costs: TimeCosts = field(default_factory=TimeCosts)
+
+    def analysed(self) -> Analysed:
+        return Analysed(self.evaluation, self.sweep, self.paired, self.inputs.thresholds, self.costs)
 
 
 def nothing_to_score_reason(facts: RunFacts) -> str | None:
@@ -55,10 +63,22 @@ def lean(tally: Tally) -> str:
     return f"what is left is balanced between drawing and deleting ({fn} missed, {fp} invented boxes)"
 
 
-def verdict(tally: Tally, reason: str | None) -> str:
+def recommendation(sweep: Sweep) -> str:
+    """A better confidence threshold, when one gains enough score to be worth changing."""
+    if not sweep.recommended:
+        return ""
+    best, used = sweep.best, sweep.used
+    return (
+        f" A confidence threshold of {best.threshold:g} instead of {used.threshold:g} would raise the "
+        f"score to {best.tally.assistance_score:.0%} (from {used.tally.assistance_score:.0%})."
+    )
+
+
+def verdict(tally: Tally, reason: str | None, sweep: Sweep) -> str:
     if reason is not None:
         return f"Nothing could be scored: {reason}."
-    return f"The predictions save about {tally.assistance_score:.0%} of the labeling work; {lean(tally)}."
+    saved = f"The predictions save about {tally.assistance_score:.0%} of the labeling work; {lean(tally)}."
+    return saved + recommendation(sweep)
 
 
 def _notes(facts: RunFacts) -> list[str]:
@@ -99,7 +119,7 @@ def build_findings(facts: RunFacts, report_id: str) -> dict[str, Any]:
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "efficiency_level": tally.grade,
         "assistance_score": tally.assistance_score,
-        "verdict": verdict(tally, reason),
+        "verdict": verdict(tally, reason, facts.sweep),
         "reason": reason,
         "counts": tally.count_dict(),
         "shares": tally.shares(),
@@ -127,6 +147,7 @@ def build_findings(facts: RunFacts, report_id: str) -> dict[str, Any]:
         },
         "skipped": _skipped((facts.gt, facts.pred)),
         "notes": _notes(facts),
+        **analysis_sections(facts.analysed()),
     }
     validate_findings(findings)
     return findings

@@ -1,4 +1,9 @@
-"""The one-page HTML report (SPEC §8): self-contained, every dataset string escaped."""
+"""The one-page HTML report (SPEC §8): self-contained, every dataset string escaped.
+
+The geometry of the two inline SVG charts (the score gauge and the confidence sweep) is
+computed here, so the template only places numbers; every string from a dataset reaches
+the page through jinja2's autoescaping.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ from typing import Any, Final
 
 import jinja2
 
-from handler.engine import GRADES
+from handler.engine import GRADES, OUTCOMES
+from handler.engine.timecost import ACTIONS
 from handler.resources import resource_path
 
 TEMPLATE: Final = "report.html.j2"
@@ -19,8 +25,20 @@ CARD_LABELS: Final = {
     "false_positive": "False positive",
     "false_negative": "False negative",
 }
+SHORT_LABELS: Final = dict(zip(OUTCOMES, ("Correct", "Shifted", "Confused", "FP", "FN"), strict=True))
+ACTION_LABELS: Final = dict(
+    zip(
+        ACTIONS,
+        ("Accept (correct)", "Nudge (shifted)", "Relabel (class-confused)", "Delete (false positive)",
+         "Draw (false negative)"),
+        strict=True,
+    )
+)
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")  # Minimal → Production
 CENTER, RADIUS = (110.0, 110.0), 90.0
+# The sweep chart's plot area inside its viewBox (0 0 SWEEP_WIDTH SWEEP_HEIGHT).
+SWEEP_WIDTH, SWEEP_HEIGHT = 420.0, 150.0
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 34.0, 410.0, 10.0, 122.0
 
 
 @dataclass(frozen=True)
@@ -42,12 +60,21 @@ def _arc(start: float, end: float) -> str:
     return f"M {x0:.2f} {y0:.2f} A {RADIUS} {RADIUS} 0 0 1 {x1:.2f} {y1:.2f}"
 
 
+def _tick(bound: float) -> dict[str, Any]:
+    """A grade bound marked across the band, with its value just outside the arc."""
+    (x0, y0), (x1, y1) = _point(bound, RADIUS - 11), _point(bound, RADIUS + 11)
+    x, y = _point(bound, RADIUS + 20)
+    return {"path": f"M {x0:.2f} {y0:.2f} L {x1:.2f} {y1:.2f}", "x": f"{x:.2f}", "y": f"{y + 4:.2f}",
+            "label": f"{bound:g}"}
+
+
 def gauge(score: float) -> dict[str, Any]:
     bounds = sorted(numerator / denominator for _, numerator, denominator in GRADES)
     edges = [*bounds, 1.0]
     bands = [{"path": _arc(edges[i], edges[i + 1]), "color": BAND_COLORS[i]} for i in range(len(bounds))]
     x, y = _point(score, RADIUS - 24)
-    return {"bands": bands, "needle": f"M {CENTER[0]} {CENTER[1]} L {x:.2f} {y:.2f}"}
+    ticks = [_tick(bound) for bound in bounds if bound > 0]
+    return {"bands": bands, "ticks": ticks, "needle": f"M {CENTER[0]} {CENTER[1]} L {x:.2f} {y:.2f}"}
 
 
 def cards(findings: dict[str, Any]) -> list[Card]:
@@ -63,14 +90,55 @@ def cards(findings: dict[str, Any]) -> list[Card]:
     return result
 
 
+def _plot(threshold: float, score: float) -> tuple[float, float]:
+    x = PLOT_LEFT + threshold * (PLOT_RIGHT - PLOT_LEFT)
+    return round(x, 2), round(PLOT_BOTTOM - score * (PLOT_BOTTOM - PLOT_TOP), 2)
+
+
+def sweep_chart(sweep: dict[str, Any]) -> dict[str, Any]:
+    """The score-vs-threshold curve, with the used and the best threshold marked."""
+    points = [_plot(p["threshold"], p["assistance_score"]) for p in sweep["points"]]
+    used = _plot(sweep["used_threshold"], sweep["used_score"])
+    best = _plot(sweep["best_threshold"], sweep["best_score"])
+    return {
+        "size": (SWEEP_WIDTH, SWEEP_HEIGHT),
+        "line": " ".join(f"{x},{y}" for x, y in points),
+        "used": used,
+        "best": best,
+        "x_ticks": [(_plot(t, 0)[0], f"{t:g}") for t in (0.0, 0.25, 0.5, 0.75, 1.0)],
+        "y_ticks": [(_plot(0, s)[1], f"{s:g}") for s in (0.0, 0.5, 1.0)],
+        "plot": (PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM),
+    }
+
+
+def duration(seconds: float) -> str:
+    """Labeler time for people: `45 s`, `12 min`, `3 h 05 min`."""
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    if seconds < 90:
+        return f"{sign}{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{sign}{minutes} min"
+    return f"{sign}{minutes // 60} h {minutes % 60:02d} min"
+
+
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(resource_path("report_templates")),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    environment.filters["duration"] = duration
+    return environment
 
 
 def render_html(findings: dict[str, Any]) -> str:
     template = _environment().get_template(TEMPLATE)
-    return template.render(f=findings, gauge=gauge(findings["assistance_score"]), cards=cards(findings))
+    return template.render(
+        f=findings,
+        gauge=gauge(findings["assistance_score"]),
+        cards=cards(findings),
+        sweep=sweep_chart(findings["confidence_sweep"]),
+        outcomes=SHORT_LABELS,
+        actions=ACTION_LABELS,
+    )

@@ -20,6 +20,7 @@ class ReportPart:
 REPORT_PARTS: Final = {
     "findings": ReportPart("findings.json", "application/json"),
     "html": ReportPart("report.html", "text/html; charset=utf-8"),
+    "outcomes": ReportPart("outcomes.jsonl", "application/x-ndjson"),
 }
 MANIFEST: Final = ReportPart("manifest.json", "application/json")
 

@@ -1,0 +1,107 @@
+"""The assistance score at every confidence threshold, re-using one evaluation's IoU work.
+
+The candidate pairs of an evaluation cover every prediction (threshold 0), so each
+threshold only selects pairs and re-runs the greedy matching: no IoU is computed again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Final
+
+import numpy as np
+
+from handler.boxes import BoxTable
+from handler.engine.evaluation import Evaluation, Thresholds, evaluate_pairs, pair_floor
+from handler.engine.matching import PAIR_BUDGET, candidate_pairs
+from handler.engine.outcomes import Outcome, Tally
+
+# 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
+SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
+# A better threshold is recommended only when it gains at least this much score.
+RECOMMEND_GAIN: Final = Fraction(2, 100)
+
+
+def score_fraction(tally: Tally) -> Fraction:
+    """The assistance score as an exact fraction, so that comparisons never hinge on rounding."""
+    if tally.total == 0:
+        return Fraction(0)
+    weighted = 2 * tally.count(Outcome.CORRECT) + tally.count(Outcome.SHIFTED)
+    weighted += tally.count(Outcome.CLASS_CONFUSED)
+    return Fraction(weighted, 2 * tally.total)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    threshold: float
+    predictions_kept: int
+    tally: Tally
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Points in ascending threshold; `used` is the evaluation's own, `best` maximises the score."""
+
+    points: tuple[SweepPoint, ...]
+    used: SweepPoint
+    best: SweepPoint
+
+    @property
+    def gain(self) -> Fraction:
+        return score_fraction(self.best.tally) - score_fraction(self.used.tally)
+
+    @property
+    def recommended(self) -> bool:
+        return self.gain >= RECOMMEND_GAIN
+
+
+def sweep_thresholds(used: float) -> list[float]:
+    return sorted({*SWEEP_GRID, used})
+
+
+def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
+    """Highest score; on a tie the used threshold, else the lowest one."""
+    return max(points, key=lambda p: (score_fraction(p.tally), p is used, -p.threshold))
+
+
+def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
+    """Re-match at every threshold of the sweep, from the evaluation's candidate pairs."""
+    confidence = evaluation.all_pred.confidence
+    # Kept sets are nested, so an equal count of kept predictions means an equal set.
+    tallies = {int(np.count_nonzero(evaluation.kept)): evaluation.tally}
+    points = []
+    for threshold in sweep_thresholds(thresholds.confidence_threshold):
+        kept = int(np.count_nonzero(confidence >= threshold))
+        if kept not in tallies:
+            at = thresholds.at_confidence(threshold)
+            tallies[kept] = evaluate_pairs(evaluation.gt, evaluation.all_pred, evaluation.pairs, at).tally
+        points.append(SweepPoint(threshold, kept, tallies[kept]))
+    frozen = tuple(points)
+    used = next(p for p in frozen if p.threshold == thresholds.confidence_threshold)
+    return Sweep(frozen, used, _best(frozen, used))
+
+
+@dataclass(frozen=True)
+class SweepCost:
+    """Wall-clock seconds of the three steps, for bench/: the sweep's cost on its own."""
+
+    candidate_pairs: float
+    evaluation: float
+    sweep: float
+    pairs: int
+
+
+def sweep_cost(
+    gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
+) -> SweepCost:
+    """Time the candidate pairs, the evaluation at the used threshold, and the sweep separately."""
+    started = time.perf_counter()
+    pairs = candidate_pairs(gt, pred, n_images, pair_floor(thresholds.iou_min), budget)
+    paired = time.perf_counter()
+    evaluation = evaluate_pairs(gt, pred, pairs, thresholds)
+    evaluated = time.perf_counter()
+    confidence_sweep(evaluation, thresholds)
+    swept = time.perf_counter()
+    return SweepCost(paired - started, evaluated - paired, swept - evaluated, len(pairs.iou))

@@ -1,0 +1,122 @@
+"""`outcomes.jsonl`: one JSON line per GT box and per kept prediction, for a review queue.
+
+A matched pair gives two lines (one per box, `box` says which) that carry the same pair.
+Lines are in asset order, GT boxes before predictions, each in dataset order. Built per
+column, not per box: orjson writes each numeric column at once, text columns are looked up
+from their few distinct encoded values, and one `bytes.join` interleaves the columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from handler.boxes import FloatArray, IntArray
+from handler.engine.evaluation import Evaluation
+from handler.engine.outcomes import OUTCOMES
+from handler.engine.timecost import ACTIONS
+
+ObjectArray = npt.NDArray[np.object_]
+SIDES: Final = ("gt", "pred")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text field: `values[index]`, null where index is -1."""
+
+    values: Sequence[str]
+    index: IntArray
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric field: null where `null` is set (NaN floats are null anyway)."""
+
+    values: IntArray | FloatArray
+    null: npt.NDArray[np.bool_] | None = None
+
+
+Field = Text | Number
+
+
+def _objects(items: Sequence[bytes]) -> ObjectArray:
+    array = np.empty(len(items), dtype=object)
+    array[:] = items
+    return array
+
+
+def _text_pieces(prefix: bytes, field: Text) -> list[ObjectArray | bytes]:
+    """One piece per line: the key and the value together, from a table of encoded values."""
+    table = _objects([prefix + orjson.dumps(value) for value in field.values] + [prefix + b"null"])
+    return [table[field.index]]  # index -1 is the table's last entry: null
+
+
+def _number_pieces(prefix: bytes, field: Number) -> list[ObjectArray | bytes]:
+    encoded = orjson.dumps(np.ascontiguousarray(field.values), option=orjson.OPT_SERIALIZE_NUMPY)
+    column = _objects(encoded[1:-1].split(b",") if len(field.values) else [])
+    if field.null is not None:
+        column[field.null] = b"null"
+    return [prefix, column]
+
+
+def json_lines(fields: dict[str, Field], n_lines: int) -> bytes:
+    """One JSON object per line with these keys in this order, without a loop per line."""
+    pieces: list[ObjectArray | bytes] = []
+    for position, (key, field) in enumerate(fields.items()):
+        prefix = (b"," if position else b"{") + orjson.dumps(key) + b":"
+        pieces += _text_pieces(prefix, field) if isinstance(field, Text) else _number_pieces(prefix, field)
+    pieces.append(b"}\n")
+    grid = np.empty((n_lines, len(pieces)), dtype=object)
+    for column, piece in enumerate(pieces):
+        grid[:, column] = piece
+    return b"".join(grid.ravel().tolist())
+
+
+def _partner(values: Any, partner: IntArray, fill: Any) -> Any:
+    """values[partner], `fill` where there is no partner (-1)."""
+    gathered = np.asarray(values)[np.maximum(partner, 0)] if len(values) else np.full(len(partner), fill)
+    return np.where(partner >= 0, gathered, fill)
+
+
+def _line_columns(evaluation: Evaluation) -> dict[str, Any]:
+    """Every column for the GT lines followed by the prediction lines, unordered."""
+    gt, pred, outcomes = evaluation.gt, evaluation.pred, evaluation.outcomes
+    match = outcomes.match
+    gt_partner, pred_partner = match.gt_match, match.pred_match
+    iou_of_gt = _partner(match.pred_iou, gt_partner, np.nan)
+    return {
+        "image": np.concatenate((gt.image, pred.image)),
+        "side": np.repeat([0, 1], [len(gt), len(pred)]),
+        "gt_index": np.concatenate((gt.source_index, _partner(gt.source_index, pred_partner, -1))),
+        "pred_index": np.concatenate((_partner(pred.source_index, gt_partner, -1), pred.source_index)),
+        "gt_class": np.concatenate((gt.class_id, _partner(gt.class_id, pred_partner, -1))),
+        "pred_class": np.concatenate((_partner(pred.class_id, gt_partner, -1), pred.class_id)),
+        "iou": np.concatenate((iou_of_gt, match.pred_iou)),
+        "confidence": np.concatenate((_partner(pred.confidence, gt_partner, np.nan), pred.confidence)),
+        "outcome": np.concatenate((outcomes.gt_outcome, outcomes.pred_outcome)),
+    }
+
+
+def outcome_lines(evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str]) -> bytes:
+    """The `outcomes.jsonl` part: n_gt + n_kept lines."""
+    columns = _line_columns(evaluation)
+    order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
+    c = {name: column[order] for name, column in columns.items()}
+    fields: dict[str, Field] = {
+        "asset_id": Text(asset_ids, c["image"]),
+        "box": Text(SIDES, c["side"]),
+        "gt_index": Number(c["gt_index"], c["gt_index"] < 0),
+        "pred_index": Number(c["pred_index"], c["pred_index"] < 0),
+        "gt_class": Text(class_names, c["gt_class"]),
+        "pred_class": Text(class_names, c["pred_class"]),
+        "iou": Number(c["iou"]),
+        "confidence": Number(c["confidence"]),
+        "outcome": Text(OUTCOMES, c["outcome"]),
+        "action": Text(ACTIONS, c["outcome"]),
+    }
+    return json_lines(fields, len(order))

@@ -1,0 +1,240 @@
+"""The page's new sections, findings against the updated schema, and the time-cost options."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import annotation, asset, write_json
+
+from handler import PrelabelingEfficiency, TimeCosts
+from handler.cli import main as cli_main
+from handler.inputs import parse_inputs
+from handler.pipeline import run
+from handler.report import render_html, validate_findings
+from handler.report.html import PLOT_BOTTOM, PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, duration, sweep_chart
+from handler.storage.local import LocalStore
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
+SECTIONS = ["actions", "per_class", "sweep", "work", "near_misses", "time"]
+
+
+class Elements(HTMLParser):
+    """Text of the elements carrying `data-section` or `data-field`, and every tag seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.texts: dict[str, list[str]] = {}
+        self._open: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        for key in ("data-section", "data-field"):
+            if attributes.get(key):
+                self._open.append((tag, f"{key}={attributes[key]}"))
+                self.texts.setdefault(f"{key}={attributes[key]}", []).append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open and self._open[-1][0] == tag:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for _, key in self._open:
+            self.texts[key][-1] += data
+
+
+def parse(page: str) -> Elements:
+    elements = Elements()
+    elements.feed(page)
+    return elements
+
+
+def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> dict[str, Any]:
+    raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+           "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)), **inputs}
+    return run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings
+
+
+def small_case() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    gt = [
+        asset(QUOTED, [annotation((HOSTILE, 0, 0, 10, 10)), annotation(("car", 20, 20, 30, 30)),
+                       annotation(("car", 60, 60, 70, 70))]),
+        asset("b.jpg", [annotation(("dog", 0, 0, 100, 100), width=100)]),
+    ]
+    pred = [
+        asset(QUOTED, [annotation(("car", 0, 0, 10, 10), 0.9), annotation(("car", 20, 20, 30, 35), 0.8),
+                       annotation(("car", 60, 60, 70, 62.5), 0.7), annotation(("car", 80, 80, 90, 90), 0.6)]),
+        asset("b.jpg", [annotation(("dog", 0, 0, 100, 100), 0.3)]),
+    ]
+    return gt, pred
+
+
+@pytest.fixture
+def findings(tmp_path: Path) -> dict[str, Any]:
+    gt, pred = small_case()
+    return run_on(tmp_path, gt, pred)
+
+
+def test_findings_carry_the_new_sections(findings: dict[str, Any]) -> None:
+    validate_findings(findings)
+    assert findings["actions"] == {"accept": 0, "nudge": 1, "relabel": 1, "delete": 2, "draw": 2}
+    assert findings["confusions"] == [{"gt_class": HOSTILE, "pred_class": "car", "count": 1}]
+    assert [row["class"] for row in findings["per_class"]] == ["dog", "car", HOSTILE]
+    assert findings["near_misses"]["count"] == 1 and findings["near_misses"]["bands"][1]["count"] == 1
+    assert findings["images_with_most_work"][0]["asset_id"] == QUOTED
+    assert findings["by_size"]["available"] and len(findings["by_size"]["sizes"]) == 3
+    sweep = findings["confidence_sweep"]
+    assert sweep["best_threshold"] == 0.0 and sweep["recommended"]
+    assert "A confidence threshold of 0 instead of 0.5 would raise the score" in findings["verdict"]
+    assert findings["time"]["costs_adjusted"] is False
+    assert "Su, Deng, Fei-Fei" in findings["time"]["draw_source"]
+
+
+def test_new_sections_are_folded_below_the_headline(findings: dict[str, Any]) -> None:
+    page = render_html(findings)
+    elements = parse(page)
+    details = [attrs for tag, attrs in elements.tags if tag == "details"]
+    assert [attrs["data-section"] for attrs in details if "data-section" in attrs] == SECTIONS
+    assert all("open" not in attrs for attrs in details)
+    assert page.index('class="cards"') < page.index('data-section="actions"')
+    assert page.index("Dataset figures") < page.index('data-section="actions"')
+    texts = elements.texts
+    assert texts["data-field=best_threshold"] == ["0.0"] and texts["data-field=near_miss_count"] == ["1"]
+    assert [t for t in texts["data-field=class"]] == ["dog", "car", HOSTILE]
+    assert texts["data-field=asset_id"][0] == QUOTED
+    assert len(texts["data-field=time_saved"]) == 1 and texts["data-field=time_saved_share"][0].endswith("%")
+    assert 'data-chart="sweep"' in page and page.count("<svg") == 2
+
+
+def test_dataset_text_in_the_new_sections_is_escaped(findings: dict[str, Any]) -> None:
+    page = render_html(findings)
+    assert HOSTILE not in page and "<b>" not in page
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 2  # per class, confusions
+    assert "street &#34;quoted&#34; &#39;id&#39; &lt;b&gt;&amp;amp; 0001.jpg" in page
+    body = page.split("</head>")[1]
+    assert "<script" not in page and "http" not in body and "url(" not in page
+    fetching = [tag for tag, attrs in parse(page).tags if {"src", "href"} & set(attrs) or tag == "img"]
+    assert fetching == []
+
+
+def test_empty_report_shows_the_reason_without_sections_or_charts(tmp_path: Path) -> None:
+    findings = run_on(tmp_path, [asset("a", [annotation(("car", 0, 0, 10, 10))])], [asset("b", [])])
+    validate_findings(findings)
+    page = render_html(findings)
+    assert "share no image assets" in page and "<svg" not in page and "data-section" not in page
+    assert findings["confidence_sweep"]["recommended"] is False and findings["per_class"] == []
+
+
+def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
+    names = [f"class {i} " + "very-long-name" * (i % 3) for i in range(85)]
+    gt = [asset(f"img{i}", [annotation((name, 0, 0, 10, 10))]) for i, name in enumerate(names)]
+    pred = [asset(f"img{i}", [annotation((names[(i + i % 2) % 85], 0, 0, 10, 8), 0.9)]) for i in range(85)]
+    findings = run_on(tmp_path, gt, pred)
+    assert len(findings["per_class"]) == 85 and len(findings["confusions"]) == 10
+    page = render_html(findings)
+    per_class = page[page.index('data-section="per_class"'):page.index('data-section="sweep"')]
+    assert per_class.count('data-field="class"') == 85 and '<div class="scroll">' in per_class
+    assert "max-height:320px; overflow-y:auto" in page and "overflow-wrap:anywhere" in page
+
+
+def test_page_prints_the_headline_on_one_a4_page(findings: dict[str, Any]) -> None:
+    page = render_html(findings)
+    assert "@page { size:A4" in page
+    assert "details.fold > :not(summary)" in page.split("@media print")[1]
+
+
+def test_sizes_are_left_out_for_normalised_boxes_without_image_sizes(tmp_path: Path) -> None:
+    box = {"label": "car", "x_min": 0.1, "y_min": 0.1, "x_max": 0.5, "y_max": 0.5}
+    gt = {"coordinates": "normalized", "assets": [{"asset_id": "a", "annotations": [box]}]}
+    scored = {**box, "confidence": 1}
+    pred = {"coordinates": "normalized", "assets": [{"asset_id": "a", "annotations": [scored]}]}
+    findings = run_on(tmp_path, gt, pred)
+    assert findings["by_size"] == {"available": False, "note": findings["by_size"]["note"], "sizes": []}
+    assert "normalised" in findings["by_size"]["note"]
+    assert parse(render_html(findings)).texts["data-field=size_note"] == [findings["by_size"]["note"]]
+
+
+def test_sizes_of_normalised_boxes_with_image_sizes_are_in_pixels(tmp_path: Path) -> None:
+    box = {"label": "car", "x_min": 0.0, "y_min": 0.0, "x_max": 0.5, "y_max": 0.5}
+    document = {"coordinates": "normalized", "assets": [{"asset_id": "a", "width": 640, "height": 480,
+                                                          "annotations": [{**box, "confidence": 1}]}]}
+    findings = run_on(tmp_path, document, document)
+    assert [s["counts"]["total"] for s in findings["by_size"]["sizes"]] == [0, 0, 1]  # 320 x 240 is large
+
+
+def test_schema_refuses_broken_new_sections(findings: dict[str, Any]) -> None:
+    broken = [
+        {**findings, "actions": {k: v for k, v in findings["actions"].items() if k != "draw"}},
+        {**findings, "per_class": [{"class": "car"}]},
+        {**findings, "confidence_sweep": {**findings["confidence_sweep"], "best_score": 1.5}},
+        {k: v for k, v in findings.items() if k != "near_misses"},
+    ]
+    for document in broken:
+        with pytest.raises(ValueError, match="findings do not match"):
+            validate_findings(document)
+
+
+def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gt, pred = small_case()
+    args = [str(write_json(tmp_path / "gt.json", gt)), str(write_json(tmp_path / "pred.json", pred)),
+            "--store", str(tmp_path / "store"), "--seconds-draw", "10", "--seconds-delete", "0"]
+    assert cli_main([*args, "--json"]) == 0
+    time = json.loads(capsys.readouterr().out)["time"]
+    assert time["costs_seconds"] == {"accept": 1.5, "nudge": 6.0, "relabel": 4.0, "delete": 0.0, "draw": 10.0}
+    assert time["costs_adjusted"] and time["from_scratch_seconds"] == 4 * 10
+    assert time["with_predictions_seconds"] == 6 + 4 + 0 + 2 * 10
+    assert cli_main(args) == 0
+    assert "labeler time: about 30 s with the predictions, 40 s from scratch" in capsys.readouterr().out
+    assert cli_main([*args, "--seconds-nudge", "-1"]) == 2
+    assert "Expected the nudge time cost in seconds" in capsys.readouterr().err
+
+
+def test_time_costs_page_says_who_set_them(tmp_path: Path) -> None:
+    gt, pred = small_case()
+    raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+           "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred))}
+    result = run(parse_inputs(raw), LocalStore(tmp_path / "store"), costs=TimeCosts(draw=30))
+    page = render_html(result.findings)
+    assert "(set by the user)" in page and "Drawing a box: 30 s." in page
+    default = render_html(run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings)
+    assert "Drawing a box: 25.5 s, measured by Su, Deng, Fei-Fei (2012)" in default
+    assert re.search(r"Nudge: 6 s, an assumption \(", default)
+
+
+def test_time_costs_in_the_python_api() -> None:
+    boxes = [[0, 0, 10, 10], [50, 50, 60, 60]]
+    predictions = [{"bboxes": boxes, "labels": ["cat", "cat"], "scores": [0.9, 0.9]}]
+    groundtruths = [{"bboxes": [[0, 0, 10, 10], [20, 20, 30, 30]], "labels": ["cat", "dog"]}]
+    metric = PrelabelingEfficiency(time_costs=TimeCosts(accept=1, delete=3, draw=20))
+    result = metric(predictions=predictions, groundtruths=groundtruths)
+    assert (result.time.with_predictions, result.time.from_scratch) == (1 + 3 + 20, 40)
+    assert result.to_dict()["time"]["saved_seconds"] == 16
+    default = PrelabelingEfficiency()(predictions=predictions, groundtruths=groundtruths)
+    assert default.time.from_scratch == 2 * 25.5
+    merged = metric.merge(PrelabelingEfficiency())
+    assert merged.time_costs == metric.time_costs
+
+
+def test_sweep_chart_stays_in_its_plot() -> None:
+    points = [{"threshold": t / 20, "assistance_score": (t % 3) / 2} for t in range(20)]
+    chart = sweep_chart({"points": points, "used_threshold": 0.5, "used_score": 0.0,
+                         "best_threshold": 0.05, "best_score": 0.5})
+    xy = [tuple(map(float, pair.split(","))) for pair in chart["line"].split()]
+    assert len(xy) == 20
+    assert all(PLOT_LEFT <= x <= PLOT_RIGHT and PLOT_TOP <= y <= PLOT_BOTTOM for x, y in xy)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0 s"), (45.4, "45 s"), (89, "89 s"), (90, "2 min"), (3000, "50 min"), (5369, "89 min"),
+     (5399, "1 h 30 min"), (5400, "1 h 30 min"), (36_000, "10 h 00 min"), (-120, "-2 min")],
+)
+def test_duration(seconds: float, text: str) -> None:
+    assert duration(seconds) == text
