@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from paths import EXAMPLES, THIRD_PARTY
 from s3_server import FaultProxy
 

@@ -7,15 +7,97 @@ COCO ids are kept in `CocoIds` so that a results list can be joined to its GT fi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from itertools import chain
+from operator import attrgetter
+from typing import Any, Final
 
+import msgspec
 import numpy as np
+import orjson
 
 from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
+from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
 from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
+
+
+class _Entry(msgspec.Struct, gc=False):
+    """A COCO result (or annotation) of the usual shape: the decoder's fast path."""
+
+    image_id: int | str
+    category_id: int | str
+    bbox: list[float]
+    score: float = 1.0
+    iscrowd: Any = 0
+
+
+_DECODER: Final = msgspec.json.Decoder(list[_Entry])
+# Integer COCO ids below this (or below 8x the number of ids) are looked up in a table.
+MAX_ID_TABLE: Final = 1 << 20
+
+
+def decode_entries(text: bytes) -> list[Any] | None:
+    """A JSON array of results: typed `_Entry`s when every one has the usual shape, else plain
+    JSON values (checked one by one later); None when `text` is not valid JSON."""
+    try:
+        return _DECODER.decode(text)
+    except msgspec.ValidationError:
+        pass
+    except msgspec.DecodeError:
+        return None
+    try:
+        document = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return document if isinstance(document, list) else None
+
+
+def _canonical_int(text: str) -> int | None:
+    """The integer whose `str` is exactly `text` and that fits in int64, else None."""
+    try:
+        number = int(text)
+    except ValueError:
+        return None
+    return number if str(number) == text and -(2**63) <= number < 2**63 else None
+
+
+@dataclass(frozen=True)
+class _IdIndex:
+    """COCO ids (compared as text, as `str(value)`) → position.
+
+    Integer values are looked up in a table indexed by the id: `str(n)` equals an id's text
+    only when that text is n's canonical form, so only those ids are in the table.
+    """
+
+    by_text: dict[str, int]
+    table: IntArray  # table[n] = position of id n, -1 if none
+
+    @classmethod
+    def of(cls, ids: list[str]) -> _IdIndex:
+        by_text = {key: position for position, key in enumerate(ids)}
+        numbers = {number: p for key, p in by_text.items() if (number := _canonical_int(key)) is not None}
+        top = max(numbers, default=-1)
+        if min(numbers, default=0) < 0 or top >= max(MAX_ID_TABLE, 8 * len(ids)):
+            return cls(by_text, np.empty(0, dtype=np.int64))
+        table = np.full(top + 1, -1, dtype=np.int64)
+        table[list(numbers)] = list(numbers.values())
+        return cls(by_text, table)
+
+    def lookup(self, values: list[Any]) -> IntArray:
+        """Position of every value's id, -1 if unknown."""
+        if len(self.table) and set(map(type, values)) <= {int}:
+            try:
+                keys = np.fromiter(values, dtype=np.int64, count=len(values))
+            except OverflowError:
+                pass
+            else:
+                known = (keys >= 0) & (keys < len(self.table))
+                return np.where(known, self.table[np.where(known, keys, 0)], -1)
+        return np.array([self.by_text.get(str(v), -1) for v in values], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -25,12 +107,22 @@ class CocoIds:
     image_ids: list[str]
     category_ids: list[str]
 
+    @cached_property
+    def image_index(self) -> _IdIndex:
+        return _IdIndex.of(self.image_ids)
+
+    @cached_property
+    def category_index(self) -> _IdIndex:
+        return _IdIndex.of(self.category_ids)
+
 
 def is_coco_instances(document: Any) -> bool:
     return isinstance(document, dict) and "images" in document and "annotations" in document
 
 
 def is_coco_results(document: Any) -> bool:
+    if isinstance(document, ChunkedArray):
+        return True  # chunked only when the first element has `image_id` and `bbox`
     return (
         isinstance(document, list)
         and bool(document)
@@ -47,10 +139,6 @@ def _list_field(source: str, document: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
-def _lookup(keys: list[str], index: dict[str, int]) -> IntArray:
-    return np.array([index.get(k, -1) for k in keys], dtype=np.int64)
-
-
 def _four_numbers(value: Any) -> list[float]:
     if isinstance(value, list) and len(value) == 4:
         return [number_or_nan(v) for v in value]
@@ -64,57 +152,85 @@ def _bbox_problem(value: Any) -> str:
     return f"bbox {value!r}: expected a width and height of at least 0"
 
 
-def _xywh_to_xyxy(annotations: list[dict[str, Any]], skips: SkipLog) -> tuple[FloatArray, BoolArray]:
-    """(N, 4) xyxy boxes and a mask of the rows that are real boxes."""
-    bbox = [a.get("bbox") for a in annotations]
-    try:
-        xywh = np.array(bbox, dtype=np.float64).reshape(len(bbox), 4)
-    except (TypeError, ValueError):  # the slow path only for a file with a bad bbox
-        xywh = np.array([_four_numbers(b) for b in bbox], dtype=np.float64).reshape(len(bbox), 4)
+def _xywh(bboxes: list[Any], typed: bool) -> FloatArray:
+    """(N, 4) `[x, y, w, h]`; NaN in a row that is not a list of 4 numbers."""
+    n = len(bboxes)
+    if typed and set(map(len, bboxes)) <= {4}:  # a typed bbox is a list of floats
+        return np.fromiter(chain.from_iterable(bboxes), dtype=np.float64, count=4 * n).reshape(n, 4)
+    if not typed and set(map(type, bboxes)) <= {list} and set(map(len, bboxes)) <= {4}:
+        flat = list(chain.from_iterable(bboxes))
+        if set(map(type, flat)) <= {int, float}:
+            return np.array(flat, dtype=np.float64).reshape(n, 4)
+    return np.array([_four_numbers(b) for b in bboxes], dtype=np.float64).reshape(n, 4)
+
+
+def _field(entries: list[Any], typed: bool, name: str, default: Any = None) -> list[Any]:
+    """One field of every entry: attributes of typed entries, `.get` of plain objects."""
+    if typed:
+        return list(map(attrgetter(name), entries))
+    return [entry.get(name, default) for entry in entries]
+
+
+def _crowd(flags: list[Any]) -> BoolArray:
+    if flags.count(0) == len(flags):
+        return np.zeros(len(flags), dtype=bool)
+    return np.array([flag == 1 for flag in flags], dtype=bool)
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """The boxes of one chunk of entries, and how many crowd regions were left out."""
+
+    boxes: BoxTable
+    crowd: int
+
+
+def _chunk_boxes(entries: list[Any], offset: int, ids: CocoIds, skips: SkipLog) -> _Chunk:
+    """The boxes of entries `offset`, `offset + 1`, ... against known images and categories."""
+    typed = bool(entries) and type(entries[0]) is _Entry
+    image_ids = _field(entries, typed, "image_id")
+    category_ids = _field(entries, typed, "category_id")
+    bboxes = _field(entries, typed, "bbox")
+    image = ids.image_index.lookup(image_ids)
+    class_id = ids.category_index.lookup(category_ids)
+    xywh = _xywh(bboxes, typed)
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    scores = _field(entries, typed, "score", 1.0)
+    confidence = np.fromiter(scores, np.float64, len(scores)) if typed else float_column(scores)
+    crowd = _crowd(_field(entries, typed, "iscrowd", 0))
+
+    def skip(rows: BoolArray, problem: Callable[[int], str]) -> None:
+        for row in np.flatnonzero(rows):
+            skips.add(f"annotations[{offset + row}]", problem(int(row)))
+
     bad = bad_box_rows(xyxy)
-    for row in np.flatnonzero(bad):
-        skips.add(f"annotations[{row}]", _bbox_problem(bbox[row]))
-    return xyxy, ~bad
-
-
-def _boxes(
-    source: str,
-    annotations: list[dict[str, Any]],
-    ids: CocoIds,
-    skips: SkipLog,
-) -> tuple[BoxTable, int]:
-    """The box table of COCO annotations against known images and categories; crowd count."""
-    image = _lookup(
-        [str(a.get("image_id")) for a in annotations], {k: i for i, k in enumerate(ids.image_ids)}
-    )
-    class_id = _lookup(
-        [str(a.get("category_id")) for a in annotations], {k: i for i, k in enumerate(ids.category_ids)}
-    )
-    xyxy, good = _xywh_to_xyxy(annotations, skips)
-    confidence = float_column([a.get("score", 1.0) for a in annotations])
-    crowd = np.array([a.get("iscrowd", 0) == 1 for a in annotations], dtype=bool)
-    for row in np.flatnonzero(good & (image < 0)):
-        skips.add(
-            f"annotations[{row}]", f"image_id {annotations[row].get('image_id')!r} is not in the images"
-        )
-    for row in np.flatnonzero(good & (image >= 0) & (class_id < 0)):
-        skips.add(
-            f"annotations[{row}]",
-            f"category_id {annotations[row].get('category_id')!r} is not in the categories",
-        )
-    for row in np.flatnonzero(good & (image >= 0) & (class_id >= 0) & np.isnan(confidence)):
-        skips.add(f"annotations[{row}]", "score is not a number")
-    good &= (image >= 0) & (class_id >= 0) & ~np.isnan(confidence)
+    good = ~bad
+    skip(bad, lambda row: _bbox_problem(bboxes[row]))
+    skip(good & (image < 0), lambda row: f"image_id {image_ids[row]!r} is not in the images")
+    good &= image >= 0
+    skip(good & (class_id < 0), lambda row: f"category_id {category_ids[row]!r} is not in the categories")
+    good &= class_id >= 0
+    skip(good & np.isnan(confidence), lambda _: "score is not a number")
+    good &= ~np.isnan(confidence)
     keep = good & ~crowd
     table = BoxTable.build(
         xyxy=xyxy[keep],
         class_id=class_id[keep],
         image=image[keep],
         confidence=confidence[keep],
-        source_index=np.flatnonzero(keep),
+        source_index=offset + np.flatnonzero(keep),
     )
-    return table, int(np.count_nonzero(good & crowd))
+    return _Chunk(table, int(np.count_nonzero(good & crowd)))
+
+
+def _boxes(chunks: Iterable[list[Any]], ids: CocoIds, skips: SkipLog) -> _Chunk:
+    """The boxes of COCO annotations or results given in chunks, in order."""
+    parts, offset = [], 0
+    with gc_paused():
+        for entries in chunks:
+            parts.append(_chunk_boxes(entries, offset, ids, skips))
+            offset += len(entries)
+    return _Chunk(BoxTable.concatenate([p.boxes for p in parts]), sum(p.crowd for p in parts))
 
 
 def _images_and_categories(
@@ -136,18 +252,18 @@ def read_coco_instances(source: str, document: dict[str, Any], format_name: str)
     annotations = _list_field(source, document, "annotations")
     ids = CocoIds([str(i["id"]) for i in images], [str(c["id"]) for c in categories])
     skips = SkipLog(source)
-    boxes, crowd = _boxes(source, annotations, ids, skips)
+    read = _boxes(row_chunks(annotations), ids, skips)
     dataset = Dataset(
         source=source,
         format=format_name,
         asset_ids=[str(i.get("file_name") or i["id"]) for i in images],
         class_names=[c["name"] for c in categories],
-        boxes=boxes,
+        boxes=read.boxes,
         widths=_sizes(images, "width"),
         heights=_sizes(images, "height"),
         skipped=skips.listed,
         skipped_count=skips.count,
-        crowd_excluded=crowd,
+        crowd_excluded=read.crowd,
     )
     return dataset, ids
 
@@ -158,19 +274,33 @@ def _sizes(images: list[dict[str, Any]], key: str) -> Any:
     return sizes
 
 
+def _result_chunks(source: str, document: list[Any] | ChunkedArray) -> Iterator[list[Any]]:
+    chunks = document.decoded(decode_entries) if isinstance(document, ChunkedArray) else row_chunks(document)
+    for entries in chunks:
+        if not (entries and type(entries[0]) is _Entry) and not all(isinstance(e, dict) for e in entries):
+            raise DatasetError(
+                f"{source}: expected a list of objects with image_id, category_id, bbox, score"
+            )
+        yield entries
+
+
 def read_coco_results(
-    source: str, document: list[Any], format_name: str, reference: Dataset | None, ids: CocoIds | None
+    source: str,
+    document: list[Any] | ChunkedArray,
+    format_name: str,
+    reference: Dataset | None,
+    ids: CocoIds | None,
 ) -> Dataset:
-    """A results list covers every image of the COCO GT file it is paired with (SPEC §4)."""
+    """A results list covers every image of the COCO GT file it is paired with (SPEC §4).
+
+    A `ChunkedArray` is decoded and turned into columns a chunk at a time."""
     if reference is None or ids is None:
         raise DatasetError(
             f"{source}: a COCO results list names images and categories by COCO id: "
             "expected a COCO instances file as the ground truth"
         )
-    if not all(isinstance(entry, dict) for entry in document):
-        raise DatasetError(f"{source}: expected a list of objects with image_id, category_id, bbox, score")
     skips = SkipLog(source)
-    boxes, _ = _boxes(source, document, ids, skips)
+    boxes = _boxes(_result_chunks(source, document), ids, skips).boxes
     return Dataset(
         source=source,
         format=format_name,

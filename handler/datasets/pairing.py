@@ -64,8 +64,8 @@ def _frame(paired: PairedBoxes, gt: Dataset, pred: Dataset) -> PairedBoxes:
     sized = np.isfinite(paired.widths) & np.isfinite(paired.heights)
     unsized = boxes.image[~sized[boxes.image]]
     if unsized.size:
-        source = gt.source if gt.normalized else pred.source
-        raise missing_size_error(source, paired.asset_ids[unsized[0]])
+        side_dataset = gt if gt.normalized else pred
+        raise missing_size_error(side_dataset.source, paired.asset_ids[unsized[0]], side_dataset.format)
     converted = scale_to_pixels(boxes, paired.widths, paired.heights)
     return PairedBoxes(**{**paired.__dict__, side: converted, "normalized": False})
 

@@ -1,0 +1,140 @@
+"""Prediction cache: a JSON list or JSON Lines whose entry i is the model output for asset i of the GT.
+
+Each entry has `predicted_bounding_boxes`: boxes with normalised `x_min/x_max/y_min/y_max`
+and a `probabilities` vector, whose argmax is the class (an index into the GT's class list)
+and whose max is the confidence (SPEC §3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from handler.boxes import BoxTable, Dataset, FloatArray
+from handler.datasets.columns import bad_box_rows, box_problem, float_column
+from handler.datasets.frames import skip_outside, to_common_frame
+from handler.datasets.loaded import Loaded
+from handler.datasets.skips import SkipLog
+from handler.errors import DatasetError
+
+BOXES = "predicted_bounding_boxes"
+PROBABILITIES = "probabilities"
+CORNERS = ("x_min", "y_min", "x_max", "y_max")
+
+
+def is_prediction_cache(document: Any) -> bool:
+    first = document[0] if isinstance(document, list) and document else None
+    return isinstance(first, dict) and (BOXES in first or PROBABILITIES in first)
+
+
+@dataclass(frozen=True)
+class CacheBoxes:
+    """Every box of the cache, flattened; `entry[k]` is the asset (line) box k belongs to."""
+
+    boxes: list[Any]
+    entry: list[int]
+    positions: list[str]
+
+
+def _flatten(source: str, entries: list[Any], positions: list[str]) -> CacheBoxes:
+    flat = CacheBoxes([], [], [])
+    for index, (entry, position) in enumerate(zip(entries, positions, strict=True)):
+        if isinstance(entry, dict) and PROBABILITIES in entry and BOXES not in entry:
+            raise DatasetError(
+                f"{source}: {position}: an image classification prediction (`{PROBABILITIES}` per image): "
+                f"this node evaluates object detection: expected `{BOXES}`"
+            )
+        boxes = entry.get(BOXES) if isinstance(entry, dict) else None
+        if not isinstance(boxes, list):
+            raise DatasetError(f"{source}: {position}: expected an object with a `{BOXES}` list")
+        flat.boxes.extend(boxes)
+        flat.entry.extend([index] * len(boxes))
+        flat.positions.extend(f"{position}.{BOXES}[{k}]" for k in range(len(boxes)))
+    return flat
+
+
+def _class_order(reference: Loaded) -> list[str]:
+    """The GT's declared class list; else its class names sorted (VOC's own order is alphabetical)."""
+    return reference.class_order or sorted(reference.dataset.class_names)
+
+
+def _probabilities(source: str, flat: CacheBoxes, classes: list[str]) -> FloatArray:
+    """(N, C) probabilities; a row of NaN where a box has no numeric vector (skipped later)."""
+    rows = np.full((len(flat.boxes), len(classes)), np.nan)
+    for k, box in enumerate(flat.boxes):
+        vector = box.get(PROBABILITIES) if isinstance(box, dict) else None
+        if not isinstance(vector, list):
+            continue
+        if len(vector) != len(classes):
+            # A misaligned vector would silently pick wrong classes: refuse the file.
+            shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
+            raise DatasetError(
+                f"{source}: {flat.positions[k]}: `{PROBABILITIES}` has {len(vector)} values but the ground "
+                f"truth has {len(classes)} classes ({shown}): "
+                "expected one probability per class, in the ground truth's class order"
+            )
+        rows[k] = float_column(vector)
+    return rows
+
+
+def _aligned(source: str, entries: list[Any], reference: Loaded | None) -> Loaded:
+    if reference is None:
+        raise DatasetError(
+            f"{source}: a prediction cache is aligned by position with the ground truth: "
+            "expected it as the predictions, not as the ground truth"
+        )
+    expected = reference.dataset.image_count
+    if len(entries) != expected:
+        raise DatasetError(
+            f"{source}: {len(entries)} predictions but the ground truth {reference.dataset.source} has "
+            f"{expected} assets: expected entry i to be the prediction for asset i, one per asset"
+        )
+    return reference
+
+
+def read_prediction_cache(
+    source: str, entries: list[Any], positions: list[str], reference: Loaded | None, format_name: str
+) -> Dataset:
+    flat = _flatten(source, entries, positions)
+    gt = _aligned(source, entries, reference)
+    classes = _class_order(gt)
+    probabilities = _probabilities(source, flat, classes)
+    corners = [[b.get(k) if isinstance(b, dict) else None for b in flat.boxes] for k in CORNERS]
+    xyxy = np.stack([float_column(c) for c in corners], axis=1).reshape(len(flat.boxes), 4)
+    confidence = probabilities.max(axis=1, initial=-np.inf)
+    bad = bad_box_rows(xyxy) | ~np.isfinite(confidence)
+    skips = SkipLog(source)
+    for row in np.flatnonzero(bad):
+        problem = (
+            box_problem(xyxy[row].tolist())
+            if bad_box_rows(xyxy[row : row + 1])[0]
+            else (f"expected `{PROBABILITIES}`, a list of numbers")
+        )
+        skips.add(flat.positions[row], problem)
+    good = ~bad
+    boxes = BoxTable.build(
+        xyxy=xyxy[good],
+        class_id=probabilities[good].argmax(axis=1) if good.any() else [],
+        image=np.array(flat.entry, dtype=np.int64)[good],
+        confidence=confidence[good],
+        source_index=np.flatnonzero(good),
+    )
+    sizes = (gt.dataset.widths, gt.dataset.heights)
+    boxes = skip_outside(boxes, sizes, True, skips, flat.positions.__getitem__)
+    boxes, normalized = to_common_frame(
+        source, boxes, np.ones(len(boxes), dtype=bool), *sizes, gt.dataset.asset_ids
+    )
+    return Dataset(
+        source=source,
+        format=format_name,
+        asset_ids=gt.dataset.asset_ids,
+        class_names=classes,
+        boxes=boxes,
+        widths=sizes[0],
+        heights=sizes[1],
+        normalized=normalized,
+        skipped=skips.listed,
+        skipped_count=skips.count,
+    )

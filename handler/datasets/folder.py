@@ -1,0 +1,186 @@
+"""A dataset folder: its files (each read at most once), its side files and its assets.
+
+Detection and reading share the reads, and every text is fetched in parallel, because on
+S3 each file is a request and a YOLO folder has one per image.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import orjson
+
+from handler.boxes import BoxTable, FloatArray, IntArray
+from handler.datasets.frames import skip_outside
+from handler.datasets.pairing import IMAGE_EXTENSIONS, asset_key
+from handler.datasets.skips import SkipLog
+from handler.errors import DatasetError
+from handler.storage import Source
+
+SIZES_FILE = "sizes.json"
+READ_THREADS = 16
+# Export side folders that hold no labels: macOS zip resource forks, hidden files.
+_IGNORED_PARTS = ("__MACOSX",)
+
+
+def _visible(relative: str) -> bool:
+    parts = relative.replace("\\", "/").split("/")
+    return not any(p.startswith(".") or p in _IGNORED_PARTS for p in parts)
+
+
+class Folder:
+    """The files of a dataset folder (or a single file read as a folder of one)."""
+
+    def __init__(self, source: Source, files: list[Source], contents: dict[str, bytes] | None = None) -> None:
+        self.source = source
+        self.name = source.name
+        self._contents: dict[str, bytes] = dict(contents or {})
+        self.files = [f for f in files if _visible(self.relative(f))]
+
+    @classmethod
+    def of(cls, source: Source) -> Folder:
+        return cls(source, source.files())
+
+    @classmethod
+    def single(cls, source: Source, content: bytes) -> Folder:
+        """One label file (a VOC .xml, a YOLO .txt) given on its own."""
+        return cls(source, [source], {source.name: content})
+
+    def relative(self, file: Source) -> str:
+        """The file's path inside the folder, for messages and duplicate checks."""
+        if file.name != self.name and file.name.startswith(self.name):
+            return file.name[len(self.name) :].lstrip("/\\")
+        return file.basename
+
+    def with_suffix(self, suffix: str) -> list[Source]:
+        return [f for f in self.files if f.basename.lower().endswith(suffix)]
+
+    def dataset_file(self, suffixes: tuple[str, ...]) -> Source | None:
+        """The folder's one file with a dataset suffix (side files aside), if it has exactly one."""
+        files = [f for f in self.files if f.basename.lower().endswith(suffixes) and f.basename != SIZES_FILE]
+        return files[0] if len(files) == 1 else None
+
+    def images(self) -> list[Source]:
+        return [f for f in self.files if os.path.splitext(f.basename)[1].lower() in IMAGE_EXTENSIONS]
+
+    def find(self, matches: Callable[[str], int | None]) -> Source | None:
+        """The shallowest file whose basename `matches(basename)` gives the lowest rank (not None)."""
+        ranked = [
+            (self.relative(f).count("/"), rank, index, f)
+            for index, f in enumerate(self.files)
+            if (rank := matches(f.basename)) is not None
+        ]
+        return min(ranked, key=lambda item: item[:3])[3] if ranked else None
+
+    def content(self, file: Source) -> bytes:
+        if file.name not in self._contents:
+            self.prefetch([file])
+        return self._contents[file.name]
+
+    def text(self, file: Source) -> str:
+        content = self.content(file)
+        try:
+            return content.decode("utf-8-sig")  # tools on Windows write a BOM
+        except UnicodeDecodeError as error:
+            raise DatasetError(f"{file.name}: byte {error.start}: expected UTF-8 text") from None
+
+    def prefetch(self, files: list[Source]) -> None:
+        """Read the files not read yet, in parallel."""
+        missing = [f for f in files if f.name not in self._contents]
+        if len(missing) <= 1:
+            contents = [f.read_bytes() for f in missing]
+        else:
+            with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+                contents = list(pool.map(lambda f: f.read_bytes(), missing))
+        self._contents.update(zip((f.name for f in missing), contents, strict=True))
+
+
+class AssetIndex:
+    """The assets of a folder dataset, one per image name without extension.
+
+    A label file and an image file of the same name are one asset; two label files (or two
+    images, `a.jpg` and `a.png`) of the same name are an error naming both, not a merge.
+    """
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.asset_ids: list[str] = []
+        self._index: dict[str, int] = {}
+        self._paths: dict[tuple[str, str], str] = {}
+
+    def add(self, asset_id: str, path: str, kind: str) -> int:
+        key = asset_key(asset_id)
+        first = self._paths.setdefault((key, kind), path)
+        if first != path:
+            raise DatasetError(
+                f"{self.where}: {first!r} and {path!r} name the same image {key!r} "
+                "(names without extension): expected one file per image"
+            )
+        if key not in self._index:
+            self._index[key] = len(self.asset_ids)
+            self.asset_ids.append(asset_id)
+        return self._index[key]
+
+    def add_images(self, folder: Folder) -> None:
+        """Images in the folder are present even without labels (Ultralytics' background images,
+        and `yolo predict` writes no .txt for an image without detections)."""
+        for image in folder.images():
+            self.add(image.basename, folder.relative(image), "image")
+
+
+class BoxCollector:
+    """The boxes of a folder's files gathered into one table, each remembering where it was written."""
+
+    def __init__(self, where: str) -> None:
+        self.skips = SkipLog(where)
+        self._tables: list[BoxTable] = []
+        self._positions: list[str] = []  # by source_index
+
+    def add(self, boxes: BoxTable, numbers: IntArray, rejected: list[tuple[int, str]], prefix: str) -> None:
+        """One file's boxes with their line (or object) `numbers`, and its rejected (number, why);
+        number n is shown as `{prefix}{n}`, e.g. `a.txt line 3`."""
+        for number, problem in rejected:
+            self.skips.add(f"{prefix}{number}", problem)
+        self._tables.append(boxes.with_columns(source_index=len(self._positions) + np.arange(len(boxes))))
+        self._positions.extend(f"{prefix}{n}" for n in numbers.tolist())
+
+    def table(self, sizes: tuple[FloatArray, FloatArray], normalized: bool) -> BoxTable:
+        """Every box, less those outside their image (skipped and counted)."""
+        boxes = BoxTable.concatenate(self._tables)
+        return skip_outside(boxes, sizes, normalized, self.skips, self._positions.__getitem__)
+
+
+def read_sizes(folder: Folder, asset_ids: list[str]) -> tuple[FloatArray, FloatArray]:
+    """Image widths and heights from an optional `sizes.json` {name: [width, height]}; NaN if unknown.
+
+    Names are joined like assets: `a`, `a.jpg` and YOLO's `a.txt` stem meet.
+    """
+    widths = np.full(len(asset_ids), np.nan)
+    heights = np.full(len(asset_ids), np.nan)
+    file = folder.find(lambda name: 0 if name == SIZES_FILE else None)
+    if file is None:
+        return widths, heights
+    try:
+        document = orjson.loads(folder.text(file))
+    except orjson.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise DatasetError(f"{file.name}: {where}: expected valid JSON") from None
+    if not isinstance(document, dict):
+        raise DatasetError(f"{file.name}: expected an object {{image name: [width, height]}}")
+    sizes = {asset_key(str(name)): (name, value) for name, value in document.items()}
+    for index, asset_id in enumerate(asset_ids):
+        name, value = sizes.get(asset_key(asset_id), (None, None))
+        if name is None:
+            continue
+        if not (isinstance(value, list) and len(value) == 2 and all(_positive(v) for v in value)):
+            raise DatasetError(f"{file.name}: {name!r}: expected [width, height], two positive numbers")
+        widths[index], heights[index] = value
+    return widths, heights
+
+
+def _positive(value: Any) -> bool:
+    return type(value) in (int, float) and value > 0

@@ -1,0 +1,143 @@
+"""Read a folder of text label files (YOLO, Cartucho): files → text → the format's parser → one table.
+
+An asset is a label file's name without `.txt`, or an image file in the folder; an empty
+`.txt` is an image with no boxes. Names files and image lists (`train.txt`) are not labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from handler.boxes import BoxTable, Dataset, IntArray
+from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
+from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
+from handler.datasets.folder import AssetIndex, BoxCollector, Folder, read_sizes
+from handler.datasets.frames import to_common_frame
+from handler.datasets.labels import ClassSpace, TextLabels
+from handler.datasets.loaded import Loaded
+from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
+from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
+from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo
+from handler.errors import DatasetError
+from handler.storage import Source
+
+LABEL_SUFFIX = ".txt"
+
+
+@dataclass(frozen=True)
+class TextSyntax:
+    """What differs between the text label formats."""
+
+    name: str
+    parse: Callable[[str], TextLabels]
+    is_label_file: Callable[[str], bool]
+    looks_like: Callable[[str], bool]
+    normalized: bool
+    ids_only: bool
+    expected: str  # a label line, in words, for messages
+
+
+YOLO = TextSyntax(
+    "yolo",
+    parse_yolo,
+    is_yolo_label_file,
+    looks_like_yolo,
+    normalized=True,
+    ids_only=True,
+    expected=YOLO_EXPECTED,
+)
+CARTUCHO = TextSyntax(
+    "cartucho",
+    parse_cartucho,
+    is_cartucho_label_file,
+    looks_like_cartucho,
+    normalized=False,
+    ids_only=False,
+    expected=CARTUCHO_EXPECTED,
+)
+
+
+def _candidates(folder: Folder) -> list[Source]:
+    candidates = [f for f in folder.with_suffix(LABEL_SUFFIX) if names_rank(f.basename) is None]
+    folder.prefetch(candidates)
+    return candidates
+
+
+def label_files(folder: Folder, syntax: TextSyntax) -> list[Source]:
+    return [f for f in _candidates(folder) if syntax.is_label_file(folder.text(f))]
+
+
+def accepts(syntax: TextSyntax, folder: Folder) -> bool:
+    """The first label file with a line decides; a folder of empty .txt files only is any format's."""
+    texts = [folder.text(f) for f in _candidates(folder)]
+    written = [t for t in texts if t.strip()]
+    first = next((t for t in written if syntax.is_label_file(t)), None)
+    return syntax.looks_like(first) if first is not None else bool(texts) and not written
+
+
+def _class_space(folder: Folder, syntax: TextSyntax, reference: Loaded | None) -> ClassSpace:
+    file = folder.find(names_rank)
+    if file is not None:
+        return ClassSpace(parse_names(file.name, folder.text(file)), folder.relative(file), syntax.ids_only)
+    # Predictions of a model trained on the YOLO GT's data.yaml use its ids.
+    if reference is not None and reference.dataset.format == syntax.name and reference.class_order:
+        names = dict(enumerate(reference.class_order))
+        return ClassSpace(names, f"the ground truth's names ({reference.dataset.source})", syntax.ids_only)
+    return ClassSpace(None, WHERE_NAMES, syntax.ids_only)
+
+
+def _class_ids(file: Source, labels: TextLabels, classes: ClassSpace) -> IntArray:
+    ids = np.empty(len(labels), dtype=np.int64)
+    for row, (token, line) in enumerate(zip(labels.class_token, labels.line, strict=True)):
+        index = classes.index(token)
+        if index is None:
+            raise DatasetError(f"{file.name}: line {line}: {classes.missing(token)}")
+        ids[row] = index
+    return ids
+
+
+def _stem(basename: str) -> str:
+    return basename[: -len(LABEL_SUFFIX)]
+
+
+def read_text_folder(syntax: TextSyntax, folder: Folder, reference: Loaded | None) -> Loaded:
+    classes = _class_space(folder, syntax, reference)
+    assets = AssetIndex(folder.name)
+    assets.add_images(folder)
+    collector = BoxCollector(folder.name)
+    files = label_files(folder, syntax)
+    if not files and not assets.asset_ids:
+        raise DatasetError(f"{folder.name}: no {syntax.name} label files: {syntax.expected} in .txt files")
+    for file in files:
+        relative = folder.relative(file)
+        image = assets.add(_stem(file.basename), relative, "label")
+        labels = syntax.parse(folder.text(file))
+        boxes = BoxTable.build(
+            xyxy=labels.xyxy,
+            class_id=_class_ids(file, labels, classes),
+            image=np.full(len(labels), image),
+            confidence=labels.confidence,
+            difficult=labels.difficult,
+        )
+        collector.add(boxes, labels.line, labels.rejected, f"{relative} line ")
+    sizes = read_sizes(folder, assets.asset_ids)
+    boxes = collector.table(sizes, syntax.normalized)
+    boxes, normalized = to_common_frame(
+        folder.name, boxes, np.full(len(boxes), syntax.normalized), *sizes, assets.asset_ids
+    )
+    dataset = Dataset(
+        source=folder.name,
+        format=syntax.name,
+        asset_ids=assets.asset_ids,
+        class_names=classes.names,
+        boxes=boxes,
+        widths=sizes[0],
+        heights=sizes[1],
+        normalized=normalized,
+        skipped=collector.skips.listed,
+        skipped_count=collector.skips.count,
+    )
+    return Loaded(dataset, class_order=classes.declared_order)

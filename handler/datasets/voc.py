@@ -1,0 +1,143 @@
+"""Pascal VOC: a folder of XML files, one `<annotation>` per image, with `<filename>`, `<size>`
+and `<object>`s (`<name>`, `<bndbox>` xmin/ymin/xmax/ymax in pixels, `<difficult>`).
+
+Coordinates are read as written (no 1-based shift), as CVAT and the VOC → COCO/YOLO
+converters do, so the same labels exported as VOC, COCO or YOLO give the same boxes.
+Difficult objects are kept and flagged.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+
+from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.datasets.columns import bad_box_rows, box_problem
+from handler.datasets.folder import AssetIndex, BoxCollector, Folder
+from handler.datasets.labels import ClassSpace, number
+from handler.datasets.loaded import Loaded
+from handler.errors import DatasetError
+
+XML_SUFFIX = ".xml"
+ROOT = "annotation"
+CORNERS = ("xmin", "ymin", "xmax", "ymax")
+
+
+@dataclass(frozen=True)
+class VocImage:
+    """One XML file's content; `object_number` is each box's 1-based place among the `<object>`s."""
+
+    filename: str | None
+    width: float
+    height: float
+    names: list[str]
+    xyxy: FloatArray
+    difficult: BoolArray
+    object_number: IntArray
+    rejected: list[tuple[int, str]]
+
+
+def _root(where: str, content: bytes) -> ET.Element:
+    try:
+        root = ET.fromstring(content)
+    except ET.ParseError as error:
+        line, column = error.position
+        reason = str(error).split(":")[0]
+        at = f"line {line} column {column + 1}"
+        raise DatasetError(f"{where}: {at}: expected well-formed XML ({reason})") from None
+    if root.tag != ROOT:
+        raise DatasetError(f"{where}: expected an <{ROOT}> root element (Pascal VOC), found <{root.tag}>")
+    return root
+
+
+def _size(root: ET.Element, tag: str) -> float:
+    value = number((root.findtext(f"size/{tag}") or "").strip())
+    return value if value is not None and math.isfinite(value) and value > 0 else math.nan
+
+
+def _object(element: ET.Element) -> tuple[str, list[float], bool] | str:
+    """An `<object>`'s name, corners and difficult flag, or why it is not a box."""
+    name = (element.findtext("name") or "").strip()
+    if not name:
+        return "expected a <name>"
+    corners = [number((element.findtext(f"bndbox/{tag}") or "").strip()) for tag in CORNERS]
+    values = [v for v in corners if v is not None]
+    if len(values) != len(CORNERS):
+        return "expected a <bndbox> with numbers in <xmin>, <ymin>, <xmax>, <ymax>"
+    return name, values, (element.findtext("difficult") or "0").strip() in ("1", "true")
+
+
+def parse_voc(where: str, content: bytes) -> VocImage:
+    """The XML of one image (a DatasetError naming line and column when it is not well formed)."""
+    root = _root(where, content)
+    parsed = [(n, _object(e)) for n, e in enumerate(root.findall("object"), start=1)]
+    rejected = [(n, p) for n, p in parsed if isinstance(p, str)]
+    objects = [(n, p) for n, p in parsed if not isinstance(p, str)]
+    xyxy = np.array([p[1] for _, p in objects], dtype=np.float64).reshape(len(objects), 4)
+    bad = bad_box_rows(xyxy)
+    rejected += [(objects[row][0], box_problem(xyxy[row].tolist())) for row in np.flatnonzero(bad)]
+    good = np.flatnonzero(~bad)
+    return VocImage(
+        filename=(root.findtext("filename") or "").strip() or None,
+        width=_size(root, "width"),
+        height=_size(root, "height"),
+        names=[objects[i][1][0] for i in good],
+        xyxy=xyxy[good],
+        difficult=np.array([objects[i][1][2] for i in good], dtype=bool),
+        object_number=np.array([objects[i][0] for i in good], dtype=np.int64),
+        rejected=sorted(rejected),
+    )
+
+
+def looks_like_voc(folder: Folder) -> bool:
+    files = folder.with_suffix(XML_SUFFIX)
+    return bool(files) and f"<{ROOT}".encode() in folder.content(files[0])[:4096]
+
+
+def _asset_id(image: VocImage, xml_basename: str) -> str:
+    """`<filename>` without any folder part; the XML's own name when there is none."""
+    if image.filename:
+        return image.filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return os.path.splitext(xml_basename)[0]
+
+
+def read_voc_folder(folder: Folder, _: Loaded | None = None) -> Loaded:
+    files = folder.with_suffix(XML_SUFFIX)
+    if not files:
+        raise DatasetError(f"{folder.name}: no .xml files: expected Pascal VOC <{ROOT}> files, one per image")
+    folder.prefetch(files)
+    assets = AssetIndex(folder.name)
+    classes = ClassSpace(None, "", ids_only=False)
+    collector = BoxCollector(folder.name)
+    widths, heights = [], []
+    for file in files:
+        relative = folder.relative(file)
+        image = parse_voc(file.name, folder.content(file))
+        index = assets.add(_asset_id(image, file.basename), relative, "label")
+        widths.append(image.width)
+        heights.append(image.height)
+        boxes = BoxTable.build(
+            xyxy=image.xyxy,
+            class_id=[classes.index(name) for name in image.names],
+            image=np.full(len(image.names), index),
+            difficult=image.difficult,
+        )
+        collector.add(boxes, image.object_number, image.rejected, f"{relative} object #")
+    sizes = (np.array(widths, dtype=np.float64), np.array(heights, dtype=np.float64))
+    boxes = collector.table(sizes, normalized=False)
+    dataset = Dataset(
+        source=folder.name,
+        format="voc",
+        asset_ids=assets.asset_ids,
+        class_names=classes.names,
+        boxes=boxes,
+        widths=sizes[0],
+        heights=sizes[1],
+        skipped=collector.skips.listed,
+        skipped_count=collector.skips.count,
+    )
+    return Loaded(dataset)

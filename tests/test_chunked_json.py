@@ -1,0 +1,128 @@
+"""COCO results lists decoded in chunks (`jsondoc.ChunkedArray`) read exactly as parsed whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+
+from handler.boxes import Dataset
+from handler.datasets import jsondoc, load_dataset
+from handler.datasets.coco import CocoIds, read_coco_instances, read_coco_results
+from handler.errors import DatasetError
+from handler.storage.registry import open_source
+
+IMAGES = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in (1, 2, 7, 10**7)]
+CATEGORIES = [{"id": 1, "name": "car"}, {"id": 3, "name": "bus"}]
+
+
+def _gt(tmp_path: Path) -> Path:
+    annotations = [
+        {"id": k, "image_id": image["id"], "category_id": 1, "bbox": [10.0 * k, 5, 20, 30], "iscrowd": 0}
+        for k, image in enumerate(IMAGES, start=1)
+    ]
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps({"images": IMAGES, "categories": CATEGORIES, "annotations": annotations}))
+    return path
+
+
+def _results(n: int) -> list[dict[str, Any]]:
+    ids = [image["id"] for image in IMAGES]
+    return [
+        {
+            "image_id": ids[k % len(ids)],
+            "category_id": (1, 3)[k % 2],
+            "bbox": [k % 50, 2.5, 10 + k % 7, 20],
+            "score": (k % 100) / 100,
+        }
+        for k in range(n)
+    ]
+
+
+def _read(tmp_path: Path, results: list[Any] | str, indent: int | None = None) -> Dataset:
+    gt = load_dataset(open_source(str(_gt(tmp_path))))
+    path = tmp_path / "results.json"
+    path.write_text(results if isinstance(results, str) else json.dumps(results, indent=indent))
+    source = open_source(str(path))
+    assert isinstance(jsondoc.parse_json(source, source.read_bytes()), jsondoc.ChunkedArray)
+    return load_dataset(source, None, gt).dataset
+
+
+def _whole(tmp_path: Path, results: list[Any]) -> Dataset:
+    """The same list read from an already parsed document (no chunking)."""
+    document = orjson.loads(json.dumps({"images": IMAGES, "categories": CATEGORIES, "annotations": []}))
+    reference, ids = read_coco_instances("gt.json", document, "coco")
+    return read_coco_results("results.json", results, "coco-results", reference, ids)
+
+
+def _same(a: Dataset, b: Dataset) -> None:
+    for column in ("xyxy", "class_id", "image", "confidence", "source_index"):
+        np.testing.assert_array_equal(getattr(a.boxes, column), getattr(b.boxes, column))
+    assert [s.position for s in a.skipped] == [s.position for s in b.skipped]
+    assert [s.problem for s in a.skipped] == [s.problem for s in b.skipped]
+    assert a.skipped_count == b.skipped_count
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsondoc, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(jsondoc, "CHUNK_ROWS", 7)
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_chunks_read_as_the_whole_list(tmp_path: Path, indent: int | None) -> None:
+    results = _results(500)
+    read = _read(tmp_path, results, indent)
+    assert len(read.boxes) == 500
+    _same(read, _whole(tmp_path, results))
+
+
+def test_braces_and_commas_inside_strings_and_nested_values(tmp_path: Path) -> None:
+    results = _results(300)
+    for k in range(1, 300, 3):
+        results[k]["note"] = '"}, {"image_id": 1},'
+        results[k]["extra"] = [{"a": 1}, {"b": {"c": 2}}, {}]
+    _same(_read(tmp_path, results), _whole(tmp_path, results))
+
+
+def test_odd_entries_fall_back_to_plain_values_with_their_own_positions(tmp_path: Path) -> None:
+    results = _results(300)
+    results[17]["score"] = "high"
+    results[120]["bbox"] = [1, 2, 3]
+    results[121]["bbox"] = ["1", 2, 3, 4]
+    results[122]["image_id"] = 99
+    results[123]["image_id"] = True
+    results[124]["image_id"] = "7"  # the text of a known id: COCO ids are compared as text
+    results[125]["category_id"] = 2.0
+    results[200]["iscrowd"] = 1
+    read = _read(tmp_path, results)
+    _same(read, _whole(tmp_path, results))
+    positions = [s.position for s in read.skipped]
+    assert positions == [f"annotations[{k}]" for k in (17, 120, 121, 122, 123, 125)]
+    assert 124 in read.boxes.source_index and 200 not in read.boxes.source_index
+
+
+def test_a_syntax_error_names_its_line_and_column(tmp_path: Path) -> None:
+    text = json.dumps(_results(200), indent=1)
+    broken = text[: len(text) // 2] + "@" + text[len(text) // 2 :]
+    with pytest.raises(orjson.JSONDecodeError) as parsed:
+        orjson.loads(broken)
+    with pytest.raises(DatasetError, match=f"line {parsed.value.lineno} column {parsed.value.colno}"):
+        _read(tmp_path, broken)
+
+
+def test_a_trailing_comma_is_not_json(tmp_path: Path) -> None:
+    text = json.dumps(_results(50))
+    with pytest.raises(DatasetError, match="expected valid JSON"):
+        _read(tmp_path, text[:-1] + ",]")
+
+
+def test_integer_ids_beyond_the_table_and_text_ids() -> None:
+    ids = CocoIds(["5", "-3", str(10**9), "abc", "007"], ["1"])
+    values: list[Any] = [5, -3, 10**9, 6, 7, 10**30]
+    assert ids.image_index.lookup(values).tolist() == [0, 1, 2, -1, -1, -1]
+    assert ids.image_index.lookup(["abc", "007", 5]).tolist() == [3, 4, 0]
