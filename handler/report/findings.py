@@ -53,14 +53,21 @@ def nothing_to_score_reason(facts: RunFacts) -> str | None:
     return None
 
 
+def counted(count: int, singular: str, plural: str) -> str:
+    """`1 invented box`, `2 invented boxes`."""
+    return f"{count} {singular if count == 1 else plural}"
+
+
 def lean(tally: Tally) -> str:
     """Whether what is left leans towards drawing (FN), deleting (FP), or neither."""
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
+    missed = counted(fn, "missed object", "missed objects")
+    invented = counted(fp, "invented box", "invented boxes")
     if fn > LEAN_RATIO * fp:
-        return f"what is left leans towards drawing missed objects ({fn} missed vs {fp} invented boxes)"
+        return f"what is left leans towards drawing missed objects ({missed} vs {invented})"
     if fp > LEAN_RATIO * fn:
-        return f"what is left leans towards deleting invented boxes ({fp} invented vs {fn} missed objects)"
-    return f"what is left is balanced between drawing and deleting ({fn} missed, {fp} invented boxes)"
+        return f"what is left leans towards deleting invented boxes ({invented} vs {missed})"
+    return f"what is left is balanced between drawing and deleting ({missed}, {invented})"
 
 
 def recommendation(sweep: Sweep) -> str:
@@ -90,12 +97,14 @@ def _notes(facts: RunFacts) -> list[str]:
         )
     if facts.paired.gt_only_images:
         notes.append(
-            f"{facts.paired.gt_only_images} of {facts.gt.image_count} ground-truth images have no "
-            "predictions dataset entry and were left out (a partial prediction run shrinks the set)."
+            f"{facts.paired.gt_only_images} of "
+            f"{counted(facts.gt.image_count, 'ground-truth image', 'ground-truth images')} had no entry "
+            "in the prediction dataset and were left out (a partial prediction run shrinks the set)."
         )
     if facts.paired.pred_only_images:
         notes.append(
-            f"{facts.paired.pred_only_images} prediction images are not in the ground truth and were ignored."
+            f"{counted(facts.paired.pred_only_images, 'prediction image', 'prediction images')} "
+            "not in the ground truth were ignored."
         )
     if facts.gt.crowd_excluded:
         notes.append(

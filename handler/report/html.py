@@ -137,6 +137,7 @@ def render_html(findings: dict[str, Any]) -> str:
     return template.render(
         f=findings,
         gauge=gauge(findings["assistance_score"]),
+        grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),
         sweep=sweep_chart(findings["confidence_sweep"]),
         outcomes=SHORT_LABELS,
