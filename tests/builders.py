@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,16 @@ def write_jsonl(path: Path, records: list[Any]) -> Path:
 
 def node_env(gt: Path | str, pred: Path | str, **inputs: str) -> dict[str, str]:
     return {"GT_DATASET": str(gt), "PRED_DATASET": str(pred), **inputs}
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write `{relative path: content}` under `root` (a dataset folder)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import write_tree
 from paths import THIRD_PARTY
 
 from handler.datasets import Loaded, load_dataset, pair_datasets
@@ -294,17 +295,6 @@ def cache_file(*first_boxes: tuple[str, list[float]]) -> dict[str, str | bytes]:
     """A cache for NATIVE_GT: `first_boxes` on asset a, nothing on asset b."""
     return {"pred.json": json.dumps([cache_entry(*first_boxes), cache_entry()])}
 
-
-def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    return root
 
 
 def read_as_predictions(tmp_path: Path, files: Mapping[str, str | bytes]) -> Loaded:

@@ -4,10 +4,10 @@ sizes come from, detection and forcing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from builders import write_tree
 
 from handler.datasets import Loaded, format_names, load_dataset, pair_datasets
 from handler.engine import Thresholds, evaluate
@@ -27,16 +27,6 @@ NATIVE_GT = {
     ]
 }
 
-
-def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    return root
 
 
 def load(path: Path, reference: Loaded | None = None, fmt: str | None = None) -> Loaded:
