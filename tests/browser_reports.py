@@ -14,14 +14,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from builders import annotation, asset, write_json
+from paths import EXAMPLES, THIRD_PARTY
 
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.storage.local import LocalStore
-
-REPO: Final = Path(__file__).resolve().parents[1]
-# The shared third-party data sits next to the repository (`../shared`).
-THIRD_PARTY: Final = REPO.parent / "shared" / "data" / "third_party"
 
 HOSTILE_CLASS: Final = "<img src=x onerror=alert(1)>"
 QUOTED_ASSET: Final = """street "quoted" 'id' <b>&amp; 0001.jpg"""
@@ -46,7 +43,7 @@ def _run(name: str, work: Path, gt: Path | str, pred: Path | str, **inputs: str)
 
 def strong(work: Path) -> StoredReport:
     """The shipped example's GT against itself, slightly jittered, a few boxes dropped, one invented."""
-    gt_path = REPO / "examples" / "gt.json"
+    gt_path = EXAMPLES / "gt.json"
     rng = random.Random(20261129)
     assets = []
     for item in json.loads(gt_path.read_text(encoding="utf-8"))["assets"]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
-from browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, REPO, StoredReport
+from browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, StoredReport
+from paths import ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
@@ -43,7 +44,7 @@ def _unavailable(reason: str) -> NoReturn:
 
 
 def artifacts_dir() -> Path:
-    folder = Path(os.environ.get("PRELABEL_ARTIFACTS") or REPO / "artifacts" / "screenshots")
+    folder = Path(os.environ.get("PRELABEL_ARTIFACTS") or ROOT / "artifacts" / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
