@@ -140,3 +140,83 @@ def test_missing_dataset_in_s3_is_one_line(s3_bucket: str, missing: str) -> None
         PRELABEL_STORE=f"s3://{s3_bucket}/store",
     )
     assert_failed_cleanly(result)
+
+
+def counts_of(result: subprocess.CompletedProcess[str], store: str) -> dict[str, int]:
+    shown = cli("show", outputs_of(result)["REPORT_ID"], "--store", store)
+    counts: dict[str, int] = json.loads(shown.stdout)["counts"]
+    return counts
+
+
+def prediction_cache_of(gt: dict[str, Any], predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The native predictions as a prediction cache: normalised boxes, a probability vector each."""
+    classes = sorted({a["label"] for asset in gt["assets"] for a in asset["annotations"]})
+    cache = []
+    for asset in predictions:
+        boxes = []
+        for box in asset["annotations"]:
+            if box["label"] not in classes:
+                continue
+            probabilities = [0.0] * len(classes)
+            probabilities[classes.index(box["label"])] = box.get(
+                "confidence", box.get("tags", {}).get("confidence-model")
+            )
+            w, h = asset["width"], asset["height"]
+            boxes.append(
+                {
+                    "x_min": box["x_min"] / w,
+                    "x_max": box["x_max"] / w,
+                    "y_min": box["y_min"] / h,
+                    "y_max": box["y_max"] / h,
+                    "probabilities": probabilities,
+                }
+            )
+        cache.append({"predicted_bounding_boxes": boxes})
+    return cache
+
+
+def test_prediction_cache_from_s3_counts_like_the_native_predictions(
+    s3_bucket: str, s3_client: Any, tmp_path: Path
+) -> None:
+    gt = json.loads((EXAMPLES / "gt.json").read_text())
+    lines = (EXAMPLES / "predictions.jsonl").read_text().splitlines()
+    predictions = [json.loads(line) for line in lines]
+    known = {a["label"] for asset in gt["assets"] for a in asset["annotations"]}
+    kept = [{**p, "annotations": [a for a in p["annotations"] if a["label"] in known]} for p in predictions]
+    native = tmp_path / "kept.jsonl"
+    native.write_text("".join(json.dumps(p) + "\n" for p in kept))
+    cache = tmp_path / "cache.jsonl"
+    cache.write_text("".join(json.dumps(c) + "\n" for c in prediction_cache_of(gt, kept)))
+    store = f"s3://{s3_bucket}/store"
+    gt_uri = upload(s3_client, s3_bucket, "data/gt.json", EXAMPLES / "gt.json")
+    cache_uri = upload(s3_client, s3_bucket, "data/cache.jsonl", cache)
+    remote = counts_of(node(GT_DATASET=gt_uri, PRED_DATASET=cache_uri, PRELABEL_STORE=store), store)
+    local = counts_of(
+        node(GT_DATASET=str(EXAMPLES / "gt.json"), PRED_DATASET=str(native), PRELABEL_STORE=store), store
+    )
+    assert remote == local and remote["total"] > 100
+
+
+def test_cartucho_text_folders_from_s3_count_like_local(s3_bucket: str, s3_client: Any) -> None:
+    folder = THIRD_PARTY / "cartucho_mAP_85" / "input"
+    for side in ("ground-truth", "detection-results"):
+        for file in sorted((folder / side).glob("*.txt")):
+            upload(s3_client, s3_bucket, f"cartucho/{side}/{file.name}", file)
+    store = f"s3://{s3_bucket}/store"
+    remote = counts_of(
+        node(
+            GT_DATASET=f"s3://{s3_bucket}/cartucho/ground-truth/",
+            PRED_DATASET=f"s3://{s3_bucket}/cartucho/detection-results/",
+            PRELABEL_STORE=store,
+        ),
+        store,
+    )
+    local = counts_of(
+        node(
+            GT_DATASET=str(folder / "ground-truth"),
+            PRED_DATASET=str(folder / "detection-results"),
+            PRELABEL_STORE=store,
+        ),
+        store,
+    )
+    assert remote == local and remote["total"] >= 686
