@@ -20,7 +20,8 @@ from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError
 from handler.inputs import parse_inputs
 from handler.outputs import NodeOutputs
-from handler.pipeline import RunResult, run
+from handler.pipeline import PHASES, RunResult, quiet, run
+from handler.progress import terminal_progress
 from handler.report.html import duration
 from handler.runtime import STORE_VARIABLE, guarded, store_uri
 from handler.storage import open_store
@@ -40,7 +41,10 @@ def _add_time_costs(parser: argparse.ArgumentParser) -> None:
     for item in fields(TimeCosts):
         why = ASSUMED.get(item.name, "Su, Deng, Fei-Fei 2012")
         group.add_argument(
-            f"--seconds-{item.name}", type=float, default=item.default, metavar="S",
+            f"--seconds-{item.name}",
+            type=float,
+            default=item.default,
+            metavar="S",
             help=f"{item.name} one box (default {item.default}: {why})",
         )
 
@@ -127,7 +131,9 @@ def _evaluate(argv: list[str]) -> int:
         "CONFIDENCE_THRESHOLD": args.confidence_threshold,
     }
     raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
-    result = run(parse_inputs(raw), open_store(store_uri(args.store)), costs=time_costs(args))
+    inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
+    with terminal_progress(PHASES) as bar:
+        result = run(inputs, store, log=bar or quiet, costs=time_costs(args))
     print(json.dumps(result.findings, indent=2) if args.json else summary(result))
     return 0
 

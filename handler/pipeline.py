@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Protocol, runtime_checkable
 
 import orjson
 
@@ -21,6 +21,23 @@ from handler.report import RunFacts, build_findings, new_report_id, outcome_line
 from handler.storage import Store, resolve_dataset
 
 PhaseLog = Callable[[str, float], None]
+# The phases of `run`, in order (a progress display counts them).
+PHASES: Final = (
+    "read ground truth",
+    "read predictions",
+    "pair assets and classes",
+    "match and score",
+    "confidence sweep",
+    "build report",
+    "store report",
+)
+
+
+@runtime_checkable
+class PhaseWatcher(Protocol):
+    """A PhaseLog that also wants to know when a phase starts (a progress display)."""
+
+    def start(self, phase: str) -> None: ...
 
 
 def log_to_stderr(phase: str, seconds: float) -> None:
@@ -33,6 +50,8 @@ def quiet(phase: str, seconds: float) -> None:
 
 @contextmanager
 def _phase(name: str, log: PhaseLog) -> Iterator[None]:
+    if isinstance(log, PhaseWatcher):
+        log.start(name)
     started = time.perf_counter()
     yield
     log(name, time.perf_counter() - started)

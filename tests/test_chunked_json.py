@@ -1,4 +1,5 @@
-"""COCO results lists decoded in chunks (`jsondoc.ChunkedArray`) read exactly as parsed whole."""
+"""COCO fast paths read exactly as plain parsing: results lists decoded in chunks
+(`jsondoc.ChunkedArray`), instances files decoded with typed annotations (`cocojson`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from handler.boxes import Dataset
 from handler.datasets import jsondoc, load_dataset
 from handler.datasets.coco import CocoIds, read_coco_instances, read_coco_results
+from handler.datasets.cocojson import is_typed
 from handler.errors import DatasetError
 from handler.storage.registry import open_source
 
@@ -20,13 +22,30 @@ IMAGES = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i 
 CATEGORIES = [{"id": 1, "name": "car"}, {"id": 3, "name": "bus"}]
 
 
-def _gt(tmp_path: Path) -> Path:
-    annotations = [
-        {"id": k, "image_id": image["id"], "category_id": 1, "bbox": [10.0 * k, 5, 20, 30], "iscrowd": 0}
-        for k, image in enumerate(IMAGES, start=1)
+def _annotations() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": k,
+            "image_id": image["id"],
+            "category_id": (1, 3)[k % 2],
+            "bbox": [10.0 * k, 5, 20, 30],
+            "area": 600.0,
+            "segmentation": [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]],
+            "iscrowd": int(k == 3),
+        }
+        for k, image in enumerate(IMAGES * 3, start=1)
     ]
+
+
+def _gt(tmp_path: Path, annotations: list[dict[str, Any]] | None = None) -> Path:
     path = tmp_path / "gt.json"
-    path.write_text(json.dumps({"images": IMAGES, "categories": CATEGORIES, "annotations": annotations}))
+    document = {
+        "info": {},
+        "images": IMAGES,
+        "categories": CATEGORIES,
+        "annotations": annotations or _annotations(),
+    }
+    path.write_text(json.dumps(document))
     return path
 
 
@@ -126,3 +145,30 @@ def test_integer_ids_beyond_the_table_and_text_ids() -> None:
     values: list[Any] = [5, -3, 10**9, 6, 7, 10**30]
     assert ids.image_index.lookup(values).tolist() == [0, 1, 2, -1, -1, -1]
     assert ids.image_index.lookup(["abc", "007", 5]).tolist() == [3, 4, 0]
+
+
+def _instances_both_ways(path: Path) -> tuple[Any, Dataset, Dataset]:
+    source = open_source(str(path))
+    content = source.read_bytes()
+    fast = jsondoc.parse_json(source, content)
+    read_fast, _ = read_coco_instances("gt.json", fast, "coco")
+    read_plain, _ = read_coco_instances("gt.json", orjson.loads(content), "coco")
+    return fast, read_fast, read_plain
+
+
+def test_instances_with_typed_annotations_read_as_parsed_plainly(tmp_path: Path) -> None:
+    fast, read_fast, read_plain = _instances_both_ways(_gt(tmp_path))
+    assert is_typed(fast["annotations"])
+    _same(read_fast, read_plain)
+    assert read_fast.crowd_excluded == read_plain.crowd_excluded == 1
+    assert read_fast.asset_ids == read_plain.asset_ids and read_fast.class_names == read_plain.class_names
+
+
+def test_an_odd_annotation_sends_the_instances_file_to_the_plain_parser(tmp_path: Path) -> None:
+    annotations = _annotations()
+    annotations[4]["bbox"] = "x"
+    annotations[5]["score"] = None
+    fast, read_fast, read_plain = _instances_both_ways(_gt(tmp_path, annotations))
+    assert not is_typed(fast["annotations"])
+    _same(read_fast, read_plain)
+    assert [s.position for s in read_fast.skipped] == ["annotations[4]", "annotations[5]"]

@@ -14,46 +14,17 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Final
 
-import msgspec
 import numpy as np
-import orjson
 
 from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.datasets.cocojson import decode_entries, is_typed
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
 from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
 from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
 
-
-class _Entry(msgspec.Struct, gc=False):
-    """A COCO result (or annotation) of the usual shape: the decoder's fast path."""
-
-    image_id: int | str
-    category_id: int | str
-    bbox: list[float]
-    score: float = 1.0
-    iscrowd: Any = 0
-
-
-_DECODER: Final = msgspec.json.Decoder(list[_Entry])
 # Integer COCO ids below this (or below 8x the number of ids) are looked up in a table.
 MAX_ID_TABLE: Final = 1 << 20
-
-
-def decode_entries(text: bytes) -> list[Any] | None:
-    """A JSON array of results: typed `_Entry`s when every one has the usual shape, else plain
-    JSON values (checked one by one later); None when `text` is not valid JSON."""
-    try:
-        return _DECODER.decode(text)
-    except msgspec.ValidationError:
-        pass
-    except msgspec.DecodeError:
-        return None
-    try:
-        document = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    return document if isinstance(document, list) else None
 
 
 def _canonical_int(text: str) -> int | None:
@@ -187,7 +158,7 @@ class _Chunk:
 
 def _chunk_boxes(entries: list[Any], offset: int, ids: CocoIds, skips: SkipLog) -> _Chunk:
     """The boxes of entries `offset`, `offset + 1`, ... against known images and categories."""
-    typed = bool(entries) and type(entries[0]) is _Entry
+    typed = is_typed(entries)
     image_ids = _field(entries, typed, "image_id")
     category_ids = _field(entries, typed, "category_id")
     bboxes = _field(entries, typed, "bbox")
@@ -249,7 +220,9 @@ def _images_and_categories(
 
 def read_coco_instances(source: str, document: dict[str, Any], format_name: str) -> tuple[Dataset, CocoIds]:
     images, categories = _images_and_categories(source, document)
-    annotations = _list_field(source, document, "annotations")
+    annotations = document.get("annotations", [])
+    if not (isinstance(annotations, list) and is_typed(annotations)):
+        annotations = _list_field(source, document, "annotations")
     ids = CocoIds([str(i["id"]) for i in images], [str(c["id"]) for c in categories])
     skips = SkipLog(source)
     read = _boxes(row_chunks(annotations), ids, skips)
@@ -277,7 +250,7 @@ def _sizes(images: list[dict[str, Any]], key: str) -> Any:
 def _result_chunks(source: str, document: list[Any] | ChunkedArray) -> Iterator[list[Any]]:
     chunks = document.decoded(decode_entries) if isinstance(document, ChunkedArray) else row_chunks(document)
     for entries in chunks:
-        if not (entries and type(entries[0]) is _Entry) and not all(isinstance(e, dict) for e in entries):
+        if not is_typed(entries) and not all(isinstance(e, dict) for e in entries):
             raise DatasetError(
                 f"{source}: expected a list of objects with image_id, category_id, bbox, score"
             )

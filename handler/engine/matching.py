@@ -1,21 +1,33 @@
 """Candidate pairs and greedy one-to-one matching (SPEC §5), vectorised over all images.
 
-Images are processed in chunks so that the number of (GT, prediction) pairs held at
-once stays bounded; inside a chunk there is no Python loop per image, box or pair.
+Candidate pairs are found without trying every (GT, prediction) pair of an image: IoU ≥ t
+needs the two x-intervals to overlap by at least t times the wider one, so the predictions
+of an image, sorted by `x_min`, that can reach t with a GT box lie in one window of that
+order (`_x_windows`). Only the pairs inside the windows are enumerated, in chunks of about
+`budget` pairs, with no Python loop per image, box or pair; the exact IoU then decides.
+The pairs come out in the greedy order, so re-matching a subset of them (another confidence
+threshold) needs no sort.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
-from handler.engine.iou import paired_iou
+from handler.engine.iou import box_area, iou_of_overlap, overlap
 
-# Pairs of one chunk held in memory at once (~100 bytes each while computing IoU).
-PAIR_BUDGET = 4_000_000
+# Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
+PAIR_BUDGET: Final = 1 << 15
+# Window bounds are derived with a floor lowered by this factor and widened by this much of
+# the key's magnitude, so that float rounding can only add pairs (the exact IoU drops them).
+FLOOR_SLACK: Final = 1e-9
+KEY_SLACK: Final = 1e-12
+# Above this key magnitude (images x coordinate span) the windows fall back to whole images.
+MAX_KEY: Final = 2.0**36
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,9 @@ class CandidatePairs:
 
     def __getitem__(self, mask: BoolArray) -> CandidatePairs:
         return CandidatePairs(self.gt[mask], self.pred[mask], self.iou[mask])
+
+    def __len__(self) -> int:
+        return len(self.iou)
 
     @classmethod
     def concatenate(cls, parts: list[CandidatePairs]) -> CandidatePairs:
@@ -53,59 +68,182 @@ class MatchResult:
     pred_iou: FloatArray  # IoU with the matched GT box; NaN when unmatched
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """A table's boxes as contiguous columns, row i being row `rows[i]` of the table."""
+
+    rows: IntArray
+    x0: FloatArray
+    y0: FloatArray
+    x1: FloatArray
+    y1: FloatArray
+    area: FloatArray
+
+    @classmethod
+    def of(cls, table: BoxTable, rows: IntArray) -> _Columns:
+        x0, y0, x1, y1 = (table.xyxy[:, k][rows] for k in range(4))
+        return cls(rows, x0, y0, x1, y1, box_area(table.xyxy)[rows])
+
+
+@dataclass(frozen=True)
+class _Windows:
+    """For GT row g, the candidates are predictions `order[start[g]:stop[g]]`."""
+
+    order: IntArray
+    start: IntArray
+    stop: IntArray
+
+
 def _image_ranges(image: IntArray, n_images: int) -> tuple[IntArray, IntArray]:
-    """Start and count of each image's rows in a table sorted by image."""
-    counts = np.bincount(image, minlength=n_images).astype(np.int64)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    return starts, counts
+    """Start and stop of each image's rows in a table sorted by image."""
+    stops = np.cumsum(np.bincount(image, minlength=n_images)).astype(np.int64)
+    return np.concatenate(([0], stops[:-1])).astype(np.int64), stops
 
 
-def _chunks(pair_counts: IntArray, budget: int) -> Iterator[tuple[int, int]]:
-    """Consecutive image ranges [first, last) whose pair counts sum to about `budget`."""
-    cumulative = np.cumsum(pair_counts)
+def _image_windows(gt: BoxTable, pred: BoxTable, n_images: int) -> _Windows:
+    """Every prediction of the GT box's image (no pruning: the general fallback)."""
+    starts, stops = _image_ranges(pred.image, n_images)
+    return _Windows(np.argsort(pred.image, kind="stable"), starts[gt.image], stops[gt.image])
+
+
+def _prunable(gt: BoxTable, pred: BoxTable, iou_floor: float) -> bool:
+    """Whether the pruning bounds hold: a floor > 0, and finite boxes with x_max ≥ x_min, y_max ≥ y_min."""
+
+    def upright(table: BoxTable) -> bool:
+        xyxy = table.xyxy
+        return bool(np.isfinite(xyxy).all() and (xyxy[:, 2:] >= xyxy[:, :2]).all())
+
+    return bool(iou_floor > 0 and len(gt) and len(pred)) and upright(gt) and upright(pred)
+
+
+def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) -> _Windows | None:
+    """Windows over predictions sorted by (image, x_min); None when keys would lose precision.
+
+    IoU ≥ t needs an x-overlap w ≥ t·max(w_gt, w_pred), so w_pred ≤ w_gt / t and
+    x_min_pred ∈ [x_min_gt + t·w_gt - w_gt / t, x_max_gt - t·w_gt]. The search runs on one
+    float key, image·span + x_min; the windows are clamped to the GT box's image.
+    """
+    pred_x0 = pred.xyxy[:, 0]
+    low = float(pred_x0.min())
+    span = float(pred_x0.max()) - low + 1.0
+    if n_images * span > MAX_KEY:
+        return None
+    key = pred.image * span + (pred_x0 - low)  # increases with (image, x_min)
+    order = np.argsort(key)
+    key = key[order]
+    t = iou_floor * (1 - FLOOR_SLACK)
+    gt_x0, gt_x1 = gt.xyxy[:, 0], gt.xyxy[:, 2]
+    width = gt_x1 - gt_x0
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = width / t
+        slack = FLOOR_SLACK * (np.abs(gt_x0) + np.abs(gt_x1) + reach + abs(low) + span)
+        slack += KEY_SLACK * n_images * span
+        base = gt.image * span - low
+        first = np.searchsorted(key, base + (gt_x0 + t * width - reach - slack), "left")
+        last = np.searchsorted(key, base + (gt_x1 - t * width + slack), "right")
+    image_start, image_stop = (bound[gt.image] for bound in _image_ranges(pred.image, n_images))
+    start = np.clip(first, image_start, image_stop)
+    return _Windows(order, start, np.clip(last, start, image_stop))
+
+
+def _min_heights(gt: _Columns, floor: float | None) -> FloatArray:
+    """Per GT box, the y-overlap below which no pair reaches the floor (-inf: no pruning).
+
+    IoU ≥ t needs a y-overlap h ≥ t·max(h_gt, h_pred) ≥ t·h_gt.
+    """
+    if floor is None:
+        return np.full(len(gt.y0), -np.inf)
+    return (gt.y1 - gt.y0) * (floor * (1 - FLOOR_SLACK))
+
+
+def _chunks(counts: IntArray, budget: int) -> Iterator[tuple[int, int]]:
+    """Consecutive row ranges [first, last) whose counts sum to about `budget` (at least one row)."""
+    cumulative = np.cumsum(counts)
     first = 0
-    while first < len(pair_counts):
+    while first < len(counts):
         already = cumulative[first - 1] if first else 0
-        last = int(np.searchsorted(cumulative, already + budget, side="right"))
-        last = max(last, first + 1)  # an image larger than the budget is its own chunk
+        last = max(int(np.searchsorted(cumulative, already + budget, side="right")), first + 1)
         yield first, last
         first = last
 
 
-def _pairs_of_chunk(
-    gt_start: IntArray, gt_count: IntArray, pred_start: IntArray, pred_count: IntArray
-) -> tuple[IntArray, IntArray]:
-    """Every (gt row, pred row) of the same image, for the images of one chunk."""
-    per_image = gt_count * pred_count
-    total = int(per_image.sum())
-    image = np.repeat(np.arange(len(per_image)), per_image)
-    # position of each pair inside its own image's ng x np block
-    offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per_image) - per_image, per_image)
-    width = pred_count[image]
-    return gt_start[image] + offset // width, pred_start[image] + offset % width
+def _enumerate(start: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:
+    """(row, position) for every position in [start[row], start[row] + count[row])."""
+    rows = np.repeat(np.arange(len(count), dtype=np.int64), count)
+    shift = np.repeat(start - (np.cumsum(count) - count), count)
+    return rows, shift + np.arange(len(rows), dtype=np.int64)
+
+
+def _pairs_of_rows(
+    gt: _Columns, pred: _Columns, windows: _Windows, rows: slice, floor: float, min_height: FloatArray
+) -> CandidatePairs:
+    """The pairs of GT rows `rows` with the predictions in their windows, IoU ≥ floor.
+
+    A pair whose y-overlap is below `min_height` of its GT row cannot reach the floor: it is
+    dropped before the rest of its IoU is computed.
+    """
+    count = windows.stop[rows] - windows.start[rows]
+    g, p = _enumerate(windows.start[rows], count)
+    height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
+    near = height >= np.repeat(min_height[rows], count)
+    g, p, height = g[near] + rows.start, p[near], height[near]
+    width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
+    iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
+    keep = iou >= floor
+    return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
+
+
+def greedy_order(pairs: CandidatePairs) -> IntArray:
+    """Positions of `pairs` in the greedy order: IoU descending, then prediction, then GT.
+
+    One fast (unstable) sort by IoU, then the runs of equal IoU re-sorted by (prediction, GT).
+    """
+    order = np.argsort(-pairs.iou)
+    iou = pairs.iou[order]
+    tied = iou[1:] == iou[:-1]
+    if not tied.any():
+        return order
+    in_run = np.zeros(len(order), dtype=bool)
+    in_run[1:] |= tied
+    in_run[:-1] |= tied
+    run = np.cumsum(np.concatenate(([True], ~tied)))
+    places = np.flatnonzero(in_run)
+    members = order[places]
+    order[places] = members[np.lexsort((pairs.gt[members], pairs.pred[members], run[places]))]
+    return order
+
+
+def in_greedy_order(pairs: CandidatePairs) -> bool:
+    """Whether every pair comes before the next one in the greedy order."""
+    iou, pred, gt = pairs.iou, pairs.pred, pairs.gt
+    same_iou = iou[1:] == iou[:-1]
+    same_pred = pred[1:] == pred[:-1]
+    before = (iou[1:] < iou[:-1]) | (same_iou & ((pred[1:] > pred[:-1]) | (same_pred & (gt[1:] > gt[:-1]))))
+    return bool(before.all())
 
 
 def candidate_pairs(
     gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int = PAIR_BUDGET
 ) -> CandidatePairs:
-    """All same-image pairs with IoU ≥ `iou_floor` (> 0), indices into `gt` and `pred`."""
-    gt_order = np.argsort(gt.image, kind="stable")
-    pred_order = np.argsort(pred.image, kind="stable")
-    gt_xyxy, pred_xyxy = gt.xyxy[gt_order], pred.xyxy[pred_order]
-    gt_start, gt_count = _image_ranges(gt.image, n_images)
-    pred_start, pred_count = _image_ranges(pred.image, n_images)
-    parts = []
-    for first, last in _chunks(gt_count * pred_count, budget):
-        chunk = slice(first, last)
-        g, p = _pairs_of_chunk(gt_start[chunk], gt_count[chunk], pred_start[chunk], pred_count[chunk])
-        iou = paired_iou(gt_xyxy[g], pred_xyxy[p])
-        keep = iou >= iou_floor  # pruned here, before any sorting
-        parts.append(CandidatePairs(gt_order[g[keep]], pred_order[p[keep]], iou[keep]))
-    return CandidatePairs.concatenate(parts)
+    """All same-image pairs with IoU ≥ `iou_floor`, indices into `gt` and `pred`, in greedy order."""
+    prunable = _prunable(gt, pred, iou_floor)
+    windows = _x_windows(gt, pred, n_images, iou_floor) if prunable else None
+    if windows is None:
+        windows = _image_windows(gt, pred, n_images)
+    gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64))
+    pred_columns = _Columns.of(pred, windows.order)
+    min_height = _min_heights(gt_columns, iou_floor if prunable else None)
+    parts = [
+        _pairs_of_rows(gt_columns, pred_columns, windows, slice(first, last), iou_floor, min_height)
+        for first, last in _chunks(windows.stop - windows.start, budget)
+    ]
+    pairs = CandidatePairs.concatenate(parts)
+    order = greedy_order(pairs)
+    return CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
 
 
 def _first_per_key(keys: IntArray, positions: IntArray, n_keys: int) -> IntArray:
-    """For each key, the smallest position among `positions` carrying it (len(keys)+ if none)."""
+    """For each key, the smallest position among `positions` carrying it (int64 max if none)."""
     first = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, keys, positions)
     return first
@@ -116,25 +254,28 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
 
     Equivalent to taking the best remaining pair again and again, done in rounds: a pair
     that is the best remaining pair of both its prediction and its GT box can never be
-    pre-empted, so every such pair is accepted at once.
+    pre-empted, so every such pair is accepted at once. Pairs already in the greedy order
+    (as `candidate_pairs` returns them, or any subset of them) are not sorted again.
     """
-    # 1. One strict total order: IoU descending, then prediction index, then GT index.
-    order = np.lexsort((pairs.gt, pairs.pred, -pairs.iou))
-    gt, pred, iou = pairs.gt[order], pairs.pred[order], pairs.iou[order]
+    if not in_greedy_order(pairs):
+        order = greedy_order(pairs)
+        pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
+    gt, pred, iou = pairs.gt, pairs.pred, pairs.iou
     gt_match = np.full(n_gt, -1, dtype=np.int64)
     pred_match = np.full(n_pred, -1, dtype=np.int64)
     pred_iou = np.full(n_pred, np.nan)
-    alive = np.arange(len(order), dtype=np.int64)  # positions in the order, still free
+    alive = np.arange(len(iou), dtype=np.int64)  # positions in the order, still free
     while alive.size:
-        # 2. Accept every pair that is first in the order for its prediction and its GT.
-        best_for_pred = _first_per_key(pred[alive], alive, n_pred)
-        best_for_gt = _first_per_key(gt[alive], alive, n_gt)
-        won = alive[(best_for_pred[pred[alive]] == alive) & (best_for_gt[gt[alive]] == alive)]
+        # Accept every pair that is first in the order for its prediction and its GT.
+        alive_gt, alive_pred = gt[alive], pred[alive]
+        best_for_pred = _first_per_key(alive_pred, alive, n_pred)
+        best_for_gt = _first_per_key(alive_gt, alive, n_gt)
+        won = alive[(best_for_pred[alive_pred] == alive) & (best_for_gt[alive_gt] == alive)]
         gt_match[gt[won]] = pred[won]
         pred_match[pred[won]] = gt[won]
         pred_iou[pred[won]] = iou[won]
-        # 3. Drop every pair that touches a box matched in this round.
-        alive = alive[(gt_match[gt[alive]] < 0) & (pred_match[pred[alive]] < 0)]
+        # Drop every pair that touches a box matched in this round.
+        alive = alive[(gt_match[alive_gt] < 0) & (pred_match[alive_pred] < 0)]
     return MatchResult(gt_match, pred_match, pred_iou)
 
 

@@ -1,0 +1,41 @@
+"""Run one command as a whole process and measure it: wall time, CPU time and peak RSS."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Measurement:
+    wall: float  # seconds
+    cpu: float  # user + system seconds
+    peak_rss_mb: float
+    returncode: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measure(argv: list[str], env: dict[str, str], log: Path, timeout: float) -> Measurement:
+    """Run `argv` with stdout and stderr to `log`; `os.wait4` gives this child's own rusage."""
+    with log.open("wb") as out:
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                child.kill()
+            time.sleep(0.005)
+        wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return Measurement(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode)

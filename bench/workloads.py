@@ -1,0 +1,70 @@
+"""The benchmark's workloads, generated with the shared generator (`gen_workload.py`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+PEERS: Final = ("pycocotools", "faster-coco-eval", "tide")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark case: a generated dataset pair, the threshold our node runs with, the peers."""
+
+    name: str
+    data: str  # folder under the work dir with gt.json and results.json
+    generator_args: tuple[str, ...]
+    confidence_threshold: str
+    peers: tuple[str, ...] = PEERS
+    note: str = ""
+
+
+DEFAULT_ARGS: Final = ("--images", "5000", "--seed", "0")
+WORKLOADS: Final = {
+    w.name: w
+    for w in (
+        Workload("default", "default", DEFAULT_ARGS, "0.5", note="COCO-val-sized: 5k images"),
+        Workload(
+            "dense", "dense", ("--images", "500", "--seed", "0", "--dense"), "0.5", note="~150 GT/image"
+        ),
+        Workload("conf0", "default", DEFAULT_ARGS, "0", note="default, CONFIDENCE_THRESHOLD 0"),
+        Workload(
+            "big",
+            "big",
+            ("--images", "50000", "--seed", "0"),
+            "0.5",
+            peers=("faster-coco-eval",),
+            note="50k images; pycocotools and TIDE left out (pycocotools needs ~10x its 1.9 GB of default)",
+        ),
+        Workload("smoke", "smoke", ("--images", "250", "--seed", "1"), "0", note="the CI smoke test's"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Files:
+    gt: Path
+    results: Path
+
+
+def ensure_data(workload: Workload, work_dir: Path, generator: Path) -> Files:
+    """The workload's files, generated unless already there with the same generator arguments."""
+    folder = work_dir / workload.data
+    files = Files(folder / "gt.json", folder / "results.json")
+    stamp = folder / "generator-args.json"
+    wanted = list(workload.generator_args)
+    present = files.gt.exists() and files.results.exists() and stamp.exists()
+    if present and json.loads(stamp.read_text()) == wanted:
+        return files
+    folder.mkdir(parents=True, exist_ok=True)
+    print(
+        f"[bench] generating {workload.data}: gen_workload.py {' '.join(wanted)}", file=sys.stderr, flush=True
+    )
+    subprocess.run([sys.executable, str(generator), str(folder), *wanted], check=True, stdout=sys.stderr)
+    stamp.write_text(json.dumps(wanted))
+    return files
