@@ -13,10 +13,10 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoxTable
+from handler.boxes import BoolArray, BoxTable
 from handler.engine.evaluation import Evaluation, Thresholds, evaluate_pairs, pair_floor
-from handler.engine.matching import PAIR_BUDGET, candidate_pairs
-from handler.engine.outcomes import Outcome, Tally
+from handler.engine.matching import PAIR_BUDGET, CandidatePairs, MatchResult, candidate_pairs, greedy_match
+from handler.engine.outcomes import BoxOutcomes, Outcome, Tally, assign_outcomes
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
@@ -66,18 +66,32 @@ def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
     return max(points, key=lambda p: (score_fraction(p.tally), p is used, -p.threshold))
 
 
+def _tally_at(evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, iou_perfect: float) -> Tally:
+    """The tally of matching only the kept predictions.
+
+    Prediction indices stay those of all predictions (no `pred[kept]` table is built):
+    dropping predictions keeps the pairs' greedy order, so the matching is the same.
+    """
+    gt, pred = evaluation.gt, evaluation.all_pred
+    match = greedy_match(usable[kept[usable.pred]], len(gt), len(pred))
+    outcomes = assign_outcomes(gt, pred, match, iou_perfect)
+    kept_match = MatchResult(match.gt_match, match.pred_match[kept], match.pred_iou[kept])
+    return Tally.of(BoxOutcomes(outcomes.gt_outcome, outcomes.pred_outcome[kept], kept_match))
+
+
 def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
     """Re-match at every threshold of the sweep, from the evaluation's candidate pairs."""
     confidence = evaluation.all_pred.confidence
+    usable = evaluation.pairs[evaluation.pairs.iou >= thresholds.iou_min]  # the same at every threshold
     # Kept sets are nested, so an equal count of kept predictions means an equal set.
     tallies = {int(np.count_nonzero(evaluation.kept)): evaluation.tally}
     points = []
     for threshold in sweep_thresholds(thresholds.confidence_threshold):
-        kept = int(np.count_nonzero(confidence >= threshold))
-        if kept not in tallies:
-            at = thresholds.at_confidence(threshold)
-            tallies[kept] = evaluate_pairs(evaluation.gt, evaluation.all_pred, evaluation.pairs, at).tally
-        points.append(SweepPoint(threshold, kept, tallies[kept]))
+        kept = confidence >= threshold
+        count = int(np.count_nonzero(kept))
+        if count not in tallies:
+            tallies[count] = _tally_at(evaluation, usable, kept, thresholds.iou_perfect)
+        points.append(SweepPoint(threshold, count, tallies[count]))
     frozen = tuple(points)
     used = next(p for p in frozen if p.threshold == thresholds.confidence_threshold)
     return Sweep(frozen, used, _best(frozen, used))
