@@ -9,7 +9,7 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoxTable, FloatArray, IntArray
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.matching import MatchResult
 from handler.engine.score import assistance_score, grade
 
@@ -34,17 +34,21 @@ class BoxOutcomes:
     match: MatchResult
 
 
+def pair_outcomes(same_class: BoolArray, iou: FloatArray, iou_perfect: float) -> IntArray:
+    """SPEC §6 for matched pairs: correct, shifted, or class-confused."""
+    return np.where(
+        same_class,
+        np.where(iou >= iou_perfect, int(Outcome.CORRECT), int(Outcome.SHIFTED)),
+        int(Outcome.CLASS_CONFUSED),
+    )
+
+
 def assign_outcomes(gt: BoxTable, pred: BoxTable, match: MatchResult, iou_perfect: float) -> BoxOutcomes:
     """Sort each matched pair into correct / shifted / class-confused; the rest are FP / FN."""
     pred_outcome = np.full(len(pred), int(Outcome.FALSE_POSITIVE), dtype=np.int64)
     matched = np.flatnonzero(match.pred_match >= 0)
     same_class = pred.class_id[matched] == gt.class_id[match.pred_match[matched]]
-    perfect = match.pred_iou[matched] >= iou_perfect
-    pred_outcome[matched] = np.where(
-        same_class,
-        np.where(perfect, int(Outcome.CORRECT), int(Outcome.SHIFTED)),
-        int(Outcome.CLASS_CONFUSED),
-    )
+    pred_outcome[matched] = pair_outcomes(same_class, match.pred_iou[matched], iou_perfect)
     gt_outcome = np.full(len(gt), int(Outcome.FALSE_NEGATIVE), dtype=np.int64)
     gt_outcome[match.pred_match[matched]] = pred_outcome[matched]
     return BoxOutcomes(gt_outcome, pred_outcome, match)
@@ -72,6 +76,15 @@ class Tally:
         counts[Outcome.FALSE_NEGATIVE] = int(np.count_nonzero(outcomes.gt_outcome == Outcome.FALSE_NEGATIVE))
         same_class = np.isin(outcomes.pred_outcome, (Outcome.CORRECT, Outcome.SHIFTED))
         return cls(counts, outcomes.match.pred_iou[same_class])
+
+    @classmethod
+    def of_pairs(
+        cls, pair_outcome: IntArray, iou: FloatArray, false_positives: int, false_negatives: int
+    ) -> Tally:
+        """From the outcomes and IoUs of the matched pairs alone, plus the unmatched counts."""
+        counts = np.bincount(pair_outcome, minlength=len(Outcome)).astype(np.int64)
+        counts[Outcome.FALSE_POSITIVE], counts[Outcome.FALSE_NEGATIVE] = false_positives, false_negatives
+        return cls(counts, iou[pair_outcome <= Outcome.SHIFTED])
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(

@@ -15,8 +15,8 @@ import numpy as np
 
 from handler.boxes import BoolArray, BoxTable
 from handler.engine.evaluation import Evaluation, Thresholds, evaluate_pairs, pair_floor
-from handler.engine.matching import PAIR_BUDGET, CandidatePairs, MatchResult, candidate_pairs, greedy_match
-from handler.engine.outcomes import BoxOutcomes, Outcome, Tally, assign_outcomes
+from handler.engine.matching import PAIR_BUDGET, CandidatePairs, candidate_pairs, greedy_match
+from handler.engine.outcomes import Outcome, Tally, pair_outcomes
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
@@ -67,16 +67,19 @@ def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
 
 
 def _tally_at(evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, iou_perfect: float) -> Tally:
-    """The tally of matching only the kept predictions.
+    """The tally of matching only the kept predictions, from the matched pairs alone.
 
     Prediction indices stay those of all predictions (no `pred[kept]` table is built):
     dropping predictions keeps the pairs' greedy order, so the matching is the same.
     """
     gt, pred = evaluation.gt, evaluation.all_pred
     match = greedy_match(usable[kept[usable.pred]], len(gt), len(pred))
-    outcomes = assign_outcomes(gt, pred, match, iou_perfect)
-    kept_match = MatchResult(match.gt_match, match.pred_match[kept], match.pred_iou[kept])
-    return Tally.of(BoxOutcomes(outcomes.gt_outcome, outcomes.pred_outcome[kept], kept_match))
+    matched_gt = np.flatnonzero(match.gt_match >= 0)
+    matched_pred = match.gt_match[matched_gt]
+    iou = match.pred_iou[matched_pred]
+    outcome = pair_outcomes(gt.class_id[matched_gt] == pred.class_id[matched_pred], iou, iou_perfect)
+    unmatched_pred = int(np.count_nonzero(kept)) - len(matched_gt)
+    return Tally.of_pairs(outcome, iou, unmatched_pred, len(gt) - len(matched_gt))
 
 
 def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
