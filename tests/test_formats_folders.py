@@ -190,3 +190,23 @@ def test_a_folder_holding_one_json_dataset_reads_that_file(tmp_path: Path) -> No
     write_tree(folder, {"other.json": "[]"})
     with pytest.raises(DatasetError, match=r"tried voc, yolo, cartucho and one \.json/\.jsonl file"):
         load(folder)
+
+
+def test_a_folder_of_jsonl_shards_is_one_dataset_in_name_order(tmp_path: Path) -> None:
+    box = {"label": "car", "x_min": 1, "y_min": 1, "x_max": 5, "y_max": 5}
+    bad = {"label": "car", "x_min": 5, "y_min": 1, "x_max": 1, "y_max": 5}
+    shard = '{{"asset_id": "{}", "annotations": [{}]}}\n'
+    root = write_tree(
+        tmp_path / "ds",
+        {
+            "part-0002.jsonl": shard.format("b", json.dumps(bad)) + "\n" + shard.format("c", json.dumps(box)),
+            "part-0001.jsonl": shard.format("a", json.dumps(box)),
+        },
+    )
+    dataset = load(root).dataset
+    assert dataset.format == "native-jsonl" and dataset.asset_ids == ["a", "b", "c"]
+    assert len(dataset.boxes) == 2
+    assert [(s.position, s.problem) for s in dataset.skipped] == [
+        ("part-0002.jsonl line 1.annotations[0]", "x_max < x_min")
+    ]
+    assert load(root, fmt="native").dataset.asset_ids == ["a", "b", "c"]

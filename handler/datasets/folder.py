@@ -64,6 +64,10 @@ class Folder:
         files = [f for f in self.files if f.basename.lower().endswith(suffixes) and f.basename != SIZES_FILE]
         return files[0] if len(files) == 1 else None
 
+    def shards(self, suffix: str) -> list[Source]:
+        """Every file with this suffix, in name order (the shards of one dataset)."""
+        return [f for f in self.files if f.basename.lower().endswith(suffix)]
+
     def images(self) -> list[Source]:
         return [f for f in self.files if os.path.splitext(f.basename)[1].lower() in IMAGE_EXTENSIONS]
 

@@ -156,9 +156,22 @@ def parse_json(source: Source, content: bytes) -> Any:
     return instances if instances is not None else _parse_whole(source, content)
 
 
-def parse_json_lines(source: Source, content: bytes) -> list[Any]:
-    """One JSON value per non-blank line."""
-    records = []
+@dataclass(frozen=True)
+class LineRecords:
+    """The values of JSON Lines, each with where it came from (`line 7`, `shard-2.jsonl line 7`)."""
+
+    records: list[Any]
+    positions: list[str]
+
+    @classmethod
+    def join(cls, parts: list[LineRecords]) -> LineRecords:
+        """Shards of one dataset, in order."""
+        return cls([r for p in parts for r in p.records], [q for p in parts for q in p.positions])
+
+
+def parse_json_lines(source: Source, content: bytes, prefix: str = "") -> LineRecords:
+    """One JSON value per non-blank line; `prefix` names the shard in positions."""
+    records, positions = [], []
     with gc_paused():
         for number, line in enumerate(content.splitlines(), start=1):
             if not line.strip():
@@ -167,7 +180,8 @@ def parse_json_lines(source: Source, content: bytes) -> list[Any]:
                 records.append(orjson.loads(line))
             except orjson.JSONDecodeError as error:
                 raise _located(source, error, line_offset=number - 1) from None
-    return records
+            positions.append(f"{prefix}line {number}")
+    return LineRecords(records, positions)
 
 
 def looks_like_json_lines(content: bytes) -> bool:

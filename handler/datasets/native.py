@@ -11,6 +11,7 @@ import numpy as np
 from handler.boxes import BoxTable, Dataset
 from handler.datasets.columns import bad_box_rows, box_problem, float_column, number_or_nan
 from handler.datasets.frames import to_common_frame
+from handler.datasets.jsondoc import LineRecords
 from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
 from handler.resources import schema_validator
@@ -45,8 +46,8 @@ def from_json(source: str, document: Any) -> NativeDocument:
     return NativeDocument(assets, [f"assets[{i}]" for i in range(len(assets))], classes, normalized)
 
 
-def from_json_lines(records: list[Any]) -> NativeDocument:
-    return NativeDocument(records, [f"line {i + 1}" for i in range(len(records))], [], False)
+def from_json_lines(lines: LineRecords) -> NativeDocument:
+    return NativeDocument(lines.records, lines.positions, [], False)
 
 
 def _check_document(source: str, document: NativeDocument) -> None:

@@ -15,7 +15,13 @@ from typing import Any, TypeVar
 from handler.datasets.cache import is_prediction_cache, read_prediction_cache
 from handler.datasets.coco import is_coco_instances, is_coco_results, read_coco_instances, read_coco_results
 from handler.datasets.folder import Folder
-from handler.datasets.jsondoc import looks_like_json, looks_like_json_lines, parse_json, parse_json_lines
+from handler.datasets.jsondoc import (
+    LineRecords,
+    looks_like_json,
+    looks_like_json_lines,
+    parse_json,
+    parse_json_lines,
+)
 from handler.datasets.loaded import Loaded
 from handler.datasets.native import from_json, from_json_lines, is_native, read_native
 from handler.datasets.textfolder import CARTUCHO, YOLO, accepts, read_text_folder
@@ -51,8 +57,8 @@ def _native(source: str, document: Any, _: Loaded | None) -> Loaded:
     return Loaded(read_native(source, native, "native"), class_order=list(native.classes) or None)
 
 
-def _native_lines(source: str, records: Any, _: Loaded | None) -> Loaded:
-    return Loaded(read_native(source, from_json_lines(records), "native-jsonl"))
+def _native_lines(source: str, lines: LineRecords, _: Loaded | None) -> Loaded:
+    return Loaded(read_native(source, from_json_lines(lines), "native-jsonl"))
 
 
 def _coco(source: str, document: Any, _: Loaded | None) -> Loaded:
@@ -71,26 +77,26 @@ def _coco_results(source: str, document: Any, reference: Loaded | None) -> Loade
     return Loaded(dataset)
 
 
-def _cache(
-    format_name: str, position: Callable[[int], str], source: str, entries: Any, ref: Loaded | None
-) -> Loaded:
-    positions = [position(i) for i in range(len(entries))]
-    return Loaded(read_prediction_cache(source, entries, positions, ref, format_name))
+def _cache(source: str, entries: Any, ref: Loaded | None) -> Loaded:
+    positions = [f"[{i}]" for i in range(len(entries))]
+    return Loaded(read_prediction_cache(source, entries, positions, ref, "prediction-cache"))
+
+
+def _cache_lines(source: str, lines: LineRecords, ref: Loaded | None) -> Loaded:
+    return Loaded(
+        read_prediction_cache(source, lines.records, lines.positions, ref, "prediction-cache-jsonl")
+    )
 
 
 JSON_FORMATS: list[JsonFormat] = [
     JsonFormat("coco", is_coco_instances, _coco),
     JsonFormat("coco-results", is_coco_results, _coco_results),
     JsonFormat("native", is_native, _native),
-    JsonFormat("prediction-cache", is_prediction_cache, partial(_cache, "prediction-cache", "[{}]".format)),
+    JsonFormat("prediction-cache", is_prediction_cache, _cache),
 ]
 JSON_LINES_FORMATS: list[JsonFormat] = [
-    JsonFormat("native-jsonl", lambda records: bool(records) and is_native(records), _native_lines),
-    JsonFormat(
-        "prediction-cache-jsonl",
-        is_prediction_cache,
-        partial(_cache, "prediction-cache-jsonl", lambda i: f"line {i + 1}"),
-    ),
+    JsonFormat("native-jsonl", lambda lines: bool(lines.records) and is_native(lines.records), _native_lines),
+    JsonFormat("prediction-cache-jsonl", lambda lines: is_prediction_cache(lines.records), _cache_lines),
 ]
 FOLDER_FORMATS: list[FolderFormat] = [
     FolderFormat("voc", looks_like_voc, read_voc_folder),
@@ -129,14 +135,25 @@ def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None) -> L
     detected = next((f for f in FOLDER_FORMATS if f.accepts(folder)), None) if fmt is None else None
     if detected is not None:
         return detected.read(folder, reference)
-    # A dataset id's folder (`datasets/<id>/`) may hold one JSON dataset file, images beside it.
+    # A dataset id's folder (`datasets/<id>/`) may hold one JSON dataset file, images beside it,
+    # or a JSON Lines dataset in shards, read in name order.
     dataset_file = folder.dataset_file(JSON_SUFFIXES)
     if dataset_file is not None:
         return load_dataset(dataset_file, fmt, reference)
+    shards = folder.shards(".jsonl")
+    if len(shards) > 1:
+        parts = [parse_json_lines(shard, shard.read_bytes(), f"{shard.basename} ") for shard in shards]
+        return _read_lines(folder.name, LineRecords.join(parts), fmt, reference)
     tried = ", ".join(f.name for f in FOLDER_FORMATS)
     if fmt is not None:
         raise DatasetError(f"{folder.name}: format {fmt!r} cannot read this; expected one of {tried}")
     raise DatasetError(f"{folder.name}: unknown dataset format; tried {tried} and one .json/.jsonl file")
+
+
+def _read_lines(where: str, lines: LineRecords, fmt: str | None, reference: Loaded | None) -> Loaded:
+    if fmt is not None and f"{fmt}-jsonl" in _names(JSON_LINES_FORMATS):
+        fmt = f"{fmt}-jsonl"  # `native` or `prediction-cache` forced on JSON Lines means their -jsonl
+    return _choose(where, JSON_LINES_FORMATS, lines, fmt).read(where, lines, reference)
 
 
 def load_dataset(source: Source, fmt: str | None = None, reference: Loaded | None = None) -> Loaded:
@@ -152,12 +169,9 @@ def load_dataset(source: Source, fmt: str | None = None, reference: Loaded | Non
     if fmt in _names(FOLDER_FORMATS) or (fmt is None and label_file):
         return _read_folder(Folder.single(source, content), fmt, reference)
     lines = source.basename.lower().endswith(".jsonl") or looks_like_json_lines(content)
-    if lines and f"{fmt}-jsonl" in _names(JSON_LINES_FORMATS):
-        fmt = f"{fmt}-jsonl"  # `native` or `prediction-cache` forced on JSON Lines means their -jsonl
-    if fmt in _names(JSON_LINES_FORMATS) or (fmt is None and lines):
-        records = parse_json_lines(source, content)
-        chosen = _choose(source.name, JSON_LINES_FORMATS, records, fmt)
-        return chosen.read(source.name, records, reference)
+    lines_format = fmt is None or f"{fmt}-jsonl" in _names(JSON_LINES_FORMATS)
+    if fmt in _names(JSON_LINES_FORMATS) or (lines and lines_format):
+        return _read_lines(source.name, parse_json_lines(source, content), fmt, reference)
     document = parse_json(source, content)
     chosen = _choose(source.name, JSON_FORMATS, document, fmt)
     return chosen.read(source.name, document, reference)
