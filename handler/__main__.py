@@ -15,7 +15,7 @@ from typing import Any
 from handler.errors import InputError
 from handler.inputs import parse_inputs, read_environment
 from handler.pipeline import log_to_stderr, run
-from handler.runtime import STORE_VARIABLE, guarded, store_uri
+from handler.runtime import add_store_option, guarded, store_uri
 from handler.storage import open_store
 
 
@@ -34,11 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
-    parser.add_argument(
-        "--store",
-        metavar="URI",
-        help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)",
-    )
+    add_store_option(parser)
     return parser
 
 

@@ -23,10 +23,9 @@ from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, quiet, run
 from handler.progress import terminal_progress
 from handler.report.html import duration
-from handler.runtime import STORE_VARIABLE, guarded, store_uri
+from handler.runtime import add_store_option, guarded, store_uri
 from handler.storage import open_store
 
-STORE_HELP = f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or ./prelabel-store)"
 # `show` prints one part of the stored report; the default is the findings JSON.
 SHOW_PARTS: Final = {
     "html": "the HTML page",
@@ -82,7 +81,7 @@ def _run_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
     )
-    parser.add_argument("--store", metavar="URI", help=STORE_HELP)
+    add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     _add_time_costs(parser)
     return parser
@@ -96,7 +95,7 @@ def _show_parser() -> argparse.ArgumentParser:
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
         which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
-    parser.add_argument("--store", metavar="URI", help=STORE_HELP)
+    add_store_option(parser)
     return parser
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -12,6 +13,15 @@ from handler.errors import UserError
 DEFAULT_STORE: Final = "./prelabel-store"
 STORE_VARIABLE: Final = "PRELABEL_STORE"
 EXIT_USER_ERROR: Final = 2
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """`--store URI`, the same for the node runtime and every CLI command."""
+    parser.add_argument(
+        "--store",
+        metavar="URI",
+        help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or {DEFAULT_STORE})",
+    )
 
 
 def store_uri(option: str | None) -> str:

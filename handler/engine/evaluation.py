@@ -7,7 +7,7 @@ misses all select from the same pairs instead of computing IoU again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -36,9 +36,6 @@ class Thresholds:
             )
         if not 0 <= self.confidence_threshold <= 1:
             raise ValueError(f"Expected `confidence_threshold` in [0, 1] but got {self.confidence_threshold}")
-
-    def at_confidence(self, threshold: float) -> Thresholds:
-        return replace(self, confidence_threshold=threshold)
 
 
 @dataclass(frozen=True)
