@@ -110,7 +110,7 @@ def _bench_workload(workload: Workload, args: argparse.Namespace, python: Path) 
     _say(f"{workload.name}: peak RSS by the end of each phase")
     entry["memory"] = _in_process("memory", workload, files, 1)
     if workload.name in args.verify.split(","):
-        _say(f"{workload.name}: checking the engine against tests/reference.py")
+        _say(f"{workload.name}: checking the engine against tests/helpers/reference.py")
         entry["verify"] = _in_process("verify", workload, files, 1)
         _say(f"  equal: {entry['verify'].get('equal')}")
     return entry

@@ -1,5 +1,5 @@
 """What the harness measures inside one process: the confidence sweep's cost, the engine
-against the pure-Python reference (`tests/reference.py`) on a whole workload, and the peak
+against the pure-Python reference (`tests/helpers/reference.py`) on a whole workload, and the peak
 RSS reached by the end of each phase of one node run.
 
     python bench/inprocess.py sweep GT RESULTS [--repeats 3]

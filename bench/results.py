@@ -175,7 +175,7 @@ def _extras(entry: dict[str, Any]) -> list[str]:
     verify = entry.get("verify")
     if verify:
         verdict = "equal" if verify.get("equal") else f"**NOT equal** {verify}"
-        lines.append(f"Engine vs `tests/reference.py` on the whole workload: {verdict}.")
+        lines.append(f"Engine vs `tests/helpers/reference.py` on the whole workload: {verdict}.")
     return ["", *lines] if lines else []
 
 

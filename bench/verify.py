@@ -11,7 +11,7 @@ from handler.boxes import BoxTable
 from handler.datasets import load_dataset, pair_datasets
 from handler.engine import Thresholds, evaluate
 from handler.storage.registry import open_source
-from tests import reference as ref
+from tests.helpers import reference as ref
 
 
 @dataclass(frozen=True)

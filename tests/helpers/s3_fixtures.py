@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from s3_server import FAKE_KEY, REGION, FaultProxy, MotoServer, free_port
+
+from helpers.s3_server import FAKE_KEY, REGION, FaultProxy, MotoServer, free_port
 
 # Variables that could send boto3 elsewhere than the test server, or to other credentials.
 FOREIGN_AWS_VARIABLES = (

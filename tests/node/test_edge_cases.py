@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import annotation, asset, node_env, write_json, write_jsonl
+from helpers.builders import annotation, asset, node_env, write_json, write_jsonl
 
 from handler.__main__ import main
 

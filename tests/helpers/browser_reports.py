@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from builders import annotation, asset, write_json
-from paths import EXAMPLES, THIRD_PARTY
-
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.storage.local import LocalStore
+from helpers.builders import annotation, asset, write_json
+from helpers.paths import EXAMPLES, THIRD_PARTY
 
 HOSTILE_CLASS: Final = "<img src=x onerror=alert(1)>"
 QUOTED_ASSET: Final = """street "quoted" 'id' <b>&amp; 0001.jpg"""

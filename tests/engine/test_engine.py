@@ -1,4 +1,4 @@
-"""The vectorised engine (SPEC §5-7) against the naive reference in `tests/reference.py`.
+"""The vectorised engine (SPEC §5-7) against the naive reference in `tests/helpers/reference.py`.
 
 Random images live on a small integer grid so that exact IoU ties, IoU exactly at a bound,
 zero-area boxes and confidences exactly at the threshold are common, not rare: about 10,000
@@ -18,10 +18,10 @@ from typing import Literal
 
 import numpy as np
 import pytest
-import reference as ref
+from helpers import reference as ref
+from helpers.reference import Box, GtBox, Match, PredBox, RefImage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import Box, GtBox, Match, PredBox, RefImage
 
 from handler.boxes import BoxTable
 from handler.engine import (

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import annotation, asset, write_json
+from helpers.builders import annotation, asset, write_json
 
 from handler.errors import StorageError
 from handler.inputs import parse_inputs

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from paths import EXAMPLES, THIRD_PARTY
-from s3_server import FaultProxy
+from helpers.paths import EXAMPLES, THIRD_PARTY
+from helpers.s3_server import FaultProxy
 
 COCO = THIRD_PARTY / "coco_val2014_100"
 

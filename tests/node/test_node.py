@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import node_env, write_json
-from paths import EXAMPLES, THIRD_PARTY
+from helpers.builders import node_env, write_json
+from helpers.paths import EXAMPLES, THIRD_PARTY
 
 GRADES = {"Production-grade", "Strong assist", "Partial assist", "Minimal assist"}
 

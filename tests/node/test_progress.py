@@ -6,7 +6,7 @@ import io
 import time
 from pathlib import Path
 
-from paths import EXAMPLES
+from helpers.paths import EXAMPLES
 
 from handler.inputs import parse_inputs
 from handler.pipeline import PHASES, run

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import annotation, asset, write_json
+from helpers.builders import annotation, asset, write_json
 
 from handler import PrelabelingEfficiency, TimeCosts
 from handler.cli import main as cli_main

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import write_tree
+from helpers.builders import write_tree
 
 from handler.datasets import Loaded, format_names, load_dataset, pair_datasets
 from handler.engine import Thresholds, evaluate

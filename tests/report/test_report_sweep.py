@@ -5,9 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from helpers.cases import THRESHOLDS, grid_tables, hand_case
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_report_analysis import THRESHOLDS, grid_tables, hand_case
 
 from handler.boxes import BoxTable
 from handler.engine import Thresholds, assign_outcomes, evaluate, match_boxes

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import orjson
 import pytest
-from builders import annotation, asset, write_json
-from test_report_analysis import THRESHOLDS, hand_case
+from helpers.builders import annotation, asset, write_json
+from helpers.cases import THRESHOLDS, hand_case
 
 from handler.boxes import BoxTable
 from handler.cli import main as cli_main

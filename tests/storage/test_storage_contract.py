@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from s3_server import FaultProxy
+from helpers.s3_server import FaultProxy
 
 from handler.errors import StorageError
 from handler.storage import REPORT_PARTS, Store, resolve_dataset

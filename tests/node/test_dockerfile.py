@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 EXAMPLE_INPUTS = {"GT_DATASET": "examples/gt.json", "PRED_DATASET": "examples/predictions.jsonl"}
 IMAGE_CHECKOUT = "/src"  # where the Dockerfile copies the checkout

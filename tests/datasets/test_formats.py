@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import write_tree
-from paths import THIRD_PARTY
+from helpers.builders import write_tree
+from helpers.paths import THIRD_PARTY
 
 from handler.datasets import Loaded, load_dataset, pair_datasets
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED

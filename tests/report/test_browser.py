@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
-from browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, StoredReport
-from paths import ROOT
+from helpers.browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, StoredReport
+from helpers.paths import ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
