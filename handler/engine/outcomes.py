@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
@@ -10,6 +9,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
+from handler.engine.exactsum import ExactSum
 from handler.engine.matching import MatchResult
 from handler.engine.score import assistance_score, grade
 
@@ -58,24 +58,24 @@ def assign_outcomes(gt: BoxTable, pred: BoxTable, match: MatchResult, iou_perfec
 class Tally:
     """Additive figures of an evaluation: two tallies of disjoint images add up exactly.
 
-    `counts[o]` counts outcome `o` (a matched pair counts once); `same_class_ious` holds the
-    IoU of every correct or shifted pair, summed with `math.fsum` so the mean does not
-    depend on the order in which shards were added.
+    `counts[o]` counts outcome `o` (a matched pair counts once); `same_class_iou` sums the
+    IoU of every correct or shifted pair exactly, so the mean does not depend on how the
+    images were split into shards or in which order the shards were added.
     """
 
     counts: IntArray
-    same_class_ious: FloatArray
+    same_class_iou: ExactSum
 
     @classmethod
     def zero(cls) -> Tally:
-        return cls(np.zeros(len(Outcome), dtype=np.int64), np.empty(0))
+        return cls(np.zeros(len(Outcome), dtype=np.int64), ExactSum())
 
     @classmethod
     def of(cls, outcomes: BoxOutcomes) -> Tally:
         counts = np.bincount(outcomes.pred_outcome, minlength=len(Outcome)).astype(np.int64)
         counts[Outcome.FALSE_NEGATIVE] = int(np.count_nonzero(outcomes.gt_outcome == Outcome.FALSE_NEGATIVE))
         same_class = np.isin(outcomes.pred_outcome, (Outcome.CORRECT, Outcome.SHIFTED))
-        return cls(counts, outcomes.match.pred_iou[same_class])
+        return cls(counts, ExactSum.of(outcomes.match.pred_iou[same_class]))
 
     @classmethod
     def of_pairs(
@@ -84,13 +84,10 @@ class Tally:
         """From the outcomes and IoUs of the matched pairs alone, plus the unmatched counts."""
         counts = np.bincount(pair_outcome, minlength=len(Outcome)).astype(np.int64)
         counts[Outcome.FALSE_POSITIVE], counts[Outcome.FALSE_NEGATIVE] = false_positives, false_negatives
-        return cls(counts, iou[pair_outcome <= Outcome.SHIFTED])
+        return cls(counts, ExactSum.of(iou[pair_outcome <= Outcome.SHIFTED]))
 
     def __add__(self, other: Tally) -> Tally:
-        return Tally(
-            self.counts + other.counts,
-            np.concatenate((self.same_class_ious, other.same_class_ious)),
-        )
+        return Tally(self.counts + other.counts, self.same_class_iou + other.same_class_iou)
 
     def count(self, outcome: Outcome) -> int:
         return int(self.counts[outcome])
@@ -101,9 +98,7 @@ class Tally:
 
     @property
     def mean_iou(self) -> float | None:
-        if len(self.same_class_ious) == 0:
-            return None
-        return math.fsum(self.same_class_ious.tolist()) / len(self.same_class_ious)
+        return self.same_class_iou.mean
 
     def _score_args(self) -> tuple[int, int, int, int]:
         return (

@@ -36,6 +36,7 @@ from handler.engine import (
     grade,
     match_boxes,
 )
+from handler.engine.exactsum import ExactSum
 from handler.engine.iou import paired_iou, pairwise_iou
 from handler.engine.matching import PAIR_BUDGET, CandidatePairs, candidate_pairs, greedy_match
 
@@ -175,7 +176,7 @@ def assert_agrees(run: EngineRun, expected: ref.Evaluation) -> None:
         assert got == _by_pred(want), f"image {index}"
     tally = run.tally
     assert tally.count_dict() == expected.counts
-    assert sorted(tally.same_class_ious.tolist()) == sorted(expected.same_class_ious)
+    assert tally.same_class_iou == ExactSum.of(np.array(expected.same_class_ious))
     assert tally.mean_iou == expected.mean_iou
     assert tally.assistance_score == float(expected.score)
     assert tally.grade == expected.grade
