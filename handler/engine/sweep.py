@@ -39,14 +39,34 @@ class SweepPoint:
     predictions_kept: int
     tally: Tally
 
+    def __add__(self, other: SweepPoint) -> SweepPoint:
+        if other.threshold != self.threshold:
+            raise ValueError(f"Expected sweep points at one threshold but got {self.threshold}, {other.threshold}")
+        return SweepPoint(self.threshold, self.predictions_kept + other.predictions_kept, self.tally + other.tally)
+
 
 @dataclass(frozen=True)
 class Sweep:
-    """Points in ascending threshold; `used` is the evaluation's own, `best` maximises the score."""
+    """Points in ascending threshold; `used` is the evaluation's own, `best` maximises the score.
+
+    Sweeps of disjoint images add point by point (the thresholds are the same everywhere).
+    """
 
     points: tuple[SweepPoint, ...]
-    used: SweepPoint
-    best: SweepPoint
+    used_threshold: float
+
+    def __add__(self, other: Sweep) -> Sweep:
+        if len(other.points) != len(self.points):
+            raise ValueError("Expected sweeps over the same thresholds")
+        return Sweep(tuple(a + b for a, b in zip(self.points, other.points, strict=True)), self.used_threshold)
+
+    @property
+    def used(self) -> SweepPoint:
+        return next(p for p in self.points if p.threshold == self.used_threshold)
+
+    @property
+    def best(self) -> SweepPoint:
+        return _best(self.points, self.used)
 
     @property
     def gain(self) -> Fraction:
@@ -95,9 +115,7 @@ def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
         if count not in tallies:
             tallies[count] = _tally_at(evaluation, usable, kept, thresholds.iou_perfect)
         points.append(SweepPoint(threshold, count, tallies[count]))
-    frozen = tuple(points)
-    used = next(p for p in frozen if p.threshold == thresholds.confidence_threshold)
-    return Sweep(frozen, used, _best(frozen, used))
+    return Sweep(tuple(points), thresholds.confidence_threshold)
 
 
 @dataclass(frozen=True)

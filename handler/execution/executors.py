@@ -1,0 +1,108 @@
+"""Where the shards run: in this process, in a local process pool, or on a dask.distributed cluster.
+
+Every executor maps one picklable function over a list of tasks and yields the results in
+task order; nothing else differs, so the findings are the same whichever ran (SPEC §11).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar
+
+from handler.errors import InputError
+
+Task = TypeVar("Task")
+Result = TypeVar("Result")
+WORKERS_VARIABLE: Final = "PRELABEL_WORKERS"
+SCHEDULER_VARIABLE: Final = "PRELABEL_DASK_SCHEDULER"
+
+
+class Executor(Protocol):
+    """Maps a function over tasks; results come back in task order."""
+
+    @property
+    def engine(self) -> str: ...
+
+    @property
+    def workers(self) -> int: ...
+
+    def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]: ...
+
+
+@dataclass(frozen=True)
+class InProcess:
+    engine: str = "in-process"
+    workers: int = 1
+
+    def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
+        return map(function, tasks)
+
+
+@dataclass(frozen=True)
+class LocalPool:
+    """A pool of local processes (fork: the parent's imports are not paid again)."""
+
+    workers: int
+    engine: str = "local-processes"
+
+    def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)) or 1, mp_context=context) as pool:
+            yield from pool.map(function, tasks)
+
+
+@dataclass(frozen=True)
+class DaskCluster:
+    """A dask.distributed scheduler; the workers must reach the data and the store themselves."""
+
+    address: str
+    engine: str = "dask"
+
+    @property
+    def workers(self) -> int:
+        return len(self._client().scheduler_info()["workers"])
+
+    def _client(self):  # type: ignore[no-untyped-def]
+        from distributed import Client, default_client
+
+        try:
+            client = default_client()
+            if client.scheduler.address == self.address:
+                return client
+        except ValueError:
+            pass
+        return Client(self.address, set_as_default=False)
+
+    def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
+        client = self._client()
+        # Retries cover a worker lost mid-shard: a shard is pure and may run again.
+        futures = client.map(function, list(tasks), pure=False, retries=2)
+        for future in futures:
+            yield future.result()
+
+
+def workers_from(value: str | None) -> int | None:
+    """`--workers` / PRELABEL_WORKERS: a positive integer; None or empty means "decide"."""
+    if value is None or not value.strip():
+        return None
+    try:
+        workers = int(value)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise InputError(f"{WORKERS_VARIABLE} / --workers {value!r}: expected a positive whole number")
+    return workers
+
+
+def choose_executor(workers: int | None, scheduler: str | None, boxes: int, min_boxes_per_worker: int) -> Executor:
+    """Dask when a scheduler is named; else a pool when asked for or when the input is large."""
+    if scheduler:
+        return DaskCluster(scheduler)
+    if workers is None:
+        workers = max(1, min(os.cpu_count() or 1, boxes // min_boxes_per_worker))
+    return InProcess() if workers == 1 else LocalPool(workers)
