@@ -21,6 +21,7 @@ import numpy as np
 from handler.boxes import BoxTable
 from handler.engine import OUTCOMES, Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts, TimeEstimate, estimate_time
+from handler.inputs import DEFAULT_THRESHOLDS
 
 ImageRecord = Mapping[str, Any]
 
@@ -99,6 +100,8 @@ def _tables(
 class PrelabelingEfficiency:
     """How much labeling work predictions save, accumulated over batches of images.
 
+    The threshold defaults are node.json's (`DEFAULT_THRESHOLDS`).
+
     Args:
         iou_min: Minimal IoU for a prediction to match a GT box.
         iou_perfect: IoU from which a same-class match needs no correction.
@@ -114,9 +117,9 @@ class PrelabelingEfficiency:
 
     def __init__(
         self,
-        iou_min: float = 0.3,
-        iou_perfect: float = 0.8,
-        confidence_threshold: float = 0.5,
+        iou_min: float = DEFAULT_THRESHOLDS.iou_min,
+        iou_perfect: float = DEFAULT_THRESHOLDS.iou_perfect,
+        confidence_threshold: float = DEFAULT_THRESHOLDS.confidence_threshold,
         time_costs: TimeCosts | None = None,
     ) -> None:
         self.thresholds = Thresholds(iou_min, iou_perfect, confidence_threshold)
