@@ -8,10 +8,9 @@ prelabel-eval show REPORT_ID [--html | --outcomes | --outputs]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import fields
-from typing import Any, Final
+from typing import Final
 
 import orjson
 
@@ -23,6 +22,7 @@ from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, quiet, run
 from handler.progress import terminal_progress
 from handler.report.html import duration
+from handler.report.model import TimeSaved
 from handler.runtime import add_store_option, guarded, store_uri
 from handler.storage import open_store
 
@@ -108,23 +108,22 @@ def _show_parser() -> argparse.ArgumentParser:
 
 
 def summary(result: RunResult) -> str:
-    findings: dict[str, Any] = result.findings
-    counts = findings["counts"]
+    findings = result.findings
     lines = [
-        findings["verdict"],
-        f"assistance score {findings['assistance_score']:.3f} · {findings['efficiency_level']}",
-        "  ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in findings["shares"]),
-        _time_line(findings["time"]),
-        *findings["notes"],
+        findings.verdict,
+        f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
+        "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
+        _time_line(findings.time),
+        *findings.notes,
         f"report {result.outputs.report_id} at {result.location}",
     ]
     return "\n".join(lines)
 
 
-def _time_line(time: dict[str, Any]) -> str:
+def _time_line(time: TimeSaved) -> str:
     return (
-        f"labeler time: about {duration(time['with_predictions_seconds'])} with the predictions, "
-        f"{duration(time['from_scratch_seconds'])} from scratch"
+        f"labeler time: about {duration(time.with_predictions_seconds)} with the predictions, "
+        f"{duration(time.from_scratch_seconds)} from scratch"
     )
 
 
@@ -136,7 +135,7 @@ def _evaluate(argv: list[str]) -> int:
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
     with terminal_progress(PHASES) as bar:
         result = run(inputs, store, log=bar or quiet, costs=time_costs(args))
-    print(json.dumps(result.findings, indent=2) if args.json else summary(result))
+    print(result.findings.to_json().decode() if args.json else summary(result))
     return 0
 
 

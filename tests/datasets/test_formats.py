@@ -247,9 +247,9 @@ def test_the_node_runs_coco_gt_against_yolo_predictions(voc_dets: VocDetections,
     raw = {"GT_DATASET": str(VOC_COCO_V1), "PRED_DATASET": str(voc_dets.yolo), "PRED_FORMAT": "yolo"}
     result = run(parse_inputs(raw), LocalStore(tmp_path / "store"))
     findings = result.findings
-    assert (findings["dataset"]["gt_format"], findings["dataset"]["pred_format"]) == ("coco", "yolo")
-    assert findings["counts"] == outcome_counts(VOC_XML, VOC_COCO_DETS, DEFAULT_THRESHOLDS)
-    assert findings["dataset"]["gt_only_images"] == 2
+    assert (findings.dataset.gt_format, findings.dataset.pred_format) == ("coco", "yolo")
+    assert findings.counts.model_dump() == outcome_counts(VOC_XML, VOC_COCO_DETS, DEFAULT_THRESHOLDS)
+    assert findings.dataset.gt_only_images == 2
 
 
 # --- Bad inputs, per format: one clear line naming file and position, or a counted skip ---

@@ -8,17 +8,19 @@ from typing import Any
 
 import pytest
 from helpers.builders import annotation, asset, write_json
+from helpers.findings_schema import validate_document
+from pydantic import ValidationError
 
 from handler.errors import StorageError
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report import render_html, validate_findings
+from handler.report import Findings, render_html
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> dict[str, Any]:
+def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> Findings:
     raw = {
         "GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
         "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
@@ -33,9 +35,9 @@ def test_findings_hold_the_keys_the_widget_reads(tmp_path: Path) -> None:
         [asset("a", [annotation(("car", 0, 0, 10, 10))])],
         [asset("a", [annotation(("car", 0, 0, 10, 9), 0.9)])],
     )
-    validate_findings(findings)
-    assert findings["kind"] == "dataset_intelligence_findings_v1"
-    assert set(findings["counts"]) == {
+    validate_document(findings.document())
+    assert findings.document()["kind"] == "dataset_intelligence_findings_v1"
+    assert set(findings.document()["counts"]) == {
         "correct",
         "shifted",
         "class_confused",
@@ -43,14 +45,16 @@ def test_findings_hold_the_keys_the_widget_reads(tmp_path: Path) -> None:
         "false_negative",
         "total",
     }
-    assert findings["counts"]["correct"] == 1 and findings["mean_iou"] == pytest.approx(0.9)
-    assert findings["reason"] is None
+    assert findings.counts.correct == 1 and findings.mean_iou == pytest.approx(0.9)
+    assert findings.document()["reason"] is None
 
 
 def test_schema_refuses_a_broken_document(tmp_path: Path) -> None:
     findings = run_on(tmp_path, [asset("a", [])], [asset("a", [])])
     with pytest.raises(ValueError, match=r"findings do not match findings\.schema\.json"):
-        validate_findings({**findings, "efficiency_level": "Great"})
+        validate_document({**findings.document(), "efficiency_level": "Great"})
+    with pytest.raises(ValidationError, match="efficiency_level"):
+        Findings.model_validate({**findings.document(), "efficiency_level": "Great"})
 
 
 def test_page_escapes_dataset_text(tmp_path: Path) -> None:
