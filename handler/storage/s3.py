@@ -357,9 +357,6 @@ class S3Store(_Located, Store):
     def uri(self) -> str:
         return object_uri(self._bucket, self._prefix) if self._prefix else f"{SCHEME}://{self._bucket}"
 
-    def _where(self) -> str:
-        return f"S3 store {self.uri}"
-
     def _full(self, key: str) -> str:
         return f"{self._prefix}/{key}" if self._prefix else key
 
@@ -393,14 +390,11 @@ class S3Store(_Located, Store):
             upload(spool)  # type: ignore[arg-type]  # SpooledTemporaryFile is a binary file
 
     def exists(self, key: str) -> bool:
-        full = self._full(key)
         try:
-            self._client.head_object(Bucket=self._bucket, Key=full)
-        except ClientError as error:
-            if is_not_found(error):
+            self._client.head_object(Bucket=self._bucket, Key=self._full(key))
+        except BOTO_ERRORS as error:
+            if isinstance(error, ClientError) and is_not_found(error):
                 return False
-            raise self._failure(key, "look up", error) from error
-        except BotoCoreError as error:
             raise self._failure(key, "look up", error) from error
         return True
 
