@@ -21,6 +21,7 @@ from handler.inputs import input_spec, parse_inputs, select_options
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, quiet, run
 from handler.progress import terminal_progress
+from handler.report.asset import read_report_part
 from handler.report.html import duration
 from handler.report.model import TimeSaved
 from handler.runtime import add_store_option, guarded, store_uri
@@ -149,9 +150,9 @@ def _show(argv: list[str]) -> int:
     store = open_store(store_uri(args.store))
     part = args.part or "findings"
     if part == "outputs":
-        content = _outputs(store.read_report_part(args.report_id, "findings"))
+        content = _outputs(read_report_part(store, args.report_id, "findings"))
     else:
-        content = store.read_report_part(args.report_id, part)
+        content = read_report_part(store, args.report_id, part)
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     sys.stdout.flush()

@@ -16,6 +16,7 @@ from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, new_report_id, outcome_lines, render_html
+from handler.report.asset import publish_report, report_location
 from handler.storage import Store, resolve_dataset
 
 PhaseLog = Callable[[str, float], None]
@@ -92,6 +93,6 @@ def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet, costs: TimeCost
         findings = build_findings(facts, report_id)
         parts = _report_parts(facts, findings)
     with _phase("store report", log):
-        store.write_report(report_id, parts)
+        publish_report(store, report_id, parts)
     outputs = NodeOutputs(report_id, findings.efficiency_level)
-    return RunResult(outputs, findings, store.location(report_id))
+    return RunResult(outputs, findings, report_location(store, report_id))

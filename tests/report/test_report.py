@@ -15,6 +15,7 @@ from handler.errors import StorageError
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report import Findings, render_html
+from handler.report.asset import publish_report, read_report_part
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -75,12 +76,12 @@ def test_page_without_anything_to_score_shows_the_reason_and_no_chart(tmp_path: 
 def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     with pytest.raises(KeyError):
-        store.write_report("rpt_1", {"findings": b"{}", "unknown-part": b"x"})
+        publish_report(store, "rpt_1", {"findings": b"{}", "unknown-part": b"x"})
     with pytest.raises(StorageError, match="no report 'rpt_1'"):
-        store.read_report_part("rpt_1", "findings")
-    assert [p.name for p in (tmp_path / "reports").iterdir()] == []  # no staging folder left behind
-    store.write_report("rpt_1", {"findings": b"{}", "html": b"<p>"})
-    assert store.read_report_part("rpt_1", "html") == b"<p>"
+        read_report_part(store, "rpt_1", "findings")
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
+    publish_report(store, "rpt_1", {"findings": b"{}", "html": b"<p>"})
+    assert read_report_part(store, "rpt_1", "html") == b"<p>"
     assert json.loads((tmp_path / "reports" / "rpt_1" / "manifest.json").read_text())["report_id"] == "rpt_1"
 
 
@@ -88,6 +89,6 @@ def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
 def test_ids_that_escape_the_store_are_refused(tmp_path: Path, bad_id: str) -> None:
     store = LocalStore(tmp_path)
     with pytest.raises(StorageError, match="is not a valid id"):
-        store.read_report_part(bad_id, "findings")
+        read_report_part(store, bad_id, "findings")
     with pytest.raises(StorageError, match="is not a valid id"):
         store.dataset(bad_id)

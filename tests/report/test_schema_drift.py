@@ -14,6 +14,7 @@ from handler.engine import GRADES
 from handler.engine.analysis import SIZE_NAMES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
+from handler.report.asset import read_report_part
 from handler.report.model import Grade, SizeName
 from handler.report.schema import SCHEMA_FILE, schema_text
 from handler.storage.local import LocalStore
@@ -47,7 +48,7 @@ def test_the_model_literals_are_the_engine_names() -> None:
 
 def _stored_findings(store: LocalStore, gt: Path, pred: Path) -> dict[str, Any]:
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), store)
-    document: dict[str, Any] = json.loads(store.read_report_part(result.outputs.report_id, "findings"))
+    document: dict[str, Any] = json.loads(read_report_part(store, result.outputs.report_id, "findings"))
     return document
 
 
