@@ -17,7 +17,8 @@ import resource
 import statistics
 import sys
 import tempfile
-from dataclasses import asdict
+import time
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +27,42 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.verify import paired_tables, verify  # noqa: E402
+from handler.boxes import BoxTable  # noqa: E402
 from handler.engine import Thresholds  # noqa: E402
+from handler.engine.evaluation import evaluate_pairs, pair_floor  # noqa: E402
+from handler.engine.matching import PAIR_BUDGET, candidate_pairs  # noqa: E402
+from handler.engine.sweep import confidence_sweep  # noqa: E402
+from handler.inputs import DEFAULT_THRESHOLDS  # noqa: E402
+
+
+@dataclass(frozen=True)
+class SweepCost:
+    """Wall-clock seconds of the three steps: the sweep's cost on its own."""
+
+    candidate_pairs: float
+    evaluation: float
+    sweep: float
+    pairs: int
+
+
+def sweep_cost(
+    gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
+) -> SweepCost:
+    """Time the candidate pairs, the evaluation at the used threshold, and the sweep separately."""
+    started = time.perf_counter()
+    pairs = candidate_pairs(gt, pred, n_images, pair_floor(thresholds.iou_min), budget)
+    paired = time.perf_counter()
+    evaluation = evaluate_pairs(gt, pred, pairs, thresholds)
+    evaluated = time.perf_counter()
+    confidence_sweep(evaluation, thresholds)
+    swept = time.perf_counter()
+    return SweepCost(paired - started, evaluated - paired, swept - evaluated, len(pairs.iou))
 
 
 def sweep(gt: str, results: str, threshold: float, repeats: int) -> dict[str, Any]:
     """Median seconds of candidate pairs, the evaluation and the sweep (`sweep_cost`)."""
-    from handler.engine.sweep import sweep_cost
-
     tables = paired_tables(gt, results)
-    thresholds = Thresholds(confidence_threshold=threshold)
+    thresholds = replace(DEFAULT_THRESHOLDS, confidence_threshold=threshold)
     costs = [asdict(sweep_cost(tables.gt, tables.pred, tables.n_images, thresholds)) for _ in range(repeats)]
     return {key: statistics.median(c[key] for c in costs) for key in costs[0]}
 

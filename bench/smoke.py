@@ -9,7 +9,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -21,7 +21,8 @@ if str(ROOT) not in sys.path:
 
 from bench.verify import Tables, paired_tables  # noqa: E402
 from bench.workloads import WORKLOADS, ensure_data  # noqa: E402
-from handler.engine import Thresholds, evaluate  # noqa: E402
+from handler.engine import evaluate  # noqa: E402
+from handler.inputs import DEFAULT_THRESHOLDS  # noqa: E402
 
 BASELINE: Final = ROOT / "bench" / "baseline.json"
 GENERATOR: Final = ROOT.parent / "shared" / "tools" / "gen_workload.py"
@@ -68,7 +69,7 @@ def _best(function: Callable[[], object], times: list[float]) -> None:
 
 def measure(tables: Tables) -> Ratio:
     """Best of `ROUNDS` of each, interleaved so that both see the same machine."""
-    thresholds = Thresholds(confidence_threshold=0.0)
+    thresholds = replace(DEFAULT_THRESHOLDS, confidence_threshold=0.0)
 
     def engine() -> object:
         return evaluate(tables.gt, tables.pred, tables.n_images, thresholds)

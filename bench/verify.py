@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from handler.boxes import BoxTable
 from handler.datasets import load_dataset, pair_datasets
-from handler.engine import Thresholds, evaluate
+from handler.engine import evaluate
+from handler.inputs import DEFAULT_THRESHOLDS
 from handler.storage.registry import open_source
 from tests.helpers import reference as ref
 
@@ -58,7 +59,7 @@ def reference_images(tables: Tables) -> list[ref.RefImage]:
 def verify(gt_path: str, results_path: str, threshold: float, iou_min: float = 0.3) -> dict[str, Any]:
     """Counts, mean IoU, score and grade of the engine and of the reference, and whether they agree."""
     tables = paired_tables(gt_path, results_path)
-    thresholds = Thresholds(iou_min=iou_min, confidence_threshold=threshold)
+    thresholds = replace(DEFAULT_THRESHOLDS, iou_min=iou_min, confidence_threshold=threshold)
     tally = evaluate(tables.gt, tables.pred, tables.n_images, thresholds).tally
     expected = ref.evaluate(reference_images(tables), threshold, iou_min, thresholds.iou_perfect)
     engine = {"counts": tally.count_dict(), "mean_iou": tally.mean_iou, "grade": tally.grade}

@@ -1,6 +1,6 @@
 """`prelabel-eval`: the human CLI over the node's code path.
 
-prelabel-eval GT PRED [--iou-min 0.3] [--iou-perfect 0.8] [--confidence-threshold 0.5]
+prelabel-eval GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
               [--seconds-accept|nudge|relabel|delete|draw S]
 prelabel-eval show REPORT_ID [--html | --outcomes | --outputs]
 """
@@ -8,30 +8,44 @@ prelabel-eval show REPORT_ID [--html | --outcomes | --outputs]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import fields
-from typing import Any, Final
+from typing import Final
 
 import orjson
 
 from handler.datasets import format_names
 from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError
-from handler.inputs import parse_inputs
+from handler.inputs import input_spec, parse_inputs, select_options
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, quiet, run
 from handler.progress import terminal_progress
+from handler.report.asset import read_report_part
 from handler.report.html import duration
+from handler.report.model import TimeSaved
 from handler.runtime import add_store_option, guarded, store_uri
 from handler.storage import open_store
 
+# The node inputs the CLI takes as options (the two datasets are its positional arguments).
+THRESHOLD_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
 # `show` prints one part of the stored report; the default is the findings JSON.
 SHOW_PARTS: Final = {
     "html": "the HTML page",
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
 }
+
+
+def _add_node_input(parser: argparse.ArgumentParser, key: str) -> None:
+    """--iou-min and the like: default, label and options from node.json (validated there too)."""
+    spec = input_spec(key)
+    accepts = " ".join(select_options(key)) if spec["type"] == "select" else spec["description"]
+    parser.add_argument(
+        "--" + key.lower().replace("_", "-"),
+        default=spec["default"],
+        help=f"{spec['label']}: {accepts} (default {spec['default']})",
+    )
 
 
 def _add_time_costs(parser: argparse.ArgumentParser) -> None:
@@ -70,13 +84,8 @@ def _run_parser() -> argparse.ArgumentParser:
         "gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id"
     )
     parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
-    parser.add_argument("--iou-min", default="0.3", help="Minimal IoU: 0.1 0.2 0.3 0.4 0.5 (default 0.3)")
-    parser.add_argument(
-        "--iou-perfect", default="0.8", help="Perfect IoU: 0.6 0.7 0.8 0.9 0.95 (default 0.8)"
-    )
-    parser.add_argument(
-        "--confidence-threshold", default="0.5", help="drop predictions below this, 0-1 (default 0.5)"
-    )
+    for key in THRESHOLD_KEYS:
+        _add_node_input(parser, key)
     parser.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
     parser.add_argument(
         "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
@@ -100,40 +109,34 @@ def _show_parser() -> argparse.ArgumentParser:
 
 
 def summary(result: RunResult) -> str:
-    findings: dict[str, Any] = result.findings
-    counts = findings["counts"]
+    findings = result.findings
     lines = [
-        findings["verdict"],
-        f"assistance score {findings['assistance_score']:.3f} · {findings['efficiency_level']}",
-        "  ".join(f"{key.replace('_', ' ')} {counts[key]}" for key in findings["shares"]),
-        _time_line(findings["time"]),
-        *findings["notes"],
+        findings.verdict,
+        f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
+        "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
+        _time_line(findings.time),
+        *findings.notes,
         f"report {result.outputs.report_id} at {result.location}",
     ]
     return "\n".join(lines)
 
 
-def _time_line(time: dict[str, Any]) -> str:
+def _time_line(time: TimeSaved) -> str:
     return (
-        f"labeler time: about {duration(time['with_predictions_seconds'])} with the predictions, "
-        f"{duration(time['from_scratch_seconds'])} from scratch"
+        f"labeler time: about {duration(time.with_predictions_seconds)} with the predictions, "
+        f"{duration(time.from_scratch_seconds)} from scratch"
     )
 
 
 def _evaluate(argv: list[str]) -> int:
     args = _run_parser().parse_args(argv)
-    raw = {
-        "GT_DATASET": args.gt,
-        "PRED_DATASET": args.pred,
-        "IOU_MIN": args.iou_min,
-        "IOU_PERFECT": args.iou_perfect,
-        "CONFIDENCE_THRESHOLD": args.confidence_threshold,
-    }
+    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred}
+    raw.update({key: getattr(args, key.lower()) for key in THRESHOLD_KEYS})
     raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
     with terminal_progress(PHASES) as bar:
         result = run(inputs, store, log=bar or quiet, costs=time_costs(args))
-    print(json.dumps(result.findings, indent=2) if args.json else summary(result))
+    print(result.findings.to_json().decode() if args.json else summary(result))
     return 0
 
 
@@ -147,9 +150,9 @@ def _show(argv: list[str]) -> int:
     store = open_store(store_uri(args.store))
     part = args.part or "findings"
     if part == "outputs":
-        content = _outputs(store.read_report_part(args.report_id, "findings"))
+        content = _outputs(read_report_part(store, args.report_id, "findings"))
     else:
-        content = store.read_report_part(args.report_id, part)
+        content = read_report_part(store, args.report_id, part)
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     sys.stdout.flush()

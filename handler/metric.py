@@ -13,57 +13,52 @@ State is a `Tally` of additive figures, so metrics that saw disjoint images merg
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable
-from handler.engine import OUTCOMES, Tally, Thresholds, evaluate
-from handler.engine.timecost import TimeCosts, TimeEstimate, estimate_time
+from handler.engine import Tally, Thresholds, evaluate
+from handler.engine.timecost import TimeCosts
+from handler.inputs import DEFAULT_THRESHOLDS
+from handler.report.model import Counts, Grade, Score, Shares, TimeSaved
+from handler.report.sections import time_saved
 
 ImageRecord = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class EfficiencyResult:
-    """What `compute` returns: the score, the grade, the figures behind them and labeler time."""
+class EfficiencyResult(BaseModel):
+    """What `compute` returns: the score, the grade, the figures behind them and labeler time.
 
-    assistance_score: float
-    efficiency_level: str
-    counts: dict[str, int]
-    shares: dict[str, float]
-    mean_iou: float | None
-    time: TimeEstimate
+    The figures are the findings' own section models, so `to_dict` matches the report's keys.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    assistance_score: Score
+    efficiency_level: Grade
+    counts: Counts
+    shares: Shares
+    mean_iou: Score | None
+    time: TimeSaved
 
     @classmethod
     def of(cls, tally: Tally, costs: TimeCosts) -> EfficiencyResult:
         return cls(
-            tally.assistance_score,
-            tally.grade,
-            tally.count_dict(),
-            tally.shares(),
-            tally.mean_iou,
-            estimate_time(tally.counts, costs),
+            assistance_score=tally.assistance_score,
+            efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
+            counts=Counts.of(tally),
+            shares=Shares.of(tally),
+            mean_iou=tally.mean_iou,
+            time=time_saved(tally, costs),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "assistance_score": self.assistance_score,
-            "efficiency_level": self.efficiency_level,
-            "counts": dict(self.counts),
-            "shares": dict(self.shares),
-            "mean_iou": self.mean_iou,
-            "time": {
-                "with_predictions_seconds": self.time.with_predictions,
-                "from_scratch_seconds": self.time.from_scratch,
-                "saved_seconds": self.time.saved,
-                "saved_share": self.time.saved_share,
-            },
-        }
+        return self.model_dump(mode="json")
 
     def __str__(self) -> str:
-        outcomes = ", ".join(f"{name} {self.counts[name]}" for name in OUTCOMES)
+        outcomes = ", ".join(f"{name} {count}" for name, count in self.counts.outcomes().items())
         return f"{self.efficiency_level} (assistance score {self.assistance_score:.3f}): {outcomes}"
 
 
@@ -99,6 +94,8 @@ def _tables(
 class PrelabelingEfficiency:
     """How much labeling work predictions save, accumulated over batches of images.
 
+    The threshold defaults are node.json's (`DEFAULT_THRESHOLDS`).
+
     Args:
         iou_min: Minimal IoU for a prediction to match a GT box.
         iou_perfect: IoU from which a same-class match needs no correction.
@@ -114,9 +111,9 @@ class PrelabelingEfficiency:
 
     def __init__(
         self,
-        iou_min: float = 0.3,
-        iou_perfect: float = 0.8,
-        confidence_threshold: float = 0.5,
+        iou_min: float = DEFAULT_THRESHOLDS.iou_min,
+        iou_perfect: float = DEFAULT_THRESHOLDS.iou_perfect,
+        confidence_threshold: float = DEFAULT_THRESHOLDS.confidence_threshold,
         time_costs: TimeCosts | None = None,
     ) -> None:
         self.thresholds = Thresholds(iou_min, iou_perfect, confidence_threshold)

@@ -7,9 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, runtime_checkable
-
-import orjson
+from typing import Final, Protocol, runtime_checkable
 
 from handler.datasets import load_dataset, pair_datasets
 from handler.engine import evaluate
@@ -17,7 +15,8 @@ from handler.engine.sweep import confidence_sweep
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report import RunFacts, build_findings, new_report_id, outcome_lines, render_html
+from handler.report import Findings, RunFacts, build_findings, new_report_id, outcome_lines, render_html
+from handler.report.asset import publish_report, report_location
 from handler.storage import Store, resolve_dataset
 
 PhaseLog = Callable[[str, float], None]
@@ -60,13 +59,13 @@ def _phase(name: str, log: PhaseLog) -> Iterator[None]:
 @dataclass(frozen=True)
 class RunResult:
     outputs: NodeOutputs
-    findings: dict[str, Any]
+    findings: Findings
     location: str
 
 
-def _report_parts(facts: RunFacts, findings: dict[str, Any]) -> dict[str, bytes]:
+def _report_parts(facts: RunFacts, findings: Findings) -> dict[str, bytes]:
     return {
-        "findings": orjson.dumps(findings, option=orjson.OPT_INDENT_2),
+        "findings": findings.to_json(),
         "html": render_html(findings).encode("utf-8"),
         "outcomes": outcome_lines(facts.evaluation, facts.paired.asset_ids, facts.paired.class_names),
     }
@@ -94,6 +93,6 @@ def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet, costs: TimeCost
         findings = build_findings(facts, report_id)
         parts = _report_parts(facts, findings)
     with _phase("store report", log):
-        store.write_report(report_id, parts)
-    outputs = NodeOutputs(report_id, findings["efficiency_level"])
-    return RunResult(outputs, findings, store.location(report_id))
+        publish_report(store, report_id, parts)
+    outputs = NodeOutputs(report_id, findings.efficiency_level)
+    return RunResult(outputs, findings, report_location(store, report_id))

@@ -1,7 +1,7 @@
 """IoU, greedy matching and outcomes (SPEC §5-7): pure numpy, no I/O."""
 
 from handler.engine.evaluation import Evaluation, Thresholds, evaluate
-from handler.engine.matching import MatchResult, match_boxes
+from handler.engine.matching import MatchResult
 from handler.engine.outcomes import OUTCOMES, Outcome, Tally, assign_outcomes
 from handler.engine.score import GRADES, assistance_score, grade
 
@@ -17,5 +17,4 @@ __all__ = [
     "assistance_score",
     "evaluate",
     "grade",
-    "match_boxes",
 ]

@@ -16,6 +16,7 @@ import numpy as np
 from handler.boxes import BoxTable, FloatArray, IntArray
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Outcome
+from handler.engine.score import assistance_scores
 
 N_OUTCOMES: Final = len(Outcome)
 # COCO's area ranges, in pixels²: small < 32², medium < 96², large from 96².
@@ -60,11 +61,10 @@ def by_size(evaluation: Evaluation, area_scale: FloatArray) -> IntArray:
 
 def row_scores(counts: IntArray) -> FloatArray:
     """Assistance score of every row, 0 where a row is empty."""
-    weighted = 2 * counts[:, Outcome.CORRECT] + counts[:, Outcome.SHIFTED] + counts[:, Outcome.CLASS_CONFUSED]
-    total = counts.sum(axis=1)
-    scores = np.zeros(len(counts))
-    np.divide(weighted, 2 * total, out=scores, where=total > 0)
-    return scores
+    correct, shifted, confused = (
+        counts[:, o] for o in (Outcome.CORRECT, Outcome.SHIFTED, Outcome.CLASS_CONFUSED)
+    )
+    return assistance_scores(correct, shifted, confused, counts.sum(axis=1))
 
 
 def worst_first(counts: IntArray) -> IntArray:

@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable
+from handler.boxes import BoolArray, BoxTable, FloatArray
 from handler.engine.matching import PAIR_BUDGET, CandidatePairs, MatchResult, candidate_pairs, greedy_match
 from handler.engine.outcomes import BoxOutcomes, Tally, assign_outcomes
 
@@ -22,11 +22,14 @@ NEAR_MISS_FLOOR: Final = 0.1
 
 @dataclass(frozen=True)
 class Thresholds:
-    """What "good enough" means (SPEC §2): the two IoU bounds and the confidence cut."""
+    """What "good enough" means (SPEC §2): the two IoU bounds and the confidence cut.
 
-    iou_min: float = 0.3
-    iou_perfect: float = 0.8
-    confidence_threshold: float = 0.5
+    No defaults here: node.json holds them (`handler.inputs.DEFAULT_THRESHOLDS`).
+    """
+
+    iou_min: float
+    iou_perfect: float
+    confidence_threshold: float
 
     def __post_init__(self) -> None:
         if not 0 < self.iou_min <= self.iou_perfect <= 1:
@@ -55,6 +58,12 @@ class Evaluation:
     pairs: CandidatePairs
 
 
+def keep_mask(confidence: FloatArray, threshold: float) -> BoolArray:
+    """SPEC §3, the one home of the rule: a prediction is kept when confidence ≥ threshold."""
+    kept: BoolArray = confidence >= threshold
+    return kept
+
+
 def pair_floor(iou_min: float) -> float:
     """The lowest IoU any analysis looks at: near misses from 0.1, matches from `iou_min`."""
     return min(NEAR_MISS_FLOOR, iou_min)
@@ -73,8 +82,8 @@ def match_kept(pairs: CandidatePairs, kept: BoolArray, iou_min: float, n_gt: int
 
 
 def evaluate_pairs(gt: BoxTable, pred: BoxTable, pairs: CandidatePairs, thresholds: Thresholds) -> Evaluation:
-    """Drop predictions below the threshold (equal is kept), match, and sort into outcomes."""
-    kept = pred.confidence >= thresholds.confidence_threshold
+    """Drop predictions below the threshold (`keep_mask`), match, and sort into outcomes."""
+    kept = keep_mask(pred.confidence, thresholds.confidence_threshold)
     kept_pred = pred[kept]
     match = match_kept(pairs, kept, thresholds.iou_min, len(gt))
     outcomes = assign_outcomes(gt, kept_pred, match, thresholds.iou_perfect)

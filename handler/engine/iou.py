@@ -1,7 +1,7 @@
 """Intersection over union of axis-aligned boxes, continuous coordinates (SPEC §5).
 
 Every IoU of the engine goes through `iou_of_overlap`, so the candidate pairs (which compute
-the overlap from columns) and `paired_iou` agree bit for bit: same float operations, same
+the overlap from columns) and any other IoU agree bit for bit: same float operations, same
 order, GT box first.
 """
 
@@ -31,25 +31,3 @@ def iou_of_overlap(
     iou = np.zeros(len(width), dtype=np.float64)
     np.divide(intersection, union, out=iou, where=union > 0)
     return iou
-
-
-def paired_iou(a: FloatArray, b: FloatArray) -> FloatArray:
-    """IoU of row i of `a` with row i of `b`.
-
-    Args:
-        a: (K, 4) boxes `[x_min, y_min, x_max, y_max]`.
-        b: (K, 4) boxes, same layout.
-
-    Returns:
-        (K,) IoU; 0 where the union is 0 (two degenerate boxes).
-    """
-    width = overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2])
-    height = overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3])
-    return iou_of_overlap(width, height, box_area(a), box_area(b))
-
-
-def pairwise_iou(a: FloatArray, b: FloatArray) -> FloatArray:
-    """(N, M) IoU of every box of `a` (N, 4) with every box of `b` (M, 4); empty in, empty out."""
-    rows = np.repeat(np.arange(len(a)), len(b))
-    cols = np.tile(np.arange(len(b)), len(a))
-    return paired_iou(a[rows], b[cols]).reshape(len(a), len(b))

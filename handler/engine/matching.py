@@ -277,11 +277,3 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
         # Drop every pair that touches a box matched in this round.
         alive = alive[(gt_match[alive_gt] < 0) & (pred_match[alive_pred] < 0)]
     return MatchResult(gt_match, pred_match, pred_iou)
-
-
-def match_boxes(
-    gt: BoxTable, pred: BoxTable, n_images: int, iou_min: float, budget: int = PAIR_BUDGET
-) -> MatchResult:
-    """Match `pred` to `gt` on each image (class-agnostic), pairs need IoU ≥ `iou_min`."""
-    pairs = candidate_pairs(gt, pred, n_images, iou_min, budget)
-    return greedy_match(pairs, len(gt), len(pred))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from fractions import Fraction
 from typing import Final
 
 import numpy as np
@@ -11,18 +12,46 @@ import numpy as np
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.exactsum import ExactSum
 from handler.engine.matching import MatchResult
-from handler.engine.score import assistance_score, grade
+from handler.engine.score import assistance_score, grade, score_fraction
 
 
 class Outcome(IntEnum):
-    CORRECT = 0
-    SHIFTED = 1
-    CLASS_CONFUSED = 2
-    FALSE_POSITIVE = 3
-    FALSE_NEGATIVE = 4
+    """The five outcomes (SPEC §6), each with what the labeler does and how the page names it.
+
+    `key` names it in the findings and outcomes.jsonl, `action` is the labeler's action
+    (and the `TimeCosts` field that prices it), `label` the page's card title and
+    `short_label` the name in a narrow table column.
+    """
+
+    _value_: int
+    action: str
+    label: str
+    short_label: str
+
+    def __new__(cls, value: int, action: str, label: str, short_label: str) -> Outcome:
+        member = int.__new__(cls, value)
+        member._value_ = value
+        member.action, member.label, member.short_label = action, label, short_label
+        return member
+
+    CORRECT = 0, "accept", "Correct", "Correct"
+    SHIFTED = 1, "nudge", "Shifted", "Shifted"
+    CLASS_CONFUSED = 2, "relabel", "Class-confused", "Confused"
+    FALSE_POSITIVE = 3, "delete", "False positive", "FP"
+    FALSE_NEGATIVE = 4, "draw", "False negative", "FN"
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
+
+    @property
+    def cost_field(self) -> str:
+        """The `TimeCosts` field with the seconds of this outcome's action (named after it)."""
+        return self.action
 
 
-OUTCOMES: Final = tuple(outcome.name.lower() for outcome in Outcome)
+# Derived views in Outcome order, for the callers that index by outcome code.
+OUTCOMES: Final = tuple(outcome.key for outcome in Outcome)
 
 
 @dataclass(frozen=True)
@@ -109,6 +138,10 @@ class Tally:
         )
 
     @property
+    def score_fraction(self) -> Fraction:
+        return score_fraction(*self._score_args())
+
+    @property
     def assistance_score(self) -> float:
         return assistance_score(*self._score_args())
 
@@ -118,12 +151,9 @@ class Tally:
 
     def shares(self) -> dict[str, float]:
         total = self.total
-        return {
-            name: (int(self.counts[o]) / total if total else 0.0)
-            for o, name in zip(Outcome, OUTCOMES, strict=True)
-        }
+        return {o.key: (int(self.counts[o]) / total if total else 0.0) for o in Outcome}
 
     def count_dict(self) -> dict[str, int]:
-        counts = {name: int(self.counts[o]) for o, name in zip(Outcome, OUTCOMES, strict=True)}
+        counts = {o.key: int(self.counts[o]) for o in Outcome}
         counts["total"] = self.total
         return counts

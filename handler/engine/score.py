@@ -1,8 +1,17 @@
-"""Assistance score and grade (SPEC §7), the grade computed exactly in integers."""
+"""Assistance score and grade (SPEC §7): the one home of the score's formula.
+
+Everything that scores (a tally, a row of outcome counts, the confidence sweep) calls
+these, so the weights of the five outcomes are written once: `weighted_halves`.
+"""
 
 from __future__ import annotations
 
-from typing import Final
+from fractions import Fraction
+from typing import Final, TypeVar
+
+import numpy as np
+
+from handler.boxes import FloatArray, IntArray
 
 # (grade, minimal score as a fraction numerator/denominator), best first.
 GRADES: Final = (
@@ -13,17 +22,33 @@ GRADES: Final = (
 )
 MINIMAL_GRADE: Final = GRADES[-1][0]
 
+Count = TypeVar("Count", int, IntArray)
 
-def _weighted_halves(correct: int, shifted: int, class_confused: int) -> int:
-    """Twice the score's numerator: 2·C + S + X, an integer."""
+
+def weighted_halves(correct: Count, shifted: Count, class_confused: Count) -> Count:
+    """Twice the score's numerator: 2·C + S + X, an integer (or integers, column-wise)."""
     return 2 * correct + shifted + class_confused
 
 
-def assistance_score(correct: int, shifted: int, class_confused: int, total: int) -> float:
-    """(C + 0.5·S + 0.5·X) / total, 0 when total is 0."""
+def score_fraction(correct: int, shifted: int, class_confused: int, total: int) -> Fraction:
+    """The exact score (C + 0.5·S + 0.5·X) / total, 0 when total is 0: comparisons never round."""
     if total == 0:
-        return 0.0
-    return _weighted_halves(correct, shifted, class_confused) / (2 * total)
+        return Fraction(0)
+    return Fraction(weighted_halves(correct, shifted, class_confused), 2 * total)
+
+
+def assistance_score(correct: int, shifted: int, class_confused: int, total: int) -> float:
+    """The score as a float: the exact fraction, correctly rounded."""
+    return float(score_fraction(correct, shifted, class_confused, total))
+
+
+def assistance_scores(
+    correct: IntArray, shifted: IntArray, class_confused: IntArray, total: IntArray
+) -> FloatArray:
+    """`assistance_score` of every row of count columns, 0 where a row is empty."""
+    scores = np.zeros(len(total))
+    np.divide(weighted_halves(correct, shifted, class_confused), 2 * total, out=scores, where=total > 0)
+    return scores
 
 
 def grade(correct: int, shifted: int, class_confused: int, total: int) -> str:
@@ -31,7 +56,7 @@ def grade(correct: int, shifted: int, class_confused: int, total: int) -> str:
 
     score ≥ n/d  ⇔  d·(2C + S + X) ≥ 2·n·total, so no float ever decides a bound.
     """
-    halves = _weighted_halves(correct, shifted, class_confused)
+    halves = weighted_halves(correct, shifted, class_confused)
     for name, numerator, denominator in GRADES:
         if total > 0 and denominator * halves >= 2 * numerator * total:
             return name

@@ -6,31 +6,21 @@ threshold only selects pairs and re-runs the greedy matching: no IoU is computed
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable
-from handler.engine.evaluation import Evaluation, Thresholds, evaluate_pairs, pair_floor
-from handler.engine.matching import PAIR_BUDGET, CandidatePairs, candidate_pairs, greedy_match
-from handler.engine.outcomes import Outcome, Tally, pair_outcomes
+from handler.boxes import BoolArray
+from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
+from handler.engine.matching import CandidatePairs, greedy_match
+from handler.engine.outcomes import Tally, pair_outcomes
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
 # A better threshold is recommended only when it gains at least this much score.
 RECOMMEND_GAIN: Final = Fraction(2, 100)
-
-
-def score_fraction(tally: Tally) -> Fraction:
-    """The assistance score as an exact fraction, so that comparisons never hinge on rounding."""
-    if tally.total == 0:
-        return Fraction(0)
-    weighted = 2 * tally.count(Outcome.CORRECT) + tally.count(Outcome.SHIFTED)
-    weighted += tally.count(Outcome.CLASS_CONFUSED)
-    return Fraction(weighted, 2 * tally.total)
 
 
 @dataclass(frozen=True)
@@ -70,7 +60,7 @@ class Sweep:
 
     @property
     def gain(self) -> Fraction:
-        return score_fraction(self.best.tally) - score_fraction(self.used.tally)
+        return self.best.tally.score_fraction - self.used.tally.score_fraction
 
     @property
     def recommended(self) -> bool:
@@ -83,7 +73,7 @@ def sweep_thresholds(used: float) -> list[float]:
 
 def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
     """Highest score; on a tie the used threshold, else the lowest one."""
-    return max(points, key=lambda p: (score_fraction(p.tally), p is used, -p.threshold))
+    return max(points, key=lambda p: (p.tally.score_fraction, p is used, -p.threshold))
 
 
 def _tally_at(evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, iou_perfect: float) -> Tally:
@@ -110,33 +100,9 @@ def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
     tallies = {int(np.count_nonzero(evaluation.kept)): evaluation.tally}
     points = []
     for threshold in sweep_thresholds(thresholds.confidence_threshold):
-        kept = confidence >= threshold
+        kept = keep_mask(confidence, threshold)
         count = int(np.count_nonzero(kept))
         if count not in tallies:
             tallies[count] = _tally_at(evaluation, usable, kept, thresholds.iou_perfect)
         points.append(SweepPoint(threshold, count, tallies[count]))
     return Sweep(tuple(points), thresholds.confidence_threshold)
-
-
-@dataclass(frozen=True)
-class SweepCost:
-    """Wall-clock seconds of the three steps, for bench/: the sweep's cost on its own."""
-
-    candidate_pairs: float
-    evaluation: float
-    sweep: float
-    pairs: int
-
-
-def sweep_cost(
-    gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
-) -> SweepCost:
-    """Time the candidate pairs, the evaluation at the used threshold, and the sweep separately."""
-    started = time.perf_counter()
-    pairs = candidate_pairs(gt, pred, n_images, pair_floor(thresholds.iou_min), budget)
-    paired = time.perf_counter()
-    evaluation = evaluate_pairs(gt, pred, pairs, thresholds)
-    evaluated = time.perf_counter()
-    confidence_sweep(evaluation, thresholds)
-    swept = time.perf_counter()
-    return SweepCost(paired - started, evaluated - paired, swept - evaluated, len(pairs.iou))

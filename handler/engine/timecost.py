@@ -8,7 +8,7 @@ other four costs are assumptions of this node (stated on the page and in the REA
 from __future__ import annotations
 
 import math
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Final
 
 import numpy as np
@@ -16,8 +16,8 @@ import numpy as np
 from handler.boxes import FloatArray, IntArray
 from handler.engine.outcomes import Outcome
 
-# What the labeler does with each outcome, in Outcome order (SPEC §6).
-ACTIONS: Final = ("accept", "nudge", "relabel", "delete", "draw")
+# The labeler's action of each outcome (SPEC §6), in Outcome order: a view of `Outcome.action`.
+ACTIONS: Final = tuple(outcome.action for outcome in Outcome)
 DRAW_SOURCE: Final = (
     "Su, Deng, Fei-Fei (2012), Crowdsourcing Annotations for Visual Object Detection, "
     "AAAI Workshop on Human Computation"
@@ -46,12 +46,16 @@ class TimeCosts:
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"Expected the {item.name} time cost in seconds (>= 0) but got {value!r}")
 
+    def seconds(self, outcome: Outcome) -> float:
+        """What the action of `outcome` costs."""
+        return float(getattr(self, outcome.cost_field))
+
     def per_outcome(self) -> FloatArray:
-        """Seconds indexed by Outcome (the fields are declared in Outcome order)."""
-        return np.asarray(astuple(self), dtype=np.float64)
+        """Seconds indexed by Outcome."""
+        return np.asarray([self.seconds(outcome) for outcome in Outcome], dtype=np.float64)
 
     def to_dict(self) -> dict[str, float]:
-        return {name: float(value) for name, value in zip(ACTIONS, astuple(self), strict=True)}
+        return {outcome.cost_field: self.seconds(outcome) for outcome in Outcome}
 
 
 @dataclass(frozen=True)

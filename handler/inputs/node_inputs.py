@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import jsonschema
 
+from handler.datasets import format_names
 from handler.engine import Thresholds
 from handler.errors import InputError
 from handler.resources import node_config
@@ -23,6 +24,8 @@ FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
 
 @dataclass(frozen=True)
 class NodeInputs:
+    """The validated inputs; a format is one of `format_names()` (checked by the schema)."""
+
     gt_dataset: str
     pred_dataset: str
     thresholds: Thresholds
@@ -32,12 +35,28 @@ class NodeInputs:
     pred_format: str | None = None
 
 
+def input_spec(key: str) -> Mapping[str, Any]:
+    """node.json's entry of the input `key`."""
+    return next(spec for spec in node_config()["inputs"] if spec["key"] == key)
+
+
+def select_options(key: str) -> list[str]:
+    """The values a select input accepts, in node.json's order."""
+    return [option["value"] for option in input_spec(key)["options"]["options"]]
+
+
+def node_defaults() -> dict[str, str]:
+    """node.json's default of every input that has one."""
+    specs = node_config()["inputs"]
+    return {spec["key"]: spec["default"] for spec in specs if spec.get("default") is not None}
+
+
 def _property(spec: Mapping[str, Any]) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string", "title": spec["label"]}
     if spec["type"] == "dataset":
         schema["minLength"] = 1
     if spec["type"] == "select":
-        schema["enum"] = [option["value"] for option in spec["options"]["options"]]
+        schema["enum"] = select_options(spec["key"])
     if spec.get("default") is not None:
         schema["default"] = spec["default"]
     return schema
@@ -47,7 +66,7 @@ def inputs_schema() -> dict[str, Any]:
     """JSON Schema of the node's inputs object, from node.json."""
     specs = node_config()["inputs"]
     properties = {spec["key"]: _property(spec) for spec in specs}
-    properties.update({key: {"type": "string"} for key in FORMAT_KEYS})
+    properties.update({key: {"type": "string", "enum": format_names()} for key in FORMAT_KEYS})
     return {
         "type": "object",
         "properties": properties,
@@ -100,19 +119,29 @@ def _confidence_threshold(raw: str) -> tuple[float, bool]:
     return value, False
 
 
+def _thresholds(values: Mapping[str, str]) -> tuple[Thresholds, bool]:
+    """The thresholds of valid input strings, and whether CONFIDENCE_THRESHOLD was replaced."""
+    threshold, replaced = _confidence_threshold(values["CONFIDENCE_THRESHOLD"])
+    return Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold), replaced
+
+
 def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
     schema = inputs_schema()
     values = _with_defaults(raw, schema)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(values))
     if error is not None:
         raise InputError(_message(error, schema))
-    threshold, replaced = _confidence_threshold(values["CONFIDENCE_THRESHOLD"])
+    thresholds, replaced = _thresholds(values)
     return NodeInputs(
         gt_dataset=values["GT_DATASET"],
         pred_dataset=values["PRED_DATASET"],
-        thresholds=Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold),
+        thresholds=thresholds,
         threshold_input=values["CONFIDENCE_THRESHOLD"],
         threshold_replaced=replaced,
         gt_format=values.get("GT_FORMAT"),
         pred_format=values.get("PRED_FORMAT"),
     )
+
+
+# The defaults of the metric API, the CLI and the tests: node.json's, nowhere else.
+DEFAULT_THRESHOLDS: Final = _thresholds(node_defaults())[0]

@@ -1,15 +1,16 @@
-"""Findings JSON, the HTML page and the per-box outcome lines built from an evaluation."""
+"""Findings (a typed model), the HTML page and the per-box outcome lines built from an evaluation."""
 
-from handler.report.findings import KIND, RunFacts, build_findings, new_report_id, validate_findings
+from handler.report.findings import RunFacts, build_findings, new_report_id
 from handler.report.html import render_html
+from handler.report.model import KIND, Findings
 from handler.report.outcome_lines import outcome_lines
 
 __all__ = [
     "KIND",
+    "Findings",
     "RunFacts",
     "build_findings",
     "new_report_id",
     "outcome_lines",
     "render_html",
-    "validate_findings",
 ]

@@ -1,25 +1,31 @@
-"""The findings document (kind `dataset_intelligence_findings_v1`), validated against its schema."""
+"""The findings (kind `dataset_intelligence_findings_v1`) of one run, as the `Findings` model."""
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Final
+from typing import Final, cast
 
-import jsonschema
-
-from handler.boxes import Dataset, SkippedBox
+from handler.boxes import Dataset
 from handler.datasets import PairedBoxes
 from handler.engine import Evaluation, Outcome, Tally
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
+from handler.report.model import (
+    KIND,
+    Counts,
+    DatasetFigures,
+    Findings,
+    Grade,
+    Parameters,
+    Shares,
+    Skipped,
+    SkippedBoxEntry,
+)
 from handler.report.sections import Analysed, analysis_sections
-from handler.resources import schema_validator
 
-KIND: Final = "dataset_intelligence_findings_v1"
-SCHEMA: Final = "findings.schema.json"
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
 
@@ -113,57 +119,57 @@ def _notes(facts: RunFacts) -> list[str]:
     return notes
 
 
-def _skipped(datasets: tuple[Dataset, ...]) -> dict[str, Any]:
-    listed: list[SkippedBox] = [s for d in datasets for s in d.skipped]
-    return {"count": sum(d.skipped_count for d in datasets), "listed": [s.to_dict() for s in listed]}
+def _skipped(datasets: tuple[Dataset, ...]) -> Skipped:
+    listed = tuple(SkippedBoxEntry(**s.to_dict()) for d in datasets for s in d.skipped)
+    return Skipped(count=sum(d.skipped_count for d in datasets), listed=listed)
 
 
-def build_findings(facts: RunFacts, report_id: str) -> dict[str, Any]:
+def _parameters(inputs: NodeInputs) -> Parameters:
+    thresholds = inputs.thresholds
+    return Parameters(
+        iou_min=thresholds.iou_min,
+        iou_perfect=thresholds.iou_perfect,
+        confidence_threshold=thresholds.confidence_threshold,
+        confidence_threshold_input=inputs.threshold_input,
+        confidence_threshold_replaced=inputs.threshold_replaced,
+    )
+
+
+def _dataset(facts: RunFacts) -> DatasetFigures:
+    paired = facts.paired
+    return DatasetFigures(
+        images=len(paired.asset_ids),
+        gt_objects=len(paired.gt),
+        predictions=len(paired.pred),
+        predictions_kept=len(facts.evaluation.pred),
+        gt_only_images=paired.gt_only_images,
+        pred_only_images=paired.pred_only_images,
+        gt_source=facts.gt.source,
+        pred_source=facts.pred.source,
+        gt_format=facts.gt.format,
+        pred_format=facts.pred.format,
+        classes=len(paired.class_names),
+        crowd_excluded=facts.gt.crowd_excluded,
+    )
+
+
+def build_findings(facts: RunFacts, report_id: str) -> Findings:
     tally = facts.evaluation.tally
     reason = nothing_to_score_reason(facts)
-    thresholds = facts.inputs.thresholds
-    findings = {
-        "kind": KIND,
-        "report_id": report_id,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "efficiency_level": tally.grade,
-        "assistance_score": tally.assistance_score,
-        "verdict": verdict(tally, reason, facts.sweep),
-        "reason": reason,
-        "counts": tally.count_dict(),
-        "shares": tally.shares(),
-        "mean_iou": tally.mean_iou,
-        "parameters": {
-            "iou_min": thresholds.iou_min,
-            "iou_perfect": thresholds.iou_perfect,
-            "confidence_threshold": thresholds.confidence_threshold,
-            "confidence_threshold_input": facts.inputs.threshold_input,
-            "confidence_threshold_replaced": facts.inputs.threshold_replaced,
-        },
-        "dataset": {
-            "images": len(facts.paired.asset_ids),
-            "gt_objects": len(facts.paired.gt),
-            "predictions": len(facts.paired.pred),
-            "predictions_kept": len(facts.evaluation.pred),
-            "gt_only_images": facts.paired.gt_only_images,
-            "pred_only_images": facts.paired.pred_only_images,
-            "gt_source": facts.gt.source,
-            "pred_source": facts.pred.source,
-            "gt_format": facts.gt.format,
-            "pred_format": facts.pred.format,
-            "classes": len(facts.paired.class_names),
-            "crowd_excluded": facts.gt.crowd_excluded,
-        },
-        "skipped": _skipped((facts.gt, facts.pred)),
-        "notes": _notes(facts),
+    return Findings(
+        kind=KIND,
+        report_id=report_id,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
+        assistance_score=tally.assistance_score,
+        verdict=verdict(tally, reason, facts.sweep),
+        reason=reason,
+        counts=Counts.of(tally),
+        shares=Shares.of(tally),
+        mean_iou=tally.mean_iou,
+        parameters=_parameters(facts.inputs),
+        dataset=_dataset(facts),
+        skipped=_skipped((facts.gt, facts.pred)),
+        notes=tuple(_notes(facts)),
         **analysis_sections(facts.analysed()),
-    }
-    validate_findings(findings)
-    return findings
-
-
-def validate_findings(findings: dict[str, Any]) -> None:
-    """Our own output must match the schema the preview widget reads; a miss is our bug."""
-    error = jsonschema.exceptions.best_match(schema_validator(SCHEMA).iter_errors(findings))
-    if error is not None:
-        raise ValueError(f"findings do not match {SCHEMA}: {error.message} at {list(error.path)}")
+    )

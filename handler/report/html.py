@@ -14,7 +14,9 @@ from typing import Any, Final
 import jinja2
 
 from handler.engine import GRADES, OUTCOMES
+from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
+from handler.report.model import ConfidenceSweep, Findings, size_bounds_text
 from handler.resources import resource_path
 
 TEMPLATE: Final = "report.html.j2"
@@ -36,6 +38,7 @@ ACTION_LABELS: Final = dict(
 )
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")  # Minimal → Production
 CENTER, RADIUS = (110.0, 110.0), 90.0
+SCORE_BELOW: Final = 32.0  # the score's baseline, this far below the gauge's centre
 # The sweep chart's plot area inside its viewBox (0 0 SWEEP_WIDTH SWEEP_HEIGHT).
 SWEEP_WIDTH, SWEEP_HEIGHT = 420.0, 150.0
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 34.0, 410.0, 10.0, 122.0
@@ -68,22 +71,34 @@ def _tick(bound: float) -> dict[str, Any]:
             "label": f"{bound:g}"}
 
 
+def _listed(words: list[str]) -> str:
+    """`a, b and c`."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def gauge(score: float) -> dict[str, Any]:
     bounds = sorted(numerator / denominator for _, numerator, denominator in GRADES)
     edges = [*bounds, 1.0]
     bands = [{"path": _arc(edges[i], edges[i + 1]), "color": BAND_COLORS[i]} for i in range(len(bounds))]
     x, y = _point(score, RADIUS - 24)
     ticks = [_tick(bound) for bound in bounds if bound > 0]
-    return {"bands": bands, "ticks": ticks, "needle": f"M {CENTER[0]} {CENTER[1]} L {x:.2f} {y:.2f}"}
+    return {
+        "bands": bands,
+        "ticks": ticks,
+        "bounds": _listed([tick["label"] for tick in ticks]),
+        "center": tuple(f"{v:g}" for v in CENTER),
+        "score_at": (f"{CENTER[0]:g}", f"{CENTER[1] + SCORE_BELOW:g}"),
+        "needle": f"M {CENTER[0]} {CENTER[1]} L {x:.2f} {y:.2f}",
+    }
 
 
-def cards(findings: dict[str, Any]) -> list[Card]:
-    counts, shares = findings["counts"], findings["shares"]
+def cards(findings: Findings) -> list[Card]:
+    counts, shares = findings.counts, findings.shares
     result = [
-        Card(key, label, f"{shares[key]:.1%}", f"{counts[key]} of {counts['total']}")
+        Card(key, label, f"{getattr(shares, key):.1%}", f"{getattr(counts, key)} of {counts.total}")
         for key, label in CARD_LABELS.items()
     ]
-    mean_iou = findings["mean_iou"]
+    mean_iou = findings.mean_iou
     result.append(
         Card("mean_iou", "Mean IoU", "none" if mean_iou is None else f"{mean_iou:.3f}", "matched, same class")
     )
@@ -95,11 +110,17 @@ def _plot(threshold: float, score: float) -> tuple[float, float]:
     return round(x, 2), round(PLOT_BOTTOM - score * (PLOT_BOTTOM - PLOT_TOP), 2)
 
 
-def sweep_chart(sweep: dict[str, Any]) -> dict[str, Any]:
+def sweep_grid_text() -> str:
+    """`from 0 to 0.95 in steps of 0.05`, from the engine's grid."""
+    step = round(SWEEP_GRID[1] - SWEEP_GRID[0], 10)
+    return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
+
+
+def sweep_chart(sweep: ConfidenceSweep) -> dict[str, Any]:
     """The score-vs-threshold curve, with the used and the best threshold marked."""
-    points = [_plot(p["threshold"], p["assistance_score"]) for p in sweep["points"]]
-    used = _plot(sweep["used_threshold"], sweep["used_score"])
-    best = _plot(sweep["best_threshold"], sweep["best_score"])
+    points = [_plot(p.threshold, p.assistance_score) for p in sweep.points]
+    used = _plot(sweep.used_threshold, sweep.used_score)
+    best = _plot(sweep.best_threshold, sweep.best_score)
     return {
         "size": (SWEEP_WIDTH, SWEEP_HEIGHT),
         "line": " ".join(f"{x},{y}" for x, y in points),
@@ -108,6 +129,8 @@ def sweep_chart(sweep: dict[str, Any]) -> dict[str, Any]:
         "x_ticks": [(_plot(t, 0)[0], f"{t:g}") for t in (0.0, 0.25, 0.5, 0.75, 1.0)],
         "y_ticks": [(_plot(0, s)[1], f"{s:g}") for s in (0.0, 0.5, 1.0)],
         "plot": (PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM),
+        "grid": sweep_grid_text(),
+        "gain": f"{float(RECOMMEND_GAIN):g}",
     }
 
 
@@ -132,14 +155,15 @@ def _environment() -> jinja2.Environment:
     return environment
 
 
-def render_html(findings: dict[str, Any]) -> str:
+def render_html(findings: Findings) -> str:
     template = _environment().get_template(TEMPLATE)
     return template.render(
         f=findings,
-        gauge=gauge(findings["assistance_score"]),
+        gauge=gauge(findings.assistance_score),
         grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),
-        sweep=sweep_chart(findings["confidence_sweep"]),
+        sweep=sweep_chart(findings.confidence_sweep),
+        size_bounds=size_bounds_text(),
         outcomes=SHORT_LABELS,
         actions=ACTION_LABELS,
     )

@@ -18,8 +18,7 @@ import orjson
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine.evaluation import Evaluation
-from handler.engine.outcomes import OUTCOMES
-from handler.engine.timecost import ACTIONS
+from handler.engine.outcomes import Outcome
 
 ObjectArray = npt.NDArray[np.object_]
 SIDES: Final = ("gt", "pred")
@@ -116,8 +115,8 @@ def _chunk(columns: dict[str, Any], asset_ids: Sequence[str], class_names: Seque
         "pred_class": Text(class_names, c["pred_class"]),
         "iou": Number(c["iou"]),
         "confidence": Number(c["confidence"]),
-        "outcome": Text(OUTCOMES, c["outcome"]),
-        "action": Text(ACTIONS, c["outcome"]),
+        "outcome": Text([o.key for o in Outcome], c["outcome"]),  # outcome codes index Outcome
+        "action": Text([o.action for o in Outcome], c["outcome"]),
     }
     return json_lines(fields, len(c["side"]))
 

@@ -1,31 +1,40 @@
-"""The storage interface every backend implements, and the rules they share."""
+"""The storage interface: byte objects under keys, the same primitives on every backend.
+
+A store knows nothing about reports: it puts, gets, lists and deletes objects named by keys
+relative to its root (`reports/<id>/findings.json`), in the spirit of fsspec. What a report
+is made of, and how it is published, is `handler.report.asset`'s business.
+"""
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import BinaryIO, Final
 
 from handler.errors import StorageError
 
-
-@dataclass(frozen=True)
-class ReportPart:
-    name: str
-    content_type: str
-
-
-# The parts of a report asset, written in this order; the manifest last makes it visible.
-REPORT_PARTS: Final = {
-    "findings": ReportPart("findings.json", "application/json"),
-    "html": ReportPart("report.html", "text/html; charset=utf-8"),
-    "outcomes": ReportPart("outcomes.jsonl", "application/x-ndjson"),
-}
-MANIFEST: Final = ReportPart("manifest.json", "application/json")
+# What `put` accepts: the whole object, or its chunks in order (streamed, never joined here).
+Content = bytes | Iterable[bytes]
 
 # Report and dataset ids are single path segments: no separators, no "..", not hidden.
 _ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+# `scheme://rest`; anything else (including `C:\data`) is a local path.
+_SCHEME_PATTERN: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+)://(.*)", re.DOTALL)
+
+
+class ObjectNotFound(StorageError, FileNotFoundError):
+    """The key holds no object (what fsspec raises as FileNotFoundError)."""
+
+
+class AccessDenied(StorageError, PermissionError):
+    """The credentials may not do this here (fsspec: PermissionError)."""
+
+
+def split_scheme(uri: str) -> tuple[str, str]:
+    """`s3://bucket/key` -> ("s3", "bucket/key"); a plain path -> ("", path)."""
+    found = _SCHEME_PATTERN.fullmatch(uri)
+    return (found[1].lower(), found[2]) if found else ("", uri)
 
 
 def check_id(value: str, what: str) -> str:
@@ -35,6 +44,11 @@ def check_id(value: str, what: str) -> str:
             f"{what} {value!r} is not a valid id: expected letters, digits, '.', '_' or '-' (no '/', no '..')"
         )
     return value
+
+
+def path_order(key: str) -> list[str]:
+    """Sort keys by path segments, as pathlib sorts a folder, so every backend lists alike."""
+    return key.split("/")
 
 
 class Source(ABC):
@@ -59,7 +73,7 @@ class Source(ABC):
 
     @abstractmethod
     def open(self) -> BinaryIO:
-        """A binary stream of the file's content."""
+        """A binary stream of the file's content; `ObjectNotFound` when there is none."""
 
     def read_bytes(self) -> bytes:
         with self.open() as stream:
@@ -67,24 +81,56 @@ class Source(ABC):
 
 
 class Store(ABC):
-    """An asset store: report assets under `reports/<id>/`, datasets under `datasets/<id>/`."""
+    """Objects under keys relative to the store's root; datasets live under `datasets/<id>/`.
+
+    Every failure is one StorageError line naming the object and why, chained to the
+    backend's own error; a missing object is `ObjectNotFound`, a refusal `AccessDenied`.
+    """
+
+    @classmethod
+    @abstractmethod
+    def from_uri(cls, uri: str) -> Store:
+        """The store rooted at `uri` (its scheme already chosen this class)."""
+
+    @classmethod
+    @abstractmethod
+    def source_at(cls, uri: str) -> Source:
+        """A dataset file or folder named by a full URI of this backend."""
 
     @property
     @abstractmethod
     def uri(self) -> str: ...
 
     @abstractmethod
+    def source(self, key: str) -> Source:
+        """The file or folder at `key` (a trailing '/' names a folder)."""
+
+    @abstractmethod
+    def put(self, key: str, content: Content, content_type: str) -> None:
+        """Write one object whole: readers see the old object or the new one, never a part."""
+
+    @abstractmethod
+    def exists(self, key: str) -> bool: ...
+
+    @abstractmethod
+    def delete(self, keys: Iterable[str]) -> None:
+        """Delete these objects in order (absent ones are fine); tries all, raises the first error."""
+
+    @abstractmethod
+    def list(self, prefix: str) -> list[str]:
+        """Every key under the folder `prefix`, recursively, in path-segment order."""
+
+    def open(self, key: str) -> BinaryIO:
+        """A stream of one object, read as it arrives."""
+        return self.source(key).open()
+
+    def get(self, key: str) -> bytes:
+        return self.source(key).read_bytes()
+
     def dataset(self, dataset_id: str) -> Source:
-        """The folder `datasets/<id>/` of this store (the id already checked)."""
+        """The folder `datasets/<id>/` of this store."""
+        return self.source(f"datasets/{check_id(dataset_id, 'dataset id')}/")
 
-    @abstractmethod
-    def write_report(self, report_id: str, parts: dict[str, bytes]) -> None:
-        """Write every part of `REPORT_PARTS`, then the manifest; visible only when complete."""
-
-    @abstractmethod
-    def read_report_part(self, report_id: str, part: str) -> bytes:
-        """One part of a complete report; `FileNotFoundError`-like StorageError when absent."""
-
-    def location(self, report_id: str) -> str:
-        """Where a human finds the report."""
-        return f"{self.uri.rstrip('/')}/reports/{report_id}/"
+    def url(self, key: str) -> str:
+        """Where a human finds `key`."""
+        return f"{self.uri.rstrip('/')}/{key}"

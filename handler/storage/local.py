@@ -1,16 +1,25 @@
-"""The embedded default: a folder on the local disk as the asset store."""
+"""The embedded default: a folder on the local disk as the asset store.
+
+Folders play the part of S3 prefixes: they appear when an object is put under them and
+disappear when their last object is deleted, so both backends look alike to a reader.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
 from handler.errors import StorageError
-from handler.storage.base import MANIFEST, REPORT_PARTS, Source, Store, check_id
+from handler.storage.base import Content, ObjectNotFound, Source, Store, path_order, split_scheme
+
+
+def _failure(path: Path, action: str, error: OSError) -> StorageError:
+    if isinstance(error, FileNotFoundError):
+        return ObjectNotFound(f"{path}: no such file")
+    return StorageError(f"{path}: cannot {action} ({error.strerror or error})")
 
 
 class LocalSource(Source):
@@ -34,51 +43,76 @@ class LocalSource(Source):
     def open(self) -> BinaryIO:
         try:
             return self._path.open("rb")
-        except FileNotFoundError as error:
-            raise StorageError(f"{self._path}: no such file") from error
         except OSError as error:
-            raise StorageError(f"{self._path}: cannot be read ({error.strerror})") from error
+            raise _failure(self._path, "be read", error) from error
 
 
 class LocalStore(Store):
     def __init__(self, root: Path) -> None:
         self._root = root
 
+    @classmethod
+    def from_uri(cls, uri: str) -> LocalStore:
+        return cls(Path(split_scheme(uri)[1]))
+
+    @classmethod
+    def source_at(cls, uri: str) -> Source:
+        return LocalSource(Path(split_scheme(uri)[1]))
+
     @property
     def uri(self) -> str:
         return str(self._root)
 
-    def dataset(self, dataset_id: str) -> Source:
-        return LocalSource(self._root / "datasets" / check_id(dataset_id, "dataset id"))
+    def _path(self, key: str) -> Path:
+        return self._root / key
 
-    def _report_dir(self, report_id: str) -> Path:
-        return self._root / "reports" / check_id(report_id, "report id")
+    def source(self, key: str) -> Source:
+        return LocalSource(self._path(key))
 
-    def write_report(self, report_id: str, parts: dict[str, bytes]) -> None:
-        final = self._report_dir(report_id)
+    def put(self, key: str, content: Content, content_type: str) -> None:
+        path = self._path(key)
         try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            # Everything goes to a hidden temporary folder first, then one rename publishes it.
-            staging = Path(tempfile.mkdtemp(prefix=f".{report_id}.", dir=final.parent))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # A hidden temporary file beside the target, then one rename: never half a file.
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
             try:
-                for key, content in parts.items():
-                    (staging / REPORT_PARTS[key].name).write_bytes(content)
-                manifest = {"report_id": report_id, "parts": [REPORT_PARTS[k].name for k in parts]}
-                (staging / MANIFEST.name).write_text(json.dumps(manifest))
-                os.replace(staging, final)
+                with os.fdopen(handle, "wb") as stream:
+                    for chunk in [content] if isinstance(content, bytes) else content:
+                        stream.write(chunk)
+                os.replace(temporary, path)
             except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
+                Path(temporary).unlink(missing_ok=True)
                 raise
         except OSError as error:
-            raise StorageError(
-                f"local store {self._root}: cannot write report {report_id}: {error}"
-            ) from error
+            raise _failure(path, "be written", error) from error
 
-    def read_report_part(self, report_id: str, part: str) -> bytes:
-        folder = self._report_dir(report_id)
-        if not (folder / MANIFEST.name).is_file():
-            raise StorageError(f"local store {self._root}: no report {report_id!r}")
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def delete(self, keys: Iterable[str]) -> None:
+        first: StorageError | None = None
+        for key in keys:
+            path = self._path(key)
+            try:
+                path.unlink(missing_ok=True)
+                self._prune(path.parent)
+            except OSError as error:
+                failure = _failure(path, "be deleted", error)
+                failure.__cause__ = error
+                first = first or failure
+        if first is not None:
+            raise first
+
+    def _prune(self, folder: Path) -> None:
+        """Remove folders left empty, up to (not including) the root."""
+        while folder != self._root and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
+
+    def list(self, prefix: str) -> list[str]:
+        folder = self._path(prefix)
         try:
-            return (folder / REPORT_PARTS[part].name).read_bytes()
+            keys = [p.relative_to(self._root).as_posix() for p in folder.rglob("*") if p.is_file()]
         except OSError as error:
-            raise StorageError(f"local store {self._root}: report {report_id!r} has no {part}") from error
+            raise _failure(folder, "be listed", error) from error
+        return sorted(keys, key=path_order)

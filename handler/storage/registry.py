@@ -1,42 +1,51 @@
-"""Choose the backend by URL scheme, and resolve dataset references."""
+"""Choose the backend by URL scheme (fsspec's registry idea), and resolve dataset references."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Final
 
 from handler.errors import StorageError
-from handler.storage.base import Source, Store, check_id
-from handler.storage.local import LocalSource, LocalStore
+from handler.storage.base import Source, Store, check_id, split_scheme
 
-S3_SCHEME = "s3://"
+# scheme -> "module:class"; imported on first use, so boto3 loads only when S3 is used.
+BACKENDS: Final = {
+    "": "handler.storage.local:LocalStore",
+    "file": "handler.storage.local:LocalStore",
+    "s3": "handler.storage.s3:S3Store",
+}
 # A reference ending like a data file is a path that does not exist, not a dataset id.
 DATA_SUFFIXES = {".json", ".jsonl", ".txt", ".xml", ".yaml", ".yml", ".csv"}
 
 
-def open_store(uri: str) -> Store:
-    """`s3://bucket/prefix` is an S3 store; anything else is a local folder."""
-    if uri.startswith(S3_SCHEME):
-        from handler.storage.s3 import S3Store  # boto3 is imported only when S3 is used
+def backend(uri: str) -> type[Store]:
+    """The one place a backend is chosen: by the URI's scheme, none meaning a local path."""
+    scheme = split_scheme(uri)[0]
+    if scheme not in BACKENDS:
+        known = ", ".join(f"{name}://" for name in BACKENDS if name)
+        raise StorageError(f"{uri!r}: unsupported storage scheme {scheme!r} (expected a local path, {known})")
+    module, _, name = BACKENDS[scheme].partition(":")
+    store: type[Store] = getattr(importlib.import_module(module), name)
+    return store
 
-        return S3Store.from_uri(uri)
-    return LocalStore(Path(uri))
+
+def open_store(uri: str) -> Store:
+    """`s3://bucket/prefix` is an S3 store; a path (or `file://path`) is a local folder."""
+    return backend(uri).from_uri(uri)
 
 
 def open_source(reference: str) -> Source:
-    """A file or folder named by a path or an `s3://` URI."""
-    if reference.startswith(S3_SCHEME):
-        from handler.storage.s3 import S3Source
-
-        return S3Source.from_uri(reference)
-    return LocalSource(Path(reference))
+    """A file or folder named by a path or a URI."""
+    return backend(reference).source_at(reference)
 
 
 def resolve_dataset(reference: str, store: Store) -> Source:
-    """A dataset reference: an `s3://` URI, an existing local path, or a dataset id in the store.
+    """A dataset reference: a URI, an existing local path, or a dataset id in the store.
 
     A bare id (e.g. `ds_01H...`) is looked up under `datasets/<id>/` of the store.
     """
-    if reference.startswith(S3_SCHEME) or Path(reference).exists():
+    if split_scheme(reference)[0] or Path(reference).exists():
         return open_source(reference)
     if "/" in reference or "\\" in reference or Path(reference).suffix.lower() in DATA_SUFFIXES:
         raise StorageError(f"dataset {reference!r}: no such file or folder")

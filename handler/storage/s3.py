@@ -17,9 +17,9 @@ object, what we tried and why it failed, chained to the original error.
 from __future__ import annotations
 
 import io
-import json
 import os
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, BinaryIO, Final, TypeVar
@@ -38,22 +38,32 @@ from botocore.exceptions import (
 )
 
 from handler.errors import StorageError
-from handler.storage.base import MANIFEST, REPORT_PARTS, Source, Store, check_id
+from handler.storage.base import (
+    AccessDenied,
+    Content,
+    ObjectNotFound,
+    Source,
+    Store,
+    path_order,
+    split_scheme,
+)
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
 
-SCHEME: Final = "s3://"
+SCHEME: Final = "s3"
 MAX_ATTEMPTS_VARIABLES: Final = ("PRELABEL_S3_MAX_ATTEMPTS", "AWS_MAX_ATTEMPTS")
 DEFAULT_MAX_ATTEMPTS: Final = 5
 MAX_ATTEMPTS_LIMIT: Final = 10
 CONNECT_TIMEOUT_S: Final = 10
 READ_TIMEOUT_S: Final = 60
-# Deleting the parts of a failed upload is a courtesy: it must not double the wait of a failure.
-CLEANUP_ATTEMPTS: Final = 2
+# Deleting is how a failed publish is undone: it must not double the wait of that failure.
+DELETE_ATTEMPTS: Final = 2
 STREAM_BUFFER_BYTES: Final = 1 << 20
+# A chunked upload is spooled (in memory up to this, then on disk): a retry must re-send it.
+SPOOL_BYTES: Final = 8 << 20
 
 BOTO_ERRORS: Final = (BotoCoreError, ClientError)
 NOT_FOUND_CODES: Final = frozenset({"NoSuchKey", "404", "NotFound"})
@@ -101,8 +111,9 @@ class Connection:
 
 def parse_uri(uri: str) -> tuple[str, str]:
     """`s3://bucket/key` -> (bucket, key); the key is taken literally (spaces, unicode)."""
-    bucket, _, key = uri.removeprefix(SCHEME).partition("/")
-    if not uri.startswith(SCHEME) or not bucket:
+    scheme, rest = split_scheme(uri)
+    bucket, _, key = rest.partition("/")
+    if scheme != SCHEME or not bucket:
         raise StorageError(f"{uri!r} is not an S3 URI: expected s3://bucket/key")
     return bucket, key
 
@@ -168,6 +179,30 @@ def is_not_found(error: ClientError) -> bool:
     return error_code(error) in NOT_FOUND_CODES
 
 
+def translate(error: Exception, where: str, action: str, bucket: str, attempts: int) -> StorageError:
+    """One line naming the object, what we tried and why it failed (cf. s3fs translate_boto_error)."""
+    kind: type[StorageError] = StorageError
+    if isinstance(error, ClientError) and is_not_found(error):
+        kind = ObjectNotFound
+    elif isinstance(error, ClientError) and error_code(error) in DENIED_CODES:
+        kind = AccessDenied
+    failure = kind(one_line(f"{where}: cannot {action}: {describe(error, bucket, attempts)}"))
+    failure.__cause__ = error
+    return failure
+
+
+def object_uri(bucket: str, key: str) -> str:
+    return f"{SCHEME}://{bucket}/{key}"
+
+
+def list_keys(client: S3Client, bucket: str, prefix: str) -> Iterator[str]:
+    """Every object key under `prefix`, without the zero-byte "folder" markers consoles make."""
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for entry in page.get("Contents", []):
+            if not entry["Key"].endswith("/"):
+                yield entry["Key"]
+
+
 class _Located:
     """What sources and stores share: one bucket, a connection, and one way to fail."""
 
@@ -183,8 +218,7 @@ class _Located:
         raise NotImplementedError
 
     def _fail(self, action: str, error: Exception) -> StorageError:
-        reason = describe(error, self._bucket, self._connection.attempts)
-        return StorageError(one_line(f"{self._where()}: cannot {action}: {reason}"))
+        return translate(error, self._where(), action, self._bucket, self._connection.attempts)
 
     def _call(self, action: str, call: Callable[[], T]) -> T:
         """Run one boto3 call; any boto error becomes our one-line StorageError."""
@@ -250,7 +284,7 @@ class S3Source(_Located, Source):
 
     @property
     def name(self) -> str:
-        return f"{SCHEME}{self._bucket}/{self._key}"
+        return object_uri(self._bucket, self._key)
 
     @property
     def basename(self) -> str:
@@ -293,18 +327,10 @@ class S3Source(_Located, Source):
     def files(self) -> list[Source]:
         if not self.is_dir():
             return []
-        keys = self._call("list the folder", lambda: list(self._list_keys(self._folder_prefix())))
-        # Sorted by path segments, as pathlib sorts the local store, so both backends agree.
-        keys.sort(key=lambda key: key.split("/"))
+        prefix = self._folder_prefix()
+        keys = self._call("list the folder", lambda: list(list_keys(self._client, self._bucket, prefix)))
+        keys.sort(key=path_order)
         return [S3Source(self._connection, self._bucket, key, folder=False) for key in keys]
-
-    def _list_keys(self, prefix: str) -> Iterable[str]:
-        pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix)
-        for page in pages:
-            for entry in page.get("Contents", []):
-                key = entry["Key"]
-                if not key.endswith("/"):  # zero-byte "folder" markers made by consoles
-                    yield key
 
     def open(self) -> BinaryIO:
         answer = self._call("read", lambda: self._client.get_object(Bucket=self._bucket, Key=self._key))
@@ -312,11 +338,7 @@ class S3Source(_Located, Source):
 
 
 class S3Store(_Located, Store):
-    """`s3://bucket/prefix`: datasets under `prefix/datasets/<id>/`, reports under `prefix/reports/<id>/`.
-
-    S3 has no rename, so a report is published by writing its parts first and the manifest
-    last; readers treat a report id without a manifest as absent.
-    """
+    """`s3://bucket/prefix`: every key of the store lives under `prefix/`."""
 
     def __init__(self, connection: Connection, bucket: str, prefix: str) -> None:
         super().__init__(connection, bucket)
@@ -327,86 +349,68 @@ class S3Store(_Located, Store):
         bucket, prefix = parse_uri(uri)
         return cls(Connection.create(), bucket, prefix)
 
+    @classmethod
+    def source_at(cls, uri: str) -> Source:
+        return S3Source.from_uri(uri)
+
     @property
     def uri(self) -> str:
-        return f"{SCHEME}{self._bucket}/{self._prefix}" if self._prefix else f"{SCHEME}{self._bucket}"
+        return object_uri(self._bucket, self._prefix) if self._prefix else f"{SCHEME}://{self._bucket}"
 
-    def _where(self) -> str:
-        return f"S3 store {self.uri}"
+    def _full(self, key: str) -> str:
+        return f"{self._prefix}/{key}" if self._prefix else key
 
-    def _key(self, *segments: str) -> str:
-        return "/".join(part for part in (self._prefix, *segments) if part)
+    def _failure(self, key: str, action: str, error: Exception, attempts: int | None = None) -> StorageError:
+        attempts = attempts or self._connection.attempts
+        return translate(error, self.url(key), action, self._bucket, attempts)
 
-    def dataset(self, dataset_id: str) -> Source:
-        key = self._key("datasets", check_id(dataset_id, "dataset id")) + "/"
-        return S3Source(self._connection, self._bucket, key)
-
-    def write_report(self, report_id: str, parts: dict[str, bytes]) -> None:
-        folder = self._key("reports", check_id(report_id, "report id"))
-        action = f"write report {report_id!r}"
-        if self._manifest_exists(folder, action, denied_means_unknown=True):
-            raise StorageError(f"{self._where()}: report {report_id!r} already exists; it is not overwritten")
-        manifest = {"report_id": report_id, "parts": [REPORT_PARTS[key].name for key in parts]}
-        uploads = [(REPORT_PARTS[key], content) for key, content in parts.items()]
-        uploads.append((MANIFEST, json.dumps(manifest).encode()))
-        attempted: list[str] = []
+    def _attempt(self, key: str, action: str, call: Callable[[], T]) -> T:
         try:
-            for part, content in uploads:
-                key = f"{folder}/{part.name}"
-                # Recorded before the call: a failed PUT may still have stored the object.
-                attempted.append(key)
-                self._call(f"{action} (upload of {key})", partial(self._put, key, content, part.content_type))
-        except BaseException:
-            self._delete_quietly(reversed(attempted))  # manifest first, so nothing stays visible
-            raise
+            return call()
+        except BOTO_ERRORS as error:
+            raise self._failure(key, action, error) from error
 
-    def _put(self, key: str, content: bytes, content_type: str) -> None:
-        self._client.put_object(Bucket=self._bucket, Key=key, Body=content, ContentType=content_type)
+    def source(self, key: str) -> Source:
+        return S3Source(self._connection, self._bucket, self._full(key))
 
-    def _delete_quietly(self, keys: Iterable[str]) -> None:
-        """Best effort: the upload already failed; its error is the one the user must see."""
-        keys = list(keys)
-        if not keys:
+    def put(self, key: str, content: Content, content_type: str) -> None:
+        full = self._full(key)
+
+        def upload(body: bytes | BinaryIO) -> None:
+            put = partial(self._client.put_object, Bucket=self._bucket, Key=full, ContentType=content_type)
+            self._attempt(key, "write", lambda: put(Body=body))
+
+        if isinstance(content, bytes):
+            upload(content)
             return
-        try:
-            cleanup = Connection.create(CLEANUP_ATTEMPTS).client
-        except StorageError:
-            return
-        for key in keys:
-            try:
-                cleanup.delete_object(Bucket=self._bucket, Key=key)
-            except BOTO_ERRORS:
-                continue
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+            for chunk in content:
+                spool.write(chunk)
+            spool.seek(0)
+            upload(spool)  # type: ignore[arg-type]  # SpooledTemporaryFile is a binary file
 
-    def _manifest_exists(self, folder: str, action: str, *, denied_means_unknown: bool = False) -> bool:
-        key = f"{folder}/{MANIFEST.name}"
-        action = f"{action} (lookup of {key})"
-        # GET rather than HEAD: a HEAD error has no body, so no code saying *why* it failed.
+    def exists(self, key: str) -> bool:
         try:
-            self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
-        except ClientError as error:
-            if is_not_found(error):
+            self._client.head_object(Bucket=self._bucket, Key=self._full(key))
+        except BOTO_ERRORS as error:
+            if isinstance(error, ClientError) and is_not_found(error):
                 return False
-            if denied_means_unknown and error_code(error) == "AccessDenied":
-                # A write-only role cannot look; the upload itself will say if it may write.
-                return False
-            raise self._fail(action, error) from error
-        except BotoCoreError as error:
-            raise self._fail(action, error) from error
+            raise self._failure(key, "look up", error) from error
         return True
 
-    def read_report_part(self, report_id: str, part: str) -> bytes:
-        folder = self._key("reports", check_id(report_id, "report id"))
-        action = f"read report {report_id!r}"
-        if not self._manifest_exists(folder, action):
-            raise StorageError(f"{self._where()}: no report {report_id!r}")
-        key = f"{folder}/{REPORT_PARTS[part].name}"
-        action = f"{action} (download of {key})"
-        try:
-            return self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
-        except ClientError as error:
-            if is_not_found(error):
-                raise StorageError(f"{self._where()}: report {report_id!r} has no {part}") from error
-            raise self._fail(action, error) from error
-        except BotoCoreError as error:
-            raise self._fail(action, error) from error
+    def delete(self, keys: Iterable[str]) -> None:
+        client = Connection.create(DELETE_ATTEMPTS).client
+        first: StorageError | None = None
+        for key in keys:
+            try:
+                client.delete_object(Bucket=self._bucket, Key=self._full(key))
+            except BOTO_ERRORS as error:
+                first = first or self._failure(key, "delete", error, DELETE_ATTEMPTS)
+        if first is not None:
+            raise first
+
+    def list(self, prefix: str) -> list[str]:
+        folder = self._full(prefix.rstrip("/") + "/") if prefix.strip("/") else self._full("")
+        keys = self._attempt(prefix, "list", lambda: list(list_keys(self._client, self._bucket, folder)))
+        start = len(self._prefix) + 1 if self._prefix else 0
+        return sorted((key[start:] for key in keys), key=path_order)

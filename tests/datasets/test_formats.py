@@ -24,7 +24,7 @@ from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.engine import Thresholds, evaluate
 from handler.errors import DatasetError
-from handler.inputs import parse_inputs
+from handler.inputs import DEFAULT_THRESHOLDS, parse_inputs
 from handler.pipeline import run
 from handler.storage import open_source
 from handler.storage.local import LocalSource, LocalStore
@@ -39,7 +39,7 @@ CARTUCHO = THIRD_PARTY / "cartucho_mAP_85"
 PODM = CARTUCHO / "podm_tests_sample"
 
 THRESHOLDS = [
-    pytest.param(Thresholds(), id="defaults"),
+    pytest.param(DEFAULT_THRESHOLDS, id="defaults"),
     pytest.param(Thresholds(iou_min=0.5, iou_perfect=0.9, confidence_threshold=0.0), id="iou50-all"),
 ]
 
@@ -227,7 +227,7 @@ def test_a_native_jsonl_gt_and_a_jsonl_cache(voc_dets: VocDetections, tmp_path: 
     cache = tmp_path / "cache.jsonl"
     cache.write_text("".join(json.dumps(entry) + "\n" for entry in json.loads(voc_dets.cache.read_text())))
     assert load(cache, load(gt)).dataset.format == "prediction-cache-jsonl"
-    for thresholds in (Thresholds(), Thresholds(0.5, 0.9, 0.0)):
+    for thresholds in (DEFAULT_THRESHOLDS, Thresholds(0.5, 0.9, 0.0)):
         assert outcome_counts(gt, cache, thresholds) == outcome_counts(VOC_XML, voc_dets.cache, thresholds)
 
 
@@ -247,9 +247,9 @@ def test_the_node_runs_coco_gt_against_yolo_predictions(voc_dets: VocDetections,
     raw = {"GT_DATASET": str(VOC_COCO_V1), "PRED_DATASET": str(voc_dets.yolo), "PRED_FORMAT": "yolo"}
     result = run(parse_inputs(raw), LocalStore(tmp_path / "store"))
     findings = result.findings
-    assert (findings["dataset"]["gt_format"], findings["dataset"]["pred_format"]) == ("coco", "yolo")
-    assert findings["counts"] == outcome_counts(VOC_XML, VOC_COCO_DETS, Thresholds())
-    assert findings["dataset"]["gt_only_images"] == 2
+    assert (findings.dataset.gt_format, findings.dataset.pred_format) == ("coco", "yolo")
+    assert findings.counts.model_dump() == outcome_counts(VOC_XML, VOC_COCO_DETS, DEFAULT_THRESHOLDS)
+    assert findings.dataset.gt_only_images == 2
 
 
 # --- Bad inputs, per format: one clear line naming file and position, or a counted skip ---
@@ -516,5 +516,5 @@ def test_folders_on_s3_give_the_counts_of_the_local_folders(
     pred = load_dataset(open_source(f"s3://{s3_bucket}/runs/predict/"), None, gt)
     assert (gt.dataset.format, pred.dataset.format) == ("voc", "yolo")
     paired = pair_datasets(gt.dataset, pred.dataset)
-    tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), Thresholds()).tally
-    assert tally.count_dict() == outcome_counts(VOC_XML, voc_dets.yolo, Thresholds())
+    tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), DEFAULT_THRESHOLDS).tally
+    assert tally.count_dict() == outcome_counts(VOC_XML, voc_dets.yolo, DEFAULT_THRESHOLDS)

@@ -10,8 +10,9 @@ import pytest
 from helpers.builders import write_tree
 
 from handler.datasets import Loaded, format_names, load_dataset, pair_datasets
-from handler.engine import Thresholds, evaluate
+from handler.engine import evaluate
 from handler.errors import DatasetError
+from handler.inputs import DEFAULT_THRESHOLDS
 from handler.storage.local import LocalSource
 
 CAR = "0 0.3 0.3 0.2 0.2\n"  # x 20-40, y 16-32 in a 100x80 image
@@ -39,7 +40,7 @@ def native_gt(tmp_path: Path) -> Loaded:
 
 def counts(gt: Loaded, pred: Loaded) -> dict[str, int]:
     paired = pair_datasets(gt.dataset, pred.dataset)
-    tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), Thresholds()).tally
+    tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), DEFAULT_THRESHOLDS).tally
     return {**tally.count_dict(), "gt_only": paired.gt_only_images, "pred_only": paired.pred_only_images}
 
 

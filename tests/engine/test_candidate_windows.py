@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.engine import pairwise_iou
 
 from handler.boxes import BoxTable
-from handler.engine.iou import pairwise_iou
 from handler.engine.matching import candidate_pairs
 
 FLOORS = (1e-6, 0.1, 0.3, 0.5, 0.95, 1.0)

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import pytest
 from helpers import reference as ref
+from helpers.engine import match_boxes, paired_iou, pairwise_iou
 from helpers.reference import Box, GtBox, Match, PredBox, RefImage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,10 +35,8 @@ from handler.engine import (
     assistance_score,
     evaluate,
     grade,
-    match_boxes,
 )
 from handler.engine.exactsum import ExactSum
-from handler.engine.iou import paired_iou, pairwise_iou
 from handler.engine.matching import PAIR_BUDGET, CandidatePairs, candidate_pairs, greedy_match
 
 # Deterministic for CI: same examples on every run, no example database.

@@ -47,7 +47,7 @@ def test_hand_computed_case() -> None:
     )
     result = metric.compute()
     # image 0: exact cat (correct), dog at IoU 0.5 (shifted), stray cat (FP); image 1: dropped, FN.
-    assert result.counts == {
+    assert result.counts.model_dump() == {
         "correct": 1,
         "shifted": 1,
         "class_confused": 0,
@@ -71,7 +71,7 @@ def test_batches_merge_and_one_shot_agree_exactly() -> None:
     shard_b.add(predictions[170:], groundtruths[170:])
     assert batched.compute() == one_shot
     assert shard_b.merge(shard_a).compute() == one_shot  # order of merging does not matter
-    assert one_shot.counts["total"] > 500
+    assert one_shot.counts.total > 500
 
 
 def test_stateless_call_leaves_state_alone_and_reset_clears() -> None:
@@ -82,7 +82,7 @@ def test_stateless_call_leaves_state_alone_and_reset_clears() -> None:
     metric(predictions=predictions[:3], groundtruths=groundtruths[:3])
     assert metric.compute() == before
     metric.reset()
-    assert metric.compute().counts["total"] == 0 and metric.compute().efficiency_level == "Minimal assist"
+    assert metric.compute().counts.total == 0 and metric.compute().efficiency_level == "Minimal assist"
 
 
 def test_merge_refuses_other_kinds_and_thresholds() -> None:

@@ -36,7 +36,7 @@ def _run(name: str, work: Path, gt: Path | str, pred: Path | str, **inputs: str)
     result = run(parse_inputs(raw), LocalStore(store_root))
     folder = store_root / "reports" / result.outputs.report_id
     findings = json.loads((folder / "findings.json").read_text(encoding="utf-8"))
-    assert findings == json.loads(json.dumps(result.findings)), "stored findings differ from the run's"
+    assert findings == result.findings.document(), "stored findings differ from the run's"
     return StoredReport(name, folder / "report.html", findings)
 
 

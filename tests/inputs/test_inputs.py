@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from handler.cli import _run_parser
 from handler.errors import InputError
-from handler.inputs import parse_inputs, read_environment
+from handler.inputs import DEFAULT_THRESHOLDS, node_defaults, parse_inputs, read_environment, select_options
 from handler.inputs.node_inputs import inputs_schema
+from handler.metric import PrelabelingEfficiency
 from handler.resources import node_config
 
 REQUIRED = {"GT_DATASET": "gt.json", "PRED_DATASET": "pred.json"}
@@ -73,3 +75,26 @@ def test_numbers_in_an_inputs_file_are_read_as_their_text() -> None:
 def test_environment_reads_only_node_keys() -> None:
     env = {"GT_DATASET": "a", "PRED_DATASET": "b", "HOME": "/root", "IOU_MIN": "0.5"}
     assert read_environment(env) == {"GT_DATASET": "a", "PRED_DATASET": "b", "IOU_MIN": "0.5"}
+
+
+def test_every_default_comes_from_node_json() -> None:
+    defaults = node_defaults()
+    assert parse_inputs(REQUIRED).thresholds == DEFAULT_THRESHOLDS
+    assert PrelabelingEfficiency().thresholds == DEFAULT_THRESHOLDS
+    args = _run_parser().parse_args(["gt", "pred"])
+    assert (args.iou_min, args.iou_perfect, args.confidence_threshold) == (
+        defaults["IOU_MIN"],
+        defaults["IOU_PERFECT"],
+        defaults["CONFIDENCE_THRESHOLD"],
+    )
+
+
+def test_cli_help_lists_the_options_of_node_json() -> None:
+    text = " ".join(_run_parser().format_help().split())
+    for key in ("IOU_MIN", "IOU_PERFECT"):
+        assert " ".join(select_options(key)) in text
+
+
+def test_an_unknown_format_is_refused_with_the_options() -> None:
+    with pytest.raises(InputError, match="GT_FORMAT: 'xml' is not one of the options coco, "):
+        parse_inputs({**REQUIRED, "GT_FORMAT": "xml"})

@@ -8,17 +8,20 @@ from typing import Any
 
 import pytest
 from helpers.builders import annotation, asset, write_json
+from helpers.findings_schema import validate_document
+from pydantic import ValidationError
 
 from handler.errors import StorageError
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report import render_html, validate_findings
+from handler.report import Findings, render_html
+from handler.report.asset import publish_report, read_report_part
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> dict[str, Any]:
+def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> Findings:
     raw = {
         "GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
         "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
@@ -33,9 +36,9 @@ def test_findings_hold_the_keys_the_widget_reads(tmp_path: Path) -> None:
         [asset("a", [annotation(("car", 0, 0, 10, 10))])],
         [asset("a", [annotation(("car", 0, 0, 10, 9), 0.9)])],
     )
-    validate_findings(findings)
-    assert findings["kind"] == "dataset_intelligence_findings_v1"
-    assert set(findings["counts"]) == {
+    validate_document(findings.document())
+    assert findings.document()["kind"] == "dataset_intelligence_findings_v1"
+    assert set(findings.document()["counts"]) == {
         "correct",
         "shifted",
         "class_confused",
@@ -43,14 +46,16 @@ def test_findings_hold_the_keys_the_widget_reads(tmp_path: Path) -> None:
         "false_negative",
         "total",
     }
-    assert findings["counts"]["correct"] == 1 and findings["mean_iou"] == pytest.approx(0.9)
-    assert findings["reason"] is None
+    assert findings.counts.correct == 1 and findings.mean_iou == pytest.approx(0.9)
+    assert findings.document()["reason"] is None
 
 
 def test_schema_refuses_a_broken_document(tmp_path: Path) -> None:
     findings = run_on(tmp_path, [asset("a", [])], [asset("a", [])])
     with pytest.raises(ValueError, match=r"findings do not match findings\.schema\.json"):
-        validate_findings({**findings, "efficiency_level": "Great"})
+        validate_document({**findings.document(), "efficiency_level": "Great"})
+    with pytest.raises(ValidationError, match="efficiency_level"):
+        Findings.model_validate({**findings.document(), "efficiency_level": "Great"})
 
 
 def test_page_escapes_dataset_text(tmp_path: Path) -> None:
@@ -71,12 +76,12 @@ def test_page_without_anything_to_score_shows_the_reason_and_no_chart(tmp_path: 
 def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     with pytest.raises(KeyError):
-        store.write_report("rpt_1", {"findings": b"{}", "unknown-part": b"x"})
+        publish_report(store, "rpt_1", {"findings": b"{}", "unknown-part": b"x"})
     with pytest.raises(StorageError, match="no report 'rpt_1'"):
-        store.read_report_part("rpt_1", "findings")
-    assert [p.name for p in (tmp_path / "reports").iterdir()] == []  # no staging folder left behind
-    store.write_report("rpt_1", {"findings": b"{}", "html": b"<p>"})
-    assert store.read_report_part("rpt_1", "html") == b"<p>"
+        read_report_part(store, "rpt_1", "findings")
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
+    publish_report(store, "rpt_1", {"findings": b"{}", "html": b"<p>"})
+    assert read_report_part(store, "rpt_1", "html") == b"<p>"
     assert json.loads((tmp_path / "reports" / "rpt_1" / "manifest.json").read_text())["report_id"] == "rpt_1"
 
 
@@ -84,6 +89,6 @@ def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
 def test_ids_that_escape_the_store_are_refused(tmp_path: Path, bad_id: str) -> None:
     store = LocalStore(tmp_path)
     with pytest.raises(StorageError, match="is not a valid id"):
-        store.read_report_part(bad_id, "findings")
+        read_report_part(store, bad_id, "findings")
     with pytest.raises(StorageError, match="is not a valid id"):
         store.dataset(bad_id)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers.cases import CAR, CAT, DOG, THRESHOLDS, grid_tables, hand_case
+from helpers.engine import match_boxes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
-from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate, match_boxes
+from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate
 from handler.engine import analysis as an
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Tally
@@ -35,7 +36,12 @@ def evaluation() -> Evaluation:
 
 def test_the_hand_case_outcomes(evaluation: Evaluation) -> None:
     assert evaluation.tally.count_dict() == {
-        "correct": 1, "shifted": 1, "class_confused": 1, "false_positive": 2, "false_negative": 3, "total": 8
+        "correct": 1,
+        "shifted": 1,
+        "class_confused": 1,
+        "false_positive": 2,
+        "false_negative": 3,
+        "total": 8,
     }
     assert evaluation.tally.assistance_score == 0.25
     # pairs were computed once over all seven predictions, down to IoU 0.1 (P3-GT3 at 0.25 is in)
@@ -124,8 +130,14 @@ def test_one_false_positive_counts_once_at_its_best_overlap() -> None:
 
 @pytest.mark.parametrize(
     ("iou_min", "edges"),
-    [(0.1, [0.1]), (0.2, [0.1, 0.2]), (0.3, [0.1, 0.2, 0.3]), (0.5, [0.1, 0.2, 0.3, 0.4, 0.5]),
-     (0.25, [0.1, 0.2, 0.25]), (0.05, [0.1])],
+    [
+        (0.1, [0.1]),
+        (0.2, [0.1, 0.2]),
+        (0.3, [0.1, 0.2, 0.3]),
+        (0.5, [0.1, 0.2, 0.3, 0.4, 0.5]),
+        (0.25, [0.1, 0.2, 0.25]),
+        (0.05, [0.1]),
+    ],
 )
 def test_band_edges(iou_min: float, edges: list[float]) -> None:
     assert an.band_edges(0.1, iou_min).tolist() == edges

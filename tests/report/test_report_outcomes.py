@@ -17,8 +17,8 @@ from handler.boxes import BoxTable
 from handler.cli import main as cli_main
 from handler.engine import OUTCOMES, evaluate
 from handler.engine.timecost import ACTIONS
+from handler.report.asset import REPORT_PARTS
 from handler.report.outcome_lines import Field, Number, Text, json_lines, outcome_lines
-from handler.storage.base import REPORT_PARTS
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = 'street "quoted" \\ \'id\' é\n.jpg'

@@ -10,13 +10,16 @@ from typing import Any
 
 import pytest
 from helpers.builders import annotation, asset, write_json
+from helpers.findings_schema import validate_document
+from pydantic import ValidationError
 
 from handler import PrelabelingEfficiency, TimeCosts
 from handler.cli import main as cli_main
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report import render_html, validate_findings
+from handler.report import Findings, render_html
 from handler.report.html import PLOT_BOTTOM, PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, duration, sweep_chart
+from handler.report.model import ConfidenceSweep, Counts, SweepPointFigures
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -56,7 +59,7 @@ def parse(page: str) -> Elements:
     return elements
 
 
-def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> dict[str, Any]:
+def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> Findings:
     raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
            "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)), **inputs}
     return run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings
@@ -77,27 +80,27 @@ def small_case() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 @pytest.fixture
-def findings(tmp_path: Path) -> dict[str, Any]:
+def findings(tmp_path: Path) -> Findings:
     gt, pred = small_case()
     return run_on(tmp_path, gt, pred)
 
 
-def test_findings_carry_the_new_sections(findings: dict[str, Any]) -> None:
-    validate_findings(findings)
-    assert findings["actions"] == {"accept": 0, "nudge": 1, "relabel": 1, "delete": 2, "draw": 2}
-    assert findings["confusions"] == [{"gt_class": HOSTILE, "pred_class": "car", "count": 1}]
-    assert [row["class"] for row in findings["per_class"]] == ["dog", "car", HOSTILE]
-    assert findings["near_misses"]["count"] == 1 and findings["near_misses"]["bands"][1]["count"] == 1
-    assert findings["images_with_most_work"][0]["asset_id"] == QUOTED
-    assert findings["by_size"]["available"] and len(findings["by_size"]["sizes"]) == 3
-    sweep = findings["confidence_sweep"]
+def test_findings_carry_the_new_sections(findings: Findings) -> None:
+    validate_document(findings.document())
+    assert findings.document()["actions"] == {"accept": 0, "nudge": 1, "relabel": 1, "delete": 2, "draw": 2}
+    assert findings.document()["confusions"] == [{"gt_class": HOSTILE, "pred_class": "car", "count": 1}]
+    assert [row["class"] for row in findings.document()["per_class"]] == ["dog", "car", HOSTILE]
+    assert findings.near_misses.count == 1 and findings.near_misses.bands[1].count == 1
+    assert findings.document()["images_with_most_work"][0]["asset_id"] == QUOTED
+    assert findings.document()["by_size"]["available"] and len(findings.document()["by_size"]["sizes"]) == 3
+    sweep = findings.document()["confidence_sweep"]
     assert sweep["best_threshold"] == 0.0 and sweep["recommended"]
-    assert "A confidence threshold of 0 instead of 0.5 would raise the score" in findings["verdict"]
-    assert findings["time"]["costs_adjusted"] is False
-    assert "Su, Deng, Fei-Fei" in findings["time"]["draw_source"]
+    assert "A confidence threshold of 0 instead of 0.5 would raise the score" in findings.verdict
+    assert findings.document()["time"]["costs_adjusted"] is False
+    assert "Su, Deng, Fei-Fei" in findings.document()["time"]["draw_source"]
 
 
-def test_new_sections_are_folded_below_the_headline(findings: dict[str, Any]) -> None:
+def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
     page = render_html(findings)
     elements = parse(page)
     details = [attrs for tag, attrs in elements.tags if tag == "details"]
@@ -113,7 +116,7 @@ def test_new_sections_are_folded_below_the_headline(findings: dict[str, Any]) ->
     assert 'data-chart="sweep"' in page and page.count("<svg") == 2
 
 
-def test_dataset_text_in_the_new_sections_is_escaped(findings: dict[str, Any]) -> None:
+def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None:
     page = render_html(findings)
     assert HOSTILE not in page and "<b>" not in page
     assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 2  # per class, confusions
@@ -126,10 +129,10 @@ def test_dataset_text_in_the_new_sections_is_escaped(findings: dict[str, Any]) -
 
 def test_empty_report_shows_the_reason_without_sections_or_charts(tmp_path: Path) -> None:
     findings = run_on(tmp_path, [asset("a", [annotation(("car", 0, 0, 10, 10))])], [asset("b", [])])
-    validate_findings(findings)
+    validate_document(findings.document())
     page = render_html(findings)
     assert "share no image assets" in page and "<svg" not in page and "data-section" not in page
-    assert findings["confidence_sweep"]["recommended"] is False and findings["per_class"] == []
+    assert findings.confidence_sweep.recommended is False and findings.per_class == ()
 
 
 def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
@@ -137,14 +140,14 @@ def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
     gt = [asset(f"img{i}", [annotation((name, 0, 0, 10, 10))]) for i, name in enumerate(names)]
     pred = [asset(f"img{i}", [annotation((names[(i + i % 2) % 85], 0, 0, 10, 8), 0.9)]) for i in range(85)]
     findings = run_on(tmp_path, gt, pred)
-    assert len(findings["per_class"]) == 85 and len(findings["confusions"]) == 10
+    assert len(findings.document()["per_class"]) == 85 and len(findings.document()["confusions"]) == 10
     page = render_html(findings)
     per_class = page[page.index('data-section="per_class"'):page.index('data-section="sweep"')]
     assert per_class.count('data-field="class"') == 85 and '<div class="scroll">' in per_class
     assert "max-height:320px; overflow-y:auto" in page and "overflow-wrap:anywhere" in page
 
 
-def test_page_prints_the_headline_on_one_a4_page(findings: dict[str, Any]) -> None:
+def test_page_prints_the_headline_on_one_a4_page(findings: Findings) -> None:
     page = render_html(findings)
     assert "@page { size:A4" in page
     assert "details.fold > :not(summary)" in page.split("@media print")[1]
@@ -156,9 +159,9 @@ def test_sizes_are_left_out_for_normalised_boxes_without_image_sizes(tmp_path: P
     scored = {**box, "confidence": 1}
     pred = {"coordinates": "normalized", "assets": [{"asset_id": "a", "annotations": [scored]}]}
     findings = run_on(tmp_path, gt, pred)
-    assert findings["by_size"] == {"available": False, "note": findings["by_size"]["note"], "sizes": []}
-    assert "normalised" in findings["by_size"]["note"]
-    assert parse(render_html(findings)).texts["data-field=size_note"] == [findings["by_size"]["note"]]
+    assert findings.document()["by_size"] == {"available": False, "note": findings.by_size.note, "sizes": []}
+    assert findings.by_size.note is not None and "normalised" in findings.by_size.note
+    assert parse(render_html(findings)).texts["data-field=size_note"] == [findings.by_size.note]
 
 
 def test_sizes_of_normalised_boxes_with_image_sizes_are_in_pixels(tmp_path: Path) -> None:
@@ -166,19 +169,23 @@ def test_sizes_of_normalised_boxes_with_image_sizes_are_in_pixels(tmp_path: Path
     document = {"coordinates": "normalized", "assets": [{"asset_id": "a", "width": 640, "height": 480,
                                                           "annotations": [{**box, "confidence": 1}]}]}
     findings = run_on(tmp_path, document, document)
-    assert [s["counts"]["total"] for s in findings["by_size"]["sizes"]] == [0, 0, 1]  # 320 x 240 is large
+    assert [s.counts.total for s in findings.by_size.sizes] == [0, 0, 1]  # 320 x 240 is large
 
 
-def test_schema_refuses_broken_new_sections(findings: dict[str, Any]) -> None:
+def test_schema_and_model_refuse_broken_new_sections(findings: Findings) -> None:
+    good: dict[str, Any] = findings.document()
+    assert Findings.model_validate(good) == findings
     broken = [
-        {**findings, "actions": {k: v for k, v in findings["actions"].items() if k != "draw"}},
-        {**findings, "per_class": [{"class": "car"}]},
-        {**findings, "confidence_sweep": {**findings["confidence_sweep"], "best_score": 1.5}},
-        {k: v for k, v in findings.items() if k != "near_misses"},
+        {**good, "actions": {k: v for k, v in good["actions"].items() if k != "draw"}},
+        {**good, "per_class": [{"class": "car"}]},
+        {**good, "confidence_sweep": {**good["confidence_sweep"], "best_score": 1.5}},
+        {k: v for k, v in good.items() if k != "near_misses"},
     ]
     for document in broken:
         with pytest.raises(ValueError, match="findings do not match"):
-            validate_findings(document)
+            validate_document(document)
+        with pytest.raises(ValidationError):
+            Findings.model_validate(document)
 
 
 def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -214,18 +221,22 @@ def test_time_costs_in_the_python_api() -> None:
     groundtruths = [{"bboxes": [[0, 0, 10, 10], [20, 20, 30, 30]], "labels": ["cat", "dog"]}]
     metric = PrelabelingEfficiency(time_costs=TimeCosts(accept=1, delete=3, draw=20))
     result = metric(predictions=predictions, groundtruths=groundtruths)
-    assert (result.time.with_predictions, result.time.from_scratch) == (1 + 3 + 20, 40)
+    assert (result.time.with_predictions_seconds, result.time.from_scratch_seconds) == (1 + 3 + 20, 40)
     assert result.to_dict()["time"]["saved_seconds"] == 16
     default = PrelabelingEfficiency()(predictions=predictions, groundtruths=groundtruths)
-    assert default.time.from_scratch == 2 * 25.5
+    assert default.time.from_scratch_seconds == 2 * 25.5
     merged = metric.merge(PrelabelingEfficiency())
     assert merged.time_costs == metric.time_costs
 
 
 def test_sweep_chart_stays_in_its_plot() -> None:
-    points = [{"threshold": t / 20, "assistance_score": (t % 3) / 2} for t in range(20)]
-    chart = sweep_chart({"points": points, "used_threshold": 0.5, "used_score": 0.0,
-                         "best_threshold": 0.05, "best_score": 0.5})
+    none = Counts(correct=0, shifted=0, class_confused=0, false_positive=0, false_negative=0, total=0)
+    points = tuple(
+        SweepPointFigures(threshold=t / 20, assistance_score=(t % 3) / 2, predictions_kept=0, counts=none)
+        for t in range(20)
+    )
+    chart = sweep_chart(ConfidenceSweep(points=points, used_threshold=0.5, used_score=0.0,
+                                        best_threshold=0.05, best_score=0.5, recommended=True))
     xy = [tuple(map(float, pair.split(","))) for pair in chart["line"].split()]
     assert len(xy) == 20
     assert all(PLOT_LEFT <= x <= PLOT_RIGHT and PLOT_TOP <= y <= PLOT_BOTTOM for x, y in xy)

@@ -6,13 +6,15 @@ from fractions import Fraction
 
 import numpy as np
 from helpers.cases import THRESHOLDS, grid_tables, hand_case
+from helpers.engine import match_boxes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.inprocess import sweep_cost
 from handler.boxes import BoxTable
-from handler.engine import Thresholds, assign_outcomes, evaluate, match_boxes
+from handler.engine import Thresholds, assign_outcomes, evaluate
 from handler.engine.outcomes import Tally
-from handler.engine.sweep import SWEEP_GRID, confidence_sweep, score_fraction, sweep_cost, sweep_thresholds
+from handler.engine.sweep import SWEEP_GRID, confidence_sweep, sweep_thresholds
 
 
 def test_grid_is_0_to_095_by_005_plus_the_used_threshold() -> None:
@@ -25,7 +27,7 @@ def test_grid_is_0_to_095_by_005_plus_the_used_threshold() -> None:
 def test_hand_case_sweep() -> None:
     gt, pred = hand_case()
     sweep = confidence_sweep(evaluate(gt, pred, 2, THRESHOLDS), THRESHOLDS)
-    scores = {p.threshold: score_fraction(p.tally) for p in sweep.points}
+    scores = {p.threshold: p.tally.score_fraction for p in sweep.points}
     # ≤ 0.2: P5 joins as a FP and P6 makes GT5 correct; ≤ 0.4: P6 only; each step above drops one box
     assert scores[0.0] == scores[0.2] == Fraction(6, 18)
     assert scores[0.25] == scores[0.4] == Fraction(6, 16)
@@ -71,8 +73,8 @@ def test_sweep_equals_evaluating_from_scratch_at_each_threshold(
         assert point.tally.count_dict() == scratch.count_dict(), point.threshold
         assert point.tally.same_class_iou == scratch.same_class_iou
         assert point.predictions_kept == len(kept)
-    best = max(score_fraction(p.tally) for p in sweep.points)
-    assert score_fraction(sweep.best.tally) == best
+    best = max(p.tally.score_fraction for p in sweep.points)
+    assert sweep.best.tally.score_fraction == best
 
 
 def test_sweep_cost_times_the_steps_separately() -> None:

@@ -1,15 +1,17 @@
 """One storage contract, run against the local folder store and the S3 store (moto over HTTP).
 
-Then the S3 faults the platform meets: a missing bucket, wrong credentials, the endpoint down,
-an endpoint answering 500 for a while (retries succeed) or for good mid-upload (nothing visible).
-Every failure must be one StorageError line naming the store, what was tried and why.
+First the primitives (put/get/open/exists/delete/list, in the style of fsspec's abstract
+tests), then the report publish built on them, then dataset sources. Then the S3 faults the
+platform meets: a missing bucket, wrong credentials, the endpoint down, an endpoint answering
+500 for a while (retries succeed) or for good mid-upload (nothing visible). Every failure must
+be one StorageError line naming the object, what was tried and why.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,10 @@ from typing import Any
 import pytest
 from helpers.s3_server import FaultProxy
 
+from handler.cli import main as cli_main
 from handler.errors import StorageError
-from handler.storage import REPORT_PARTS, Store, resolve_dataset
+from handler.report.asset import REPORT_PARTS, Chunked, publish_report, read_report_part, report_location
+from handler.storage import ObjectNotFound, Store, open_store, resolve_dataset
 from handler.storage.local import LocalStore
 from handler.storage.s3 import DEFAULT_MAX_ATTEMPTS, S3Store, max_attempts
 
@@ -84,57 +88,189 @@ def names(sources: list[Any]) -> list[str]:
     return [source.basename for source in sources]
 
 
-class TestStoreContract:
+class TestPrimitives:
+    def test_put_then_get(self, backend: Backend) -> None:
+        backend.store.put("a/b é.bin", b"\x00\xffbytes", "application/octet-stream")
+        assert backend.store.get("a/b é.bin") == b"\x00\xffbytes"
+        assert backend.read_raw("a/b é.bin") == b"\x00\xffbytes"
+
+    def test_put_from_chunks_is_one_object(self, backend: Backend) -> None:
+        chunks = (f"line {i}\n".encode() for i in range(1000))
+        backend.store.put("lines.txt", chunks, "text/plain")
+        assert backend.store.get("lines.txt") == b"".join(f"line {i}\n".encode() for i in range(1000))
+        assert backend.keys() == ["lines.txt"]
+
+    def test_put_replaces_whole(self, backend: Backend) -> None:
+        backend.store.put("k", b"a long first version", "text/plain")
+        backend.store.put("k", iter([b"new"]), "text/plain")
+        assert backend.store.get("k") == b"new"
+
+    def test_empty_object(self, backend: Backend) -> None:
+        backend.store.put("empty", iter([]), "text/plain")
+        assert backend.store.exists("empty") and backend.store.get("empty") == b""
+
+    def test_get_missing_is_object_not_found(self, backend: Backend) -> None:
+        with pytest.raises(ObjectNotFound, match="no such") as error:
+            backend.store.get("nope/x.json")
+        assert "nope/x.json" in str(error.value) and isinstance(error.value, FileNotFoundError)
+
+    def test_exists(self, backend: Backend) -> None:
+        backend.put("dir/file", b"x")
+        assert backend.store.exists("dir/file")
+        assert not backend.store.exists("dir/other")
+        assert not backend.store.exists("never/there")
+
+    def test_list_is_recursive_relative_and_in_path_order(self, backend: Backend) -> None:
+        keys = ["a b/x", "a/b", "a-c", "a.d", "a/z/deep/er", "B", "_"]
+        for key in keys:
+            backend.put(f"top/{key}", b"")
+        backend.put("topless", b"")
+        assert backend.store.list("top") == sorted((f"top/{k}" for k in keys), key=lambda k: k.split("/"))
+        assert backend.store.list("top/") == backend.store.list("top")
+        assert backend.store.list("top/a") == ["top/a/b", "top/a/z/deep/er"]  # not a-c, not a.d
+        assert backend.store.list("nothing") == []
+
+    def test_delete_in_order_absent_keys_are_fine(self, backend: Backend) -> None:
+        for key in ("r/x/1", "r/x/2", "r/keep"):
+            backend.put(key, b"x")
+        backend.store.delete(["r/x/2", "r/x/1", "r/x/never"])
+        assert backend.keys() == ["r/keep"]
+        backend.store.delete(iter(["r/keep"]))
+        assert backend.keys() == [] and backend.store.list("r") == []
+
+    def test_delete_leaves_no_empty_folders(self, tmp_path: Path) -> None:
+        store = LocalStore(tmp_path / "store")
+        store.put("reports/r1/outcomes/00000.jsonl", b"{}", "application/x-ndjson")
+        store.delete(["reports/r1/outcomes/00000.jsonl"])
+        assert list((tmp_path / "store").iterdir()) == []  # like S3: a folder is its objects
+
+    def test_open_streams(self, backend: Backend) -> None:
+        lines = [f"{i:06d}\n".encode() for i in range(50_000)]
+        backend.store.put("big.txt", lines, "text/plain")
+        with backend.store.open("big.txt") as stream:
+            assert stream.readline() == lines[0]
+            assert stream.read(7) == lines[1]
+            assert list(stream) == lines[2:]
+
+    def test_url_names_the_object(self, backend: Backend) -> None:
+        assert backend.store.url("reports/r1/") == f"{backend.store.uri.rstrip('/')}/reports/r1/"
+
+
+def failing_after(chunks: int, error: BaseException) -> Iterator[bytes]:
+    """A shard producer that breaks part-way (a shard that cannot be read, an interrupt)."""
+    for index in range(chunks):
+        yield f'{{"shard": {index}}}\n'.encode()
+    raise error
+
+
+class TestPublishContract:
     def test_report_parts_read_back(self, backend: Backend) -> None:
-        backend.store.write_report("r1", PARTS)
+        publish_report(backend.store, "r1", PARTS)
         for key, content in PARTS.items():
-            assert backend.store.read_report_part("r1", key) == content
+            assert read_report_part(backend.store, "r1", key) == content
 
     def test_every_declared_part_round_trips(self, backend: Backend) -> None:
         everything = {key: f"{key} é\n".encode() for key in REPORT_PARTS}
-        backend.store.write_report("r2", everything)
+        publish_report(backend.store, "r2", everything)
         for key, content in everything.items():
-            assert backend.store.read_report_part("r2", key) == content
+            assert read_report_part(backend.store, "r2", key) == content
         manifest = json.loads(backend.read_raw("reports/r2/manifest.json"))
         assert manifest == {"report_id": "r2", "parts": [part.name for part in REPORT_PARTS.values()]}
 
     def test_manifest_is_the_same_json_on_every_backend(self, backend: Backend) -> None:
-        backend.store.write_report("r1", PARTS)
+        publish_report(backend.store, "r1", PARTS)
         assert json.loads(backend.read_raw("reports/r1/manifest.json")) == MANIFEST_OF_PARTS
         assert backend.keys() == [
             f"reports/r1/{name}" for name in ("findings.json", "manifest.json", "report.html")
         ]
 
+    def test_chunked_part_reads_as_one(self, backend: Backend) -> None:
+        shards = [b'{"a": 1}\n{"a": 2}\n', b"", b'{"a": "\xc3\xa9"}\n']
+        publish_report(backend.store, "r1", {**PARTS, "outcomes": Chunked(iter(shards))})
+        assert read_report_part(backend.store, "r1", "outcomes") == b"".join(shards)
+        chunks = [f"outcomes/{i:05d}.jsonl" for i in range(3)]
+        manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
+        assert manifest["parts"] == [*MANIFEST_OF_PARTS["parts"], *chunks]
+        objects = [*manifest["parts"], "manifest.json"]
+        assert backend.keys() == sorted(f"reports/r1/{name}" for name in objects)
+
+    def test_a_chunk_may_itself_stream(self, backend: Backend) -> None:
+        shards = [iter([b"1\n", b"2\n"]), [b"3\n"]]
+        publish_report(backend.store, "r1", {"outcomes": Chunked(shards)})
+        assert read_report_part(backend.store, "r1", "outcomes") == b"1\n2\n3\n"
+
+    def test_empty_chunked_part_exists_and_is_empty(self, backend: Backend) -> None:
+        publish_report(backend.store, "r1", {"findings": b"{}", "outcomes": Chunked([])})
+        assert read_report_part(backend.store, "r1", "outcomes") == b""
+
+    def test_a_part_never_written_is_named(self, backend: Backend) -> None:
+        publish_report(backend.store, "r1", PARTS)
+        with pytest.raises(StorageError, match=r": report 'r1' has no outcomes$"):
+            read_report_part(backend.store, "r1", "outcomes")
+
+    @pytest.mark.parametrize("chunked", [False, True])
+    def test_show_outcomes_prints_the_part(
+        self, backend: Backend, capsys: pytest.CaptureFixture[str], chunked: bool
+    ) -> None:
+        lines = [b'{"outcome": "correct"}\n', b'{"outcome": "false_negative"}\n']
+        outcomes = Chunked(lines) if chunked else b"".join(lines)
+        publish_report(backend.store, "r1", {**PARTS, "outcomes": outcomes})
+        assert cli_main(["show", "r1", "--outcomes", "--store", backend.store.uri]) == 0
+        assert capsys.readouterr().out.encode() == b"".join(lines)
+
     def test_report_without_manifest_is_absent(self, backend: Backend) -> None:
         for part in REPORT_PARTS.values():
             backend.put(f"reports/r9/{part.name}", b"left over by a failed run")
         with pytest.raises(StorageError, match=r": no report 'r9'$"):
-            backend.store.read_report_part("r9", "html")
+            read_report_part(backend.store, "r9", "html")
 
     def test_unknown_report_is_absent(self, backend: Backend) -> None:
         with pytest.raises(StorageError, match=r": no report 'never-written'$"):
-            backend.store.read_report_part("never-written", "findings")
+            read_report_part(backend.store, "never-written", "findings")
+
+    def test_damaged_manifest(self, backend: Backend) -> None:
+        backend.put("reports/r1/manifest.json", b"{not json")
+        with pytest.raises(StorageError, match=r": report 'r1' has a damaged manifest$"):
+            read_report_part(backend.store, "r1", "findings")
 
     @pytest.mark.parametrize("bad", INVALID_IDS)
     def test_invalid_ids_are_refused(self, backend: Backend, bad: str) -> None:
         expected = rf"^(report|dataset) id {bad!r} is not a valid id"
         with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
-            backend.store.write_report(bad, PARTS)
+            publish_report(backend.store, bad, PARTS)
         with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
-            backend.store.read_report_part(bad, "html")
+            read_report_part(backend.store, bad, "html")
         with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
             backend.store.dataset(bad)
         assert backend.keys() == []
 
     def test_existing_report_is_not_overwritten(self, backend: Backend) -> None:
-        backend.store.write_report("r1", PARTS)
-        with pytest.raises(StorageError, match="r1"):
-            backend.store.write_report("r1", {"findings": b"{}", "html": b"other"})
-        assert backend.store.read_report_part("r1", "html") == PARTS["html"]
+        publish_report(backend.store, "r1", PARTS)
+        with pytest.raises(StorageError, match="report 'r1' already exists"):
+            publish_report(backend.store, "r1", {"findings": b"{}", "html": b"other"})
+        assert read_report_part(backend.store, "r1", "html") == PARTS["html"]
+
+    def test_unknown_part_writes_nothing(self, backend: Backend) -> None:
+        with pytest.raises(KeyError):
+            publish_report(backend.store, "r1", {"findings": b"{}", "unknown-part": b"x"})
+        assert backend.keys() == []
+
+    @pytest.mark.parametrize("error", [StorageError("shard 3: cannot be read"), KeyboardInterrupt()])
+    def test_failure_mid_publish_leaves_nothing(self, backend: Backend, error: BaseException) -> None:
+        parts = {**PARTS, "outcomes": Chunked(failing_after(3, error))}
+        with pytest.raises(type(error)) as raised:
+            publish_report(backend.store, "r1", parts)
+        if isinstance(error, StorageError):
+            assert str(raised.value) == "cannot write report 'r1': shard 3: cannot be read"
+        with pytest.raises(StorageError, match=r": no report 'r1'$"):
+            read_report_part(backend.store, "r1", "findings")
+        assert backend.keys() == []
 
     def test_location_names_the_report_folder(self, backend: Backend) -> None:
-        assert backend.store.location("r1") == f"{backend.store.uri.rstrip('/')}/reports/r1/"
+        assert report_location(backend.store, "r1") == f"{backend.store.uri.rstrip('/')}/reports/r1/"
 
+
+class TestSources:
     def test_dataset_id_resolves_under_datasets(self, backend: Backend) -> None:
         backend.put("datasets/ds_01H/labels/b.txt", b"0 0.5 0.5 0.1 0.1\n")
         backend.put("datasets/ds_01H/labels/a.txt", b"")
@@ -196,9 +332,52 @@ class TestStoreContract:
         assert source.read_bytes() == b"".join(lines)
 
 
+class TestBackendChoice:
+    @pytest.mark.parametrize("uri", ["store", "./a/b", "/abs/store", "file:///abs/store", "C:\\store"])
+    def test_paths_and_file_uris_are_local(self, uri: str) -> None:
+        assert type(open_store(uri)) is LocalStore
+
+    def test_file_uri_is_the_path(self, tmp_path: Path) -> None:
+        open_store(f"file://{tmp_path}").put("k", b"v", "text/plain")
+        assert (tmp_path / "k").read_bytes() == b"v"
+
+    def test_s3_uris_are_s3(self, s3_env: str) -> None:
+        store = open_store("S3://bucket/prefix")
+        assert type(store) is S3Store and store.uri == "s3://bucket/prefix"
+
+    def test_unknown_scheme_is_one_line(self) -> None:
+        with pytest.raises(StorageError, match=r"^'gs://b/x': unsupported storage scheme 'gs' \(expected"):
+            open_store("gs://b/x")
+        with pytest.raises(StorageError, match="unsupported storage scheme 'https'"):
+            resolve_dataset("https://example.com/gt.json", LocalStore(Path("unused")))
+
+
 class TestS3Store:
+    def test_chunks_have_the_part_content_type(self, s3_bucket: str, s3_client: Any) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
+        publish_report(store, "r1", {"outcomes": Chunked([b"{}\n", b"{}\n"])})
+        for index in range(2):
+            key = f"{PREFIX}/reports/r1/outcomes/{index:05d}.jsonl"
+            assert s3_client.head_object(Bucket=s3_bucket, Key=key)["ContentType"] == "application/x-ndjson"
+
+    def test_streamed_put_is_resent_on_retry(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
+        fault_proxy.fail_next(2, method="PUT")
+        store.put("lines.jsonl", (b"%d\n" % i for i in range(10_000)), "application/x-ndjson")
+        assert store.get("lines.jsonl") == b"".join(b"%d\n" % i for i in range(10_000))
+
+    def test_chunk_failing_for_good_leaves_nothing(
+        self, s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy
+    ) -> None:
+        store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
+        fault_proxy.fail_matching("PUT", r"/outcomes/00001\.jsonl$")
+        with pytest.raises(StorageError, match=r"outcomes/00001\.jsonl: cannot write: server error 500"):
+            publish_report(store, "r1", {**PARTS, "outcomes": Chunked([b"a\n", b"b\n", b"c\n"])})
+        fault_proxy.heal()
+        assert s3_client.list_objects_v2(Bucket=s3_bucket).get("KeyCount") == 0
+
     def test_parts_have_their_content_type(self, s3_bucket: str, s3_client: Any) -> None:
-        S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        publish_report(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", PARTS)
         for part in (REPORT_PARTS[key] for key in PARTS):
             head = s3_client.head_object(Bucket=s3_bucket, Key=f"{PREFIX}/reports/r1/{part.name}")
             assert head["ContentType"] == part.content_type
@@ -206,22 +385,22 @@ class TestS3Store:
         assert head["ContentType"] == "application/json"
 
     def test_manifest_is_uploaded_last(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
-        S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+        publish_report(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", PARTS)
         uploaded = [path.rsplit("/", 1)[-1] for path in fault_proxy.paths("PUT")]
         assert uploaded == ["findings.json", "report.html", "manifest.json"]
 
     def test_prefix_with_spaces_and_unicode(self, s3_bucket: str, s3_client: Any) -> None:
         store = S3Store.from_uri(f"s3://{s3_bucket}/team é/run 1/")
         assert store.uri == f"s3://{s3_bucket}/team é/run 1"
-        store.write_report("r1", PARTS)
-        assert store.read_report_part("r1", "findings") == PARTS["findings"]
+        publish_report(store, "r1", PARTS)
+        assert read_report_part(store, "r1", "findings") == PARTS["findings"]
         assert s3_client.get_object(Bucket=s3_bucket, Key="team é/run 1/reports/r1/report.html")
 
     def test_store_at_the_bucket_root(self, s3_bucket: str, s3_client: Any) -> None:
         store = S3Store.from_uri(f"s3://{s3_bucket}")
         s3_client.put_object(Bucket=s3_bucket, Key="datasets/ds_1/gt.json", Body=b"[]")
         assert names(store.dataset("ds_1").files()) == ["gt.json"]
-        store.write_report("r1", PARTS)
+        publish_report(store, "r1", PARTS)
         assert s3_client.get_object(Bucket=s3_bucket, Key="reports/r1/manifest.json")
 
     def test_folder_markers_are_not_files(self, s3_bucket: str, s3_client: Any) -> None:
@@ -272,11 +451,10 @@ class TestS3Faults:
     def test_bucket_does_not_exist(self, s3_env: str) -> None:
         store = S3Store.from_uri("s3://no-such-bucket-here/runs")
         with pytest.raises(StorageError) as error:
-            store.write_report("r1", PARTS)
+            publish_report(store, "r1", PARTS)
         assert one_line(error) == (
-            "S3 store s3://no-such-bucket-here/runs: cannot write report 'r1' "
-            "(lookup of runs/reports/r1/manifest.json): "
-            "bucket 'no-such-bucket-here' does not exist (NoSuchBucket)"
+            "cannot write report 'r1': s3://no-such-bucket-here/runs/reports/r1/findings.json: "
+            "cannot write: bucket 'no-such-bucket-here' does not exist (NoSuchBucket)"
         )
 
     def test_dataset_in_a_bucket_that_does_not_exist(self, s3_env: str) -> None:
@@ -299,10 +477,10 @@ class TestS3Faults:
     ) -> None:
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWNKEY000000")
         with pytest.raises(StorageError) as error:
-            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+            publish_report(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", PARTS)
         assert one_line(error) == (
-            f"S3 store s3://{s3_bucket}/{PREFIX}: cannot write report 'r1' "
-            f"(lookup of {PREFIX}/reports/r1/manifest.json): credentials refused: "
+            f"cannot write report 'r1': s3://{s3_bucket}/{PREFIX}/reports/r1/findings.json: "
+            "cannot write: credentials refused: "
             "the access key id is unknown (InvalidAccessKeyId); check AWS_ACCESS_KEY_ID or AWS_PROFILE"
         )
 
@@ -320,27 +498,27 @@ class TestS3Faults:
             "the access key id (SignatureDoesNotMatch); check AWS_SECRET_ACCESS_KEY"
         )
         with pytest.raises(StorageError, match=r"\(SignatureDoesNotMatch\)"):
-            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+            publish_report(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", PARTS)
         # The right secret works, and sees that nothing was written.
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
-            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").read_report_part("r1", "html")
+            read_report_part(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", "html")
 
     def test_no_credentials_at_all(self, s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("AWS_ACCESS_KEY_ID")
         monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
         with pytest.raises(
-            StorageError, match=r"cannot read report 'r1' .*: no usable credentials: set AWS_"
+            StorageError,
+            match=r"^cannot read report 'r1': s3://.*/manifest\.json: cannot read: no usable credentials",
         ):
-            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").read_report_part("r1", "html")
+            read_report_part(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", "html")
 
     def test_endpoint_down(self, s3_bucket: str, endpoint_down: str) -> None:
         with pytest.raises(StorageError) as error:
-            S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").write_report("r1", PARTS)
+            publish_report(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", PARTS)
         assert one_line(error) == (
-            f"S3 store s3://{s3_bucket}/{PREFIX}: cannot write report 'r1' "
-            f"(lookup of {PREFIX}/reports/r1/manifest.json): "
-            f"endpoint down: cannot connect to {endpoint_down} (3 attempts)"
+            f"cannot write report 'r1': s3://{s3_bucket}/{PREFIX}/reports/r1/manifest.json: "
+            f"cannot look up: endpoint down: cannot connect to {endpoint_down} (3 attempts)"
         )
         with pytest.raises(StorageError) as error:
             S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}").dataset("ds_1").files()
@@ -352,9 +530,9 @@ class TestS3Faults:
     def test_500_for_a_while_then_recovering(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
         fault_proxy.fail_next(2, method="PUT")
-        store.write_report("r1", PARTS)
+        publish_report(store, "r1", PARTS)
         fault_proxy.fail_next(2, method="GET")
-        assert store.read_report_part("r1", "html") == PARTS["html"]
+        assert read_report_part(store, "r1", "html") == PARTS["html"]
         assert [seen.status for seen in fault_proxy.seen].count(500) == 4
 
     def test_dataset_read_recovers_from_500s(
@@ -385,13 +563,13 @@ class TestS3Faults:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
         fault_proxy.fail_matching("PUT", rf"/reports/r1/{failing}$")
         with pytest.raises(StorageError) as error:
-            store.write_report("r1", PARTS)
+            publish_report(store, "r1", PARTS)
         assert one_line(error) == (
-            f"S3 store s3://{s3_bucket}/{PREFIX}: cannot write report 'r1' "
-            f"(upload of {PREFIX}/reports/r1/{failing}): server error 500 (InternalError) after 3 attempts"
+            f"cannot write report 'r1': s3://{s3_bucket}/{PREFIX}/reports/r1/{failing}: "
+            "cannot write: server error 500 (InternalError) after 3 attempts"
         )
         fault_proxy.heal()
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
-            store.read_report_part("r1", "findings")
+            read_report_part(store, "r1", "findings")
         # The parts already uploaded were deleted again, best effort.
         assert s3_client.list_objects_v2(Bucket=s3_bucket).get("KeyCount") == 0
