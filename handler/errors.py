@@ -17,3 +17,7 @@ class DatasetError(UserError, ValueError):
 
 class StorageError(UserError, OSError):
     """The asset store cannot be read or written: names the store and what failed."""
+
+
+class ExecutionError(UserError, RuntimeError):
+    """A shard could not be evaluated (a worker died, the cluster is unreachable): names which."""

@@ -9,27 +9,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
-from handler.datasets import load_dataset, pair_datasets
-from handler.engine import evaluate
-from handler.engine.sweep import confidence_sweep
 from handler.engine.timecost import TimeCosts
+from handler.execution import ExecutionOptions, evaluate_datasets
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report import Findings, RunFacts, build_findings, new_report_id, outcome_lines, render_html
-from handler.report.asset import publish_report, report_location
-from handler.storage import Store, resolve_dataset
+from handler.report import Findings, RunFacts, build_findings, new_report_id, render_html
+from handler.report.asset import PartContent, Written, discard_chunks, publish_report, report_location
+from handler.report.model import Execution
+from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
-PHASES: Final = (
-    "read ground truth",
-    "read predictions",
-    "pair assets and classes",
-    "match and score",
-    "confidence sweep",
-    "build report",
-    "store report",
-)
+PHASES: Final = ("read, match and score", "build report", "store report")
 
 
 @runtime_checkable
@@ -63,36 +54,39 @@ class RunResult:
     location: str
 
 
-def _report_parts(facts: RunFacts, findings: Findings) -> dict[str, bytes]:
+def _report_parts(findings: Findings, shards: int) -> dict[str, PartContent]:
     return {
         "findings": findings.to_json(),
         "html": render_html(findings).encode("utf-8"),
-        "outcomes": outcome_lines(facts.evaluation, facts.paired.asset_ids, facts.paired.class_names),
+        "outcomes": Written(shards),
     }
 
 
-def run(inputs: NodeInputs, store: Store, log: PhaseLog = quiet, costs: TimeCosts | None = None) -> RunResult:
+def run(
+    inputs: NodeInputs,
+    store: Store,
+    log: PhaseLog = quiet,
+    costs: TimeCosts | None = None,
+    execution: ExecutionOptions | None = None,
+) -> RunResult:
     """Evaluate, then store the report; the REPORT_ID exists only once the report is complete.
 
     `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
-    they are not node inputs).
+    they are not node inputs); `execution` chooses where the shards run.
     """
-    with _phase("read ground truth", log):
-        gt = load_dataset(resolve_dataset(inputs.gt_dataset, store), inputs.gt_format)
-    with _phase("read predictions", log):
-        pred = load_dataset(resolve_dataset(inputs.pred_dataset, store), inputs.pred_format, gt)
-    with _phase("pair assets and classes", log):
-        paired = pair_datasets(gt.dataset, pred.dataset)
-    with _phase("match and score", log):
-        evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), inputs.thresholds)
-    with _phase("confidence sweep", log):
-        sweep = confidence_sweep(evaluation, inputs.thresholds)
     report_id = new_report_id()
-    with _phase("build report", log):
-        facts = RunFacts(inputs, gt.dataset, pred.dataset, paired, evaluation, sweep, costs or TimeCosts())
-        findings = build_findings(facts, report_id)
-        parts = _report_parts(facts, findings)
-    with _phase("store report", log):
-        publish_report(store, report_id, parts)
+    with _phase("read, match and score", log):
+        evaluated = evaluate_datasets(inputs, store, report_id, execution or ExecutionOptions())
+    try:
+        with _phase("build report", log):
+            facts = RunFacts(inputs, evaluated.gt, evaluated.pred, evaluated.state, costs or TimeCosts())
+            ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
+            findings = build_findings(facts, report_id, ran)
+            parts = _report_parts(findings, evaluated.shards)
+        with _phase("store report", log):
+            publish_report(store, report_id, parts)
+    except BaseException:
+        discard_chunks(store, report_id, "outcomes", evaluated.shards)
+        raise
     outputs = NodeOutputs(report_id, findings.efficiency_level)
     return RunResult(outputs, findings, report_location(store, report_id))

@@ -89,13 +89,25 @@ class Confusions:
     count: IntArray
 
 
-def confusions(evaluation: Evaluation, n_classes: int, top: int) -> Confusions:
-    outcomes, pred = evaluation.outcomes, evaluation.pred
+def confusion_pairs(evaluation: Evaluation) -> IntArray:
+    """(m, 3) rows of (GT class, predicted class, count) of the class-confused matches, each pair once."""
+    outcomes = evaluation.outcomes
     confused = np.flatnonzero(outcomes.pred_outcome == Outcome.CLASS_CONFUSED)
     gt_class = evaluation.gt.class_id[outcomes.match.pred_match[confused]]
-    keys, counts = np.unique(gt_class * n_classes + pred.class_id[confused], return_counts=True)
-    order = np.lexsort((keys, -counts))[:top]
-    return Confusions(keys[order] // n_classes, keys[order] % n_classes, counts[order].astype(np.int64))
+    return count_pairs(np.stack((gt_class, evaluation.pred.class_id[confused]), axis=1), np.ones(len(confused)))
+
+
+def count_pairs(pairs: IntArray, counts: IntArray | FloatArray) -> IntArray:
+    """(m, 3) rows of (first, second, summed count), one per distinct (first, second)."""
+    unique, inverse = np.unique(pairs.reshape(-1, 2), axis=0, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=counts, minlength=len(unique)).astype(np.int64)
+    return np.column_stack((unique.astype(np.int64), summed)).reshape(-1, 3)
+
+
+def top_confusions(pairs: IntArray, top: int) -> Confusions:
+    """Most frequent first; ties by GT class, then predicted class."""
+    order = np.lexsort((pairs[:, 1], pairs[:, 0], -pairs[:, 2]))[:top]
+    return Confusions(pairs[order, 0], pairs[order, 1], pairs[order, 2])
 
 
 @dataclass(frozen=True)

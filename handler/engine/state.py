@@ -42,7 +42,7 @@ class ClassTable:
     names: tuple[str, ...]
     ranks: tuple[ClassRank, ...]
     counts: IntArray  # (n_classes, 5)
-    confusion: IntArray  # (n_classes, n_classes): GT class → predicted class of confused matches
+    confusions: IntArray  # (m, 3): GT class, predicted class, count of class-confused matches
 
     def __add__(self, other: ClassTable) -> ClassTable:
         rank = {name: r for name, r in zip(other.names, other.ranks, strict=True)}
@@ -51,12 +51,14 @@ class ClassTable:
         names = tuple(sorted(rank, key=lambda name: rank[name]))
         index = {name: i for i, name in enumerate(names)}
         counts = np.zeros((len(names), N_OUTCOMES), dtype=np.int64)
-        confusion = np.zeros((len(names), len(names)), dtype=np.int64)
+        confusions = []
         for table in (self, other):
             rows = np.array([index[name] for name in table.names], dtype=np.int64)
             counts[rows] += table.counts
-            confusion[np.ix_(rows, rows)] += table.confusion
-        return ClassTable(names, tuple(rank[name] for name in names), counts, confusion)
+            confusions.append(np.column_stack((rows[table.confusions[:, :2]], table.confusions[:, 2])))
+        merged = np.concatenate(confusions).reshape(-1, 3)
+        pairs = analysis.count_pairs(merged[:, :2], merged[:, 2])
+        return ClassTable(names, tuple(rank[name] for name in names), counts, pairs)
 
 
 @dataclass(frozen=True)
@@ -166,22 +168,16 @@ class ShardFacts:
     skip_limit: int
 
 
-def _confusion(evaluation: Evaluation, n_classes: int) -> IntArray:
-    outcomes = evaluation.outcomes
-    confused = np.flatnonzero(outcomes.pred_outcome == Outcome.CLASS_CONFUSED)
-    gt_class = evaluation.gt.class_id[outcomes.match.pred_match[confused]]
-    flat = np.bincount(gt_class * n_classes + evaluation.pred.class_id[confused], minlength=n_classes**2)
-    return flat.reshape(n_classes, n_classes).astype(np.int64)
-
-
-def shard_state(evaluation: Evaluation, sweep: Sweep, facts: ShardFacts, thresholds: Thresholds) -> EvaluationState:
+def shard_state(
+    evaluation: Evaluation, sweep: Sweep, facts: ShardFacts, thresholds: Thresholds
+) -> EvaluationState:
     """The state of one shard: its evaluation and sweep reduced to what merges."""
     n_classes = len(facts.class_names)
     classes = ClassTable(
         facts.class_names,
         facts.class_ranks,
         analysis.per_class(evaluation, n_classes),
-        _confusion(evaluation, n_classes),
+        analysis.confusion_pairs(evaluation),
     )
     near = analysis.near_misses(evaluation, pair_floor(thresholds.iou_min), thresholds.iou_min)
     sizes = None if facts.area_scale is None else analysis.by_size(evaluation, facts.area_scale)
@@ -193,7 +189,9 @@ def shard_state(evaluation: Evaluation, sweep: Sweep, facts: ShardFacts, thresho
     return EvaluationState(
         tally=evaluation.tally,
         sweep=sweep,
-        images=(ImageBlock(facts.shard, facts.asset_ids, analysis.per_image(evaluation, len(facts.asset_ids))),),
+        images=(
+            ImageBlock(facts.shard, facts.asset_ids, analysis.per_image(evaluation, len(facts.asset_ids))),
+        ),
         classes=classes,
         sizes=sizes,
         near_misses=NearMissTally(near.edges, near.counts, near.missed_gt),

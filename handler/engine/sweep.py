@@ -31,8 +31,12 @@ class SweepPoint:
 
     def __add__(self, other: SweepPoint) -> SweepPoint:
         if other.threshold != self.threshold:
-            raise ValueError(f"Expected sweep points at one threshold but got {self.threshold}, {other.threshold}")
-        return SweepPoint(self.threshold, self.predictions_kept + other.predictions_kept, self.tally + other.tally)
+            raise ValueError(
+                f"Expected sweep points at one threshold but got {self.threshold}, {other.threshold}"
+            )
+        return SweepPoint(
+            self.threshold, self.predictions_kept + other.predictions_kept, self.tally + other.tally
+        )
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,9 @@ class Sweep:
     def __add__(self, other: Sweep) -> Sweep:
         if len(other.points) != len(self.points):
             raise ValueError("Expected sweeps over the same thresholds")
-        return Sweep(tuple(a + b for a, b in zip(self.points, other.points, strict=True)), self.used_threshold)
+        return Sweep(
+            tuple(a + b for a, b in zip(self.points, other.points, strict=True)), self.used_threshold
+        )
 
     @property
     def used(self) -> SweepPoint:

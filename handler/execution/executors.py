@@ -10,21 +10,26 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Final, Protocol, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
-from handler.errors import InputError
+from handler.errors import ExecutionError, InputError
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 WORKERS_VARIABLE: Final = "PRELABEL_WORKERS"
 SCHEDULER_VARIABLE: Final = "PRELABEL_DASK_SCHEDULER"
+Engine = Literal["in-process", "local-processes", "dask"]
 
 
 class Executor(Protocol):
     """Maps a function over tasks; results come back in task order."""
 
     @property
-    def engine(self) -> str: ...
+    def engine(self) -> Engine: ...
 
     @property
     def workers(self) -> int: ...
@@ -34,7 +39,7 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class InProcess:
-    engine: str = "in-process"
+    engine: Engine = "in-process"
     workers: int = 1
 
     def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
@@ -46,7 +51,7 @@ class LocalPool:
     """A pool of local processes (fork: the parent's imports are not paid again)."""
 
     workers: int
-    engine: str = "local-processes"
+    engine: Engine = "local-processes"
 
     def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
         import multiprocessing
@@ -61,22 +66,15 @@ class DaskCluster:
     """A dask.distributed scheduler; the workers must reach the data and the store themselves."""
 
     address: str
-    engine: str = "dask"
+    engine: Engine = "dask"
 
     @property
     def workers(self) -> int:
-        return len(self._client().scheduler_info()["workers"])
+        info: dict[str, Any] = self._client().scheduler_info()
+        return max(1, len(info["workers"]))
 
-    def _client(self):  # type: ignore[no-untyped-def]
-        from distributed import Client, default_client
-
-        try:
-            client = default_client()
-            if client.scheduler.address == self.address:
-                return client
-        except ValueError:
-            pass
-        return Client(self.address, set_as_default=False)
+    def _client(self) -> Client:
+        return _dask_client(self.address)
 
     def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
         client = self._client()
@@ -99,10 +97,23 @@ def workers_from(value: str | None) -> int | None:
     return workers
 
 
-def choose_executor(workers: int | None, scheduler: str | None, boxes: int, min_boxes_per_worker: int) -> Executor:
+def choose_executor(
+    workers: int | None, scheduler: str | None, boxes: int, min_boxes_per_worker: int
+) -> Executor:
     """Dask when a scheduler is named; else a pool when asked for or when the input is large."""
     if scheduler:
         return DaskCluster(scheduler)
     if workers is None:
         workers = max(1, min(os.cpu_count() or 1, boxes // min_boxes_per_worker))
     return InProcess() if workers == 1 else LocalPool(workers)
+
+
+@cache
+def _dask_client(address: str) -> Client:
+    """One client per scheduler address and process (distributed is imported only here)."""
+    from distributed import Client
+
+    try:
+        return Client(address, set_as_default=False, timeout=30)  # type: ignore[no-untyped-call]
+    except OSError as error:
+        raise ExecutionError(f"dask scheduler {address}: cannot connect ({error})") from None

@@ -121,10 +121,10 @@ def paired_shards(
     """The driver's split: the datasets' own figures and skips travel with the first shard."""
     ranks = tuple((GT_SIDE, 0, i) for i in range(len(paired.class_names)))
     scale = area_scale(paired)
-    tasks = []
+    tasks: list[PairedShard] = []
+    start = 0
     for index, part in enumerate(split_paired(paired, shards)):
         first = index == 0
-        start = sum(len(t.paired.asset_ids) for t in tasks)
         facts = ShardFacts(
             shard=index,
             asset_ids=tuple(part.asset_ids),
@@ -142,6 +142,7 @@ def paired_shards(
             skip_limit=skip_limit,
         )
         tasks.append(PairedShard(part, facts, thresholds))
+        start += len(part.asset_ids)
     return tasks
 
 

@@ -57,7 +57,14 @@ class Chunked:
     chunks: Iterable[Content]
 
 
-PartContent = Content | Chunked
+@dataclass(frozen=True)
+class Written:
+    """A part whose `count` chunk objects the shards already wrote, each at `chunk_key`."""
+
+    count: int
+
+
+PartContent = Content | Chunked | Written
 
 
 def report_folder(report_id: str) -> str:
@@ -69,7 +76,22 @@ def report_location(store: Store, report_id: str) -> str:
     return store.url(report_folder(report_id)) + "/"
 
 
-def _objects(part: ReportPart, content: PartContent) -> Iterator[tuple[str, Content]]:
+def chunk_key(report_id: str, part: str, index: int) -> str:
+    """Where chunk `index` of a report part is written (by a shard, before the publish)."""
+    return f"{report_folder(report_id)}/{REPORT_PARTS[part].chunk(index)}"
+
+
+def discard_chunks(store: Store, report_id: str, part: str, count: int) -> None:
+    """Delete what shards wrote for a report that will not be published (best effort)."""
+    with suppress(StorageError):
+        store.delete(chunk_key(report_id, part, index) for index in range(count))
+
+
+def _objects(part: ReportPart, content: PartContent) -> Iterator[tuple[str, Content | None]]:
+    """The objects of a part and what to put in each; None: a shard already wrote it."""
+    if isinstance(content, Written):
+        yield from ((part.chunk(index), None) for index in range(content.count))
+        return
     if not isinstance(content, Chunked):
         yield part.name, content
         return
@@ -98,7 +120,8 @@ def publish_report(store: Store, report_id: str, parts: Mapping[str, PartContent
         for part, content in plan:
             for name, chunk in _objects(part, content):
                 written.append(name)  # before the put: a failed write may still have stored it
-                store.put(f"{folder}/{name}", chunk, part.content_type)
+                if chunk is not None:
+                    store.put(f"{folder}/{name}", chunk, part.content_type)
         manifest = json.dumps({"report_id": report_id, "parts": list(written)}).encode()
         written.append(MANIFEST)
         store.put(f"{folder}/{MANIFEST}", manifest, MANIFEST_TYPE)

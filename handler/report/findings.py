@@ -7,16 +7,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Final, cast
 
-from handler.boxes import Dataset
-from handler.datasets import PairedBoxes
-from handler.engine import Evaluation, Outcome, Tally
+from handler.engine import Outcome, Tally
+from handler.engine.state import EvaluationState
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
 from handler.report.model import (
     KIND,
     Counts,
-    DatasetFigures,
+    Execution,
     Findings,
     Grade,
     Parameters,
@@ -24,7 +23,10 @@ from handler.report.model import (
     Skipped,
     SkippedBoxEntry,
 )
-from handler.report.sections import Analysed, analysis_sections
+from handler.report.model import (
+    DatasetFigures as DatasetSection,
+)
+from handler.report.sections import analysis_sections
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -36,25 +38,28 @@ def new_report_id() -> str:
 
 
 @dataclass(frozen=True)
+class DatasetNames:
+    """Where a dataset came from and in which format it was read."""
+
+    source: str
+    format: str
+
+
+@dataclass(frozen=True)
 class RunFacts:
-    """What the findings are built from: the inputs, both datasets, the pairing and the results."""
+    """What the findings are built from: the inputs, the datasets' names and the merged state."""
 
     inputs: NodeInputs
-    gt: Dataset
-    pred: Dataset
-    paired: PairedBoxes
-    evaluation: Evaluation
-    sweep: Sweep
+    gt: DatasetNames
+    pred: DatasetNames
+    state: EvaluationState
     costs: TimeCosts = field(default_factory=TimeCosts)
-
-    def analysed(self) -> Analysed:
-        return Analysed(self.evaluation, self.sweep, self.paired, self.inputs.thresholds, self.costs)
 
 
 def nothing_to_score_reason(facts: RunFacts) -> str | None:
-    if not facts.paired.asset_ids:
+    if not facts.state.figures.images:
         return "the ground-truth and prediction datasets share no image assets"
-    if facts.evaluation.tally.total == 0:
+    if facts.state.tally.total == 0:
         return "no boxes were left on the shared images after the confidence filter"
     return None
 
@@ -96,32 +101,34 @@ def verdict(tally: Tally, reason: str | None, sweep: Sweep) -> str:
 
 def _notes(facts: RunFacts) -> list[str]:
     notes = []
+    figures = facts.state.figures
     if facts.inputs.threshold_replaced:
         notes.append(
             f"CONFIDENCE_THRESHOLD {facts.inputs.threshold_input!r} is not a number, so 0 was used: "
             "every prediction was kept."
         )
-    if facts.paired.gt_only_images:
+    if figures.gt_only_images:
+        gt_images = figures.images + figures.gt_only_images
         notes.append(
-            f"{facts.paired.gt_only_images} of "
-            f"{counted(facts.gt.image_count, 'ground-truth image', 'ground-truth images')} had no entry "
+            f"{figures.gt_only_images} of "
+            f"{counted(gt_images, 'ground-truth image', 'ground-truth images')} had no entry "
             "in the prediction dataset and were left out (a partial prediction run shrinks the set)."
         )
-    if facts.paired.pred_only_images:
+    if figures.pred_only_images:
         notes.append(
-            f"{counted(facts.paired.pred_only_images, 'prediction image', 'prediction images')} "
+            f"{counted(figures.pred_only_images, 'prediction image', 'prediction images')} "
             "not in the ground truth were ignored."
         )
-    if facts.gt.crowd_excluded:
+    if figures.crowd_excluded:
         notes.append(
-            f"{facts.gt.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth."
+            f"{figures.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth."
         )
     return notes
 
 
-def _skipped(datasets: tuple[Dataset, ...]) -> Skipped:
-    listed = tuple(SkippedBoxEntry(**s.to_dict()) for d in datasets for s in d.skipped)
-    return Skipped(count=sum(d.skipped_count for d in datasets), listed=listed)
+def _skipped(state: EvaluationState) -> Skipped:
+    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.skipped)
+    return Skipped(count=state.figures.gt_skipped + state.figures.pred_skipped, listed=listed)
 
 
 def _parameters(inputs: NodeInputs) -> Parameters:
@@ -135,26 +142,26 @@ def _parameters(inputs: NodeInputs) -> Parameters:
     )
 
 
-def _dataset(facts: RunFacts) -> DatasetFigures:
-    paired = facts.paired
-    return DatasetFigures(
-        images=len(paired.asset_ids),
-        gt_objects=len(paired.gt),
-        predictions=len(paired.pred),
-        predictions_kept=len(facts.evaluation.pred),
-        gt_only_images=paired.gt_only_images,
-        pred_only_images=paired.pred_only_images,
+def _dataset(facts: RunFacts) -> DatasetSection:
+    figures = facts.state.figures
+    return DatasetSection(
+        images=figures.images,
+        gt_objects=figures.gt_objects,
+        predictions=figures.predictions,
+        predictions_kept=figures.predictions_kept,
+        gt_only_images=figures.gt_only_images,
+        pred_only_images=figures.pred_only_images,
         gt_source=facts.gt.source,
         pred_source=facts.pred.source,
         gt_format=facts.gt.format,
         pred_format=facts.pred.format,
-        classes=len(paired.class_names),
-        crowd_excluded=facts.gt.crowd_excluded,
+        classes=len(facts.state.classes.names),
+        crowd_excluded=figures.crowd_excluded,
     )
 
 
-def build_findings(facts: RunFacts, report_id: str) -> Findings:
-    tally = facts.evaluation.tally
+def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
+    tally = facts.state.tally
     reason = nothing_to_score_reason(facts)
     return Findings(
         kind=KIND,
@@ -162,14 +169,15 @@ def build_findings(facts: RunFacts, report_id: str) -> Findings:
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, facts.sweep),
+        verdict=verdict(tally, reason, facts.state.sweep),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),
         mean_iou=tally.mean_iou,
         parameters=_parameters(facts.inputs),
         dataset=_dataset(facts),
-        skipped=_skipped((facts.gt, facts.pred)),
+        skipped=_skipped(facts.state),
         notes=tuple(_notes(facts)),
-        **analysis_sections(facts.analysed()),
+        **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
+        execution=execution,
     )

@@ -89,6 +89,14 @@ class DatasetFigures(Section):
     crowd_excluded: Count
 
 
+class Execution(Section):
+    """Where the shards ran; the only section that may differ between executors."""
+
+    engine: Literal["in-process", "local-processes", "dask"]
+    workers: int = Field(ge=1)
+    shards: int = Field(ge=1, description="Shards of whole assets evaluated and merged.")
+
+
 class SkippedBoxEntry(Section):
     source: str
     position: str
@@ -252,6 +260,7 @@ class Findings(Section):
     by_size: BySize
     near_misses: NearMisses
     time: TimeSaved
+    execution: Execution
 
     def document(self) -> dict[str, object]:
         """The JSON document: plain data under the published key names (`class`, not `class_name`)."""

@@ -6,17 +6,15 @@ names instead of indices; `analysis_sections` assembles them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, TypedDict
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray
-from handler.datasets import PairedBoxes
+from handler.boxes import IntArray
 from handler.engine import analysis
-from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
+from handler.engine.evaluation import Thresholds
 from handler.engine.outcomes import OUTCOMES, Tally
+from handler.engine.state import ClassTable, EvaluationState, NearMissTally
 from handler.engine.sweep import Sweep, SweepPoint
 from handler.engine.timecost import ACTIONS, ASSUMED, DRAW_SOURCE, TimeCosts, estimate_time, labeler_seconds
 from handler.report.model import (
@@ -52,11 +50,11 @@ def actions(tally: Tally) -> Actions:
     return Actions(**dict(zip(ACTIONS, tally.counts.tolist(), strict=True)))
 
 
-def confusions(evaluation: Evaluation, class_names: Sequence[str]) -> tuple[Confusion, ...]:
-    found = analysis.confusions(evaluation, len(class_names), TOP_CONFUSIONS)
+def confusions(classes: ClassTable) -> tuple[Confusion, ...]:
+    found = analysis.top_confusions(classes.confusions, TOP_CONFUSIONS)
     columns = (found.gt_class.tolist(), found.pred_class.tolist(), found.count.tolist())
     return tuple(
-        Confusion(gt_class=class_names[g], pred_class=class_names[p], count=n)
+        Confusion(gt_class=classes.names[g], pred_class=classes.names[p], count=n)
         for g, p, n in zip(*columns, strict=True)
     )
 
@@ -75,10 +73,9 @@ def _rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
     ]
 
 
-def per_class(evaluation: Evaluation, class_names: Sequence[str]) -> tuple[ClassRow, ...]:
-    counts = analysis.per_class(evaluation, len(class_names))
-    rows = _rows(counts, analysis.worst_first(counts))
-    return tuple(ClassRow(class_name=class_names[row], **figures) for row, figures in rows)
+def per_class(classes: ClassTable) -> tuple[ClassRow, ...]:
+    rows = _rows(classes.counts, analysis.worst_first(classes.counts))
+    return tuple(ClassRow(class_name=classes.names[row], **figures) for row, figures in rows)
 
 
 def _point(point: SweepPoint) -> SweepPointFigures:
@@ -101,11 +98,9 @@ def confidence_sweep(sweep: Sweep) -> ConfidenceSweep:
     )
 
 
-def images_with_most_work(
-    evaluation: Evaluation, asset_ids: Sequence[str], costs: TimeCosts
-) -> tuple[ImageWork, ...]:
+def images_with_most_work(state: EvaluationState, costs: TimeCosts) -> tuple[ImageWork, ...]:
     """The images that take the labeler longest with the predictions, by estimated seconds."""
-    counts = analysis.per_image(evaluation, len(asset_ids))
+    counts, asset_ids = state.image_counts, state.asset_ids
     seconds = labeler_seconds(counts, costs)
     return tuple(
         ImageWork(
@@ -115,30 +110,18 @@ def images_with_most_work(
     )
 
 
-def _area_scale(paired: PairedBoxes) -> FloatArray | None:
-    """Per image, what turns a box area into pixels²; None when normalised boxes have no image size."""
-    if not paired.normalized:
-        return np.ones(len(paired.asset_ids))
-    scale = paired.widths * paired.heights
-    used = np.concatenate((paired.gt.image, paired.pred.image))
-    return scale if bool(np.all(np.isfinite(scale[used]))) else None
-
-
-def by_size(evaluation: Evaluation, paired: PairedBoxes) -> BySize:
-    scale = _area_scale(paired)
-    if scale is None:
+def by_size(sizes: IntArray | None) -> BySize:
+    if sizes is None:
         return BySize(available=False, note=NO_SIZES, sizes=())
-    counts = analysis.by_size(evaluation, scale)
-    rows = _rows(counts, np.arange(len(analysis.SIZE_NAMES)))
+    rows = _rows(sizes, np.arange(len(analysis.SIZE_NAMES)))
     # model_validate: the engine's size names are plain strings, the model checks them against SizeName.
-    sizes = tuple(
+    sizes_rows = tuple(
         SizeRow.model_validate({"size": analysis.SIZE_NAMES[row], **figures}) for row, figures in rows
     )
-    return BySize(available=True, note=None, sizes=sizes)
+    return BySize(available=True, note=None, sizes=sizes_rows)
 
 
-def near_misses(evaluation: Evaluation, iou_min: float) -> NearMisses:
-    found = analysis.near_misses(evaluation, pair_floor(iou_min), iou_min)
+def near_misses(found: NearMissTally, iou_min: float) -> NearMisses:
     edges = found.edges.tolist()
     bands = tuple(
         NearMissBand(iou_from=low, iou_to=high, count=count)
@@ -161,17 +144,6 @@ def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:
     )
 
 
-@dataclass(frozen=True)
-class Analysed:
-    """Everything the sections are computed from."""
-
-    evaluation: Evaluation
-    sweep: Sweep
-    paired: PairedBoxes
-    thresholds: Thresholds
-    costs: TimeCosts
-
-
 class AnalysisSections(TypedDict):
     actions: Actions
     confusions: tuple[Confusion, ...]
@@ -183,15 +155,14 @@ class AnalysisSections(TypedDict):
     time: TimeSaved
 
 
-def analysis_sections(a: Analysed) -> AnalysisSections:
-    evaluation, names = a.evaluation, a.paired.class_names
+def analysis_sections(state: EvaluationState, thresholds: Thresholds, costs: TimeCosts) -> AnalysisSections:
     return {
-        "actions": actions(evaluation.tally),
-        "confusions": confusions(evaluation, names),
-        "per_class": per_class(evaluation, names),
-        "confidence_sweep": confidence_sweep(a.sweep),
-        "images_with_most_work": images_with_most_work(evaluation, a.paired.asset_ids, a.costs),
-        "by_size": by_size(evaluation, a.paired),
-        "near_misses": near_misses(evaluation, a.thresholds.iou_min),
-        "time": time_saved(evaluation.tally, a.costs),
+        "actions": actions(state.tally),
+        "confusions": confusions(state.classes),
+        "per_class": per_class(state.classes),
+        "confidence_sweep": confidence_sweep(state.sweep),
+        "images_with_most_work": images_with_most_work(state, costs),
+        "by_size": by_size(state.sizes),
+        "near_misses": near_misses(state.near_misses, thresholds.iou_min),
+        "time": time_saved(state.tally, costs),
     }
