@@ -15,6 +15,8 @@ import numpy as np
 from handler.boxes import Dataset, FloatArray
 from handler.datasets.builder import Images, ParsedRows, build_dataset
 from handler.datasets.columns import bad_box_rows, float_column
+from handler.datasets.format import Format
+from handler.datasets.jsondoc import LineRecords
 from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
 
@@ -121,3 +123,20 @@ def read_prediction_cache(
     )
     images = Images(gt.dataset.asset_ids, gt.dataset.widths, gt.dataset.heights)
     return build_dataset(source, format_name, rows, images, classes)
+
+
+def _read_document(source: str, entries: Any, reference: Loaded | None) -> Loaded:
+    positions = [f"[{i}]" for i in range(len(entries))]
+    return Loaded(read_prediction_cache(source, entries, positions, reference, "prediction-cache"))
+
+
+def _read_lines(source: str, lines: LineRecords, reference: Loaded | None) -> Loaded:
+    return Loaded(
+        read_prediction_cache(source, lines.records, lines.positions, reference, "prediction-cache-jsonl")
+    )
+
+
+PREDICTION_CACHE = Format("prediction-cache", "json", is_prediction_cache, _read_document)
+PREDICTION_CACHE_JSONL = Format(
+    "prediction-cache-jsonl", "jsonl", lambda lines: is_prediction_cache(lines.records), _read_lines
+)

@@ -20,7 +20,9 @@ from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets.builder import Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, is_typed
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
+from handler.datasets.format import Format
 from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
+from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
 
 # Integer COCO ids below this (or below 8x the number of ids) are looked up in a table.
@@ -287,3 +289,23 @@ def read_coco_results(
     images = Images(reference.asset_ids, reference.widths, reference.heights)
     rows = _rows(_result_chunks(source, document), ids)
     return build_dataset(source, format_name, rows, images, reference.class_names)
+
+
+def _read_instances(source: str, document: Any, _: Loaded | None) -> Loaded:
+    dataset, ids = read_coco_instances(source, document, "coco")
+    return Loaded(dataset, ids, class_order=dataset.class_names)
+
+
+def _read_results(source: str, document: Any, reference: Loaded | None) -> Loaded:
+    dataset = read_coco_results(
+        source,
+        document,
+        "coco-results",
+        reference.dataset if reference else None,
+        reference.coco_ids if reference else None,
+    )
+    return Loaded(dataset)
+
+
+COCO = Format("coco", "json", is_coco_instances, _read_instances)
+COCO_RESULTS = Format("coco-results", "json", is_coco_results, _read_results)

@@ -12,7 +12,9 @@ import numpy as np
 from handler.boxes import Dataset, IntArray
 from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
 from handler.datasets.columns import float_column, number_or_nan
+from handler.datasets.format import Format
 from handler.datasets.jsondoc import LineRecords
+from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
 from handler.resources import schema_validator
 
@@ -140,3 +142,18 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
     heights = float_column([a.get("height") for a in assets])
     images = Images([str(a["asset_id"]) for a in assets], widths, heights)
     return build_dataset(source, format_name, rows, images, class_names)
+
+
+def _read_document(source: str, document: Any, _: Loaded | None) -> Loaded:
+    native = from_json(source, document)
+    return Loaded(read_native(source, native, "native"), class_order=list(native.classes) or None)
+
+
+def _read_lines(source: str, lines: LineRecords, _: Loaded | None) -> Loaded:
+    return Loaded(read_native(source, from_json_lines(lines), "native-jsonl"))
+
+
+NATIVE = Format("native", "json", is_native, _read_document)
+NATIVE_JSONL = Format(
+    "native-jsonl", "jsonl", lambda lines: bool(lines.records) and is_native(lines.records), _read_lines
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from handler.datasets.builder import Images, build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
 from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector, read_sizes
+from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, TextLabels
 from handler.datasets.loaded import Loaded
 from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
@@ -103,7 +105,7 @@ def _stem(basename: str) -> str:
     return basename[: -len(LABEL_SUFFIX)]
 
 
-def read_text_folder(syntax: TextSyntax, folder: Folder, reference: Loaded | None) -> Loaded:
+def read_text_folder(syntax: TextSyntax, _: str, folder: Folder, reference: Loaded | None) -> Loaded:
     classes = _class_space(folder, syntax, reference)
     assets = AssetIndex(folder.name)
     assets.add_images(folder)
@@ -129,3 +131,9 @@ def read_text_folder(syntax: TextSyntax, folder: Folder, reference: Loaded | Non
         folder.name, syntax.name, collector.rows(syntax.normalized), images, classes.names
     )
     return Loaded(dataset, class_order=classes.declared_order)
+
+
+YOLO_FORMAT = Format("yolo", "folder", partial(accepts, YOLO), partial(read_text_folder, YOLO))
+CARTUCHO_FORMAT = Format(
+    "cartucho", "folder", partial(accepts, CARTUCHO), partial(read_text_folder, CARTUCHO)
+)

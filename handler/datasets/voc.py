@@ -19,6 +19,7 @@ from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.datasets.builder import Images, build_dataset
 from handler.datasets.columns import bad_box_rows, box_problem
 from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
+from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
@@ -106,7 +107,7 @@ def _asset_id(image: VocImage, xml_basename: str) -> str:
     return os.path.splitext(xml_basename)[0]
 
 
-def read_voc_folder(folder: Folder, _: Loaded | None = None) -> Loaded:
+def read_voc_folder(_: str, folder: Folder, __: Loaded | None = None) -> Loaded:
     files = folder.with_suffix(XML_SUFFIX)
     if not files:
         raise DatasetError(f"{folder.name}: no .xml files: expected Pascal VOC <{ROOT}> files, one per image")
@@ -131,3 +132,6 @@ def read_voc_folder(folder: Folder, _: Loaded | None = None) -> Loaded:
         collector.add(rows, index, image.rejected, f"{relative} object #")
     images = Images(assets.asset_ids, np.array(widths, dtype=np.float64), np.array(heights, dtype=np.float64))
     return Loaded(build_dataset(folder.name, "voc", collector.rows(normalized=False), images, classes.names))
+
+
+VOC = Format("voc", "folder", looks_like_voc, read_voc_folder)
