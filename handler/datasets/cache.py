@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, FloatArray
-from handler.datasets.columns import bad_box_rows, box_problem, float_column
-from handler.datasets.frames import skip_outside, to_common_frame
+from handler.boxes import Dataset, FloatArray
+from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.datasets.columns import bad_box_rows, float_column
+from handler.datasets.format import Format
+from handler.datasets.jsondoc import LineRecords
 from handler.datasets.loaded import Loaded
-from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
 
 BOXES = "predicted_bounding_boxes"
@@ -104,37 +105,38 @@ def read_prediction_cache(
     corners = [[b.get(k) if isinstance(b, dict) else None for b in flat.boxes] for k in CORNERS]
     xyxy = np.stack([float_column(c) for c in corners], axis=1).reshape(len(flat.boxes), 4)
     confidence = probabilities.max(axis=1, initial=-np.inf)
-    bad = bad_box_rows(xyxy) | ~np.isfinite(confidence)
-    skips = SkipLog(source)
-    for row in np.flatnonzero(bad):
-        problem = (
-            box_problem(xyxy[row].tolist())
-            if bad_box_rows(xyxy[row : row + 1])[0]
-            else (f"expected `{PROBABILITIES}`, a list of numbers")
-        )
-        skips.add(flat.positions[row], problem)
-    good = ~bad
-    boxes = BoxTable.build(
-        xyxy=xyxy[good],
-        class_id=probabilities[good].argmax(axis=1) if good.any() else [],
-        image=np.array(flat.entry, dtype=np.int64)[good],
-        confidence=confidence[good],
-        source_index=np.flatnonzero(good),
+    unscored = ~np.isfinite(confidence) & ~bad_box_rows(xyxy)  # a bad box is named as one
+    rows = ParsedRows(
+        xyxy=xyxy,
+        class_id=np.where(unscored, -1, probabilities.argmax(axis=1))
+        if len(flat.boxes)
+        else np.empty(0, dtype=np.int64),
+        image=np.array(flat.entry, dtype=np.int64),
+        source_index=np.arange(len(flat.boxes)),
+        position=flat.positions.__getitem__,
+        confidence=confidence,
+        has_confidence=np.ones(len(flat.boxes), dtype=bool),
+        normalized=np.ones(len(flat.boxes), dtype=bool),
+        rejected=dict.fromkeys(
+            np.flatnonzero(unscored).tolist(), f"expected `{PROBABILITIES}`, a list of numbers"
+        ),
     )
-    sizes = (gt.dataset.widths, gt.dataset.heights)
-    boxes = skip_outside(boxes, sizes, True, skips, flat.positions.__getitem__)
-    boxes, normalized = to_common_frame(
-        source, boxes, np.ones(len(boxes), dtype=bool), *sizes, gt.dataset.asset_ids
+    images = Images(gt.dataset.asset_ids, gt.dataset.widths, gt.dataset.heights)
+    return build_dataset(source, format_name, rows, images, classes)
+
+
+def _read_document(source: str, entries: Any, reference: Loaded | None) -> Loaded:
+    positions = [f"[{i}]" for i in range(len(entries))]
+    return Loaded(read_prediction_cache(source, entries, positions, reference, "prediction-cache"))
+
+
+def _read_lines(source: str, lines: LineRecords, reference: Loaded | None) -> Loaded:
+    return Loaded(
+        read_prediction_cache(source, lines.records, lines.positions, reference, "prediction-cache-jsonl")
     )
-    return Dataset(
-        source=source,
-        format=format_name,
-        asset_ids=gt.dataset.asset_ids,
-        class_names=classes,
-        boxes=boxes,
-        widths=sizes[0],
-        heights=sizes[1],
-        normalized=normalized,
-        skipped=skips.listed,
-        skipped_count=skips.count,
-    )
+
+
+PREDICTION_CACHE = Format("prediction-cache", "json", is_prediction_cache, _read_document)
+PREDICTION_CACHE_JSONL = Format(
+    "prediction-cache-jsonl", "jsonl", lambda lines: is_prediction_cache(lines.records), _read_lines
+)

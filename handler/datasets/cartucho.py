@@ -35,7 +35,7 @@ def parse_cartucho_line(tokens: list[str]) -> Row | str:
     return Row(
         class_token=" ".join(body[: -len(values)]),
         xyxy=(x_min, y_min, x_max, y_max),
-        confidence=values[0] if has_confidence else 1.0,
+        confidence=values[0] if has_confidence else None,
         difficult=difficult,
     )
 

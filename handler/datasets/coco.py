@@ -16,11 +16,13 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
+from handler.datasets.builder import Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, is_typed
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
+from handler.datasets.format import Format
 from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
-from handler.datasets.skips import SkipLog
+from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
 
 # Integer COCO ids below this (or below 8x the number of ids) are looked up in a table.
@@ -150,14 +152,19 @@ def _crowd(flags: list[Any]) -> BoolArray:
 
 @dataclass(frozen=True)
 class _Chunk:
-    """The boxes of one chunk of entries, and how many crowd regions were left out."""
+    """The rows of one chunk of entries; `rejected` by row of the whole list."""
 
-    boxes: BoxTable
-    crowd: int
+    xyxy: FloatArray
+    class_id: IntArray
+    image: IntArray
+    confidence: FloatArray
+    has_confidence: BoolArray
+    crowd: BoolArray
+    rejected: dict[int, str]
 
 
-def _chunk_boxes(entries: list[Any], offset: int, ids: CocoIds, skips: SkipLog) -> _Chunk:
-    """The boxes of entries `offset`, `offset + 1`, ... against known images and categories."""
+def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
+    """The rows of entries `offset`, `offset + 1`, ... against known images and categories."""
     typed = is_typed(entries)
     image_ids = _field(entries, typed, "image_id")
     category_ids = _field(entries, typed, "category_id")
@@ -166,42 +173,57 @@ def _chunk_boxes(entries: list[Any], offset: int, ids: CocoIds, skips: SkipLog) 
     class_id = ids.category_index.lookup(category_ids)
     xywh = _xywh(bboxes, typed)
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    scores = _field(entries, typed, "score", 1.0)
-    confidence = np.fromiter(scores, np.float64, len(scores)) if typed else float_column(scores)
-    crowd = _crowd(_field(entries, typed, "iscrowd", 0))
-
-    def skip(rows: BoolArray, problem: Callable[[int], str]) -> None:
-        for row in np.flatnonzero(rows):
-            skips.add(f"annotations[{offset + row}]", problem(int(row)))
-
-    bad = bad_box_rows(xyxy)
-    good = ~bad
-    skip(bad, lambda row: _bbox_problem(bboxes[row]))
-    skip(good & (image < 0), lambda row: f"image_id {image_ids[row]!r} is not in the images")
-    good &= image >= 0
-    skip(good & (class_id < 0), lambda row: f"category_id {category_ids[row]!r} is not in the categories")
-    good &= class_id >= 0
-    skip(good & np.isnan(confidence), lambda _: "score is not a number")
-    good &= ~np.isnan(confidence)
-    keep = good & ~crowd
-    table = BoxTable.build(
-        xyxy=xyxy[keep],
-        class_id=class_id[keep],
-        image=image[keep],
-        confidence=confidence[keep],
-        source_index=offset + np.flatnonzero(keep),
+    scores = _field(entries, typed, "score", math.nan)
+    if typed:  # a typed score is a number, NaN only where the entry has none
+        confidence = np.fromiter(scores, np.float64, len(scores))
+        has_confidence = ~np.isnan(confidence)
+    else:
+        confidence = float_column(scores)
+        has_confidence = np.array(["score" in entry for entry in entries], dtype=bool)
+    # COCO's own words for what its entries get wrong, first problem first.
+    problems: list[tuple[BoolArray, Callable[[int], str]]] = [
+        (bad_box_rows(xyxy), lambda row: _bbox_problem(bboxes[row])),
+        (image < 0, lambda row: f"image_id {image_ids[row]!r} is not in the images"),
+        (class_id < 0, lambda row: f"category_id {category_ids[row]!r} is not in the categories"),
+        (has_confidence & np.isnan(confidence), lambda _: "score is not a number"),
+    ]
+    rejected: dict[int, str] = {}
+    for rows, problem in problems:
+        for row in np.flatnonzero(rows).tolist():
+            rejected.setdefault(offset + row, problem(row))
+    return _Chunk(
+        xyxy,
+        class_id,
+        image,
+        confidence,
+        has_confidence,
+        _crowd(_field(entries, typed, "iscrowd", 0)),
+        rejected,
     )
-    return _Chunk(table, int(np.count_nonzero(good & crowd)))
 
 
-def _boxes(chunks: Iterable[list[Any]], ids: CocoIds, skips: SkipLog) -> _Chunk:
-    """The boxes of COCO annotations or results given in chunks, in order."""
+def _rows(chunks: Iterable[list[Any]], ids: CocoIds) -> ParsedRows:
+    """The rows of COCO annotations or results given in chunks, in order."""
     parts, offset = [], 0
     with gc_paused():
         for entries in chunks:
-            parts.append(_chunk_boxes(entries, offset, ids, skips))
+            parts.append(_chunk_rows(entries, offset, ids))
             offset += len(entries)
-    return _Chunk(BoxTable.concatenate([p.boxes for p in parts]), sum(p.crowd for p in parts))
+
+    def column(name: str, empty: Any) -> Any:
+        return np.concatenate([getattr(p, name) for p in parts]) if parts else empty
+
+    return ParsedRows(
+        xyxy=column("xyxy", np.empty((0, 4))),
+        class_id=column("class_id", np.empty(0, dtype=np.int64)),
+        image=column("image", np.empty(0, dtype=np.int64)),
+        source_index=np.arange(offset),
+        position=lambda row: f"annotations[{row}]",
+        confidence=column("confidence", np.empty(0)),
+        has_confidence=column("has_confidence", np.empty(0, dtype=bool)),
+        crowd=column("crowd", np.empty(0, dtype=bool)),
+        rejected={row: why for p in parts for row, why in p.rejected.items()},
+    )
 
 
 def _images_and_categories(
@@ -224,21 +246,13 @@ def read_coco_instances(source: str, document: dict[str, Any], format_name: str)
     if not (isinstance(annotations, list) and is_typed(annotations)):
         annotations = _list_field(source, document, "annotations")
     ids = CocoIds([str(i["id"]) for i in images], [str(c["id"]) for c in categories])
-    skips = SkipLog(source)
-    read = _boxes(row_chunks(annotations), ids, skips)
-    dataset = Dataset(
-        source=source,
-        format=format_name,
-        asset_ids=[str(i.get("file_name") or i["id"]) for i in images],
-        class_names=[c["name"] for c in categories],
-        boxes=read.boxes,
-        widths=_sizes(images, "width"),
-        heights=_sizes(images, "height"),
-        skipped=skips.listed,
-        skipped_count=skips.count,
-        crowd_excluded=read.crowd,
+    assets = Images(
+        [str(i.get("file_name") or i["id"]) for i in images],
+        _sizes(images, "width"),
+        _sizes(images, "height"),
     )
-    return dataset, ids
+    rows = _rows(row_chunks(annotations), ids)
+    return build_dataset(source, format_name, rows, assets, [c["name"] for c in categories]), ids
 
 
 def _sizes(images: list[dict[str, Any]], key: str) -> Any:
@@ -272,16 +286,26 @@ def read_coco_results(
             f"{source}: a COCO results list names images and categories by COCO id: "
             "expected a COCO instances file as the ground truth"
         )
-    skips = SkipLog(source)
-    boxes = _boxes(_result_chunks(source, document), ids, skips).boxes
-    return Dataset(
-        source=source,
-        format=format_name,
-        asset_ids=reference.asset_ids,
-        class_names=reference.class_names,
-        boxes=boxes,
-        widths=reference.widths,
-        heights=reference.heights,
-        skipped=skips.listed,
-        skipped_count=skips.count,
+    images = Images(reference.asset_ids, reference.widths, reference.heights)
+    rows = _rows(_result_chunks(source, document), ids)
+    return build_dataset(source, format_name, rows, images, reference.class_names)
+
+
+def _read_instances(source: str, document: Any, _: Loaded | None) -> Loaded:
+    dataset, ids = read_coco_instances(source, document, "coco")
+    return Loaded(dataset, ids, class_order=dataset.class_names)
+
+
+def _read_results(source: str, document: Any, reference: Loaded | None) -> Loaded:
+    dataset = read_coco_results(
+        source,
+        document,
+        "coco-results",
+        reference.dataset if reference else None,
+        reference.coco_ids if reference else None,
     )
+    return Loaded(dataset)
+
+
+COCO = Format("coco", "json", is_coco_instances, _read_instances)
+COCO_RESULTS = Format("coco-results", "json", is_coco_results, _read_results)

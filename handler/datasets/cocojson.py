@@ -7,6 +7,7 @@ is left to the plain JSON parser, whose values the COCO reader checks one by one
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final
 
 import msgspec
@@ -19,7 +20,7 @@ class Entry(msgspec.Struct, gc=False):
     image_id: int | str
     category_id: int | str
     bbox: list[float]
-    score: float = 1.0
+    score: float = math.nan  # no score: the builder's default applies
     iscrowd: Any = 0
 
 

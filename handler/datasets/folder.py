@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import orjson
 
-from handler.boxes import BoxTable, FloatArray, IntArray
-from handler.datasets.frames import skip_outside
+from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.datasets.builder import ParsedRows
 from handler.datasets.pairing import IMAGE_EXTENSIONS, asset_key
-from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
 from handler.storage import Source
 
@@ -136,26 +136,86 @@ class AssetIndex:
             self.add(image.basename, folder.relative(image), "image")
 
 
-class BoxCollector:
-    """The boxes of a folder's files gathered into one table, each remembering where it was written."""
+@dataclass(frozen=True)
+class FileRows:
+    """The boxes one file wrote, `number[k]` naming box k's line (or object) in the file."""
 
-    def __init__(self, where: str) -> None:
-        self.skips = SkipLog(where)
-        self._tables: list[BoxTable] = []
-        self._positions: list[str] = []  # by source_index
+    xyxy: FloatArray
+    class_id: IntArray
+    confidence: FloatArray  # NaN where the file wrote none
+    difficult: BoolArray
+    number: IntArray
 
-    def add(self, boxes: BoxTable, numbers: IntArray, rejected: list[tuple[int, str]], prefix: str) -> None:
-        """One file's boxes with their line (or object) `numbers`, and its rejected (number, why);
-        number n is shown as `{prefix}{n}`, e.g. `a.txt line 3`."""
-        for number, problem in rejected:
-            self.skips.add(f"{prefix}{number}", problem)
-        self._tables.append(boxes.with_columns(source_index=len(self._positions) + np.arange(len(boxes))))
-        self._positions.extend(f"{prefix}{n}" for n in numbers.tolist())
 
-    def table(self, sizes: tuple[FloatArray, FloatArray], normalized: bool) -> BoxTable:
-        """Every box, less those outside their image (skipped and counted)."""
-        boxes = BoxTable.concatenate(self._tables)
-        return skip_outside(boxes, sizes, normalized, self.skips, self._positions.__getitem__)
+class RowCollector:
+    """The rows of a folder's files in file order, each remembering where it was written.
+
+    A file's boxes and the lines (or objects) it could not read are rows in the order of their
+    numbers, so that skips are listed as they appear in the file.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[FileRows] = []
+        self._images: list[IntArray] = []
+        self._files: list[IntArray] = []
+        self._prefixes: list[str] = []
+        self._rejected: dict[int, str] = {}
+        self._rows = 0
+
+    def add(self, rows: FileRows, image: int, rejected: list[tuple[int, str]], prefix: str) -> None:
+        """One file's rows on `image` and its rejected (number, why); number n is shown as
+        `{prefix}{n}`, e.g. `a.txt line 3`."""
+        if rejected:
+            rows = _with_rejected(rows, [number for number, _ in rejected])
+            order = np.argsort(rows.number, kind="stable")
+            rows = FileRows(*(getattr(rows, f)[order] for f in FileRows.__dataclass_fields__))
+            placed = np.argsort(order)[-len(rejected) :]  # where each rejected row went
+            for row, (_, why) in zip(placed.tolist(), rejected, strict=True):
+                self._rejected[self._rows + row] = why
+        self._parts.append(rows)
+        self._images.append(np.full(len(rows.number), image, dtype=np.int64))
+        self._files.append(np.full(len(rows.number), len(self._prefixes), dtype=np.int64))
+        self._prefixes.append(prefix)
+        self._rows += len(rows.number)
+
+    def rows(self, normalized: bool) -> ParsedRows:
+        def column(name: str, empty: Any) -> Any:
+            return np.concatenate([getattr(p, name) for p in self._parts]) if self._parts else empty
+
+        files = column_of(self._files)
+        number = column("number", np.empty(0, dtype=np.int64))
+        good = np.ones(len(number), dtype=bool)
+        good[list(self._rejected)] = False
+        source_index = np.full(len(number), -1, dtype=np.int64)
+        source_index[good] = np.arange(np.count_nonzero(good))
+        prefixes = self._prefixes
+        return ParsedRows(
+            xyxy=column("xyxy", np.empty((0, 4))),
+            class_id=column("class_id", np.empty(0, dtype=np.int64)),
+            image=column_of(self._images),
+            source_index=source_index,
+            position=lambda row: f"{prefixes[files[row]]}{number[row]}",
+            confidence=column("confidence", np.empty(0)),
+            normalized=np.full(len(number), normalized),
+            difficult=column("difficult", np.empty(0, dtype=bool)),
+            rejected=self._rejected,
+        )
+
+
+def column_of(parts: list[IntArray]) -> IntArray:
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def _with_rejected(rows: FileRows, numbers: list[int]) -> FileRows:
+    """`rows` followed by a placeholder row for each rejected number."""
+    n = len(numbers)
+    return FileRows(
+        xyxy=np.concatenate([rows.xyxy, np.full((n, 4), np.nan)]),
+        class_id=np.concatenate([rows.class_id, np.full(n, -1, dtype=np.int64)]),
+        confidence=np.concatenate([rows.confidence, np.full(n, np.nan)]),
+        difficult=np.concatenate([rows.difficult, np.zeros(n, dtype=bool)]),
+        number=np.concatenate([rows.number, np.array(numbers, dtype=np.int64)]),
+    )
 
 
 def read_sizes(folder: Folder, asset_ids: list[str]) -> tuple[FloatArray, FloatArray]:

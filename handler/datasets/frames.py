@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray
-from handler.datasets.skips import SkipLog
 from handler.errors import DatasetError
 
 
@@ -63,33 +60,19 @@ def to_common_frame(
     raise missing_size_error(source, asset_ids[unsized])
 
 
-def outside_image(boxes: BoxTable, widths: FloatArray, heights: FloatArray, normalized: bool) -> BoolArray:
-    """Boxes that do not overlap their image at all (a 1 by 1 image when normalised).
+def outside_image(
+    xyxy: FloatArray, widths: FloatArray, heights: FloatArray, normalized: BoolArray
+) -> BoolArray:
+    """Rows whose box does not overlap its image at all (a 1 by 1 image where normalised);
+    `widths`/`heights` are each row's image size, NaN where unknown.
 
     Only these are defects: a box that sticks out of its image is kept as it is, because it
     can be clipped only where the size is known, and the same boxes must score the same in
     every format. Where the size is unknown nothing is outside.
     """
-    width = np.ones(len(boxes)) if normalized else widths[boxes.image]
-    height = np.ones(len(boxes)) if normalized else heights[boxes.image]
-    x_min, y_min, x_max, y_max = boxes.xyxy.T
-    outside: BoolArray = (x_min >= width) | (y_min >= height) | (x_max <= 0) | (y_max <= 0)
+    width = np.where(normalized, 1.0, widths)
+    height = np.where(normalized, 1.0, heights)
+    x_min, y_min, x_max, y_max = xyxy.T
+    with np.errstate(invalid="ignore"):
+        outside: BoolArray = (x_min >= width) | (y_min >= height) | (x_max <= 0) | (y_max <= 0)
     return outside
-
-
-def skip_outside(
-    boxes: BoxTable,
-    sizes: tuple[FloatArray, FloatArray],
-    normalized: bool,
-    skips: SkipLog,
-    position: Callable[[int], str],
-) -> BoxTable:
-    """Drop the boxes outside their image, each counted and listed at `position(source_index)`."""
-    widths, heights = sizes
-    outside = outside_image(boxes, widths, heights, normalized)
-    for row in np.flatnonzero(outside):
-        i = boxes.image[row]
-        frame = "the 0-1 normalised image" if normalized else f"its {widths[i]:g}x{heights[i]:g} image"
-        box = ", ".join(f"{v:g}" for v in boxes.xyxy[row])
-        skips.add(position(int(boxes.source_index[row])), f"box [{box}] lies entirely outside {frame}")
-    return boxes[~outside]

@@ -25,7 +25,7 @@ class Row:
 
     class_token: str
     xyxy: Box
-    confidence: float = 1.0
+    confidence: float | None = None  # None: the line wrote none
     difficult: bool = False
 
 
@@ -36,8 +36,8 @@ LineParser = Callable[[list[str]], Row | str]
 class TextLabels:
     """The boxes of one label file as parallel columns, before class names are resolved.
 
-    `line` is each box's 1-based line number; `rejected` lists the lines that are not a
-    box, as (line number, why), for the skip log.
+    `confidence` is NaN where a line wrote none; `line` is each box's 1-based line number;
+    `rejected` lists the lines that are not a box, as (line number, why), for the skip log.
     """
 
     xyxy: FloatArray
@@ -85,9 +85,12 @@ def parse_lines(text: str, parse_line: LineParser) -> TextLabels:
             rows.append(parsed)
             lines.append(line_number)
     xyxy = np.array([r.xyxy for r in rows], dtype=np.float64).reshape(len(rows), 4)
-    confidence = np.array([r.confidence for r in rows], dtype=np.float64)
+    confidence = np.array(
+        [math.nan if r.confidence is None else r.confidence for r in rows], dtype=np.float64
+    )
+    written = np.array([r.confidence is not None for r in rows], dtype=bool)
     # Parsed numbers may still not make a box (NaN, x_max < x_min): those lines are rejected too.
-    bad = bad_box_rows(xyxy) | ~np.isfinite(confidence)
+    bad = bad_box_rows(xyxy) | (written & ~np.isfinite(confidence))
     for row in np.flatnonzero(bad):
         why = (
             box_problem(xyxy[row].tolist())

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from handler.boxes import Dataset
-from handler.datasets.coco import CocoIds
+
+if TYPE_CHECKING:  # coco.py reads into a Loaded
+    from handler.datasets.coco import CocoIds
 
 
 @dataclass(frozen=True)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset
-from handler.datasets.columns import bad_box_rows, box_problem, float_column, number_or_nan
-from handler.datasets.frames import to_common_frame
+from handler.boxes import Dataset, IntArray
+from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
+from handler.datasets.columns import float_column, number_or_nan
+from handler.datasets.format import Format
 from handler.datasets.jsondoc import LineRecords
-from handler.datasets.skips import SkipLog
+from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
 from handler.resources import schema_validator
 
@@ -63,8 +65,8 @@ def _check_document(source: str, document: NativeDocument) -> None:
             raise DatasetError(f"{source}: {position}{where}: {error.message}")
 
 
-def _confidence(annotation: dict[str, Any]) -> float:
-    """SPEC §3: `confidence`, else a numeric `confidence-model` tag, else fully confident."""
+def _confidence(annotation: dict[str, Any]) -> float | None:
+    """SPEC §3: `confidence` (NaN if not a number), else a numeric `confidence-model` tag, else None."""
     if "confidence" in annotation:
         return number_or_nan(annotation["confidence"])
     tags = annotation.get("tags")
@@ -78,7 +80,27 @@ def _confidence(annotation: dict[str, Any]) -> float:
     else:
         value = None
     tagged = number_or_nan(value)
-    return 1.0 if np.isnan(tagged) else tagged
+    return None if np.isnan(tagged) else tagged
+
+
+def _class_ids(labels: list[Any], declared: list[str]) -> tuple[IntArray, list[str]]:
+    """Each label's class (-1 where the label breaks the schema), declared classes first."""
+    class_names = list(declared)
+    known = {name: index for index, name in enumerate(class_names)}
+    ids = np.full(len(labels), -1, dtype=np.int64)
+    for row, label in enumerate(labels):
+        if isinstance(label, str) and len(label) >= LABEL_MIN_LENGTH:
+            index = known.get(label)
+            if index is None:
+                index = known[label] = len(class_names)
+                class_names.append(label)
+            ids[row] = index
+    return ids, class_names
+
+
+def _schema_problem(annotation: Any) -> str | None:
+    error = jsonschema.exceptions.best_match(schema_validator(SCHEMA, "annotation").iter_errors(annotation))
+    return None if error is None else str(error.message)
 
 
 def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
@@ -95,56 +117,43 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
         ],
         axis=1,
     ).reshape(len(anns), 4)
-    labels = [a.get("label") if isinstance(a, dict) else None for a in anns]
-    confidence = np.array([_confidence(a) if isinstance(a, dict) else np.nan for a in anns])
-    normalized = np.array(
-        [bool(a.get("normalized", document.normalized)) if isinstance(a, dict) else False for a in anns],
-        dtype=bool,
+    confidences = [_confidence(a) if isinstance(a, dict) else math.nan for a in anns]
+    class_id, class_names = _class_ids(
+        [a.get("label") if isinstance(a, dict) else None for a in anns], document.classes
     )
-    bad = (
-        bad_box_rows(xyxy)
-        | np.isnan(confidence)
-        | np.array([not isinstance(x, str) or not x for x in labels], dtype=bool)
-    )
-    skips = SkipLog(source)
-    annotation_validator = schema_validator(SCHEMA, "annotation")
-    for row in np.flatnonzero(bad):
-        i, j, annotation = annotations[row]
-        error = jsonschema.exceptions.best_match(annotation_validator.iter_errors(annotation))
-        problem = error.message if error is not None else box_problem(xyxy[row].tolist())
-        skips.add(f"{document.positions[i]}.annotations[{j}]", problem)
-    good = ~bad
-    class_names = list(document.classes)
-    known = {name: index for index, name in enumerate(class_names)}
-    for label in labels:
-        if isinstance(label, str) and label and label not in known:
-            known[label] = len(class_names)
-            class_names.append(label)
-    class_id = np.array(
-        [known.get(label, -1) if isinstance(label, str) else -1 for label in labels], dtype=np.int64
-    )
-    boxes = BoxTable.build(
+    rows = ParsedRows(
         xyxy=xyxy,
         class_id=class_id,
         image=np.array([i for i, _, _ in annotations], dtype=np.int64),
-        confidence=confidence,
         source_index=np.arange(len(anns)),
-        difficult=[bool(a.get("difficult", False)) if isinstance(a, dict) else False for a in anns],
+        position=lambda row: f"{document.positions[annotations[row][0]]}.annotations[{annotations[row][1]}]",
+        confidence=float_column(confidences),
+        has_confidence=np.array([c is not None for c in confidences], dtype=bool),
+        normalized=np.array(
+            [bool(a.get("normalized", document.normalized)) if isinstance(a, dict) else False for a in anns],
+            dtype=bool,
+        ),
+        difficult=np.array(
+            [bool(a.get("difficult", False)) if isinstance(a, dict) else False for a in anns], dtype=bool
+        ),
+        explain=lambda row: _schema_problem(anns[row]),
     )
     widths = float_column([a.get("width") for a in assets])
     heights = float_column([a.get("height") for a in assets])
-    boxes, frame_normalized = to_common_frame(
-        source, boxes[good], normalized[good], widths, heights, [str(a["asset_id"]) for a in assets]
-    )
-    return Dataset(
-        source=source,
-        format=format_name,
-        asset_ids=[str(a["asset_id"]) for a in assets],
-        class_names=class_names,
-        boxes=boxes,
-        widths=widths,
-        heights=heights,
-        normalized=frame_normalized,
-        skipped=skips.listed,
-        skipped_count=skips.count,
-    )
+    images = Images([str(a["asset_id"]) for a in assets], widths, heights)
+    return build_dataset(source, format_name, rows, images, class_names)
+
+
+def _read_document(source: str, document: Any, _: Loaded | None) -> Loaded:
+    native = from_json(source, document)
+    return Loaded(read_native(source, native, "native"), class_order=list(native.classes) or None)
+
+
+def _read_lines(source: str, lines: LineRecords, _: Loaded | None) -> Loaded:
+    return Loaded(read_native(source, from_json_lines(lines), "native-jsonl"))
+
+
+NATIVE = Format("native", "json", is_native, _read_document)
+NATIVE_JSONL = Format(
+    "native-jsonl", "jsonl", lambda lines: bool(lines.records) and is_native(lines.records), _read_lines
+)

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, IntArray
+from handler.boxes import IntArray
+from handler.datasets.builder import Images, build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
-from handler.datasets.folder import AssetIndex, BoxCollector, Folder, read_sizes
-from handler.datasets.frames import to_common_frame
+from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector, read_sizes
+from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, TextLabels
 from handler.datasets.loaded import Loaded
 from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
@@ -103,11 +105,11 @@ def _stem(basename: str) -> str:
     return basename[: -len(LABEL_SUFFIX)]
 
 
-def read_text_folder(syntax: TextSyntax, folder: Folder, reference: Loaded | None) -> Loaded:
+def read_text_folder(syntax: TextSyntax, _: str, folder: Folder, reference: Loaded | None) -> Loaded:
     classes = _class_space(folder, syntax, reference)
     assets = AssetIndex(folder.name)
     assets.add_images(folder)
-    collector = BoxCollector(folder.name)
+    collector = RowCollector()
     files = label_files(folder, syntax)
     if not files and not assets.asset_ids:
         raise DatasetError(f"{folder.name}: no {syntax.name} label files: {syntax.expected} in .txt files")
@@ -115,29 +117,23 @@ def read_text_folder(syntax: TextSyntax, folder: Folder, reference: Loaded | Non
         relative = folder.relative(file)
         image = assets.add(_stem(file.basename), relative, "label")
         labels = syntax.parse(folder.text(file))
-        boxes = BoxTable.build(
+        rows = FileRows(
             xyxy=labels.xyxy,
             class_id=_class_ids(file, labels, classes),
-            image=np.full(len(labels), image),
             confidence=labels.confidence,
             difficult=labels.difficult,
+            number=labels.line,
         )
-        collector.add(boxes, labels.line, labels.rejected, f"{relative} line ")
-    sizes = read_sizes(folder, assets.asset_ids)
-    boxes = collector.table(sizes, syntax.normalized)
-    boxes, normalized = to_common_frame(
-        folder.name, boxes, np.full(len(boxes), syntax.normalized), *sizes, assets.asset_ids
-    )
-    dataset = Dataset(
-        source=folder.name,
-        format=syntax.name,
-        asset_ids=assets.asset_ids,
-        class_names=classes.names,
-        boxes=boxes,
-        widths=sizes[0],
-        heights=sizes[1],
-        normalized=normalized,
-        skipped=collector.skips.listed,
-        skipped_count=collector.skips.count,
+        collector.add(rows, image, labels.rejected, f"{relative} line ")
+    widths, heights = read_sizes(folder, assets.asset_ids)
+    images = Images(assets.asset_ids, widths, heights)
+    dataset = build_dataset(
+        folder.name, syntax.name, collector.rows(syntax.normalized), images, classes.names
     )
     return Loaded(dataset, class_order=classes.declared_order)
+
+
+YOLO_FORMAT = Format("yolo", "folder", partial(accepts, YOLO), partial(read_text_folder, YOLO))
+CARTUCHO_FORMAT = Format(
+    "cartucho", "folder", partial(accepts, CARTUCHO), partial(read_text_folder, CARTUCHO)
+)

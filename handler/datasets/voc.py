@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.datasets.builder import Images, build_dataset
 from handler.datasets.columns import bad_box_rows, box_problem
-from handler.datasets.folder import AssetIndex, BoxCollector, Folder
+from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
+from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
@@ -105,14 +107,14 @@ def _asset_id(image: VocImage, xml_basename: str) -> str:
     return os.path.splitext(xml_basename)[0]
 
 
-def read_voc_folder(folder: Folder, _: Loaded | None = None) -> Loaded:
+def read_voc_folder(_: str, folder: Folder, __: Loaded | None = None) -> Loaded:
     files = folder.with_suffix(XML_SUFFIX)
     if not files:
         raise DatasetError(f"{folder.name}: no .xml files: expected Pascal VOC <{ROOT}> files, one per image")
     folder.prefetch(files)
     assets = AssetIndex(folder.name)
     classes = ClassSpace(None, "", ids_only=False)
-    collector = BoxCollector(folder.name)
+    collector = RowCollector()
     widths, heights = [], []
     for file in files:
         relative = folder.relative(file)
@@ -120,24 +122,16 @@ def read_voc_folder(folder: Folder, _: Loaded | None = None) -> Loaded:
         index = assets.add(_asset_id(image, file.basename), relative, "label")
         widths.append(image.width)
         heights.append(image.height)
-        boxes = BoxTable.build(
+        rows = FileRows(
             xyxy=image.xyxy,
-            class_id=[classes.index(name) for name in image.names],
-            image=np.full(len(image.names), index),
+            class_id=np.array([classes.index(name) for name in image.names], dtype=np.int64),
+            confidence=np.full(len(image.names), np.nan),  # VOC carries no confidence
             difficult=image.difficult,
+            number=image.object_number,
         )
-        collector.add(boxes, image.object_number, image.rejected, f"{relative} object #")
-    sizes = (np.array(widths, dtype=np.float64), np.array(heights, dtype=np.float64))
-    boxes = collector.table(sizes, normalized=False)
-    dataset = Dataset(
-        source=folder.name,
-        format="voc",
-        asset_ids=assets.asset_ids,
-        class_names=classes.names,
-        boxes=boxes,
-        widths=sizes[0],
-        heights=sizes[1],
-        skipped=collector.skips.listed,
-        skipped_count=collector.skips.count,
-    )
-    return Loaded(dataset)
+        collector.add(rows, index, image.rejected, f"{relative} object #")
+    images = Images(assets.asset_ids, np.array(widths, dtype=np.float64), np.array(heights, dtype=np.float64))
+    return Loaded(build_dataset(folder.name, "voc", collector.rows(normalized=False), images, classes.names))
+
+
+VOC = Format("voc", "folder", looks_like_voc, read_voc_folder)

@@ -38,7 +38,7 @@ def parse_yolo_line(tokens: list[str]) -> Row | str:
     return Row(
         class_token=str(int(values[0])),
         xyxy=(x_center - width / 2, y_center - height / 2, x_center + width / 2, y_center + height / 2),
-        confidence=values[5] if len(values) == 6 else 1.0,
+        confidence=values[5] if len(values) == 6 else None,
     )
 
 
@@ -51,7 +51,7 @@ def _parse_uniform(text: str) -> TextLabels | None:
     values = np.array(text.split(), dtype=np.float64).reshape(-1, width)
     half = values[:, 3:5] / 2
     xyxy = np.concatenate([values[:, 1:3] - half, values[:, 1:3] + half], axis=1)
-    confidence = values[:, 5] if width == 6 else np.ones(len(values))
+    confidence = values[:, 5] if width == 6 else np.full(len(values), np.nan)
     if bad_box_rows(xyxy).any():
         return None
     return TextLabels(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -81,8 +81,10 @@ class _Columns:
 
     @classmethod
     def of(cls, table: BoxTable, rows: IntArray) -> _Columns:
-        x0, y0, x1, y1 = (table.xyxy[:, k][rows] for k in range(4))
-        return cls(rows, x0, y0, x1, y1, box_area(table.xyxy)[rows])
+        # Whole rows gathered at once, then made contiguous columns (the pairs gather from them).
+        xyxy = np.take(table.xyxy, rows, axis=0)
+        x0, y0, x1, y1 = np.ascontiguousarray(xyxy.T)
+        return cls(rows, x0, y0, x1, y1, box_area(xyxy))
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,8 @@ def _prunable(gt: BoxTable, pred: BoxTable, iou_floor: float) -> bool:
     """Whether the pruning bounds hold: a floor > 0, and finite boxes with x_max ≥ x_min, y_max ≥ y_min."""
 
     def upright(table: BoxTable) -> bool:
-        xyxy = table.xyxy
-        return bool(np.isfinite(xyxy).all() and (xyxy[:, 2:] >= xyxy[:, :2]).all())
+        x0, y0, x1, y1 = table.xyxy.T  # column by column: strided (N, 2) halves compare slowly
+        return bool(np.isfinite(table.xyxy).all() and (x1 >= x0).all() and (y1 >= y0).all())
 
     return bool(iou_floor > 0 and len(gt) and len(pred)) and upright(gt) and upright(pred)
 
@@ -129,7 +131,7 @@ def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) ->
     if n_images * span > MAX_KEY:
         return None
     key = pred.image * span + (pred_x0 - low)  # increases with (image, x_min)
-    order = np.argsort(key)
+    order = np.argsort(key, kind="stable")  # timsort uses runs: files usually group by image
     key = key[order]
     t = iou_floor * (1 - FLOOR_SLACK)
     gt_x0, gt_x1 = gt.xyxy[:, 0], gt.xyxy[:, 2]
@@ -242,11 +244,9 @@ def candidate_pairs(
     return CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
 
 
-def _first_per_key(keys: IntArray, positions: IntArray, n_keys: int) -> IntArray:
-    """For each key, the smallest position among `positions` carrying it (int64 max if none)."""
-    first = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, keys, positions)
-    return first
+def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
+    """int32 when it holds every position and a mark above them: half the memory traffic."""
+    return np.int32 if n_pairs < np.iinfo(np.int32).max else np.int64
 
 
 def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
@@ -256,24 +256,39 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
     that is the best remaining pair of both its prediction and its GT box can never be
     pre-empted, so every such pair is accepted at once. Pairs already in the greedy order
     (as `candidate_pairs` returns them, or any subset of them) are not sorted again.
+
+    A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
+    and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
     """
     if not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
-    gt, pred, iou = pairs.gt, pairs.pred, pairs.iou
     gt_match = np.full(n_gt, -1, dtype=np.int64)
     pred_match = np.full(n_pred, -1, dtype=np.int64)
     pred_iou = np.full(n_pred, np.nan)
-    alive = np.arange(len(iou), dtype=np.int64)  # positions in the order, still free
+    # Matched yet: one byte per box, so the lookups of every round stay in cache.
+    gt_taken, pred_taken = np.zeros(n_gt, dtype=bool), np.zeros(n_pred, dtype=bool)
+    position = _position_type(len(pairs))
+    no_pair = np.iinfo(position).max
+    # first_for_x[box]: the earliest alive position among the box's pairs, in this round.
+    first_for_gt = np.full(n_gt, no_pair, dtype=position)
+    first_for_pred = np.full(n_pred, no_pair, dtype=position)
+    alive = np.arange(len(pairs), dtype=position)  # positions in the order, still free
+    alive_gt, alive_pred, alive_iou = pairs.gt, pairs.pred, pairs.iou
     while alive.size:
         # Accept every pair that is first in the order for its prediction and its GT.
-        alive_gt, alive_pred = gt[alive], pred[alive]
-        best_for_pred = _first_per_key(alive_pred, alive, n_pred)
-        best_for_gt = _first_per_key(alive_gt, alive, n_gt)
-        won = alive[(best_for_pred[alive_pred] == alive) & (best_for_gt[alive_gt] == alive)]
-        gt_match[gt[won]] = pred[won]
-        pred_match[pred[won]] = gt[won]
-        pred_iou[pred[won]] = iou[won]
+        np.minimum.at(first_for_gt, alive_gt, alive)
+        np.minimum.at(first_for_pred, alive_pred, alive)
+        won = (first_for_gt[alive_gt] == alive) & (first_for_pred[alive_pred] == alive)
+        won_gt, won_pred = alive_gt[won], alive_pred[won]
+        gt_match[won_gt], gt_taken[won_gt] = won_pred, True
+        pred_match[won_pred], pred_taken[won_pred] = won_gt, True
+        pred_iou[won_pred] = alive_iou[won]
         # Drop every pair that touches a box matched in this round.
-        alive = alive[(gt_match[alive_gt] < 0) & (pred_match[alive_pred] < 0)]
+        free = ~(gt_taken[alive_gt] | pred_taken[alive_pred])
+        alive, alive_gt, alive_pred = alive[free], alive_gt[free], alive_pred[free]
+        alive_iou = alive_iou[free]
+        # Only the boxes of the pairs left are read again: clear just their entries.
+        first_for_gt[alive_gt] = no_pair
+        first_for_pred[alive_pred] = no_pair
     return MatchResult(gt_match, pred_match, pred_iou)

@@ -296,7 +296,6 @@ def cache_file(*first_boxes: tuple[str, list[float]]) -> dict[str, str | bytes]:
     return {"pred.json": json.dumps([cache_entry(*first_boxes), cache_entry()])}
 
 
-
 def read_as_predictions(tmp_path: Path, files: Mapping[str, str | bytes]) -> Loaded:
     """Read `files` against NATIVE_GT: the one file `pred.json`, else the folder `pred` of them."""
     gt = load(write_tree(tmp_path / "gt", {"gt.json": json.dumps(NATIVE_GT)}) / "gt.json")

@@ -29,7 +29,6 @@ NATIVE_GT = {
 }
 
 
-
 def load(path: Path, reference: Loaded | None = None, fmt: str | None = None) -> Loaded:
     return load_dataset(LocalSource(path), fmt, reference)
 

@@ -1,0 +1,237 @@
+"""Every format ends in the one dataset builder, so every rule holds for every format alike.
+
+Each writer puts boxes on one 100x100 image `a.jpg` as its format writes them; a box is
+pixel `[x_min, y_min, x_max, y_max]` (None: a value that is not a number) and a confidence
+(None: not written).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers.builders import write_json, write_jsonl, write_tree
+
+from handler.datasets import Loaded, format_names, load_dataset, reading
+from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.datasets.format import Format
+from handler.storage.local import LocalSource
+
+Corners = tuple[float | None, float | None, float | None, float | None]
+Box = tuple[Corners, float | None]
+Writer = Callable[[Path, list[Box]], Loaded]
+SIZE = 100
+GOOD: Box = ((10, 10, 50, 50), 0.9)
+
+
+def _load(path: Path, reference: Loaded | None = None) -> Loaded:
+    return load_dataset(LocalSource(path), None, reference)
+
+
+def _native_annotation(box: Box) -> dict[str, Any]:
+    (x0, y0, x1, y1), confidence = box
+    annotation: dict[str, Any] = {"label": "car", "x_min": x0, "y_min": y0, "x_max": x1, "y_max": y1}
+    return annotation if confidence is None else {**annotation, "confidence": confidence}
+
+
+def _native_asset(boxes: list[Box]) -> dict[str, Any]:
+    return {
+        "asset_id": "a.jpg",
+        "width": SIZE,
+        "height": SIZE,
+        "annotations": [_native_annotation(b) for b in boxes],
+    }
+
+
+def native(tmp: Path, boxes: list[Box]) -> Loaded:
+    return _load(write_json(tmp / "pred.json", {"assets": [_native_asset(boxes)]}))
+
+
+def native_jsonl(tmp: Path, boxes: list[Box]) -> Loaded:
+    return _load(write_jsonl(tmp / "pred.jsonl", [_native_asset(boxes), {"asset_id": "b.jpg"}]))
+
+
+def _coco_gt(annotations: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "images": [{"id": 1, "file_name": "a.jpg", "width": SIZE, "height": SIZE}],
+        "categories": [{"id": 1, "name": "car"}],
+        "annotations": annotations,
+    }
+
+
+def _coco_entry(box: Box) -> dict[str, Any]:
+    (x0, y0, x1, y1), confidence = box
+    xywh = [
+        x0,
+        y0,
+        None if x1 is None or x0 is None else x1 - x0,
+        None if y1 is None or y0 is None else y1 - y0,
+    ]
+    entry: dict[str, Any] = {"image_id": 1, "category_id": 1, "bbox": xywh}
+    return entry if confidence is None else {**entry, "score": confidence}
+
+
+def coco(tmp: Path, boxes: list[Box]) -> Loaded:
+    annotations = [{"id": k, **_coco_entry(b)} for k, b in enumerate(boxes)]
+    return _load(write_json(tmp / "pred.json", _coco_gt(annotations)))
+
+
+def coco_results(tmp: Path, boxes: list[Box]) -> Loaded:
+    gt = _load(write_json(tmp / "gt.json", _coco_gt([])))
+    return _load(write_json(tmp / "results.json", [_coco_entry(b) for b in boxes]), gt)
+
+
+def _cache_entry(boxes: list[Box]) -> dict[str, Any]:
+    def box(corners: Corners, confidence: float | None) -> dict[str, Any]:
+        fractions = [None if v is None else v / SIZE for v in corners]
+        return {
+            **dict(zip(("x_min", "y_min", "x_max", "y_max"), fractions, strict=True)),
+            "probabilities": [confidence],
+        }
+
+    return {"predicted_bounding_boxes": [box(*b) for b in boxes]}
+
+
+def _cache_gt(tmp: Path) -> Loaded:
+    return _load(write_json(tmp / "gt.json", {"classes": ["car"], "assets": [_native_asset([])]}))
+
+
+def prediction_cache(tmp: Path, boxes: list[Box]) -> Loaded:
+    return _load(write_json(tmp / "cache.json", [_cache_entry(boxes)]), _cache_gt(tmp))
+
+
+def prediction_cache_jsonl(tmp: Path, boxes: list[Box]) -> Loaded:
+    return _load(write_jsonl(tmp / "cache.jsonl", [_cache_entry(boxes)]), _cache_gt(tmp))
+
+
+def _text(value: float | None) -> str:
+    return "nan" if value is None else f"{value:g}"
+
+
+def _voc_object(box: Box) -> str:
+    corners = "".join(
+        f"<{t}>{_text(v)}</{t}>" for t, v in zip(("xmin", "ymin", "xmax", "ymax"), box[0], strict=True)
+    )
+    return f"<object><name>car</name><bndbox>{corners}</bndbox></object>"
+
+
+def voc(tmp: Path, boxes: list[Box]) -> Loaded:
+    size = f"<size><width>{SIZE}</width><height>{SIZE}</height></size>"
+    xml = f"<annotation><filename>a.jpg</filename>{size}{''.join(_voc_object(b) for b in boxes)}</annotation>"
+    return _load(write_tree(tmp / "voc", {"a.xml": xml}))
+
+
+SIZES = json.dumps({"a.jpg": [SIZE, SIZE]})
+
+
+def _yolo_line(box: Box) -> str:
+    corners, confidence = box
+    x0, y0, x1, y1 = (np.nan if v is None else v for v in corners)
+    values = [(x0 + x1) / 2 / SIZE, (y0 + y1) / 2 / SIZE, (x1 - x0) / SIZE, (y1 - y0) / SIZE]
+    tail = "" if confidence is None else f" {confidence:g}"
+    return "0 " + " ".join(_text(v) for v in values) + tail + "\n"
+
+
+def yolo(tmp: Path, boxes: list[Box]) -> Loaded:
+    files = {"classes.txt": "car\n", "sizes.json": SIZES, "a.txt": "".join(_yolo_line(b) for b in boxes)}
+    return _load(write_tree(tmp / "yolo", files))
+
+
+def _cartucho_line(box: Box) -> str:
+    corners, confidence = box
+    head = "car" if confidence is None else f"car {confidence:g}"
+    return head + " " + " ".join(_text(v) for v in corners) + "\n"
+
+
+def cartucho(tmp: Path, boxes: list[Box]) -> Loaded:
+    files = {"sizes.json": SIZES, "a.txt": "".join(_cartucho_line(b) for b in boxes)}
+    return _load(write_tree(tmp / "cartucho", files))
+
+
+WRITERS: dict[str, Writer] = {
+    "native": native,
+    "native-jsonl": native_jsonl,
+    "coco": coco,
+    "coco-results": coco_results,
+    "prediction-cache": prediction_cache,
+    "prediction-cache-jsonl": prediction_cache_jsonl,
+    "voc": voc,
+    "yolo": yolo,
+    "cartucho": cartucho,
+}
+WITH_CONFIDENCE = [name for name in WRITERS if name != "voc"]
+CONFIDENCE_OPTIONAL = [name for name in WRITERS if not name.startswith("prediction-cache")]
+
+
+def test_every_registered_format_is_covered() -> None:
+    assert sorted(WRITERS) == sorted(format_names())
+
+
+def _skips_one(name: str, tmp: Path, bad: Box) -> str:
+    loaded = WRITERS[name](tmp, [GOOD, bad])
+    dataset = loaded.dataset
+    assert dataset.format == name
+    assert (len(dataset.boxes), dataset.skipped_count, len(dataset.skipped)) == (1, 1, 1)
+    return dataset.skipped[0].problem
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_box_wholly_outside_its_image_is_skipped_and_counted(name: str, tmp_path: Path) -> None:
+    problem = _skips_one(name, tmp_path, ((200, 200, 210, 210), 0.9))
+    assert "lies entirely outside" in problem
+
+
+@pytest.mark.parametrize("name", WITH_CONFIDENCE)
+@pytest.mark.parametrize("confidence", [1.5, -3.0])
+def test_a_confidence_outside_0_1_is_skipped_and_counted(
+    name: str, confidence: float, tmp_path: Path
+) -> None:
+    problem = _skips_one(name, tmp_path, ((10, 10, 50, 50), confidence))
+    assert f"{confidence:g}" in problem
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+@pytest.mark.parametrize("corners", [(50, 10, 10, 50), (10, 10, None, 50)], ids=["inverted", "not-a-number"])
+def test_an_inverted_or_non_finite_box_is_skipped_and_counted(
+    name: str, corners: Corners, tmp_path: Path
+) -> None:
+    _skips_one(name, tmp_path, (corners, 0.9))
+
+
+@pytest.mark.parametrize("name", CONFIDENCE_OPTIONAL)
+def test_a_missing_confidence_is_fully_confident(name: str, tmp_path: Path) -> None:
+    dataset = WRITERS[name](tmp_path, [((10, 10, 50, 50), None), GOOD]).dataset
+    assert dataset.skipped_count == 0
+    assert dataset.boxes.confidence.tolist() == ([1.0, 1.0] if name == "voc" else [1.0, 0.9])
+
+
+def _read_tsv(where: str, folder: Any, _: Loaded | None) -> Loaded:
+    """A tiny format for the registry test: `asset<TAB>label<TAB>x0 y0 x1 y1` lines in `.tsv` files."""
+    lines = [line.split("\t") for f in folder.with_suffix(".tsv") for line in folder.text(f).splitlines()]
+    assets = sorted({line[0] for line in lines})
+    labels = sorted({line[1] for line in lines})
+    rows = ParsedRows(
+        xyxy=np.array([[float(v) for v in line[2].split()] for line in lines]).reshape(-1, 4),
+        class_id=np.array([labels.index(line[1]) for line in lines], dtype=np.int64),
+        image=np.array([assets.index(line[0]) for line in lines], dtype=np.int64),
+        source_index=np.arange(len(lines)),
+        position=lambda row: f"line {row + 1}",
+    )
+    images = Images(assets, np.full(len(assets), np.nan), np.full(len(assets), np.nan))
+    return Loaded(build_dataset(where, "tsv", rows, images, labels))
+
+
+def test_a_new_format_is_one_module_and_one_line_in_the_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tsv = Format("tsv", "folder", lambda folder: bool(folder.with_suffix(".tsv")), _read_tsv)
+    monkeypatch.setattr(reading, "FORMATS", [*reading.FORMATS, tsv])
+    root = write_tree(tmp_path / "tsv", {"a.tsv": "a.jpg\tcar\t1 1 5 5\na.jpg\tcar\t5 1 1 5\n"})
+    dataset = _load(root).dataset
+    assert dataset.format == "tsv" and len(dataset.boxes) == 1 and dataset.skipped_count == 1
+    assert (dataset.skipped[0].position, dataset.skipped[0].problem) == ("line 2", "x_max < x_min")
+    assert "tsv" in format_names()
