@@ -14,10 +14,11 @@ from typing import Literal
 import numpy as np
 import pytest
 from helpers import reference as ref
+from helpers.engine import match_boxes
 from helpers.reference import Box
 
 from handler.boxes import BoxTable
-from handler.engine.matching import CandidatePairs, greedy_match, match_boxes
+from handler.engine.matching import CandidatePairs, greedy_match
 
 Gaps = Literal["rising", "falling", "equal", "zigzag"]
 Order = Literal["chain", "reversed", "shuffled"]
