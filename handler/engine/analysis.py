@@ -94,7 +94,9 @@ def confusion_pairs(evaluation: Evaluation) -> IntArray:
     outcomes = evaluation.outcomes
     confused = np.flatnonzero(outcomes.pred_outcome == Outcome.CLASS_CONFUSED)
     gt_class = evaluation.gt.class_id[outcomes.match.pred_match[confused]]
-    return count_pairs(np.stack((gt_class, evaluation.pred.class_id[confused]), axis=1), np.ones(len(confused)))
+    return count_pairs(
+        np.stack((gt_class, evaluation.pred.class_id[confused]), axis=1), np.ones(len(confused))
+    )
 
 
 def count_pairs(pairs: IntArray, counts: IntArray | FloatArray) -> IntArray:

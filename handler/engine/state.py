@@ -199,11 +199,3 @@ def shard_state(
         skipped=skipped,
         skip_limit=facts.skip_limit,
     )
-
-
-def merge_states(states: list[EvaluationState]) -> EvaluationState:
-    """The state of all shards (at least one)."""
-    merged = states[0]
-    for state in states[1:]:
-        merged = merged + state
-    return merged

@@ -62,7 +62,7 @@ def test_worst_first_breaks_score_ties_by_boxes_to_fix_and_skips_empty_rows() ->
 
 
 def test_confusions_gt_to_predicted_most_frequent_first(evaluation: Evaluation) -> None:
-    found = an.confusions(evaluation, 3, top=10)
+    found = an.top_confusions(an.confusion_pairs(evaluation), top=10)
     assert (found.gt_class.tolist(), found.pred_class.tolist(), found.count.tolist()) == ([DOG], [CAT], [1])
 
 
@@ -70,7 +70,7 @@ def test_confusions_order_and_top() -> None:
     # three images, each a perfect box with a wrong class: dog->cat twice, car->dog once
     gt = BoxTable.build([[0, 0, 10, 10]] * 3, [DOG, CAR, DOG], [0, 1, 2])
     pred = BoxTable.build([[0, 0, 10, 10]] * 3, [CAT, DOG, CAT], [0, 1, 2])
-    found = an.confusions(evaluate(gt, pred, 3, THRESHOLDS), 3, top=1)
+    found = an.top_confusions(an.confusion_pairs(evaluate(gt, pred, 3, THRESHOLDS)), top=1)
     assert (found.gt_class.tolist(), found.pred_class.tolist(), found.count.tolist()) == ([DOG], [CAT], [2])
 
 
@@ -166,7 +166,7 @@ def test_time_costs_follow_the_outcome_order_and_are_checked() -> None:
 def test_an_empty_evaluation_gives_empty_figures() -> None:
     empty = evaluate(BoxTable.empty(), BoxTable.empty(), 0, THRESHOLDS)
     assert an.per_class(empty, 0).shape == (0, 5) and an.worst_first(an.per_class(empty, 3)).tolist() == []
-    assert an.confusions(empty, 3, 10).count.tolist() == []
+    assert an.top_confusions(an.confusion_pairs(empty), 10).count.tolist() == []
     assert an.near_misses(empty, 0.1, 0.3).count == 0
     assert an.by_size(empty, np.ones(0)).sum() == 0
 

@@ -17,8 +17,9 @@ from handler.boxes import BoxTable
 from handler.cli import main as cli_main
 from handler.engine import OUTCOMES, evaluate
 from handler.engine.timecost import ACTIONS
-from handler.report.asset import REPORT_PARTS
+from handler.report.asset import REPORT_PARTS, read_report_part
 from handler.report.outcome_lines import Field, Number, Text, json_lines, outcome_lines
+from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = 'street "quoted" \\ \'id\' é\n.jpg'
@@ -140,7 +141,7 @@ def test_show_outcomes_of_an_empty_report_prints_nothing(
     pred = write_json(tmp_path / "pred.json", [asset("b", [])])
     report_id = json.loads(_run_cli(tmp_path, capsys, str(gt), str(pred), "--json"))["report_id"]
     assert _run_cli(tmp_path, capsys, "show", report_id, "--outcomes") == ""
-    assert (tmp_path / "store" / "reports" / report_id / "outcomes.jsonl").read_bytes() == b""
+    assert read_report_part(LocalStore(tmp_path / "store"), report_id, "outcomes") == b""
 
 
 def test_show_takes_one_part_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
