@@ -104,7 +104,7 @@ RULES = (
     ),
     Rule(
         "keep rule `confidence >= threshold`",
-        r"confidence\s*(>=|<)|(>=|<)\s*[\w.]*threshold\b",
+        r"confidence\s*(>=|<)\s*[\w.]*threshold\b|(>=|<)\s*[\w.]*threshold\b",
         ("handler/engine/evaluation.py",),
         "handler.engine.evaluation.keep_mask(confidence, threshold)",
     ),
