@@ -15,7 +15,7 @@ from typing import Any
 from handler.errors import InputError
 from handler.inputs import parse_inputs, read_environment
 from handler.pipeline import log_to_stderr, run
-from handler.runtime import add_store_option, guarded, store_uri
+from handler.runtime import add_execution_options, add_store_option, execution_options, guarded, store_uri
 from handler.storage import open_store
 
 
@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
     add_store_option(parser)
+    add_execution_options(parser)
     return parser
 
 
@@ -59,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def node() -> int:
         inputs = parse_inputs(_raw_inputs(args.inputs))
-        result = run(inputs, open_store(store_uri(args.store)), log=log_to_stderr)
+        store = open_store(store_uri(args.store))
+        result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         if args.outputs is not None:
             result.outputs.write(args.outputs)
         print(result.outputs.to_json(), flush=True)

@@ -24,7 +24,7 @@ from handler.progress import terminal_progress
 from handler.report.asset import read_report_part
 from handler.report.html import duration
 from handler.report.model import TimeSaved
-from handler.runtime import add_store_option, guarded, store_uri
+from handler.runtime import add_execution_options, add_store_option, execution_options, guarded, store_uri
 from handler.storage import open_store
 
 # The node inputs the CLI takes as options (the two datasets are its positional arguments).
@@ -93,6 +93,7 @@ def _run_parser() -> argparse.ArgumentParser:
     add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     _add_time_costs(parser)
+    add_execution_options(parser)
     return parser
 
 
@@ -135,7 +136,8 @@ def _evaluate(argv: list[str]) -> int:
     raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
     with terminal_progress(PHASES) as bar:
-        result = run(inputs, store, log=bar or quiet, costs=time_costs(args))
+        execution = execution_options(args)
+        result = run(inputs, store, log=bar or quiet, costs=time_costs(args), execution=execution)
     print(result.findings.to_json().decode() if args.json else summary(result))
     return 0
 
