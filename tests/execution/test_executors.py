@@ -39,7 +39,7 @@ RUN_ONLY = ("report_id", "created_at", "execution")
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as c:
         yield c.scheduler_address
 
@@ -133,7 +133,7 @@ def test_dask_workers_read_their_own_shards_from_s3_and_write_the_report_there(
     store = open_store(f"s3://{s3_bucket}/store")
     # Started here, after s3_env: the worker processes inherit the endpoint and the test keys.
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as c:
         on_s3 = _outcome(store, inputs, ExecutionOptions(scheduler=c.scheduler_address))
     assert on_s3[2] == {"engine": "dask", "workers": 2, "shards": 4}
@@ -183,7 +183,7 @@ def test_a_dask_worker_killed_mid_shard_is_retried_and_the_findings_do_not_chang
     inputs = {"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}
     expected = _outcome(LocalStore(tmp_path / "a"), inputs, ExecutionOptions(workers=1))
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as c:
         client = distributed.Client(c.scheduler_address)
         pids = client.run(os.getpid)
@@ -214,11 +214,12 @@ def test_a_pool_worker_killed_mid_shard_is_one_error_line_and_no_report(tmp_path
     store_root = tmp_path / "store"
     done = threading.Event()
     killed: list[int] = []
-    killer = threading.Thread(
-        target=lambda: killed.extend(
-            _kill_when(lambda: [p.pid for p in multiprocessing.active_children()], done)
-        )
-    )
+    before = {p.pid for p in multiprocessing.active_children()}  # e.g. the module's dask workers
+
+    def pool_workers() -> list[int]:
+        return [p.pid for p in multiprocessing.active_children() if p.pid not in before]
+
+    killer = threading.Thread(target=lambda: killed.extend(_kill_when(pool_workers, done)))
     killer.start()
     try:
         with pytest.raises(ExecutionError, match="a worker process died"):
