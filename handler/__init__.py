@@ -4,9 +4,29 @@ The data flows through one room per step:
 inputs (node.json) → datasets → engine → report → storage → outputs.
 """
 
-from handler.boxes import BoxTable, Dataset
-from handler.engine import Thresholds
-from handler.engine.timecost import TimeCosts
-from handler.metric import EfficiencyResult, PrelabelingEfficiency
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from handler.boxes import BoxTable, Dataset
+    from handler.engine import Thresholds
+    from handler.engine.timecost import TimeCosts
+    from handler.metric import EfficiencyResult, PrelabelingEfficiency
+
+# The public names, imported on first use: `python -m handler --help` and the node's error
+# paths do not pay for the metric API, pydantic models and the report code.
+_PUBLIC = {
+    "BoxTable": "handler.boxes",
+    "Dataset": "handler.boxes",
+    "EfficiencyResult": "handler.metric",
+    "PrelabelingEfficiency": "handler.metric",
+    "Thresholds": "handler.engine",
+    "TimeCosts": "handler.engine.timecost",
+}
 __all__ = ["BoxTable", "Dataset", "EfficiencyResult", "PrelabelingEfficiency", "Thresholds", "TimeCosts"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'handler' has no attribute {name!r}")
+    return getattr(import_module(_PUBLIC[name]), name)

@@ -49,10 +49,24 @@ def _keys(dataset: Dataset) -> dict[str, int]:
     return keys
 
 
+def _identity(mapping: np.ndarray) -> bool:
+    return bool(np.array_equal(mapping, np.arange(len(mapping))))
+
+
 def _reindex(boxes: BoxTable, image_map: np.ndarray, class_map: np.ndarray) -> BoxTable:
-    """Keep boxes on shared images, with image and class ids in the shared spaces."""
-    shared = boxes[image_map[boxes.image] >= 0]
-    return shared.with_columns(image=image_map[shared.image], class_id=class_map[shared.class_id])
+    """Keep boxes on shared images, with image and class ids in the shared spaces.
+
+    Columns that need no change are the dataset's own arrays, not copies (the common case:
+    every image shared, in the same order), so the boxes are not held twice.
+    """
+    new_image = image_map[boxes.image]
+    shared = boxes if bool(np.all(new_image >= 0)) else boxes[new_image >= 0]
+    columns = {}
+    if not _identity(image_map):
+        columns["image"] = image_map[shared.image]
+    if not _identity(class_map):
+        columns["class_id"] = class_map[shared.class_id]
+    return shared.with_columns(**columns) if columns else shared
 
 
 def _frame(paired: PairedBoxes, gt: Dataset, pred: Dataset) -> PairedBoxes:

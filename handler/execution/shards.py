@@ -69,13 +69,15 @@ def evaluate_shard(paired: PairedBoxes, facts: ShardFacts, thresholds: Threshold
 
 def _by_image(boxes: BoxTable) -> tuple[BoxTable, np.ndarray]:
     """Boxes ordered by image (stable: the input order within an image, which breaks ties), and
-    where each image's boxes start."""
+    their image column."""
     ordered = boxes[np.argsort(boxes.image, kind="stable")]
     return ordered, ordered.image
 
 
 def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
-    """Contiguous ranges of images with about the same number of boxes each."""
+    """Contiguous ranges of images with about the same number of boxes each (one: the boxes as they are)."""
+    if shards == 1:
+        return [paired]
     n_images = len(paired.asset_ids)
     gt, gt_image = _by_image(paired.gt)
     pred, pred_image = _by_image(paired.pred)

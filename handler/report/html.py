@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 from handler.engine import GRADES, OUTCOMES
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
@@ -146,6 +147,8 @@ def duration(seconds: float) -> str:
 
 
 def _environment() -> jinja2.Environment:
+    import jinja2  # only a run that renders a page pays for it
+
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(resource_path("report_templates")),
         autoescape=True,
