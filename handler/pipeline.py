@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from handler.engine.timecost import TimeCosts
-from handler.execution import ExecutionOptions, evaluate_datasets
+from handler.execution import ExecutionOptions, evaluate_plan, plan_shards
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, new_report_id, render_html
@@ -20,7 +20,7 @@ from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
-PHASES: Final = ("read, match and score", "build report", "store report")
+PHASES: Final = ("read datasets", "match and score", "build report", "store report")
 
 
 @runtime_checkable
@@ -75,8 +75,10 @@ def run(
     they are not node inputs); `execution` chooses where the shards run.
     """
     report_id = new_report_id()
-    with _phase("read, match and score", log):
-        evaluated = evaluate_datasets(inputs, store, report_id, execution or ExecutionOptions())
+    with _phase("read datasets", log):
+        plan = plan_shards(inputs, store, execution or ExecutionOptions())
+    with _phase("match and score", log):
+        evaluated = evaluate_plan(plan, store, report_id)
     try:
         with _phase("build report", log):
             facts = RunFacts(inputs, evaluated.gt, evaluated.pred, evaluated.state, costs or TimeCosts())

@@ -104,31 +104,45 @@ def _executor(options: ExecutionOptions, boxes: int) -> Executor:
     return choose_executor(options.workers, options.scheduler, boxes, MIN_BOXES_PER_SHARD)
 
 
-def _plan(
-    inputs: NodeInputs, store: Store, options: ExecutionOptions
-) -> tuple[list[PairedShard | FileShard], Executor, DatasetNames, DatasetNames]:
+@dataclass(frozen=True)
+class ShardPlan:
+    """The shards of a run, where they run, and the datasets' names for the report."""
+
+    tasks: list[PairedShard | FileShard]
+    executor: Executor
+    gt: DatasetNames
+    pred: DatasetNames
+
+
+def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
+    """Shard files that workers read themselves, or both datasets read here and cut into shards."""
     gt_source = resolve_dataset(inputs.gt_dataset, store)
     pred_source = resolve_dataset(inputs.pred_dataset, store)
     pairs = _shard_pairs(gt_source, pred_source, inputs)
     if pairs is not None:
-        tasks: list[PairedShard | FileShard] = [
+        files: list[PairedShard | FileShard] = [
             FileShard(i, gt.name, pred.name, inputs.thresholds, LISTED_SKIPS)
             for i, (gt, pred) in enumerate(pairs)
         ]
         executor = _executor(options, MIN_BOXES_PER_SHARD * len(pairs))
-        names = DatasetNames(gt_source.name, NATIVE_LINES), DatasetNames(pred_source.name, NATIVE_LINES)
-        return tasks, executor, *names
+        return ShardPlan(
+            files,
+            executor,
+            DatasetNames(gt_source.name, NATIVE_LINES),
+            DatasetNames(pred_source.name, NATIVE_LINES),
+        )
     gt = load_dataset(gt_source, inputs.gt_format)
     pred = load_dataset(pred_source, inputs.pred_format, gt)
     paired = pair_datasets(gt.dataset, pred.dataset)
     executor = _executor(options, len(paired.gt) + len(paired.pred))
     shards = 1 if executor.workers == 1 else SHARDS_PER_WORKER * executor.workers
-    tasks = list(paired_shards(paired, gt.dataset, pred.dataset, inputs.thresholds, shards, LISTED_SKIPS))
-    names = (
+    ranges = paired_shards(paired, gt.dataset, pred.dataset, inputs.thresholds, shards, LISTED_SKIPS)
+    return ShardPlan(
+        list(ranges),
+        executor,
         DatasetNames(gt.dataset.source, gt.dataset.format),
         DatasetNames(pred.dataset.source, pred.dataset.format),
     )
-    return tasks, executor, *names
 
 
 def _merged(states: Iterator[EvaluationState]) -> EvaluationState:
@@ -139,14 +153,13 @@ def _merged(states: Iterator[EvaluationState]) -> EvaluationState:
     return merged
 
 
-def evaluate_datasets(
-    inputs: NodeInputs, store: Store, report_id: str, options: ExecutionOptions
-) -> Evaluated:
-    """Read, match and score every shard; their outcome lines are written as chunks of the report."""
-    tasks, executor, gt, pred = _plan(inputs, store, options)
-    jobs = [ShardJob(task, store.uri, chunk_key(report_id, "outcomes", i)) for i, task in enumerate(tasks)]
+def evaluate_plan(plan: ShardPlan, store: Store, report_id: str) -> Evaluated:
+    """Match and score every shard; their outcome lines are written as chunks of the report."""
+    jobs = [
+        ShardJob(task, store.uri, chunk_key(report_id, "outcomes", i)) for i, task in enumerate(plan.tasks)
+    ]
     try:
-        state = _merged(executor.map(run_shard, jobs))
+        state = _merged(plan.executor.map(run_shard, jobs))
     except BrokenProcessPool:
         discard_chunks(store, report_id, "outcomes", len(jobs))
         raise ExecutionError(
@@ -155,4 +168,4 @@ def evaluate_datasets(
     except BaseException:
         discard_chunks(store, report_id, "outcomes", len(jobs))
         raise
-    return Evaluated(state, gt, pred, executor.engine, executor.workers, len(jobs))
+    return Evaluated(state, plan.gt, plan.pred, plan.executor.engine, plan.executor.workers, len(jobs))
