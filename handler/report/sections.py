@@ -75,9 +75,9 @@ def _rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
     ]
 
 
-def per_class(evaluation: Evaluation, class_names: Sequence[str]) -> tuple[ClassRow, ...]:
+def per_class(evaluation: Evaluation, class_names: Sequence[str], costs: TimeCosts) -> tuple[ClassRow, ...]:
     counts = analysis.per_class(evaluation, len(class_names))
-    rows = _rows(counts, analysis.worst_first(counts))
+    rows = _rows(counts, analysis.most_time_left_first(counts, labeler_seconds(counts, costs)))
     return tuple(ClassRow(class_name=class_names[row], **figures) for row, figures in rows)
 
 
@@ -188,7 +188,7 @@ def analysis_sections(a: Analysed) -> AnalysisSections:
     return {
         "actions": actions(evaluation.tally),
         "confusions": confusions(evaluation, names),
-        "per_class": per_class(evaluation, names),
+        "per_class": per_class(evaluation, names, a.costs),
         "confidence_sweep": confidence_sweep(a.sweep),
         "images_with_most_work": images_with_most_work(evaluation, a.paired.asset_ids, a.costs),
         "by_size": by_size(evaluation, a.paired),
