@@ -15,7 +15,14 @@ from typing import Any
 from handler.errors import InputError
 from handler.inputs import parse_inputs, read_environment
 from handler.pipeline import log_to_stderr, run
-from handler.runtime import add_store_option, guarded, store_uri
+from handler.runtime import (
+    add_common_options,
+    add_store_option,
+    configure_logging,
+    guarded,
+    log_detail,
+    store_uri,
+)
 from handler.storage import open_store
 
 
@@ -35,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
         "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
     add_store_option(parser)
+    add_common_options(parser)
     return parser
 
 
@@ -56,10 +64,12 @@ def _raw_inputs(path: Path | None) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    configure_logging(args)
 
     def node() -> int:
         inputs = parse_inputs(_raw_inputs(args.inputs))
         result = run(inputs, open_store(store_uri(args.store)), log=log_to_stderr)
+        log_detail(result.findings, result.location)
         if args.outputs is not None:
             result.outputs.write(args.outputs)
         print(result.outputs.to_json(), flush=True)
