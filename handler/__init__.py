@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from handler.boxes import BoxTable, Dataset
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
-    from handler.metric import EfficiencyResult, PrelabelingEfficiency
+    from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_records
 
 # The public names, imported on first use: `python -m handler --help` and the node's error
 # paths do not pay for the metric API, pydantic models and the report code.
@@ -20,10 +20,21 @@ _PUBLIC = {
     "Dataset": "handler.boxes",
     "EfficiencyResult": "handler.metric",
     "PrelabelingEfficiency": "handler.metric",
+    "Records": "handler.metric",
+    "load_records": "handler.metric",
     "Thresholds": "handler.engine",
     "TimeCosts": "handler.engine.timecost",
 }
-__all__ = ["BoxTable", "Dataset", "EfficiencyResult", "PrelabelingEfficiency", "Thresholds", "TimeCosts"]
+__all__ = [
+    "BoxTable",
+    "Dataset",
+    "EfficiencyResult",
+    "PrelabelingEfficiency",
+    "Records",
+    "Thresholds",
+    "TimeCosts",
+    "load_records",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,16 @@ from typing import Any
 from handler.errors import InputError
 from handler.inputs import parse_inputs, read_environment
 from handler.pipeline import log_to_stderr, run
-from handler.runtime import add_execution_options, add_store_option, execution_options, guarded, store_uri
+from handler.runtime import (
+    add_common_options,
+    add_execution_options,
+    add_store_option,
+    configure_logging,
+    execution_options,
+    guarded,
+    log_detail,
+    store_uri,
+)
 from handler.storage import open_store
 
 
@@ -36,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_store_option(parser)
     add_execution_options(parser)
+    add_common_options(parser)
     return parser
 
 
@@ -57,11 +67,13 @@ def _raw_inputs(path: Path | None) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    configure_logging(args)
 
     def node() -> int:
         inputs = parse_inputs(_raw_inputs(args.inputs))
         store = open_store(store_uri(args.store))
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
+        log_detail(result.findings, result.location)
         if args.outputs is not None:
             result.outputs.write(args.outputs)
         print(result.outputs.to_json(), flush=True)

@@ -1,13 +1,17 @@
 """`prelabel-eval`: the human CLI over the node's code path.
 
 prelabel-eval GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
-              [--seconds-accept|nudge|relabel|delete|draw S]
-prelabel-eval show REPORT_ID [--html | --outcomes | --outputs]
+              [--seconds-accept|nudge|relabel|delete|draw S] [-q | -v] [--version]
+prelabel-eval list                                   (report ids, latest first)
+prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs]
+
+Every line of an `examples:` epilog runs in tests/project/test_examples.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from dataclasses import fields
 from typing import Final
@@ -19,13 +23,22 @@ from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError
 from handler.inputs import input_spec, parse_inputs, select_options
 from handler.outputs import NodeOutputs
-from handler.pipeline import PHASES, RunResult, quiet, run
-from handler.progress import terminal_progress
-from handler.report.asset import read_report_part
+from handler.pipeline import PHASES, PhaseLog, RunResult, log_to_stderr, quiet, run
+from handler.progress import ProgressBar, terminal_progress
+from handler.report.asset import latest_report, list_reports, read_report_part
 from handler.report.html import duration
 from handler.report.model import TimeSaved
-from handler.runtime import add_execution_options, add_store_option, execution_options, guarded, store_uri
-from handler.storage import open_store
+from handler.runtime import (
+    add_common_options,
+    add_execution_options,
+    add_store_option,
+    configure_logging,
+    execution_options,
+    guarded,
+    log_detail,
+    store_uri,
+)
+from handler.storage import Store, open_store
 
 # The node inputs the CLI takes as options (the two datasets are its positional arguments).
 THRESHOLD_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
@@ -35,6 +48,21 @@ SHOW_PARTS: Final = {
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
 }
+LATEST: Final = "latest"
+# Run from the project folder (the shipped examples/); tests/project/test_examples.py runs each line.
+RUN_EXAMPLES: Final = """examples (from the project folder):
+  prelabel-eval examples/gt.json examples/predictions.jsonl
+  prelabel-eval examples/gt.json examples/predictions.jsonl --iou-min 0.50 --confidence-threshold 0.3 -v
+  prelabel-eval examples/gt.json examples/predictions.jsonl --seconds-draw 30 --json
+"""
+LIST_EXAMPLES: Final = """examples:
+  prelabel-eval list
+"""
+SHOW_EXAMPLES: Final = """examples:
+  prelabel-eval show latest
+  prelabel-eval show latest --html
+  prelabel-eval show latest --outputs
+"""
 
 
 def _add_node_input(parser: argparse.ArgumentParser, key: str) -> None:
@@ -76,9 +104,10 @@ def _run_parser() -> argparse.ArgumentParser:
             "How much labeling work would these predictions save? Compares PRED with the trusted "
             "GT on the same images, sorts every box into correct / shifted / class-confused / "
             "false positive / false negative, and stores a report. "
-            "See also: prelabel-eval show --help."
+            "See also: prelabel-eval list --help, prelabel-eval show --help."
         ),
-        epilog="example: prelabel-eval examples/gt.json examples/predictions.json",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id"
@@ -92,16 +121,31 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
+    add_common_options(parser)
     _add_time_costs(parser)
     add_execution_options(parser)
     return parser
 
 
+def _list_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prelabel-eval list",
+        description="Print the ids of the stored reports, latest first (ids sort by creation time).",
+        epilog=LIST_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_store_option(parser)
+    return parser
+
+
 def _show_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="prelabel-eval show", description="Print a stored report: by default its findings JSON."
+        prog="prelabel-eval show",
+        description="Print a stored report: by default its findings JSON.",
+        epilog=SHOW_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("report_id", metavar="REPORT_ID")
+    parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
         which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
@@ -117,7 +161,7 @@ def summary(result: RunResult) -> str:
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
         _time_line(findings.time),
         *findings.notes,
-        f"report {result.outputs.report_id} at {result.location}",
+        f"report {result.outputs.report_id} at {result.location}report.html",
     ]
     return "\n".join(lines)
 
@@ -135,11 +179,31 @@ def _evaluate(argv: list[str]) -> int:
     raw.update({key: getattr(args, key.lower()) for key in THRESHOLD_KEYS})
     raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
+    # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
+    configure_logging(args, default=logging.WARNING)
     with terminal_progress(PHASES) as bar:
         execution = execution_options(args)
-        result = run(inputs, store, log=bar or quiet, costs=time_costs(args), execution=execution)
+        result = run(inputs, store, log=_phase_log(args, bar), costs=time_costs(args), execution=execution)
+    log_detail(result.findings, result.location)
     print(result.findings.to_json().decode() if args.json else summary(result))
     return 0
+
+
+def _phase_log(args: argparse.Namespace, bar: ProgressBar | None) -> PhaseLog:
+    if args.verbose:
+        return log_to_stderr
+    return quiet if args.quiet or bar is None else bar
+
+
+def _list(argv: list[str]) -> int:
+    args = _list_parser().parse_args(argv)
+    for report_id in list_reports(open_store(store_uri(args.store))):
+        print(report_id)
+    return 0
+
+
+def _report_id(store: Store, given: str) -> str:
+    return latest_report(store) if given == LATEST else given
 
 
 def _outputs(findings: bytes) -> bytes:
@@ -150,11 +214,11 @@ def _outputs(findings: bytes) -> bytes:
 def _show(argv: list[str]) -> int:
     args = _show_parser().parse_args(argv)
     store = open_store(store_uri(args.store))
-    part = args.part or "findings"
+    part, report_id = args.part or "findings", _report_id(store, args.report_id)
     if part == "outputs":
-        content = _outputs(read_report_part(store, args.report_id, "findings"))
+        content = _outputs(read_report_part(store, report_id, "findings"))
     else:
-        content = read_report_part(store, args.report_id, part)
+        content = read_report_part(store, report_id, part)
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     sys.stdout.flush()
@@ -163,8 +227,9 @@ def _show(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["show"]:
-        return guarded(lambda: _show(argv[1:]))
+    commands = {"show": _show, "list": _list}
+    if argv[:1] and argv[0] in commands:
+        return guarded(lambda: commands[argv[0]](argv[1:]))
     return guarded(lambda: _evaluate(argv))
 
 

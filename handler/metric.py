@@ -8,22 +8,30 @@
 
 State is a `Tally` of additive figures, so metrics that saw disjoint images merge exactly:
 `PrelabelingEfficiency.merge(a, b)` equals one metric that saw both.
+
+`load_records(gt_ref, pred_ref)` reads any dataset reference the node reads (a file, a folder,
+an s3:// URI, a dataset id) into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)`
+is that plus a stateless evaluation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from handler.boxes import BoxTable
+from handler.boxes import BoxTable, FloatArray
+from handler.datasets import load_dataset, pair_datasets
 from handler.engine import Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts
-from handler.inputs import DEFAULT_THRESHOLDS
+from handler.inputs import DEFAULT_THRESHOLDS, select_number
 from handler.report.model import Counts, Grade, Score, Shares, TimeSaved
 from handler.report.sections import time_saved
+from handler.runtime import store_uri
+from handler.storage import Store, open_store, resolve_dataset
 
 ImageRecord = Mapping[str, Any]
 
@@ -62,6 +70,73 @@ class EfficiencyResult(BaseModel):
         return f"{self.efficiency_level} (assistance score {self.assistance_score:.3f}): {outcomes}"
 
 
+@dataclass(frozen=True)
+class Records:
+    """Two datasets as `add` takes them: one record per shared asset, in `asset_ids` order."""
+
+    predictions: list[dict[str, Any]]
+    groundtruths: list[dict[str, Any]]
+    asset_ids: list[str]
+
+
+def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> list[dict[str, Any]]:
+    """Split a box table into per-image records (boxes sorted by image, then one split)."""
+    order = np.argsort(boxes.image, kind="stable")
+    cuts = np.searchsorted(boxes.image[order], np.arange(1, n_images))
+    labels = np.asarray(class_names, dtype=object)[boxes.class_id[order]] if len(order) else np.empty(0)
+    columns = zip(
+        np.split(boxes.xyxy[order], cuts),
+        np.split(labels, cuts),
+        np.split(boxes.confidence[order], cuts),
+        strict=True,
+    )
+    return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
+
+
+def load_records(
+    gt_ref: str,
+    pred_ref: str,
+    *,
+    store: Store | None = None,
+    gt_format: str | None = None,
+    pred_format: str | None = None,
+) -> Records:
+    """Read two dataset references as the node does (formats detected unless given) into records.
+
+    Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
+    `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
+    """
+    store = store or open_store(store_uri(None))
+    gt = load_dataset(resolve_dataset(gt_ref, store), gt_format)
+    pred = load_dataset(resolve_dataset(pred_ref, store), pred_format, gt)
+    paired = pair_datasets(gt.dataset, pred.dataset)
+    n_images = len(paired.asset_ids)
+    return Records(
+        predictions=_per_image(paired.pred, paired.class_names, n_images),
+        groundtruths=[
+            {"bboxes": r["bboxes"], "labels": r["labels"]}
+            for r in _per_image(paired.gt, paired.class_names, n_images)
+        ],
+        asset_ids=list(paired.asset_ids),
+    )
+
+
+def _column(record: ImageRecord, key: str, n: int | None, position: int) -> FloatArray:
+    """One array of a record, its shape checked: (N, 4) boxes, else (N,) like the boxes."""
+    value = np.asarray(record[key], dtype=np.float64 if key != "labels" else None)
+    if n is None:
+        if value.size == 0:
+            return np.empty((0, 4))
+        if value.ndim != 2 or value.shape[1] != 4:
+            raise ValueError(f"Expected `bboxes` of shape (N, 4) but got {value.shape} (record {position})")
+        return value
+    if value.shape != (n,) and not (n == 0 and value.size == 0):
+        raise ValueError(
+            f"Expected `{key}` of shape ({n},) like `bboxes` but got {value.shape} (record {position})"
+        )
+    return value.reshape(n)
+
+
 def _tables(
     predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]
 ) -> tuple[BoxTable, BoxTable]:
@@ -72,15 +147,19 @@ def _tables(
             f"{len(predictions)} and {len(groundtruths)}"
         )
     records = [*groundtruths, *predictions]
-    xyxy = [np.asarray(r["bboxes"], dtype=np.float64).reshape(-1, 4) for r in records]
+    positions = [i % len(groundtruths) for i in range(len(records))]  # the record's image, for errors
+    xyxy = [_column(r, "bboxes", None, i) for r, i in zip(records, positions, strict=True)]
     sizes = [len(b) for b in xyxy]
-    labels = np.concatenate([np.asarray(r["labels"]).reshape(-1) for r in records] or [np.empty(0)])
+    labels = np.concatenate(
+        [_column(r, "labels", n, i) for r, n, i in zip(records, sizes, positions, strict=True)]
+        or [np.empty(0)]
+    )
     _, class_id = np.unique(labels, return_inverse=True)
     image = np.concatenate([np.full(n, i % len(groundtruths)) for i, n in enumerate(sizes)] or [np.empty(0)])
     n_gt = sum(sizes[: len(groundtruths)])
     scores = [
-        np.asarray(r.get("scores", np.ones(n)), dtype=np.float64)
-        for r, n in zip(predictions, sizes[len(groundtruths) :], strict=True)
+        _column({"scores": np.ones(n), **r}, "scores", n, i)
+        for i, (r, n) in enumerate(zip(predictions, sizes[len(groundtruths) :], strict=True))
     ]
     boxes = BoxTable.build(np.concatenate(xyxy or [np.empty((0, 4))]), class_id, image)
     gt = boxes[:n_gt]
@@ -94,7 +173,9 @@ def _tables(
 class PrelabelingEfficiency:
     """How much labeling work predictions save, accumulated over batches of images.
 
-    The threshold defaults are node.json's (`DEFAULT_THRESHOLDS`).
+    The threshold defaults are node.json's (`DEFAULT_THRESHOLDS`), and `iou_min` / `iou_perfect`
+    must be one of node.json's options, as for the node (a ValueError otherwise): a score
+    computed here is one the node can reproduce.
 
     Args:
         iou_min: Minimal IoU for a prediction to match a GT box.
@@ -116,7 +197,9 @@ class PrelabelingEfficiency:
         confidence_threshold: float = DEFAULT_THRESHOLDS.confidence_threshold,
         time_costs: TimeCosts | None = None,
     ) -> None:
-        self.thresholds = Thresholds(iou_min, iou_perfect, confidence_threshold)
+        self.thresholds = Thresholds(
+            select_number("IOU_MIN", iou_min), select_number("IOU_PERFECT", iou_perfect), confidence_threshold
+        )
         self.time_costs = time_costs or TimeCosts()
         self._state = Tally.zero()
 
@@ -142,6 +225,11 @@ class PrelabelingEfficiency:
     ) -> EfficiencyResult:
         """Stateless: evaluate these images alone; the accumulated state is left alone."""
         return EfficiencyResult.of(self._evaluate(predictions, groundtruths), self.time_costs)
+
+    def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
+        """Stateless, like calling the metric: two dataset references, read by `load_records`."""
+        records = load_records(gt_ref, pred_ref, store=store)
+        return self(predictions=records.predictions, groundtruths=records.groundtruths)
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,8 +30,12 @@ class PhaseWatcher(Protocol):
     def start(self, phase: str) -> None: ...
 
 
+LOGGER = logging.getLogger("prelabel")
+
+
 def log_to_stderr(phase: str, seconds: float) -> None:
-    print(f"[prelabel] {phase}: {seconds:.2f} s", file=sys.stderr, flush=True)
+    """A PhaseLog of records on the "prelabel" logger (the entry points send it to stderr)."""
+    LOGGER.info("%s: %.2f s", phase, seconds)
 
 
 def quiet(phase: str, seconds: float) -> None:

@@ -1,12 +1,17 @@
-"""What the node runtime and the human CLI share: the store choice and the error boundary."""
+"""What the node runtime and the human CLI share: the store choice, logging, the error boundary."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable
-from typing import Final
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from handler.report.model import Findings
 
 from handler.errors import UserError
 from handler.execution import ExecutionOptions
@@ -15,6 +20,9 @@ from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, wo
 DEFAULT_STORE: Final = "./prelabel-store"
 STORE_VARIABLE: Final = "PRELABEL_STORE"
 EXIT_USER_ERROR: Final = 2
+DISTRIBUTION: Final = "evaluate-prelabeling-efficiency"
+# Phase lines and detail: INFO by default, WARNING with -q, DEBUG with -v.
+LOGGER: Final = logging.getLogger("prelabel")
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +53,52 @@ def execution_options(args: argparse.Namespace) -> ExecutionOptions:
     environment = ExecutionOptions.from_environment(os.environ)
     workers = workers_from(args.workers) if args.workers is not None else environment.workers
     return ExecutionOptions(workers, args.scheduler or environment.scheduler)
+
+
+def package_version() -> str:
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """`--version`, and `-q` / `-v` for the "prelabel" logger's level."""
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-q", "--quiet", action="store_true", help="log only errors (no phase lines)")
+    loudness.add_argument(
+        "-v", "--verbose", action="store_true", help="log detail too (formats, box counts, the store)"
+    )
+
+
+def configure_logging(args: argparse.Namespace, default: int = logging.INFO) -> None:
+    """Log records of the "prelabel" logger go to stderr as `[prelabel] message`.
+
+    The handler is made per call, on the stderr of the moment (a test may have replaced it).
+    """
+    level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else default
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[prelabel] %(message)s"))
+    LOGGER.handlers[:] = [handler]
+    LOGGER.setLevel(level)
+    LOGGER.propagate = False  # one line per record, whatever the root logger is set to
+
+
+def log_detail(findings: Findings, location: str) -> None:
+    """The -v lines after a run: what was read, in which format, and where the report is."""
+    data = findings.dataset
+    LOGGER.debug("ground truth: %s (%s), %d objects", data.gt_source, data.gt_format, data.gt_objects)
+    LOGGER.debug(
+        "predictions: %s (%s), %d of %d kept at confidence %g",
+        data.pred_source, data.pred_format, data.predictions_kept, data.predictions,
+        findings.parameters.confidence_threshold,
+    )
+    LOGGER.debug(
+        "images: %d scored, %d only in ground truth, %d only in predictions; %d boxes skipped",
+        data.images, data.gt_only_images, data.pred_only_images, findings.skipped.count,
+    )
+    LOGGER.debug("report: %s", location)
 
 
 def store_uri(option: str | None) -> str:

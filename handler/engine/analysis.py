@@ -67,11 +67,14 @@ def row_scores(counts: IntArray) -> FloatArray:
     return assistance_scores(correct, shifted, confused, counts.sum(axis=1))
 
 
-def worst_first(counts: IntArray) -> IntArray:
-    """Rows with any box: lowest score first, then the most boxes to fix, then row order."""
+def most_time_left_first(counts: IntArray, seconds: FloatArray) -> IntArray:
+    """Rows with any box: most labeler seconds left first, then lowest score, then row order.
+
+    `seconds` are each row's labeler seconds with the predictions (timecost.labeler_seconds),
+    so a two-box class with a score of 0 no longer hides the class where the work is.
+    """
     rows = np.flatnonzero(counts.sum(axis=1) > 0)
-    to_fix = counts[rows].sum(axis=1) - counts[rows, Outcome.CORRECT]
-    return rows[np.lexsort((rows, -to_fix, row_scores(counts[rows])))]
+    return rows[np.lexsort((rows, row_scores(counts[rows]), -seconds[rows]))]
 
 
 def most_work(seconds: FloatArray, top: int) -> IntArray:

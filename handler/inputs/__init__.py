@@ -5,8 +5,10 @@ from handler.inputs.node_inputs import (
     NodeInputs,
     input_spec,
     node_defaults,
+    option_labels,
     parse_inputs,
     read_environment,
+    select_number,
     select_options,
 )
 
@@ -15,7 +17,9 @@ __all__ = [
     "NodeInputs",
     "input_spec",
     "node_defaults",
+    "option_labels",
     "parse_inputs",
     "read_environment",
+    "select_number",
     "select_options",
 ]

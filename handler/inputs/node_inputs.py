@@ -45,6 +45,35 @@ def select_options(key: str) -> list[str]:
     return [option["value"] for option in input_spec(key)["options"]["options"]]
 
 
+def option_labels(key: str) -> list[str]:
+    """The options of a select input as the platform shows them (`0.30`, not `0.3`)."""
+    return [option["label"] for option in input_spec(key)["options"]["options"]]
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+def select_value(key: str, value: str) -> str | None:
+    """The option of `key` that `value` names: itself, its label, or a number equal to it (` 0.30`)."""
+    number = _as_number(value)
+    for option in input_spec(key)["options"]["options"]:
+        if value in (option["value"], option["label"]) or number == _as_number(option["value"]):
+            return str(option["value"])
+    return None
+
+
+def select_number(key: str, value: float) -> float:
+    """A numeric select value of the Python API, held to node.json's options like the node's inputs."""
+    if select_value(key, repr(float(value))) is None:
+        options = ", ".join(option_labels(key))
+        raise ValueError(f"Expected {key.lower()} to be one of {options} but got {value!r}")
+    return float(value)
+
+
 def node_defaults() -> dict[str, str]:
     """node.json's default of every input that has one."""
     specs = node_config()["inputs"]
@@ -81,11 +110,21 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {key: environ[key] for key in (*keys, *FORMAT_KEYS) if key in environ}
 
 
+def _canonical(key: str, value: Any) -> Any:
+    """A number becomes text; a select value that names an option becomes that option's value."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, str) and key in _select_keys():
+        return select_value(key, value) or value
+    return value
+
+
+def _select_keys() -> set[str]:
+    return {spec["key"] for spec in node_config()["inputs"] if spec["type"] == "select"}
+
+
 def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    values = {
-        key: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-        for key, v in raw.items()
-    }
+    values = {key: _canonical(key, v) for key, v in raw.items()}
     for key, prop in schema["properties"].items():
         if key not in values and "default" in prop:
             values[key] = prop["default"]
@@ -95,8 +134,8 @@ def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any]) -> dict[str, 
 def _message(error: jsonschema.ValidationError, schema: dict[str, Any]) -> str:
     key = error.path[0] if error.path else None
     if error.validator == "enum" and key is not None:
-        options = ", ".join(schema["properties"][key]["enum"])
-        return f"{key}: {error.instance!r} is not one of the options {options}"
+        shown = option_labels(key) if key in _select_keys() else schema["properties"][key]["enum"]
+        return f"{key}: {error.instance!r} is not one of the options {', '.join(shown)}"
     if error.validator == "required":
         return f"missing required input: {error.message.split()[0]}"
     if error.validator == "additionalProperties":

@@ -160,6 +160,19 @@ def _manifest(store: Store, folder: str, report_id: str) -> list[str]:
     return listed
 
 
+def list_reports(store: Store) -> list[str]:
+    """The published reports (those with a manifest), latest first: report ids sort by creation time."""
+    manifests = (key.split("/") for key in store.list("reports/"))
+    return sorted({parts[1] for parts in manifests if len(parts) == 3 and parts[2] == MANIFEST}, reverse=True)
+
+
+def latest_report(store: Store) -> str:
+    listed = list_reports(store)
+    if not listed:
+        raise StorageError(f"{store.uri}: no report yet (run prelabel-eval GT PRED first)")
+    return listed[0]
+
+
 def read_report_part(store: Store, report_id: str, part: str) -> bytes:
     """One part of a published report, its chunks joined; a StorageError line when absent."""
     folder = report_folder(report_id)

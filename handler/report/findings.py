@@ -12,6 +12,7 @@ from handler.engine.state import EvaluationState
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
+from handler.report.html import duration
 from handler.report.model import (
     KIND,
     Counts,
@@ -22,11 +23,12 @@ from handler.report.model import (
     Shares,
     Skipped,
     SkippedBoxEntry,
+    TimeSaved,
 )
 from handler.report.model import (
     DatasetFigures as DatasetSection,
 )
-from handler.report.sections import analysis_sections
+from handler.report.sections import analysis_sections, time_saved
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -92,11 +94,34 @@ def recommendation(sweep: Sweep) -> str:
     )
 
 
-def verdict(tally: Tally, reason: str | None, sweep: Sweep) -> str:
+def time_story(time: TimeSaved) -> str:
+    """The labeler-time estimate as its own figure, with its basis; a loss said as a loss."""
+    scratch = duration(time.from_scratch_seconds)
+    if time.saved_seconds < 0:
+        figure = (
+            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing from scratch "
+            f"({duration(time.with_predictions_seconds)} instead of {scratch})"
+        )
+    else:
+        saved = duration(time.saved_seconds)
+        figure = f"about {saved} saved of {scratch} from scratch ({time.saved_share:.0%})"
+    draw = f"{time.costs_seconds.draw:g} s to draw a box"
+    basis = (
+        f"the user's seconds per action ({draw})"
+        if time.costs_adjusted
+        else f"{draw} (measured, Su et al. 2012) and assumed seconds for the other actions"
+    )
+    return f" Estimated labeler time: {figure}, at {basis}."
+
+
+def verdict(tally: Tally, reason: str | None, sweep: Sweep, time: TimeSaved) -> str:
     if reason is not None:
         return f"Nothing could be scored: {reason}."
-    saved = f"The predictions save about {tally.assistance_score:.0%} of the labeling work; {lean(tally)}."
-    return saved + recommendation(sweep)
+    score = (
+        f"Assistance score {tally.assistance_score:.0%} ({tally.grade}): the predictions do "
+        f"{tally.assistance_score:.0%} of the box-work; {lean(tally)}."
+    )
+    return score + time_story(time) + recommendation(sweep)
 
 
 def _notes(facts: RunFacts) -> list[str]:
@@ -169,7 +194,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, facts.state.sweep),
+        verdict=verdict(tally, reason, facts.state.sweep, time_saved(tally, facts.costs)),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),

@@ -51,6 +51,20 @@ class Card:
     label: str
     value: str
     detail: str
+    caption: str  # what the card counts, with the thresholds of this run
+
+
+def card_captions(iou_min: float, iou_perfect: float) -> dict[str, str]:
+    """Each outcome's definition (SPEC §6) in a few words, with the actual IoU bounds."""
+    low, high = f"{iou_min:g}", f"{iou_perfect:g}"
+    return {
+        "correct": f"same class, IoU ≥ {high}",
+        "shifted": f"same class, {low} ≤ IoU < {high}",
+        "class_confused": f"other class, IoU ≥ {low}",
+        "false_positive": f"kept prediction, no match at IoU ≥ {low}",
+        "false_negative": "ground-truth box nothing matched",
+        "mean_iou": f"of same-class matches (IoU ≥ {low})",
+    }
 
 
 def _point(score: float, radius: float = RADIUS) -> tuple[float, float]:
@@ -94,15 +108,16 @@ def gauge(score: float) -> dict[str, Any]:
 
 
 def cards(findings: Findings) -> list[Card]:
-    counts, shares = findings.counts, findings.shares
+    counts, shares, parameters = findings.counts, findings.shares, findings.parameters
+    captions = card_captions(parameters.iou_min, parameters.iou_perfect)
+    total = counts.total
     result = [
-        Card(key, label, f"{getattr(shares, key):.1%}", f"{getattr(counts, key)} of {counts.total}")
+        Card(key, label, f"{getattr(shares, key):.1%}", f"{getattr(counts, key)} of {total}", captions[key])
         for key, label in CARD_LABELS.items()
     ]
-    mean_iou = findings.mean_iou
-    result.append(
-        Card("mean_iou", "Mean IoU", "none" if mean_iou is None else f"{mean_iou:.3f}", "matched, same class")
-    )
+    mean_iou, matched = findings.mean_iou, counts.correct + counts.shifted
+    value = "none" if mean_iou is None else f"{mean_iou:.3f}"
+    result.append(Card("mean_iou", "Mean IoU", value, f"{matched} pairs", captions["mean_iou"]))
     return result
 
 

@@ -250,8 +250,8 @@ class Findings(Section):
         description="The most frequent class confusions, GT class -> predicted class, most frequent first.",
     )
     per_class: tuple[ClassRow, ...] = Field(
-        description="Every class with a box on the scored images, worst assistance score first; false "
-        "positives by predicted class, the rest by GT class."
+        description="Every class with a box on the scored images, most labeler seconds left first (ties: "
+        "lowest score first); false positives by predicted class, the rest by GT class."
     )
     confidence_sweep: ConfidenceSweep
     images_with_most_work: tuple[ImageWork, ...] = Field(

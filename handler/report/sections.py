@@ -73,8 +73,9 @@ def _rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
     ]
 
 
-def per_class(classes: ClassTable) -> tuple[ClassRow, ...]:
-    rows = _rows(classes.counts, analysis.worst_first(classes.counts))
+def per_class(classes: ClassTable, costs: TimeCosts) -> tuple[ClassRow, ...]:
+    counts = classes.counts
+    rows = _rows(counts, analysis.most_time_left_first(counts, labeler_seconds(counts, costs)))
     return tuple(ClassRow(class_name=classes.names[row], **figures) for row, figures in rows)
 
 
@@ -159,7 +160,7 @@ def analysis_sections(state: EvaluationState, thresholds: Thresholds, costs: Tim
     return {
         "actions": actions(state.tally),
         "confusions": confusions(state.classes),
-        "per_class": per_class(state.classes),
+        "per_class": per_class(state.classes, costs),
         "confidence_sweep": confidence_sweep(state.sweep),
         "images_with_most_work": images_with_most_work(state, costs),
         "by_size": by_size(state.sizes),

@@ -16,6 +16,13 @@ from handler.errors import StorageError
 from handler.storage.base import Content, ObjectNotFound, Source, Store, path_order, split_scheme
 
 
+def _file_mode() -> int:
+    """What `open()` would give a new file: 0o666 less the umask (mkstemp's files are 0o600)."""
+    umask = os.umask(0o077)  # the only way to read it; put back at once
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _failure(path: Path, action: str, error: OSError) -> StorageError:
     if isinstance(error, FileNotFoundError):
         return ObjectNotFound(f"{path}: no such file")
@@ -76,6 +83,7 @@ class LocalStore(Store):
             # A hidden temporary file beside the target, then one rename: never half a file.
             handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
             try:
+                os.fchmod(handle, _file_mode())  # readable as the umask allows, like any file the user writes
                 with os.fdopen(handle, "wb") as stream:
                     for chunk in [content] if isinstance(content, bytes) else content:
                         stream.write(chunk)

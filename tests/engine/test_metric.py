@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from helpers.paths import EXAMPLES, THIRD_PARTY
 
 from handler import PrelabelingEfficiency
+from handler.inputs import parse_inputs
+from handler.metric import load_records
+from handler.pipeline import run
+from handler.storage import open_store
+
+COCO = THIRD_PARTY / "coco_val2014_100"
+VOC = THIRD_PARTY / "voc_padilla_100"
+CARTUCHO = THIRD_PARTY / "cartucho_mAP_85" / "input"
 
 
 def random_images(seed: int, count: int) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
@@ -95,8 +106,9 @@ def test_merge_refuses_other_kinds_and_thresholds() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"iou_min": 0.0}, "Expected `0 < iou_min <= iou_perfect <= 1`"),
-        ({"iou_min": 0.9, "iou_perfect": 0.8}, "Expected `0 < iou_min <= iou_perfect <= 1`"),
+        ({"iou_min": 0.0}, "Expected iou_min to be one of 0.10, 0.20, 0.30, 0.40, 0.50 but got 0.0"),
+        ({"iou_min": 0.35}, "Expected iou_min to be one of 0.10, 0.20, 0.30, 0.40, 0.50 but got 0.35"),
+        ({"iou_perfect": 1.0}, "Expected iou_perfect to be one of 0.60, 0.70, 0.80, 0.90, 0.95 but got 1.0"),
         ({"confidence_threshold": 1.5}, "Expected `confidence_threshold` in [0, 1]"),
     ],
 )
@@ -109,3 +121,39 @@ def test_arguments_are_checked_up_front(kwargs: dict[str, float], message: str) 
 def test_mismatched_batch_lengths_are_refused() -> None:
     with pytest.raises(ValueError, match="as many prediction records as groundtruth records"):
         PrelabelingEfficiency().add([], [{"bboxes": [], "labels": []}])
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"bboxes": [1, 2, 3], "labels": ["a"]}, "Expected `bboxes` of shape (N, 4) but got (3,)"),
+        ({"bboxes": [[0, 0, 1, 1, 5]], "labels": ["a"]}, "Expected `bboxes` of shape (N, 4) but got (1, 5)"),
+        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a", "b"]}, "Expected `labels` of shape (1,) like `bboxes`"),
+        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a"], "scores": [[0.5]]}, "Expected `scores` of shape (1,)"),
+    ],
+)
+def test_wrongly_shaped_arrays_are_named(record: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=None) as caught:
+        PrelabelingEfficiency().add([record], [{"bboxes": [], "labels": []}])
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("gt", "pred"),
+    [
+        (EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"),
+        (COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"),
+        (VOC / "gts" / "pascalvoc_format", VOC / "dets" / "coco_format"),
+        (CARTUCHO / "ground-truth", CARTUCHO / "detection-results"),
+    ],
+)
+def test_load_records_feeds_add_the_same_counts_as_the_node(gt: Path, pred: Path, tmp_path: Path) -> None:
+    store = open_store(str(tmp_path / "store"))
+    node = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), store).findings
+    records = load_records(str(gt), str(pred), store=store)
+    images = node.dataset.images
+    assert len(records.predictions) == len(records.groundtruths) == len(records.asset_ids) == images > 0
+    metric = PrelabelingEfficiency()
+    metric.add(records.predictions, records.groundtruths)
+    assert metric.compute().counts == node.counts
+    assert PrelabelingEfficiency().evaluate(str(gt), str(pred), store=store).counts == node.counts

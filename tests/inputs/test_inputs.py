@@ -6,7 +6,14 @@ import pytest
 
 from handler.cli import _run_parser
 from handler.errors import InputError
-from handler.inputs import DEFAULT_THRESHOLDS, node_defaults, parse_inputs, read_environment, select_options
+from handler.inputs import (
+    DEFAULT_THRESHOLDS,
+    input_spec,
+    node_defaults,
+    parse_inputs,
+    read_environment,
+    select_options,
+)
 from handler.inputs.node_inputs import inputs_schema
 from handler.metric import PrelabelingEfficiency
 from handler.resources import node_config
@@ -35,8 +42,8 @@ def test_defaults_are_applied() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("IOU_MIN", "0.35", "IOU_MIN: '0.35' is not one of the options 0.1, 0.2, 0.3, 0.4, 0.5"),
-        ("IOU_PERFECT", "1", "IOU_PERFECT: '1' is not one of the options 0.6, 0.7, 0.8, 0.9, 0.95"),
+        ("IOU_MIN", "0.35", "IOU_MIN: '0.35' is not one of the options 0.10, 0.20, 0.30, 0.40, 0.50"),
+        ("IOU_PERFECT", "1", "IOU_PERFECT: '1' is not one of the options 0.60, 0.70, 0.80, 0.90, 0.95"),
         ("CONFIDENCE_THRESHOLD", "50", "CONFIDENCE_THRESHOLD: '50' is outside the range 0 to 1"),
         ("CONFIDENCE_THRESHOLD", "-0.1", "CONFIDENCE_THRESHOLD: '-0.1' is outside the range 0 to 1"),
         ("GT_DATASET", "", "GT_DATASET"),
@@ -48,6 +55,29 @@ def test_bad_values_are_refused_with_the_key(key: str, value: str, message: str)
         parse_inputs({**REQUIRED, key: value})
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("IOU_MIN", "0.30", 0.3),
+        ("IOU_MIN", " 0.3", 0.3),
+        ("IOU_MIN", ".1", 0.1),
+        ("IOU_MIN", 0.5, 0.5),
+        ("IOU_PERFECT", "0.950", 0.95),
+        ("IOU_PERFECT", "0.60 ", 0.6),
+    ],
+)
+def test_a_number_equal_to_an_option_is_that_option(key: str, value: object, expected: float) -> None:
+    thresholds = parse_inputs({**REQUIRED, key: value}).thresholds
+    assert (thresholds.iou_min if key == "IOU_MIN" else thresholds.iou_perfect) == expected
+
+
+def test_the_refusal_lists_the_options_as_node_json_labels_them() -> None:
+    labels = [option["label"] for option in input_spec("IOU_MIN")["options"]["options"]]
+    with pytest.raises(InputError) as caught:
+        parse_inputs({**REQUIRED, "IOU_MIN": "0.35"})
+    assert str(caught.value).endswith(", ".join(labels))
 
 
 def test_missing_dataset_is_refused() -> None:

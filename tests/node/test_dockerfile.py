@@ -54,10 +54,18 @@ class Dockerfile:
     def all(self, keyword: str) -> list[str]:
         return [arguments for word, arguments in self.instructions if word == keyword]
 
+    def installs(self) -> list[str]:
+        """The RUN lines that install: the dependency layer, then the package."""
+        commands = [run for run in self.all("RUN") if "pip install" in run]
+        assert len(commands) == 2, f"expected two installing RUN lines (deps, package), found {commands}"
+        return commands
+
     def pip_install(self) -> list[str]:
-        commands = [shlex.split(run) for run in self.all("RUN") if run.startswith("pip install")]
-        assert len(commands) == 1, f"expected one `RUN pip install` line, found {len(commands)}"
-        return commands[0]
+        """The package's own install (the last one): no dependencies, they have their layer."""
+        return shlex.split(self.installs()[-1])
+
+    def before(self, run: str) -> list[tuple[str, str]]:
+        return self.instructions[: self.instructions.index(("RUN", run))]
 
     def entrypoint(self) -> list[str]:
         (entrypoint,) = self.all("ENTRYPOINT")
@@ -103,6 +111,18 @@ def test_dockerfile_declares_base_user_and_entrypoint(dockerfile: Dockerfile) ->
     assert dockerfile.entrypoint() == ["python", "-m", "handler"]
     install = dockerfile.pip_install()
     assert install[-1] == "." and not any("[" in word for word in install), "no extras in the image"
+    assert "--no-deps" in install, "the dependencies come from their own layer"
+
+
+def test_dependencies_are_a_cached_layer_before_the_code(dockerfile: Dockerfile) -> None:
+    dependencies, package = dockerfile.installs()
+    copies_before = [args for word, args in dockerfile.before(dependencies) if word == "COPY"]
+    assert copies_before == ["pyproject.toml /src/"], "only pyproject.toml may reach the dependency layer"
+    # project.dependencies only: the test extras (optional-dependencies) stay out of the image
+    assert "['project']['dependencies']" in dependencies and "optional" not in dependencies
+    assert "pip install --no-cache-dir -r requirements.txt" in dependencies
+    copies_after = [args for word, args in dockerfile.before(package) if word == "COPY"][1:]
+    assert copies_after == [f". {IMAGE_CHECKOUT}"], "the code is copied after the dependency layer"
 
 
 # --- always on: the same install and entry point, in a fresh virtual environment -------------
@@ -122,13 +142,12 @@ def venv(dockerfile: Dockerfile, tmp_path_factory: pytest.TempPathFactory) -> Ve
     created = run([sys.executable, "-m", "venv", str(base / "venv")], cwd=base, timeout=300)
     assert created.returncode == 0, created.stderr
     python = base / "venv" / "bin" / "python"
-    pip, install, *arguments = dockerfile.pip_install()
-    assert (pip, install) == ("pip", "install")
-    # `python -m pip`, as `pip` in the image is the base image's interpreter's own pip.
-    installed = run(
-        [str(python), "-m", "pip", "install", *arguments], cwd=checkout, timeout=900, env=clean_environment()
-    )
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    # Each installing RUN line as the image's shell runs it, with the venv's `python` and `pip` first
+    # on PATH as the image's interpreter is: the dependency layer, then the package.
+    path = f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    for command in dockerfile.installs():
+        installed = run(["sh", "-c", command], cwd=checkout, timeout=900, env=clean_environment(PATH=path))
+        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     workdir = base / "work"
     workdir.mkdir()
     return Venv(python, workdir)

@@ -29,7 +29,7 @@ CHROMIUM_ARGS: Final = [
 VIEWPORTS: Final = [(900, 700), (1400, 900)]  # the platform's preview iframe, a full browser tab
 OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")
 # Everything the overflow rule covers: the cards, the folded blocks, and any section, with all they hold.
-OVERFLOW_SCOPE: Final = ".card, .card *, details, details *, section, section *"
+OVERFLOW_SCOPE: Final = ".card, .card *, details, details *, section, section *, footer, footer *"
 
 
 def _under_ci() -> bool:
@@ -100,6 +100,12 @@ SHOWN_JS: Final = """() => {
     score: text(document.querySelector('[data-field=assistance_score]')),
     verdict: text(document.querySelector('[data-field=verdict]')),
     shares,
+    captions: Object.fromEntries([...document.querySelectorAll('.card')].map((card) =>
+      [card.dataset.outcome, text(card.querySelector('[data-field=caption]'))])),
+    footer: (() => {
+      const box = document.querySelector('footer').getBoundingClientRect();
+      return {left: box.left, right: box.right, width: window.innerWidth};
+    })(),
     svgs: document.querySelectorAll('svg').length,
     cards: document.querySelectorAll('.card').length,
     imgs: document.querySelectorAll('img').length,
@@ -215,6 +221,25 @@ def test_grade_score_shares_and_verdict_equal_the_findings(
     else:  # nothing scored: the verdict says why, and no empty gauge or cards are drawn
         assert findings["reason"] in shown["verdict"]
         assert shown["svgs"] == 0 and shown["cards"] == 0, "an empty chart is shown"
+
+
+def test_each_card_says_what_it_counts_with_the_thresholds(
+    observed: Observed, reports: dict[str, StoredReport]
+) -> None:
+    findings, captions = _report(observed, reports).findings, observed.shown["captions"]
+    if findings["reason"] is not None:
+        assert captions == {}
+        return
+    low, high = f"{findings['parameters']['iou_min']:g}", f"{findings['parameters']['iou_perfect']:g}"
+    assert captions["correct"] == f"same class, IoU ≥ {high}"
+    assert captions["shifted"] == f"same class, {low} ≤ IoU < {high}"
+    assert captions["class_confused"] == f"other class, IoU ≥ {low}"
+    assert all(captions[key] for key in (*OUTCOMES, "mean_iou")), captions
+
+
+def test_the_footer_fits_the_viewport(observed: Observed) -> None:
+    footer = observed.shown["footer"]
+    assert footer["left"] >= 0 and footer["right"] <= footer["width"], footer
 
 
 @pytest.mark.parametrize("state", ["folded", "unfolded"])

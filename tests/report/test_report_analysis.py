@@ -52,13 +52,16 @@ def test_per_class_counts_fp_by_predicted_class_and_the_rest_by_gt_class(evaluat
     counts = an.per_class(evaluation, 3)
     assert counts.tolist() == [[1, 1, 0, 2, 1], [0, 0, 1, 0, 1], [0, 0, 0, 0, 1]]
     assert an.row_scores(counts).tolist() == [0.3, 0.25, 0.0]
-    assert an.worst_first(counts).tolist() == [CAT, DOG, CAR]
+    # seconds left: car 1.5 + 6 + 2·2 + 25.5 = 37, dog 4 + 25.5 = 29.5, cat 25.5
+    assert an.most_time_left_first(counts, labeler_seconds(counts, TimeCosts())).tolist() == [CAR, DOG, CAT]
     assert counts.sum(axis=0).tolist() == evaluation.tally.counts.tolist()
 
 
-def test_worst_first_breaks_score_ties_by_boxes_to_fix_and_skips_empty_rows() -> None:
-    counts = np.array([[0, 0, 0, 1, 0], [0, 0, 0, 0, 0], [0, 0, 0, 2, 1], [2, 0, 0, 0, 0]])
-    assert an.worst_first(counts).tolist() == [2, 0, 3]
+def test_most_time_left_breaks_ties_by_lowest_score_then_row_and_skips_empty_rows() -> None:
+    # rows 0, 1 and 4 each leave 25.5 s (one draw; 17 accepts); row 3 leaves 2 s; row 2 is empty
+    counts = np.array([[0, 0, 0, 0, 1], [17, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1]])
+    seconds = labeler_seconds(counts, TimeCosts())
+    assert an.most_time_left_first(counts, seconds).tolist() == [0, 4, 1, 3]
 
 
 def test_confusions_gt_to_predicted_most_frequent_first(evaluation: Evaluation) -> None:
@@ -165,7 +168,8 @@ def test_time_costs_follow_the_outcome_order_and_are_checked() -> None:
 
 def test_an_empty_evaluation_gives_empty_figures() -> None:
     empty = evaluate(BoxTable.empty(), BoxTable.empty(), 0, THRESHOLDS)
-    assert an.per_class(empty, 0).shape == (0, 5) and an.worst_first(an.per_class(empty, 3)).tolist() == []
+    assert an.per_class(empty, 0).shape == (0, 5)
+    assert an.most_time_left_first(an.per_class(empty, 3), np.zeros(3)).tolist() == []
     assert an.top_confusions(an.confusion_pairs(empty), 10).count.tolist() == []
     assert an.near_misses(empty, 0.1, 0.3).count == 0
     assert an.by_size(empty, np.ones(0)).sum() == 0

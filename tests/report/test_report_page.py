@@ -89,7 +89,7 @@ def test_findings_carry_the_new_sections(findings: Findings) -> None:
     validate_document(findings.document())
     assert findings.document()["actions"] == {"accept": 0, "nudge": 1, "relabel": 1, "delete": 2, "draw": 2}
     assert findings.document()["confusions"] == [{"gt_class": HOSTILE, "pred_class": "car", "count": 1}]
-    assert [row["class"] for row in findings.document()["per_class"]] == ["dog", "car", HOSTILE]
+    assert [row["class"] for row in findings.document()["per_class"]] == ["car", "dog", HOSTILE]
     assert findings.near_misses.count == 1 and findings.near_misses.bands[1].count == 1
     assert findings.document()["images_with_most_work"][0]["asset_id"] == QUOTED
     assert findings.document()["by_size"]["available"] and len(findings.document()["by_size"]["sizes"]) == 3
@@ -110,7 +110,7 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
     assert page.index("Dataset figures") < page.index('data-section="actions"')
     texts = elements.texts
     assert texts["data-field=best_threshold"] == ["0.0"] and texts["data-field=near_miss_count"] == ["1"]
-    assert [t for t in texts["data-field=class"]] == ["dog", "car", HOSTILE]
+    assert [t for t in texts["data-field=class"]] == ["car", "dog", HOSTILE]
     assert texts["data-field=asset_id"][0] == QUOTED
     assert len(texts["data-field=time_saved"]) == 1 and texts["data-field=time_saved_share"][0].endswith("%")
     assert 'data-chart="sweep"' in page and page.count("<svg") == 2

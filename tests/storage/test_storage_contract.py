@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,14 @@ from helpers.s3_server import FaultProxy
 
 from handler.cli import main as cli_main
 from handler.errors import StorageError
-from handler.report.asset import REPORT_PARTS, Chunked, publish_report, read_report_part, report_location
+from handler.report.asset import (
+    REPORT_PARTS,
+    Chunked,
+    list_reports,
+    publish_report,
+    read_report_part,
+    report_location,
+)
 from handler.storage import ObjectNotFound, Store, open_store, resolve_dataset
 from handler.storage.local import LocalStore
 from handler.storage.s3 import DEFAULT_MAX_ATTEMPTS, S3Store, max_attempts
@@ -268,6 +277,34 @@ class TestPublishContract:
 
     def test_location_names_the_report_folder(self, backend: Backend) -> None:
         assert report_location(backend.store, "r1") == f"{backend.store.uri.rstrip('/')}/reports/r1/"
+
+    def test_list_and_show_latest(self, backend: Backend, capsys: pytest.CaptureFixture[str]) -> None:
+        store = ["--store", backend.store.uri]
+        assert cli_main(["show", "latest", *store]) == 2
+        assert "no report yet" in capsys.readouterr().err
+        ids = ["rpt_20261130T090000_0000aaaa", "rpt_20261201T080000_0000bbbb", "rpt_20261129T230000_0000cccc"]
+        for report_id in ids:
+            publish_report(backend.store, report_id, {**PARTS, "html": report_id.encode()})
+        backend.put("reports/rpt_20261202T000000_0000dddd/report.html", b"no manifest: not a report")
+        assert list_reports(backend.store) == sorted(ids, reverse=True)
+        assert cli_main(["list", *store]) == 0
+        assert capsys.readouterr().out.split() == sorted(ids, reverse=True)
+        assert cli_main(["show", "latest", "--html", *store]) == 0
+        assert capsys.readouterr().out == f"{ids[1]}\n"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_local_reports_are_as_readable_as_the_umask_allows(tmp_path: Path, umask: int) -> None:
+    previous = os.umask(umask)
+    try:
+        store = LocalStore(tmp_path / "store")
+        publish_report(store, "r1", PARTS)
+    finally:
+        os.umask(previous)
+    folder = tmp_path / "store" / "reports" / "r1"
+    for path in [folder, folder.parent, *folder.iterdir()]:
+        expected = (0o777 if path.is_dir() else 0o666) & ~umask
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
 
 
 class TestSources:

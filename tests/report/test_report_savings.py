@@ -1,0 +1,72 @@
+"""Issue 11's page: one savings story (score and time apart), per class by time left, card captions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+from helpers.paths import EXAMPLES, THIRD_PARTY
+
+from handler import TimeCosts
+from handler.engine.timecost import labeler_seconds
+from handler.inputs import parse_inputs
+from handler.pipeline import RunResult, run
+from handler.report import render_html
+from handler.storage.local import LocalStore
+
+COCO = THIRD_PARTY / "coco_val2014_100"
+COSTLY = TimeCosts(nudge=60, relabel=60, delete=30)  # correcting costs more than drawing
+
+
+def _run(tmp_path: Path, gt: Path, pred: Path, costs: TimeCosts | None = None) -> RunResult:
+    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)})
+    return run(inputs, LocalStore(tmp_path / "store"), costs=costs)
+
+
+def test_the_verdict_names_the_score_and_the_time_as_two_figures(tmp_path: Path) -> None:
+    findings = _run(tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl").findings
+    score = f"{findings.assistance_score:.0%}"
+    assert findings.verdict.startswith(
+        f"Assistance score {score} ({findings.efficiency_level}): the predictions do {score} of the box-work;"
+    )
+    saved = f"({findings.time.saved_share:.0%})"
+    assert f"Estimated labeler time: about 47 min saved of 65 min from scratch {saved}" in findings.verdict
+    assert "25.5 s to draw a box (measured, Su et al. 2012) and assumed seconds" in findings.verdict
+    assert "save about" not in findings.verdict
+
+
+def test_a_negative_saving_is_said_in_plain_words(tmp_path: Path) -> None:
+    findings = _run(tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl", COSTLY).findings
+    assert findings.time.saved_seconds < 0
+    assert (
+        "pre-labeling would cost about 12 min more than drawing from scratch (77 min instead of 65 min), "
+        "at the user's seconds per action (25.5 s to draw a box)"
+    ) in findings.verdict
+    page = render_html(findings)
+    summary = re.search(r"<summary>Time lost .*?</summary>", page, re.S)
+    assert summary is not None and "would cost about" in summary.group(0)
+    assert not re.search(r"-\d+ (s|min)\b", page), "a negative duration is on the page"
+
+
+def test_per_class_rows_go_by_labeler_time_left_then_score(tmp_path: Path) -> None:
+    gt, pred = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
+    rows = _run(tmp_path, gt, pred).findings.per_class
+    counts = np.array([[getattr(r.counts, k) for k in r.counts.outcomes()] for r in rows])
+    seconds = labeler_seconds(counts, TimeCosts())
+    keys = list(zip(-seconds, [r.assistance_score for r in rows], strict=True))
+    assert len(rows) > 10 and keys == sorted(keys)
+    assert sum(r.counts.total for r in rows[:5]) > 5 * 4, "the first classes are where the work is"
+
+
+def test_each_card_caption_carries_the_thresholds_of_the_run(tmp_path: Path) -> None:
+    inputs = parse_inputs(
+        {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl"),
+         "IOU_MIN": "0.5", "IOU_PERFECT": "0.9"}
+    )
+    page = render_html(run(inputs, LocalStore(tmp_path / "store")).findings)
+    captions = re.findall(r'data-field="caption">([^<]*)<', page)
+    assert captions[:3] == [
+        "same class, IoU ≥ 0.9", "same class, 0.5 ≤ IoU &lt; 0.9", "other class, IoU ≥ 0.5"
+    ]
+    assert len(captions) == 6
