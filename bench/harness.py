@@ -22,7 +22,7 @@ from bench.peers_env import peer_python, versions
 from bench.process import measure
 from bench.results import write_results
 from bench.tools import OURS, ROOT, command, node_reads_workers, tool_names
-from bench.workloads import WORKLOADS, Files, Workload, ensure_data
+from bench.workloads import WORKLOADS, Files, Workload, count_boxes, ensure_data
 
 PHASE_LINE = re.compile(r"^\[prelabel\] (?P<phase>[^:]+): (?P<seconds>[0-9.]+) s$", re.MULTILINE)
 
@@ -119,6 +119,8 @@ def _bench_workload(workload: Workload, args: argparse.Namespace, python: Path) 
     entry = {"machine": describe(), **_run_tools(workload, files, args, python)}
     if workload.workers:
         return entry  # the in-process measurements are those of the big workload
+    if workload.tiles:
+        entry["boxes"] = count_boxes(files)
     if workload.name in ("default", "conf0"):
         _say(f"{workload.name}: timing the confidence sweep")
         entry["sweep"] = _in_process("sweep", workload, files, args.repeats)

@@ -131,7 +131,7 @@ def generate(data: Path, n_assets: int, seed: int) -> dict[str, int]:
     return made
 
 
-def run(data: Path, timeout: float, log: Path) -> dict[str, object]:
+def run(data: Path, timeout: float, memory_gb: float, log: Path) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="prelabel-bench-store-") as store:
         env = product_env() | {
             "GT_DATASET": str(data / "gt"),
@@ -139,11 +139,12 @@ def run(data: Path, timeout: float, log: Path) -> dict[str, object]:
             "CONFIDENCE_THRESHOLD": "0.5",
             "PRELABEL_STORE": store,
         }
-        result = measure([sys.executable, "-m", "handler"], env, log, timeout)
+        result = measure([sys.executable, "-m", "handler"], env, log, timeout, int(memory_gb * 2**30))
     text = log.read_text(errors="replace")
     return {
         **result.to_dict(),
         "timeout": timeout,
+        "memory_limit_gb": memory_gb,
         "phases": {m["phase"]: float(m["seconds"]) for m in PHASE_LINE.finditer(text)},
         "last_lines": text.strip().splitlines()[-3:],
     }
@@ -155,11 +156,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--assets", type=int, default=1_000_000, help="10 GT and 100 predictions each")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before the node is killed")
+    parser.add_argument(
+        "--memory-gb", type=float, default=16.0, help="the node's address-space limit (RLIMIT_AS)"
+    )
     parser.add_argument("--work-dir", type=Path, default=ROOT / "bench" / ".work")
     args = parser.parse_args(argv)
     made = generate(args.data, args.assets, args.seed)
     args.work_dir.mkdir(parents=True, exist_ok=True)
-    entry = {"machine": describe(), **made, **run(args.data, args.timeout, args.work_dir / "huge.log")}
+    entry = {
+        "machine": describe(),
+        **made,
+        **run(args.data, args.timeout, args.memory_gb, args.work_dir / "huge.log"),
+    }
     raw = load_raw(args.work_dir)
     raw["huge"] = entry
     save_raw(args.work_dir, raw)

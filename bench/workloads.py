@@ -116,3 +116,11 @@ def ensure_data(workload: Workload, work_dir: Path, generator: Path) -> Files:
         write_shards(files.gt, files.results, folder, workload.tiles)
         stamp.write_text(json.dumps(wanted))
     return Files(folder / "gt", folder / "pred")
+
+
+def count_boxes(files: Files) -> dict[str, int]:
+    """Boxes in two folders of JSONL shards: one `{"label"` per box (a byte count, no parsing)."""
+    shards = sorted(files.gt.iterdir())
+    gt = sum(path.read_bytes().count(b'{"label"') for path in shards)
+    pred = sum(path.read_bytes().count(b'{"label"') for path in sorted(files.results.iterdir()))
+    return {"gt": gt, "pred": pred, "shards": len(shards)}
