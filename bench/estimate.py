@@ -46,7 +46,7 @@ def estimate_lines(cost: ShardCost, total_boxes: int = TOTAL_BOXES) -> list[str]
         "",
         "wall(N) = ceil(S / N) · (t + o) + S · m; RSS per worker = r (one shard at a time).",
         "",
-        "| workers N | wall h | RSS per worker MB |",
+        "| workers N | wall min | RSS per worker MB |",
         "|---:|---:|---:|",
         *rows,
         "",
