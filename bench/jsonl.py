@@ -24,7 +24,7 @@ class Field:
     """A non-negative integer column printed in `digits` digits, the last `decimals` after a point."""
 
     column: str
-    digits: int
+    digits: int  # at most 9
     decimals: int = 0
     zero_pad: bool = False  # inside a string (an id); numbers are padded with spaces
 
@@ -35,17 +35,20 @@ class Field:
     def render(self, values: IntArray) -> npt.NDArray[np.uint8]:
         if values.size and (values.min() < 0 or values.max() >= 10**self.digits):
             raise ValueError(f"{self.column}: values outside 0..{10**self.digits - 1}")
-        powers = 10 ** np.arange(self.digits - 1, -1, -1, dtype=np.int64)
-        chars = ((values[:, None] // powers) % 10 + _DIGIT_ZERO).astype(np.uint8)
+        out = np.empty((len(values), self.width), dtype=np.uint8)
+        integer = self.digits - self.decimals
+        digit_columns = [c for c in range(self.width) if not (self.decimals and c == integer)]
+        if self.decimals:
+            out[:, integer] = ord(".")
+        rest = values.astype(np.int32)  # 9 digits at most: int32 halves the arithmetic
+        for column in reversed(digit_columns):  # a loop over the field's digits, not over boxes
+            rest, digit = np.divmod(rest, 10)
+            out[:, column] = digit + _DIGIT_ZERO
         if not self.zero_pad:
             # leading zeros of the integer part become spaces; the units digit stays
-            integer = self.digits - self.decimals
-            chars[:, : integer - 1][values[:, None] < powers[: integer - 1]] = _SPACE
-        if not self.decimals:
-            return chars
-        point = np.full((len(values), 1), ord("."), dtype=np.uint8)
-        cut = self.digits - self.decimals
-        return np.hstack([chars[:, :cut], point, chars[:, cut:]])
+            for column in range(integer - 1):
+                out[values < 10 ** (self.digits - 1 - column), column] = _SPACE
+        return out
 
 
 Piece = bytes | Field
