@@ -38,7 +38,7 @@ def wall_seconds(cost: ShardCost, workers: int, total_boxes: int = TOTAL_BOXES) 
 
 def estimate_lines(cost: ShardCost, total_boxes: int = TOTAL_BOXES) -> list[str]:
     shards = math.ceil(total_boxes / cost.boxes)
-    rows = [f"| {n} | {wall_seconds(cost, n, total_boxes) / 3600:.2f} | {cost.rss_mb:.0f} |" for n in WORKERS]
+    rows = [f"| {n} | {wall_seconds(cost, n, total_boxes) / 60:.1f} | {cost.rss_mb:.0f} |" for n in WORKERS]
     return [
         f"Per shard ({cost.source}): t = {cost.seconds:.2f} s, r = {cost.rss_mb:.0f} MB, "
         f"b = {cost.boxes:,.0f} boxes; {total_boxes:,} boxes = S = {shards:,} shards. "

@@ -106,3 +106,12 @@ def test_huge_shards_are_valid_jsonl_of_the_planned_size() -> None:
         for box in asset["annotations"]:
             assert 0 <= box["x_min"] < box["x_max"] <= asset["width"]
             assert 0 <= box["y_min"] < box["y_max"] <= asset["height"]
+
+
+def test_the_1b_estimate_follows_its_formula() -> None:
+    from bench.estimate import MERGE_S, TASK_OVERHEAD_S, ShardCost, estimate_lines, wall_seconds
+
+    cost = ShardCost(seconds=1.0, rss_mb=500, boxes=100_000_000, source="test")  # 10 shards of 1B boxes
+    assert wall_seconds(cost, 4) == 3 * (1.0 + TASK_OVERHEAD_S) + 10 * MERGE_S
+    row = next(line for line in estimate_lines(cost) if line.startswith("| 1 |"))
+    assert row == f"| 1 | {(10 * (1.0 + TASK_OVERHEAD_S) + 10 * MERGE_S) / 60:.1f} | 500 |"  # minutes
