@@ -21,8 +21,8 @@ from bench.machine import describe
 from bench.peers_env import peer_python, versions
 from bench.process import measure
 from bench.results import write_results
-from bench.tools import OURS, ROOT, command, tool_names
-from bench.workloads import WORKLOADS, Files, Workload, ensure_data
+from bench.tools import OURS, ROOT, command, node_reads_workers, tool_names
+from bench.workloads import WORKLOADS, Files, Workload, count_boxes, ensure_data
 
 PHASE_LINE = re.compile(r"^\[prelabel\] (?P<phase>[^:]+): (?P<seconds>[0-9.]+) s$", re.MULTILINE)
 
@@ -30,7 +30,9 @@ PHASE_LINE = re.compile(r"^\[prelabel\] (?P<phase>[^:]+): (?P<seconds>[0-9.]+) s
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python bench/run.py", description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--workloads", default="default,dense,conf0,big", help="comma-separated, of: " + ", ".join(WORKLOADS)
+        "--workloads",
+        default="default,dense,conf0,big,jsonl-10k,jsonl-100k,workers",
+        help="comma-separated, of: " + ", ".join(WORKLOADS),
     )
     parser.add_argument("--repeats", type=int, default=3, help="runs of each tool per workload (median)")
     parser.add_argument(
@@ -100,10 +102,25 @@ def _in_process(what: str, workload: Workload, files: Files, repeats: int) -> di
     return parsed
 
 
+def _warm(path: Path) -> None:
+    """Into the page cache before the first run (a file, or a folder of shards)."""
+    for file in sorted(path.iterdir()) if path.is_dir() else [path]:
+        file.read_bytes()
+
+
 def _bench_workload(workload: Workload, args: argparse.Namespace, python: Path) -> dict[str, Any]:
+    if workload.workers and not node_reads_workers():
+        reason = "the node does not read PRELABEL_WORKERS yet (not named in handler/)"
+        _say(f"{workload.name}: skipped: {reason}")
+        return {"machine": describe(), "skipped": reason}
     files = ensure_data(workload, args.work_dir, args.generator)
-    files.gt.read_bytes(), files.results.read_bytes()  # into the page cache before the first run
+    _warm(files.gt)
+    _warm(files.results)
     entry = {"machine": describe(), **_run_tools(workload, files, args, python)}
+    if workload.workers:
+        return entry  # the in-process measurements are those of the big workload
+    if workload.tiles:
+        entry["boxes"] = count_boxes(files)
     if workload.name in ("default", "conf0"):
         _say(f"{workload.name}: timing the confidence sweep")
         entry["sweep"] = _in_process("sweep", workload, files, args.repeats)
@@ -116,25 +133,30 @@ def _bench_workload(workload: Workload, args: argparse.Namespace, python: Path) 
     return entry
 
 
-def _load(raw: Path) -> dict[str, Any]:
+def load_raw(work_dir: Path) -> dict[str, Any]:
+    """Everything measured so far (WORK_DIR/raw.json)."""
+    raw = work_dir / "raw.json"
     if raw.exists():
         loaded: dict[str, Any] = json.loads(raw.read_text())
         return loaded
     return {"workloads": {}}
 
 
+def save_raw(work_dir: Path, raw: dict[str, Any]) -> None:
+    (work_dir / "raw.json").write_text(json.dumps(raw, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.work_dir.mkdir(parents=True, exist_ok=True)
-    raw_path = args.work_dir / "raw.json"
-    raw = _load(raw_path)
+    raw = load_raw(args.work_dir)
     if not args.report_only:
         python = peer_python(args.peers_venv or args.work_dir / "peers-venv")
         raw["peer_versions"] = versions(python)
         raw["invocation"] = " ".join(sys.argv[1:])
         for name in args.workloads.split(","):
             raw["workloads"][name] = _bench_workload(WORKLOADS[name], args, python)
-            raw_path.write_text(json.dumps(raw, indent=1))
+            save_raw(args.work_dir, raw)
     write_results(raw, args.output, raw.get("invocation", ""))
     _say(f"wrote {args.output}")
     return 0

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
-PACKAGES: Final = ("pycocotools", "faster-coco-eval", "tidecv")
-PROBE: Final = "import pycocotools, faster_coco_eval, tidecv"
+PACKAGES: Final = ("pycocotools", "faster-coco-eval", "tidecv", "hotcoco")
+PROBE: Final = "import pycocotools, faster_coco_eval, tidecv, hotcoco"
 
 
 def peer_python(venv: Path) -> Path:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,27 @@ class Measurement:
         return asdict(self)
 
 
-def measure(argv: list[str], env: dict[str, str], log: Path, timeout: float) -> Measurement:
+def _address_space_limit(limit: int | None) -> Callable[[], None] | None:
+    """In the child before exec: cap its address space, so that a run too big for the machine
+    fails alone (MemoryError) instead of calling the OOM killer on a shared box."""
+    if limit is None:
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def measure(
+    argv: list[str], env: dict[str, str], log: Path, timeout: float, memory_limit: int | None = None
+) -> Measurement:
     """Run `argv` with stdout and stderr to `log`; `os.wait4` gives this child's own rusage."""
     with log.open("wb") as out:
         started = time.perf_counter()
         child = subprocess.Popen(
-            argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            argv,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_address_space_limit(memory_limit),
         )
         deadline = started + timeout
         while True:

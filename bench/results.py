@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.tools import FLOOR_ORJSON, FLOOR_OURS, OURS
+from bench.estimate import ShardCost, estimate_lines
+from bench.tools import FLOOR_ORJSON, FLOOR_OURS, OURS, workers_tool
 from bench.workloads import WORKLOADS
 
 FCE = "faster-coco-eval"
+HOTCOCO = "hotcoco"
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ def summarise(runs: list[dict[str, Any]]) -> Summary | None:
 
 
 def _summaries(entry: dict[str, Any]) -> dict[str, Summary | None]:
-    return {tool: summarise(runs) for tool, runs in entry["runs"].items()}
+    return {tool: summarise(runs) for tool, runs in entry.get("runs", {}).items()}
 
 
 @dataclass(frozen=True)
@@ -48,34 +50,34 @@ class Target:
     measured: float | None
     bound: float
     detail: str
+    at_least: bool = False  # a lower bound (a speed-up), not an upper one
 
     def row(self) -> str:
+        sign = "≥" if self.at_least else "≤"
         if self.measured is None:
-            return f"| {self.name} | not measured | ≤ {self.bound:g} | — |"
-        met = "**met**" if self.measured <= self.bound else "**missed**"
-        return f"| {self.name} | {self.measured:.3g} ({self.detail}) | ≤ {self.bound:g} | {met} |"
+            return f"| {self.name} | not measured | {sign} {self.bound:g} | — |"
+        met = self.measured >= self.bound if self.at_least else self.measured <= self.bound
+        verdict = "**met**" if met else "**missed**"
+        return f"| {self.name} | {self.measured:.3g} ({self.detail}) | {sign} {self.bound:g} | {verdict} |"
 
 
-def _ratio(raw: dict[str, Any], workload: str, tool: str, field: str) -> float | None:
-    entry = raw["workloads"].get(workload)
-    if entry is None:
+def _ratio(raw: dict[str, Any], workload: str, tool: str, field: str, ours: str = OURS) -> float | None:
+    """`ours`' median field / `tool`'s, in the same run of the workload."""
+    summaries = _summaries(raw["workloads"].get(workload, {}))
+    mine, other = summaries.get(ours), summaries.get(tool)
+    if mine is None or other is None:
         return None
-    summaries = _summaries(entry)
-    ours, other = summaries.get(OURS), summaries.get(tool)
-    if ours is None or other is None:
-        return None
-    value: float = getattr(ours, field) / getattr(other, field)
+    value: float = getattr(mine, field) / getattr(other, field)
     return value
 
 
-def _scaling(raw: dict[str, Any]) -> float | None:
-    small, big = (raw["workloads"].get(w) for w in ("default", "big"))
-    if small is None or big is None:
+def _across(raw: dict[str, Any], larger: str, smaller: str, field: str) -> float | None:
+    """Our median field on one workload / on another."""
+    big, small = (_summaries(raw["workloads"].get(w, {})).get(OURS) for w in (larger, smaller))
+    if big is None or small is None:
         return None
-    ours_small, ours_big = _summaries(small).get(OURS), _summaries(big).get(OURS)
-    if ours_small is None or ours_big is None:
-        return None
-    return ours_big.wall / ours_small.wall
+    value: float = getattr(big, field) / getattr(small, field)
+    return value
 
 
 def _sweep(raw: dict[str, Any]) -> float | None:
@@ -107,11 +109,52 @@ def targets(raw: dict[str, Any]) -> list[Target]:
         Target("big: our peak RSS / faster-coco-eval's", _ratio(raw, "big", FCE, "rss"), 0.2, "RSS ratio"),
         Target(
             "scaling: our wall big (50k images) / default (5k)",
-            _scaling(raw),
+            _across(raw, "big", "default", "wall"),
             11,
             "time factor for 10x images",
         ),
         Target("sweep / one evaluation (default, in-process)", _sweep(raw), 1, "time ratio"),
+    ]
+
+
+def _huge_completed(raw: dict[str, Any]) -> Target:
+    huge = raw.get("huge")
+    name = "huge: 100M predictions complete (bench/huge.py)"
+    if huge is None:
+        return Target(name, None, 1, "", at_least=True)
+    done = huge["returncode"] == 0
+    detail = "completed" if done else f"exit {huge['returncode']} after {huge['wall']:.0f} s"
+    return Target(name, 1.0 if done else 0.0, 1, detail, at_least=True)
+
+
+def targets_issue_10(raw: dict[str, Any]) -> list[Target]:
+    wall, rss = "wall ratio", "RSS ratio"
+    return [
+        Target("default: our wall / hotcoco's", _ratio(raw, "default", HOTCOCO, "wall"), 1.0, wall),
+        Target("default: our wall / hotcoco's (stretch)", _ratio(raw, "default", HOTCOCO, "wall"), 0.7, wall),
+        Target("default: our wall / faster-coco-eval's", _ratio(raw, "default", FCE, "wall"), 0.1, wall),
+        Target("big: our wall / hotcoco's", _ratio(raw, "big", HOTCOCO, "wall"), 0.8, wall),
+        Target("big: our peak RSS / hotcoco's", _ratio(raw, "big", HOTCOCO, "rss"), 0.5, rss),
+        Target(
+            "JSONL shards: our peak RSS 100k / 10k images",
+            _across(raw, "jsonl-100k", "jsonl-10k", "rss"),
+            1.3,
+            "RSS factor for 10x images",
+        ),
+        Target(
+            "JSONL shards: our wall 100k / 10k images",
+            _across(raw, "jsonl-100k", "jsonl-10k", "wall"),
+            11,
+            "time factor for 10x images",
+        ),
+        _huge_completed(raw),
+        Target(
+            "big: wall with PRELABEL_WORKERS=1 / =2",
+            _ratio(raw, "workers", workers_tool(2), "wall", ours=workers_tool(1)),
+            1.6,
+            "speed-up of 2 local workers",
+            at_least=True,
+        ),
     ]
 
 
@@ -128,6 +171,8 @@ def _of(ours: Summary | None, other: Summary, field: str) -> float | None:
 
 
 def _tool_rows(entry: dict[str, Any]) -> list[str]:
+    if "skipped" in entry:
+        return [f"Skipped: {entry['skipped']}."]
     summaries = _summaries(entry)
     ours = summaries.get(OURS)
     rows = [
@@ -181,25 +226,83 @@ def _extras(entry: dict[str, Any]) -> list[str]:
 
 def _workload_section(name: str, entry: dict[str, Any]) -> list[str]:
     workload = WORKLOADS[name]
+    made = f" as JSONL shards x{workload.tiles}" if workload.tiles else ""
+    boxes = (
+        f" {entry['boxes']['gt']:,} GT and {entry['boxes']['pred']:,} predicted boxes."
+        if "boxes" in entry
+        else ""
+    )
     head = [
         f"### {name}",
         "",
-        f"`gen_workload.py {' '.join(workload.generator_args)}`, "
+        f"`gen_workload.py {' '.join(workload.generator_args)}`{made}, "
         f"CONFIDENCE_THRESHOLD {workload.confidence_threshold} — {workload.note}. "
         f"Measured {entry['machine']['date']}, load average at start "
-        f"{entry['machine']['load average at start']}.",
+        f"{entry['machine']['load average at start']}.{boxes}",
         "",
     ]
     return head + _tool_rows(entry) + _phase_rows(entry) + _extras(entry) + [""]
 
 
 def _machine_lines(raw: dict[str, Any]) -> list[str]:
-    first: dict[str, str] = next(iter(raw["workloads"].values()))["machine"]
+    measured = [entry["machine"] for entry in raw["workloads"].values()] + [
+        raw.get("huge", {}).get("machine")
+    ]
+    first: dict[str, str] | None = next(filter(None, measured), None)
+    if first is None:
+        return ["- nothing measured yet"]
     keys = ("cpu", "cores", "ram", "os", "python", "numpy", "orjson", "msgspec")
     lines = [f"- {key}: {first[key]}" for key in keys]
     peers = raw.get("peer_versions", {})
     lines.append("- peers (own venv): " + ", ".join(f"{k} {v}" for k, v in peers.items()))
     return lines
+
+
+def _huge_lines(raw: dict[str, Any]) -> list[str]:
+    huge = raw.get("huge")
+    if huge is None:
+        return ["Not run yet: `python bench/huge.py` (about 11 GB under /work/benchdata/huge)."]
+    phases = " · ".join(f"{k} {v:.1f}" for k, v in huge["phases"].items()) or "none finished"
+    outcome = "completed" if huge["returncode"] == 0 else f"**did not complete**: exit {huge['returncode']}"
+    killed = huge["returncode"] != 0 and huge["wall"] >= huge["timeout"]
+    machine = huge["machine"]
+    return [
+        f"Measured {machine['date']}, load average at start {machine['load average at start']}. "
+        f"{huge['assets']:,} assets, {huge['gt_boxes']:,} GT and {huge['pred_boxes']:,} predicted boxes, "
+        f"{huge['bytes'] / 1e9:.1f} GB of JSONL shards (generated in {huge['generate_seconds']} s, "
+        "shard by shard).",
+        "",
+        f"Our node: {outcome}{' (killed at the timeout)' if killed else ''}; wall {huge['wall']:.0f} s, "
+        f"CPU {huge['cpu']:.0f} s, peak RSS {huge['peak_rss_mb']:.0f} MB (address space capped at "
+        f"{huge['memory_limit_gb']:g} GB). Phases finished (s): {phases}.",
+        "",
+        "Last lines of its output: " + " / ".join(f"`{line}`" for line in huge["last_lines"]),
+    ]
+
+
+def _shard_cost(raw: dict[str, Any]) -> ShardCost | None:
+    """One shard's cost from the 10k-image JSONL run: its wall over its shards, its whole peak RSS
+    (start-up included, and today's node holds every shard: both are upper bounds)."""
+    entry = raw["workloads"].get("jsonl-10k", {})
+    ours = _summaries(entry).get(OURS)
+    if ours is None or "boxes" not in entry:
+        return None
+    shards = entry["boxes"]["shards"]
+    boxes = (entry["boxes"]["gt"] + entry["boxes"]["pred"]) / shards
+    return ShardCost(
+        ours.wall / shards,
+        ours.rss,
+        boxes,
+        f"jsonl-10k: its run / {shards} shard pairs, start-up and report included, and today's node holds "
+        "every shard: both upper bounds",
+    )
+
+
+def _estimate(raw: dict[str, Any]) -> list[str]:
+    cost = _shard_cost(raw)
+    if cost is None:
+        return ["No jsonl-10k measurement to estimate from."]
+    return estimate_lines(cost)
 
 
 def _notes(path: Path) -> list[str]:
@@ -225,6 +328,12 @@ def write_results(raw: dict[str, Any], output: Path, invocation: str) -> None:
         "",
         *_machine_lines(raw),
         "",
+        "## Targets (issue 10)",
+        "",
+        "| target | measured | bound | |",
+        "|---|---|---|---|",
+        *(t.row() for t in targets_issue_10(raw)),
+        "",
         "## Targets (issue 6)",
         "",
         "| target | measured | bound | |",
@@ -234,6 +343,13 @@ def write_results(raw: dict[str, Any], output: Path, invocation: str) -> None:
         "## Workloads",
         "",
         *sections,
+        "## Huge: 10M GT / 100M predictions (`python bench/huge.py`)",
+        "",
+        *_huge_lines(raw),
+        "",
+        "## Estimate: 1B boxes on N Dask workers (paper, `bench/estimate.py`)",
+        "",
+        *_estimate(raw),
         *_notes(output.with_name("NOTES.md")),
     ]
     output.write_text("\n".join(lines).rstrip() + "\n")

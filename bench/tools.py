@@ -16,6 +16,7 @@ PEER_SCRIPTS: Final = {
     "pycocotools": "pycocotools_eval.py",
     "faster-coco-eval": "faster_coco_eval_eval.py",
     "tide": "tide_eval.py",
+    "hotcoco": "hotcoco_eval.py",
 }
 OURS: Final = "ours"
 FLOOR_OURS: Final = "floor (our parsers)"
@@ -28,31 +29,51 @@ class Command:
     env: dict[str, str]
 
 
-def _product_env() -> dict[str, str]:
+def product_env() -> dict[str, str]:
     """The environment of the benchmark itself, with the work tree's `handler` first on the path."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     return env
 
 
+def workers_tool(workers: int) -> str:
+    return f"{OURS}, PRELABEL_WORKERS={workers}"
+
+
 def tool_names(workload: Workload) -> list[str]:
+    if workload.workers:
+        return [workers_tool(n) for n in workload.workers]
+    if workload.tiles:
+        return [OURS]  # the floors and the peers read COCO files, not JSONL shards
     return [OURS, FLOOR_OURS, FLOOR_ORJSON, *workload.peers]
+
+
+def node_reads_workers() -> bool:
+    """Whether the node knows PRELABEL_WORKERS yet (it is named somewhere in its code)."""
+    return any("PRELABEL_WORKERS" in path.read_text() for path in (ROOT / "handler").rglob("*.py"))
+
+
+def _ours(workload: Workload, files: Files, store: Path, extra: dict[str, str]) -> Command:
+    env = product_env() | {
+        "GT_DATASET": str(files.gt),
+        "PRED_DATASET": str(files.results),
+        "CONFIDENCE_THRESHOLD": workload.confidence_threshold,
+        "PRELABEL_STORE": str(store),
+    }
+    return Command([sys.executable, "-m", "handler"], env | extra)
 
 
 def command(tool: str, workload: Workload, files: Files, store: Path, peer_python: Path) -> Command:
     """How to run `tool` on the workload's files (`store`: a fresh report store for our node)."""
     paths = [str(files.gt), str(files.results)]
     if tool == OURS:
-        env = _product_env() | {
-            "GT_DATASET": paths[0],
-            "PRED_DATASET": paths[1],
-            "CONFIDENCE_THRESHOLD": workload.confidence_threshold,
-            "PRELABEL_STORE": str(store),
-        }
-        return Command([sys.executable, "-m", "handler"], env)
+        return _ours(workload, files, store, {})
+    workers = {workers_tool(n): n for n in workload.workers}
+    if tool in workers:
+        return _ours(workload, files, store, {"PRELABEL_WORKERS": str(workers[tool])})
     if tool == FLOOR_OURS:
-        return Command([sys.executable, str(BENCH / "peers" / "floor_ours.py"), *paths], _product_env())
+        return Command([sys.executable, str(BENCH / "peers" / "floor_ours.py"), *paths], product_env())
     if tool == FLOOR_ORJSON:
-        return Command([sys.executable, str(BENCH / "peers" / "floor_orjson.py"), *paths], _product_env())
+        return Command([sys.executable, str(BENCH / "peers" / "floor_orjson.py"), *paths], product_env())
     script = BENCH / "peers" / PEER_SCRIPTS[tool]
     return Command([str(peer_python), str(script), *paths], {**os.environ, "MPLBACKEND": "Agg"})

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-PEERS: Final = ("pycocotools", "faster-coco-eval", "tide")
+from bench.shards import write_shards
+
+PEERS: Final = ("pycocotools", "faster-coco-eval", "tide", "hotcoco")
 
 
 @dataclass(frozen=True)
@@ -22,9 +24,13 @@ class Workload:
     confidence_threshold: str
     peers: tuple[str, ...] = PEERS
     note: str = ""
+    tiles: int = 0  # > 0: read as native JSONL shards, the generated images this many times over
+    workers: tuple[int, ...] = ()  # our node alone, once per PRELABEL_WORKERS value
 
 
 DEFAULT_ARGS: Final = ("--images", "5000", "--seed", "0")
+BIG_ARGS: Final = ("--images", "50000", "--seed", "0")
+JSONL_ARGS: Final = ("--images", "10000", "--seed", "0")
 WORKLOADS: Final = {
     w.name: w
     for w in (
@@ -36,10 +42,37 @@ WORKLOADS: Final = {
         Workload(
             "big",
             "big",
-            ("--images", "50000", "--seed", "0"),
+            BIG_ARGS,
             "0.5",
-            peers=("faster-coco-eval",),
+            peers=("faster-coco-eval", "hotcoco"),
             note="50k images; pycocotools and TIDE left out (pycocotools needs ~10x its 1.9 GB of default)",
+        ),
+        Workload(
+            "jsonl-10k",
+            "jsonl-base",
+            JSONL_ARGS,
+            "0.5",
+            peers=(),
+            note="native JSONL shards of 1000 assets, GT and predictions; our node alone",
+            tiles=1,
+        ),
+        Workload(
+            "jsonl-100k",
+            "jsonl-base",
+            JSONL_ARGS,
+            "0.5",
+            peers=(),
+            note="jsonl-10k tiled 10 times with renamed asset ids",
+            tiles=10,
+        ),
+        Workload(
+            "workers",
+            "big",
+            BIG_ARGS,
+            "0.5",
+            peers=(),
+            note="big, our node with PRELABEL_WORKERS=1 and =2",
+            workers=(1, 2),
         ),
         Workload("smoke", "smoke", ("--images", "250", "--seed", "1"), "0", note="the CI smoke test's"),
     )
@@ -52,8 +85,8 @@ class Files:
     results: Path
 
 
-def ensure_data(workload: Workload, work_dir: Path, generator: Path) -> Files:
-    """The workload's files, generated unless already there with the same generator arguments."""
+def _ensure_coco(workload: Workload, work_dir: Path, generator: Path) -> Files:
+    """The workload's COCO files, generated unless already there with the same generator arguments."""
     folder = work_dir / workload.data
     files = Files(folder / "gt.json", folder / "results.json")
     stamp = folder / "generator-args.json"
@@ -68,3 +101,26 @@ def ensure_data(workload: Workload, work_dir: Path, generator: Path) -> Files:
     subprocess.run([sys.executable, str(generator), str(folder), *wanted], check=True, stdout=sys.stderr)
     stamp.write_text(json.dumps(wanted))
     return files
+
+
+def ensure_data(workload: Workload, work_dir: Path, generator: Path) -> Files:
+    """The workload's files (two folders of JSONL shards when it is tiled), made unless up to date."""
+    files = _ensure_coco(workload, work_dir, generator)
+    if not workload.tiles:
+        return files
+    folder = work_dir / workload.name
+    stamp = folder / "made-from.json"
+    wanted = {"generator": list(workload.generator_args), "tiles": workload.tiles}
+    if not (stamp.exists() and json.loads(stamp.read_text()) == wanted):
+        print(f"[bench] writing {workload.name}: {workload.tiles} tile(s) of JSONL shards", file=sys.stderr)
+        write_shards(files.gt, files.results, folder, workload.tiles)
+        stamp.write_text(json.dumps(wanted))
+    return Files(folder / "gt", folder / "pred")
+
+
+def count_boxes(files: Files) -> dict[str, int]:
+    """Boxes in two folders of JSONL shards: one `{"label"` per box (a byte count, no parsing)."""
+    shards = sorted(files.gt.iterdir())
+    gt = sum(path.read_bytes().count(b'{"label"') for path in shards)
+    pred = sum(path.read_bytes().count(b'{"label"') for path in sorted(files.results.iterdir()))
+    return {"gt": gt, "pred": pred, "shards": len(shards)}
