@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _raw_inputs(path: Path | None) -> dict[str, Any]:
+def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
     if path is None:
-        return read_environment(os.environ)
+        return read_environment(environ)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -54,11 +55,12 @@ def _raw_inputs(path: Path | None) -> dict[str, Any]:
     return raw
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The node; `environ` stands for the process environment (tests run the node in-process)."""
     args = _parser().parse_args(argv)
 
     def node() -> int:
-        inputs = parse_inputs(_raw_inputs(args.inputs))
+        inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
         result = run(inputs, open_store(store_uri(args.store)), log=log_to_stderr)
         if args.outputs is not None:
             result.outputs.write(args.outputs)

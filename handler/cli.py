@@ -3,6 +3,7 @@
 prelabel-eval GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
               [--seconds-accept|nudge|relabel|delete|draw S]
 prelabel-eval show REPORT_ID [--html | --outcomes | --outputs]
+prelabel-eval gc [--older-than DURATION]
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from handler.inputs import input_spec, parse_inputs, select_options
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, quiet, run
 from handler.progress import terminal_progress
-from handler.report.asset import read_report_part
+from handler.report.asset import SAFE_AGE_SECONDS, collect_garbage, parse_duration, read_report_part
 from handler.report.html import duration
 from handler.report.model import TimeSaved
 from handler.runtime import add_store_option, guarded, store_uri
@@ -159,10 +160,31 @@ def _show(argv: list[str]) -> int:
     return 0
 
 
+def _gc(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="prelabel-eval gc",
+        description="Delete what interrupted runs left in the store: report objects without a manifest.",
+    )
+    parser.add_argument(
+        "--older-than",
+        default=f"{SAFE_AGE_SECONDS // 3600}h",
+        metavar="DURATION",
+        help="only staging older than this: 90s, 30m, 24h, 7d (default %(default)s, so no live run is hit)",
+    )
+    add_store_option(parser)
+    args = parser.parse_args(argv)
+    store = open_store(store_uri(args.store))
+    deleted = collect_garbage(store, parse_duration(args.older_than))
+    print(f"deleted {len(deleted)} staging objects from {store.uri}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["show"]:
         return guarded(lambda: _show(argv[1:]))
+    if argv[:1] == ["gc"]:
+        return guarded(lambda: _gc(argv[1:]))
     return guarded(lambda: _evaluate(argv))
 
 
