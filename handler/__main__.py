@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _raw_inputs(path: Path | None) -> dict[str, Any]:
+def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
     if path is None:
-        return read_environment(os.environ)
+        return read_environment(environ)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -65,12 +66,13 @@ def _raw_inputs(path: Path | None) -> dict[str, Any]:
     return raw
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The node; `environ` stands for the process environment (tests run the node in-process)."""
     args = _parser().parse_args(argv)
     configure_logging(args)
 
     def node() -> int:
-        inputs = parse_inputs(_raw_inputs(args.inputs))
+        inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
         store = open_store(store_uri(args.store))
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         log_detail(result.findings, result.location)

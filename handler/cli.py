@@ -4,6 +4,7 @@ prelabel-eval GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]
               [--seconds-accept|nudge|relabel|delete|draw S] [-q | -v] [--version]
 prelabel-eval list                                   (report ids, latest first)
 prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs]
+prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
 
 Every line of an `examples:` epilog runs in tests/project/test_examples.py.
 """
@@ -25,7 +26,14 @@ from handler.inputs import input_spec, parse_inputs, select_options
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, PhaseLog, RunResult, log_to_stderr, quiet, run
 from handler.progress import ProgressBar, terminal_progress
-from handler.report.asset import latest_report, list_reports, read_report_part
+from handler.report.asset import (
+    SAFE_AGE_SECONDS,
+    collect_garbage,
+    latest_report,
+    list_reports,
+    parse_duration,
+    read_report_part,
+)
 from handler.report.html import duration
 from handler.report.model import TimeSaved
 from handler.runtime import (
@@ -225,9 +233,28 @@ def _show(argv: list[str]) -> int:
     return 0
 
 
+def _gc(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="prelabel-eval gc",
+        description="Delete what interrupted runs left in the store: report objects without a manifest.",
+    )
+    parser.add_argument(
+        "--older-than",
+        default=f"{SAFE_AGE_SECONDS // 3600}h",
+        metavar="DURATION",
+        help="only staging older than this: 90s, 30m, 24h, 7d (default %(default)s, so no live run is hit)",
+    )
+    add_store_option(parser)
+    args = parser.parse_args(argv)
+    store = open_store(store_uri(args.store))
+    deleted = collect_garbage(store, parse_duration(args.older_than))
+    print(f"deleted {len(deleted)} staging objects from {store.uri}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"show": _show, "list": _list}
+    commands = {"show": _show, "list": _list, "gc": _gc}
     if argv[:1] and argv[0] in commands:
         return guarded(lambda: commands[argv[0]](argv[1:]))
     return guarded(lambda: _evaluate(argv))

@@ -23,7 +23,7 @@ from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
 from handler.datasets.loaded import Loaded
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 
 # Integer COCO ids below this (or below 8x the number of ids) are looked up in a table.
 MAX_ID_TABLE: Final = 1 << 20
@@ -121,8 +121,8 @@ def _four_numbers(value: Any) -> list[float]:
 def _bbox_problem(value: Any) -> str:
     numbers = _four_numbers(value)
     if not all(math.isfinite(v) for v in numbers):
-        return f"bbox {value!r}: expected [x, y, width, height], 4 finite numbers"
-    return f"bbox {value!r}: expected a width and height of at least 0"
+        return f"bbox {quoted(value)}: expected [x, y, width, height], 4 finite numbers"
+    return f"bbox {quoted(value)}: expected a width and height of at least 0"
 
 
 def _xywh(bboxes: list[Any], typed: bool) -> FloatArray:
@@ -183,8 +183,8 @@ def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
     # COCO's own words for what its entries get wrong, first problem first.
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
         (bad_box_rows(xyxy), lambda row: _bbox_problem(bboxes[row])),
-        (image < 0, lambda row: f"image_id {image_ids[row]!r} is not in the images"),
-        (class_id < 0, lambda row: f"category_id {category_ids[row]!r} is not in the categories"),
+        (image < 0, lambda row: f"image_id {quoted(image_ids[row])} is not in the images"),
+        (class_id < 0, lambda row: f"category_id {quoted(category_ids[row])} is not in the categories"),
         (has_confidence & np.isnan(confidence), lambda _: "score is not a number"),
     ]
     rejected: dict[int, str] = {}

@@ -18,7 +18,7 @@ import orjson
 from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.datasets.builder import ParsedRows
 from handler.datasets.pairing import IMAGE_EXTENSIONS, asset_key
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 from handler.storage import Source
 
 SIZES_FILE = "sizes.json"
@@ -121,7 +121,7 @@ class AssetIndex:
         first = self._paths.setdefault((key, kind), path)
         if first != path:
             raise DatasetError(
-                f"{self.where}: {first!r} and {path!r} name the same image {key!r} "
+                f"{self.where}: {quoted(first)} and {quoted(path)} name the same image {quoted(key)} "
                 "(names without extension): expected one file per image"
             )
         if key not in self._index:
@@ -241,7 +241,7 @@ def read_sizes(folder: Folder, asset_ids: list[str]) -> tuple[FloatArray, FloatA
         if name is None:
             continue
         if not (isinstance(value, list) and len(value) == 2 and all(_positive(v) for v in value)):
-            raise DatasetError(f"{file.name}: {name!r}: expected [width, height], two positive numbers")
+            raise DatasetError(f"{file.name}: {quoted(name)}: expected [width, height], two positive numbers")
         widths[index], heights[index] = value
     return widths, heights
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 
 
 def scale_to_pixels(boxes: BoxTable, widths: FloatArray, heights: FloatArray) -> BoxTable:
@@ -26,7 +26,7 @@ SIZE_HINTS = {
 
 def missing_size_error(source: str, asset_id: str, dataset_format: str = "") -> DatasetError:
     return DatasetError(
-        f"{source}: asset {asset_id!r} has normalised coordinates but no image width/height, "
+        f"{source}: asset {quoted(asset_id)} has normalised coordinates but no image width/height, "
         "and the other side is in pixels: expected the image size to convert them"
         + SIZE_HINTS.get(dataset_format, "")
     )

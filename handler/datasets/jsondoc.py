@@ -35,6 +35,8 @@ CHUNKED_KEYS: Final = ("image_id", "bbox")
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
 # Cuts tried after a failed one before the array is parsed whole.
 _TRIES: Final = 8
+# orjson's own limit on nesting; deeper values are refused with one line.
+NESTING_LIMIT: Final = 1024
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 
 Decode = Callable[[bytes], "list[Any] | None"]
@@ -52,8 +54,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def nested_too_deeply(where: str) -> DatasetError:
+    return DatasetError(
+        f"{where}: a value is nested too deeply: expected a dataset with values at most a few levels deep"
+    )
+
+
 def _located(source: Source, error: orjson.JSONDecodeError, line_offset: int = 0) -> DatasetError:
     reason = error.msg.split(":")[0]
+    if "recursion" in reason.lower() or "depth" in reason.lower():
+        return nested_too_deeply(source.name)
     return DatasetError(
         f"{source.name}: line {error.lineno + line_offset} column {error.colno}: "
         f"expected valid JSON ({reason})"

@@ -15,6 +15,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.datasets.columns import bad_box_rows, box_problem
+from handler.errors import quoted
 
 Box = tuple[float, float, float, float]
 
@@ -62,7 +63,7 @@ def numbers(tokens: list[str]) -> list[float] | str:
     """The tokens as floats, or why one is not a number."""
     values = [number(t) for t in tokens]
     bad = next((t for t, v in zip(tokens, values, strict=True) if v is None), None)
-    return f"{bad!r} is not a number" if bad is not None else [v for v in values if v is not None]
+    return f"{quoted(bad)} is not a number" if bad is not None else [v for v in values if v is not None]
 
 
 def first_tokens(text: str) -> list[str] | None:

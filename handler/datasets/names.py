@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 
 # In order of preference; the shallowest file in the folder wins first.
 NAMES_FILES = ("data.yaml", "data.yml", "dataset.yaml", "dataset.yml", "classes.txt")
@@ -59,7 +59,7 @@ def parse_yaml_names(where: str, text: str) -> dict[int, str]:
         by_id: dict[int, str] = {}
         for key, name in names.items():
             if not (type(key) is int or (isinstance(key, str) and key.isdigit())):
-                raise DatasetError(f"{where}: names: key {key!r}: expected a class id (0, 1, ...)")
+                raise DatasetError(f"{where}: names: key {quoted(key)}: expected a class id (0, 1, ...)")
             by_id[int(key)] = str(name)
         return by_id
     raise DatasetError(f"{where}: expected `names:` as a list of class names or a mapping of id to name")

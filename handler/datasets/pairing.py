@@ -9,7 +9,7 @@ import numpy as np
 
 from handler.boxes import BoxTable, Dataset, FloatArray
 from handler.datasets.frames import missing_size_error, scale_to_pixels
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 
 IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
@@ -42,7 +42,7 @@ def _keys(dataset: Dataset) -> dict[str, int]:
         if key in keys:
             first = dataset.asset_ids[keys[key]]
             raise DatasetError(
-                f"{dataset.source}: assets {first!r} and {asset_id!r} have the same name "
+                f"{dataset.source}: assets {quoted(first)} and {quoted(asset_id)} have the same name "
                 "without extension: expected one image per name"
             )
         keys[key] = index

@@ -18,6 +18,7 @@ from handler.datasets.jsondoc import (
     LineRecords,
     looks_like_json,
     looks_like_json_lines,
+    nested_too_deeply,
     parse_json,
     parse_json_lines,
 )
@@ -61,15 +62,38 @@ def _names(kind: Kind) -> set[str]:
 def _choose(where: str, kind: Kind, content: Any, forced: str | None) -> Format:
     formats = _of_kind(kind)
     if forced is not None:
-        for candidate in formats:
-            if candidate.name == forced:
-                return candidate
-        expected = ", ".join(f.name for f in formats)
-        raise DatasetError(f"{where}: format {forced!r} cannot read this; expected one of {expected}")
+        chosen = next((candidate for candidate in formats if candidate.name == forced), None)
+        if chosen is None:
+            expected = ", ".join(f.name for f in formats)
+            raise DatasetError(f"{where}: format {forced!r} cannot read this; expected one of {expected}")
+        # A JSON reader would trip over a shape it does not know; folder readers say what they miss.
+        if kind != "folder" and not chosen.accepts(content):
+            raise DatasetError(
+                f"{where}: format {forced!r} does not fit this content; {_looks_like(kind, content)}"
+            )
+        return chosen
     for candidate in formats:
         if candidate.accepts(content):
             return candidate
     raise DatasetError(f"{where}: unknown dataset format; tried " + ", ".join(f.name for f in formats))
+
+
+def _refuse_wide_text(source: Source, content: bytes) -> None:
+    """UTF-16/32 text (a BOM, or ASCII with zero bytes between) would fail as 'not UTF-8'."""
+    wide = content[:2] in (b"\xff\xfe", b"\xfe\xff") or (
+        len(content) >= 4
+        and (content[1] == content[3] == 0 or content[0] == content[2] == 0)
+        and any(content[:4])
+    )
+    if wide:
+        raise DatasetError(f"{source.name}: the file is UTF-16 or UTF-32 text: save it as UTF-8")
+
+
+def _looks_like(kind: Kind, content: Any) -> str:
+    detected = next((f.name for f in _of_kind(kind) if f.accepts(content)), None)
+    if detected is None:
+        return "it looks like none of the supported formats"
+    return f"it looks like {detected}: choose that format, or leave the format to detection"
 
 
 def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None) -> Loaded:
@@ -90,6 +114,11 @@ def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None) -> L
     tried = ", ".join(f.name for f in _of_kind("folder"))
     if fmt is not None:
         raise DatasetError(f"{folder.name}: format {fmt!r} cannot read this; expected one of {tried}")
+    if folder.name.lower().endswith(JSON_SUFFIXES):
+        raise DatasetError(
+            f"{folder.name}: is a folder, not a JSON file: expected the dataset file itself "
+            "(or a folder holding one .json/.jsonl dataset file or label files)"
+        )
     raise DatasetError(f"{folder.name}: unknown dataset format; tried {tried} and one .json/.jsonl file")
 
 
@@ -102,11 +131,19 @@ def _read_lines(where: str, lines: LineRecords, fmt: str | None, reference: Load
 def load_dataset(source: Source, fmt: str | None = None, reference: Loaded | None = None) -> Loaded:
     """Read `source` (a file or folder) as a dataset; `reference` is the GT, for formats that
     name images and classes through it (COCO results lists, prediction caches)."""
+    try:
+        return _load(source, fmt, reference)
+    except RecursionError:  # a decoder or a reader walking a deeply nested value
+        raise nested_too_deeply(source.name) from None
+
+
+def _load(source: Source, fmt: str | None, reference: Loaded | None) -> Loaded:
     if fmt is not None and fmt not in format_names():
         raise DatasetError(f"format {fmt!r} is not supported; expected one of {', '.join(format_names())}")
     if source.is_dir():
         return _read_folder(Folder.of(source), fmt, reference)
     content = source.read_bytes()
+    _refuse_wide_text(source, content)
     # A `.json` that is not JSON gets the JSON parser's located error, not a label-file guess.
     label_file = not looks_like_json(content) and not source.basename.lower().endswith(JSON_SUFFIXES)
     if fmt in _names("folder") or (fmt is None and label_file):

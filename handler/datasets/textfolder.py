@@ -88,6 +88,10 @@ def _class_space(folder: Folder, syntax: TextSyntax, reference: Loaded | None) -
     if reference is not None and reference.dataset.format == syntax.name and reference.class_order:
         names = dict(enumerate(reference.class_order))
         return ClassSpace(names, f"the ground truth's names ({reference.dataset.source})", syntax.ids_only)
+    if reference is not None:  # say why the GT's names were not used, so the fix is found there
+        gt = reference.dataset
+        why = f"the ground truth {gt.source} was read as {gt.format} and declares no {syntax.name} names"
+        return ClassSpace(None, f"{WHERE_NAMES} of the predictions ({why})", syntax.ids_only)
     return ClassSpace(None, WHERE_NAMES, syntax.ids_only)
 
 

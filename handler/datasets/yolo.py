@@ -12,8 +12,11 @@ import numpy as np
 
 from handler.datasets.columns import bad_box_rows
 from handler.datasets.labels import Row, TextLabels, first_tokens, is_whole, number, numbers, parse_lines
+from handler.errors import quoted
 
 EXPECTED = "expected `class x_center y_center width height [confidence]`"
+# Class ids index a names list: a larger id is a typo or damage, refused before any integer cast.
+MAX_CLASS_ID = 2**31 - 1
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -33,7 +36,9 @@ def parse_yolo_line(tokens: list[str]) -> Row | str:
     if isinstance(values, str):
         return values
     if not is_whole(values[0]):
-        return f"class id {tokens[0]!r} is not a whole number"
+        return f"class id {quoted(tokens[0])} is not a whole number"
+    if not 0 <= values[0] <= MAX_CLASS_ID:
+        return f"class id {quoted(tokens[0])} is out of range: expected 0 to {MAX_CLASS_ID}"
     x_center, y_center, width, height = values[1:5]
     return Row(
         class_token=str(int(values[0])),
@@ -49,6 +54,8 @@ def _parse_uniform(text: str) -> TextLabels | None:
     if width is None:
         return None
     values = np.array(text.split(), dtype=np.float64).reshape(-1, width)
+    if (values[:, 0] > MAX_CLASS_ID).any():
+        return None
     half = values[:, 3:5] / 2
     xyxy = np.concatenate([values[:, 1:3] - half, values[:, 1:3] + half], axis=1)
     confidence = values[:, 5] if width == 6 else np.full(len(values), np.nan)

@@ -15,7 +15,7 @@ import jsonschema
 
 from handler.datasets import format_names
 from handler.engine import Thresholds
-from handler.errors import InputError
+from handler.errors import InputError, quoted
 from handler.resources import node_config
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
@@ -139,7 +139,10 @@ def _message(error: jsonschema.ValidationError, schema: dict[str, Any]) -> str:
     if error.validator == "required":
         return f"missing required input: {error.message.split()[0]}"
     if error.validator == "additionalProperties":
-        return f"unknown input: {error.message}; expected keys of node.json"
+        given: dict[str, Any] = error.instance if isinstance(error.instance, dict) else {}
+        unknown = sorted(set(given) - set(schema["properties"]))
+        expected = ", ".join(schema["properties"])
+        return f"unknown input {quoted(unknown[0]) if unknown else ''}: remove it; expected keys {expected}"
     return f"{key or 'inputs'}: {error.message}"
 
 

@@ -7,24 +7,38 @@ reading the part concatenates them in order, byte for byte what one object would
 
 Publishing writes every part, then the manifest, which lists the objects in the order they
 were written. A report without a manifest does not exist for readers; a failed publish deletes
-what it wrote.
+what it wrote. What a publish that never finished left (SIGKILL, power loss, a cut connection)
+is staging: everything under `reports/<id>/` without `manifest.json`, including chunk folders
+and the local store's hidden `.<name>.*.part` files. Staging whose newest object is older than
+a safe age cannot belong to a live run; `collect_garbage` deletes it, and every publish runs it.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import time
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-from handler.errors import StorageError
+from handler.errors import InputError, StorageError
 from handler.storage import AccessDenied, Content, ObjectNotFound, Store
 from handler.storage.base import check_id
 
 MANIFEST: Final = "manifest.json"
 MANIFEST_TYPE: Final = "application/json"
+
+REPORTS: Final = "reports/"
+# Older than this, staging cannot belong to a live run: no evaluation takes a day.
+SAFE_AGE_SECONDS: Final = 24 * 3600
+# A temporary file of the local store: `.<name>.<random>.part` beside its target.
+_TEMPORARY: Final = re.compile(r"(^|/)\.[^/]+\.part$")
+_DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
+_UNIT_SECONDS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,8 @@ def publish_report(store: Store, report_id: str, parts: Mapping[str, PartContent
     except BaseException:  # an interrupt, or a bug in the chunks' producer
         _undo(store, folder, written)
         raise
+    with suppress(StorageError):  # the report is out; old staging is housekeeping
+        collect_garbage(store, SAFE_AGE_SECONDS)
 
 
 def _undo(store: Store, folder: str, written: list[str]) -> None:
@@ -180,3 +196,39 @@ def read_report_part(store: Store, report_id: str, part: str) -> bytes:
     if not names:
         raise StorageError(f"{store.uri}: report {report_id!r} has no {part}")
     return b"".join(_get(store, f"{folder}/{name}", report_id) for name in names)
+
+
+def parse_duration(text: str) -> float:
+    """`90`, `90s`, `30m`, `24h`, `7d` -> seconds."""
+    found = _DURATION.fullmatch(text.strip().lower())
+    if found is None:
+        raise InputError(f"--older-than {text[:40]!r}: expected a duration such as 90s, 30m, 24h or 7d")
+    return float(found[1]) * _UNIT_SECONDS[found[2]]
+
+
+def _staging(times: dict[str, float]) -> dict[str, list[str]]:
+    """Report folder -> the keys that are staging in it."""
+    folders: dict[str, list[str]] = defaultdict(list)
+    for key in times:
+        folder = "/".join(key.split("/")[:2])
+        folders[folder].append(key)
+    staging: dict[str, list[str]] = {}
+    for folder, keys in folders.items():
+        if f"{folder}/{MANIFEST}" in keys:
+            keys = [key for key in keys if _TEMPORARY.search(key)]  # only a dead put's leftovers
+        if keys:
+            staging[folder] = keys
+    return staging
+
+
+def collect_garbage(store: Store, older_than: float, now: float | None = None) -> list[str]:
+    """Delete the staging of every report folder whose newest staging object is older than
+    `older_than` seconds; returns the deleted keys."""
+    cutoff = (time.time() if now is None else now) - older_than
+    times = store.modified(REPORTS)
+    deleted: list[str] = []
+    for keys in _staging(times).values():
+        if max(times[key] for key in keys) <= cutoff:
+            store.delete(sorted(keys, reverse=True))
+            deleted.extend(keys)
+    return deleted

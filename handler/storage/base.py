@@ -7,12 +7,13 @@ is made of, and how it is published, is `handler.report.asset`'s business.
 
 from __future__ import annotations
 
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import BinaryIO, Final
 
-from handler.errors import StorageError
+from handler.errors import StorageError, UserError
 
 # What `put` accepts: the whole object, or its chunks in order (streamed, never joined here).
 Content = bytes | Iterable[bytes]
@@ -29,6 +30,21 @@ class ObjectNotFound(StorageError, FileNotFoundError):
 
 class AccessDenied(StorageError, PermissionError):
     """The credentials may not do this here (fsspec: PermissionError)."""
+
+
+# One dataset file is read whole into memory: past this many bytes it is refused (a device,
+# a runaway file), unless $PRELABEL_MAX_DATASET_BYTES says otherwise.
+MAX_BYTES_VARIABLE: Final = "PRELABEL_MAX_DATASET_BYTES"
+DEFAULT_MAX_BYTES: Final = 4 << 30
+
+
+def max_file_bytes() -> int:
+    raw = os.environ.get(MAX_BYTES_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    if not raw.isdigit() or int(raw) == 0:
+        raise UserError(f"{MAX_BYTES_VARIABLE}={raw[:40]!r}: expected a positive whole number of bytes")
+    return int(raw)
 
 
 def split_scheme(uri: str) -> tuple[str, str]:
@@ -76,8 +92,21 @@ class Source(ABC):
         """A binary stream of the file's content; `ObjectNotFound` when there is none."""
 
     def read_bytes(self) -> bytes:
-        with self.open() as stream:
-            return stream.read()
+        """The whole content, at most `max_file_bytes()`; any read failure is a StorageError line."""
+        limit = max_file_bytes()
+        try:
+            with self.open() as stream:
+                content = stream.read(limit + 1)
+        except StorageError:
+            raise
+        except OSError as error:  # e.g. EIO from /proc/self/mem, a disk error mid-read
+            raise StorageError(f"{self.name}: cannot be read ({error.strerror or error})") from error
+        if len(content) > limit:
+            raise StorageError(
+                f"{self.name}: larger than {limit} bytes, the most read from one dataset file "
+                f"(set {MAX_BYTES_VARIABLE} to raise it)"
+            )
+        return content
 
 
 class Store(ABC):
@@ -119,6 +148,11 @@ class Store(ABC):
     @abstractmethod
     def list(self, prefix: str) -> list[str]:
         """Every key under the folder `prefix`, recursively, in path-segment order."""
+
+    @abstractmethod
+    def modified(self, prefix: str) -> dict[str, float]:
+        """Every key under the folder `prefix` (hidden temporary files too), with the time it
+        was last written (seconds since the epoch): what a garbage collector needs."""
 
     def open(self, key: str) -> BinaryIO:
         """A stream of one object, read as it arrives."""

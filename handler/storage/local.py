@@ -7,6 +7,7 @@ disappear when their last object is deleted, so both backends look alike to a re
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,6 +31,8 @@ def _failure(path: Path, action: str, error: OSError) -> StorageError:
 
 
 class LocalSource(Source):
+    """A local file or folder; only regular files are read (not devices, pipes or /proc oddities)."""
+
     def __init__(self, path: Path) -> None:
         self._path = path
 
@@ -42,16 +45,53 @@ class LocalSource(Source):
         return self._path.name
 
     def is_dir(self) -> bool:
-        return self._path.is_dir()
+        mode = _mode(self._path)
+        return mode is not None and stat.S_ISDIR(mode)
 
     def files(self) -> list[Source]:
-        return [LocalSource(p) for p in sorted(self._path.rglob("*")) if p.is_file()]
+        return [LocalSource(path) for path in _regular_files(self._path)]
 
     def open(self) -> BinaryIO:
         try:
-            return self._path.open("rb")
+            stream = self._path.open("rb")
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                stream.close()
+                raise StorageError(
+                    f"{self._path}: not a regular file (a device, pipe or socket): "
+                    "expected a dataset file or a folder of them"
+                )
+            return stream
+        except StorageError:
+            raise
         except OSError as error:
             raise _failure(self._path, "be read", error) from error
+
+
+def _mode(path: Path) -> int | None:
+    """The file's mode, None when it does not exist or cannot be looked at (e.g. a name too long)."""
+    try:
+        return path.stat().st_mode
+    except OSError:
+        return None
+
+
+def _regular_files(folder: Path) -> list[Path]:
+    """The regular files under `folder`, recursively (symlinked folders not followed), sorted."""
+
+    def failed(error: OSError) -> None:
+        # An entry that vanished while listed (a folder being cleaned, /proc) is simply not there.
+        if not isinstance(error, FileNotFoundError):
+            reason = error.strerror or error
+            raise StorageError(f"{folder}: cannot list {error.filename} in it ({reason})") from error
+
+    found = []
+    for parent, _, names in os.walk(folder, onerror=failed):
+        for name in names:
+            path = Path(parent, name)
+            mode = _mode(path)
+            if mode is not None and stat.S_ISREG(mode):
+                found.append(path)
+    return sorted(found)
 
 
 class LocalStore(Store):
@@ -118,9 +158,14 @@ class LocalStore(Store):
             folder = folder.parent
 
     def list(self, prefix: str) -> list[str]:
+        return sorted(self.modified(prefix), key=path_order)
+
+    def modified(self, prefix: str) -> dict[str, float]:
         folder = self._path(prefix)
-        try:
-            keys = [p.relative_to(self._root).as_posix() for p in folder.rglob("*") if p.is_file()]
-        except OSError as error:
-            raise _failure(folder, "be listed", error) from error
-        return sorted(keys, key=path_order)
+        times = {}
+        for path in _regular_files(folder):
+            try:
+                times[path.relative_to(self._root).as_posix()] = path.stat().st_mtime
+            except FileNotFoundError:
+                continue  # deleted since it was listed
+        return times

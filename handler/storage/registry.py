@@ -6,7 +6,7 @@ import importlib
 from pathlib import Path
 from typing import Final
 
-from handler.errors import StorageError
+from handler.errors import StorageError, quoted
 from handler.storage.base import Source, Store, check_id, split_scheme
 
 # scheme -> "module:class"; imported on first use, so boto3 loads only when S3 is used.
@@ -45,8 +45,28 @@ def resolve_dataset(reference: str, store: Store) -> Source:
 
     A bare id (e.g. `ds_01H...`) is looked up under `datasets/<id>/` of the store.
     """
-    if split_scheme(reference)[0] or Path(reference).exists():
+    if split_scheme(reference)[0] or _exists(reference):
         return open_source(reference)
     if "/" in reference or "\\" in reference or Path(reference).suffix.lower() in DATA_SUFFIXES:
-        raise StorageError(f"dataset {reference!r}: no such file or folder")
-    return store.dataset(check_id(reference, "dataset id"))
+        raise StorageError(f"dataset {quoted(reference)}: no such file or folder")
+    folder = store.dataset(check_id(reference, "dataset id"))
+    if not _has_files(store, reference):
+        raise StorageError(
+            f"dataset {reference!r}: no such file or folder, and the store {store.uri} has no dataset "
+            "of that id: expected a path, an s3:// URI or a dataset id"
+        )
+    return folder
+
+
+def _exists(reference: str) -> bool:
+    try:
+        return Path(reference).exists()
+    except OSError as error:  # e.g. a name longer than the file system allows
+        raise StorageError(f"dataset {quoted(reference)}: {error.strerror or error}") from None
+
+
+def _has_files(store: Store, dataset_id: str) -> bool:
+    try:
+        return bool(store.list(f"datasets/{dataset_id}/"))
+    except StorageError:
+        return True  # the store cannot say (e.g. no list permission): reading it will

@@ -195,12 +195,17 @@ def object_uri(bucket: str, key: str) -> str:
     return f"{SCHEME}://{bucket}/{key}"
 
 
-def list_keys(client: S3Client, bucket: str, prefix: str) -> Iterator[str]:
-    """Every object key under `prefix`, without the zero-byte "folder" markers consoles make."""
+def list_entries(client: S3Client, bucket: str, prefix: str) -> Iterator[tuple[str, float]]:
+    """(key, last modified) of every object under `prefix`, without the zero-byte "folder"
+    markers consoles make."""
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for entry in page.get("Contents", []):
             if not entry["Key"].endswith("/"):
-                yield entry["Key"]
+                yield entry["Key"], entry["LastModified"].timestamp()
+
+
+def list_keys(client: S3Client, bucket: str, prefix: str) -> Iterator[str]:
+    return (key for key, _ in list_entries(client, bucket, prefix))
 
 
 class _Located:
@@ -333,6 +338,10 @@ class S3Source(_Located, Source):
         return [S3Source(self._connection, self._bucket, key, folder=False) for key in keys]
 
     def open(self) -> BinaryIO:
+        if self._key.endswith("/"):  # a folder that `is_dir` found empty
+            raise ObjectNotFound(
+                f"{self.name}: no objects under this prefix: expected the dataset's files there"
+            )
         answer = self._call("read", lambda: self._client.get_object(Bucket=self._bucket, Key=self._key))
         return io.BufferedReader(_BodyReader(answer["Body"], self._fail), STREAM_BUFFER_BYTES)
 
@@ -410,7 +419,12 @@ class S3Store(_Located, Store):
             raise first
 
     def list(self, prefix: str) -> list[str]:
+        return sorted(self.modified(prefix), key=path_order)
+
+    def modified(self, prefix: str) -> dict[str, float]:
         folder = self._full(prefix.rstrip("/") + "/") if prefix.strip("/") else self._full("")
-        keys = self._attempt(prefix, "list", lambda: list(list_keys(self._client, self._bucket, folder)))
+        entries = self._attempt(
+            prefix, "list", lambda: list(list_entries(self._client, self._bucket, folder))
+        )
         start = len(self._prefix) + 1 if self._prefix else 0
-        return sorted((key[start:] for key in keys), key=path_order)
+        return {key[start:]: when for key, when in entries}

@@ -319,12 +319,9 @@ class TestSources:
         assert names(files) == ["data.yaml", "a.txt", "b.txt"]
         assert [f.read_bytes() for f in files] == [b"names: [cat]\n", b"", b"0 0.5 0.5 0.1 0.1\n"]
 
-    def test_unknown_dataset_id_has_nothing_to_read(self, backend: Backend) -> None:
-        source = resolve_dataset("ds_missing", backend.store)
-        assert not source.is_dir()
-        assert source.files() == []
-        with pytest.raises(StorageError, match="no such"):
-            source.read_bytes()
+    def test_unknown_dataset_id_is_refused_naming_the_reference(self, backend: Backend) -> None:
+        with pytest.raises(StorageError, match="dataset 'ds_missing': no such file or folder, and the store"):
+            resolve_dataset("ds_missing", backend.store)
 
     def test_keys_with_spaces_and_unicode(self, backend: Backend) -> None:
         backend.put("datasets/ds_2/my data/gt é.json", b'{"images": []}')

@@ -1,0 +1,280 @@
+"""Issue 12: our own fuzz suite, every example through the node's entry point in-process.
+
+Families: structure-aware documents of every format and odd node inputs (hypothesis
+strategies), and byte-level mutations of the real third-party files. Property of every
+example: exit 0 with a complete report, or exit 2 with one `error:` line; never a traceback
+or a warning; no report object without a manifest; dataset text escaped on the page.
+
+CI size: 350 examples per family, 2,100 in all. A long run:
+PRELABEL_FUZZ_EXAMPLES=8400 python -m pytest -q tests/fuzz  (examples per family: 50,400 in all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from helpers.node_run import NodeRun, run_node
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+THIRD_PARTY = Path("/work/shared/data/third_party")
+FAMILY_EXAMPLES = int(os.environ.get("PRELABEL_FUZZ_EXAMPLES", "0")) or 350
+FUZZ = settings(
+    max_examples=FAMILY_EXAMPLES,
+    deadline=None,
+    derandomize="PRELABEL_FUZZ_EXAMPLES" not in os.environ,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
+MARKUP = "<script>x</script>"
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.just(MARKUP),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+numbers = st.one_of(st.floats(min_value=-50, max_value=700), st.integers(-5, 700), values)
+bbox = st.one_of(st.lists(numbers, min_size=4, max_size=4), values)
+
+
+def _assert_property(run: NodeRun, store: Path) -> None:
+    assert "Traceback" not in run.err and "Warning" not in run.err, run.err[-3000:]
+    assert run.code in (0, 2), (run.code, run.err[-3000:])
+    messages = run.messages
+    if run.code == 2:
+        assert len(messages) == 1 and messages[0].startswith("error: "), run.err[-3000:]
+        assert "REPORT_ID" not in run.out
+    files = [p for p in (store / "reports").rglob("*") if p.is_file()] if (store / "reports").exists() else []
+    folders = {p.relative_to(store / "reports").parts[0] for p in files}
+    for folder in folders:  # every report folder published whole
+        assert (store / "reports" / folder / "manifest.json").is_file(), files
+    assert not [p for p in files if p.name.startswith(".")], files
+    if run.code == 0:
+        page = (store / "reports" / run.outputs["REPORT_ID"] / "report.html").read_text()
+        assert MARKUP not in page
+
+
+def _run(files: dict[str, bytes], **inputs: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for name, content in files.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        env = {key: str(root / value) if key.endswith("_DATASET") else value for key, value in inputs.items()}
+        store = root / "store"
+        _assert_property(run_node(store, **env), store)
+
+
+@st.composite
+def coco_documents(draw: st.DrawFn) -> dict[str, Any]:
+    images = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "id": st.integers(0, 3) | values,
+                    "file_name": st.sampled_from(["a.jpg", "b.jpg", MARKUP]) | values,
+                    "width": numbers,
+                    "height": numbers,
+                }
+            ),
+            max_size=3,
+        )
+    )
+    annotations = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "id": st.integers(0, 9),
+                    "image_id": st.integers(0, 3) | values,
+                    "category_id": st.integers(0, 3) | values,
+                    "bbox": bbox,
+                },
+                optional={"iscrowd": values, "area": numbers},
+            ),
+            max_size=5,
+        )
+    )
+    categories = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {"id": st.integers(0, 3) | values, "name": st.sampled_from(["cat", MARKUP]) | values}
+            ),
+            max_size=3,
+        )
+    )
+    document: dict[str, Any] = {"images": images, "annotations": annotations, "categories": categories}
+    extra = draw(
+        st.dictionaries(
+            st.sampled_from(["images", "annotations", "categories", "info", ""]), values, max_size=1
+        )
+    )
+    return {**document, **extra}
+
+
+results = st.lists(
+    st.fixed_dictionaries(
+        {
+            "image_id": st.integers(0, 3) | values,
+            "category_id": st.integers(0, 3) | values,
+            "bbox": bbox,
+            "score": numbers,
+        }
+    ),
+    max_size=5,
+)
+GOOD_GT = json.dumps(
+    {
+        "images": [{"id": 1, "file_name": "a.jpg", "width": 640, "height": 480}],
+        "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 50, 50]}],
+        "categories": [{"id": 1, "name": "cat"}],
+    }
+).encode()
+FORMATS = st.sampled_from(
+    [None, "coco", "coco-results", "native", "prediction-cache", "native-jsonl", "voc", "yolo", "cartucho"]
+)
+yolo_line = st.lists(
+    st.one_of(st.integers(-3, 10**22).map(str), st.floats().map(str), st.text(max_size=4)),
+    min_size=0,
+    max_size=7,
+).map(" ".join)
+
+
+def _formats(gt_format: str | None, pred_format: str | None) -> dict[str, str]:
+    return {k: v for k, v in (("GT_FORMAT", gt_format), ("PRED_FORMAT", pred_format)) if v}
+
+
+@FUZZ
+@given(coco_documents(), results, FORMATS, FORMATS)
+def test_coco_documents(
+    gt: dict[str, Any], pred: list[Any], gt_format: str | None, pred_format: str | None
+) -> None:
+    _run(
+        {"gt.json": json.dumps(gt).encode(), "pred.json": json.dumps(pred).encode()},
+        GT_DATASET="gt.json",
+        PRED_DATASET="pred.json",
+        **_formats(gt_format, pred_format),
+    )
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                ["asset_id", "image", "annotations", "boxes", "predicted_bounding_boxes", "classes", "width"]
+            ),
+            values,
+            max_size=4,
+        ),
+        max_size=4,
+    ),
+    FORMATS,
+)
+def test_json_lines(records: list[Any], pred_format: str | None) -> None:
+    content = "\n".join(json.dumps(r) for r in records).encode()
+    _run(
+        {"gt.json": GOOD_GT, "pred.jsonl": content},
+        GT_DATASET="gt.json",
+        PRED_DATASET="pred.jsonl",
+        **_formats(None, pred_format),
+    )
+
+
+@FUZZ
+@given(
+    st.lists(yolo_line, max_size=4),
+    st.lists(yolo_line, max_size=4),
+    st.sampled_from(["cat\n", "", f"{MARKUP}\n", "names: [cat]\n"]),
+    FORMATS,
+)
+def test_label_folders(gt: list[str], pred: list[str], names: str, pred_format: str | None) -> None:
+    files = {
+        "gt/a.txt": "\n".join(gt).encode(),
+        "pred/a.txt": "\n".join(pred).encode(),
+        "gt/classes.txt": names.encode(),
+    }
+    _run(files, GT_DATASET="gt", PRED_DATASET="pred", **_formats(None, pred_format))
+
+
+@FUZZ
+@given(
+    st.dictionaries(
+        st.sampled_from(["IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD", "GT_FORMAT", "PRED_FORMAT"]),
+        st.text(max_size=8) | st.sampled_from(["0.1", "0.5", "0.8", "0.95", "nan", "1e9", "-1"]),
+        max_size=5,
+    ),
+    st.sampled_from(["gt.json", "missing", "", "x" * 300, "../..", "s3x://b"]),
+)
+def test_node_inputs(inputs: dict[str, str], pred: str) -> None:
+    env = {**inputs, "GT_DATASET": "gt.json"}
+    if pred:
+        env["PRED_DATASET"] = pred
+    _run({"gt.json": GOOD_GT}, **env)
+
+
+def _third_party_pairs() -> list[tuple[Path, Path]]:
+    coco = THIRD_PARTY / "coco_val2014_100"
+    sahi = THIRD_PARTY / "sahi_visdrone_2"
+    return [
+        (coco / "instances_val2014_100.json", coco / "instances_val2014_fakebbox100_results.json"),
+        (sahi / "dataset.json", sahi / "result.json"),
+    ]
+
+
+def _mutate(content: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    data = bytearray(content)
+    for position, cut, insert in edits:
+        at = position % (len(data) + 1)
+        data[at : at + cut] = insert
+    return bytes(data)
+
+
+edits = st.lists(
+    st.tuples(
+        st.integers(0, 10**7),
+        st.integers(0, 8),
+        st.binary(max_size=6)
+        | st.sampled_from([b"[", b"{", b"\x00", b"\xff\xfe", b"1e400", MARKUP.encode(), b'"', b","]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@FUZZ
+@given(st.sampled_from(_third_party_pairs()), edits, st.booleans())
+def test_third_party_mutations(
+    pair: tuple[Path, Path], changes: list[tuple[int, int, bytes]], on_gt: bool
+) -> None:
+    gt, pred = (p.read_bytes() for p in pair)
+    gt, pred = (_mutate(gt, changes), pred) if on_gt else (gt, _mutate(pred, changes))
+    _run({"gt.json": gt, "pred.json": pred}, GT_DATASET="gt.json", PRED_DATASET="pred.json")
+
+
+@st.composite
+def _voc_files(draw: st.DrawFn) -> dict[str, bytes]:
+    folder = THIRD_PARTY / "voc_padilla_100"
+    gts = sorted((folder / "gts" / "pascalvoc_format").glob("*.xml"))[:5]
+    target = draw(st.sampled_from(gts))
+    files = {f"gt/{p.name}": p.read_bytes() for p in gts}
+    files[f"gt/{target.name}"] = _mutate(target.read_bytes(), draw(edits))
+    return files
+
+
+@FUZZ
+@given(_voc_files())
+def test_voc_mutations(files: dict[str, bytes]) -> None:
+    _run(files, GT_DATASET="gt", PRED_DATASET="gt")

@@ -1,0 +1,47 @@
+"""The node run in-process with its own environment, stdout and stderr captured (no fixtures,
+so hypothesis can call it once per example)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from handler.__main__ import main
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def messages(self) -> list[str]:
+        """stderr without the phase timings."""
+        return [line for line in self.err.splitlines() if not line.startswith("[prelabel]")]
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        document: dict[str, Any] = json.loads(self.out.strip().splitlines()[-1])
+        return document
+
+
+def run_node(store: Path | str, **inputs: str) -> NodeRun:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("always")  # a warning that escapes the node lands on the captured stderr
+        code = main(["--store", str(store)], environ=inputs)
+    return NodeRun(code, out.getvalue(), err.getvalue())
+
+
+def one_error_line(run: NodeRun) -> str:
+    """The run failed as a user's mistake: exit 2, one `error:` line, nothing else."""
+    assert run.code == 2, (run.code, run.err[-2000:])
+    assert len(run.messages) == 1 and run.messages[0].startswith("error: "), run.err[-2000:]
+    assert "Traceback" not in run.err and "Warning" not in run.err
+    return run.messages[0]

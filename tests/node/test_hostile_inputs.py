@@ -1,0 +1,185 @@
+"""Issue 12: every defect the hostile-input campaign found, through the node's entry point.
+
+Each case ends in OK or one `error:` line (exit 2): no traceback, no warning, and a message
+that names the user's path, says what to fix and quotes at most ~80 characters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.builders import write_json, write_tree
+from helpers.node_run import one_error_line, run_node
+
+from handler.__main__ import main
+from handler.errors import QUOTE_LIMIT
+
+GT = {
+    "images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 100}],
+    "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 10, 10]}],
+    "categories": [{"id": 1, "name": "cat"}],
+}
+RESULT = {"image_id": 1, "category_id": 1, "bbox": [1, 1, 10, 10], "score": 0.9}
+DEEP = "[" * 1000 + "]" * 1000
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    return {"gt": write_json(tmp_path / "gt.json", GT), "pred": write_json(tmp_path / "pred.json", [RESULT])}
+
+
+def _deep(path: Path, document: Any) -> Path:
+    path.write_text(json.dumps(document).replace('"DEEP"', DEEP))
+    return path
+
+
+def test_deep_nesting_in_a_bbox_is_skipped_with_a_short_quote(tmp_path: Path, files: dict[str, Path]) -> None:
+    pred = _deep(tmp_path / "deep.json", [{**RESULT, "bbox": "DEEP"}, RESULT])
+    run = run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(pred))
+    assert run.code == 0, run.err
+    assert "Traceback" not in run.err
+
+
+def test_deep_nesting_in_an_image_says_nested_too_deeply(tmp_path: Path, files: dict[str, Path]) -> None:
+    gt = _deep(tmp_path / "deep.json", {**GT, "images": [{**GT["images"][0], "extra": "DEEP"}]})
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(files["pred"])))
+    assert "nested too deeply" in line and str(gt) in line
+
+
+def test_deeper_than_the_json_parser_allows_says_nested_too_deeply(
+    tmp_path: Path, files: dict[str, Path]
+) -> None:
+    pred = tmp_path / "deeper.json"
+    pred.write_text("[" * 5000 + "]" * 5000)
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(pred)))
+    assert "nested too deeply" in line
+
+
+@pytest.mark.parametrize(("side", "forced"), [("PRED", "coco"), ("PRED", "prediction-cache"), ("GT", "coco")])
+def test_a_forced_format_that_does_not_fit_names_the_one_it_looks_like(
+    tmp_path: Path, files: dict[str, Path], side: str, forced: str
+) -> None:
+    gt = files["pred"] if side == "GT" else files["gt"]
+    env = {"GT_DATASET": str(gt), "PRED_DATASET": str(files["pred"]), f"{side}_FORMAT": forced}
+    line = one_error_line(run_node(tmp_path / "store", **env))
+    assert f"format '{forced}' does not fit" in line and "looks like coco-results" in line
+
+
+@pytest.mark.parametrize("reference", ["x" * 300, "/tmp/" + "x" * 300 + ".json"])
+def test_a_reference_longer_than_a_file_name_is_one_line(
+    tmp_path: Path, files: dict[str, Path], reference: str
+) -> None:
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=reference))
+    assert "File name too long" in line and len(line) < 200
+
+
+def test_a_folder_with_an_unreadable_subfolder_names_the_users_folder(
+    tmp_path: Path, files: dict[str, Path]
+) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads every folder")
+    folder = write_tree(
+        tmp_path / "labels", {"a.txt": "0 0.5 0.5 0.2 0.2\n", "locked/b.txt": "0 0.5 0.5 0.2 0.2\n"}
+    )
+    (folder / "locked").chmod(0)
+    try:
+        line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(folder), PRED_DATASET=str(folder)))
+    finally:
+        (folder / "locked").chmod(0o755)
+    assert line.startswith(f"error: {folder}: cannot list") and "Permission denied" in line
+
+
+def test_proc_as_a_dataset_folder_is_one_line(tmp_path: Path, files: dict[str, Path]) -> None:
+    one_error_line(run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET="/proc"))
+
+
+def test_a_folder_whose_entries_vanish_while_listed_reads_what_remains(tmp_path: Path) -> None:
+    # A dangling symlink stands for an entry deleted between the listing and the look at it.
+    folder = write_tree(tmp_path / "labels", {"classes.txt": "cat\n", "a.txt": "0 0.5 0.5 0.2 0.2\n"})
+    (folder / "b.txt").symlink_to(tmp_path / "gone.txt")
+    run = run_node(tmp_path / "store", GT_DATASET=str(folder), PRED_DATASET=str(folder))
+    assert run.code == 0, run.err
+
+
+@pytest.mark.parametrize("special", ["/proc/self/mem", "/dev/zero", "/dev/urandom", "zero.jsonl"])
+def test_special_files_are_refused_at_once(tmp_path: Path, files: dict[str, Path], special: str) -> None:
+    if special == "zero.jsonl":
+        (tmp_path / special).symlink_to("/dev/zero")
+        special = str(tmp_path / special)
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=special))
+    assert special in line
+
+
+def test_a_file_over_the_size_limit_is_refused(
+    tmp_path: Path, files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRELABEL_MAX_DATASET_BYTES", "100")
+    line = one_error_line(
+        run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(files["pred"]))
+    )
+    assert "larger than 100 bytes" in line and "PRELABEL_MAX_DATASET_BYTES" in line
+
+
+def test_a_huge_yolo_class_id_is_range_checked_without_a_warning(tmp_path: Path) -> None:
+    gt = write_tree(tmp_path / "gt", {"classes.txt": "cat\n", "a.txt": "0 0.5 0.5 0.2 0.2\n"})
+    pred = write_tree(
+        tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n1000000000000000000000 0.5 0.5 0.2 0.2 0.9\n"}
+    )
+    run = run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred))
+    assert run.code == 0, run.err
+    assert "Warning" not in run.err and "-9223372036854775808" not in run.err
+
+
+def test_yolo_predictions_without_names_say_why_the_gt_names_were_not_used(tmp_path: Path) -> None:
+    # The GT's only line is not a YOLO line, so the GT is not read as YOLO and its names do not apply.
+    gt = write_tree(tmp_path / "gt", {"classes.txt": "cat\n", "a.txt": "0 0.5 0.5 0.2 0.2 0.3 0.3\n"})
+    pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n"})
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
+    assert f"the ground truth {gt} was read as" in line
+
+
+def test_a_missing_local_folder_names_the_reference_not_the_store(
+    tmp_path: Path, files: dict[str, Path]
+) -> None:
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET="gt", PRED_DATASET=str(files["pred"])))
+    assert line.startswith("error: dataset 'gt': no such file or folder") and "datasets/gt" not in line
+
+
+def test_a_long_value_is_quoted_short(tmp_path: Path, files: dict[str, Path]) -> None:
+    pred = write_json(tmp_path / "long.json", [{**RESULT, "bbox": "x" * 250_000}, RESULT])
+    run = run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(pred))
+    assert run.code == 0, run.err
+    findings = (tmp_path / "store" / "reports" / run.outputs["REPORT_ID"] / "findings.json").read_text()
+    runs = re.findall("x{10,}", findings)
+    assert runs and max(map(len, runs)) <= QUOTE_LIMIT
+
+
+def test_utf16_says_save_as_utf8(tmp_path: Path, files: dict[str, Path]) -> None:
+    pred = tmp_path / "u16.json"
+    pred.write_bytes(json.dumps([RESULT]).encode("utf-16"))
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(pred)))
+    assert "UTF-16" in line and "save it as UTF-8" in line
+
+
+def test_a_json_named_folder_says_it_is_a_folder(tmp_path: Path, files: dict[str, Path]) -> None:
+    (tmp_path / "pred.json").unlink()
+    folder = write_tree(tmp_path / "pred.json", {"notes.txt": "hello\n"})
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(folder)))
+    assert "is a folder, not a JSON file" in line
+
+
+def test_an_empty_key_in_an_inputs_file_says_remove_it(tmp_path: Path, files: dict[str, Path]) -> None:
+    inputs = write_json(
+        tmp_path / "inputs.json", {"GT_DATASET": str(files["gt"]), "PRED_DATASET": "p", "": "x"}
+    )
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["--inputs", str(inputs), "--store", str(tmp_path / "store")], environ={})
+    assert code == 2 and err.getvalue().startswith("error: unknown input '': remove it")
