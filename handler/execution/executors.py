@@ -48,7 +48,11 @@ class InProcess:
 
 @dataclass(frozen=True)
 class LocalPool:
-    """A pool of local processes (fork: the parent's imports are not paid again)."""
+    """A pool of forked local processes.
+
+    Forked workers inherit the parent's imports and the tasks themselves (copy-on-write), so a
+    task travels as its index, not as pickled box tables; only the results come back.
+    """
 
     workers: int
     engine: Engine = "local-processes"
@@ -57,8 +61,22 @@ class LocalPool:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)) or 1, mp_context=context) as pool:
-            yield from pool.map(function, tasks)
+        _FORKED.append((function, tasks))
+        try:
+            workers = min(self.workers, len(tasks)) or 1
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                yield from pool.map(_run_inherited, range(len(tasks)))
+        finally:
+            _FORKED.pop()
+
+
+# What a forked worker inherits: the function and tasks of the map that forked it.
+_FORKED: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
+
+
+def _run_inherited(index: int) -> Any:
+    function, tasks = _FORKED[-1]
+    return function(tasks[index])
 
 
 @dataclass(frozen=True)
