@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Final, cast
 
 from handler.engine import Outcome, Tally
+from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.state import EvaluationState
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
@@ -27,6 +28,7 @@ from handler.report.model import (
     DatasetFigures as DatasetSection,
 )
 from handler.report.sections import analysis_sections
+from handler.report.uncertainty import borderline_clause, uncertainty
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -92,11 +94,11 @@ def recommendation(sweep: Sweep) -> str:
     )
 
 
-def verdict(tally: Tally, reason: str | None, sweep: Sweep) -> str:
+def verdict(tally: Tally, reason: str | None, sweep: Sweep, spread: Bootstrap | None) -> str:
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     saved = f"The predictions save about {tally.assistance_score:.0%} of the labeling work; {lean(tally)}."
-    return saved + recommendation(sweep)
+    return saved + ("" if spread is None else borderline_clause(spread)) + recommendation(sweep)
 
 
 def _notes(facts: RunFacts) -> list[str]:
@@ -163,13 +165,14 @@ def _dataset(facts: RunFacts) -> DatasetSection:
 def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
     tally = facts.state.tally
     reason = nothing_to_score_reason(facts)
+    spread = None if reason is not None else bootstrap(facts.state.image_counts, facts.costs)
     return Findings(
         kind=KIND,
         report_id=report_id,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, facts.state.sweep),
+        verdict=verdict(tally, reason, facts.state.sweep, spread),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),
@@ -179,5 +182,6 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         skipped=_skipped(facts.state),
         notes=tuple(_notes(facts)),
         **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
+        uncertainty=None if spread is None else uncertainty(spread),
         execution=execution,
     )
