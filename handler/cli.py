@@ -24,6 +24,7 @@ from handler.progress import terminal_progress
 from handler.report.asset import read_report_part
 from handler.report.html import duration
 from handler.report.model import TimeSaved
+from handler.report.slices import read_slices
 from handler.runtime import add_execution_options, add_store_option, execution_options, guarded, store_uri
 from handler.storage import open_store
 
@@ -92,6 +93,11 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
+    parser.add_argument(
+        "--slices",
+        metavar="FILE",
+        help="JSON object of slice name -> asset ids: each slice gets its own score, grade and interval",
+    )
     _add_time_costs(parser)
     add_execution_options(parser)
     return parser
@@ -137,7 +143,8 @@ def _evaluate(argv: list[str]) -> int:
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
     with terminal_progress(PHASES) as bar:
         execution = execution_options(args)
-        result = run(inputs, store, log=bar or quiet, costs=time_costs(args), execution=execution)
+        slices = read_slices(args.slices) if args.slices else None
+        result = run(inputs, store, bar or quiet, time_costs(args), execution, slices)
     print(result.findings.to_json().decode() if args.json else summary(result))
     return 0
 

@@ -28,6 +28,7 @@ from handler.report.model import (
     DatasetFigures as DatasetSection,
 )
 from handler.report.sections import analysis_sections
+from handler.report.slices import SliceFile, slices
 from handler.report.uncertainty import borderline_clause, uncertainty
 
 # What is left leans one way when one kind of fix is this many times the other.
@@ -56,6 +57,7 @@ class RunFacts:
     pred: DatasetNames
     state: EvaluationState
     costs: TimeCosts = field(default_factory=TimeCosts)
+    slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
 
 
 def nothing_to_score_reason(facts: RunFacts) -> str | None:
@@ -183,5 +185,6 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         notes=tuple(_notes(facts)),
         **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
         uncertainty=None if spread is None else uncertainty(spread),
+        slices=slices(facts.state, facts.slices, facts.costs),
         execution=execution,
     )

@@ -257,6 +257,21 @@ class Uncertainty(Section):
     )
 
 
+SliceSource = Literal["file", "tag"]
+
+
+class SliceRow(Section):
+    name: str
+    source: SliceSource = Field(description="A --slices file's name, or a native asset tag.")
+    images: Count = Field(description="Scored images in the slice.")
+    unscored_assets: Count = Field(description="Listed assets that are not among the scored images.")
+    counts: Counts
+    assistance_score: Score
+    grade: Grade
+    score_low: Score | None = Field(description="The 95% bootstrap interval; null when nothing was scored.")
+    score_high: Score | None
+
+
 class Findings(Section):
     """Prelabeling efficiency findings (dataset_intelligence_findings_v1)."""
 
@@ -291,6 +306,10 @@ class Findings(Section):
     near_misses: NearMisses
     time: TimeSaved
     uncertainty: Uncertainty | None = Field(description="Null when nothing was scored.")
+    slices: tuple[SliceRow, ...] = Field(
+        description="Per slice of the images (--slices file, then native asset tags, at most 50): "
+        "score, grade and interval from the slice's own images."
+    )
     execution: Execution
 
     def document(self) -> dict[str, object]:

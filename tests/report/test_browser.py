@@ -304,3 +304,18 @@ def test_uncertainty_section_shows_the_findings_interval(
     for grade in u["grade_probabilities"]:
         assert f"{grade['grade']} {grade['share'] * 100:.0f}%" in body
     assert str(u["images_for_margin"]) in body
+
+
+@pytest.mark.parametrize("name", ["strong", "hostile"])
+def test_slices_section_shows_every_slice(
+    browser: Browser, reports: dict[str, StoredReport], name: str
+) -> None:
+    rows = reports[name].findings["slices"]
+    assert rows, "the report has no slices: the fixture lost its asset tags"
+    worst = min(rows, key=lambda row: row["assistance_score"])
+    summary, body, visible = _section_text(browser, reports[name], "slices")
+    lowest = f"{worst['name']} ({worst['assistance_score']:.2f}, {worst['grade']})"
+    assert f"{len(rows)} slices; lowest: {lowest}" in summary
+    assert visible
+    for row in rows:
+        assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
