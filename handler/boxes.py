@@ -17,6 +17,7 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+AssetTags = tuple[str, ...]  # an asset's tags (native format), for slices of the report
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ class Dataset:
     skipped: list[SkippedBox] = field(default_factory=list)
     skipped_count: int = 0
     crowd_excluded: int = 0
+    asset_tags: list[AssetTags] | None = None  # per asset (native format); None when not read
 
     @property
     def image_count(self) -> int:

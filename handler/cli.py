@@ -36,6 +36,7 @@ from handler.report.asset import (
 )
 from handler.report.html import duration
 from handler.report.model import TimeSaved
+from handler.report.slices import read_slices
 from handler.runtime import (
     add_common_options,
     add_execution_options,
@@ -130,6 +131,11 @@ def _run_parser() -> argparse.ArgumentParser:
     add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     add_common_options(parser)
+    parser.add_argument(
+        "--slices",
+        metavar="FILE",
+        help="JSON object of slice name -> asset ids: each slice gets its own score, grade and interval",
+    )
     _add_time_costs(parser)
     add_execution_options(parser)
     return parser
@@ -191,7 +197,8 @@ def _evaluate(argv: list[str]) -> int:
     configure_logging(args, default=logging.WARNING)
     with terminal_progress(PHASES) as bar:
         execution = execution_options(args)
-        result = run(inputs, store, log=_phase_log(args, bar), costs=time_costs(args), execution=execution)
+        slices = read_slices(args.slices) if args.slices else None
+        result = run(inputs, store, _phase_log(args, bar), time_costs(args), execution, slices)
     log_detail(result.findings, result.location)
     print(result.findings.to_json().decode() if args.json else summary(result))
     return 0

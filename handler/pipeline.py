@@ -16,6 +16,7 @@ from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, new_report_id, render_html
 from handler.report.asset import PartContent, Written, discard_chunks, publish_report, report_location
 from handler.report.model import Execution
+from handler.report.slices import SliceFile
 from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
@@ -72,11 +73,13 @@ def run(
     log: PhaseLog = quiet,
     costs: TimeCosts | None = None,
     execution: ExecutionOptions | None = None,
+    slices: SliceFile | None = None,
 ) -> RunResult:
     """Evaluate, then store the report; the REPORT_ID exists only once the report is complete.
 
     `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
-    they are not node inputs); `execution` chooses where the shards run.
+    they are not node inputs); `execution` chooses where the shards run; `slices` names sets of
+    asset ids to score on their own (native asset tags are slices too).
     """
     report_id = new_report_id()
     with _phase("read datasets", log):
@@ -85,7 +88,9 @@ def run(
         evaluated = evaluate_plan(plan, store, report_id)
     try:
         with _phase("build report", log):
-            facts = RunFacts(inputs, evaluated.gt, evaluated.pred, evaluated.state, costs or TimeCosts())
+            facts = RunFacts(
+                inputs, evaluated.gt, evaluated.pred, evaluated.state, costs or TimeCosts(), slices or {}
+            )
             ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
             findings = build_findings(facts, report_id, ran)
             parts = _report_parts(findings, evaluated.shards)

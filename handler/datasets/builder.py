@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, Dataset, FloatArray, IntArray, SkippedBox
+from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SkippedBox
 from handler.datasets.columns import bad_box_rows, box_problem
 from handler.datasets.frames import outside_image, to_common_frame
 from handler.resources import load_json_resource
@@ -35,6 +35,7 @@ class Images:
     asset_ids: list[str]
     widths: FloatArray
     heights: FloatArray
+    tags: list[AssetTags] | None = None  # per asset; None for formats without asset tags
 
 
 @dataclass(frozen=True)
@@ -197,4 +198,5 @@ def build_dataset(
         skipped=listed,
         skipped_count=int(np.count_nonzero(skip)),
         crowd_excluded=int(np.count_nonzero(crowd)),
+        asset_tags=images.tags,
     )

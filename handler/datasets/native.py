@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 
-from handler.boxes import Dataset, IntArray
+from handler.boxes import AssetTags, Dataset, IntArray
 from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
@@ -83,6 +83,27 @@ def _confidence(annotation: dict[str, Any]) -> float | None:
     return None if np.isnan(tagged) else tagged
 
 
+def asset_tags(asset: dict[str, Any]) -> AssetTags:
+    """An asset's `tags`: strings, `{"name": ...}` objects, or an object of name -> value.
+
+    A named tag with a value other than true/null reads `name=value`, so `{"weather": "rain"}` is the
+    slice `weather=rain`; anything else in `tags` is ignored (tags only select slices).
+    """
+    tags = asset.get("tags")
+    if isinstance(tags, dict):
+        pairs = list(tags.items())
+    elif isinstance(tags, list):
+        pairs = [
+            (t, None) if isinstance(t, str) else (t.get("name"), t.get("value"))
+            for t in tags
+            if isinstance(t, str | dict)
+        ]
+    else:
+        return ()
+    named = [(str(name), value) for name, value in pairs if isinstance(name, str | int) and str(name)]
+    return tuple(dict.fromkeys(name if value in (None, True) else f"{name}={value}" for name, value in named))
+
+
 def _class_ids(labels: list[Any], declared: list[str]) -> tuple[IntArray, list[str]]:
     """Each label's class (-1 where the label breaks the schema), declared classes first."""
     class_names = list(declared)
@@ -140,7 +161,7 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
     )
     widths = float_column([a.get("width") for a in assets])
     heights = float_column([a.get("height") for a in assets])
-    images = Images([str(a["asset_id"]) for a in assets], widths, heights)
+    images = Images([str(a["asset_id"]) for a in assets], widths, heights, [asset_tags(a) for a in assets])
     return build_dataset(source, format_name, rows, images, class_names)
 
 

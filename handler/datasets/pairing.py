@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, FloatArray
+from handler.boxes import AssetTags, BoxTable, Dataset, FloatArray
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.errors import DatasetError, quoted
 
@@ -27,6 +27,7 @@ class PairedBoxes:
     normalized: bool
     gt_only_images: int
     pred_only_images: int
+    tags: list[AssetTags] | None = None  # per shared asset: GT's tags, then the predictions' others
 
 
 def asset_key(asset_id: str) -> str:
@@ -88,6 +89,19 @@ def _first_known(first: FloatArray, second: FloatArray) -> FloatArray:
     return np.where(np.isfinite(first), first, second)
 
 
+def _shared_tags(
+    gt: Dataset, pred: Dataset, gt_images: list[int], pred_images: list[int]
+) -> list[AssetTags] | None:
+    if gt.asset_tags is None and pred.asset_tags is None:
+        return None
+    gt_tags = gt.asset_tags or [()] * gt.image_count
+    pred_tags = pred.asset_tags or [()] * pred.image_count
+    return [
+        tuple(dict.fromkeys((*gt_tags[g], *pred_tags[p])))
+        for g, p in zip(gt_images, pred_images, strict=True)
+    ]
+
+
 def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
     gt_keys, pred_keys = _keys(gt), _keys(pred)
     shared = [key for key in gt_keys if key in pred_keys]
@@ -114,5 +128,6 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
         normalized=gt.normalized,
         gt_only_images=len(gt_keys) - len(shared),
         pred_only_images=len(pred_keys) - len(shared),
+        tags=_shared_tags(gt, pred, gt_images.tolist(), pred_images.tolist()),
     )
     return _frame(paired, gt, pred)

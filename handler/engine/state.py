@@ -13,7 +13,7 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray, SkippedBox
+from handler.boxes import AssetTags, FloatArray, IntArray, SkippedBox
 from handler.engine import analysis
 from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
 from handler.engine.outcomes import Outcome, Tally
@@ -33,6 +33,7 @@ class ImageBlock:
     shard: int
     asset_ids: tuple[str, ...]
     counts: IntArray  # (n_images, 5)
+    tags: tuple[AssetTags, ...] = ()  # per image (native asset tags); () when the format has none
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,11 @@ class EvaluationState:
         return [asset_id for block in self.images for asset_id in block.asset_ids]
 
     @property
+    def asset_tags(self) -> list[AssetTags]:
+        """Every shared image's tags, in asset order (no tags where a shard's format has none)."""
+        return [tags for block in self.images for tags in (block.tags or ((),) * len(block.asset_ids))]
+
+    @property
     def image_counts(self) -> IntArray:
         """(n_images, 5) outcome counts of every shared image, in asset order."""
         if not self.images:
@@ -160,6 +166,7 @@ class ShardFacts:
 
     shard: int
     asset_ids: tuple[str, ...]
+    asset_tags: tuple[AssetTags, ...]  # per asset, or () when the datasets carry no asset tags
     class_names: tuple[str, ...]
     class_ranks: tuple[ClassRank, ...]
     area_scale: FloatArray | None  # per image: box area → pixels²; None when unknown
@@ -190,7 +197,12 @@ def shard_state(
         tally=evaluation.tally,
         sweep=sweep,
         images=(
-            ImageBlock(facts.shard, facts.asset_ids, analysis.per_image(evaluation, len(facts.asset_ids))),
+            ImageBlock(
+                facts.shard,
+                facts.asset_ids,
+                analysis.per_image(evaluation, len(facts.asset_ids)),
+                facts.asset_tags,
+            ),
         ),
         classes=classes,
         sizes=sizes,

@@ -97,6 +97,7 @@ def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
                 pred=pred[p0:p1].with_columns(image=pred.image[p0:p1] - start),
                 widths=paired.widths[start:stop],
                 heights=paired.heights[start:stop],
+                tags=None if paired.tags is None else paired.tags[start:stop],
                 gt_only_images=0,
                 pred_only_images=0,
             )
@@ -130,6 +131,7 @@ def paired_shards(
         facts = ShardFacts(
             shard=index,
             asset_ids=tuple(part.asset_ids),
+            asset_tags=tuple(part.tags or ()),
             class_names=tuple(paired.class_names),
             class_ranks=ranks,
             area_scale=None if scale is None else scale[start : start + len(part.asset_ids)],
@@ -175,6 +177,7 @@ def run_file_shard(task: FileShard) -> ShardResult:
     facts = ShardFacts(
         shard=task.shard,
         asset_ids=tuple(paired.asset_ids),
+        asset_tags=tuple(paired.tags or ()),
         class_names=tuple(paired.class_names),
         class_ranks=_ranks(paired, gt.dataset, pred.dataset, task.shard),
         area_scale=area_scale(paired),

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Final, cast
 
 from handler.engine import Outcome, Tally
+from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.state import EvaluationState
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
@@ -29,6 +30,8 @@ from handler.report.model import (
     DatasetFigures as DatasetSection,
 )
 from handler.report.sections import analysis_sections, time_saved
+from handler.report.slices import SliceFile, slices
+from handler.report.uncertainty import borderline_clause, uncertainty
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -56,6 +59,7 @@ class RunFacts:
     pred: DatasetNames
     state: EvaluationState
     costs: TimeCosts = field(default_factory=TimeCosts)
+    slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
 
 
 def nothing_to_score_reason(facts: RunFacts) -> str | None:
@@ -114,14 +118,15 @@ def time_story(time: TimeSaved) -> str:
     return f" Estimated labeler time: {figure}, at {basis}."
 
 
-def verdict(tally: Tally, reason: str | None, sweep: Sweep, time: TimeSaved) -> str:
+def verdict(tally: Tally, reason: str | None, sweep: Sweep, time: TimeSaved, spread: Bootstrap | None) -> str:
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     score = (
         f"Assistance score {tally.assistance_score:.0%} ({tally.grade}): the predictions do "
         f"{tally.assistance_score:.0%} of the box-work; {lean(tally)}."
     )
-    return score + time_story(time) + recommendation(sweep)
+    borderline = "" if spread is None else borderline_clause(spread)
+    return score + borderline + time_story(time) + recommendation(sweep)
 
 
 def _notes(facts: RunFacts) -> list[str]:
@@ -188,13 +193,14 @@ def _dataset(facts: RunFacts) -> DatasetSection:
 def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
     tally = facts.state.tally
     reason = nothing_to_score_reason(facts)
+    spread = None if reason is not None else bootstrap(facts.state.image_counts, facts.costs)
     return Findings(
         kind=KIND,
         report_id=report_id,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, facts.state.sweep, time_saved(tally, facts.costs)),
+        verdict=verdict(tally, reason, facts.state.sweep, time_saved(tally, facts.costs), spread),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),
@@ -204,5 +210,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         skipped=_skipped(facts.state),
         notes=tuple(_notes(facts)),
         **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
+        uncertainty=None if spread is None else uncertainty(spread),
+        slices=slices(facts.state, facts.slices, facts.costs),
         execution=execution,
     )

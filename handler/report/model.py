@@ -227,6 +227,51 @@ class TimeSaved(Section):
     assumptions: dict[str, str]
 
 
+class GradeShare(Section):
+    grade: Grade
+    share: Score
+
+
+class Interval(Section):
+    low: float
+    high: float
+
+
+class Uncertainty(Section):
+    """Per-image bootstrap: images drawn with replacement, seeded, so the same data gives the same figures."""
+
+    level: float = Field(gt=0, lt=1)
+    resamples: int = Field(ge=1000)
+    seed: int
+    score_low: Score
+    score_high: Score
+    grade_probabilities: tuple[GradeShare, ...] = Field(
+        description="Every grade with the share of resamples that reach it, best first; shares sum to 1."
+    )
+    saved_seconds: Interval = Field(description="The same interval for time.saved_seconds.")
+    borderline: bool = Field(description="The interval crosses a grade bound.")
+    images_for_margin: int = Field(
+        ge=1,
+        description="About how many images would narrow the score interval to +-0.02: images x "
+        "(half-width / 0.02)^2, since a bootstrap interval shrinks as 1/sqrt(images).",
+    )
+
+
+SliceSource = Literal["file", "tag"]
+
+
+class SliceRow(Section):
+    name: str
+    source: SliceSource = Field(description="A --slices file's name, or a native asset tag.")
+    images: Count = Field(description="Scored images in the slice.")
+    unscored_assets: Count = Field(description="Listed assets that are not among the scored images.")
+    counts: Counts
+    assistance_score: Score
+    grade: Grade
+    score_low: Score | None = Field(description="The 95% bootstrap interval; null when nothing was scored.")
+    score_high: Score | None
+
+
 class Findings(Section):
     """Prelabeling efficiency findings (dataset_intelligence_findings_v1)."""
 
@@ -260,6 +305,11 @@ class Findings(Section):
     by_size: BySize
     near_misses: NearMisses
     time: TimeSaved
+    uncertainty: Uncertainty | None = Field(description="Null when nothing was scored.")
+    slices: tuple[SliceRow, ...] = Field(
+        description="Per slice of the images (--slices file, then native asset tags, at most 50): "
+        "score, grade and interval from the slice's own images."
+    )
     execution: Execution
 
     def document(self) -> dict[str, object]:

@@ -41,11 +41,12 @@ def _run(name: str, work: Path, gt: Path | str, pred: Path | str, **inputs: str)
 
 
 def strong(work: Path) -> StoredReport:
-    """The shipped example's GT against itself, slightly jittered, a few boxes dropped, one invented."""
+    """The shipped example's GT against itself, slightly jittered, a few boxes dropped, one invented;
+    its assets tagged `night` or `day` (tag slices)."""
     gt_path = EXAMPLES / "gt.json"
     rng = random.Random(20261129)
     assets = []
-    for item in json.loads(gt_path.read_text(encoding="utf-8"))["assets"]:
+    for index, item in enumerate(json.loads(gt_path.read_text(encoding="utf-8"))["assets"]):
         boxes = []
         for box in item["annotations"]:
             if rng.random() < 0.04:
@@ -55,7 +56,7 @@ def strong(work: Path) -> StoredReport:
             x0, y0 = box["x_min"] + jitter[0], box["y_min"] + jitter[1]
             x1, y1 = box["x_max"] + jitter[2], box["y_max"] + jitter[3]
             boxes.append(annotation((box["label"], x0, y0, x1, y1), round(rng.uniform(0.6, 0.99), 3)))
-        assets.append({**item, "annotations": boxes})
+        assets.append({**item, "annotations": boxes, "tags": ["night" if index % 3 == 0 else "day"]})
     assets[0]["annotations"].append(annotation(("car", 1, 1, 30, 30), 0.9))  # invented
     pred = write_json(work / "strong_pred.json", {"assets": assets})
     return _run("strong", work, gt_path, pred)
@@ -86,12 +87,12 @@ def many_classes(work: Path) -> StoredReport:
 def hostile(work: Path) -> StoredReport:
     """A native dataset whose class name is markup and whose asset id carries quotes, `<`, and `&amp;`."""
     gt = [
-        asset(QUOTED_ASSET, [
+        {**asset(QUOTED_ASSET, [
             annotation((HOSTILE_CLASS, 10, 10, 50, 50)),
             annotation(("car", 60, 10, 95, 40)),
             annotation(("car", 5, 60, 40, 95)),
             annotation((HOSTILE_CLASS, 50, 55, 90, 95)),
-        ]),
+        ]), "tags": [HOSTILE_CLASS]},
         asset("plain.jpg", [
             annotation(("car", 10, 10, 40, 40)),
             annotation((HOSTILE_CLASS, 50, 50, 90, 90)),

@@ -300,3 +300,47 @@ def test_findings_of_the_reports_are_what_the_tests_expect(reports: dict[str, St
     assert reports["empty"].findings["reason"] is not None
     assert reports["many-classes"].findings["dataset"]["classes"] >= 80
     assert json.dumps(reports["hostile"].findings).count("onerror") > 0
+
+
+def _section_text(browser: Browser, report: StoredReport, section: str) -> tuple[str, str, bool]:
+    """A folded section's one-line summary and, once opened by a click, its whole text and visibility."""
+    context = browser.new_context(viewport={"width": 900, "height": 700})
+    try:
+        page = context.new_page()
+        page.goto(report.html.resolve().as_uri(), wait_until="load")
+        block = page.locator(f"details[data-section={section}]")
+        summary = " ".join((block.locator("summary").text_content() or "").split())
+        block.locator("summary").click()
+        body = " ".join(block.inner_text().split())
+        return summary, body, block.locator("table").first.is_visible()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", ["strong", "weak", "many-classes"])
+def test_uncertainty_section_shows_the_findings_interval(
+    browser: Browser, reports: dict[str, StoredReport], name: str
+) -> None:
+    u = reports[name].findings["uncertainty"]
+    summary, body, visible = _section_text(browser, reports[name], "uncertainty")
+    assert f"{u['score_low']:.2f} \u2013 {u['score_high']:.2f}" in summary
+    assert ("borderline" in summary) == u["borderline"]
+    assert visible
+    for grade in u["grade_probabilities"]:
+        assert f"{grade['grade']} {grade['share'] * 100:.0f}%" in body
+    assert str(u["images_for_margin"]) in body
+
+
+@pytest.mark.parametrize("name", ["strong", "hostile"])
+def test_slices_section_shows_every_slice(
+    browser: Browser, reports: dict[str, StoredReport], name: str
+) -> None:
+    rows = reports[name].findings["slices"]
+    assert rows, "the report has no slices: the fixture lost its asset tags"
+    worst = min(rows, key=lambda row: row["assistance_score"])
+    summary, body, visible = _section_text(browser, reports[name], "slices")
+    lowest = f"{worst['name']} ({worst['assistance_score']:.2f}, {worst['grade']})"
+    assert f"{len(rows)} slices; lowest: {lowest}" in summary
+    assert visible
+    for row in rows:
+        assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body

@@ -24,7 +24,7 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
-SECTIONS = ["actions", "per_class", "sweep", "work", "near_misses", "time"]
+SECTIONS = ["actions", "per_class", "sweep", "work", "near_misses", "time", "uncertainty"]
 
 
 class Elements(HTMLParser):

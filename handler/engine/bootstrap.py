@@ -1,0 +1,139 @@
+"""Per-image bootstrap of the assistance score and the time saved (issue 13, items 1, 4 and 5).
+
+Images are the resampling unit: a resample draws n images with replacement from the n scored
+images and adds their outcome counts. The score and the grade of a resample come from those
+summed integer counts exactly as `score.py` decides them, so a resample's grade never rounds.
+
+Draws: resample r, draw i takes image floor(u · n) for the next double u of a PCG64 generator
+seeded with `seed`. Doubles consume one 64-bit word each, so chunking the resamples (to bound
+memory) does not change the draws, and a pure-Python reference can replay them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Final
+
+import numpy as np
+
+from handler.boxes import FloatArray, IntArray
+from handler.engine.outcomes import Outcome
+from handler.engine.score import GRADES, weighted_halves
+from handler.engine.timecost import TimeCosts, labeler_seconds
+
+SEED: Final = 20261129
+RESAMPLES: Final = 2000
+LEVEL: Final = Fraction(95, 100)
+# At most this many drawn image indices are held at once (8 bytes each): 32 MiB, whatever n is.
+DRAWS_PER_CHUNK: Final = 1 << 22
+MARGIN: Final = 0.02
+
+
+def resampled_counts(
+    counts: IntArray, resamples: int = RESAMPLES, seed: int = SEED, draws_per_chunk: int = DRAWS_PER_CHUNK
+) -> IntArray:
+    """(resamples, m) column sums of `counts` (n, m) over images drawn with replacement."""
+    n, m = counts.shape
+    summed = np.zeros((resamples, m), dtype=np.int64)
+    if n == 0:
+        return summed
+    rng = np.random.default_rng(seed)
+    step = max(1, draws_per_chunk // n)
+    for start in range(0, resamples, step):
+        stop = min(resamples, start + step)
+        drawn = (rng.random((stop - start, n)) * n).astype(np.int64)
+        for column in range(m):  # one (chunk, n) gather per column keeps memory at the chunk's size
+            summed[start:stop, column] = counts[:, column][drawn].sum(axis=1)
+    return summed
+
+
+def order_statistics(resamples: int, level: Fraction = LEVEL) -> tuple[int, int]:
+    """0-based ranks of the interval's ends among B sorted resamples: floor(aB/2), ceil((1-a/2)B)-1."""
+    tail = (1 - level) / 2
+    return math.floor(tail * resamples), math.ceil((1 - tail) * resamples) - 1
+
+
+def percentile_interval(values: FloatArray, level: Fraction = LEVEL) -> tuple[float, float]:
+    low, high = order_statistics(len(values), level)
+    ordered = np.sort(values)
+    return float(ordered[low]), float(ordered[high])
+
+
+def crosses_grade_bound(summed: IntArray, scores: FloatArray, level: Fraction = LEVEL) -> bool:
+    """The resamples at the interval's two ends have different grades (decided on their counts)."""
+    ranks = np.argsort(scores, kind="stable")[list(order_statistics(len(scores), level))]
+    low, high = grade_indices(summed[ranks]).tolist()
+    return bool(low != high)
+
+
+def _halves_and_totals(summed: IntArray) -> tuple[IntArray, IntArray]:
+    """2C + S + X and the total of every row of (.., 5) outcome counts."""
+    columns = (summed[:, Outcome.CORRECT], summed[:, Outcome.SHIFTED], summed[:, Outcome.CLASS_CONFUSED])
+    return weighted_halves(*columns), summed.sum(axis=1)
+
+
+def scores_of(summed: IntArray) -> FloatArray:
+    """Assistance score of every row of (.., 5) outcome counts; 0 where a row has no box."""
+    halves, total = _halves_and_totals(summed)
+    scores = np.zeros(len(summed))
+    np.divide(halves, 2 * total, out=scores, where=total > 0)
+    return scores
+
+
+def grade_indices(summed: IntArray) -> IntArray:
+    """Index into GRADES of every row's grade, decided on integers like `score.grade`."""
+    halves, total = _halves_and_totals(summed)
+    bounds = [(total > 0) & (d * halves >= 2 * n * total) for _, n, d in GRADES[:-1]]
+    reached = np.stack([*bounds, np.ones(len(total), dtype=bool)], axis=1)
+    indices: IntArray = np.argmax(reached, axis=1)
+    return indices
+
+
+def seconds_saved(summed: IntArray, costs: TimeCosts) -> FloatArray:
+    """From-scratch time minus time with the predictions, per row (`timecost.estimate_time`)."""
+    gt_boxes = summed.sum(axis=1) - summed[:, Outcome.FALSE_POSITIVE]
+    saved: FloatArray = gt_boxes * costs.draw - labeler_seconds(summed, costs)
+    return saved
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """What the resamples say about one set of images."""
+
+    images: int
+    resamples: int
+    level: Fraction
+    score: tuple[float, float]
+    seconds_saved: tuple[float, float]
+    grade_shares: tuple[float, ...]  # by GRADES order, summing to 1
+    borderline: bool  # the score interval crosses a grade bound
+
+    @property
+    def images_for_margin(self) -> int:
+        """About how many images give a ±MARGIN interval: the half-width shrinks as 1/√images."""
+        half_width = (self.score[1] - self.score[0]) / 2
+        return max(1, math.ceil(self.images * (half_width / MARGIN) ** 2))
+
+    def likely_grades(self) -> list[tuple[str, float]]:
+        """The grades some resample reached, most frequent first."""
+        names = (name for name, _, _ in GRADES)
+        found = [(name, share) for name, share in zip(names, self.grade_shares, strict=True) if share]
+        return sorted(found, key=lambda item: -item[1])
+
+
+def bootstrap(counts: IntArray, costs: TimeCosts, resamples: int = RESAMPLES, seed: int = SEED) -> Bootstrap:
+    """Percentile intervals of the score and the time saved, and the share of resamples per grade."""
+    summed = resampled_counts(counts, resamples, seed)
+    scores = scores_of(summed)
+    grades = np.bincount(grade_indices(summed), minlength=len(GRADES))
+    return Bootstrap(
+        images=len(counts),
+        resamples=resamples,
+        level=LEVEL,
+        score=percentile_interval(scores),
+        seconds_saved=percentile_interval(seconds_saved(summed, costs)),
+        grade_shares=tuple((grades / resamples).tolist()),
+        borderline=crosses_grade_bound(summed, scores),
+    )
