@@ -161,6 +161,11 @@ def duration(seconds: float) -> str:
     return f"{sign}{minutes // 60} h {minutes % 60:02d} min"
 
 
+def saving(seconds: float) -> str:
+    """A time saved that may be a loss, in words: `12 min saved`, `3 min lost`."""
+    return f"{duration(abs(seconds))} {'lost' if seconds < 0 else 'saved'}"
+
+
 def _environment() -> jinja2.Environment:
     import jinja2  # only a run that renders a page pays for it
 
@@ -170,6 +175,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     environment.filters["duration"] = duration
+    environment.filters["saving"] = saving
     return environment
 
 
