@@ -106,6 +106,11 @@ SHOWN_JS: Final = """() => {
     scripts: document.querySelectorAll('script').length,
     handlers,
     text: document.body.textContent,
+    folds: [...document.querySelectorAll('details[data-section]')].map((d) => d.dataset.section),
+    routed: [...document.querySelectorAll('[data-field=routed_class]')].filter((r) => r.offsetParent).length,
+    routing_draw: text(document.querySelector('[data-field=routing_draw]')),
+    gt_error_count: text(document.querySelector('[data-field=gt_error_count]')),
+    suspects: [...document.querySelectorAll('[data-field=suspect]')].filter((r) => r.offsetParent).length,
   };
 }"""
 
@@ -215,6 +220,21 @@ def test_grade_score_shares_and_verdict_equal_the_findings(
     else:  # nothing scored: the verdict says why, and no empty gauge or cards are drawn
         assert findings["reason"] in shown["verdict"]
         assert shown["svgs"] == 0 and shown["cards"] == 0, "an empty chart is shown"
+
+
+def test_routing_and_suspected_gt_errors_equal_the_findings(
+    observed: Observed, reports: dict[str, StoredReport]
+) -> None:
+    findings, shown = _report(observed, reports).findings, observed.shown
+    if findings["reason"] is not None:
+        assert not {"routing", "gt_errors"} & set(shown["folds"])
+        return
+    routing, suspected = findings["routing"], findings["suspected_gt_errors"]
+    assert {"routing", "gt_errors"} <= set(shown["folds"])
+    assert shown["routed"] == len(routing["classes"])  # visible once unfolded
+    assert shown["routing_draw"] == str(sum(row["action"] == "draw" for row in routing["classes"]))
+    assert shown["gt_error_count"] == str(suspected["count"])
+    assert shown["suspects"] == len(suspected["listed"])
 
 
 @pytest.mark.parametrize("state", ["folded", "unfolded"])
