@@ -24,7 +24,7 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
-SECTIONS = ["actions", "per_class", "sweep", "work", "near_misses", "time"]
+SECTIONS = ["actions", "per_class", "sweep", "work", "near_misses", "time", "routing", "gt_errors"]
 
 
 class Elements(HTMLParser):
@@ -119,7 +119,8 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
 def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None:
     page = render_html(findings)
     assert HOSTILE not in page and "<b>" not in page
-    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 2  # per class, confusions
+    # per class, confusions, routing, and a suspected GT error (the class of a confident FP)
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 4
     assert "street &#34;quoted&#34; &#39;id&#39; &lt;b&gt;&amp;amp; 0001.jpg" in page
     body = page.split("</head>")[1]
     assert "<script" not in page and "http" not in body and "url(" not in page
