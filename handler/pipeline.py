@@ -16,6 +16,7 @@ from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, new_report_id, render_html
 from handler.report.asset import PartContent, Written, discard_chunks, publish_report, report_location
 from handler.report.model import Execution
+from handler.report.policy_sections import routing_part
 from handler.report.slices import SliceFile
 from handler.storage import Store
 
@@ -64,6 +65,7 @@ def _report_parts(findings: Findings, shards: int) -> dict[str, PartContent]:
         "findings": findings.to_json(),
         "html": render_html(findings).encode("utf-8"),
         "outcomes": Written(shards),
+        "routing": routing_part(findings.routing),
     }
 
 

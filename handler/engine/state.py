@@ -16,6 +16,7 @@ import numpy as np
 from handler.boxes import AssetTags, FloatArray, IntArray, SkippedBox
 from handler.engine import analysis
 from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
+from handler.engine.gt_errors import SuspectTally
 from handler.engine.outcomes import Outcome, Tally
 from handler.engine.sweep import Sweep
 
@@ -44,6 +45,7 @@ class ClassTable:
     ranks: tuple[ClassRank, ...]
     counts: IntArray  # (n_classes, 5)
     confusions: IntArray  # (m, 3): GT class, predicted class, count of class-confused matches
+    sweep_counts: IntArray  # (n_classes, n_thresholds, 5): `counts` at every sweep threshold (routing)
 
     def __add__(self, other: ClassTable) -> ClassTable:
         rank = {name: r for name, r in zip(other.names, other.ranks, strict=True)}
@@ -52,14 +54,16 @@ class ClassTable:
         names = tuple(sorted(rank, key=lambda name: rank[name]))
         index = {name: i for i, name in enumerate(names)}
         counts = np.zeros((len(names), N_OUTCOMES), dtype=np.int64)
+        sweep_counts = np.zeros((len(names), *self.sweep_counts.shape[1:]), dtype=np.int64)
         confusions = []
         for table in (self, other):
             rows = np.array([index[name] for name in table.names], dtype=np.int64)
             counts[rows] += table.counts
+            sweep_counts[rows] += table.sweep_counts
             confusions.append(np.column_stack((rows[table.confusions[:, :2]], table.confusions[:, 2])))
         merged = np.concatenate(confusions).reshape(-1, 3)
         pairs = analysis.count_pairs(merged[:, :2], merged[:, 2])
-        return ClassTable(names, tuple(rank[name] for name in names), counts, pairs)
+        return ClassTable(names, tuple(rank[name] for name in names), counts, pairs, sweep_counts)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ class EvaluationState:
     figures: DatasetFigures
     skipped: tuple[ListedSkip, ...]
     skip_limit: int
+    gt_errors: SuspectTally
 
     def __add__(self, other: EvaluationState) -> EvaluationState:
         sizes = None if self.sizes is None or other.sizes is None else self.sizes + other.sizes
@@ -132,6 +137,7 @@ class EvaluationState:
             figures=self.figures + other.figures,
             skipped=_first_skips((*self.skipped, *other.skipped), self.skip_limit),
             skip_limit=self.skip_limit,
+            gt_errors=self.gt_errors + other.gt_errors,
         )
 
     @property
@@ -175,8 +181,17 @@ class ShardFacts:
     skip_limit: int
 
 
+@dataclass(frozen=True)
+class ShardSweep:
+    """A shard's confidence sweep, its per-class counts and its suspected GT errors."""
+
+    sweep: Sweep
+    class_counts: IntArray  # (n_classes, n_thresholds, 5)
+    suspects: SuspectTally
+
+
 def shard_state(
-    evaluation: Evaluation, sweep: Sweep, facts: ShardFacts, thresholds: Thresholds
+    evaluation: Evaluation, swept: ShardSweep, facts: ShardFacts, thresholds: Thresholds
 ) -> EvaluationState:
     """The state of one shard: its evaluation and sweep reduced to what merges."""
     n_classes = len(facts.class_names)
@@ -185,6 +200,7 @@ def shard_state(
         facts.class_ranks,
         analysis.per_class(evaluation, n_classes),
         analysis.confusion_pairs(evaluation),
+        swept.class_counts,
     )
     near = analysis.near_misses(evaluation, pair_floor(thresholds.iou_min), thresholds.iou_min)
     sizes = None if facts.area_scale is None else analysis.by_size(evaluation, facts.area_scale)
@@ -195,7 +211,7 @@ def shard_state(
     )
     return EvaluationState(
         tally=evaluation.tally,
-        sweep=sweep,
+        sweep=swept.sweep,
         images=(
             ImageBlock(
                 facts.shard,
@@ -210,4 +226,5 @@ def shard_state(
         figures=facts.figures,
         skipped=skipped,
         skip_limit=facts.skip_limit,
+        gt_errors=swept.suspects,
     )

@@ -12,15 +12,16 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoolArray
+from handler.boxes import BoolArray, IntArray
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
 from handler.engine.matching import CandidatePairs, greedy_match
-from handler.engine.outcomes import Tally, pair_outcomes
+from handler.engine.outcomes import Outcome, Tally, pair_outcomes
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
 # A better threshold is recommended only when it gains at least this much score.
 RECOMMEND_GAIN: Final = Fraction(2, 100)
+N_OUTCOMES: Final = len(Outcome)
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,14 @@ def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
     return max(points, key=lambda p: (p.tally.score_fraction, p is used, -p.threshold))
 
 
-def _tally_at(evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, iou_perfect: float) -> Tally:
-    """The tally of matching only the kept predictions, from the matched pairs alone.
+def _counts_at(
+    evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, iou_perfect: float, n_classes: int
+) -> tuple[Tally, IntArray]:
+    """The tally and the (n_classes, 5) class counts of matching only the kept predictions.
 
     Prediction indices stay those of all predictions (no `pred[kept]` table is built):
     dropping predictions keeps the pairs' greedy order, so the matching is the same.
+    Class counts go as `analysis.per_class`: FP by predicted class, the rest by GT class.
     """
     gt, pred = evaluation.gt, evaluation.all_pred
     match = greedy_match(usable[kept[usable.pred]], len(gt), len(pred))
@@ -95,20 +99,39 @@ def _tally_at(evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, i
     iou = match.pred_iou[matched_pred]
     outcome = pair_outcomes(gt.class_id[matched_gt] == pred.class_id[matched_pred], iou, iou_perfect)
     unmatched_pred = int(np.count_nonzero(kept)) - len(matched_gt)
-    return Tally.of_pairs(outcome, iou, unmatched_pred, len(gt) - len(matched_gt))
+    tally = Tally.of_pairs(outcome, iou, unmatched_pred, len(gt) - len(matched_gt))
+    gt_outcome = np.full(len(gt), int(Outcome.FALSE_NEGATIVE), dtype=np.int64)
+    gt_outcome[matched_gt] = outcome
+    fp_class = pred.class_id[kept & (match.pred_match < 0)]
+    fp_keys = fp_class * N_OUTCOMES + Outcome.FALSE_POSITIVE
+    keys = np.concatenate((gt.class_id * N_OUTCOMES + gt_outcome, fp_keys))
+    classes = np.bincount(keys, minlength=n_classes * N_OUTCOMES).reshape(n_classes, N_OUTCOMES)
+    return tally, classes.astype(np.int64)
 
 
-def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
-    """Re-match at every threshold of the sweep, from the evaluation's candidate pairs."""
+def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) -> tuple[Sweep, IntArray]:
+    """Re-match at every threshold of the sweep, from the evaluation's candidate pairs.
+
+    Also the outcome counts of every class at every threshold: (n_classes, n_thresholds, 5).
+    """
     confidence = evaluation.all_pred.confidence
     usable = evaluation.pairs[evaluation.pairs.iou >= thresholds.iou_min]  # the same at every threshold
     # Kept sets are nested, so an equal count of kept predictions means an equal set.
-    tallies = {int(np.count_nonzero(evaluation.kept)): evaluation.tally}
-    points = []
+    done: dict[int, tuple[Tally, IntArray]] = {}
+    points, classes = [], []
     for threshold in sweep_thresholds(thresholds.confidence_threshold):
         kept = keep_mask(confidence, threshold)
         count = int(np.count_nonzero(kept))
-        if count not in tallies:
-            tallies[count] = _tally_at(evaluation, usable, kept, thresholds.iou_perfect)
-        points.append(SweepPoint(threshold, count, tallies[count]))
-    return Sweep(tuple(points), thresholds.confidence_threshold)
+        if count not in done:
+            done[count] = _counts_at(evaluation, usable, kept, thresholds.iou_perfect, n_classes)
+        tally, by_class = done[count]
+        points.append(SweepPoint(threshold, count, tally))
+        classes.append(by_class)
+    by_threshold = np.stack(classes, axis=1) if classes else np.zeros((n_classes, 0, N_OUTCOMES), np.int64)
+    return Sweep(tuple(points), thresholds.confidence_threshold), by_threshold
+
+
+def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
+    """The sweep alone (class counts over the class ids the boxes use)."""
+    ids = np.concatenate((evaluation.gt.class_id, evaluation.all_pred.class_id))
+    return class_sweep(evaluation, thresholds, int(ids.max()) + 1 if len(ids) else 0)[0]

@@ -17,8 +17,17 @@ import numpy as np
 from handler.boxes import BoxTable, Dataset, FloatArray
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets
 from handler.engine import Thresholds, evaluate
-from handler.engine.state import GT_SIDE, PRED_SIDE, DatasetFigures, EvaluationState, ShardFacts, shard_state
-from handler.engine.sweep import confidence_sweep
+from handler.engine.gt_errors import TOP_SUSPECTS, shard_suspects, suspect_kinds
+from handler.engine.state import (
+    GT_SIDE,
+    PRED_SIDE,
+    DatasetFigures,
+    EvaluationState,
+    ShardFacts,
+    ShardSweep,
+    shard_state,
+)
+from handler.engine.sweep import class_sweep
 from handler.report.outcome_lines import outcome_lines
 from handler.storage import open_source
 
@@ -61,10 +70,14 @@ def dataset_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | Non
 def evaluate_shard(paired: PairedBoxes, facts: ShardFacts, thresholds: Thresholds) -> ShardResult:
     """Match, score and sweep one shard: its partial state and its outcome lines."""
     evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), thresholds)
-    sweep = confidence_sweep(evaluation, thresholds)
+    sweep, class_counts = class_sweep(evaluation, thresholds, len(paired.class_names))
+    kinds = suspect_kinds(evaluation, thresholds.iou_perfect)
+    names = (paired.asset_ids, paired.class_names)
+    suspects = shard_suspects(evaluation, kinds, facts.shard, names, TOP_SUSPECTS)
+    swept = ShardSweep(sweep, class_counts, suspects)
     kept = replace(facts.figures, predictions_kept=len(evaluation.pred))
-    state = shard_state(evaluation, sweep, replace(facts, figures=kept), thresholds)
-    return ShardResult(state, outcome_lines(evaluation, paired.asset_ids, paired.class_names))
+    state = shard_state(evaluation, swept, replace(facts, figures=kept), thresholds)
+    return ShardResult(state, outcome_lines(evaluation, paired.asset_ids, paired.class_names, kinds))
 
 
 def _by_image(boxes: BoxTable) -> tuple[BoxTable, np.ndarray]:

@@ -61,6 +61,7 @@ REPORT_PARTS: Final = {
     "findings": ReportPart("findings.json", "application/json"),
     "html": ReportPart("report.html", "text/html; charset=utf-8"),
     "outcomes": ReportPart("outcomes.jsonl", "application/x-ndjson"),
+    "routing": ReportPart("routing.json", "application/json"),  # class -> threshold or null
 }
 
 

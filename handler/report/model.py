@@ -13,7 +13,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from handler.engine.analysis import SIZE_BOUNDS
 from handler.engine.evaluation import NEAR_MISS_FLOOR
+from handler.engine.gt_errors import MISSING_MAX_IOU, SUSPECT_CONFIDENCE, TOP_SUSPECTS
 from handler.engine.outcomes import OUTCOMES, Tally
+from handler.engine.routing import MIN_CLASS_BOXES
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 
 KIND: Final = "dataset_intelligence_findings_v1"
@@ -270,6 +272,68 @@ class SliceRow(Section):
     grade: Grade
     score_low: Score | None = Field(description="The 95% bootstrap interval; null when nothing was scored.")
     score_high: Score | None
+# --- routing (issue 13 item 2) ---
+
+
+class RoutedClass(Section):
+    class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
+    action: Literal["pre-label", "draw"]
+    threshold: Threshold | None = Field(description="The confidence threshold to pre-label at; null to draw.")
+    seconds_saved_vs_single: float = Field(
+        description="Labeler seconds this class saves against the single threshold (>= 0 unless guarded)."
+    )
+    boxes: Count = Field(description="GT objects plus the class's false positives at the single threshold.")
+    guarded: bool = Field(
+        description=f"Fewer than {MIN_CLASS_BOXES} boxes: the class keeps the single threshold."
+    )
+
+
+class Routing(Section):
+    __doc__ = (
+        "A per-class pre-labeling policy: each class at its own sweep threshold, or drawn from scratch, "
+        "whichever leaves the least labeler time; classes are treated as independent. A class with fewer "
+        f"than {MIN_CLASS_BOXES} boxes keeps the single threshold."
+    )
+
+    single_threshold: Threshold
+    min_class_boxes: Count
+    classes: tuple[RoutedClass, ...]
+    score: Score = Field(description="The assistance score under the policy (drawn classes count as drawn).")
+    seconds_saved: float = Field(description="Labeler seconds the policy saves against drawing everything.")
+    single_seconds_saved: float = Field(description="What the single threshold saves (never more).")
+
+
+# --- suspected ground-truth errors (issue 13 item 3) ---
+
+
+class SuspectedBoxEntry(Section):
+    asset_id: str
+    box: tuple[float, float, float, float] = Field(
+        description="The prediction's [x_min, y_min, x_max, y_max]."
+    )
+    kind: Literal["missing_gt", "wrong_class"]
+    confidence: Threshold
+    iou: Score | None = Field(description="IoU with the matched GT box; null for missing_gt.")
+    pred_class: str
+    gt_class: str | None
+
+
+class SuspectedGtErrors(Section):
+    __doc__ = (
+        f"Predictions with confidence >= {SUSPECT_CONFIDENCE:g} that contradict the GT: missing_gt, a false "
+        f"positive no GT box of any class overlaps with IoU >= {MISSING_MAX_IOU:g}; wrong_class, a "
+        "class-confused match with IoU >= IOU_PERFECT. Flagged in outcomes.jsonl (suspected_gt_error)."
+    )
+
+    confidence_from: Threshold
+    count: Count
+    missing_gt: Count
+    wrong_class: Count
+    listed: tuple[SuspectedBoxEntry, ...] = Field(
+        max_length=TOP_SUSPECTS, description="The most confident suspects, most confident first."
+    )
+    score_if_gt_fixed: Score = Field(description="The assistance score if every suspect's GT were wrong.")
+    grade_if_gt_fixed: Grade
 
 
 class Findings(Section):
@@ -310,6 +374,8 @@ class Findings(Section):
         description="Per slice of the images (--slices file, then native asset tags, at most 50): "
         "score, grade and interval from the slice's own images."
     )
+    routing: Routing
+    suspected_gt_errors: SuspectedGtErrors
     execution: Execution
 
     def document(self) -> dict[str, object]:

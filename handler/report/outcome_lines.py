@@ -18,6 +18,7 @@ import orjson
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine.evaluation import Evaluation
+from handler.engine.gt_errors import KINDS, NOT_SUSPECTED
 from handler.engine.outcomes import Outcome
 
 ObjectArray = npt.NDArray[np.object_]
@@ -85,8 +86,11 @@ def _partner(values: Any, partner: IntArray, fill: Any) -> Any:
     return np.where(partner >= 0, gathered, fill)
 
 
-def _line_columns(evaluation: Evaluation) -> dict[str, Any]:
-    """Every column for the GT lines followed by the prediction lines, unordered."""
+def _line_columns(evaluation: Evaluation, suspects: IntArray) -> dict[str, Any]:
+    """Every column for the GT lines followed by the prediction lines, unordered.
+
+    `suspects` (per kept prediction, `gt_errors.suspect_kinds`) flags both lines of a pair.
+    """
     gt, pred, outcomes = evaluation.gt, evaluation.pred, evaluation.outcomes
     match = outcomes.match
     gt_partner, pred_partner = match.gt_match, match.pred_match
@@ -101,6 +105,7 @@ def _line_columns(evaluation: Evaluation) -> dict[str, Any]:
         "iou": np.concatenate((iou_of_gt, match.pred_iou)),
         "confidence": np.concatenate((_partner(pred.confidence, gt_partner, np.nan), pred.confidence)),
         "outcome": np.concatenate((outcomes.gt_outcome, outcomes.pred_outcome)),
+        "suspect": np.concatenate((_partner(suspects, gt_partner, NOT_SUSPECTED), suspects)),
     }
 
 
@@ -117,13 +122,16 @@ def _chunk(columns: dict[str, Any], asset_ids: Sequence[str], class_names: Seque
         "confidence": Number(c["confidence"]),
         "outcome": Text([o.key for o in Outcome], c["outcome"]),  # outcome codes index Outcome
         "action": Text([o.action for o in Outcome], c["outcome"]),
+        "suspected_gt_error": Text(KINDS, c["suspect"]),
     }
     return json_lines(fields, len(c["side"]))
 
 
-def outcome_lines(evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str]) -> bytes:
+def outcome_lines(
+    evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str], suspects: IntArray
+) -> bytes:
     """The `outcomes.jsonl` part: n_gt + n_kept lines, encoded a chunk of lines at a time."""
-    columns = _line_columns(evaluation)
+    columns = _line_columns(evaluation, suspects)
     order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
     chunks = [order[start : start + CHUNK_LINES] for start in range(0, len(order), CHUNK_LINES)]
     return b"".join(

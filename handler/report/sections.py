@@ -17,6 +17,7 @@ from handler.engine.outcomes import OUTCOMES, Tally
 from handler.engine.state import ClassTable, EvaluationState, NearMissTally
 from handler.engine.sweep import Sweep, SweepPoint
 from handler.engine.timecost import ACTIONS, ASSUMED, DRAW_SOURCE, TimeCosts, estimate_time, labeler_seconds
+from handler.report import policy_sections
 from handler.report.model import (
     TOP_CONFUSIONS,
     TOP_IMAGES,
@@ -30,7 +31,9 @@ from handler.report.model import (
     ImageWork,
     NearMissBand,
     NearMisses,
+    Routing,
     SizeRow,
+    SuspectedGtErrors,
     SweepPointFigures,
     TimeSaved,
 )
@@ -154,6 +157,8 @@ class AnalysisSections(TypedDict):
     by_size: BySize
     near_misses: NearMisses
     time: TimeSaved
+    routing: Routing
+    suspected_gt_errors: SuspectedGtErrors
 
 
 def analysis_sections(state: EvaluationState, thresholds: Thresholds, costs: TimeCosts) -> AnalysisSections:
@@ -166,4 +171,6 @@ def analysis_sections(state: EvaluationState, thresholds: Thresholds, costs: Tim
         "by_size": by_size(state.sizes),
         "near_misses": near_misses(state.near_misses, thresholds.iou_min),
         "time": time_saved(state.tally, costs),
+        "routing": policy_sections.routing(state, costs),
+        "suspected_gt_errors": policy_sections.suspected_gt_errors(state),
     }

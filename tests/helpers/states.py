@@ -22,4 +22,12 @@ def canonical(state: EvaluationState) -> dict[str, Any]:
         "near": (state.near_misses.counts.tolist(), state.near_misses.missed_gt),
         "figures": state.figures,
         "skipped": [(s.side, s.skip) for s in state.skipped],
+        "class_sweep": state.classes.sweep_counts.tolist(),
+        "gt_errors": (
+            state.gt_errors.counts.tolist(),
+            [
+                (b.confidence, b.asset_id, b.box, b.kind, b.iou, b.pred_class, b.gt_class)
+                for b in state.gt_errors.listed
+            ],
+        ),
     }

@@ -112,6 +112,11 @@ SHOWN_JS: Final = """() => {
     scripts: document.querySelectorAll('script').length,
     handlers,
     text: document.body.textContent,
+    folds: [...document.querySelectorAll('details[data-section]')].map((d) => d.dataset.section),
+    routed: [...document.querySelectorAll('[data-field=routed_class]')].filter((r) => r.offsetParent).length,
+    routing_draw: text(document.querySelector('[data-field=routing_draw]')),
+    gt_error_count: text(document.querySelector('[data-field=gt_error_count]')),
+    suspects: [...document.querySelectorAll('[data-field=suspect]')].filter((r) => r.offsetParent).length,
   };
 }"""
 
@@ -240,6 +245,19 @@ def test_each_card_says_what_it_counts_with_the_thresholds(
 def test_the_footer_fits_the_viewport(observed: Observed) -> None:
     footer = observed.shown["footer"]
     assert footer["left"] >= 0 and footer["right"] <= footer["width"], footer
+def test_routing_and_suspected_gt_errors_equal_the_findings(
+    observed: Observed, reports: dict[str, StoredReport]
+) -> None:
+    findings, shown = _report(observed, reports).findings, observed.shown
+    if findings["reason"] is not None:
+        assert not {"routing", "gt_errors"} & set(shown["folds"])
+        return
+    routing, suspected = findings["routing"], findings["suspected_gt_errors"]
+    assert {"routing", "gt_errors"} <= set(shown["folds"])
+    assert shown["routed"] == len(routing["classes"])  # visible once unfolded
+    assert shown["routing_draw"] == str(sum(row["action"] == "draw" for row in routing["classes"]))
+    assert shown["gt_error_count"] == str(suspected["count"])
+    assert shown["suspects"] == len(suspected["listed"])
 
 
 @pytest.mark.parametrize("state", ["folded", "unfolded"])

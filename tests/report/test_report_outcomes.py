@@ -16,6 +16,8 @@ from helpers.cases import THRESHOLDS, hand_case
 from handler.boxes import BoxTable
 from handler.cli import main as cli_main
 from handler.engine import OUTCOMES, evaluate
+from handler.engine.evaluation import Evaluation
+from handler.engine.gt_errors import suspect_kinds
 from handler.engine.timecost import ACTIONS
 from handler.report.asset import REPORT_PARTS, read_report_part
 from handler.report.outcome_lines import Field, Number, Text, json_lines, outcome_lines
@@ -23,6 +25,11 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = 'street "quoted" \\ \'id\' é\n.jpg'
+
+
+def lines_for(evaluation: Evaluation, assets: list[str], classes: list[str]) -> list[dict[str, Any]]:
+    kinds = suspect_kinds(evaluation, THRESHOLDS.iou_perfect)
+    return lines_of(outcome_lines(evaluation, assets, classes, kinds))
 
 
 def lines_of(data: bytes) -> list[dict[str, Any]]:
@@ -33,19 +40,22 @@ def lines_of(data: bytes) -> list[dict[str, Any]]:
 def test_hand_case_lines() -> None:
     gt, pred = hand_case()
     evaluation = evaluate(gt, pred, 2, THRESHOLDS)
-    lines = lines_of(outcome_lines(evaluation, ["a.jpg", "b.jpg"], ["car", "dog", "cat"]))
+    lines = lines_for(evaluation, ["a.jpg", "b.jpg"], ["car", "dog", "cat"])
     assert len(lines) == len(gt) + len(evaluation.pred) == 11
     assert lines[0] == {
         "asset_id": "a.jpg", "box": "gt", "gt_index": 0, "pred_index": 0, "gt_class": "car",
         "pred_class": "car", "iou": 1.0, "confidence": 0.9, "outcome": "correct", "action": "accept",
+        "suspected_gt_error": None,
     }
     assert lines[3] == {  # GT3: missed
         "asset_id": "a.jpg", "box": "gt", "gt_index": 3, "pred_index": None, "gt_class": "car",
         "pred_class": None, "iou": None, "confidence": None, "outcome": "false_negative", "action": "draw",
+        "suspected_gt_error": None,
     }
     assert lines[7] == {  # P2: the dog read as a cat, seen from the prediction's side
         "asset_id": "a.jpg", "box": "pred", "gt_index": 2, "pred_index": 2, "gt_class": "dog",
         "pred_class": "cat", "iou": 1.0, "confidence": 0.7, "outcome": "class_confused", "action": "relabel",
+        "suspected_gt_error": None,
     }
     assert [(line["asset_id"], line["box"]) for line in lines] == (
         [("a.jpg", "gt")] * 5 + [("a.jpg", "pred")] * 5 + [("b.jpg", "gt")]
@@ -57,7 +67,7 @@ def test_indices_are_the_boxes_positions_in_their_datasets() -> None:
     gt, pred = hand_case()
     gt = gt.with_columns(source_index=np.arange(100, 106))
     pred = pred.with_columns(source_index=np.arange(200, 207))
-    lines = lines_of(outcome_lines(evaluate(gt, pred, 2, THRESHOLDS), ["a", "b"], ["car", "dog", "cat"]))
+    lines = lines_for(evaluate(gt, pred, 2, THRESHOLDS), ["a", "b"], ["car", "dog", "cat"])
     assert [line["gt_index"] for line in lines if line["box"] == "gt"] == [100, 101, 102, 103, 104, 105]
     assert [line["pred_index"] for line in lines if line["box"] == "pred"] == [200, 201, 202, 203, 204]
 
@@ -78,7 +88,7 @@ def test_random_evaluation_round_trips() -> None:
     evaluation = evaluate(gt, pred, n_images, THRESHOLDS)
     assets = [f"{QUOTED}{i}" for i in range(n_images)]
     classes = [HOSTILE, "car", "日本", 'a "b"']
-    lines = lines_of(outcome_lines(evaluation, assets, classes))
+    lines = lines_for(evaluation, assets, classes)
     assert len(lines) == len(gt) + len(evaluation.pred)
     by_side = Counter((line["box"], line["outcome"]) for line in lines)
     counts = evaluation.tally.count_dict()

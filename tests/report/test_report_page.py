@@ -24,7 +24,17 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
-SECTIONS = ["actions", "per_class", "sweep", "work", "near_misses", "time", "uncertainty"]
+SECTIONS = [
+    "actions",
+    "per_class",
+    "sweep",
+    "work",
+    "near_misses",
+    "time",
+    "uncertainty",
+    "routing",
+    "gt_errors",
+]
 
 
 class Elements(HTMLParser):
@@ -60,20 +70,36 @@ def parse(page: str) -> Elements:
 
 
 def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> Findings:
-    raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
-           "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)), **inputs}
+    raw = {
+        "GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+        "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
+        **inputs,
+    }
     return run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings
 
 
 def small_case() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     gt = [
-        asset(QUOTED, [annotation((HOSTILE, 0, 0, 10, 10)), annotation(("car", 20, 20, 30, 30)),
-                       annotation(("car", 60, 60, 70, 70))]),
+        asset(
+            QUOTED,
+            [
+                annotation((HOSTILE, 0, 0, 10, 10)),
+                annotation(("car", 20, 20, 30, 30)),
+                annotation(("car", 60, 60, 70, 70)),
+            ],
+        ),
         asset("b.jpg", [annotation(("dog", 0, 0, 100, 100), width=100)]),
     ]
     pred = [
-        asset(QUOTED, [annotation(("car", 0, 0, 10, 10), 0.9), annotation(("car", 20, 20, 30, 35), 0.8),
-                       annotation(("car", 60, 60, 70, 62.5), 0.7), annotation(("car", 80, 80, 90, 90), 0.6)]),
+        asset(
+            QUOTED,
+            [
+                annotation(("car", 0, 0, 10, 10), 0.9),
+                annotation(("car", 20, 20, 30, 35), 0.8),
+                annotation(("car", 60, 60, 70, 62.5), 0.7),
+                annotation(("car", 80, 80, 90, 90), 0.6),
+            ],
+        ),
         asset("b.jpg", [annotation(("dog", 0, 0, 100, 100), 0.3)]),
     ]
     return gt, pred
@@ -119,7 +145,8 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
 def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None:
     page = render_html(findings)
     assert HOSTILE not in page and "<b>" not in page
-    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 2  # per class, confusions
+    # per class, confusions, routing, and a suspected GT error (the class of a confident FP)
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 4
     assert "street &#34;quoted&#34; &#39;id&#39; &lt;b&gt;&amp;amp; 0001.jpg" in page
     body = page.split("</head>")[1]
     assert "<script" not in page and "http" not in body and "url(" not in page
@@ -142,7 +169,7 @@ def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
     findings = run_on(tmp_path, gt, pred)
     assert len(findings.document()["per_class"]) == 85 and len(findings.document()["confusions"]) == 10
     page = render_html(findings)
-    per_class = page[page.index('data-section="per_class"'):page.index('data-section="sweep"')]
+    per_class = page[page.index('data-section="per_class"') : page.index('data-section="sweep"')]
     assert per_class.count('data-field="class"') == 85 and '<div class="scroll">' in per_class
     assert "max-height:320px; overflow-y:auto" in page and "overflow-wrap:anywhere" in page
 
@@ -166,8 +193,10 @@ def test_sizes_are_left_out_for_normalised_boxes_without_image_sizes(tmp_path: P
 
 def test_sizes_of_normalised_boxes_with_image_sizes_are_in_pixels(tmp_path: Path) -> None:
     box = {"label": "car", "x_min": 0.0, "y_min": 0.0, "x_max": 0.5, "y_max": 0.5}
-    document = {"coordinates": "normalized", "assets": [{"asset_id": "a", "width": 640, "height": 480,
-                                                          "annotations": [{**box, "confidence": 1}]}]}
+    document = {
+        "coordinates": "normalized",
+        "assets": [{"asset_id": "a", "width": 640, "height": 480, "annotations": [{**box, "confidence": 1}]}],
+    }
     findings = run_on(tmp_path, document, document)
     assert [s.counts.total for s in findings.by_size.sizes] == [0, 0, 1]  # 320 x 240 is large
 
@@ -190,8 +219,16 @@ def test_schema_and_model_refuse_broken_new_sections(findings: Findings) -> None
 
 def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gt, pred = small_case()
-    args = [str(write_json(tmp_path / "gt.json", gt)), str(write_json(tmp_path / "pred.json", pred)),
-            "--store", str(tmp_path / "store"), "--seconds-draw", "10", "--seconds-delete", "0"]
+    args = [
+        str(write_json(tmp_path / "gt.json", gt)),
+        str(write_json(tmp_path / "pred.json", pred)),
+        "--store",
+        str(tmp_path / "store"),
+        "--seconds-draw",
+        "10",
+        "--seconds-delete",
+        "0",
+    ]
     assert cli_main([*args, "--json"]) == 0
     time = json.loads(capsys.readouterr().out)["time"]
     assert time["costs_seconds"] == {"accept": 1.5, "nudge": 6.0, "relabel": 4.0, "delete": 0.0, "draw": 10.0}
@@ -205,8 +242,10 @@ def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_time_costs_page_says_who_set_them(tmp_path: Path) -> None:
     gt, pred = small_case()
-    raw = {"GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
-           "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred))}
+    raw = {
+        "GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+        "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
+    }
     result = run(parse_inputs(raw), LocalStore(tmp_path / "store"), costs=TimeCosts(draw=30))
     page = render_html(result.findings)
     assert "(set by the user)" in page and "Drawing a box: 30 s." in page
@@ -235,8 +274,16 @@ def test_sweep_chart_stays_in_its_plot() -> None:
         SweepPointFigures(threshold=t / 20, assistance_score=(t % 3) / 2, predictions_kept=0, counts=none)
         for t in range(20)
     )
-    chart = sweep_chart(ConfidenceSweep(points=points, used_threshold=0.5, used_score=0.0,
-                                        best_threshold=0.05, best_score=0.5, recommended=True))
+    chart = sweep_chart(
+        ConfidenceSweep(
+            points=points,
+            used_threshold=0.5,
+            used_score=0.0,
+            best_threshold=0.05,
+            best_score=0.5,
+            recommended=True,
+        )
+    )
     xy = [tuple(map(float, pair.split(","))) for pair in chart["line"].split()]
     assert len(xy) == 20
     assert all(PLOT_LEFT <= x <= PLOT_RIGHT and PLOT_TOP <= y <= PLOT_BOTTOM for x, y in xy)
@@ -244,8 +291,18 @@ def test_sweep_chart_stays_in_its_plot() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "0 s"), (45.4, "45 s"), (89, "89 s"), (90, "2 min"), (3000, "50 min"), (5369, "89 min"),
-     (5399, "1 h 30 min"), (5400, "1 h 30 min"), (36_000, "10 h 00 min"), (-120, "-2 min")],
+    [
+        (0, "0 s"),
+        (45.4, "45 s"),
+        (89, "89 s"),
+        (90, "2 min"),
+        (3000, "50 min"),
+        (5369, "89 min"),
+        (5399, "1 h 30 min"),
+        (5400, "1 h 30 min"),
+        (36_000, "10 h 00 min"),
+        (-120, "-2 min"),
+    ],
 )
 def test_duration(seconds: float, text: str) -> None:
     assert duration(seconds) == text
