@@ -47,10 +47,12 @@ def suspect_kinds(evaluation: Evaluation, iou_perfect: float) -> IntArray:
 
 @dataclass(frozen=True)
 class SuspectedBox:
-    """One listed suspect; `shard` and `position` (in the shard's kept predictions) order ties."""
+    """One listed suspect; ties go by `shard`, `image` (in the shard) and `position` (in the shard's
+    kept predictions): asset order, then input order, however the images were split."""
 
     confidence: float
     shard: int
+    image: int
     position: int
     asset_id: str
     box: tuple[float, float, float, float]
@@ -60,8 +62,8 @@ class SuspectedBox:
     gt_class: str | None
 
     @property
-    def rank(self) -> tuple[float, int, int]:
-        return (-self.confidence, self.shard, self.position)
+    def rank(self) -> tuple[float, int, int, int]:
+        return (-self.confidence, self.shard, self.image, self.position)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def shard_suspects(
     asset_ids, class_names = names
     pred, match = evaluation.pred, evaluation.outcomes.match
     suspects = np.flatnonzero(kinds != NOT_SUSPECTED)
-    top = suspects[np.lexsort((suspects, -pred.confidence[suspects]))][:limit]
+    top = suspects[np.lexsort((suspects, pred.image[suspects], -pred.confidence[suspects]))][:limit]
     wrong = kinds[top] == WRONG_CLASS
     gt_class = np.full(len(top), -1, dtype=np.int64)
     gt_class[wrong] = evaluation.gt.class_id[match.pred_match[top[wrong]]]
@@ -108,6 +110,7 @@ def shard_suspects(
         SuspectedBox(
             confidence=confidence,
             shard=shard,
+            image=image,
             position=position,
             asset_id=asset_ids[image],
             box=(x0, y0, x1, y1),
