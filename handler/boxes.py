@@ -146,6 +146,9 @@ class Dataset:
     skipped: list[SkippedBox] = field(default_factory=list)
     skipped_count: int = 0
     crowd_excluded: int = 0
+    # Data health (issue 11): boxes kept that wrote a confidence, and the skipped rows by reason.
+    confidence_count: int = 0
+    skip_reasons: dict[str, int] = field(default_factory=dict)
 
     @property
     def image_count(self) -> int:

@@ -8,7 +8,7 @@ order-independent, so one process, a process pool and a dask cluster give the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Final
 
 import numpy as np
@@ -16,6 +16,7 @@ import numpy as np
 from handler.boxes import FloatArray, IntArray, SkippedBox
 from handler.engine import analysis
 from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
+from handler.engine.health import HealthFigures
 from handler.engine.outcomes import Outcome, Tally
 from handler.engine.sweep import Sweep
 
@@ -118,6 +119,7 @@ class EvaluationState:
     figures: DatasetFigures
     skipped: tuple[ListedSkip, ...]
     skip_limit: int
+    health: HealthFigures = field(default_factory=HealthFigures)  # data-health warnings (issue 11)
 
     def __add__(self, other: EvaluationState) -> EvaluationState:
         sizes = None if self.sizes is None or other.sizes is None else self.sizes + other.sizes
@@ -131,6 +133,7 @@ class EvaluationState:
             figures=self.figures + other.figures,
             skipped=_first_skips((*self.skipped, *other.skipped), self.skip_limit),
             skip_limit=self.skip_limit,
+            health=self.health + other.health,
         )
 
     @property
@@ -166,6 +169,7 @@ class ShardFacts:
     figures: DatasetFigures
     skipped: tuple[tuple[SkippedBox, ...], tuple[SkippedBox, ...]]  # listed GT skips, prediction skips
     skip_limit: int
+    health: HealthFigures = field(default_factory=HealthFigures)
 
 
 def shard_state(
@@ -198,4 +202,5 @@ def shard_state(
         figures=facts.figures,
         skipped=skipped,
         skip_limit=facts.skip_limit,
+        health=facts.health,
     )

@@ -27,6 +27,7 @@ from handler.report.model import (
     DatasetFigures as DatasetSection,
 )
 from handler.report.sections import analysis_sections
+from handler.report.warnings import Formats, data_warnings
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -99,33 +100,6 @@ def verdict(tally: Tally, reason: str | None, sweep: Sweep) -> str:
     return saved + recommendation(sweep)
 
 
-def _notes(facts: RunFacts) -> list[str]:
-    notes = []
-    figures = facts.state.figures
-    if facts.inputs.threshold_replaced:
-        notes.append(
-            f"CONFIDENCE_THRESHOLD {facts.inputs.threshold_input!r} is not a number, so 0 was used: "
-            "every prediction was kept."
-        )
-    if figures.gt_only_images:
-        gt_images = figures.images + figures.gt_only_images
-        notes.append(
-            f"{figures.gt_only_images} of "
-            f"{counted(gt_images, 'ground-truth image', 'ground-truth images')} had no entry "
-            "in the prediction dataset and were left out (a partial prediction run shrinks the set)."
-        )
-    if figures.pred_only_images:
-        notes.append(
-            f"{counted(figures.pred_only_images, 'prediction image', 'prediction images')} "
-            "not in the ground truth were ignored."
-        )
-    if figures.crowd_excluded:
-        notes.append(
-            f"{figures.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth."
-        )
-    return notes
-
-
 def _skipped(state: EvaluationState) -> Skipped:
     listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.skipped)
     return Skipped(count=state.figures.gt_skipped + state.figures.pred_skipped, listed=listed)
@@ -163,6 +137,7 @@ def _dataset(facts: RunFacts) -> DatasetSection:
 def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
     tally = facts.state.tally
     reason = nothing_to_score_reason(facts)
+    warnings = data_warnings(facts.state, facts.inputs, Formats(facts.gt.format, facts.pred.format))
     return Findings(
         kind=KIND,
         report_id=report_id,
@@ -177,7 +152,8 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         parameters=_parameters(facts.inputs),
         dataset=_dataset(facts),
         skipped=_skipped(facts.state),
-        notes=tuple(_notes(facts)),
+        warnings=warnings,
+        notes=tuple(warning.message for warning in warnings),
         **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
         execution=execution,
     )
