@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         store = open_store(store_uri(args.store))
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         log_detail(result.findings, result.location)
+        for warning in result.findings.warnings:
+            print(f"{warning.severity}: {warning.message}", file=sys.stderr, flush=True)
         if args.outputs is not None:
             result.outputs.write(args.outputs)
         print(result.outputs.to_json(), flush=True)

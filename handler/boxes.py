@@ -148,6 +148,9 @@ class Dataset:
     skipped_count: int = 0
     crowd_excluded: int = 0
     asset_tags: list[AssetTags] | None = None  # per asset (native format); None when not read
+    # Data health (issue 11): boxes kept that wrote a confidence, and the skipped rows by reason.
+    confidence_count: int = 0
+    skip_reasons: dict[str, int] = field(default_factory=dict)
 
     @property
     def image_count(self) -> int:

@@ -174,7 +174,7 @@ def summary(result: RunResult) -> str:
         f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
         _time_line(findings.time),
-        *findings.notes,
+        *(f"{warning.severity}: {warning.message}" for warning in findings.warnings),
         f"report {result.outputs.report_id} at {result.location}report.html",
     ]
     return "\n".join(lines)

@@ -8,11 +8,13 @@ with 1.0 (SPEC §3) and resolves the coordinate frame, for every format alike.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SkippedBox
 from handler.datasets.columns import bad_box_rows, box_problem
@@ -133,8 +135,38 @@ _RULES: Final = (
 )
 
 
-def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox]]:
-    """Rows to skip, and the first `LISTED_SKIPS` of them in row order, each with why."""
+# Each rule's reason in a word or two, for the count by reason; a bad box by its first defect.
+_REASONS: Final = ("no label", "bad box", "confidence not finite", "confidence out of range", "outside image")
+REJECTED_REASON: Final = "unreadable row"
+BOX_REASONS: Final = frozenset(("x_max < x_min", "y_max < y_min", "coordinate not finite"))
+
+
+def _bad_box_reasons(xyxy: FloatArray) -> npt.NDArray[np.str_]:
+    """`box_problem`'s defect of each row of `xyxy`, in a word or two."""
+    with np.errstate(invalid="ignore"):
+        x_swapped = xyxy[:, 2] < xyxy[:, 0]
+    reason = np.where(x_swapped, "x_max < x_min", "y_max < y_min")
+    return np.where(np.isfinite(xyxy).all(axis=1), reason, "coordinate not finite")
+
+
+def _skip_reasons(checked: _Checked, rejected: BoolArray, broken: list[BoolArray]) -> dict[str, int]:
+    """How many rows were skipped for each reason (a row for the first rule it breaks)."""
+    stacked = np.array(broken, dtype=bool).reshape(len(_RULES), -1)
+    skipped = ~rejected & stacked.any(axis=0)
+    first = np.argmax(stacked, axis=0)[skipped]
+    reasons = np.array(_REASONS, dtype="U32")[first]
+    bad_box = first == _REASONS.index("bad box")
+    reasons[bad_box] = _bad_box_reasons(checked.rows.xyxy[skipped][bad_box])
+    names, counts = np.unique(reasons, return_counts=True)
+    found = Counter(dict(zip(names.tolist(), counts.tolist(), strict=True)))
+    # A parser's own words are its reason when they are one of ours (a text reader checks corners).
+    for why, count in Counter(checked.rows.rejected.values()).items():
+        found[why if why in BOX_REASONS else REJECTED_REASON] += count
+    return dict(found)
+
+
+def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox], dict[str, int]]:
+    """Rows to skip, the first `LISTED_SKIPS` of them in row order with why, and the count by reason."""
     rows = checked.rows
     rejected = np.zeros(len(rows), dtype=bool)
     rejected[list(rows.rejected)] = True
@@ -148,7 +180,7 @@ def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox]]
             rule = next(rule for rule, mask in zip(_RULES, broken, strict=True) if mask[row])
             problem = rule.phrase(checked, row)
         listed.append(SkippedBox(source, rows.position(row), problem))
-    return skip, listed
+    return skip, listed, _skip_reasons(checked, rejected, broken)
 
 
 def _per_row(sizes: FloatArray, image: IntArray) -> FloatArray:
@@ -172,7 +204,7 @@ def build_dataset(
         _per_row(images.widths, rows.image),
         _per_row(images.heights, rows.image),
     )
-    skip, listed = _skips(source, checked)
+    skip, listed, reasons = _skips(source, checked)
     crowd = ~skip & (np.zeros(len(rows), dtype=bool) if rows.crowd is None else rows.crowd)
     keep = ~skip & ~crowd
     boxes = BoxTable.build(
@@ -199,4 +231,6 @@ def build_dataset(
         skipped_count=int(np.count_nonzero(skip)),
         crowd_excluded=int(np.count_nonzero(crowd)),
         asset_tags=images.tags,
+        confidence_count=int(np.count_nonzero(written[keep])),
+        skip_reasons=reasons,
     )

@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from handler.boxes import AssetTags, BoxTable, Dataset, FloatArray
+from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.errors import DatasetError, quoted
 
 IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+# Sizes that differ by at most this many pixels are the same image (tools round differently).
+SIZE_TOLERANCE = 1.0
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class PairedBoxes:
     normalized: bool
     gt_only_images: int
     pred_only_images: int
+    size_mismatch: BoolArray  # per shared asset: both datasets give its size, and the sizes differ
     tags: list[AssetTags] | None = None  # per shared asset: GT's tags, then the predictions' others
 
 
@@ -102,6 +105,15 @@ def _shared_tags(
     ]
 
 
+def _size_mismatch(gt: Dataset, pred: Dataset, gt_images: IntArray, pred_images: IntArray) -> BoolArray:
+    """NaN (unknown) compares as no difference: only two known, different sizes disagree."""
+    with np.errstate(invalid="ignore"):
+        width = np.abs(gt.widths[gt_images] - pred.widths[pred_images]) > SIZE_TOLERANCE
+        height = np.abs(gt.heights[gt_images] - pred.heights[pred_images]) > SIZE_TOLERANCE
+    mismatch: BoolArray = width | height
+    return mismatch
+
+
 def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
     gt_keys, pred_keys = _keys(gt), _keys(pred)
     shared = [key for key in gt_keys if key in pred_keys]
@@ -129,5 +141,6 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
         gt_only_images=len(gt_keys) - len(shared),
         pred_only_images=len(pred_keys) - len(shared),
         tags=_shared_tags(gt, pred, gt_images.tolist(), pred_images.tolist()),
+        size_mismatch=_size_mismatch(gt, pred, gt_images, pred_images),
     )
     return _frame(paired, gt, pred)

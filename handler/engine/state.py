@@ -8,7 +8,7 @@ order-independent, so one process, a process pool and a dask cluster give the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Final
 
 import numpy as np
@@ -17,6 +17,7 @@ from handler.boxes import AssetTags, FloatArray, IntArray, SkippedBox
 from handler.engine import analysis
 from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
 from handler.engine.gt_errors import SuspectTally
+from handler.engine.health import HealthFigures
 from handler.engine.outcomes import Outcome, Tally
 from handler.engine.sweep import Sweep
 
@@ -124,6 +125,7 @@ class EvaluationState:
     skipped: tuple[ListedSkip, ...]
     skip_limit: int
     gt_errors: SuspectTally
+    health: HealthFigures = field(default_factory=HealthFigures)  # data-health warnings (issue 11)
 
     def __add__(self, other: EvaluationState) -> EvaluationState:
         sizes = None if self.sizes is None or other.sizes is None else self.sizes + other.sizes
@@ -138,6 +140,7 @@ class EvaluationState:
             skipped=_first_skips((*self.skipped, *other.skipped), self.skip_limit),
             skip_limit=self.skip_limit,
             gt_errors=self.gt_errors + other.gt_errors,
+            health=self.health + other.health,
         )
 
     @property
@@ -179,6 +182,7 @@ class ShardFacts:
     figures: DatasetFigures
     skipped: tuple[tuple[SkippedBox, ...], tuple[SkippedBox, ...]]  # listed GT skips, prediction skips
     skip_limit: int
+    health: HealthFigures = field(default_factory=HealthFigures)
 
 
 @dataclass(frozen=True)
@@ -227,4 +231,5 @@ def shard_state(
         skipped=skipped,
         skip_limit=facts.skip_limit,
         gt_errors=swept.suspects,
+        health=facts.health,
     )

@@ -8,6 +8,7 @@ states comes back.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
@@ -18,6 +19,7 @@ from handler.boxes import BoxTable, Dataset, FloatArray
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets
 from handler.engine import Thresholds, evaluate
 from handler.engine.gt_errors import TOP_SUSPECTS, shard_suspects, suspect_kinds
+from handler.engine.health import HealthFigures, by_class, duplicate_pairs
 from handler.engine.state import (
     GT_SIDE,
     PRED_SIDE,
@@ -67,6 +69,30 @@ def dataset_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | Non
     )
 
 
+def health_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | None) -> HealthFigures:
+    """The shard's size mismatches, plus the datasets' box and skip counts where the datasets are given."""
+    skip_reasons = Counter(gt.skip_reasons if gt else {}) + Counter(pred.skip_reasons if pred else {})
+    return HealthFigures(
+        gt_boxes=len(gt.boxes) if gt else 0,
+        pred_boxes=len(pred.boxes) if pred else 0,
+        gt_confident=gt.confidence_count if gt else 0,
+        pred_confident=pred.confidence_count if pred else 0,
+        size_mismatched=int(paired.size_mismatch.sum()),
+        skip_reasons=dict(skip_reasons),
+    )
+
+
+def _box_health(paired: PairedBoxes, kept: BoxTable, facts: ShardFacts) -> HealthFigures:
+    """What the shard's boxes add: duplicate GT pairs, and GT and kept predictions by class name."""
+    names = list(paired.class_names)
+    box_figures = HealthFigures(
+        duplicate_gt=duplicate_pairs(paired.gt, len(paired.asset_ids)),
+        class_gt=by_class(paired.gt.class_id, names),
+        class_kept=by_class(kept.class_id, names),
+    )
+    return facts.health + box_figures
+
+
 def evaluate_shard(paired: PairedBoxes, facts: ShardFacts, thresholds: Thresholds) -> ShardResult:
     """Match, score and sweep one shard: its partial state and its outcome lines."""
     evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), thresholds)
@@ -76,7 +102,8 @@ def evaluate_shard(paired: PairedBoxes, facts: ShardFacts, thresholds: Threshold
     suspects = shard_suspects(evaluation, kinds, facts.shard, names, TOP_SUSPECTS)
     swept = ShardSweep(sweep, class_counts, suspects)
     kept = replace(facts.figures, predictions_kept=len(evaluation.pred))
-    state = shard_state(evaluation, swept, replace(facts, figures=kept), thresholds)
+    health = _box_health(paired, evaluation.pred, facts)
+    state = shard_state(evaluation, swept, replace(facts, figures=kept, health=health), thresholds)
     return ShardResult(state, outcome_lines(evaluation, paired.asset_ids, paired.class_names, kinds))
 
 
@@ -113,6 +140,7 @@ def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
                 tags=None if paired.tags is None else paired.tags[start:stop],
                 gt_only_images=0,
                 pred_only_images=0,
+                size_mismatch=paired.size_mismatch[start:stop],
             )
         )
     return parts or [paired]
@@ -141,6 +169,7 @@ def paired_shards(
     start = 0
     for index, part in enumerate(split_paired(paired, shards)):
         first = index == 0
+        shard_gt, shard_pred = (gt, pred) if first else (None, None)
         facts = ShardFacts(
             shard=index,
             asset_ids=tuple(part.asset_ids),
@@ -152,11 +181,12 @@ def paired_shards(
                 replace(part, gt_only_images=paired.gt_only_images, pred_only_images=paired.pred_only_images)
                 if first
                 else part,
-                gt if first else None,
-                pred if first else None,
+                shard_gt,
+                shard_pred,
             ),
             skipped=(tuple(gt.skipped), tuple(pred.skipped)) if first else ((), ()),
             skip_limit=skip_limit,
+            health=health_figures(part, shard_gt, shard_pred),
         )
         tasks.append(PairedShard(part, facts, thresholds))
         start += len(part.asset_ids)
@@ -197,5 +227,6 @@ def run_file_shard(task: FileShard) -> ShardResult:
         figures=dataset_figures(paired, gt.dataset, pred.dataset),
         skipped=(tuple(gt.dataset.skipped), tuple(pred.dataset.skipped)),
         skip_limit=task.skip_limit,
+        health=health_figures(paired, gt.dataset, pred.dataset),
     )
     return evaluate_shard(paired, facts, task.thresholds)

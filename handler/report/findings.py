@@ -32,6 +32,7 @@ from handler.report.model import (
 from handler.report.sections import analysis_sections, time_saved
 from handler.report.slices import SliceFile, slices
 from handler.report.uncertainty import borderline_clause, uncertainty
+from handler.report.warnings import Formats, data_warnings
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -129,33 +130,6 @@ def verdict(tally: Tally, reason: str | None, sweep: Sweep, time: TimeSaved, spr
     return score + borderline + time_story(time) + recommendation(sweep)
 
 
-def _notes(facts: RunFacts) -> list[str]:
-    notes = []
-    figures = facts.state.figures
-    if facts.inputs.threshold_replaced:
-        notes.append(
-            f"CONFIDENCE_THRESHOLD {facts.inputs.threshold_input!r} is not a number, so 0 was used: "
-            "every prediction was kept."
-        )
-    if figures.gt_only_images:
-        gt_images = figures.images + figures.gt_only_images
-        notes.append(
-            f"{figures.gt_only_images} of "
-            f"{counted(gt_images, 'ground-truth image', 'ground-truth images')} had no entry "
-            "in the prediction dataset and were left out (a partial prediction run shrinks the set)."
-        )
-    if figures.pred_only_images:
-        notes.append(
-            f"{counted(figures.pred_only_images, 'prediction image', 'prediction images')} "
-            "not in the ground truth were ignored."
-        )
-    if figures.crowd_excluded:
-        notes.append(
-            f"{figures.crowd_excluded} COCO crowd regions (iscrowd=1) were left out of the ground truth."
-        )
-    return notes
-
-
 def _skipped(state: EvaluationState) -> Skipped:
     listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.skipped)
     return Skipped(count=state.figures.gt_skipped + state.figures.pred_skipped, listed=listed)
@@ -194,6 +168,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
     tally = facts.state.tally
     reason = nothing_to_score_reason(facts)
     spread = None if reason is not None else bootstrap(facts.state.image_counts, facts.costs)
+    warnings = data_warnings(facts.state, facts.inputs, Formats(facts.gt.format, facts.pred.format))
     return Findings(
         kind=KIND,
         report_id=report_id,
@@ -208,7 +183,8 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         parameters=_parameters(facts.inputs),
         dataset=_dataset(facts),
         skipped=_skipped(facts.state),
-        notes=tuple(_notes(facts)),
+        warnings=warnings,
+        notes=tuple(warning.message for warning in warnings),
         **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
         uncertainty=None if spread is None else uncertainty(spread),
         slices=slices(facts.state, facts.slices, facts.costs),

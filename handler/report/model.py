@@ -336,6 +336,40 @@ class SuspectedGtErrors(Section):
     grade_if_gt_fixed: Grade
 
 
+WarningCode = Literal[
+    "class_names_disjoint",
+    "boxes_skipped",
+    "ground_truth_has_confidences",
+    "assets_unmatched",
+    "image_size_mismatch",
+    "duplicate_ground_truth",
+    "confidence_threshold_replaced",
+    "crowd_excluded",
+]
+
+
+class DataWarning(BaseModel):
+    """Data that looks wrong in a way that changes the meaning of the score (or a note on what was
+    left out); the keys beyond code, severity and message are the figures it was decided from."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, int | float | str]
+
+    code: WarningCode
+    severity: Literal["warning", "info"] = Field(
+        description="warning: the score may mean something else than it seems; info: what was left out."
+    )
+    message: str = Field(min_length=1)
+
+    @classmethod
+    def of(cls, code: WarningCode, severity: str, message: str, **figures: int | float | str) -> DataWarning:
+        return cls.model_validate({"code": code, "severity": severity, "message": message, **figures})
+
+    @property
+    def figures(self) -> dict[str, int | float | str]:
+        return dict(self.__pydantic_extra__)
+
+
 class Findings(Section):
     """Prelabeling efficiency findings (dataset_intelligence_findings_v1)."""
 
@@ -352,7 +386,10 @@ class Findings(Section):
     parameters: Parameters
     dataset: DatasetFigures
     skipped: Skipped
-    notes: tuple[str, ...]
+    warnings: tuple[DataWarning, ...] = Field(
+        description="Data-health warnings, most serious first; shown under the verdict and on stderr."
+    )
+    notes: tuple[str, ...] = Field(description="The warnings' messages, for v1 readers of `notes`.")
     actions: Actions
     confusions: tuple[Confusion, ...] = Field(
         max_length=TOP_CONFUSIONS,

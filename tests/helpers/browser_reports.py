@@ -113,10 +113,17 @@ def hostile(work: Path) -> StoredReport:
     )
 
 
+def warned(work: Path) -> StoredReport:
+    """voc_padilla_100 swapped: detections (numeric ids, confidences) as GT, the VOC XML as predictions."""
+    voc = THIRD_PARTY / "voc_padilla_100"
+    return _run("warned", work, voc / "dets" / "abs_xyx2y2", voc / "gts" / "pascalvoc_format")
+
+
 BUILDERS: Final[dict[str, Callable[[Path], StoredReport]]] = {
     "strong": strong,
     "weak": weak,
     "empty": empty,
     "many-classes": many_classes,
     "hostile": hostile,
+    "warned": warned,
 }

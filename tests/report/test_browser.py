@@ -29,7 +29,9 @@ CHROMIUM_ARGS: Final = [
 VIEWPORTS: Final = [(900, 700), (1400, 900)]  # the platform's preview iframe, a full browser tab
 OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")
 # Everything the overflow rule covers: the cards, the folded blocks, and any section, with all they hold.
-OVERFLOW_SCOPE: Final = ".card, .card *, details, details *, section, section *, footer, footer *"
+OVERFLOW_SCOPE: Final = (
+    ".card, .card *, details, details *, section, section *, footer, footer *, .warning, .warning *"
+)
 
 
 def _under_ci() -> bool:
@@ -117,6 +119,13 @@ SHOWN_JS: Final = """() => {
     routing_draw: text(document.querySelector('[data-field=routing_draw]')),
     gt_error_count: text(document.querySelector('[data-field=gt_error_count]')),
     suspects: [...document.querySelectorAll('[data-field=suspect]')].filter((r) => r.offsetParent).length,
+    warnings: [...document.querySelectorAll('[data-warning]')].map((el) => ({
+      code: el.dataset.warning, text: text(el), bottom: el.getBoundingClientRect().bottom,
+    })),
+    headTop: document.querySelector('.head').getBoundingClientRect().top,
+    // The page from the verdict down to the gauge, as its top-level blocks.
+    order: [...document.body.children].map((el) =>
+      el.dataset.warning ? 'warning' : el.dataset.field || el.className || el.tagName.toLowerCase()),
   };
 }"""
 
@@ -290,6 +299,21 @@ def test_dataset_text_renders_as_text(observed: Observed, reports: dict[str, Sto
             assert literal in shown["text"], f"{literal!r} is in the findings but not on the page as text"
 
 
+def test_warnings_stand_under_the_verdict_above_the_gauge(
+    observed: Observed, reports: dict[str, StoredReport]
+) -> None:
+    report, shown = _report(observed, reports), observed.shown
+    expected = [
+        (w["code"], f"{w['severity']}: {' '.join(w['message'].split())}") for w in report.findings["warnings"]
+    ]
+    assert [(w["code"], w["text"]) for w in shown["warnings"]] == expected
+    verdict = shown["order"].index("verdict")
+    assert shown["order"][verdict + 1 : verdict + 2 + len(expected)] == ["warning"] * len(expected) + ["head"]
+    assert all(w["bottom"] <= shown["headTop"] for w in shown["warnings"])
+    if report.name == "hostile":  # the threshold input is markup: the banner shows it as text
+        assert any(HOSTILE_CLASS in w["text"] for w in shown["warnings"])
+
+
 @pytest.mark.parametrize("name", list(BUILDERS))
 def test_works_without_javascript(browser: Browser, reports: dict[str, StoredReport], name: str) -> None:
     report = reports[name]
@@ -362,3 +386,6 @@ def test_slices_section_shows_every_slice(
     assert visible
     for row in rows:
         assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
+    assert [w["code"] for w in reports["warned"].findings["warnings"]] == [
+        "class_names_disjoint", "ground_truth_has_confidences"
+    ]

@@ -1,0 +1,68 @@
+"""Data-health figures (issue 11): what the warnings are decided from, as counts that add over shards.
+
+Each shard counts; `a + b` adds the counts (and the counters key by key), so the warnings,
+decided from the merged figures only, are the same for every executor.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+
+from handler.boxes import BoxTable
+from handler.engine.matching import candidate_pairs
+
+# Same-class GT boxes on one image this close are one object drawn twice.
+DUPLICATE_IOU: Final = 0.95
+
+
+def _added(first: Mapping[str, int], second: Mapping[str, int]) -> dict[str, int]:
+    total = Counter(first)
+    total.update(second)
+    return dict(total)
+
+
+@dataclass(frozen=True)
+class HealthFigures:
+    """Counts behind the data-health warnings; dataset-level ones travel with one shard per dataset."""
+
+    gt_boxes: int = 0  # boxes read (after skips and crowd regions), on every asset of the dataset
+    pred_boxes: int = 0
+    gt_confident: int = 0  # of those, the boxes that wrote a confidence
+    pred_confident: int = 0
+    size_mismatched: int = 0  # shared assets whose width or height differ between the datasets
+    duplicate_gt: int = 0  # same-class GT pairs on one image with IoU >= DUPLICATE_IOU
+    skip_reasons: Mapping[str, int] = field(default_factory=dict)  # skipped boxes of both sides, by reason
+    class_gt: Mapping[str, int] = field(default_factory=dict)  # GT boxes on shared assets, by class name
+    class_kept: Mapping[str, int] = field(default_factory=dict)  # kept predictions, by class name
+
+    def __add__(self, other: HealthFigures) -> HealthFigures:
+        return HealthFigures(
+            gt_boxes=self.gt_boxes + other.gt_boxes,
+            pred_boxes=self.pred_boxes + other.pred_boxes,
+            gt_confident=self.gt_confident + other.gt_confident,
+            pred_confident=self.pred_confident + other.pred_confident,
+            size_mismatched=self.size_mismatched + other.size_mismatched,
+            duplicate_gt=self.duplicate_gt + other.duplicate_gt,
+            skip_reasons=_added(self.skip_reasons, other.skip_reasons),
+            class_gt=_added(self.class_gt, other.class_gt),
+            class_kept=_added(self.class_kept, other.class_kept),
+        )
+
+
+def duplicate_pairs(gt: BoxTable, n_images: int) -> int:
+    """Same-class pairs of GT boxes on one image with IoU >= DUPLICATE_IOU, each pair once."""
+    pairs = candidate_pairs(gt, gt, n_images, DUPLICATE_IOU)
+    distinct = pairs.gt < pairs.pred
+    same_class = gt.class_id[pairs.gt] == gt.class_id[pairs.pred]
+    return int(np.count_nonzero(distinct & same_class))
+
+
+def by_class(class_id: np.ndarray, names: list[str]) -> dict[str, int]:
+    """Boxes per class name, for the classes that have any."""
+    counts = np.bincount(class_id, minlength=len(names))
+    return {names[i]: int(counts[i]) for i in np.flatnonzero(counts).tolist()}

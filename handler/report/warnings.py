@@ -1,0 +1,247 @@
+"""Data-health warnings (SPEC §8, issue 11): decided from the merged state only, most serious first.
+
+A wrong-looking grade is never silent: each check below reads the merged `HealthFigures` and
+`DatasetFigures`, so every executor raises the same warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from handler.datasets.names import WHERE_NAMES
+from handler.engine.health import DUPLICATE_IOU
+from handler.engine.state import EvaluationState
+from handler.inputs import NodeInputs
+from handler.report.model import DataWarning
+
+# Below this share of kept predictions in a GT class, the two sides do not name classes alike
+# (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
+CLASS_OVERLAP_MIN: Final = 0.2
+# From this share of skipped boxes the score rests on a visibly smaller dataset.
+SKIPPED_SHARE_MIN: Final = 0.05
+# A layout is suspect when most skips are one swapped-corner defect (x y w h read as corners).
+LAYOUT_HINT_SHARE: Final = 0.5
+# "Most" GT boxes carrying a confidence: GT drawn by people carries none.
+GT_CONFIDENT_SHARE_MIN: Final = 0.5
+# From this share of one side's assets missing on the other, the run is visibly partial.
+UNMATCHED_SHARE_MIN: Final = 0.1
+# Even one asset with two sizes puts its boxes in two coordinate frames.
+SIZE_MISMATCH_MIN: Final = 1
+# A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
+DUPLICATE_SHARE_MIN: Final = 0.01
+IDS_FIX: Final = {
+    "yolo": WHERE_NAMES,
+    "cartucho": WHERE_NAMES,
+    "coco": "the COCO file's `categories` with names",
+    "coco-results": "the COCO GT file whose `categories` name the ids",
+}
+SWAPPED_CORNERS: Final = ("x_max < x_min", "y_max < y_min")
+
+Check = Callable[[EvaluationState, NodeInputs, "Formats"], DataWarning | None]
+
+
+@dataclass(frozen=True)
+class Formats:
+    """The formats the two datasets were read in (the fix for numeric ids depends on them)."""
+
+    gt: str
+    pred: str
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _looks_like_ids(names: Mapping[str, int]) -> bool:
+    return bool(names) and all(name.isdigit() for name in names)
+
+
+def _examples(names: Mapping[str, int]) -> str:
+    commonest = sorted(names, key=lambda name: (-names[name], name))[:3]
+    return ", ".join(commonest) + (", …" if len(names) > 3 else "")
+
+
+def _ids_side(state: EvaluationState, formats: Formats) -> str:
+    health = state.health
+    gt_ids, pred_ids = _looks_like_ids(health.class_gt), _looks_like_ids(health.class_kept)
+    if gt_ids == pred_ids:
+        return (
+            f"the ground truth names classes like {_examples(health.class_gt)} and the predictions like "
+            f"{_examples(health.class_kept)}: check that both use the same class names"
+        )
+    side, other, fmt = (
+        ("predictions", "ground truth", formats.pred)
+        if pred_ids
+        else ("ground truth", "predictions", formats.gt)
+    )
+    ids = health.class_kept if pred_ids else health.class_gt
+    names = health.class_gt if pred_ids else health.class_kept
+    fix = IDS_FIX.get(fmt, "a class-names file")
+    return (
+        f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
+        f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
+    )
+
+
+def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
+    health = state.health
+    kept = sum(health.class_kept.values())
+    shared = sum(count for name, count in health.class_kept.items() if health.class_gt.get(name))
+    if not kept or not health.class_gt or _share(shared, kept) >= CLASS_OVERLAP_MIN:
+        return None
+    message = (
+        f"Only {shared} of {kept} kept predictions ({_share(shared, kept):.0%}) carry a class name that "
+        f"the ground truth has, so matches count as class-confused; {_ids_side(state, formats)}."
+    )
+    return DataWarning.of(
+        "class_names_disjoint",
+        "warning",
+        message,
+        kept_predictions=kept,
+        in_gt_classes=shared,
+    )
+
+
+def _layout_hint(reasons: Mapping[str, int], skipped: int) -> str:
+    swapped = sum(reasons.get(reason, 0) for reason in SWAPPED_CORNERS)
+    if _share(swapped, skipped) <= LAYOUT_HINT_SHARE:
+        return ""
+    return " Most have max < min: are the files in `x y w h` layout (corner plus size) read as corners?"
+
+
+def boxes_skipped(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    figures, reasons = state.figures, state.health.skip_reasons
+    skipped = figures.gt_skipped + figures.pred_skipped
+    read = skipped + state.health.gt_boxes + state.health.pred_boxes + figures.crowd_excluded
+    if not skipped or _share(skipped, read) < SKIPPED_SHARE_MIN:
+        return None
+    commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
+    message = (
+        f"{skipped} of {read} boxes ({_share(skipped, read):.0%}) were skipped as defective, most often "
+        f"`{commonest}` ({reasons[commonest]}); the score covers the rest only."
+        + _layout_hint(reasons, skipped)
+    )
+    return DataWarning.of(
+        "boxes_skipped",
+        "warning",
+        message,
+        skipped=skipped,
+        boxes=read,
+        reason=commonest,
+    )
+
+
+def ground_truth_has_confidences(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    health = state.health
+    share = _share(health.gt_confident, health.gt_boxes)
+    if share < GT_CONFIDENT_SHARE_MIN or health.pred_confident or not health.pred_boxes:
+        return None
+    message = (
+        f"{health.gt_confident} of {health.gt_boxes} ground-truth boxes ({share:.0%}) carry a confidence and "
+        "the predictions carry none: the two datasets look swapped (GT_DATASET is the trusted one)."
+    )
+    return DataWarning.of(
+        "ground_truth_has_confidences",
+        "warning",
+        message,
+        gt_with_confidence=health.gt_confident,
+        gt_boxes=health.gt_boxes,
+    )
+
+
+def assets_unmatched(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    figures = state.figures
+    gt_share = _share(figures.gt_only_images, figures.images + figures.gt_only_images)
+    pred_share = _share(figures.pred_only_images, figures.images + figures.pred_only_images)
+    if max(gt_share, pred_share) < UNMATCHED_SHARE_MIN:
+        return None
+    sides = []
+    if figures.gt_only_images:
+        sides.append(
+            f"{figures.gt_only_images} of {figures.images + figures.gt_only_images} ground-truth images "
+            f"({gt_share:.0%}) have no entry in the predictions (a partial prediction run shrinks the set)"
+        )
+    if figures.pred_only_images:
+        sides.append(
+            f"{figures.pred_only_images} of {figures.images + figures.pred_only_images} prediction images "
+            f"({pred_share:.0%}) are not in the ground truth"
+        )
+    message = f"{'; '.join(sides)}: only the {figures.images} shared images were scored."
+    return DataWarning.of(
+        "assets_unmatched",
+        "warning",
+        message,
+        gt_only_images=figures.gt_only_images,
+        pred_only_images=figures.pred_only_images,
+        shared_images=figures.images,
+    )
+
+
+def image_size_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    mismatched, images = state.health.size_mismatched, state.figures.images
+    if mismatched < SIZE_MISMATCH_MIN:
+        return None
+    message = (
+        f"{mismatched} of {images} shared images have a different width or height in the two datasets: "
+        "their boxes may be in different coordinate frames (resized images?)."
+    )
+    return DataWarning.of(
+        "image_size_mismatch",
+        "warning",
+        message,
+        mismatched_images=mismatched,
+        images=images,
+    )
+
+
+def duplicate_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    pairs, gt = state.health.duplicate_gt, state.figures.gt_objects
+    if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
+        return None
+    message = (
+        f"{pairs} pairs of same-class ground-truth boxes on one image overlap with IoU ≥ {DUPLICATE_IOU:g} "
+        f"({gt} GT boxes): one object drawn twice leaves a false negative that no prediction can fix."
+    )
+    return DataWarning.of("duplicate_ground_truth", "warning", message, pairs=pairs, gt_boxes=gt)
+
+
+def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Formats) -> DataWarning | None:
+    if not inputs.threshold_replaced:
+        return None
+    message = (
+        f"CONFIDENCE_THRESHOLD {inputs.threshold_input!r} is not a number, so 0 was used: "
+        "every prediction was kept."
+    )
+    return DataWarning.of(
+        "confidence_threshold_replaced",
+        "info",
+        message,
+    )
+
+
+def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    crowd = state.figures.crowd_excluded
+    if not crowd:
+        return None
+    message = f"{crowd} COCO crowd regions (iscrowd=1) were left out of the ground truth."
+    return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
+
+
+# Most serious first: the order of the banners and of the stderr lines.
+CHECKS: Final[tuple[Check, ...]] = (
+    class_names_disjoint,
+    ground_truth_has_confidences,
+    boxes_skipped,
+    assets_unmatched,
+    image_size_mismatch,
+    duplicate_ground_truth,
+    confidence_threshold_replaced,
+    crowd_excluded,
+)
+
+
+def data_warnings(state: EvaluationState, inputs: NodeInputs, formats: Formats) -> tuple[DataWarning, ...]:
+    found = (check(state, inputs, formats) for check in CHECKS)
+    return tuple(warning for warning in found if warning is not None)
