@@ -15,6 +15,7 @@ through the same boto3 code path as production, with `AWS_ENDPOINT_URL` pointing
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -143,6 +144,10 @@ class _Rule:
         return True
 
 
+# A rule "status" that answers nothing: the connection is cut mid-request.
+DROP: Final = 0
+
+
 class FaultProxy:
     """A reverse proxy to `upstream` that answers injected 5xx errors when told to."""
 
@@ -177,6 +182,11 @@ class FaultProxy:
         """Answer `status` to every `method` request whose path matches `pattern`, for good."""
         with self._lock:
             self._rules.append(_Rule(method, re.compile(pattern), status, float("inf")))
+
+    def drop_matching(self, method: str, pattern: str) -> None:
+        """Cut the connection half-way through every `method` request whose path matches, for good."""
+        with self._lock:
+            self._rules.append(_Rule(method, re.compile(pattern), DROP, float("inf")))
 
     def heal(self) -> None:
         with self._lock:
@@ -219,14 +229,25 @@ class FaultProxy:
             protocol_version = "HTTP/1.1"  # keep-alive and "Expect: 100-continue", as S3 speaks
 
             def _serve(self) -> None:
-                body = self._read_body()
                 status = proxy._injected_status(self.command, self.path)
+                if status == DROP:
+                    self._drop_mid_body()
+                    return
+                body = self._read_body()
                 if status is not None:
                     answer = _Answer(status, [("Content-Type", "application/xml")], INJECTED_ERROR)
                 else:
                     answer = proxy._relay(self.command, self.path, list(self.headers.items()), body)
                 proxy._record(self.command, self.path, answer.status)
                 self._answer(answer)
+
+            def _drop_mid_body(self) -> None:
+                """Take half the request body, then cut the connection: no answer at all."""
+                self.rfile.read(int(self.headers.get("Content-Length") or 0) // 2)
+                proxy._record(self.command, self.path, DROP)
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
 
             def _read_body(self) -> bytes:
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

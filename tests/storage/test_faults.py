@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.builders import write_json
 from helpers.node_run import one_error_line, run_node
-from helpers.s3_server import FaultProxy
+from helpers.s3_server import DROP, FaultProxy
 
 from handler.report.asset import collect_garbage
 from handler.storage import open_store
@@ -117,6 +117,21 @@ def test_an_s3_upload_failing_mid_way_leaves_nothing_after_gc(
     uri = f"s3://{s3_bucket}/team"
     line = one_error_line(run_node(uri, GT_DATASET=str(gt), PRED_DATASET=str(gt)))
     assert "report.html" in line
+    fault_proxy.heal()
+    store = open_store(uri)
+    collect_garbage(store, 0, now=time.time() + 1)
+    assert store.list("reports/") == []
+
+
+def test_an_s3_connection_cut_mid_upload_leaves_nothing_after_gc(
+    gt: Path, s3_bucket: str, fault_proxy: FaultProxy
+) -> None:
+    """The proxy reads half of the page's PUT, then hangs up: every retry is cut the same way."""
+    fault_proxy.drop_matching("PUT", r"report\.html")
+    uri = f"s3://{s3_bucket}/team"
+    line = one_error_line(run_node(uri, GT_DATASET=str(gt), PRED_DATASET=str(gt)))
+    assert "report.html" in line
+    assert any(seen.status == DROP for seen in fault_proxy.seen)
     fault_proxy.heal()
     store = open_store(uri)
     collect_garbage(store, 0, now=time.time() + 1)
