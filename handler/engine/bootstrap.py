@@ -40,12 +40,18 @@ def resampled_counts(
     if n == 0:
         return summed
     rng = np.random.default_rng(seed)
+    weights = counts.astype(np.float64)  # one float copy of the per-image counts, for the product
     step = max(1, draws_per_chunk // n)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
-        drawn = (rng.random((stop - start, n)) * n).astype(np.int64)
-        for column in range(m):  # one (chunk, n) gather per column keeps memory at the chunk's size
-            summed[start:stop, column] = counts[:, column][drawn].sum(axis=1)
+        rows = stop - start
+        drawn = (rng.random((rows, n)) * n).astype(np.int64)
+        # How often each resample drew each image, then one matrix product for all columns:
+        # float64 is exact here (integer sums far below 2**53) and goes through BLAS.
+        drawn += (np.arange(rows, dtype=np.int64) * n)[:, None]
+        times = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
+        del drawn
+        summed[start:stop] = np.rint(times.astype(np.float64) @ weights).astype(np.int64)
     return summed
 
 
