@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from handler.boxes import BoxTable, Dataset
-    from handler.compare import compare
+    from handler.comparison import compare
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
     from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_records
@@ -26,7 +26,7 @@ _PUBLIC = {
     "Records": "handler.metric",
     "load_records": "handler.metric",
     "Thresholds": "handler.engine",
-    "compare": "handler.compare",
+    "compare": "handler.comparison",
     "TimeCosts": "handler.engine.timecost",
 }
 __all__ = [

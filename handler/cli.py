@@ -21,7 +21,7 @@ from typing import Final
 
 import orjson
 
-from handler.compare import compare
+from handler.comparison import compare
 from handler.datasets import format_names
 from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError

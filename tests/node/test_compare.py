@@ -13,7 +13,7 @@ import pytest
 from helpers.builders import write_json
 from helpers.paths import THIRD_PARTY
 
-from handler.compare import compare
+from handler.comparison import compare
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.storage.local import LocalStore
