@@ -9,30 +9,36 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from handler.boxes import BoxTable, Dataset
+    from handler.comparison import compare
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
     from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_records
+    from handler.report.compare import Comparison
 
 # The public names, imported on first use: `python -m handler --help` and the node's error
 # paths do not pay for the metric API, pydantic models and the report code.
 _PUBLIC = {
     "BoxTable": "handler.boxes",
+    "Comparison": "handler.report.compare",
     "Dataset": "handler.boxes",
     "EfficiencyResult": "handler.metric",
     "PrelabelingEfficiency": "handler.metric",
     "Records": "handler.metric",
     "load_records": "handler.metric",
     "Thresholds": "handler.engine",
+    "compare": "handler.comparison",
     "TimeCosts": "handler.engine.timecost",
 }
 __all__ = [
     "BoxTable",
+    "Comparison",
     "Dataset",
     "EfficiencyResult",
     "PrelabelingEfficiency",
     "Records",
     "Thresholds",
     "TimeCosts",
+    "compare",
     "load_records",
 ]
 

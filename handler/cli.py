@@ -5,6 +5,7 @@ prelabel-eval GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]
 prelabel-eval list                                   (report ids, latest first)
 prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs]
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
+prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
 
 Every line of an `examples:` epilog runs in tests/project/test_examples.py.
 """
@@ -15,10 +16,12 @@ import argparse
 import logging
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Final
 
 import orjson
 
+from handler.comparison import compare
 from handler.datasets import format_names
 from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError
@@ -34,6 +37,8 @@ from handler.report.asset import (
     parse_duration,
     read_report_part,
 )
+from handler.report.compare import render_compare_html
+from handler.report.compare import summary as compare_summary
 from handler.report.html import duration
 from handler.report.model import TimeSaved
 from handler.report.slices import read_slices
@@ -71,6 +76,10 @@ SHOW_EXAMPLES: Final = """examples:
   prelabel-eval show latest
   prelabel-eval show latest --html
   prelabel-eval show latest --outputs
+"""
+COMPARE_EXAMPLES: Final = """examples (from the project folder):
+  prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl
+  prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl --json
 """
 
 
@@ -259,9 +268,57 @@ def _gc(argv: list[str]) -> int:
     return 0
 
 
+def _compare_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prelabel-eval compare",
+        description=(
+            "Which of two prediction sets leaves less correction work on the same GT? Runs both, "
+            "pairs the images scored in both by asset id, and puts a paired bootstrap interval on "
+            "B - A of the assistance score and of the labeler time saved. Stores no report."
+        ),
+        epilog=COMPARE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("gt", metavar="GT", help="ground-truth dataset (as for a run)")
+    parser.add_argument("pred_a", metavar="PRED_A", help="prediction set A on the same images")
+    parser.add_argument("pred_b", metavar="PRED_B", help="prediction set B on the same images")
+    for key in THRESHOLD_KEYS:
+        _add_node_input(parser, key)
+    parser.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
+    parser.add_argument(
+        "--pred-format", choices=format_names(), help="force both prediction formats (default: detected)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the comparison JSON, not the summary")
+    parser.add_argument("--html", metavar="FILE", help="also write the comparison page (HTML) to FILE")
+    add_store_option(parser)
+    add_common_options(parser)
+    _add_time_costs(parser)
+    add_execution_options(parser)
+    return parser
+
+
+def _compare(argv: list[str]) -> int:
+    args = _compare_parser().parse_args(argv)
+    configure_logging(args, default=logging.WARNING)
+    inputs = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
+    inputs.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
+    store = open_store(store_uri(args.store))
+    found = compare(
+        args.gt, args.pred_a, args.pred_b,
+        inputs=inputs, costs=time_costs(args), store=store, execution=execution_options(args),
+    )
+    if args.html:
+        try:
+            Path(args.html).write_text(render_compare_html(found), encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot write the comparison page to {args.html}: {error.strerror}") from None
+    print(found.to_json().decode() if args.json else compare_summary(found))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"show": _show, "list": _list, "gc": _gc}
+    commands = {"show": _show, "list": _list, "gc": _gc, "compare": _compare}
     if argv[:1] and argv[0] in commands:
         return guarded(lambda: commands[argv[0]](argv[1:]))
     return guarded(lambda: _evaluate(argv))

@@ -166,7 +166,8 @@ def saving(seconds: float) -> str:
     return f"{duration(abs(seconds))} {'lost' if seconds < 0 else 'saved'}"
 
 
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
+    """The report pages' one environment: autoescaping on, undefined names fail."""
     import jinja2  # only a run that renders a page pays for it
 
     environment = jinja2.Environment(
@@ -180,7 +181,7 @@ def _environment() -> jinja2.Environment:
 
 
 def render_html(findings: Findings) -> str:
-    template = _environment().get_template(TEMPLATE)
+    template = environment().get_template(TEMPLATE)
     return template.render(
         f=findings,
         gauge=gauge(findings.assistance_score),

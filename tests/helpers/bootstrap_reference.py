@@ -9,6 +9,7 @@ ceil((1 - a/2)*B) - 1, a = 1 - level; grades are the reference's exact Fractions
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -32,7 +33,7 @@ def resample(images: list[Counts], resamples: int, seed: int) -> list[list[int]]
     rng = np.random.default_rng(seed)
     n, sums = len(images), []
     for _ in range(resamples):
-        total = [0] * 5
+        total = [0] * len(images[0])
         for _ in range(n):
             drawn = images[int(rng.random() * n)]
             total = [a + b for a, b in zip(total, drawn, strict=True)]
@@ -65,4 +66,31 @@ def reference_bootstrap(
         seconds_saved=(saved[low], saved[high]),
         grade_shares={name: Fraction(grades.count(name), resamples) for name, _ in GRADE_BOUNDS},
         borderline=ends[0] != ends[1],
+    )
+
+
+@dataclass(frozen=True)
+class RefPaired:
+    score: tuple[float, float, float]  # B - A on all images, low, high
+    seconds_saved: tuple[float, float, float]
+
+
+def reference_paired(
+    a: list[Counts], b: list[Counts], costs: tuple[float, ...], resamples: int, seed: int, level: Fraction
+) -> RefPaired:
+    """The same draws for A and B: resample the images' ten counts (A's five, then B's) together."""
+    sums = resample([(*x, *y) for x, y in zip(a, b, strict=True)], resamples, seed)
+    tail = (1 - level) / 2
+    low, high = math.floor(tail * resamples), math.ceil((1 - tail) * resamples) - 1
+
+    def whole(images: list[Counts]) -> list[int]:
+        return [sum(column) for column in zip(*images, strict=True)]
+
+    def interval(value: Callable[[list[int]], float]) -> tuple[float, float, float]:
+        ordered = sorted(value(c[5:]) - value(c[:5]) for c in sums)
+        return value(whole(b)) - value(whole(a)), ordered[low], ordered[high]
+
+    return RefPaired(
+        score=interval(lambda c: float(_score(c))),
+        seconds_saved=interval(lambda c: _saved(c, costs)),
     )

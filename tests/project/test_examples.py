@@ -17,7 +17,7 @@ from typing import Final
 import pytest
 from helpers.paths import ROOT
 
-from handler.cli import _list_parser, _run_parser, _show_parser
+from handler.cli import _compare_parser, _list_parser, _run_parser, _show_parser
 
 EXEMPT: Final = "# not run by the README test: "
 BLOCK: Final = re.compile(r"^```(bash|python)\n(.*?)^```$", re.M | re.S)
@@ -36,7 +36,7 @@ def _environment(store: Path) -> dict[str, str]:
 
 def _help_examples() -> list[str]:
     lines = []
-    for parser in (_run_parser(), _list_parser(), _show_parser()):
+    for parser in (_run_parser(), _list_parser(), _show_parser(), _compare_parser()):
         epilog = parser.format_help().split("examples", 1)[1]
         lines += [line.strip() for line in epilog.splitlines() if line.startswith("  prelabel-eval ")]
     return lines

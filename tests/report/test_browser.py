@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
 from helpers.browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, StoredReport
+from helpers.builders import annotation, asset, write_json
 from helpers.paths import ROOT
+
+from handler.comparison import compare
+from handler.report.compare import Comparison, render_compare_html
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
@@ -389,3 +393,56 @@ def test_slices_section_shows_every_slice(
     assert [w["code"] for w in reports["warned"].findings["warnings"]] == [
         "class_names_disjoint", "ground_truth_has_confidences"
     ]
+
+
+# The comparison page (`prelabel-eval compare --html`): same CSS, same escaping, same browser.
+def _hostile_comparison(work: Path) -> tuple[Comparison, Path]:
+    """A and B on a GT whose class name is markup and whose asset id carries quotes and `<`."""
+    hostile, car = (HOSTILE_CLASS, 10, 10, 50, 50), ("car", 60, 10, 95, 40)
+    hostile_b, car_b = (HOSTILE_CLASS, 50, 50, 90, 90), ("car", 10, 10, 40, 40)
+    gt = [asset(QUOTED_ASSET, [annotation(hostile), annotation(car)]),
+          asset("plain.jpg", [annotation(car_b), annotation(hostile_b)])]
+    pred_a = [asset(QUOTED_ASSET, [annotation(hostile, 0.9)]), asset("plain.jpg", [annotation(car_b, 0.95)])]
+    pred_b = [asset(QUOTED_ASSET, [annotation(hostile, 0.9), annotation(car, 0.8)]),
+              asset("plain.jpg", [annotation(car_b, 0.95), annotation(hostile_b, 0.7)])]
+    found = compare(
+        str(write_json(work / "gt.json", gt)),
+        str(write_json(work / "a.json", pred_a)),
+        str(write_json(work / "b <i>.json", pred_b)),
+    )
+    page = work / "compare.html"
+    page.write_text(render_compare_html(found), encoding="utf-8")
+    return found, page
+
+
+@pytest.mark.parametrize("viewport", [(900, 700), (1400, 900)])
+def test_the_comparison_page_shows_the_comparison_safely(
+    browser: Browser, tmp_path: Path, viewport: tuple[int, int]
+) -> None:
+    found, page_file = _hostile_comparison(tmp_path)
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type in {"error", "warning"} else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(page_file.resolve().as_uri(), wait_until="networkidle")
+        for summary in page.locator("details > summary").all():
+            summary.click()
+        text = page.locator("body").text_content() or ""
+        assert HOSTILE_CLASS in text and "b <i>.json" in text
+        assert page.locator("img, script, i").count() == 0
+        assert page.locator("[data-field=better] .value").text_content() == found.better
+        shown = page.locator("[data-field=difference] .value").text_content()
+        assert shown == f"{found.difference.score:+.3f}"
+        assert page.locator("[data-field=class]").count() == len(found.per_class) == 2
+        measured = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
+        assert measured["wide"] == [] and measured["document"] <= measured["viewport"], measured
+        page.wait_for_timeout(50)
+        assert problems == []
+        assert requests == [page_file.resolve().as_uri()]
+    finally:
+        context.close()

@@ -1,0 +1,72 @@
+"""Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
+
+Both sets run through the node's code path (`plan_shards`, `evaluate_plan`) against the same
+GT with the same inputs; nothing is published: the outcome lines the shards write go
+to a staging report that is discarded. Images scored in both runs are paired by asset id.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from handler.engine.paired import paired_bootstrap, paired_images
+from handler.engine.timecost import TimeCosts
+from handler.errors import InputError
+from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_shards
+from handler.inputs import parse_inputs
+from handler.report import new_report_id
+from handler.report.asset import discard_chunks
+from handler.report.compare import Comparison, comparison
+from handler.storage import Store
+from handler.storage.local import LocalStore
+
+
+def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
+    """One run's merged state; its outcome lines are staged under a report id never published."""
+    inputs, report_id = parse_inputs(raw), new_report_id()
+    evaluated = evaluate_plan(plan_shards(inputs, store, execution), store, report_id)
+    discard_chunks(store, report_id, "outcomes", evaluated.shards)
+    return evaluated
+
+
+@contextmanager
+def _store(store: Store | None) -> Iterator[Store]:
+    """The given store, else a temporary folder for the staged outcome lines."""
+    if store is not None:
+        yield store
+        return
+    with tempfile.TemporaryDirectory(prefix="prelabel-compare-") as folder:
+        yield LocalStore(Path(folder))
+
+
+def compare(
+    gt: str,
+    pred_a: str,
+    pred_b: str,
+    *,
+    inputs: Mapping[str, str] | None = None,
+    costs: TimeCosts | None = None,
+    store: Store | None = None,
+    execution: ExecutionOptions | None = None,
+) -> Comparison:
+    """Which of two prediction sets leaves less correction work on `gt`, with paired intervals.
+
+    `inputs` are further node inputs for both runs (IOU_MIN, CONFIDENCE_THRESHOLD, PRED_FORMAT...);
+    `store` resolves dataset ids (default: a temporary folder, for paths and s3:// URIs).
+    """
+    costs, execution = costs or TimeCosts(), execution or ExecutionOptions()
+    with _store(store) as used:
+        a, b = (
+            _evaluate({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred}, used, execution)
+            for pred in (pred_a, pred_b)
+        )
+    rows_a, rows_b = paired_images(a.state.asset_ids, b.state.asset_ids)
+    if not len(rows_a):
+        raise InputError("the two prediction sets share no scored image: nothing to compare")
+    counts = a.state.image_counts[rows_a], b.state.image_counts[rows_b]
+    paired = paired_bootstrap(*counts, costs)
+    datasets = (a.gt.source, a.pred.source, b.pred.source)
+    return comparison(datasets, counts, (a.state.classes, b.state.classes), paired, costs)

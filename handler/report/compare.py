@@ -1,0 +1,178 @@
+"""The comparison of two prediction sets on the same GT: its typed model, JSON and HTML page.
+
+`Comparison` serialises to exactly the `--json` document; `context` (what the page and the
+summary also say: the images, the resamples, both scores) is excluded from the JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, cast
+
+import numpy as np
+import orjson
+from pydantic import AliasChoices, Field
+
+from handler.boxes import IntArray
+from handler.engine.bootstrap import SEED, scores_of, seconds_saved
+from handler.engine.paired import Difference, PairedBootstrap
+from handler.engine.score import grade
+from handler.engine.state import ClassTable
+from handler.engine.timecost import TimeCosts
+from handler.report.html import duration, environment, saving
+from handler.report.model import Grade, Score, Section
+
+TEMPLATE: Final = "compare.html.j2"
+Better = Literal["A", "B", "neither"]
+
+
+class ScoreDifference(Section):
+    score: float = Field(description="Assistance score of B minus that of A, on the paired images.")
+    low: float
+    high: float
+
+
+class TimeDifference(Section):
+    seconds: float = Field(description="Labeler seconds B saves minus those A saves, on the paired images.")
+    low: float
+    high: float
+
+
+class ClassDifference(Section):
+    class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
+    score_a: Score
+    score_b: Score
+    difference: float
+
+
+class Side(Section):
+    """One prediction set's figures on the paired images."""
+
+    dataset: str
+    assistance_score: Score
+    grade: Grade
+    saved_seconds: float
+
+
+class ComparisonContext(Section):
+    gt: str
+    a: Side
+    b: Side
+    images: int = Field(ge=1, description="Images scored in both runs, paired by asset id.")
+    resamples: int = Field(ge=1000)
+    level: float = Field(gt=0, lt=1)
+    seed: int
+
+
+class Comparison(Section):
+    """Which prediction set leaves less correction work: B - A with paired bootstrap intervals."""
+
+    better: Better = Field(description="The set whose score is higher with the interval excluding 0.")
+    difference: ScoreDifference
+    time_saved_difference: TimeDifference
+    per_class: tuple[ClassDifference, ...] = Field(
+        description="Every class of either run, A's class order first; scores on each run's scored images."
+    )
+    context: ComparisonContext = Field(exclude=True)
+
+    def document(self) -> dict[str, object]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.document(), option=orjson.OPT_INDENT_2)
+
+
+def _side(dataset: str, counts: IntArray, costs: TimeCosts) -> Side:
+    whole = counts.sum(axis=0)
+    correct, shifted, confused = (int(v) for v in whole[:3])
+    return Side(
+        dataset=dataset,
+        assistance_score=float(scores_of(whole[None])[0]),
+        grade=cast(Grade, grade(correct, shifted, confused, int(whole.sum()))),
+        saved_seconds=float(seconds_saved(whole[None], costs)[0]),
+    )
+
+
+def _aligned(table: ClassTable, names: list[str]) -> IntArray:
+    """`table.counts` on the rows of `names` (zeros for a class the run never saw)."""
+    rows = {name: i for i, name in enumerate(table.names)}
+    aligned = np.zeros((len(names), table.counts.shape[1]), dtype=np.int64)
+    present = [i for i, name in enumerate(names) if name in rows]
+    aligned[present] = table.counts[[rows[names[i]] for i in present]]
+    return aligned
+
+
+def per_class(a: ClassTable, b: ClassTable) -> tuple[ClassDifference, ...]:
+    names = [*a.names, *(name for name in b.names if name not in set(a.names))]
+    scores_a, scores_b = scores_of(_aligned(a, names)), scores_of(_aligned(b, names))
+    return tuple(
+        ClassDifference(class_name=name, score_a=sa, score_b=sb, difference=sb - sa)
+        for name, sa, sb in zip(names, scores_a.tolist(), scores_b.tolist(), strict=True)
+    )
+
+
+def _better(score: Difference) -> Better:
+    if score.low > 0:
+        return "B"
+    return "A" if score.high < 0 else "neither"
+
+
+def comparison(
+    datasets: tuple[str, str, str],
+    counts: tuple[IntArray, IntArray],
+    classes: tuple[ClassTable, ClassTable],
+    paired: PairedBootstrap,
+    costs: TimeCosts,
+) -> Comparison:
+    """The comparison of A and B: `counts` are their (n, 5) per-image counts on the paired images."""
+    gt, dataset_a, dataset_b = datasets
+    score, saved = paired.score, paired.seconds_saved
+    return Comparison(
+        better=_better(score),
+        difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
+        time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
+        per_class=per_class(*classes),
+        context=ComparisonContext(
+            gt=gt,
+            a=_side(dataset_a, counts[0], costs),
+            b=_side(dataset_b, counts[1], costs),
+            images=paired.images,
+            resamples=paired.resamples,
+            level=float(paired.level),
+            seed=SEED,
+        ),
+    )
+
+
+def verdict(found: Comparison) -> str:
+    """One sentence: which set leaves less work, or that the images cannot tell."""
+    d, level = found.difference, f"{found.context.level:.0%}"
+    interval = f"B - A {d.score:+.3f}, {level} interval {d.low:+.3f} to {d.high:+.3f}"
+    if found.better == "neither":
+        return f"Neither prediction set is clearly better on these images ({interval} includes 0)."
+    return f"Prediction set {found.better} leaves less correction work ({interval})."
+
+
+def summary(found: Comparison) -> str:
+    """The CLI's few lines without --json."""
+    c, t = found.context, found.time_saved_difference
+    lines = [
+        verdict(found),
+        *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
+        f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
+        f"{c.images} images paired by asset id, {c.resamples} paired bootstrap resamples (seed {c.seed})",
+    ]
+    return "\n".join(lines)
+
+
+def _side_line(name: str, side: Side) -> str:
+    figures = f"score {side.assistance_score:.3f} · {side.grade} · {saving(side.saved_seconds)}"
+    return f"{name}: {figures}  ({side.dataset})"
+
+
+def _signed(seconds: float) -> str:
+    return ("+" if seconds >= 0 else "") + duration(seconds)
+
+
+def render_compare_html(found: Comparison) -> str:
+    template = environment().get_template(TEMPLATE)
+    return template.render(c=found, verdict=verdict(found))

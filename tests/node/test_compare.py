@@ -1,0 +1,87 @@
+"""`prelabel-eval compare` and `handler.compare` on real files: COCO val2014 with cocoapi's fake results."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.builders import write_json
+from helpers.paths import THIRD_PARTY
+
+from handler.comparison import compare
+from handler.inputs import parse_inputs
+from handler.pipeline import run
+from handler.storage.local import LocalStore
+
+COCO = THIRD_PARTY / "coco_val2014_100"
+GT, PRED_A = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
+KEYS = {"better", "difference", "time_saved_difference", "per_class"}
+
+
+def _half(work: Path, keep_confident: bool) -> Path:
+    """A's results with the low-confidence (or the high-confidence) half dropped."""
+    results = json.loads(PRED_A.read_text(encoding="utf-8"))
+    median = statistics.median(r["score"] for r in results)
+    kept = [r for r in results if (r["score"] >= median) == keep_confident]
+    return write_json(work / f"half_{keep_confident}.json", kept)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "handler.cli", "compare", *args], capture_output=True, text=True, check=False
+    )
+
+
+def _findings(work: Path, pred: Path) -> dict[str, Any]:
+    inputs = parse_inputs({"GT_DATASET": str(GT), "PRED_DATASET": str(pred)})
+    return run(inputs, LocalStore(work)).findings.document()
+
+
+def test_json_is_exactly_the_comparison(tmp_path: Path) -> None:
+    weak = _half(tmp_path, keep_confident=False)
+    page = tmp_path / "compare.html"
+    store = str(tmp_path / "s")
+    result = _cli(str(GT), str(PRED_A), str(weak), "--json", "--html", str(page), "--store", store)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert set(document) == KEYS
+    assert document["better"] == "A"  # only the unsure half of A's boxes left: far more work
+    d, t = document["difference"], document["time_saved_difference"]
+    assert set(d) == {"score", "low", "high"} and set(t) == {"seconds", "low", "high"}
+    assert d["low"] <= d["score"] <= d["high"] < 0 and t["low"] <= t["seconds"] <= t["high"] < 0
+    assert all(set(row) == {"class", "score_a", "score_b", "difference"} for row in document["per_class"])
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert not list((tmp_path / "s").rglob("*.*")), "compare staged or published a report"
+
+
+def test_differences_are_those_of_the_two_reports(tmp_path: Path) -> None:
+    confident = _half(tmp_path, keep_confident=True)
+    found = compare(str(GT), str(PRED_A), str(confident))
+    a, b = _findings(tmp_path / "a", PRED_A), _findings(tmp_path / "b", confident)
+    assert found.context.images == a["dataset"]["images"] == b["dataset"]["images"] == 100
+    assert found.difference.score == pytest.approx(b["assistance_score"] - a["assistance_score"], abs=1e-15)
+    assert found.time_saved_difference.seconds == pytest.approx(
+        b["time"]["saved_seconds"] - a["time"]["saved_seconds"]
+    )
+    by_class = {row.class_name: row for row in found.per_class}
+    for row in a["per_class"]:
+        assert by_class[row["class"]].score_a == row["assistance_score"]
+    assert found.difference.low <= found.difference.score <= found.difference.high
+
+
+def test_summary_and_user_errors(tmp_path: Path) -> None:
+    store = str(tmp_path / "s")
+    shown = _cli(str(GT), str(PRED_A), str(PRED_A), "--store", store)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("Neither prediction set is clearly better")
+    assert "100 images paired by asset id" in shown.stdout
+    for args in ([str(GT), str(tmp_path / "missing.json"), str(PRED_A)],
+                 [str(GT), str(PRED_A), str(PRED_A), "--html", str(tmp_path / "no" / "page.html")]):
+        failed = _cli(*args, "--store", store)
+        assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
+        assert failed.stderr.startswith("error: ") and "Traceback" not in failed.stderr
