@@ -16,7 +16,7 @@ from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, new_report_id, render_html
 from handler.report.asset import PartContent, Written, discard_chunks, publish_report, report_location
 from handler.report.model import Execution
-from handler.report.policy_sections import routing_part
+from handler.report.sections.routing import routing_part
 from handler.report.slices import SliceFile
 from handler.storage import Store
 

@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
-from handler.engine.bootstrap import Bootstrap, bootstrap
+from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.engine.sweep import Sweep
-from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
+from handler.report.context import DatasetNames as DatasetNames
+from handler.report.context import RunFacts
+from handler.report.fields import Counts, Grade, Shares
 from handler.report.html import duration
 from handler.report.model import (
     KIND,
-    Counts,
     Execution,
     Findings,
-    Grade,
     Parameters,
-    Shares,
     Skipped,
     SkippedBoxEntry,
     TimeSaved,
@@ -29,9 +27,9 @@ from handler.report.model import (
 from handler.report.model import (
     DatasetFigures as DatasetSection,
 )
-from handler.report.sections import analysis_sections, time_saved
-from handler.report.slices import SliceFile, slices
-from handler.report.uncertainty import borderline_clause, uncertainty
+from handler.report.sections import build_sections
+from handler.report.sections.time_saved import time_saved
+from handler.report.sections.uncertainty import borderline_clause
 from handler.report.warnings import Formats, data_warnings
 
 # What is left leans one way when one kind of fix is this many times the other.
@@ -41,34 +39,6 @@ LEAN_RATIO: Final = 1.5
 def new_report_id() -> str:
     """Sortable by creation time, unique without coordination."""
     return f"rpt_{datetime.now(timezone.utc):%Y%m%dT%H%M%S}_{secrets.token_hex(4)}"
-
-
-@dataclass(frozen=True)
-class DatasetNames:
-    """Where a dataset came from and in which format it was read."""
-
-    source: str
-    format: str
-
-
-@dataclass(frozen=True)
-class RunFacts:
-    """What the findings are built from: the inputs, the datasets' names and the merged state."""
-
-    inputs: NodeInputs
-    gt: DatasetNames
-    pred: DatasetNames
-    state: EvaluationState
-    costs: TimeCosts = field(default_factory=TimeCosts)
-    slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
-
-
-def nothing_to_score_reason(facts: RunFacts) -> str | None:
-    if not facts.state.figures.images:
-        return "the ground-truth and prediction datasets share no image assets"
-    if facts.state.tally.total == 0:
-        return "no boxes were left on the shared images after the confidence filter"
-    return None
 
 
 def counted(count: int, singular: str, plural: str) -> str:
@@ -165,17 +135,17 @@ def _dataset(facts: RunFacts) -> DatasetSection:
 
 
 def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
-    tally = facts.state.tally
-    reason = nothing_to_score_reason(facts)
-    spread = None if reason is not None else bootstrap(facts.state.image_counts, facts.costs)
+    tally, reason = facts.state.tally, facts.reason
     warnings = data_warnings(facts.state, facts.inputs, Formats(facts.gt.format, facts.pred.format))
+    # Each registered section is checked by its field's type when `Findings` is built.
+    sections: dict[str, Any] = build_sections(Findings, facts)
     return Findings(
         kind=KIND,
         report_id=report_id,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, facts.state.sweep, time_saved(tally, facts.costs), spread),
+        verdict=verdict(tally, reason, facts.state.sweep, time_saved(tally, facts.costs), facts.spread),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),
@@ -185,8 +155,6 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         skipped=_skipped(facts.state),
         warnings=warnings,
         notes=tuple(warning.message for warning in warnings),
-        **analysis_sections(facts.state, facts.inputs.thresholds, facts.costs),
-        uncertainty=None if spread is None else uncertainty(spread),
-        slices=slices(facts.state, facts.slices, facts.costs),
         execution=execution,
+        **sections,
     )

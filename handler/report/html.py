@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 from handler.engine import GRADES, OUTCOMES
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
-from handler.report.model import ConfidenceSweep, Findings, size_bounds_text
+from handler.report.model import Findings
+from handler.report.sections import fragments
+from handler.report.sections.sweep import ConfidenceSweep
+from handler.report.sections.work import size_bounds_text
 from handler.resources import resource_path
 
 TEMPLATE: Final = "report.html.j2"
@@ -184,6 +187,7 @@ def render_html(findings: Findings) -> str:
     template = environment().get_template(TEMPLATE)
     return template.render(
         f=findings,
+        fragments=fragments(type(findings)),  # the registered sections' fragments, in field order
         gauge=gauge(findings.assistance_score),
         grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),

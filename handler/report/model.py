@@ -1,71 +1,38 @@
 """The findings document (kind `dataset_intelligence_findings_v1`) as typed, frozen models.
 
-One model per section; `Findings` nests them. `schemas/findings.schema.json` is generated
-from these models (`python -m handler.report.schema --write`), so the two cannot drift.
+The run-level parts are here; each analysis section is one module in handler/report/sections/
+(its models, builder and page fragment), registered by one typed field of `Findings`.
+`schemas/findings.schema.json` is generated from these models (`python -m handler.report.schema
+--write`), so the two cannot drift.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Final, Literal
 
 import orjson
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from handler.engine.analysis import SIZE_BOUNDS
-from handler.engine.evaluation import NEAR_MISS_FLOOR
-from handler.engine.gt_errors import MISSING_MAX_IOU, SUSPECT_CONFIDENCE, TOP_SUSPECTS
-from handler.engine.outcomes import OUTCOMES, Tally
-from handler.engine.routing import MIN_CLASS_BOXES
-from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
+from handler.report.fields import Count, Section, Threshold
+
+# Re-exported: the CLI and EfficiencyResult read these from here.
+from handler.report.fields import Counts as Counts
+from handler.report.fields import Grade as Grade
+from handler.report.fields import Score as Score
+from handler.report.fields import Shares as Shares
+from handler.report.sections.actions import ActionsSection, ConfusionsSection
+from handler.report.sections.gt_errors import SuspectedGtErrorsSection
+from handler.report.sections.near_misses import NearMissesSection
+from handler.report.sections.per_class import PerClassSection
+from handler.report.sections.routing import RoutingSection
+from handler.report.sections.slices import SlicesSection
+from handler.report.sections.sweep import ConfidenceSweepSection
+from handler.report.sections.time_saved import TimeSaved as TimeSaved
+from handler.report.sections.time_saved import TimeSection
+from handler.report.sections.uncertainty import UncertaintySection
+from handler.report.sections.work import BySizeSection, ImagesWithMostWorkSection
 
 KIND: Final = "dataset_intelligence_findings_v1"
-TOP_CONFUSIONS: Final = 10
-TOP_IMAGES: Final = 10
-
-Count = Annotated[int, Field(ge=0)]
-Score = Annotated[float, Field(ge=0, le=1)]
-Threshold = Annotated[float, Field(ge=0, le=1)]
-Seconds = Annotated[float, Field(ge=0)]
-# Literals, not the engine's tuples, so that mypy checks them; a test pins them to GRADES and SIZE_NAMES.
-Grade = Literal["Production-grade", "Strong assist", "Partial assist", "Minimal assist"]
-SizeName = Literal["small", "medium", "large"]
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Counts(Section):
-    """Boxes per outcome (a matched pair counts once) and their total."""
-
-    correct: Count
-    shifted: Count
-    class_confused: Count
-    false_positive: Count
-    false_negative: Count
-    total: Count
-
-    @classmethod
-    def of(cls, tally: Tally) -> Counts:
-        return cls.model_validate(tally.count_dict())
-
-    def outcomes(self) -> dict[str, int]:
-        """The five outcome counts, in outcome order, without the total."""
-        return {name: getattr(self, name) for name in OUTCOMES}
-
-
-class Shares(Section):
-    """Each outcome's count / total (0 when total is 0)."""
-
-    correct: Score
-    shifted: Score
-    class_confused: Score
-    false_positive: Score
-    false_negative: Score
-
-    @classmethod
-    def of(cls, tally: Tally) -> Shares:
-        return cls.model_validate(tally.shares())
 
 
 class Parameters(Section):
@@ -108,232 +75,6 @@ class SkippedBoxEntry(Section):
 class Skipped(Section):
     count: Count
     listed: tuple[SkippedBoxEntry, ...]
-
-
-class Actions(Section):
-    """What the labeler does: accept correct, nudge shifted, relabel class-confused, delete FP, draw FN."""
-
-    accept: Count
-    nudge: Count
-    relabel: Count
-    delete: Count
-    draw: Count
-
-
-class Confusion(Section):
-    gt_class: str
-    pred_class: str
-    count: int = Field(ge=1)
-
-
-class ClassRow(Section):
-    # `class` is a Python keyword: the attribute is `class_name`, the JSON key stays `class`.
-    class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
-    counts: Counts
-    assistance_score: Score
-
-
-class SweepPointFigures(Section):
-    threshold: Threshold
-    assistance_score: Score
-    predictions_kept: Count
-    counts: Counts
-
-
-def _grid_text() -> str:
-    step = SWEEP_GRID[1] - SWEEP_GRID[0]
-    return f"{SWEEP_GRID[0]:.2f} to {SWEEP_GRID[-1]:.2f} in steps of {step:.2f}"
-
-
-class ConfidenceSweep(Section):
-    __doc__ = f"The assistance score at confidence thresholds {_grid_text()}, and at the one used."
-
-    points: tuple[SweepPointFigures, ...] = Field(min_length=1)
-    used_threshold: Threshold
-    used_score: Score
-    best_threshold: Threshold
-    best_score: Score
-    recommended: bool = Field(
-        description=f"The best threshold beats the used one by at least {float(RECOMMEND_GAIN):g}."
-    )
-
-
-class ImageWork(Section):
-    asset_id: str
-    labeler_seconds: Seconds
-    counts: Counts
-
-
-class SizeRow(Section):
-    size: SizeName
-    counts: Counts
-    assistance_score: Score
-
-
-def size_bounds_text() -> str:
-    """`small < 32², medium < 96², large`, from the engine's bounds (areas in pixels²)."""
-    small, medium = (f"{bound**0.5:g}²" for bound in SIZE_BOUNDS)
-    return f"small < {small}, medium < {medium}, large"
-
-
-class BySize(Section):
-    __doc__ = (
-        f"Outcomes by GT box area in pixels ({size_bounds_text()}); a false positive by its own box's area."
-    )
-
-    available: bool
-    note: str | None = Field(description="Why the sizes are not available; null when they are.")
-    sizes: tuple[SizeRow, ...]
-
-
-class NearMissBand(Section):
-    iou_from: float
-    iou_to: float
-    count: Count
-
-
-class NearMisses(Section):
-    __doc__ = (
-        f"False positives that overlap a missed GT box of their class with {NEAR_MISS_FLOOR:g} <= IoU < "
-        "IOU_MIN, each counted once at its best such IoU."
-    )
-
-    count: Count
-    missed_gt: Count = Field(description="Distinct missed GT boxes they overlap.")
-    iou_min: float
-    bands: tuple[NearMissBand, ...]
-
-
-class ActionCosts(Section):
-    """Seconds per labeler action."""
-
-    accept: Seconds
-    nudge: Seconds
-    relabel: Seconds
-    delete: Seconds
-    draw: Seconds
-
-
-class TimeSaved(Section):
-    """Estimated labeler time with the predictions vs drawing every GT box from scratch."""
-
-    costs_seconds: ActionCosts
-    costs_adjusted: bool = Field(description="The costs differ from the defaults.")
-    with_predictions_seconds: Seconds
-    from_scratch_seconds: Seconds
-    saved_seconds: float = Field(
-        description="Negative when correcting the predictions takes longer than drawing."
-    )
-    saved_share: float = Field(le=1)
-    draw_source: str
-    assumptions: dict[str, str]
-
-
-class GradeShare(Section):
-    grade: Grade
-    share: Score
-
-
-class Interval(Section):
-    low: float
-    high: float
-
-
-class Uncertainty(Section):
-    """Per-image bootstrap: images drawn with replacement, seeded, so the same data gives the same figures."""
-
-    level: float = Field(gt=0, lt=1)
-    resamples: int = Field(ge=1000)
-    seed: int
-    score_low: Score
-    score_high: Score
-    grade_probabilities: tuple[GradeShare, ...] = Field(
-        description="Every grade with the share of resamples that reach it, best first; shares sum to 1."
-    )
-    saved_seconds: Interval = Field(description="The same interval for time.saved_seconds.")
-    borderline: bool = Field(description="The interval crosses a grade bound.")
-    images_for_margin: int = Field(
-        ge=1,
-        description="About how many images would narrow the score interval to +-0.02: images x "
-        "(half-width / 0.02)^2, since a bootstrap interval shrinks as 1/sqrt(images).",
-    )
-
-
-SliceSource = Literal["file", "tag"]
-
-
-class SliceRow(Section):
-    name: str
-    source: SliceSource = Field(description="A --slices file's name, or a native asset tag.")
-    images: Count = Field(description="Scored images in the slice.")
-    unscored_assets: Count = Field(description="Listed assets that are not among the scored images.")
-    counts: Counts
-    assistance_score: Score
-    grade: Grade
-    score_low: Score | None = Field(description="The 95% bootstrap interval; null when nothing was scored.")
-    score_high: Score | None
-# --- routing (issue 13 item 2) ---
-
-
-class RoutedClass(Section):
-    class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
-    action: Literal["pre-label", "draw"]
-    threshold: Threshold | None = Field(description="The confidence threshold to pre-label at; null to draw.")
-    seconds_saved_vs_single: float = Field(
-        description="Labeler seconds this class saves against the single threshold (>= 0 unless guarded)."
-    )
-    boxes: Count = Field(description="GT objects plus the class's false positives at the single threshold.")
-    guarded: bool = Field(
-        description=f"Fewer than {MIN_CLASS_BOXES} boxes: the class keeps the single threshold."
-    )
-
-
-class Routing(Section):
-    __doc__ = (
-        "A per-class pre-labeling policy: each class at its own sweep threshold, or drawn from scratch, "
-        "whichever leaves the least labeler time; classes are treated as independent. A class with fewer "
-        f"than {MIN_CLASS_BOXES} boxes keeps the single threshold."
-    )
-
-    single_threshold: Threshold
-    min_class_boxes: Count
-    classes: tuple[RoutedClass, ...]
-    score: Score = Field(description="The assistance score under the policy (drawn classes count as drawn).")
-    seconds_saved: float = Field(description="Labeler seconds the policy saves against drawing everything.")
-    single_seconds_saved: float = Field(description="What the single threshold saves (never more).")
-
-
-# --- suspected ground-truth errors (issue 13 item 3) ---
-
-
-class SuspectedBoxEntry(Section):
-    asset_id: str
-    box: tuple[float, float, float, float] = Field(
-        description="The prediction's [x_min, y_min, x_max, y_max]."
-    )
-    kind: Literal["missing_gt", "wrong_class"]
-    confidence: Threshold
-    iou: Score | None = Field(description="IoU with the matched GT box; null for missing_gt.")
-    pred_class: str
-    gt_class: str | None
-
-
-class SuspectedGtErrors(Section):
-    __doc__ = (
-        f"Predictions with confidence >= {SUSPECT_CONFIDENCE:g} that contradict the GT: missing_gt, a false "
-        f"positive no GT box of any class overlaps with IoU >= {MISSING_MAX_IOU:g}; wrong_class, a "
-        "class-confused match with IoU >= IOU_PERFECT. Flagged in outcomes.jsonl (suspected_gt_error)."
-    )
-
-    confidence_from: Threshold
-    count: Count
-    missing_gt: Count
-    wrong_class: Count
-    listed: tuple[SuspectedBoxEntry, ...] = Field(
-        max_length=TOP_SUSPECTS, description="The most confident suspects, most confident first."
-    )
-    score_if_gt_fixed: Score = Field(description="The assistance score if every suspect's GT were wrong.")
-    grade_if_gt_fixed: Grade
 
 
 WarningCode = Literal[
@@ -390,29 +131,19 @@ class Findings(Section):
         description="Data-health warnings, most serious first; shown under the verdict and on stderr."
     )
     notes: tuple[str, ...] = Field(description="The warnings' messages, for v1 readers of `notes`.")
-    actions: Actions
-    confusions: tuple[Confusion, ...] = Field(
-        max_length=TOP_CONFUSIONS,
-        description="The most frequent class confusions, GT class -> predicted class, most frequent first.",
-    )
-    per_class: tuple[ClassRow, ...] = Field(
-        description="Every class with a box on the scored images, most labeler seconds left first (ties: "
-        "lowest score first); false positives by predicted class, the rest by GT class."
-    )
-    confidence_sweep: ConfidenceSweep
-    images_with_most_work: tuple[ImageWork, ...] = Field(
-        max_length=TOP_IMAGES, description="The images with the most estimated labeler time left, most first."
-    )
-    by_size: BySize
-    near_misses: NearMisses
-    time: TimeSaved
-    uncertainty: Uncertainty | None = Field(description="Null when nothing was scored.")
-    slices: tuple[SliceRow, ...] = Field(
-        description="Per slice of the images (--slices file, then native asset tags, at most 50): "
-        "score, grade and interval from the slice's own images."
-    )
-    routing: Routing
-    suspected_gt_errors: SuspectedGtErrors
+    # The analysis sections: one line each registers a section (handler/report/sections/).
+    actions: ActionsSection
+    confusions: ConfusionsSection
+    per_class: PerClassSection
+    confidence_sweep: ConfidenceSweepSection
+    images_with_most_work: ImagesWithMostWorkSection
+    by_size: BySizeSection
+    near_misses: NearMissesSection
+    time: TimeSection
+    uncertainty: UncertaintySection
+    slices: SlicesSection
+    routing: RoutingSection
+    suspected_gt_errors: SuspectedGtErrorsSection
     execution: Execution
 
     def document(self) -> dict[str, object]:

@@ -18,8 +18,9 @@ from handler.cli import main as cli_main
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report import Findings, render_html
+from handler.report.fields import Counts
 from handler.report.html import PLOT_BOTTOM, PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, duration, sweep_chart
-from handler.report.model import ConfidenceSweep, Counts, SweepPointFigures
+from handler.report.sections.sweep import ConfidenceSweep, SweepPointFigures
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"

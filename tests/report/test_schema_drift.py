@@ -15,7 +15,7 @@ from handler.engine.analysis import SIZE_NAMES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.asset import read_report_part
-from handler.report.model import Grade, SizeName
+from handler.report.fields import Grade, SizeName
 from handler.report.schema import SCHEMA_FILE, schema_text
 from handler.storage.local import LocalStore
 

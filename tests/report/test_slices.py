@@ -32,7 +32,8 @@ from handler.engine.timecost import TimeCosts
 from handler.execution.shards import paired_shards, run_paired_shard
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.slices import slices
+from handler.report.context import DatasetNames, RunFacts
+from handler.report.sections.slices import slices
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 
@@ -128,9 +129,12 @@ def test_tag_slices_do_not_depend_on_the_shards(
             run_paired_shard(t).state
             for t in paired_shards(paired, gt.dataset, pred.dataset, thresholds, shards, 20)
         ]
-        return functools.reduce(operator.add, states[::-1])  # merged out of order
+        state = functools.reduce(operator.add, states[::-1])  # merged out of order
+        inputs = parse_inputs({"GT_DATASET": str(gt_path), "PRED_DATASET": str(pred_path)})
+        names = DatasetNames(str(gt_path), "native")
+        return RunFacts(inputs, names, names, state)
 
-    assert slices(merged(1), {}, TimeCosts()) == slices(merged(4), {}, TimeCosts())
+    assert slices(merged(1)) == slices(merged(4))
 
 
 @pytest.mark.parametrize(

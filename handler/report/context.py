@@ -1,0 +1,46 @@
+"""What the findings sections are built from: the inputs, the datasets' names and the merged state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from handler.engine.bootstrap import Bootstrap, bootstrap
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
+from handler.inputs import NodeInputs
+from handler.report.slices import SliceFile
+
+
+@dataclass(frozen=True)
+class DatasetNames:
+    """Where a dataset came from and in which format it was read."""
+
+    source: str
+    format: str
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Every section's builder reads this one object (the context of `SectionSpec.build`)."""
+
+    inputs: NodeInputs
+    gt: DatasetNames
+    pred: DatasetNames
+    state: EvaluationState
+    costs: TimeCosts = field(default_factory=TimeCosts)
+    slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
+
+    @cached_property
+    def reason(self) -> str | None:
+        """Why nothing could be scored; None when something was."""
+        if not self.state.figures.images:
+            return "the ground-truth and prediction datasets share no image assets"
+        if self.state.tally.total == 0:
+            return "no boxes were left on the shared images after the confidence filter"
+        return None
+
+    @cached_property
+    def spread(self) -> Bootstrap | None:
+        """The per-image bootstrap, once per run: the verdict and the uncertainty section share it."""
+        return None if self.reason is not None else bootstrap(self.state.image_counts, self.costs)

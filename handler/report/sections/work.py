@@ -1,0 +1,85 @@
+"""Where the work is: `images_with_most_work` and `by_size` (one page fragment, `work`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+import numpy as np
+from pydantic import Field
+
+from handler.engine import analysis
+from handler.engine.analysis import SIZE_BOUNDS
+from handler.engine.timecost import labeler_seconds
+from handler.report.context import RunFacts
+from handler.report.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
+from handler.report.sections import SectionSpec
+from handler.report.sections.per_class import scored_rows
+
+TOP_IMAGES: Final = 10
+NO_SIZES: Final = (
+    "Box sizes are not shown: the boxes are in normalised coordinates and the image sizes are not "
+    "known, so their areas in pixels are not either."
+)
+
+
+class ImageWork(Section):
+    asset_id: str
+    labeler_seconds: Seconds
+    counts: Counts
+
+
+class SizeRow(Section):
+    size: SizeName
+    counts: Counts
+    assistance_score: Score
+
+
+def size_bounds_text() -> str:
+    """`small < 32², medium < 96², large`, from the engine's bounds (areas in pixels²)."""
+    small, medium = (f"{bound**0.5:g}²" for bound in SIZE_BOUNDS)
+    return f"small < {small}, medium < {medium}, large"
+
+
+class BySize(Section):
+    __doc__ = (
+        f"Outcomes by GT box area in pixels ({size_bounds_text()}); a false positive by its own box's area."
+    )
+
+    available: bool
+    note: str | None = Field(description="Why the sizes are not available; null when they are.")
+    sizes: tuple[SizeRow, ...]
+
+
+def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
+    """The images that take the labeler longest with the predictions, by estimated seconds."""
+    counts, asset_ids = facts.state.image_counts, facts.state.asset_ids
+    seconds = labeler_seconds(counts, facts.costs)
+    return tuple(
+        ImageWork(
+            asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
+        )
+        for row in analysis.most_work(seconds, TOP_IMAGES).tolist()
+    )
+
+
+def by_size(facts: RunFacts) -> BySize:
+    sizes = facts.state.sizes
+    if sizes is None:
+        return BySize(available=False, note=NO_SIZES, sizes=())
+    rows = scored_rows(sizes, np.arange(len(analysis.SIZE_NAMES)))
+    # model_validate: the engine's size names are plain strings, the model checks them against SizeName.
+    sizes_rows = tuple(
+        SizeRow.model_validate({"size": analysis.SIZE_NAMES[row], **figures}) for row, figures in rows
+    )
+    return BySize(available=True, note=None, sizes=sizes_rows)
+
+
+ImagesWithMostWorkSection = Annotated[
+    tuple[ImageWork, ...],
+    Field(
+        max_length=TOP_IMAGES, description="The images with the most estimated labeler time left, most first."
+    ),
+    SectionSpec(images_with_most_work, "work"),
+]
+# Shown in the work fragment.
+BySizeSection = Annotated[BySize, SectionSpec(by_size)]
