@@ -18,8 +18,8 @@ from handler.engine.paired import Difference, PairedBootstrap
 from handler.engine.score import grade
 from handler.engine.state import ClassTable
 from handler.engine.timecost import TimeCosts
+from handler.report.fields import Grade, Score, Section
 from handler.report.html import duration, environment, saving
-from handler.report.model import Grade, Score, Section
 
 TEMPLATE: Final = "compare.html.j2"
 Better = Literal["A", "B", "neither"]
