@@ -6,7 +6,6 @@ decided from the merged figures only, are the same for every executor.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -14,16 +13,11 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoxTable
+from handler.engine.additive import add_fields
 from handler.engine.matching import candidate_pairs
 
 # Same-class GT boxes on one image this close are one object drawn twice.
 DUPLICATE_IOU: Final = 0.95
-
-
-def _added(first: Mapping[str, int], second: Mapping[str, int]) -> dict[str, int]:
-    total = Counter(first)
-    total.update(second)
-    return dict(total)
 
 
 @dataclass(frozen=True)
@@ -41,17 +35,7 @@ class HealthFigures:
     class_kept: Mapping[str, int] = field(default_factory=dict)  # kept predictions, by class name
 
     def __add__(self, other: HealthFigures) -> HealthFigures:
-        return HealthFigures(
-            gt_boxes=self.gt_boxes + other.gt_boxes,
-            pred_boxes=self.pred_boxes + other.pred_boxes,
-            gt_confident=self.gt_confident + other.gt_confident,
-            pred_confident=self.pred_confident + other.pred_confident,
-            size_mismatched=self.size_mismatched + other.size_mismatched,
-            duplicate_gt=self.duplicate_gt + other.duplicate_gt,
-            skip_reasons=_added(self.skip_reasons, other.skip_reasons),
-            class_gt=_added(self.class_gt, other.class_gt),
-            class_kept=_added(self.class_kept, other.class_kept),
-        )
+        return add_fields(self, other)
 
 
 def duplicate_pairs(gt: BoxTable, n_images: int) -> int:

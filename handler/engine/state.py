@@ -8,13 +8,14 @@ order-independent, so one process, a process pool and a dask cluster give the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 
 from handler.boxes import AssetTags, FloatArray, IntArray, SkippedBox
 from handler.engine import analysis
+from handler.engine.additive import add_fields
 from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
 from handler.engine.gt_errors import SuspectTally
 from handler.engine.health import HealthFigures
@@ -98,7 +99,7 @@ class DatasetFigures:
     pred_skipped: int = 0
 
     def __add__(self, other: DatasetFigures) -> DatasetFigures:
-        return DatasetFigures(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        return add_fields(self, other)
 
 
 @dataclass(frozen=True)
