@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
 import jsonschema
@@ -148,8 +149,10 @@ def _error(error: jsonschema.ValidationError, schema: dict[str, Any]) -> InputEr
     return InputError(error.message, key or "inputs")
 
 
-def _check(values: Mapping[str, Any], schema: dict[str, Any]) -> None:
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(values))
+def _check(
+    values: Mapping[str, Any], schema: dict[str, Any], validator: jsonschema.protocols.Validator
+) -> None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(values))
     if error is not None:
         raise _error(error, schema)
 
@@ -175,10 +178,18 @@ def _thresholds(values: Mapping[str, str]) -> tuple[Thresholds, bool]:
     return Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold), replaced
 
 
-def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+@cache
+def _inputs_validation(formats: tuple[str, ...]) -> tuple[dict[str, Any], jsonschema.protocols.Validator]:
+    """The schema and its validator, built once per set of registered formats (the schema
+    lists them): every run of a process, a test or a CLI call after the first reuses them."""
     schema = inputs_schema()
+    return schema, jsonschema.Draft202012Validator(schema)
+
+
+def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+    schema, validator = _inputs_validation(tuple(format_names()))
     values = _with_defaults(raw, schema)
-    _check(values, schema)
+    _check(values, schema, validator)
     thresholds, replaced = _thresholds(values)
     return NodeInputs(
         gt_dataset=values["GT_DATASET"],
@@ -196,7 +207,8 @@ def input_value(key: str, value: str) -> str:
     read): its canonical text (`0.3` → `0.30`), else an InputError naming `key`."""
     properties = inputs_schema()["properties"]
     canonical = _canonical(key, value)
-    _check({key: canonical}, {"type": "object", "properties": {key: properties[key]}})
+    schema = {"type": "object", "properties": {key: properties[key]}}
+    _check({key: canonical}, schema, jsonschema.Draft202012Validator(schema))
     if key == "CONFIDENCE_THRESHOLD":
         confidence_threshold(canonical)
     return str(canonical)
