@@ -45,11 +45,13 @@ from handler.report.slices import read_slices
 from handler.runtime import (
     add_common_options,
     add_execution_options,
+    add_read_options,
     add_store_option,
     configure_logging,
     execution_options,
     guarded,
     log_detail,
+    read_inputs,
     store_uri,
 )
 from handler.storage import Store, open_store
@@ -137,6 +139,7 @@ def _run_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
     )
+    add_read_options(parser)
     add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     add_common_options(parser)
@@ -201,6 +204,7 @@ def _evaluate(argv: list[str]) -> int:
     raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred}
     raw.update({key: getattr(args, key.lower()) for key in THRESHOLD_KEYS})
     raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
+    raw.update(read_inputs(args))
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
@@ -288,6 +292,7 @@ def _compare_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--pred-format", choices=format_names(), help="force both prediction formats (default: detected)"
     )
+    add_read_options(parser)
     parser.add_argument("--json", action="store_true", help="print the comparison JSON, not the summary")
     parser.add_argument("--html", metavar="FILE", help="also write the comparison page (HTML) to FILE")
     add_store_option(parser)
@@ -302,10 +307,16 @@ def _compare(argv: list[str]) -> int:
     configure_logging(args, default=logging.WARNING)
     inputs = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     inputs.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
+    inputs.update(read_inputs(args))
     store = open_store(store_uri(args.store))
     found = compare(
-        args.gt, args.pred_a, args.pred_b,
-        inputs=inputs, costs=time_costs(args), store=store, execution=execution_options(args),
+        args.gt,
+        args.pred_a,
+        args.pred_b,
+        inputs=inputs,
+        costs=time_costs(args),
+        store=store,
+        execution=execution_options(args),
     )
     if args.html:
         try:

@@ -8,7 +8,6 @@ states comes back.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
@@ -71,14 +70,16 @@ def dataset_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | Non
 
 def health_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | None) -> HealthFigures:
     """The shard's size mismatches, plus the datasets' box and skip counts where the datasets are given."""
-    skip_reasons = Counter(gt.skip_reasons if gt else {}) + Counter(pred.skip_reasons if pred else {})
     return HealthFigures(
         gt_boxes=len(gt.boxes) if gt else 0,
         pred_boxes=len(pred.boxes) if pred else 0,
         gt_confident=gt.confidence_count if gt else 0,
         pred_confident=pred.confidence_count if pred else 0,
         size_mismatched=int(paired.size_mismatch.sum()),
-        skip_reasons=dict(skip_reasons),
+        gt_skip_reasons=dict(gt.skip_reasons if gt else {}),
+        pred_skip_reasons=dict(pred.skip_reasons if pred else {}),
+        gt_layout=(gt.layout_note,) if gt and gt.layout_note else (),
+        pred_layout=(pred.layout_note,) if pred and pred.layout_note else (),
     )
 
 
