@@ -14,6 +14,8 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import IntArray
+from handler.engine.analyses.confusions import CONFUSIONS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
 
@@ -88,5 +90,10 @@ def find_class_mapping(names: tuple[str, ...], counts: IntArray, confusions: Int
 
 def class_mapping(state: EvaluationState) -> ClassMapping | None:
     """The class mix-up of a merged state, if any (its warning, and the suspects it withdraws)."""
-    classes = state.classes
-    return find_class_mapping(classes.names, classes.counts, classes.confusions)
+    per_class, confusions = state.of(PER_CLASS), state.of(CONFUSIONS)
+    # Both partials merge into the one class order; renamed by name all the same, to be safe.
+    index = {name: i for i, name in enumerate(per_class.names)}
+    rows = np.array([index[name] for name in confusions.names], dtype=np.int64).reshape(-1)
+    pairs = confusions.pairs.copy()
+    pairs[:, :2] = rows[pairs[:, :2]] if len(pairs) else pairs[:, :2]
+    return find_class_mapping(per_class.names, per_class.counts, pairs)
