@@ -144,6 +144,27 @@ def test_a_bad_option_is_one_line_naming_it(tmp_path: Path, option: str, value: 
     assert not (tmp_path / "store" / "reports").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (["list", "--store", "ftp://x"], {}, "--store: 'ftp://x': unsupported storage scheme"),
+        (["list"], {"PRELABEL_STORE": "ftp://y"}, "$PRELABEL_STORE: 'ftp://y': unsupported storage scheme"),
+        (["gc", "--older-than", "5y"], {}, "--older-than '5y': expected a duration"),
+    ],
+)
+def test_a_bad_store_or_duration_names_where_it_came_from(
+    tmp_path: Path, args: list[str], env: dict[str, str], says: str
+) -> None:
+    assert says in _one_error_line(_cli(tmp_path, *args, env=env))
+
+
+def test_the_node_names_an_outputs_file_it_cannot_write(tmp_path: Path) -> None:
+    line = _node(tmp_path, "-q", "--outputs", str(tmp_path / "missing" / "outputs.json")).stderr
+    assert (
+        line.count("\n") == 1 and line.startswith("error: --outputs: ") and "cannot write the outputs" in line
+    )
+
+
 def test_the_node_keeps_the_platforms_rule_for_a_non_number_threshold(tmp_path: Path) -> None:
     env = {**os.environ, **EXAMPLE, "CONFIDENCE_THRESHOLD": "50%", "PYTHONPATH": str(ROOT)}
     answer = subprocess.run(
