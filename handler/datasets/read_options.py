@@ -97,7 +97,8 @@ def _coco_categories(where: str, document: Any) -> dict[int, str]:
         for c in categories
     ):
         raise DatasetError(f"{where}: expected a COCO file with `categories` of {{id, name}}")
-    return {category["id"]: category["name"] for category in categories}
+    # Class ids index the categories in their order (a model trained on the COCO file counts from 0).
+    return dict(enumerate(category["name"] for category in categories))
 
 
 def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
