@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--verify", default="default,dense,conf0,big", help="workloads checked against the reference"
     )
+    parser.add_argument(
+        "--without",
+        default="",
+        help="comma-separated tools left out of every workload (e.g. pycocotools,tide on a busy machine)",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is killed")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--report-only", action="store_true", help="only rebuild RESULTS.md from raw.json")
@@ -71,7 +78,7 @@ def _rotated(items: list[str], by: int) -> list[str]:
 
 def _run_tools(workload: Workload, files: Files, args: argparse.Namespace, python: Path) -> dict[str, Any]:
     """Each tool `repeats` times, the order rotated every round so that no tool always goes first."""
-    tools = tool_names(workload)
+    tools = [tool for tool in tool_names(workload) if tool not in args.without.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
     phases: dict[str, list[float]] = defaultdict(list)
     logs = args.work_dir / "logs"
@@ -108,12 +115,21 @@ def _warm(path: Path) -> None:
         file.read_bytes()
 
 
+def _prepared(workload: Workload, args: argparse.Namespace) -> Files:
+    """The workload's files, made in a forked child: writing JSONL shards builds every record in
+    Python, and on Linux a child's peak RSS starts from its parent's RSS at fork (it survives
+    exec), so a harness that had written them itself would lend every later run its peak."""
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(ensure_data, workload, args.work_dir, args.generator).result()
+
+
 def _bench_workload(workload: Workload, args: argparse.Namespace, python: Path) -> dict[str, Any]:
     if workload.workers and not node_reads_workers():
         reason = "the node does not read PRELABEL_WORKERS yet (not named in handler/)"
         _say(f"{workload.name}: skipped: {reason}")
         return {"machine": describe(), "skipped": reason}
-    files = ensure_data(workload, args.work_dir, args.generator)
+    files = _prepared(workload, args)
     _warm(files.gt)
     _warm(files.results)
     entry = {"machine": describe(), **_run_tools(workload, files, args, python)}

@@ -133,21 +133,9 @@ def targets(raw: dict[str, Any]) -> list[Target]:
     ]
 
 
-def targets_issue_19(raw: dict[str, Any]) -> list[Target]:
-    """The fastest peer on wall time, the leanest on peak RSS, each chosen in the same run."""
-    rows = [
-        ("5k (default): our wall / the fastest peer's", "default", "wall", 1.5),
-        ("5k (default): our wall / the fastest peer's (stretch)", "default", "wall", 1.0),
-        ("50k (big): our wall / the fastest peer's", "big", "wall", 1.0),
-        ("50k (big): our wall / the fastest peer's (stretch)", "big", "wall", 0.8),
-        ("50k (big): our peak RSS / the leanest peer's", "big", "rss", 0.5),
-    ]
-    targets = []
-    for name, workload, field, bound in rows:
-        value, peer = _to_best_peer(raw, workload, field)
-        targets.append(Target(name, value, bound, f"{field} ratio to {peer}"))
+def _jsonl_scaling(raw: dict[str, Any]) -> list[Target]:
+    """JSONL shards 10k -> 100k images: memory flat, time about linear (issues 10 and 19)."""
     return [
-        *targets,
         Target(
             "JSONL shards: our peak RSS 100k / 10k images",
             _across(raw, "jsonl-100k", "jsonl-10k", "rss"),
@@ -161,6 +149,22 @@ def targets_issue_19(raw: dict[str, Any]) -> list[Target]:
             "time factor for 10x images",
         ),
     ]
+
+
+def targets_issue_19(raw: dict[str, Any]) -> list[Target]:
+    """The fastest peer on wall time, the leanest on peak RSS, each chosen in the same run."""
+    rows = [
+        ("5k (default): our wall / the fastest peer's", "default", "wall", 1.5),
+        ("5k (default): our wall / the fastest peer's (stretch)", "default", "wall", 1.0),
+        ("50k (big): our wall / the fastest peer's", "big", "wall", 1.0),
+        ("50k (big): our wall / the fastest peer's (stretch)", "big", "wall", 0.8),
+        ("50k (big): our peak RSS / the leanest peer's", "big", "rss", 0.5),
+    ]
+    targets = []
+    for name, workload, field, bound in rows:
+        value, peer = _to_best_peer(raw, workload, field)
+        targets.append(Target(name, value, bound, f"{field} ratio to {peer}"))
+    return [*targets, *_jsonl_scaling(raw)]
 
 
 def _huge_completed(raw: dict[str, Any]) -> Target:
@@ -181,18 +185,7 @@ def targets_issue_10(raw: dict[str, Any]) -> list[Target]:
         Target("default: our wall / faster-coco-eval's", _ratio(raw, "default", FCE, "wall"), 0.1, wall),
         Target("big: our wall / hotcoco's", _ratio(raw, "big", HOTCOCO, "wall"), 0.8, wall),
         Target("big: our peak RSS / hotcoco's", _ratio(raw, "big", HOTCOCO, "rss"), 0.5, rss),
-        Target(
-            "JSONL shards: our peak RSS 100k / 10k images",
-            _across(raw, "jsonl-100k", "jsonl-10k", "rss"),
-            1.3,
-            "RSS factor for 10x images",
-        ),
-        Target(
-            "JSONL shards: our wall 100k / 10k images",
-            _across(raw, "jsonl-100k", "jsonl-10k", "wall"),
-            11,
-            "time factor for 10x images",
-        ),
+        *_jsonl_scaling(raw),
         _huge_completed(raw),
         Target(
             "big: wall with PRELABEL_WORKERS=1 / =2",
