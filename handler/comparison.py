@@ -1,6 +1,6 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`plan_shards`, `evaluate_plan`) against the same
+Both sets run through the node's code path (`read_and_plan`, `evaluate_plan`) against the same
 GT with the same inputs; nothing is published: the outcome lines the shards write go
 to a staging report that is discarded. Images scored in both runs are paired by asset id.
 """
@@ -17,11 +17,11 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, read_and_plan
 from handler.inputs import parse_inputs
 from handler.report import new_report_id
 from handler.report.asset import discard_chunks
-from handler.report.compare import Comparison, comparison
+from handler.report.compare import Comparison, build_comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
@@ -29,7 +29,7 @@ from handler.storage.local import LocalStore
 def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state; its outcome lines are staged under a report id never published."""
     inputs, report_id = parse_inputs(raw), new_report_id()
-    evaluated = evaluate_plan(plan_shards(inputs, store, execution), store, report_id)
+    evaluated = evaluate_plan(read_and_plan(inputs, store, execution), store, report_id)
     discard_chunks(store, report_id, "outcomes", evaluated.shards)
     return evaluated
 
@@ -72,4 +72,4 @@ def compare(
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
     paired = paired_bootstrap(*counts, costs)
     datasets = (a.gt.source, a.pred.source, b.pred.source)
-    return comparison(datasets, counts, (a.state.of(PER_CLASS), b.state.of(PER_CLASS)), paired, costs)
+    return build_comparison(datasets, counts, (a.state.of(PER_CLASS), b.state.of(PER_CLASS)), paired, costs)
