@@ -16,7 +16,7 @@ from handler.boxes import IntArray
 from handler.datasets.builder import Images, build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
-from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector, read_sizes
+from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, TextLabels
 from handler.datasets.loaded import Loaded
@@ -137,7 +137,16 @@ def read_text_folder(syntax: TextSyntax, _: str, folder: Folder, reference: Load
     return Loaded(dataset, class_order=classes.declared_order)
 
 
-YOLO_FORMAT = Format("yolo", "folder", partial(accepts, YOLO), partial(read_text_folder, YOLO))
-CARTUCHO_FORMAT = Format(
-    "cartucho", "folder", partial(accepts, CARTUCHO), partial(read_text_folder, CARTUCHO)
-)
+def _text_format(syntax: TextSyntax, sizes_from: str = "") -> Format:
+    return Format(
+        syntax.name,
+        "folder",
+        partial(accepts, syntax),
+        partial(read_text_folder, syntax),
+        names_from=WHERE_NAMES,
+        sizes_from=sizes_from,
+    )
+
+
+YOLO_FORMAT = _text_format(YOLO, f"for a YOLO folder: a {SIZES_FILE} {{image name: [width, height]}} in it")
+CARTUCHO_FORMAT = _text_format(CARTUCHO)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from handler.datasets import load_dataset, pair_datasets
+from handler.datasets import load_dataset, pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
 from handler.engine.state import EvaluationState
@@ -36,7 +36,6 @@ from handler.report.asset import chunk_key, discard_chunks
 from handler.report.findings import DatasetNames
 from handler.storage import Source, Store, open_store, resolve_dataset
 
-NATIVE_LINES: Final = "native-jsonl"
 # Shards per worker: a little more than one evens out shards of unequal cost.
 SHARDS_PER_WORKER: Final = 2
 
@@ -91,8 +90,8 @@ def run_shard(job: ShardJob) -> EvaluationState:
 def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Source, Source]] | None:
     """Folders of JSONL shards with the same file names on both sides: shard i of each holds the
     same assets, so a worker can read and pair them on its own."""
-    forced = {inputs.gt_format, inputs.pred_format} - {None, "native", NATIVE_LINES}
-    if forced or not (gt.is_dir() and pred.is_dir()):
+    forced = (inputs.gt_format, inputs.pred_format)
+    if not all(map(shards_readable, forced)) or not (gt.is_dir() and pred.is_dir()):
         return None
     gt_shards, pred_shards = Folder.of(gt).shards(SHARD_SUFFIX), Folder.of(pred).shards(SHARD_SUFFIX)
     if len(gt_shards) < 2 or [s.basename for s in gt_shards] != [s.basename for s in pred_shards]:
@@ -128,8 +127,8 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt_source.name, NATIVE_LINES),
-            DatasetNames(pred_source.name, NATIVE_LINES),
+            DatasetNames(gt_source.name, shard_format().name),
+            DatasetNames(pred_source.name, shard_format().name),
         )
     gt = load_dataset(gt_source, inputs.gt_format)
     pred = load_dataset(pred_source, inputs.pred_format, gt)

@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoxTable, Dataset, FloatArray
-from handler.datasets import PairedBoxes, load_dataset, pair_datasets
+from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_format
 from handler.engine import Thresholds, evaluate
 from handler.engine.gt_errors import TOP_SUSPECTS, shard_suspects, suspect_kinds
 from handler.engine.health import HealthFigures, by_class, duplicate_pairs
@@ -214,8 +214,8 @@ def _ranks(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int) -> tuple
 
 
 def run_file_shard(task: FileShard) -> ShardResult:
-    gt = load_dataset(open_source(task.gt_reference), "native-jsonl")
-    pred = load_dataset(open_source(task.pred_reference), "native-jsonl", gt)
+    gt = load_dataset(open_source(task.gt_reference), shard_format().name)
+    pred = load_dataset(open_source(task.pred_reference), shard_format().name, gt)
     paired = pair_datasets(gt.dataset, pred.dataset)
     facts = ShardFacts(
         shard=task.shard,

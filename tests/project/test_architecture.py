@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from handler.datasets import format_names
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -134,6 +136,13 @@ RULES = (
         r"startswith\(\s*b?[\"']s3://",
         (),
         "handler.storage.registry (open_store / open_source / resolve_dataset, S3_SCHEME)",
+    ),
+    Rule(
+        "what a format is and does, by its name",
+        r"[\"'](" + "|".join(re.escape(name) for name in format_names()) + r")[\"']",
+        tuple(sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "handler" / "datasets").glob("*.py"))),
+        "a field of the format's record (handler.datasets.format.Format) or a function of "
+        "handler.datasets.reading (names_from, sizes_from, shard_format, shards_readable)",
     ),
     # To add once the other branches are merged (they fail on this branch today):
     # - outcome labels ("Class-confused", "FP", ...) outside engine/outcomes.py: report/html.py
