@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from handler.errors import InputError
-from handler.inputs import parse_inputs, read_environment
-from handler.pipeline import log_to_stderr, run
 from handler.runtime import (
     add_common_options,
     add_execution_options,
@@ -26,7 +24,6 @@ from handler.runtime import (
     log_detail,
     store_uri,
 )
-from handler.storage import open_store
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
     if path is None:
+        from handler.inputs import read_environment
+
         return read_environment(environ)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -72,6 +71,12 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     configure_logging(args)
 
     def node() -> int:
+        # The run's code is imported here, after the arguments: `--help` and `--version` answer
+        # without loading numpy, the readers and the report models.
+        from handler.inputs import parse_inputs
+        from handler.pipeline import log_to_stderr, run
+        from handler.storage import open_store
+
         inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
         store = open_store(store_uri(args.store))
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))

@@ -15,13 +15,11 @@ from importlib.metadata import PackageNotFoundError, version
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-
 if TYPE_CHECKING:
+    from handler.execution import ExecutionOptions
     from handler.report.model import Findings
 
 from handler.errors import UserError
-from handler.execution import ExecutionOptions
 from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, workers_from
 
 DEFAULT_STORE: Final = "./prelabel-store"
@@ -59,6 +57,8 @@ def add_execution_options(parser: argparse.ArgumentParser) -> None:
 
 def execution_options(args: argparse.Namespace) -> ExecutionOptions:
     """The options, else the environment's PRELABEL_WORKERS / PRELABEL_DASK_SCHEDULER."""
+    from handler.execution import ExecutionOptions  # the run's code, imported when a run starts
+
     environment = ExecutionOptions.from_environment(os.environ)
     workers = workers_from(args.workers) if args.workers is not None else environment.workers
     return ExecutionOptions(workers, args.scheduler or environment.scheduler)
@@ -142,6 +142,8 @@ def guarded(main: Callable[[], int]) -> int:
     publish has removed its staging. numpy's floating-point warnings are off: the readers
     range-check values, and a warning would only be noise on the user's terminal.
     """
+    import numpy as np  # not at the top: `--help` and `--version` need no numpy
+
     try:
         with _terminate_as_exception(), np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -52,6 +52,7 @@ class Outcome(IntEnum):
 
 # Derived views in Outcome order, for the callers that index by outcome code.
 OUTCOMES: Final = tuple(outcome.key for outcome in Outcome)
+N_OUTCOMES: Final = len(Outcome)
 
 
 @dataclass(frozen=True)

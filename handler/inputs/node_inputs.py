@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
 import jsonschema
@@ -167,10 +168,18 @@ def _thresholds(values: Mapping[str, str]) -> tuple[Thresholds, bool]:
     return Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold), replaced
 
 
-def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+@cache
+def _inputs_validation(formats: tuple[str, ...]) -> tuple[dict[str, Any], jsonschema.protocols.Validator]:
+    """The schema and its validator, built once per set of registered formats (the schema
+    lists them): every run of a process, a test or a CLI call after the first reuses them."""
     schema = inputs_schema()
+    return schema, jsonschema.Draft202012Validator(schema)
+
+
+def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+    schema, validator = _inputs_validation(tuple(format_names()))
     values = _with_defaults(raw, schema)
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(values))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(values))
     if error is not None:
         raise InputError(_message(error, schema))
     thresholds, replaced = _thresholds(values)
