@@ -11,24 +11,29 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from handler.errors import InputError
 from handler.runtime import (
-    add_common_options,
-    add_execution_options,
-    add_store_option,
+    OneLineParser,
+    common_parent,
     configure_logging,
     execution_options,
+    execution_parent,
     guarded,
     log_detail,
+    store_parent,
     store_uri,
+    warning_lines,
 )
+
+INPUTS_OPTION: Final = "--inputs"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m handler",
+        parents=[store_parent(), execution_parent(), common_parent()],
         description=(
             "Run the 'Evaluate prelabeling efficiency' node. Inputs come from environment "
             "variables named as node.json's keys (GT_DATASET, PRED_DATASET, IOU_MIN, IOU_PERFECT, "
@@ -36,14 +41,11 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--inputs", type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
+        INPUTS_OPTION, type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
     )
     parser.add_argument(
         "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
-    add_store_option(parser)
-    add_execution_options(parser)
-    add_common_options(parser)
     return parser
 
 
@@ -55,13 +57,14 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise InputError(f"{path}: cannot read the inputs file ({error.strerror})") from None
+        raise InputError(f"{path}: cannot read the inputs file ({error.strerror})", INPUTS_OPTION) from None
     except json.JSONDecodeError as error:
         raise InputError(
-            f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})"
+            f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})",
+            INPUTS_OPTION,
         ) from None
     if not isinstance(raw, dict):
-        raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}")
+        raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}", INPUTS_OPTION)
     return raw
 
 
@@ -81,8 +84,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         store = open_store(store_uri(args.store))
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         log_detail(result.findings, result.location)
-        for warning in result.findings.warnings:
-            print(f"{warning.severity}: {warning.message}", file=sys.stderr, flush=True)
+        for line in warning_lines(result.findings):
+            print(line, file=sys.stderr, flush=True)
         if args.outputs is not None:
             result.outputs.write(args.outputs)
         print(result.outputs.to_json(), flush=True)

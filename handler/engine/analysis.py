@@ -12,7 +12,8 @@ import numpy as np
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine.evaluation import Evaluation
-from handler.engine.outcomes import N_OUTCOMES, Outcome
+from handler.engine.exactsum import ExactSum
+from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, same_class_pairs
 from handler.engine.score import assistance_scores
 
 
@@ -33,6 +34,17 @@ def per_class(evaluation: Evaluation, n_classes: int) -> IntArray:
 
 def per_image(evaluation: Evaluation, n_images: int) -> IntArray:
     return outcome_counts(evaluation, evaluation.gt.image, evaluation.pred.image, n_images)
+
+
+def per_image_tallies(evaluation: Evaluation, n_images: int) -> list[Tally]:
+    """Each image's own tally; they add up to `evaluation.tally` exactly (mmeval's per-sample results)."""
+    outcomes = evaluation.outcomes
+    same_class = same_class_pairs(outcomes.pred_outcome)
+    ious = ExactSum.per_group(
+        outcomes.match.pred_iou[same_class], evaluation.pred.image[same_class], n_images
+    )
+    counts = per_image(evaluation, n_images)
+    return [Tally(row, iou) for row, iou in zip(counts, ious, strict=True)]
 
 
 def row_scores(counts: IntArray) -> FloatArray:
