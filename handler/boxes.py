@@ -129,6 +129,17 @@ class SkippedBox:
 
 
 @dataclass(frozen=True)
+class LayoutNote:
+    """Text label lines that do not fit the column layout read (issue 18), and the known layouts
+    that fit them, as (layout name, share of the sampled lines), best first."""
+
+    read: str
+    read_share: float
+    lines: int
+    fitting: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
 class Dataset:
     """One dataset read into the box model.
 
@@ -151,6 +162,7 @@ class Dataset:
     # Data health (issue 11): boxes kept that wrote a confidence, and the skipped rows by reason.
     confidence_count: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
+    layout_note: LayoutNote | None = None  # text formats: the lines do not fit the layout read
 
     @property
     def image_count(self) -> int:

@@ -16,7 +16,7 @@ from typing import Any, Final
 import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
-from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.datasets.builder import UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
 from handler.datasets.format import Format
@@ -108,6 +108,7 @@ class _Chunk:
     has_confidence: BoolArray
     crowd: BoolArray
     rejected: dict[int, str]
+    unknown_image: IntArray  # rows (of the whole list) rejected for an image id not in the images
 
 
 def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
@@ -127,9 +128,10 @@ def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     else:
         confidence = float_column(scores)
         has_confidence = np.array(["score" in entry for entry in entries], dtype=bool)
+    bad_box = bad_box_rows(xyxy)
     # COCO's own words for what its entries get wrong, first problem first.
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
-        (bad_box_rows(xyxy), lambda row: _bbox_problem(bboxes[row])),
+        (bad_box, lambda row: _bbox_problem(bboxes[row])),
         (image < 0, lambda row: f"image_id {quoted(image_ids[row])} is not in the images"),
         (class_id < 0, lambda row: f"category_id {quoted(category_ids[row])} is not in the categories"),
         (has_confidence & np.isnan(confidence), lambda _: "score is not a number"),
@@ -138,6 +140,8 @@ def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     for rows, problem in problems:
         for row in np.flatnonzero(rows).tolist():
             rejected.setdefault(offset + row, problem(row))
+    # An unknown image is the reason when the box itself is fine (the problems' order).
+    unknown_image = np.flatnonzero((image < 0) & ~bad_box) + offset
     return _Chunk(
         xyxy,
         class_id,
@@ -146,6 +150,7 @@ def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
         has_confidence,
         _crowd(_field(entries, typed, "iscrowd", 0)),
         rejected,
+        unknown_image,
     )
 
 
@@ -170,6 +175,7 @@ def _rows(chunks: Iterable[list[Any]], ids: DatasetIds) -> ParsedRows:
         has_confidence=column("has_confidence", np.empty(0, dtype=bool)),
         crowd=column("crowd", np.empty(0, dtype=bool)),
         rejected={row: why for p in parts for row, why in p.rejected.items()},
+        reasons={row: UNKNOWN_IMAGE for p in parts for row in p.unknown_image.tolist()},
     )
 
 

@@ -7,10 +7,11 @@ that no code outside `handler/datasets/` names a format.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from handler.datasets.loaded import Loaded
+from handler.datasets.read_options import ReadOptions
 from handler.storage import Source
 
 # What `read` is given: a parsed JSON document, `LineRecords` of JSON Lines, or a `Folder`.
@@ -31,6 +32,7 @@ class Format:
     a file this format reads, None when the content is not of its shape: large files take it
     instead of the plain JSON parser. A `reads_shards` format (JSON Lines only) is the one in
     which workers read a dataset's shard files on their own.
+    A format that `takes` read options ("names", "layout") reads with `read_with`, given them too.
     """
 
     name: str
@@ -41,3 +43,16 @@ class Format:
     sizes_from: str = ""
     decode: Callable[[Source, bytes], Any | None] | None = None
     reads_shards: bool = False
+    read_with: Callable[[str, Any, Loaded | None, ReadOptions], Loaded] | None = None
+    takes: frozenset[str] = field(default_factory=frozenset)
+
+    def read_as(self, where: str, content: Any, reference: Loaded | None, options: ReadOptions) -> Loaded:
+        """`read`, or `read_with` when options are given (one this format cannot use is an error)."""
+        options.refuse(self.name, self.takes)
+        if not options.given() or self.read_with is None:
+            return self.read(where, content, reference)
+        return self.read_with(where, content, reference, options)
+
+    def __post_init__(self) -> None:
+        if self.takes and self.read_with is None:
+            raise TypeError(f"format {self.name!r} takes {sorted(self.takes)} but has no read_with")

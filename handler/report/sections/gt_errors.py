@@ -7,6 +7,7 @@ from typing import Annotated, Literal, cast
 from pydantic import Field
 
 from handler.engine.analyses.gt_errors import GT_ERRORS
+from handler.engine.class_mapping import class_mapping
 from handler.engine.gt_errors import (
     MISSING_GT,
     MISSING_MAX_IOU,
@@ -53,6 +54,7 @@ class SuspectedGtErrors(Section):
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     state = facts.state
     found = state.of(GT_ERRORS)
+    found = found if class_mapping(state) is None else found.without_wrong_class()
     fixed = scored(found.corrected(state.tally.counts))
     listed = tuple(
         SuspectedBoxEntry.model_validate(
