@@ -11,11 +11,12 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from handler.errors import InputError
 from handler.runtime import (
     OneLineParser,
+    chosen_store,
     common_parent,
     configure_logging,
     execution_options,
@@ -23,11 +24,14 @@ from handler.runtime import (
     guarded,
     log_detail,
     store_parent,
-    store_uri,
     warning_lines,
 )
 
+if TYPE_CHECKING:
+    from handler.outputs import NodeOutputs
+
 INPUTS_OPTION: Final = "--inputs"
+OUTPUTS_OPTION: Final = "--outputs"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         INPUTS_OPTION, type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
     )
     parser.add_argument(
-        "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
+        OUTPUTS_OPTION, type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
     return parser
 
@@ -68,6 +72,13 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
     return raw
 
 
+def _write_outputs(outputs: NodeOutputs, path: Path) -> None:
+    try:
+        outputs.write(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write the outputs ({error.strerror})", OUTPUTS_OPTION) from None
+
+
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """The node; `environ` stands for the process environment (tests run the node in-process)."""
     args = _parser().parse_args(argv)
@@ -78,16 +89,15 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         # without loading numpy, the readers and the report models.
         from handler.inputs import parse_inputs
         from handler.pipeline import log_to_stderr, run
-        from handler.storage import open_store
 
         inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
-        store = open_store(store_uri(args.store))
+        store = chosen_store(args)
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         log_detail(result.findings, result.location)
         for line in warning_lines(result.findings):
             print(line, file=sys.stderr, flush=True)
         if args.outputs is not None:
-            result.outputs.write(args.outputs)
+            _write_outputs(result.outputs, args.outputs)
         print(result.outputs.to_json(), flush=True)
         return 0
 
