@@ -20,6 +20,12 @@ BoolArray = npt.NDArray[np.bool_]
 AssetTags = tuple[str, ...]  # an asset's tags (native format), for slices of the report
 
 
+def box_area(xyxy: FloatArray) -> FloatArray:
+    """(N,) area of (N, 4) boxes, `(x_max - x_min) * (y_max - y_min)`: the one home of box area."""
+    area: FloatArray = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    return area
+
+
 @dataclass(frozen=True)
 class BoxTable:
     """N boxes as parallel arrays.
@@ -113,7 +119,7 @@ class BoxTable:
 
     @property
     def area(self) -> FloatArray:
-        return (self.xyxy[:, 2] - self.xyxy[:, 0]) * (self.xyxy[:, 3] - self.xyxy[:, 1])
+        return box_area(self.xyxy)
 
 
 @dataclass(frozen=True)

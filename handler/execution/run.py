@@ -34,6 +34,7 @@ from handler.execution.shards import (
     run_file_shard,
     run_paired_shard,
 )
+from handler.forked import allowed_workers
 from handler.inputs import NodeInputs
 from handler.report.asset import chunk_key, discard_chunks
 from handler.report.findings import DatasetNames
@@ -157,8 +158,9 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
             DatasetNames(pred_source.name, NATIVE_LINES),
             ReadFigures(),
         )
-    gt = load_dataset(gt_source, inputs.gt_format, None, read_options(inputs, "gt"))
-    pred = load_dataset(pred_source, inputs.pred_format, gt, read_options(inputs, "pred"))
+    with allowed_workers(options.workers):  # a big file is decoded on that many processes
+        gt = load_dataset(gt_source, inputs.gt_format, None, read_options(inputs, "gt"))
+        pred = load_dataset(pred_source, inputs.pred_format, gt, read_options(inputs, "pred"))
     paired = pair_datasets(gt.dataset, pred.dataset)
     executor = _executor(options, len(paired.gt) + len(paired.pred))
     shards = 1 if executor.workers == 1 else SHARDS_PER_WORKER * executor.workers

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from handler.engine.analyses.gt_errors import GT_ERRORS
 from handler.engine.class_mapping import class_mapping
+from handler.engine.counts import OutcomeCounts
 from handler.engine.gt_errors import (
     MISSING_GT,
     MISSING_MAX_IOU,
@@ -18,7 +19,6 @@ from handler.engine.gt_errors import (
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Grade, Score, Section, Threshold
 from handler.report.sections import SectionSpec
-from handler.report.sections.routing import scored
 
 
 class SuspectedBoxEntry(Section):
@@ -55,7 +55,7 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     state = facts.state
     found = state.of(GT_ERRORS)
     found = found if class_mapping(state) is None else found.without_wrong_class()
-    fixed = scored(found.corrected(state.tally.counts))
+    fixed = OutcomeCounts(found.corrected(state.tally.counts))
     listed = tuple(
         SuspectedBoxEntry.model_validate(
             {
@@ -76,7 +76,7 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
         missing_gt=int(found.counts[MISSING_GT]),
         wrong_class=int(found.counts[WRONG_CLASS]),
         listed=listed,
-        score_if_gt_fixed=fixed.assistance_score,
+        score_if_gt_fixed=fixed.score,
         grade_if_gt_fixed=cast(Grade, fixed.grade),  # one of GRADES; the model checks it again
     )
 
