@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.engine.sweep import Sweep
@@ -101,7 +103,7 @@ def verdict(tally: Tally, reason: str | None, sweep: Sweep, time: TimeSaved, spr
 
 
 def _skipped(state: EvaluationState) -> Skipped:
-    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.skipped)
+    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.read.skipped)
     return Skipped(count=state.figures.gt_skipped + state.figures.pred_skipped, listed=listed)
 
 
@@ -129,7 +131,7 @@ def _dataset(facts: RunFacts) -> DatasetSection:
         pred_source=facts.pred.source,
         gt_format=facts.gt.format,
         pred_format=facts.pred.format,
-        classes=len(facts.state.classes.names),
+        classes=len(facts.state.of(PER_CLASS).names),
         crowd_excluded=figures.crowd_excluded,
     )
 
@@ -145,7 +147,13 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, facts.state.sweep, time_saved(tally, facts.costs), facts.spread),
+        verdict=verdict(
+            tally,
+            reason,
+            facts.state.of(CONFIDENCE_SWEEP).sweep,
+            time_saved(tally, facts.costs),
+            facts.spread,
+        ),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Section
@@ -31,7 +32,7 @@ class NearMisses(Section):
 
 
 def near_misses(facts: RunFacts) -> NearMisses:
-    found = facts.state.near_misses
+    found = facts.state.of(NEAR_MISSES)
     edges = found.edges.tolist()
     bands = tuple(
         NearMissBand(iou_from=low, iou_to=high, count=count)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Counts, Score, Section, Threshold
@@ -47,7 +48,7 @@ def _point(point: SweepPoint) -> SweepPointFigures:
 
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
-    sweep = facts.state.sweep
+    sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
     return ConfidenceSweep(
         points=tuple(_point(point) for point in sweep.points),
         used_threshold=sweep.used.threshold,
