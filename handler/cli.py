@@ -48,6 +48,7 @@ from handler.report.model import TimeSaved
 from handler.report.slices import read_slices
 from handler.runtime import (
     OneLineParser,
+    add_read_options,
     add_version_option,
     common_parent,
     configure_logging,
@@ -56,6 +57,7 @@ from handler.runtime import (
     guarded,
     log_detail,
     option_block,
+    read_inputs,
     store_parent,
     store_uri,
     warning_lines,
@@ -143,6 +145,7 @@ def _dataset_parent() -> OneLineParser:
     parent.add_argument(
         "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
     )
+    add_read_options(parent)
     return parent
 
 
@@ -184,7 +187,7 @@ def _node_options(args: argparse.Namespace) -> dict[str, str]:
     """The node inputs given as options, by node.json key (the formats only when forced)."""
     given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
-    return given | {key: value for key, value in forced.items() if value}
+    return given | {key: value for key, value in forced.items() if value} | read_inputs(args)
 
 
 def _command(

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from handler.execution import ExecutionOptions
     from handler.report.model import Findings
 
+from handler.datasets.layouts import parse_layout
+from handler.datasets.read_options import READ_KEYS, option_flag
 from handler.errors import UserError, escape_controls
 from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, workers_from
 
@@ -63,6 +65,37 @@ def store_parent() -> OneLineParser:
         help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or {DEFAULT_STORE})",
     )
     return parent
+
+
+def add_read_options(parser: argparse.ArgumentParser) -> None:
+    """--gt-names/--pred-names FILE and --gt-layout/--pred-layout COLUMNS (issue 18), declared in
+    `handler.datasets.read_options`; `read_inputs(args)` turns them into their inputs-file keys."""
+    group = parser.add_argument_group(
+        "reading", "what a side's files do not say (also keys of an inputs file)"
+    )
+    for key, what in READ_KEYS.items():
+        names = key.endswith("NAMES")
+        group.add_argument(
+            option_flag(key),
+            dest=key.lower(),
+            metavar="FILE" if names else "COLUMNS",
+            type=str if names else _layout_text,
+            help=f"{what} ({key})",
+        )
+
+
+def _layout_text(text: str) -> str:
+    """argparse `type=` of --gt-layout / --pred-layout: refused on the command line, naming the option."""
+    try:
+        parse_layout(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def read_inputs(args: argparse.Namespace) -> dict[str, str]:
+    """The read options given on the command line, as GT_NAMES, PRED_LAYOUT, ... inputs."""
+    return {key: value for key in READ_KEYS if (value := getattr(args, key.lower(), None)) is not None}
 
 
 def execution_parent() -> OneLineParser:
@@ -132,12 +165,18 @@ def log_detail(findings: Findings, location: str) -> None:
     LOGGER.debug("ground truth: %s (%s), %d objects", data.gt_source, data.gt_format, data.gt_objects)
     LOGGER.debug(
         "predictions: %s (%s), %d of %d kept at confidence %g",
-        data.pred_source, data.pred_format, data.predictions_kept, data.predictions,
+        data.pred_source,
+        data.pred_format,
+        data.predictions_kept,
+        data.predictions,
         findings.parameters.confidence_threshold,
     )
     LOGGER.debug(
         "images: %d scored, %d only in ground truth, %d only in predictions; %d boxes skipped",
-        data.images, data.gt_only_images, data.pred_only_images, findings.skipped.count,
+        data.images,
+        data.gt_only_images,
+        data.pred_only_images,
+        findings.skipped.count,
     )
     LOGGER.debug("report: %s", location)
 

@@ -35,8 +35,13 @@ SHORT_LABELS: Final = dict(zip(OUTCOMES, ("Correct", "Shifted", "Confused", "FP"
 ACTION_LABELS: Final = dict(
     zip(
         ACTIONS,
-        ("Accept (correct)", "Nudge (shifted)", "Relabel (class-confused)", "Delete (false positive)",
-         "Draw (false negative)"),
+        (
+            "Accept (correct)",
+            "Nudge (shifted)",
+            "Relabel (class-confused)",
+            "Delete (false positive)",
+            "Draw (false negative)",
+        ),
         strict=True,
     )
 )
@@ -85,8 +90,12 @@ def _tick(bound: float) -> dict[str, Any]:
     """A grade bound marked across the band, with its value just outside the arc."""
     (x0, y0), (x1, y1) = _point(bound, RADIUS - 11), _point(bound, RADIUS + 11)
     x, y = _point(bound, RADIUS + 20)
-    return {"path": f"M {x0:.2f} {y0:.2f} L {x1:.2f} {y1:.2f}", "x": f"{x:.2f}", "y": f"{y + 4:.2f}",
-            "label": f"{bound:g}"}
+    return {
+        "path": f"M {x0:.2f} {y0:.2f} L {x1:.2f} {y1:.2f}",
+        "x": f"{x:.2f}",
+        "y": f"{y + 4:.2f}",
+        "label": f"{bound:g}",
+    }
 
 
 def _listed(words: list[str]) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from handler.boxes import BoxTable, FloatArray
-from handler.engine.iou import box_area, iou_of_overlap, overlap
+from handler.boxes import BoxTable, FloatArray, box_area
+from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import PAIR_BUDGET, MatchResult, candidate_pairs, greedy_match
 
 

@@ -114,7 +114,7 @@ RULES = (
         # fields.py spells them once more as the schema's Literal enum; test_schema_drift checks
         # that Literal against GRADES, so the two cannot disagree.
         ("handler/engine/score.py", "handler/report/fields.py"),
-        "handler.engine.score.GRADES / grade(), MINIMAL_GRADE",
+        "handler.engine.score.GRADES / grade_indices(), or OutcomeCounts.grade",
     ),
     Rule(
         "node.json defaults and options",
