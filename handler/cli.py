@@ -50,6 +50,7 @@ from handler.runtime import (
     OneLineParser,
     add_read_options,
     add_version_option,
+    chosen_store,
     common_parent,
     configure_logging,
     execution_options,
@@ -59,10 +60,9 @@ from handler.runtime import (
     option_block,
     read_inputs,
     store_parent,
-    store_uri,
     warning_lines,
 )
-from handler.storage import Store, open_store
+from handler.storage import Store
 
 PROG: Final = "prelabel-eval"
 # `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
@@ -387,7 +387,7 @@ def _time_line(time: TimeSaved) -> str:
 
 def _evaluate(args: argparse.Namespace) -> int:
     raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args)}
-    inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
+    inputs, store = parse_inputs(raw), chosen_store(args)
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
     with phase_progress(PHASES, log_to_stderr, enabled=not (args.quiet or args.verbose)) as log:
@@ -400,7 +400,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     report_ids = list_reports(store)
     for report_id in report_ids:
         print(report_id)
@@ -419,7 +419,7 @@ def _outputs(findings: bytes) -> bytes:
 
 
 def _show(args: argparse.Namespace) -> int:
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     part, report_id = args.part or "findings", _report_id(store, args.report_id)
     if part == "outputs":
         content = _outputs(read_report_part(store, report_id, "findings"))
@@ -431,7 +431,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _gc(args: argparse.Namespace) -> int:
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     deleted = collect_garbage(store, parse_duration(args.older_than))
     print(f"deleted {len(deleted)} staging objects from {store.uri}")
     return 0
@@ -439,7 +439,7 @@ def _gc(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     found = compare(
         args.gt,
         args.pred_a,

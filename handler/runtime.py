@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 if TYPE_CHECKING:
     from handler.execution import ExecutionOptions
     from handler.report.model import Findings
+    from handler.storage import Store
 
 from handler.datasets.layouts import parse_layout
 from handler.datasets.read_options import READ_KEYS, option_flag
-from handler.errors import UserError, escape_controls
+from handler.errors import StorageError, UserError, escape_controls
 from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, workers_from
 
 DEFAULT_STORE: Final = "./prelabel-store"
@@ -189,6 +190,17 @@ def warning_lines(findings: Findings) -> list[str]:
 def store_uri(option: str | None) -> str:
     """`--store`, else $PRELABEL_STORE, else the embedded default (a local folder)."""
     return option or os.environ.get(STORE_VARIABLE) or DEFAULT_STORE
+
+
+def chosen_store(args: argparse.Namespace) -> Store:
+    """The store of `--store`, else $PRELABEL_STORE, else the default; a refusal names which it was."""
+    from handler.storage import open_store  # the run's code, imported when a command needs a store
+
+    given = "--store" if args.store else f"${STORE_VARIABLE}" if os.environ.get(STORE_VARIABLE) else "store"
+    try:
+        return open_store(store_uri(args.store))
+    except StorageError as error:
+        raise StorageError(f"{given}: {error}") from None
 
 
 class Terminated(BaseException):

@@ -15,7 +15,6 @@ cannot belong to a live run; `collect_garbage` deletes it, and every publish run
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import defaultdict
@@ -23,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
+
+import orjson
 
 from handler.errors import InputError, StorageError
 from handler.storage import ObjectNotFound, Store
@@ -95,7 +96,7 @@ def _get(store: Store, key: str, report_id: str) -> bytes:
 
 def _manifest(store: Store, folder: str, report_id: str) -> list[str]:
     try:
-        document: Any = json.loads(_get(store, f"{folder}/{MANIFEST}", report_id))
+        document: Any = orjson.loads(_get(store, f"{folder}/{MANIFEST}", report_id))
     except ObjectNotFound:
         raise StorageError(f"{store.uri}: no report {report_id!r}") from None
     except ValueError as error:

@@ -13,11 +13,12 @@ the report wrote; only SIGKILL leaves staging, which `collect_garbage` removes l
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cache
+
+import orjson
 
 from handler.errors import StorageError
 from handler.report.asset import (
@@ -113,7 +114,7 @@ class ReportStaging:
         try:
             listed = self._write_parts(parts, chunks)
             self._check(listed)
-            manifest = json.dumps({"report_id": self.report_id, "parts": list(listed)}).encode()
+            manifest = orjson.dumps({"report_id": self.report_id, "parts": list(listed)})
             self.store.put(self._key(MANIFEST), manifest, MANIFEST_TYPE)
             if self._folder != self._final:
                 self.store.rename_folder(self._folder, self._final)
