@@ -20,9 +20,8 @@ from handler.engine.bootstrap import (
     SEED,
     percentile_interval,
     resampled_counts,
-    scores_of,
-    seconds_saved,
 )
+from handler.engine.counts import OutcomeCounts
 from handler.engine.timecost import TimeCosts
 
 
@@ -46,8 +45,9 @@ class PairedBootstrap:
 
 def paired_images(ids_a: list[str], ids_b: list[str]) -> tuple[IntArray, IntArray]:
     """Rows of A and of B with the same asset id, in A's asset order."""
-    _, rows_a, rows_b = np.intersect1d(np.asarray(ids_a, dtype=str), np.asarray(ids_b, dtype=str),
-                                       assume_unique=True, return_indices=True)
+    _, rows_a, rows_b = np.intersect1d(
+        np.asarray(ids_a, dtype=str), np.asarray(ids_b, dtype=str), assume_unique=True, return_indices=True
+    )
     order = np.argsort(rows_a, kind="stable")
     return rows_a[order].astype(np.int64), rows_b[order].astype(np.int64)
 
@@ -63,15 +63,16 @@ def paired_bootstrap(
     """Intervals of B - A of the score and of the time saved, over the same resampled images."""
     summed = resampled_counts(np.hstack((counts_a, counts_b)), resamples, seed)
     split = counts_a.shape[1]
-    a, b = summed[:, :split], summed[:, split:]
-    whole_a, whole_b = counts_a.sum(axis=0, keepdims=True), counts_b.sum(axis=0, keepdims=True)
+    a, b = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
+    whole_a = OutcomeCounts(counts_a.sum(axis=0, keepdims=True))
+    whole_b = OutcomeCounts(counts_b.sum(axis=0, keepdims=True))
     return PairedBootstrap(
         images=len(counts_a),
         resamples=resamples,
         level=LEVEL,
-        score=_difference(scores_of(whole_b) - scores_of(whole_a), scores_of(b) - scores_of(a)),
+        score=_difference(whole_b.scores - whole_a.scores, b.scores - a.scores),
         seconds_saved=_difference(
-            seconds_saved(whole_b, costs) - seconds_saved(whole_a, costs),
-            seconds_saved(b, costs) - seconds_saved(a, costs),
+            whole_b.seconds_saved(costs) - whole_a.seconds_saved(costs),
+            b.seconds_saved(costs) - a.seconds_saved(costs),
         ),
     )

@@ -13,10 +13,10 @@ import orjson
 from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
-from handler.engine.bootstrap import SEED, scores_of, seconds_saved
+from handler.engine.bootstrap import SEED
+from handler.engine.counts import OutcomeCounts
 from handler.engine.paired import Difference, PairedBootstrap
 from handler.engine.plugin import ClassCounts
-from handler.engine.score import grade
 from handler.engine.timecost import TimeCosts
 from handler.report.fields import Grade, Score, Section
 from handler.report.html import duration, environment, saving
@@ -82,13 +82,12 @@ class Comparison(Section):
 
 
 def _side(dataset: str, counts: IntArray, costs: TimeCosts) -> Side:
-    whole = counts.sum(axis=0)
-    correct, shifted, confused = (int(v) for v in whole[:3])
+    whole = OutcomeCounts(counts.sum(axis=0))
     return Side(
         dataset=dataset,
-        assistance_score=float(scores_of(whole[None])[0]),
-        grade=cast(Grade, grade(correct, shifted, confused, int(whole.sum()))),
-        saved_seconds=float(seconds_saved(whole[None], costs)[0]),
+        assistance_score=whole.score,
+        grade=cast(Grade, whole.grade),
+        saved_seconds=float(whole.seconds_saved(costs)),
     )
 
 
@@ -103,7 +102,7 @@ def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
 
 def per_class(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
     names = [*a.names, *(name for name in b.names if name not in set(a.names))]
-    scores_a, scores_b = scores_of(_aligned(a, names)), scores_of(_aligned(b, names))
+    scores_a, scores_b = (OutcomeCounts(_aligned(side, names)).scores for side in (a, b))
     return tuple(
         ClassDifference(class_name=name, score_a=sa, score_b=sb, difference=sb - sa)
         for name, sa, sb in zip(names, scores_a.tolist(), scores_b.tolist(), strict=True)

@@ -10,7 +10,7 @@ from pydantic import Field
 from handler.engine import analysis
 from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.timecost import labeler_seconds
+from handler.engine.counts import OutcomeCounts
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
 from handler.report.sections import SectionSpec
@@ -55,7 +55,7 @@ def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
     """The images that take the labeler longest with the predictions, by estimated seconds."""
     images = facts.state.of(PER_IMAGE)
     counts, asset_ids = images.counts, images.asset_ids
-    seconds = labeler_seconds(counts, facts.costs)
+    seconds = OutcomeCounts(counts).labeler_seconds(facts.costs)
     return tuple(
         ImageWork(
             asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
