@@ -7,7 +7,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Final
 
-from handler.datasets import load_dataset, pair_datasets
+from handler.datasets import load_dataset, pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
 from handler.datasets.read_options import ClassNames, ReadOptions, Side, option_label, parse_names_file
@@ -39,7 +39,6 @@ from handler.report.findings import DatasetNames
 from handler.report.staging import ChunkSink, WrittenChunk
 from handler.storage import Source, Store, open_source, resolve_dataset
 
-NATIVE_LINES: Final = "native-jsonl"
 # Shards per worker: a little more than one evens out shards of unequal cost.
 SHARDS_PER_WORKER: Final = 2
 
@@ -95,10 +94,11 @@ def run_shard(job: ShardJob) -> ShardOutput:
 def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Source, Source]] | None:
     """Folders of JSONL shards with the same file names on both sides: shard i of each holds the
     same assets, so a worker can read and pair them on its own."""
-    forced = {inputs.gt_format, inputs.pred_format} - {None, "native", NATIVE_LINES}
+    forced = (inputs.gt_format, inputs.pred_format)
     # Read options are refused by the native reader, on the driver, with the option named.
     options = (inputs.gt_names, inputs.pred_names, inputs.gt_layout, inputs.pred_layout)
-    if forced or any(option is not None for option in options) or not (gt.is_dir() and pred.is_dir()):
+    readable = all(map(shards_readable, forced)) and all(option is None for option in options)
+    if not readable or not (gt.is_dir() and pred.is_dir()):
         return None
     gt_shards, pred_shards = Folder.of(gt).shards(SHARD_SUFFIX), Folder.of(pred).shards(SHARD_SUFFIX)
     if len(gt_shards) < 2 or [s.basename for s in gt_shards] != [s.basename for s in pred_shards]:
@@ -154,8 +154,8 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt_source.name, NATIVE_LINES),
-            DatasetNames(pred_source.name, NATIVE_LINES),
+            DatasetNames(gt_source.name, shard_format().name),
+            DatasetNames(pred_source.name, shard_format().name),
             ReadFigures(),
         )
     with allowed_workers(options.workers):  # a big file is decoded on that many processes
