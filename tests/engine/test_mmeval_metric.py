@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import pickle
 import subprocess
@@ -20,6 +21,7 @@ from mmeval.core import BaseMetric
 from handler import PrelabelingEfficiency
 from handler.engine import Tally, Thresholds
 from handler.engine.analysis import per_image_tallies
+from handler.engine.exactsum import ExactSum
 from handler.metric import evaluate_records, load_records
 from handler.mmeval import PrelabelingEfficiencyMetric
 
@@ -116,6 +118,20 @@ def test_per_image_results_are_small_picklable_and_add_up_exactly(
     assert len(gathered) / N_IMAGES < 300
     reversed_order = pickle.loads(gathered)[::-1]  # exact sums: any order gives the same result
     assert metric.compute_metric(reversed_order) == metric.compute()
+
+
+def test_exact_sums_per_group_are_each_groups_fsum_and_add_up_to_the_whole() -> None:
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.uniform(0.1, 1, 3000), rng.uniform(1e-6, 1e-3, 50), [1.0, 0.5]])
+    groups = rng.integers(0, 40, len(values))
+    groups[groups == 13] = 12  # an empty group among them
+    sums = ExactSum.per_group(values, groups, 40)
+    for group, exact in enumerate(sums):
+        assert exact.total == math.fsum(values[groups == group]) and exact.count == np.count_nonzero(
+            groups == group
+        )
+    assert sums[13] == ExactSum() and sum(sums, ExactSum()) == ExactSum.of(values)
+    assert ExactSum.per_group(np.empty(0), np.empty(0, dtype=np.int64), 2) == [ExactSum(), ExactSum()]
 
 
 def test_per_image_tallies_equal_each_image_evaluated_alone() -> None:
