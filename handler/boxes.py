@@ -20,11 +20,11 @@ BoolArray = npt.NDArray[np.bool_]
 AssetTags = tuple[str, ...]  # an asset's tags (native format), for slices of the report
 
 
-
 def box_area(xyxy: FloatArray) -> FloatArray:
     """(N,) area of (N, 4) boxes, `(x_max - x_min) * (y_max - y_min)`: the one home of box area."""
     area: FloatArray = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
     return area
+
 
 @dataclass(frozen=True)
 class BoxTable:

@@ -48,7 +48,7 @@ class ParsedRows:
     not a number; `has_confidence` says which rows wrote one (None: the rows whose value is
     not NaN; a format without confidences leaves both None). `rejected` maps the rows the
     parser could not read to why, `reasons` some of them to a reason in a few words for the
-    count by reason (`UNKNOWN_IMAGE`; else `unreadable row`, or the box defect a text reader
+    count by reason (`UNKNOWN_IMAGE`, `UNKNOWN_CLASS`; else `unreadable row`, or the box defect a text reader
     names); `explain(row)` may phrase a skipped row in the format's own words (None: the
     builder's words). `position(row)` names where a row was written.
     """
@@ -143,6 +143,8 @@ _REASONS: Final = ("no label", "bad box", "confidence not finite", "confidence o
 REJECTED_REASON: Final = "unreadable row"
 # A row naming an image the dataset does not have (a COCO results list made for other images).
 UNKNOWN_IMAGE: Final = "image not in the images"
+# A row naming a class the dataset does not have (class ids of another list, or counted from 0).
+UNKNOWN_CLASS: Final = "class not in the categories"
 BOX_REASONS: Final = frozenset(("x_max < x_min", "y_max < y_min", "coordinate not finite"))
 
 

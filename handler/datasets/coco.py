@@ -17,12 +17,13 @@ from typing import Any, Final
 import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
-from handler.datasets.builder import UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
+from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, is_typed
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
 from handler.datasets.loaded import Loaded
+from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.errors import DatasetError, quoted
 from handler.forked import forked_map, worker_budget
 
@@ -165,7 +166,7 @@ class _Chunk:
     has_confidence: BoolArray
     crowd: BoolArray
     rejected: dict[int, str]
-    unknown_image: IntArray  # rows (of the whole list) rejected for an image id not in the images
+    reasons: dict[int, str]  # rows (of the whole list) rejected for an unknown image or class
 
 
 def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
@@ -197,8 +198,11 @@ def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
     for rows, problem in problems:
         for row in np.flatnonzero(rows).tolist():
             rejected.setdefault(offset + row, problem(row))
-    # An unknown image is the reason when the box itself is fine (the problems' order).
-    unknown_image = np.flatnonzero((image < 0) & ~bad_box) + offset
+    # An unknown image or class is the reason when what comes before it is fine (the problems' order).
+    reasons = {row: UNKNOWN_IMAGE for row in (np.flatnonzero((image < 0) & ~bad_box) + offset).tolist()} | {
+        row: UNKNOWN_CLASS
+        for row in (np.flatnonzero((class_id < 0) & (image >= 0) & ~bad_box) + offset).tolist()
+    }
     return _Chunk(
         xyxy,
         class_id,
@@ -207,7 +211,7 @@ def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
         has_confidence,
         _crowd(_field(entries, typed, "iscrowd", 0)),
         rejected,
-        unknown_image,
+        reasons,
     )
 
 
@@ -235,7 +239,7 @@ def _joined(parts: list[_Chunk], rows: int) -> ParsedRows:
         has_confidence=column("has_confidence", np.empty(0, dtype=bool)),
         crowd=column("crowd", np.empty(0, dtype=bool)),
         rejected={row: why for p in parts for row, why in p.rejected.items()},
-        reasons={row: UNKNOWN_IMAGE for p in parts for row in p.unknown_image.tolist()},
+        reasons={row: why for p in parts for row, why in p.reasons.items()},
     )
 
 
@@ -316,20 +320,25 @@ def read_coco_results(
     format_name: str,
     reference: Dataset | None,
     ids: CocoIds | None,
+    names: dict[int, str] | None = None,
 ) -> Dataset:
     """A results list covers every image of the COCO GT file it is paired with (SPEC §4).
 
-    A `ChunkedArray` is decoded and turned into columns a chunk at a time."""
+    `names` (--pred-names) name its category ids instead of the GT file's categories. A
+    `ChunkedArray` is decoded and turned into columns a chunk at a time."""
     if reference is None or ids is None:
         raise DatasetError(
             f"{source}: a COCO results list names images and categories by COCO id: "
             "expected a COCO instances file as the ground truth"
         )
     images = Images(reference.asset_ids, reference.widths, reference.heights)
+    class_names = reference.class_names
+    if names is not None:
+        ids, class_names = CocoIds(ids.image_ids, [str(i) for i in names]), list(names.values())
     rows = _parallel_rows(document, ids) if isinstance(document, ChunkedArray) else None
     if rows is None:
         rows = _rows(_result_chunks(source, document), ids)
-    return build_dataset(source, format_name, rows, images, reference.class_names)
+    return build_dataset(source, format_name, rows, images, class_names)
 
 
 def _read_instances(source: str, document: Any, _: Loaded | None) -> Loaded:
@@ -337,16 +346,22 @@ def _read_instances(source: str, document: Any, _: Loaded | None) -> Loaded:
     return Loaded(dataset, ids, class_order=dataset.class_names)
 
 
-def _read_results(source: str, document: Any, reference: Loaded | None) -> Loaded:
+def _read_results(
+    source: str, document: Any, reference: Loaded | None, options: ReadOptions = NO_OPTIONS
+) -> Loaded:
+    given = options.names
     dataset = read_coco_results(
         source,
         document,
         "coco-results",
         reference.dataset if reference else None,
         reference.coco_ids if reference else None,
+        None if given is None else given.category_ids or given.by_id,
     )
     return Loaded(dataset)
 
 
 COCO = Format("coco", "json", is_coco_instances, _read_instances)
-COCO_RESULTS = Format("coco-results", "json", is_coco_results, _read_results)
+COCO_RESULTS = Format(
+    "coco-results", "json", is_coco_results, _read_results, _read_results, frozenset(("names",))
+)

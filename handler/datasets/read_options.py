@@ -45,8 +45,9 @@ def option_label(key: str) -> str:
 class ClassNames:
     """Class id → name, and where it came from (for messages)."""
 
-    by_id: dict[int, str]
+    by_id: dict[int, str]  # id i: line i of a list, the i-th category of a COCO file
     source: str
+    category_ids: dict[int, str] | None = None  # a COCO file's own category ids (for a results list)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class ReadOptions:
                 where = (
                     "yolo and cartucho text label files"
                     if key.endswith("LAYOUT")
-                    else "formats whose classes are ids"
+                    else "yolo, cartucho and coco-results, whose classes are ids"
                 )
                 raise InputError(
                     f"{option_label(key)}: the {format_name} format has no use for it: it applies to {where}"
@@ -97,8 +98,7 @@ def _coco_categories(where: str, document: Any) -> dict[int, str]:
         for c in categories
     ):
         raise DatasetError(f"{where}: expected a COCO file with `categories` of {{id, name}}")
-    # Class ids index the categories in their order (a model trained on the COCO file counts from 0).
-    return dict(enumerate(category["name"] for category in categories))
+    return {category["id"]: category["name"] for category in categories}
 
 
 def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
@@ -109,13 +109,16 @@ def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
                 document = orjson.loads(content)
             except orjson.JSONDecodeError as error:
                 raise DatasetError(f"{where}: expected a COCO JSON file ({error})") from None
-            by_id = _coco_categories(where, document)
+            categories = _coco_categories(where, document)
+            by_id = dict(enumerate(categories.values()))
         else:
-            by_id = parse_names(where, content.decode("utf-8"))
+            categories, by_id = None, parse_names(where, content.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError(f"{option_label(key)}: {where}: expected UTF-8 text") from None
     except DatasetError as error:
         raise InputError(f"{option_label(key)}: {error}") from None
     if not by_id:
         raise InputError(f"{option_label(key)}: {where}: no class names in it")
-    return ClassNames(by_id, f"{quoted(where)} ({option_label(key)})")
+    # A class id of a label file indexes the categories in their order (a model trained on the
+    # COCO file counts from 0); a results list's category_id is the category's own id.
+    return ClassNames(by_id, f"{quoted(where)} ({option_label(key)})", categories)

@@ -17,6 +17,7 @@ from handler.boxes import IntArray
 from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.outcomes import Outcome
+from handler.engine.plugin import GT_SIDE
 from handler.engine.state import EvaluationState
 
 # "Most" matched pairs class-confused: a detector of the GT's classes gets most classes right.
@@ -35,7 +36,7 @@ class ClassMapping:
     matched: int  # matched pairs (correct + shifted + class-confused)
     confused: int  # of those, class-confused
     mapped: int  # matched pairs that follow the mapping (same-class pairs of unmapped classes included)
-    shift: int | None  # when every mapped class is an id on both sides: GT id - predicted id, if constant
+    shift: int | None  # GT id - predicted id, when the same for every mapped pair (see `_shift`)
 
 
 def _matched_matrix(n: int, counts: IntArray, confusions: IntArray) -> IntArray:
@@ -56,18 +57,31 @@ def _mutual_best(matrix: IntArray) -> tuple[IntArray, IntArray]:
     return gts[mutual], preds[mutual]
 
 
-def _shift(pairs: tuple[tuple[str, str, int], ...]) -> int | None:
-    if not all(pred.isdigit() and gt.isdigit() for pred, gt, _ in pairs):
+def _shift(names: tuple[str, ...], listed: int, gts: IntArray, preds: IntArray) -> int | None:
+    """GT id - predicted id when it is the same for two or more mapped pairs: ids counted from
+    another start. Ids are the names when all are numbers, else the places in the GT's class list
+    (the first `listed` names), where a COCO results list or YOLO predictions take their names."""
+    used = np.concatenate((gts, preds))
+    if len(gts) < 2:
         return None
-    shifts = {int(gt) - int(pred) for pred, gt, _ in pairs}
-    return shifts.pop() if len(shifts) == 1 else None
+    if all(names[i].isdigit() for i in used.tolist()):
+        ids = np.array([int(name) if name.isdigit() else -1 for name in names], dtype=np.int64)
+    elif bool(np.all(used < listed)):
+        ids = np.arange(len(names), dtype=np.int64)
+    else:
+        return None
+    shifts = np.unique(ids[gts] - ids[preds])
+    return int(shifts[0]) if len(shifts) == 1 else None
 
 
-def find_class_mapping(names: tuple[str, ...], counts: IntArray, confusions: IntArray) -> ClassMapping | None:
+def find_class_mapping(
+    names: tuple[str, ...], counts: IntArray, confusions: IntArray, listed: int = 0
+) -> ClassMapping | None:
     """The one-to-one mapping most matched pairs follow, when most of them are class-confused.
 
     `counts` is the (n, 5) outcome table by class, `confusions` the (m, 3) rows of (GT class,
-    predicted class, count) of class-confused matches, both over `names`.
+    predicted class, count) of class-confused matches, both over `names`, whose first `listed`
+    are the GT's own class list.
     """
     matrix = _matched_matrix(len(names), counts, confusions)
     matched = int(matrix.sum())
@@ -85,7 +99,7 @@ def find_class_mapping(names: tuple[str, ...], counts: IntArray, confusions: Int
         (names[p], names[g], int(matrix[g, p]))
         for g, p in zip(gts[order].tolist(), preds[order].tolist(), strict=True)
     )
-    return ClassMapping(pairs, matched, confused, mapped, _shift(pairs))
+    return ClassMapping(pairs, matched, confused, mapped, _shift(names, listed, gts, preds))
 
 
 def class_mapping(state: EvaluationState) -> ClassMapping | None:
@@ -96,4 +110,5 @@ def class_mapping(state: EvaluationState) -> ClassMapping | None:
     rows = np.array([index[name] for name in confusions.names], dtype=np.int64).reshape(-1)
     pairs = confusions.pairs.copy()
     pairs[:, :2] = rows[pairs[:, :2]] if len(pairs) else pairs[:, :2]
-    return find_class_mapping(per_class.names, per_class.counts, pairs)
+    listed = sum(1 for rank in per_class.ranks if rank[0] == GT_SIDE)
+    return find_class_mapping(per_class.names, per_class.counts, pairs, listed)

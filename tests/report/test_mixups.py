@@ -83,6 +83,23 @@ def test_names_come_from_a_data_yaml_or_a_coco_files_categories(kind: str, tmp_p
     assert result.findings.counts.outcomes() == RIGHT_COUNTS
 
 
+def test_results_with_ids_counted_from_zero_name_the_shift_and_read_right_with_names(tmp_path: Path) -> None:
+    gt = VOC / "gts" / "coco_format_v1" / "instances_default.json"  # category ids 1..20, obj.names order
+    document = json.loads(gt.read_text())
+    results = [
+        {"image_id": a["image_id"], "category_id": a["category_id"] - 1, "bbox": a["bbox"], "score": 0.9}
+        for a in document["annotations"]
+    ]
+    pred = tmp_path / "results.json"
+    pred.write_text(json.dumps(results))
+    warnings = _warnings(_run(tmp_path, gt, pred))
+    assert "the ids are shifted by +1" in warnings["class_mapping"].message
+    assert warnings["boxes_skipped"].figures["reason"] == "class not in the categories"
+    fixed = _run(tmp_path, gt, pred, PRED_NAMES=str(YOLO_GT / "obj.names"))
+    assert fixed.findings.counts.correct == len(results)
+    assert [w.code for w in fixed.findings.warnings] == ["predictions_equal_ground_truth"]
+
+
 def test_a_score_in_the_second_column_read_as_yolo_names_the_layout_that_fits(tmp_path: Path) -> None:
     warning = _warnings(_run(tmp_path, YOLO_GT, REL_XYWH))["layout_mismatch"]
     assert warning.figures["layout_fitting"] == "class score cx cy w h (normalised)"
