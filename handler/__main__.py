@@ -6,12 +6,13 @@ The last line of stdout is `{"REPORT_ID": ..., "EFFICIENCY_LEVEL": ...}`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from handler.errors import InputError
 from handler.runtime import (
@@ -59,10 +60,10 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
 
         return read_environment(environ)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = orjson.loads(path.read_bytes())
     except OSError as error:
         raise InputError(f"{path}: cannot read the inputs file ({error.strerror})", INPUTS_OPTION) from None
-    except json.JSONDecodeError as error:
+    except orjson.JSONDecodeError as error:  # invalid UTF-8 too
         raise InputError(
             f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})",
             INPUTS_OPTION,
