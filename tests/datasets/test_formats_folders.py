@@ -193,6 +193,14 @@ def test_a_json_format_forced_on_json_lines_reads_its_lines_variant(tmp_path: Pa
     assert pred.format == "prediction-cache-jsonl" and pred.boxes.xyxy.tolist() == [[20, 16, 40, 32]]
 
 
+@pytest.mark.parametrize("fmt", [None, "native", "prediction-cache-jsonl"])
+def test_an_empty_json_lines_file_says_it_has_no_records(tmp_path: Path, fmt: str | None) -> None:
+    path = write_tree(tmp_path, {"pred.jsonl": "\n"}) / "pred.jsonl"
+    with pytest.raises(DatasetError) as raised:
+        load(path, fmt=fmt)
+    assert str(raised.value) == f"{path}: no records: expected JSON Lines, one record a line"
+
+
 def test_a_folder_holding_one_json_dataset_reads_that_file(tmp_path: Path) -> None:
     """A dataset id resolves to `datasets/<id>/`: one dataset file, maybe images beside it."""
     folder = write_tree(
