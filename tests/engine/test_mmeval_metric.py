@@ -7,6 +7,7 @@ import json
 import math
 import os
 import pickle
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -53,8 +54,16 @@ def run_two_ranks(out: Path) -> list[dict[str, Any]]:
     command = [str(mpirun), "--allow-run-as-root", "--oversubscribe", "-n", "2"]
     command += [sys.executable, "-m", "helpers.mpi_metric", str(out)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests")))}
-    answer = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    assert answer.returncode == 0, answer.stdout[-2000:] + answer.stderr[-3000:]
+    # Its own process group, so a hung run is ended with both ranks, not just mpirun.
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as mpi:
+        try:
+            stdout, stderr = mpi.communicate(timeout=120)
+        finally:
+            if mpi.poll() is None:
+                os.killpg(mpi.pid, signal.SIGKILL)
+    assert mpi.returncode == 0, stdout[-2000:] + stderr[-3000:]
     return [json.loads((out / f"rank{rank}.json").read_text(encoding="utf-8")) for rank in (0, 1)]
 
 
