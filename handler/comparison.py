@@ -1,6 +1,6 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`plan_shards`, `evaluate_plan`) against the same
+Both sets run through the node's code path (`read_and_plan`, `evaluate_plan`) against the same
 GT with the same inputs; nothing is written: the shards keep no outcome lines. Images scored
 in both runs are paired by asset id.
 """
@@ -17,16 +17,16 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, read_and_plan
 from handler.inputs import parse_inputs
-from handler.report.compare import Comparison, comparison
+from handler.report.compare import Comparison, build_comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
 def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no outcome lines: nothing is published)."""
-    return evaluate_plan(plan_shards(parse_inputs(raw), store, execution), None)
+    return evaluate_plan(read_and_plan(parse_inputs(raw), store, execution), None)
 
 
 @contextmanager
@@ -67,4 +67,4 @@ def compare(
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
     paired = paired_bootstrap(*counts, costs)
     datasets = (a.gt.source, a.pred.source, b.pred.source)
-    return comparison(datasets, counts, (a.state.of(PER_CLASS), b.state.of(PER_CLASS)), paired, costs)
+    return build_comparison(datasets, counts, (a.state.of(PER_CLASS), b.state.of(PER_CLASS)), paired, costs)
