@@ -6,12 +6,13 @@ The last line of stdout is `{"REPORT_ID": ..., "EFFICIENCY_LEVEL": ...}`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from handler.errors import InputError
 from handler.runtime import (
@@ -21,8 +22,8 @@ from handler.runtime import (
     configure_logging,
     execution_options,
     execution_parent,
-    guarded,
     log_detail,
+    run_as_command,
     store_parent,
     warning_lines,
 )
@@ -59,10 +60,10 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
 
         return read_environment(environ)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = orjson.loads(path.read_bytes())
     except OSError as error:
         raise InputError(f"{path}: cannot read the inputs file ({error.strerror})", INPUTS_OPTION) from None
-    except json.JSONDecodeError as error:
+    except orjson.JSONDecodeError as error:  # invalid UTF-8 too
         raise InputError(
             f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})",
             INPUTS_OPTION,
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(result.outputs.to_json(), flush=True)
         return 0
 
-    return guarded(node)
+    return run_as_command(node)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
     return aligned
 
 
-def per_class(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
+def class_differences(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
     names = [*a.names, *(name for name in b.names if name not in set(a.names))]
     scores_a, scores_b = (OutcomeCounts(_aligned(side, names)).scores for side in (a, b))
     return tuple(
@@ -115,7 +115,7 @@ def _better(score: Difference) -> Better:
     return "A" if score.high < 0 else "neither"
 
 
-def comparison(
+def build_comparison(
     datasets: tuple[str, str, str],
     counts: tuple[IntArray, IntArray],
     classes: tuple[ClassCounts, ClassCounts],
@@ -129,7 +129,7 @@ def comparison(
         better=_better(score),
         difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
         time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
-        per_class=per_class(*classes),
+        per_class=class_differences(*classes),
         context=ComparisonContext(
             gt=gt,
             a=_side(dataset_a, counts[0], costs),
@@ -142,7 +142,7 @@ def comparison(
     )
 
 
-def verdict(found: Comparison) -> str:
+def compare_verdict(found: Comparison) -> str:
     """One sentence: which set leaves less work, or that the images cannot tell."""
     d, level = found.difference, f"{found.context.level:.0%}"
     interval = f"B - A {d.score:+.3f}, {level} interval {d.low:+.3f} to {d.high:+.3f}"
@@ -151,11 +151,11 @@ def verdict(found: Comparison) -> str:
     return f"Prediction set {found.better} leaves less correction work ({interval})."
 
 
-def summary(found: Comparison) -> str:
+def compare_summary(found: Comparison) -> str:
     """The CLI's few lines without --json."""
     c, t = found.context, found.time_saved_difference
     lines = [
-        verdict(found),
+        compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
         f"{c.images} images paired by asset id, {c.resamples} paired bootstrap resamples (seed {c.seed})",
@@ -174,4 +174,4 @@ def _signed(seconds: float) -> str:
 
 def render_compare_html(found: Comparison) -> str:
     template = environment().get_template(TEMPLATE)
-    return template.render(c=found, verdict=verdict(found))
+    return template.render(c=found, verdict=compare_verdict(found))
