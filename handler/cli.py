@@ -304,8 +304,13 @@ def _compare(argv: list[str]) -> int:
     inputs.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
     store = open_store(store_uri(args.store))
     found = compare(
-        args.gt, args.pred_a, args.pred_b,
-        inputs=inputs, costs=time_costs(args), store=store, execution=execution_options(args),
+        args.gt,
+        args.pred_a,
+        args.pred_b,
+        inputs=inputs,
+        costs=time_costs(args),
+        store=store,
+        execution=execution_options(args),
     )
     if args.html:
         try:

@@ -100,12 +100,18 @@ def log_detail(findings: Findings, location: str) -> None:
     LOGGER.debug("ground truth: %s (%s), %d objects", data.gt_source, data.gt_format, data.gt_objects)
     LOGGER.debug(
         "predictions: %s (%s), %d of %d kept at confidence %g",
-        data.pred_source, data.pred_format, data.predictions_kept, data.predictions,
+        data.pred_source,
+        data.pred_format,
+        data.predictions_kept,
+        data.predictions,
         findings.parameters.confidence_threshold,
     )
     LOGGER.debug(
         "images: %d scored, %d only in ground truth, %d only in predictions; %d boxes skipped",
-        data.images, data.gt_only_images, data.pred_only_images, findings.skipped.count,
+        data.images,
+        data.gt_only_images,
+        data.pred_only_images,
+        findings.skipped.count,
     )
     LOGGER.debug("report: %s", location)
 

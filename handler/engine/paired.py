@@ -46,8 +46,9 @@ class PairedBootstrap:
 
 def paired_images(ids_a: list[str], ids_b: list[str]) -> tuple[IntArray, IntArray]:
     """Rows of A and of B with the same asset id, in A's asset order."""
-    _, rows_a, rows_b = np.intersect1d(np.asarray(ids_a, dtype=str), np.asarray(ids_b, dtype=str),
-                                       assume_unique=True, return_indices=True)
+    _, rows_a, rows_b = np.intersect1d(
+        np.asarray(ids_a, dtype=str), np.asarray(ids_b, dtype=str), assume_unique=True, return_indices=True
+    )
     order = np.argsort(rows_a, kind="stable")
     return rows_a[order].astype(np.int64), rows_b[order].astype(np.int64)
 

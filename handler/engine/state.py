@@ -20,6 +20,7 @@ from handler.engine.evaluation import Evaluation, Thresholds, pair_floor
 from handler.engine.gt_errors import SuspectTally
 from handler.engine.health import HealthFigures
 from handler.engine.outcomes import Outcome, Tally
+from handler.engine.sketch import TOP_NEAR_MISSES, NearMissPair, first_ranked, near_miss_pairs
 from handler.engine.sweep import Sweep
 
 N_OUTCOMES: Final = len(Outcome)
@@ -75,9 +76,11 @@ class NearMissTally:
     edges: FloatArray
     counts: IntArray
     missed_gt: int
+    listed: tuple[NearMissPair, ...] = ()  # the closest ones (`sketch.near_miss_pairs`)
 
     def __add__(self, other: NearMissTally) -> NearMissTally:
-        return NearMissTally(self.edges, self.counts + other.counts, self.missed_gt + other.missed_gt)
+        listed = first_ranked((*self.listed, *other.listed), TOP_NEAR_MISSES)
+        return NearMissTally(self.edges, self.counts + other.counts, self.missed_gt + other.missed_gt, listed)
 
     @property
     def count(self) -> int:
@@ -207,7 +210,10 @@ def shard_state(
         analysis.confusion_pairs(evaluation),
         swept.class_counts,
     )
-    near = analysis.near_misses(evaluation, pair_floor(thresholds.iou_min), thresholds.iou_min)
+    floor = pair_floor(thresholds.iou_min)
+    near = analysis.near_misses(evaluation, floor, thresholds.iou_min)
+    names = (facts.asset_ids, facts.class_names)
+    closest = near_miss_pairs(evaluation, float(near.edges[0]), thresholds.iou_min, facts.shard, names)
     sizes = None if facts.area_scale is None else analysis.by_size(evaluation, facts.area_scale)
     skipped = tuple(
         ListedSkip(side, facts.shard, position, skip)
@@ -227,7 +233,7 @@ def shard_state(
         ),
         classes=classes,
         sizes=sizes,
-        near_misses=NearMissTally(near.edges, near.counts, near.missed_gt),
+        near_misses=NearMissTally(near.edges, near.counts, near.missed_gt, closest),
         figures=facts.figures,
         skipped=skipped,
         skip_limit=facts.skip_limit,

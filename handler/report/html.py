@@ -17,8 +17,10 @@ if TYPE_CHECKING:
 from handler.engine import GRADES, OUTCOMES
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
+from handler.report import charts
 from handler.report.model import Findings
 from handler.report.sections import fragments
+from handler.report.sections.routing import RoutedClass
 from handler.report.sections.sweep import ConfidenceSweep
 from handler.report.sections.work import size_bounds_text
 from handler.resources import resource_path
@@ -35,8 +37,13 @@ SHORT_LABELS: Final = dict(zip(OUTCOMES, ("Correct", "Shifted", "Confused", "FP"
 ACTION_LABELS: Final = dict(
     zip(
         ACTIONS,
-        ("Accept (correct)", "Nudge (shifted)", "Relabel (class-confused)", "Delete (false positive)",
-         "Draw (false negative)"),
+        (
+            "Accept (correct)",
+            "Nudge (shifted)",
+            "Relabel (class-confused)",
+            "Delete (false positive)",
+            "Draw (false negative)",
+        ),
         strict=True,
     )
 )
@@ -85,8 +92,12 @@ def _tick(bound: float) -> dict[str, Any]:
     """A grade bound marked across the band, with its value just outside the arc."""
     (x0, y0), (x1, y1) = _point(bound, RADIUS - 11), _point(bound, RADIUS + 11)
     x, y = _point(bound, RADIUS + 20)
-    return {"path": f"M {x0:.2f} {y0:.2f} L {x1:.2f} {y1:.2f}", "x": f"{x:.2f}", "y": f"{y + 4:.2f}",
-            "label": f"{bound:g}"}
+    return {
+        "path": f"M {x0:.2f} {y0:.2f} L {x1:.2f} {y1:.2f}",
+        "x": f"{x:.2f}",
+        "y": f"{y + 4:.2f}",
+        "label": f"{bound:g}",
+    }
 
 
 def _listed(words: list[str]) -> str:
@@ -169,6 +180,85 @@ def saving(seconds: float) -> str:
     return f"{duration(abs(seconds))} {'lost' if seconds < 0 else 'saved'}"
 
 
+def counted(count: int, singular: str, plural: str) -> str:
+    """`1 class`, `2 classes`."""
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def score_text(score: float) -> str:
+    """The score's one format on every page: `0.56`."""
+    return f"{score:.2f}"
+
+
+# Per-class rows shown before the tail is folded.
+CLASS_HEAD: Final = 15
+
+
+@dataclass(frozen=True)
+class ClassFigure:
+    classes: int
+    head: charts.ClassChart
+    tail: charts.ClassChart | None
+    tail_seconds: float
+    guarded: bool
+    unlisted: list[str]  # routed classes without a box at the threshold used
+
+
+def decision(route: RoutedClass) -> str:
+    """A class's routing in a few words: `pre-label ≥ 0.45`, `draw`."""
+    if route.threshold is None:
+        return "draw"
+    return f"pre-label ≥ {route.threshold:g}{' (few boxes)' if route.guarded else ''}"
+
+
+def class_figure(findings: Findings) -> ClassFigure:
+    """Every class with a box, most time left first, with its routing decision; the tail folded."""
+    routed = {row.class_name: row for row in findings.routing.classes}
+    costs = findings.time.costs_seconds.model_dump()
+    rows = [
+        (row.class_name, row.counts, row.assistance_score, decision(routed[row.class_name]))
+        for row in findings.per_class
+    ]
+    most = max((charts.labeler_total(counts, costs) for _, counts, _, _ in rows), default=0.0)
+    head, tail = rows[:CLASS_HEAD], rows[CLASS_HEAD:]
+    tail_chart = charts.class_chart(tail, costs, most) if tail else None
+    shown = {row.class_name for row in findings.per_class}
+    return ClassFigure(
+        classes=len(rows),
+        head=charts.class_chart(head, costs, most),
+        tail=tail_chart,
+        tail_seconds=sum(bar.seconds for bar in tail_chart.rows) if tail_chart else 0.0,
+        guarded=any(routed[name].guarded for name in shown),
+        unlisted=[row.class_name for row in findings.routing.classes if row.class_name not in shown],
+    )
+
+
+def sweep_figure(findings: Findings) -> charts.SweepFigure:
+    sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
+    points = [
+        (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
+    ]
+    return charts.sweep_figure(points, sweep.used_threshold, sweep.best_threshold)
+
+
+def figures(findings: Findings) -> dict[str, Any]:
+    """The figures of a scored run (nothing to draw when nothing was scored)."""
+    if findings.reason is not None:
+        return {}
+    u, time = findings.uncertainty, findings.time
+    costs = time.costs_seconds.model_dump()
+    return {
+        "time_bar": charts.time_bar(findings.counts, costs, time.from_scratch_seconds),
+        "class_figure": class_figure(findings),
+        "routing_gain": findings.routing.seconds_saved - findings.routing.single_seconds_saved,
+        "sweep_fig": sweep_figure(findings),
+        "sketch_of": {sketch.asset_id: sketch for sketch in findings.sketches},
+        "interval": None
+        if u is None
+        else charts.interval_figure(findings.assistance_score, u.score_low, u.score_high),
+    }
+
+
 def environment() -> jinja2.Environment:
     """The report pages' one environment: autoescaping on, undefined names fail."""
     import jinja2  # only a run that renders a page pays for it
@@ -180,6 +270,18 @@ def environment() -> jinja2.Environment:
     )
     environment.filters["duration"] = duration
     environment.filters["saving"] = saving
+    environment.globals.update(
+        counted=counted,
+        score2=score_text,
+        width=charts.WIDTH,
+        sweep_height=charts.SWEEP_HEIGHT,
+        colors=charts.ACTION_COLORS,
+        colors_by_outcome=dict(zip(OUTCOMES, charts.ACTION_COLORS.values(), strict=True)),
+        scratch_color=charts.SCRATCH_COLOR,
+        action_names=dict(zip(ACTIONS, ("accept", "nudge", "relabel", "delete", "draw"), strict=True)),
+        action_keys=ACTIONS,
+        outcome_names=dict(zip(OUTCOMES, ("accept", "nudge", "relabel", "delete", "draw (missed)"), strict=True)),
+    )
     return environment
 
 
@@ -192,6 +294,10 @@ def render_html(findings: Findings) -> str:
         grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),
         sweep=sweep_chart(findings.confidence_sweep),
+        sweep_grid=sweep_grid_text(),
+        sweep_grid_values=SWEEP_GRID,
+        sweep_gain=f"{float(RECOMMEND_GAIN):g}",
+        **figures(findings),
         size_bounds=size_bounds_text(),
         outcomes=SHORT_LABELS,
         actions=ACTION_LABELS,

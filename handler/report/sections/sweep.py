@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
+from handler.engine.timecost import TimeCosts, estimate_time
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Counts, Score, Section, Threshold
 from handler.report.sections import SectionSpec
@@ -17,6 +18,9 @@ class SweepPointFigures(Section):
     assistance_score: Score
     predictions_kept: Count
     counts: Counts
+    saved_seconds: float = Field(
+        description="Labeler seconds saved against drawing every GT box (negative: lost), at this threshold."
+    )
 
 
 def _grid_text() -> str:
@@ -37,19 +41,20 @@ class ConfidenceSweep(Section):
     )
 
 
-def _point(point: SweepPoint) -> SweepPointFigures:
+def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
     return SweepPointFigures(
         threshold=point.threshold,
         assistance_score=point.tally.assistance_score,
         predictions_kept=point.predictions_kept,
         counts=Counts.of(point.tally),
+        saved_seconds=estimate_time(point.tally.counts, costs).saved,
     )
 
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     sweep = facts.state.sweep
     return ConfidenceSweep(
-        points=tuple(_point(point) for point in sweep.points),
+        points=tuple(_point(point, facts.costs) for point in sweep.points),
         used_threshold=sweep.used.threshold,
         used_score=sweep.used.tally.assistance_score,
         best_threshold=sweep.best.threshold,

@@ -7,9 +7,11 @@ from typing import Annotated, Final
 import numpy as np
 from pydantic import Field
 
+from handler.boxes import IntArray
 from handler.engine import analysis
 from handler.engine.analysis import SIZE_BOUNDS
-from handler.engine.timecost import labeler_seconds
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts, labeler_seconds
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
 from handler.report.sections import SectionSpec
@@ -50,6 +52,11 @@ class BySize(Section):
     sizes: tuple[SizeRow, ...]
 
 
+def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
+    """The rows (in asset order) of the images that take the labeler longest, most first."""
+    return analysis.most_work(labeler_seconds(state.image_counts, costs), TOP_IMAGES)
+
+
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
     """The images that take the labeler longest with the predictions, by estimated seconds."""
     counts, asset_ids = facts.state.image_counts, facts.state.asset_ids
@@ -58,7 +65,7 @@ def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
         ImageWork(
             asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
         )
-        for row in analysis.most_work(seconds, TOP_IMAGES).tolist()
+        for row in most_work_rows(facts.state, facts.costs).tolist()
     )
 
 
