@@ -28,7 +28,13 @@ def third_party() -> Path:
     """`$PRELABEL_THIRD_PARTY`, else `../shared/data/third_party` beside the project (as the tests)."""
     configured = os.environ.get("PRELABEL_THIRD_PARTY")
     beside = HERE.parent.parent / "shared" / "data" / "third_party"
-    return Path(configured) if configured else beside if beside.exists() else Path("/work/shared/data/third_party")
+    return (
+        Path(configured)
+        if configured
+        else beside
+        if beside.exists()
+        else Path("/work/shared/data/third_party")
+    )
 
 
 def coco_report(work: Path) -> Path:
@@ -51,7 +57,9 @@ def photograph(page_file: Path, shots: list[tuple[Path, tuple[int, int], bool]])
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
+        )
         try:
             for path, (width, height), full in shots:
                 context = browser.new_context(viewport={"width": width, "height": height})

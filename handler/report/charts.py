@@ -7,6 +7,7 @@ jinja2's autoescaping, in SVG `<text>` and `<title>` as anywhere else.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -218,7 +219,7 @@ def sweep_figure(points: list[tuple[float, float, float]], used: float, best: fl
     """`points`: (threshold, score, share of from-scratch time saved) for every threshold of the sweep."""
     left, right, top, bottom = SWEEP_PLOT
     lowest = min([0.0, *(share for _, _, share in points)])
-    floor = max(SWEEP_FLOOR, -0.25 * -(-lowest // 0.25)) if lowest < 0 else 0.0
+    floor = max(SWEEP_FLOOR, math.floor(lowest / 0.25) * 0.25)
 
     def xy(threshold: float, value: float) -> tuple[float, float]:
         shown = max(value, floor)

@@ -1,8 +1,8 @@
 """The one-page HTML report (SPEC §8): self-contained, every dataset string escaped.
 
-The geometry of the two inline SVG charts (the score gauge and the confidence sweep) is
-computed here, so the template only places numbers; every string from a dataset reaches
-the page through jinja2's autoescaping.
+The gauge's geometry is computed here and the other figures' in `handler.report.charts`, so the
+templates only place numbers; every string from a dataset reaches the page through jinja2's
+autoescaping.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from handler.report import charts
 from handler.report.model import Findings
 from handler.report.sections import fragments
 from handler.report.sections.routing import RoutedClass
-from handler.report.sections.sweep import ConfidenceSweep
 from handler.report.sections.work import size_bounds_text
 from handler.resources import resource_path
 
@@ -50,9 +49,6 @@ ACTION_LABELS: Final = dict(
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")  # Minimal → Production
 CENTER, RADIUS = (110.0, 110.0), 90.0
 SCORE_BELOW: Final = 32.0  # the score's baseline, this far below the gauge's centre
-# The sweep chart's plot area inside its viewBox (0 0 SWEEP_WIDTH SWEEP_HEIGHT).
-SWEEP_WIDTH, SWEEP_HEIGHT = 420.0, 150.0
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 34.0, 410.0, 10.0, 122.0
 
 
 @dataclass(frozen=True)
@@ -131,37 +127,16 @@ def cards(findings: Findings) -> list[Card]:
     ]
     mean_iou, matched = findings.mean_iou, counts.correct + counts.shifted
     value = "none" if mean_iou is None else f"{mean_iou:.3f}"
-    result.append(Card("mean_iou", "Mean IoU", value, f"{matched} pairs", captions["mean_iou"]))
+    result.append(
+        Card("mean_iou", "Mean IoU", value, counted(matched, "pair", "pairs"), captions["mean_iou"])
+    )
     return result
-
-
-def _plot(threshold: float, score: float) -> tuple[float, float]:
-    x = PLOT_LEFT + threshold * (PLOT_RIGHT - PLOT_LEFT)
-    return round(x, 2), round(PLOT_BOTTOM - score * (PLOT_BOTTOM - PLOT_TOP), 2)
 
 
 def sweep_grid_text() -> str:
     """`from 0 to 0.95 in steps of 0.05`, from the engine's grid."""
     step = round(SWEEP_GRID[1] - SWEEP_GRID[0], 10)
     return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
-
-
-def sweep_chart(sweep: ConfidenceSweep) -> dict[str, Any]:
-    """The score-vs-threshold curve, with the used and the best threshold marked."""
-    points = [_plot(p.threshold, p.assistance_score) for p in sweep.points]
-    used = _plot(sweep.used_threshold, sweep.used_score)
-    best = _plot(sweep.best_threshold, sweep.best_score)
-    return {
-        "size": (SWEEP_WIDTH, SWEEP_HEIGHT),
-        "line": " ".join(f"{x},{y}" for x, y in points),
-        "used": used,
-        "best": best,
-        "x_ticks": [(_plot(t, 0)[0], f"{t:g}") for t in (0.0, 0.25, 0.5, 0.75, 1.0)],
-        "y_ticks": [(_plot(0, s)[1], f"{s:g}") for s in (0.0, 0.5, 1.0)],
-        "plot": (PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM),
-        "grid": sweep_grid_text(),
-        "gain": f"{float(RECOMMEND_GAIN):g}",
-    }
 
 
 def duration(seconds: float) -> str:
@@ -280,7 +255,9 @@ def environment() -> jinja2.Environment:
         scratch_color=charts.SCRATCH_COLOR,
         action_names=dict(zip(ACTIONS, ("accept", "nudge", "relabel", "delete", "draw"), strict=True)),
         action_keys=ACTIONS,
-        outcome_names=dict(zip(OUTCOMES, ("accept", "nudge", "relabel", "delete", "draw (missed)"), strict=True)),
+        outcome_names=dict(
+            zip(OUTCOMES, ("accept", "nudge", "relabel", "delete", "draw (missed)"), strict=True)
+        ),
     )
     return environment
 
@@ -293,7 +270,6 @@ def render_html(findings: Findings) -> str:
         gauge=gauge(findings.assistance_score),
         grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),
-        sweep=sweep_chart(findings.confidence_sweep),
         sweep_grid=sweep_grid_text(),
         sweep_grid_values=SWEEP_GRID,
         sweep_gain=f"{float(RECOMMEND_GAIN):g}",

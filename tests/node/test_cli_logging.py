@@ -29,7 +29,11 @@ def _node(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("program", [["-m", "handler"], ["-m", "handler.cli"]])
 def test_version(program: list[str]) -> None:
     answer = subprocess.run(
-        [sys.executable, *program, "--version"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [sys.executable, *program, "--version"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert answer.returncode == 0 and answer.stdout.strip().endswith(package_version())

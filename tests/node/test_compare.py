@@ -80,8 +80,10 @@ def test_summary_and_user_errors(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("Neither prediction set is clearly better")
     assert "100 images paired by asset id" in shown.stdout
-    for args in ([str(GT), str(tmp_path / "missing.json"), str(PRED_A)],
-                 [str(GT), str(PRED_A), str(PRED_A), "--html", str(tmp_path / "no" / "page.html")]):
+    for args in (
+        [str(GT), str(tmp_path / "missing.json"), str(PRED_A)],
+        [str(GT), str(PRED_A), str(PRED_A), "--html", str(tmp_path / "no" / "page.html")],
+    ):
         failed = _cli(*args, "--store", store)
         assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
         assert failed.stderr.startswith("error: ") and "Traceback" not in failed.stderr

@@ -130,7 +130,7 @@ RULES = (
     ),
     # Being unified in handler/storage/ by another engineer right now: the scheme choice.
     Rule(
-        "storage scheme choice `startswith(\"s3://\")`",
+        'storage scheme choice `startswith("s3://")`',
         r"startswith\(\s*b?[\"']s3://",
         (),
         "handler.storage.registry (open_store / open_source / resolve_dataset, S3_SCHEME)",

@@ -27,8 +27,14 @@ if TYPE_CHECKING:
 
 CHROMIUM: Final = Path("/usr/bin/chromium")
 CHROMIUM_ARGS: Final = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 VIEWPORTS: Final = [(900, 700), (1400, 900)]  # the platform's preview iframe, a full browser tab
 OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")
@@ -200,10 +206,14 @@ def _unfold(page: Page) -> None:
         summary.click()
 
 
-@pytest.fixture(scope="module", params=[
-    pytest.param((name, width, height), id=f"{name}-{width}x{height}")
-    for name in BUILDERS for width, height in VIEWPORTS
-])
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param((name, width, height), id=f"{name}-{width}x{height}")
+        for name in BUILDERS
+        for width, height in VIEWPORTS
+    ],
+)
 def observed(request: pytest.FixtureRequest, browser: Browser, reports: dict[str, StoredReport]) -> Observed:
     name, width, height = request.param
     return _open(browser, reports[name], width, height)
@@ -258,6 +268,8 @@ def test_each_card_says_what_it_counts_with_the_thresholds(
 def test_the_footer_fits_the_viewport(observed: Observed) -> None:
     footer = observed.shown["footer"]
     assert footer["left"] >= 0 and footer["right"] <= footer["width"], footer
+
+
 def test_routing_and_suspected_gt_errors_equal_the_findings(
     observed: Observed, reports: dict[str, StoredReport]
 ) -> None:
@@ -391,7 +403,8 @@ def test_slices_section_shows_every_slice(
     for row in rows:
         assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
     assert [w["code"] for w in reports["warned"].findings["warnings"]] == [
-        "class_names_disjoint", "ground_truth_has_confidences"
+        "class_names_disjoint",
+        "ground_truth_has_confidences",
     ]
 
 
@@ -400,11 +413,15 @@ def _hostile_comparison(work: Path) -> tuple[Comparison, Path]:
     """A and B on a GT whose class name is markup and whose asset id carries quotes and `<`."""
     hostile, car = (HOSTILE_CLASS, 10, 10, 50, 50), ("car", 60, 10, 95, 40)
     hostile_b, car_b = (HOSTILE_CLASS, 50, 50, 90, 90), ("car", 10, 10, 40, 40)
-    gt = [asset(QUOTED_ASSET, [annotation(hostile), annotation(car)]),
-          asset("plain.jpg", [annotation(car_b), annotation(hostile_b)])]
+    gt = [
+        asset(QUOTED_ASSET, [annotation(hostile), annotation(car)]),
+        asset("plain.jpg", [annotation(car_b), annotation(hostile_b)]),
+    ]
     pred_a = [asset(QUOTED_ASSET, [annotation(hostile, 0.9)]), asset("plain.jpg", [annotation(car_b, 0.95)])]
-    pred_b = [asset(QUOTED_ASSET, [annotation(hostile, 0.9), annotation(car, 0.8)]),
-              asset("plain.jpg", [annotation(car_b, 0.95), annotation(hostile_b, 0.7)])]
+    pred_b = [
+        asset(QUOTED_ASSET, [annotation(hostile, 0.9), annotation(car, 0.8)]),
+        asset("plain.jpg", [annotation(car_b, 0.95), annotation(hostile_b, 0.7)]),
+    ]
     found = compare(
         str(write_json(work / "gt.json", gt)),
         str(write_json(work / "a.json", pred_a)),

@@ -63,4 +63,5 @@ def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     )
 
 
-ConfidenceSweepSection = Annotated[ConfidenceSweep, SectionSpec(confidence_sweep, "sweep")]
+# Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
+ConfidenceSweepSection = Annotated[ConfidenceSweep, SectionSpec(confidence_sweep)]
