@@ -2,11 +2,11 @@
 
 Runs the node's code path on COCO val2014 (100 images, the shared third-party files), renders the
 report, and photographs it with Debian's headless Chromium (`/usr/bin/chromium`, driven by the
-`playwright` package of the test extras; no browser is downloaded) at 900×700, the preview
+`playwright` package of the test extras; no browser is downloaded) at 900x700, the preview
 widget's size, into `examples/report-screenshot.png`.
 
 `python examples/screenshot.py --page report.html --out shots/` photographs any page instead, at
-900×700 and 1400×900, each as the viewport and as the full page (how a reviewer looks at a change).
+900x700 and 1400x900, each as the viewport and as the full page (how a reviewer looks at a change).
 """
 
 from __future__ import annotations

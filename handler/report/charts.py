@@ -26,7 +26,7 @@ WIDTH: Final = 860.0  # every wide figure's viewBox width; it scales down to the
 LABEL_WIDTH: Final = 170.0  # the left column of the bar charts (row names)
 VALUE_WIDTH: Final = 190.0  # the right column (a row's value, its routing decision)
 ROW: Final = 22.0
-NAME_CHARS: Final = 26  # longer names are cut (the whole name is the row's <title>)
+NAME_CHARS: Final = 22  # longer names are cut (the whole name is the row's <title>)
 
 
 def cut(name: str, limit: int = NAME_CHARS) -> str:

@@ -398,7 +398,7 @@ def test_slices_section_shows_every_slice(
     worst = min(rows, key=lambda row: row["assistance_score"])
     summary, body, visible = _section_text(browser, reports[name], "slices")
     lowest = f"{worst['name']} ({worst['assistance_score']:.2f}, {worst['grade']})"
-    assert f"{len(rows)} slices; lowest: {lowest}" in summary
+    assert f"{len(rows)} {'slice' if len(rows) == 1 else 'slices'}; lowest: {lowest}" in summary
     assert visible
     for row in rows:
         assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
