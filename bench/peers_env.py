@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
-PACKAGES: Final = ("pycocotools", "faster-coco-eval", "tidecv", "hotcoco")
-PROBE: Final = "import pycocotools, faster_coco_eval, tidecv, hotcoco"
+PACKAGES: Final = ("pycocotools", "faster-coco-eval", "tidecv", "hotcoco", "ultrafast-pycocotools", "vernier")
+PROBE: Final = "import pycocotools, faster_coco_eval, tidecv, hotcoco, ultrafast_pycocotools, vernier"
 
 
 def peer_python(venv: Path) -> Path:

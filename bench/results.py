@@ -71,6 +71,22 @@ def _ratio(raw: dict[str, Any], workload: str, tool: str, field: str, ours: str 
     return value
 
 
+def _to_best_peer(raw: dict[str, Any], workload: str, field: str) -> tuple[float | None, str]:
+    """Our median `field` / the best (lowest) peer's on `workload`, and that peer's name."""
+    summaries = _summaries(raw["workloads"].get(workload, {}))
+    mine = summaries.get(OURS)
+    peers = {
+        tool: summary
+        for tool, summary in summaries.items()
+        if tool in WORKLOADS[workload].peers and summary is not None
+    }
+    if mine is None or not peers:
+        return None, "no peer measured"
+    best = min(peers, key=lambda tool: getattr(peers[tool], field))
+    value: float = getattr(mine, field) / getattr(peers[best], field)
+    return value, best
+
+
 def _across(raw: dict[str, Any], larger: str, smaller: str, field: str) -> float | None:
     """Our median field on one workload / on another."""
     big, small = (_summaries(raw["workloads"].get(w, {})).get(OURS) for w in (larger, smaller))
@@ -114,6 +130,36 @@ def targets(raw: dict[str, Any]) -> list[Target]:
             "time factor for 10x images",
         ),
         Target("sweep / one evaluation (default, in-process)", _sweep(raw), 1, "time ratio"),
+    ]
+
+
+def targets_issue_19(raw: dict[str, Any]) -> list[Target]:
+    """The fastest peer on wall time, the leanest on peak RSS, each chosen in the same run."""
+    rows = [
+        ("5k (default): our wall / the fastest peer's", "default", "wall", 1.5),
+        ("5k (default): our wall / the fastest peer's (stretch)", "default", "wall", 1.0),
+        ("50k (big): our wall / the fastest peer's", "big", "wall", 1.0),
+        ("50k (big): our wall / the fastest peer's (stretch)", "big", "wall", 0.8),
+        ("50k (big): our peak RSS / the leanest peer's", "big", "rss", 0.5),
+    ]
+    targets = []
+    for name, workload, field, bound in rows:
+        value, peer = _to_best_peer(raw, workload, field)
+        targets.append(Target(name, value, bound, f"{field} ratio to {peer}"))
+    return [
+        *targets,
+        Target(
+            "JSONL shards: our peak RSS 100k / 10k images",
+            _across(raw, "jsonl-100k", "jsonl-10k", "rss"),
+            1.3,
+            "RSS factor for 10x images",
+        ),
+        Target(
+            "JSONL shards: our wall 100k / 10k images",
+            _across(raw, "jsonl-100k", "jsonl-10k", "wall"),
+            11,
+            "time factor for 10x images",
+        ),
     ]
 
 
@@ -327,6 +373,12 @@ def write_results(raw: dict[str, Any], output: Path, invocation: str) -> None:
         "## Machine",
         "",
         *_machine_lines(raw),
+        "",
+        "## Targets (issue 19)",
+        "",
+        "| target | measured | bound | |",
+        "|---|---|---|---|",
+        *(t.row() for t in targets_issue_19(raw)),
         "",
         "## Targets (issue 10)",
         "",

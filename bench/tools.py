@@ -18,6 +18,8 @@ PEER_SCRIPTS: Final = {
     "faster-coco-eval": "faster_coco_eval_eval.py",
     "tide": "tide_eval.py",
     "hotcoco": "hotcoco_eval.py",
+    "ultrafast-pycocotools": "ultrafast_pycocotools_eval.py",
+    "vernier": "vernier_eval.py",
 }
 OURS: Final = "ours"
 FLOOR_OURS: Final = "floor (our parsers)"

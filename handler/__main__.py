@@ -11,27 +11,29 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from handler.errors import InputError
-from handler.inputs import parse_inputs, read_environment
-from handler.pipeline import log_to_stderr, run
 from handler.runtime import (
-    add_common_options,
-    add_execution_options,
-    add_store_option,
+    OneLineParser,
+    common_parent,
     configure_logging,
     execution_options,
+    execution_parent,
     guarded,
     log_detail,
+    store_parent,
     store_uri,
+    warning_lines,
 )
-from handler.storage import open_store
+
+INPUTS_OPTION: Final = "--inputs"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m handler",
+        parents=[store_parent(), execution_parent(), common_parent()],
         description=(
             "Run the 'Evaluate prelabeling efficiency' node. Inputs come from environment "
             "variables named as node.json's keys (GT_DATASET, PRED_DATASET, IOU_MIN, IOU_PERFECT, "
@@ -39,30 +41,30 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--inputs", type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
+        INPUTS_OPTION, type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
     )
     parser.add_argument(
         "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
-    add_store_option(parser)
-    add_execution_options(parser)
-    add_common_options(parser)
     return parser
 
 
 def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]:
     if path is None:
+        from handler.inputs import read_environment
+
         return read_environment(environ)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise InputError(f"{path}: cannot read the inputs file ({error.strerror})") from None
+        raise InputError(f"{path}: cannot read the inputs file ({error.strerror})", INPUTS_OPTION) from None
     except json.JSONDecodeError as error:
         raise InputError(
-            f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})"
+            f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})",
+            INPUTS_OPTION,
         ) from None
     if not isinstance(raw, dict):
-        raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}")
+        raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}", INPUTS_OPTION)
     return raw
 
 
@@ -72,12 +74,18 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     configure_logging(args)
 
     def node() -> int:
+        # The run's code is imported here, after the arguments: `--help` and `--version` answer
+        # without loading numpy, the readers and the report models.
+        from handler.inputs import parse_inputs
+        from handler.pipeline import log_to_stderr, run
+        from handler.storage import open_store
+
         inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
         store = open_store(store_uri(args.store))
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         log_detail(result.findings, result.location)
-        for warning in result.findings.warnings:
-            print(f"{warning.severity}: {warning.message}", file=sys.stderr, flush=True)
+        for line in warning_lines(result.findings):
+            print(line, file=sys.stderr, flush=True)
         if args.outputs is not None:
             result.outputs.write(args.outputs)
         print(result.outputs.to_json(), flush=True)

@@ -1,20 +1,24 @@
 """`prelabel-eval`: the human CLI over the node's code path.
 
-prelabel-eval GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
+prelabel-eval [run] GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
               [--seconds-accept|nudge|relabel|delete|draw S] [-q | -v] [--version]
 prelabel-eval list                                   (report ids, latest first)
 prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs]
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
 
-Every line of an `examples:` epilog runs in tests/project/test_examples.py.
+argparse sub-parsers; an option block that several commands take is declared once, as a parent
+parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtime's). Every line of
+an `examples:` epilog runs in tests/project/test_examples.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Final
@@ -24,11 +28,11 @@ import orjson
 from handler.comparison import compare
 from handler.datasets import format_names
 from handler.engine.timecost import ASSUMED, TimeCosts
-from handler.errors import InputError
-from handler.inputs import input_spec, parse_inputs, select_options
+from handler.errors import InputError, quoted
+from handler.inputs import confidence_threshold, input_spec, input_value, parse_inputs, select_options
 from handler.outputs import NodeOutputs
-from handler.pipeline import PHASES, PhaseLog, RunResult, log_to_stderr, quiet, run
-from handler.progress import ProgressBar, terminal_progress
+from handler.pipeline import PHASES, RunResult, log_to_stderr, run
+from handler.progress import phase_progress
 from handler.report.asset import (
     SAFE_AGE_SECONDS,
     collect_garbage,
@@ -43,17 +47,26 @@ from handler.report.html import duration
 from handler.report.model import TimeSaved
 from handler.report.slices import read_slices
 from handler.runtime import (
-    add_common_options,
-    add_execution_options,
-    add_store_option,
+    OneLineParser,
+    add_version_option,
+    common_parent,
     configure_logging,
     execution_options,
+    execution_parent,
     guarded,
     log_detail,
+    option_block,
+    store_parent,
     store_uri,
+    warning_lines,
 )
 from handler.storage import Store, open_store
 
+PROG: Final = "prelabel-eval"
+# `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
+DEFAULT_COMMAND: Final = "run"
+# Words that go to the top-level parser rather than to the default command.
+TOP_LEVEL: Final = ("-h", "--help", "--version")
 # The node inputs the CLI takes as options (the two datasets are its positional arguments).
 THRESHOLD_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
 # `show` prints one part of the stored report; the default is the findings JSON.
@@ -67,7 +80,7 @@ LATEST: Final = "latest"
 RUN_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval examples/gt.json examples/predictions.jsonl
   prelabel-eval examples/gt.json examples/predictions.jsonl --iou-min 0.50 --confidence-threshold 0.3 -v
-  prelabel-eval examples/gt.json examples/predictions.jsonl --seconds-draw 30 --json
+  prelabel-eval run examples/gt.json examples/predictions.jsonl --seconds-draw 30 --json
 """
 LIST_EXAMPLES: Final = """examples:
   prelabel-eval list
@@ -81,99 +94,272 @@ COMPARE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl
   prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl --json
 """
+GC_EXAMPLES: Final = """examples:
+  prelabel-eval gc
+  prelabel-eval gc --older-than 7d
+"""
 
 
-def _add_node_input(parser: argparse.ArgumentParser, key: str) -> None:
-    """--iou-min and the like: default, label and options from node.json (validated there too)."""
-    spec = input_spec(key)
-    accepts = " ".join(select_options(key)) if spec["type"] == "select" else spec["description"]
-    parser.add_argument(
-        "--" + key.lower().replace("_", "-"),
-        default=spec["default"],
-        help=f"{spec['label']}: {accepts} (default {spec['default']})",
+def _option(key: str) -> str:
+    """The CLI option of a node input: IOU_MIN → --iou-min."""
+    return "--" + key.lower().replace("_", "-")
+
+
+def _node_input_type(key: str) -> Callable[[str], str]:
+    """argparse `type=`: the value checked by the node's own rules, refused naming the option."""
+
+    def checked(text: str) -> str:
+        try:
+            value = input_value(key, text)
+        except InputError as error:
+            raise argparse.ArgumentTypeError(error.detail) from None
+        if key == "CONFIDENCE_THRESHOLD" and confidence_threshold(value)[1]:
+            # The node reads a non-number as 0 (the platform's rule); a typed option is refused.
+            raise argparse.ArgumentTypeError(f"{quoted(text)} is not a number: expected 0 to 1, e.g. 0.5")
+        return value
+
+    return checked
+
+
+def _node_input_parent() -> OneLineParser:
+    """--iou-min and the like: default, label and options from node.json (checked by its rules)."""
+    parent = option_block()
+    for key in THRESHOLD_KEYS:
+        spec = input_spec(key)
+        accepts = " ".join(select_options(key)) if spec["type"] == "select" else spec["description"]
+        parent.add_argument(
+            _option(key),
+            type=_node_input_type(key),
+            default=spec["default"],
+            help=f"{spec['label']}: {accepts} (default {spec['default']})",
+        )
+    return parent
+
+
+def _dataset_parent() -> OneLineParser:
+    """How the datasets are read, for `run` and `compare` (PRED: both prediction sets)."""
+    parent = option_block()
+    parent.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
+    parent.add_argument(
+        "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
     )
+    return parent
 
 
-def _add_time_costs(parser: argparse.ArgumentParser) -> None:
+def _seconds_type(action: str) -> Callable[[str], float]:
+    """argparse `type=`: seconds for `action`, checked by TimeCosts' own rule."""
+
+    def checked(text: str) -> float:
+        try:
+            seconds = float(text)
+            TimeCosts(**{action: seconds})
+            return seconds
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{quoted(text)}: expected seconds, a number >= 0") from None
+
+    return checked
+
+
+def _time_cost_parent() -> OneLineParser:
     """--seconds-<action> for every labeler action of the time estimate (not node inputs)."""
-    group = parser.add_argument_group("time estimate", "seconds a labeler spends per action")
+    parent = option_block()
+    group = parent.add_argument_group("time estimate", "seconds a labeler spends per action")
     for item in fields(TimeCosts):
         why = ASSUMED.get(item.name, "Su, Deng, Fei-Fei 2012")
         group.add_argument(
             f"--seconds-{item.name}",
-            type=float,
+            type=_seconds_type(item.name),
             default=item.default,
             metavar="S",
             help=f"{item.name} one box (default {item.default}: {why})",
         )
+    return parent
 
 
 def time_costs(args: argparse.Namespace) -> TimeCosts:
-    try:
-        return TimeCosts(**{item.name: getattr(args, f"seconds_{item.name}") for item in fields(TimeCosts)})
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    return TimeCosts(**{item.name: getattr(args, f"seconds_{item.name}") for item in fields(TimeCosts)})
 
 
-def _run_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="prelabel-eval",
-        description=(
-            "How much labeling work would these predictions save? Compares PRED with the trusted "
-            "GT on the same images, sorts every box into correct / shifted / class-confused / "
-            "false positive / false negative, and stores a report. "
-            "See also: prelabel-eval list --help, prelabel-eval show --help."
-        ),
-        epilog=RUN_EXAMPLES,
+def _node_options(args: argparse.Namespace) -> dict[str, str]:
+    """The node inputs given as options, by node.json key (the formats only when forced)."""
+    given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
+    forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
+    return given | {key: value for key, value in forced.items() if value}
+
+
+def _command(
+    commands: argparse._SubParsersAction[OneLineParser],
+    name: str,
+    parents: list[OneLineParser],
+    summary: str,
+    description: str,
+    examples: str,
+) -> OneLineParser:
+    return commands.add_parser(
+        name,
+        # The default command's usage is the form users type: `prelabel-eval GT PRED`.
+        prog=PROG if name == DEFAULT_COMMAND else f"{PROG} {name}",
+        help_command=f"{PROG} {name} --help",
+        parents=parents,
+        help=summary,
+        description=description,
+        epilog=examples,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _add_run(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        DEFAULT_COMMAND,
+        [
+            _node_input_parent(),
+            _dataset_parent(),
+            store_parent(),
+            common_parent(),
+            _time_cost_parent(),
+            execution_parent(),
+        ],
+        f"evaluate PRED against GT and store a report (the default: `{PROG} GT PRED`)",
+        "How much labeling work would these predictions save? Compares PRED with the trusted "
+        "GT on the same images, sorts every box into correct / shifted / class-confused / "
+        "false positive / false negative, and stores a report.",
+        RUN_EXAMPLES,
     )
     parser.add_argument(
         "gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id"
     )
     parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
-    for key in THRESHOLD_KEYS:
-        _add_node_input(parser, key)
-    parser.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
-    parser.add_argument(
-        "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
-    )
-    add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
-    add_common_options(parser)
     parser.add_argument(
         "--slices",
         metavar="FILE",
         help="JSON object of slice name -> asset ids: each slice gets its own score, grade and interval",
     )
-    _add_time_costs(parser)
-    add_execution_options(parser)
-    return parser
+    parser.set_defaults(command=_evaluate)
 
 
-def _list_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="prelabel-eval list",
-        description="Print the ids of the stored reports, latest first (ids sort by creation time).",
-        epilog=LIST_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def _add_list(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        "list",
+        [store_parent()],
+        "print the ids of the stored reports, latest first",
+        "Print the ids of the stored reports, latest first (ids sort by creation time). "
+        "An empty store prints no id, and says so on stderr.",
+        LIST_EXAMPLES,
     )
-    add_store_option(parser)
-    return parser
+    parser.set_defaults(command=_list)
 
 
-def _show_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="prelabel-eval show",
-        description="Print a stored report: by default its findings JSON.",
-        epilog=SHOW_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        "show",
+        [store_parent()],
+        "print a stored report (findings JSON, page, outcomes, outputs)",
+        "Print a stored report: by default its findings JSON.",
+        SHOW_EXAMPLES,
     )
     parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
         which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
-    add_store_option(parser)
-    return parser
+    parser.set_defaults(command=_show)
+
+
+def _add_compare(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        "compare",
+        [
+            _node_input_parent(),
+            _dataset_parent(),
+            store_parent(),
+            common_parent(),
+            _time_cost_parent(),
+            execution_parent(),
+        ],
+        "which of two prediction sets leaves less correction work",
+        "Which of two prediction sets leaves less correction work on the same GT? Runs both, "
+        "pairs the images scored in both by asset id, and puts a paired bootstrap interval on "
+        "B - A of the assistance score and of the labeler time saved. Stores no report.",
+        COMPARE_EXAMPLES,
+    )
+    parser.add_argument("gt", metavar="GT", help="ground-truth dataset (as for a run)")
+    parser.add_argument("pred_a", metavar="PRED_A", help="prediction set A on the same images")
+    parser.add_argument("pred_b", metavar="PRED_B", help="prediction set B on the same images")
+    parser.add_argument("--json", action="store_true", help="print the comparison JSON, not the summary")
+    parser.add_argument("--html", metavar="FILE", help="also write the comparison page (HTML) to FILE")
+    parser.set_defaults(command=_compare)
+
+
+def _add_gc(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        "gc",
+        [store_parent()],
+        "delete what interrupted runs left in the store",
+        "Delete what interrupted runs left in the store: report objects without a manifest.",
+        GC_EXAMPLES,
+    )
+    parser.add_argument(
+        "--older-than",
+        default=f"{SAFE_AGE_SECONDS // 3600}h",
+        metavar="DURATION",
+        help="only staging older than this: 90s, 30m, 24h, 7d (default %(default)s, so no live run is hit)",
+    )
+    parser.set_defaults(command=_gc)
+
+
+def parser() -> OneLineParser:
+    """`prelabel-eval`, its commands and their options (`parse_command_line` picks the command)."""
+    top = OneLineParser(
+        prog=PROG,
+        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{list,show,compare,gc}} [options]",
+        description=(
+            "How much labeling work would these predictions save? "
+            f"`{PROG} GT PRED` evaluates PRED against GT and stores a report; the other commands "
+            "read the store or compare two prediction sets."
+        ),
+        epilog=f"A command's options and examples: {PROG} COMMAND --help (the default: {PROG} run --help).",
+    )
+    add_version_option(top)
+    commands = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=OneLineParser)
+    for add in (_add_run, _add_list, _add_show, _add_compare, _add_gc):
+        add(commands)
+    return top
+
+
+def command_parsers(top: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's parser by name, in the order of `--help`."""
+    found = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(found.choices)
+
+
+def parse_command_line(argv: list[str]) -> argparse.Namespace:
+    """The command and its options; `GT PRED ...` is the default command `run`; a mistyped command
+    is refused naming the closest (`lst` → `list`), not taken for a GT path."""
+    top = parser()
+    names = list(command_parsers(top))
+    first = argv[0] if argv else ""
+    if not argv:
+        top.error(f"expected GT PRED, or a command: {', '.join(names)}")
+    if first not in names and first not in TOP_LEVEL:
+        closest = _mistyped_command(first, names)
+        if closest:
+            top.error(
+                f"unknown command {quoted(first)}: did you mean {closest!r}? (commands: {', '.join(names)})"
+            )
+        argv = [DEFAULT_COMMAND, *argv]
+    return top.parse_args(argv)
+
+
+def _mistyped_command(word: str, names: list[str]) -> str | None:
+    """The command `word` is close to, when `word` cannot be a dataset (no path, URI or file name)."""
+    if word.startswith("-") or any(mark in word for mark in "/\\.:") or Path(word).exists():
+        return None
+    return next(iter(difflib.get_close_matches(word, names, n=1)), None)
 
 
 def summary(result: RunResult) -> str:
@@ -183,7 +369,7 @@ def summary(result: RunResult) -> str:
         f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
         _time_line(findings.time),
-        *(f"{warning.severity}: {warning.message}" for warning in findings.warnings),
+        *warning_lines(findings),
         f"report {result.outputs.report_id} at {result.location}report.html",
     ]
     return "\n".join(lines)
@@ -196,33 +382,27 @@ def _time_line(time: TimeSaved) -> str:
     )
 
 
-def _evaluate(argv: list[str]) -> int:
-    args = _run_parser().parse_args(argv)
-    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred}
-    raw.update({key: getattr(args, key.lower()) for key in THRESHOLD_KEYS})
-    raw.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
+def _evaluate(args: argparse.Namespace) -> int:
+    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args)}
     inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
-    with terminal_progress(PHASES) as bar:
+    with phase_progress(PHASES, log_to_stderr, enabled=not (args.quiet or args.verbose)) as log:
         execution = execution_options(args)
         slices = read_slices(args.slices) if args.slices else None
-        result = run(inputs, store, _phase_log(args, bar), time_costs(args), execution, slices)
+        result = run(inputs, store, log, time_costs(args), execution, slices)
     log_detail(result.findings, result.location)
     print(result.findings.to_json().decode() if args.json else summary(result))
     return 0
 
 
-def _phase_log(args: argparse.Namespace, bar: ProgressBar | None) -> PhaseLog:
-    if args.verbose:
-        return log_to_stderr
-    return quiet if args.quiet or bar is None else bar
-
-
-def _list(argv: list[str]) -> int:
-    args = _list_parser().parse_args(argv)
-    for report_id in list_reports(open_store(store_uri(args.store))):
+def _list(args: argparse.Namespace) -> int:
+    store = open_store(store_uri(args.store))
+    report_ids = list_reports(store)
+    for report_id in report_ids:
         print(report_id)
+    if not report_ids:  # stdout stays empty for a script; the person at the terminal is told why
+        print(f"no reports in {store.uri} yet (run {PROG} GT PRED first)", file=sys.stderr)
     return 0
 
 
@@ -235,8 +415,7 @@ def _outputs(findings: bytes) -> bytes:
     return NodeOutputs(document["report_id"], document["efficiency_level"]).to_json().encode("utf-8")
 
 
-def _show(argv: list[str]) -> int:
-    args = _show_parser().parse_args(argv)
+def _show(args: argparse.Namespace) -> int:
     store = open_store(store_uri(args.store))
     part, report_id = args.part or "findings", _report_id(store, args.report_id)
     if part == "outputs":
@@ -245,69 +424,24 @@ def _show(argv: list[str]) -> int:
         content = read_report_part(store, report_id, part)
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
-    sys.stdout.flush()
     return 0
 
 
-def _gc(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="prelabel-eval gc",
-        description="Delete what interrupted runs left in the store: report objects without a manifest.",
-    )
-    parser.add_argument(
-        "--older-than",
-        default=f"{SAFE_AGE_SECONDS // 3600}h",
-        metavar="DURATION",
-        help="only staging older than this: 90s, 30m, 24h, 7d (default %(default)s, so no live run is hit)",
-    )
-    add_store_option(parser)
-    args = parser.parse_args(argv)
+def _gc(args: argparse.Namespace) -> int:
     store = open_store(store_uri(args.store))
     deleted = collect_garbage(store, parse_duration(args.older_than))
     print(f"deleted {len(deleted)} staging objects from {store.uri}")
     return 0
 
 
-def _compare_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="prelabel-eval compare",
-        description=(
-            "Which of two prediction sets leaves less correction work on the same GT? Runs both, "
-            "pairs the images scored in both by asset id, and puts a paired bootstrap interval on "
-            "B - A of the assistance score and of the labeler time saved. Stores no report."
-        ),
-        epilog=COMPARE_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("gt", metavar="GT", help="ground-truth dataset (as for a run)")
-    parser.add_argument("pred_a", metavar="PRED_A", help="prediction set A on the same images")
-    parser.add_argument("pred_b", metavar="PRED_B", help="prediction set B on the same images")
-    for key in THRESHOLD_KEYS:
-        _add_node_input(parser, key)
-    parser.add_argument("--gt-format", choices=format_names(), help="force the GT format (default: detected)")
-    parser.add_argument(
-        "--pred-format", choices=format_names(), help="force both prediction formats (default: detected)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the comparison JSON, not the summary")
-    parser.add_argument("--html", metavar="FILE", help="also write the comparison page (HTML) to FILE")
-    add_store_option(parser)
-    add_common_options(parser)
-    _add_time_costs(parser)
-    add_execution_options(parser)
-    return parser
-
-
-def _compare(argv: list[str]) -> int:
-    args = _compare_parser().parse_args(argv)
+def _compare(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
-    inputs = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
-    inputs.update({k: v for k, v in (("GT_FORMAT", args.gt_format), ("PRED_FORMAT", args.pred_format)) if v})
     store = open_store(store_uri(args.store))
     found = compare(
         args.gt,
         args.pred_a,
         args.pred_b,
-        inputs=inputs,
+        inputs=_node_options(args),
         costs=time_costs(args),
         store=store,
         execution=execution_options(args),
@@ -316,17 +450,20 @@ def _compare(argv: list[str]) -> int:
         try:
             Path(args.html).write_text(render_compare_html(found), encoding="utf-8")
         except OSError as error:
-            raise InputError(f"cannot write the comparison page to {args.html}: {error.strerror}") from None
+            raise InputError(
+                f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"
+            ) from None
     print(found.to_json().decode() if args.json else compare_summary(found))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    commands = {"show": _show, "list": _list, "gc": _gc, "compare": _compare}
-    if argv[:1] and argv[0] in commands:
-        return guarded(lambda: commands[argv[0]](argv[1:]))
-    return guarded(lambda: _evaluate(argv))
+    def command() -> int:
+        args = parse_command_line(sys.argv[1:] if argv is None else argv)
+        code: int = args.command(args)
+        return code
+
+    return guarded(command)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from handler.engine.analyses.per_class import PER_CLASS
+from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
@@ -63,10 +65,11 @@ def compare(
             _evaluate({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred}, used, execution)
             for pred in (pred_a, pred_b)
         )
-    rows_a, rows_b = paired_images(a.state.asset_ids, b.state.asset_ids)
+    images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
+    rows_a, rows_b = paired_images(images_a.asset_ids, images_b.asset_ids)
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
-    counts = a.state.image_counts[rows_a], b.state.image_counts[rows_b]
+    counts = images_a.counts[rows_a], images_b.counts[rows_b]
     paired = paired_bootstrap(*counts, costs)
     datasets = (a.gt.source, a.pred.source, b.pred.source)
-    return comparison(datasets, counts, (a.state.classes, b.state.classes), paired, costs)
+    return comparison(datasets, counts, (a.state.of(PER_CLASS), b.state.of(PER_CLASS)), paired, costs)

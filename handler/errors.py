@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+import re
 import reprlib
 from typing import Final
 
+# C0 and C1 controls and the Unicode line and paragraph separators: each could break a line.
+_CONTROLS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape_controls(text: str) -> str:
+    """`text` with each control character written as its escape (CR LF as `\\r\\n`): one line, always."""
+    return _CONTROLS.sub(lambda found: repr(found.group())[1:-1], text)
+
 
 class UserError(Exception):
-    """A mistake in the user's inputs or data; its message is one line naming what and where."""
+    """A mistake in the user's inputs or data; its message is one line naming what and where.
+
+    Whatever user text a message quotes, it prints as one line: control characters are escaped.
+    """
+
+    def __str__(self) -> str:
+        return escape_controls(super().__str__())
 
 
 class InputError(UserError, ValueError):
-    """A node input (or CLI option) that breaks node.json's rules."""
+    """A node input (or CLI option) that breaks node.json's rules; `key` names the input, if one.
+
+    `detail` is the message without the key, for an entry point that names the input its own
+    way (the CLI says `--iou-min`, where the node says `IOU_MIN`).
+    """
+
+    def __init__(self, detail: str, key: str | None = None) -> None:
+        super().__init__(f"{key}: {detail}" if key else detail)
+        self.detail = detail
 
 
 class DatasetError(UserError, ValueError):
@@ -38,7 +61,10 @@ _QUOTING: Final = _quoting()
 
 
 def quoted(value: object) -> str:
-    """`repr(value)` cut to about QUOTE_LIMIT characters, for quoting a dataset's content."""
+    """`repr(value)` cut to about QUOTE_LIMIT characters: how a message quotes a user's value.
+
+    repr escapes control characters, so a quoted value never breaks the message's line.
+    """
     text = _QUOTING.repr(value)
     return text if len(text) <= QUOTE_LIMIT else text[: QUOTE_LIMIT - 3] + "..."
 

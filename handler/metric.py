@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable, FloatArray
 from handler.datasets import load_dataset, pair_datasets
-from handler.engine import Tally, Thresholds, evaluate
+from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts
 from handler.inputs import DEFAULT_THRESHOLDS, select_number
 from handler.report.model import Counts, Grade, Score, Shares, TimeSaved
@@ -137,8 +138,30 @@ def _column(record: ImageRecord, key: str, n: int | None, position: int) -> Floa
     return value.reshape(n)
 
 
+def _class_names(dataset_meta: Mapping[str, Any] | None) -> NDArray[np.str_] | None:
+    """mmdetection's `dataset_meta["classes"]`: the names of integer labels 0, 1, ..."""
+    classes = (dataset_meta or {}).get("classes")
+    return None if classes is None else np.asarray(list(classes), dtype=str)
+
+
+def _named(labels: NDArray[Any], classes: NDArray[np.str_] | None, position: int) -> NDArray[Any]:
+    """Integer labels → their class names when `dataset_meta` names them; other labels as given."""
+    if classes is None or labels.dtype.kind not in "iu":
+        return labels
+    outside = (labels < 0) | (labels >= len(classes))
+    if outside.any():
+        raise ValueError(
+            f"Expected integer labels in [0, {len(classes)}) (dataset_meta['classes'] names "
+            f"{len(classes)}) but got {labels[outside][0]} (record {position})"
+        )
+    names: NDArray[np.str_] = classes[labels]
+    return names
+
+
 def _tables(
-    predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]
+    predictions: Sequence[ImageRecord],
+    groundtruths: Sequence[ImageRecord],
+    classes: NDArray[np.str_] | None = None,
 ) -> tuple[BoxTable, BoxTable]:
     """Per-image records → two box tables with image = position and one shared class space."""
     if len(predictions) != len(groundtruths):
@@ -151,7 +174,10 @@ def _tables(
     xyxy = [_column(r, "bboxes", None, i) for r, i in zip(records, positions, strict=True)]
     sizes = [len(b) for b in xyxy]
     labels = np.concatenate(
-        [_column(r, "labels", n, i) for r, n, i in zip(records, sizes, positions, strict=True)]
+        [
+            _named(_column(r, "labels", n, i), classes, i)
+            for r, n, i in zip(records, sizes, positions, strict=True)
+        ]
         or [np.empty(0)]
     )
     _, class_id = np.unique(labels, return_inverse=True)
@@ -170,6 +196,24 @@ def _tables(
     return gt, pred
 
 
+def metric_thresholds(iou_min: float, iou_perfect: float, confidence_threshold: float) -> Thresholds:
+    """The thresholds of a Python metric, held to node.json's options like the node's inputs."""
+    return Thresholds(
+        select_number("IOU_MIN", iou_min), select_number("IOU_PERFECT", iou_perfect), confidence_threshold
+    )
+
+
+def evaluate_records(
+    predictions: Sequence[ImageRecord],
+    groundtruths: Sequence[ImageRecord],
+    thresholds: Thresholds,
+    dataset_meta: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """One engine call over a batch of per-image records (image i = record i)."""
+    gt, pred = _tables(predictions, groundtruths, _class_names(dataset_meta))
+    return evaluate(gt, pred, len(groundtruths), thresholds)
+
+
 class PrelabelingEfficiency:
     """How much labeling work predictions save, accumulated over batches of images.
 
@@ -183,6 +227,8 @@ class PrelabelingEfficiency:
         confidence_threshold: predictions below it are dropped (equal is kept).
         time_costs: seconds per labeler action for `compute().time` (default: `TimeCosts()`,
             drawing 25.5 s after Su et al. 2012, the other actions assumed).
+        dataset_meta: as mmeval's: `{"classes": [...]}` names integer labels (label i is
+            `classes[i]`), so integer labels compare equal to class names of the other side.
 
     `add(predictions, groundtruths)` takes one record per image, in mmdetection's style:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
@@ -196,12 +242,26 @@ class PrelabelingEfficiency:
         iou_perfect: float = DEFAULT_THRESHOLDS.iou_perfect,
         confidence_threshold: float = DEFAULT_THRESHOLDS.confidence_threshold,
         time_costs: TimeCosts | None = None,
+        dataset_meta: Mapping[str, Any] | None = None,
     ) -> None:
-        self.thresholds = Thresholds(
-            select_number("IOU_MIN", iou_min), select_number("IOU_PERFECT", iou_perfect), confidence_threshold
-        )
+        self.thresholds = metric_thresholds(iou_min, iou_perfect, confidence_threshold)
         self.time_costs = time_costs or TimeCosts()
+        self.dataset_meta = dataset_meta
         self._state = Tally.zero()
+
+    @property
+    def dataset_meta(self) -> dict[str, Any] | None:
+        """A copy, as mmeval's BaseMetric gives (changing it does not change the metric)."""
+        return None if self._dataset_meta is None else dict(self._dataset_meta)
+
+    @dataset_meta.setter
+    def dataset_meta(self, dataset_meta: Mapping[str, Any] | None) -> None:
+        self._dataset_meta = None if dataset_meta is None else dict(dataset_meta)
+
+    @property
+    def name(self) -> str:
+        """The metric's name, the class name (as mmeval's BaseMetric)."""
+        return type(self).__name__
 
     @property
     def state(self) -> Tally:
@@ -211,8 +271,7 @@ class PrelabelingEfficiency:
         self._state = self._state + self._evaluate(predictions, groundtruths)
 
     def _evaluate(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> Tally:
-        gt, pred = _tables(predictions, groundtruths)
-        return evaluate(gt, pred, len(groundtruths), self.thresholds).tally
+        return evaluate_records(predictions, groundtruths, self.thresholds, self._dataset_meta).tally
 
     def compute(self) -> EfficiencyResult:
         return EfficiencyResult.of(self._state, self.time_costs)
@@ -234,7 +293,7 @@ class PrelabelingEfficiency:
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).
 
-        Time costs do not change the state; the merged metric keeps this one's.
+        Time costs and dataset_meta do not change the state; the merged metric keeps this one's.
         """
         if not isinstance(other, PrelabelingEfficiency):
             raise TypeError(f"Expected a PrelabelingEfficiency but got {type(other).__name__}")
@@ -242,6 +301,8 @@ class PrelabelingEfficiency:
             raise ValueError(
                 f"Expected metrics with equal thresholds but got {self.thresholds} and {other.thresholds}"
             )
-        merged = PrelabelingEfficiency(**vars(self.thresholds), time_costs=self.time_costs)
+        merged = PrelabelingEfficiency(
+            **vars(self.thresholds), time_costs=self.time_costs, dataset_meta=self._dataset_meta
+        )
         merged._state = self._state + other._state
         return merged

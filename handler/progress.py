@@ -1,91 +1,87 @@
-"""A progress line for `prelabel-eval` on an interactive terminal: stdlib only, on stderr.
+"""The progress bar of `prelabel-eval`: rich's, on an interactive terminal only, on stderr.
 
-It appears only once a run has taken `delay` seconds (short runs stay silent), is redrawn
-in place by a background thread, and is erased when the run ends. It is the run's phase
-log: told when each phase starts and ends, it shows the phase, how many are done and the
-elapsed time.
+It is drawn once a run has taken `delay` seconds (short runs show nothing), redrawn by rich's
+own refresh thread (so the elapsed time moves while one long phase runs), and erased when the
+run ends. It is a phase log: told when each phase starts and ends, it shows the phase, how many
+are done and the elapsed time, and hands each end on to the log it wraps, so the phase records
+of the "prelabel" logger are the same with a bar or without.
 """
 
 from __future__ import annotations
 
-import sys
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Final, TextIO
+from typing import Final
 
-WIDTH: Final = 24  # characters of the bar itself
-DELAY: Final = 2.0  # seconds before the line first appears
-INTERVAL: Final = 0.25  # seconds between redraws
+from rich.console import Console, RenderableType
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from handler.pipeline import PhaseLog
+
+DELAY: Final = 2.0  # seconds before the bar first appears
 
 
-class ProgressBar:
-    """`[########----------------] 3/7 match and score  4 s`, redrawn in place."""
+class _DelayedProgress(Progress):
+    """rich's Progress, drawing nothing until `delay` seconds have passed."""
 
-    def __init__(
-        self, phases: Sequence[str], stream: TextIO, delay: float = DELAY, interval: float = INTERVAL
-    ) -> None:
-        self._phases = list(phases)
-        self._stream = stream
-        self._delay = delay
-        self._interval = interval
-        self._current = self._phases[0] if self._phases else ""
-        self._done = 0
-        self._started = time.monotonic()
-        self._drawn = 0  # length of the line on screen, 0 when none
-        self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._redraw_until_stopped, name="progress", daemon=True)
+    def __init__(self, console: Console, delay: float) -> None:
+        # Set before rich's constructor: it renders once while it builds its live display.
+        self._shown_from = time.monotonic() + delay
+        super().__init__(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        """rich's documented place to change what is drawn."""
+        if time.monotonic() >= self._shown_from:
+            yield from super().get_renderables()
+
+
+class PhaseBar:
+    """`⠹ match and score ━━━━━━━━━━╺━━━━━━━━━━ 1/4 0:00:03`: a PhaseLog that also wants to know
+    when a phase starts, and hands each end on to `log`."""
+
+    def __init__(self, progress: Progress, phases: Sequence[str], log: PhaseLog) -> None:
+        self._progress = progress
+        self._task = progress.add_task(phases[0] if phases else "", total=len(phases))
+        self._log = log
 
     def start(self, phase: str) -> None:
-        with self._lock:
-            self._current = phase
+        self._progress.update(self._task, description=phase)
 
     def __call__(self, phase: str, seconds: float) -> None:
-        """A PhaseLog: `phase` ended after `seconds`."""
-        with self._lock:
-            self._done += 1
-
-    def line(self, now: float) -> str:
-        with self._lock:
-            total = max(len(self._phases), self._done + 1)
-            filled = WIDTH * self._done // total
-            step = min(self._done + 1, total)
-            current = self._current
-        bar = "#" * filled + "-" * (WIDTH - filled)
-        return f"[{bar}] {step}/{total} {current}  {now - self._started:.0f} s"
-
-    def _write(self, text: str) -> None:
-        self._stream.write("\r" + text + " " * max(0, self._drawn - len(text)))
-        self._stream.flush()
-        self._drawn = len(text)
-
-    def _redraw_until_stopped(self) -> None:
-        while not self._stopped.wait(self._interval):
-            now = time.monotonic()
-            if now - self._started >= self._delay:
-                self._write(self.line(now))
-
-    def __enter__(self) -> ProgressBar:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stopped.set()
-        self._thread.join()
-        if self._drawn:
-            self._write("")
-            self._stream.write("\r")
-            self._stream.flush()
+        """`phase` ended after `seconds`."""
+        self._progress.advance(self._task)
+        self._log(phase, seconds)
 
 
 @contextmanager
-def terminal_progress(phases: Sequence[str], stream: TextIO | None = None) -> Iterator[ProgressBar | None]:
-    """A running ProgressBar when `stream` (default stderr) is a terminal, else None."""
-    stream = sys.stderr if stream is None else stream
-    if not stream.isatty():
-        yield None
+def phase_progress(
+    phases: Sequence[str],
+    log: PhaseLog,
+    enabled: bool = True,
+    console: Console | None = None,
+    delay: float = DELAY,
+) -> Iterator[PhaseLog]:
+    """`log` with a progress bar over `phases` when `enabled` and `console` (default: stderr) is
+    an interactive terminal; `log` itself in a pipe, a log file or a dumb terminal."""
+    console = Console(stderr=True) if console is None else console
+    if not (enabled and console.is_interactive):
+        yield log
         return
-    with ProgressBar(phases, stream) as bar:
-        yield bar
+    with _DelayedProgress(console, delay) as progress:
+        yield PhaseBar(progress, phases, log)

@@ -10,18 +10,16 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib.metadata import PackageNotFoundError, version
 from types import FrameType
-from typing import TYPE_CHECKING, Final
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 if TYPE_CHECKING:
+    from handler.execution import ExecutionOptions
     from handler.report.model import Findings
 
-from handler.errors import UserError
-from handler.execution import ExecutionOptions
+from handler.errors import UserError, escape_controls
 from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, workers_from
 
 DEFAULT_STORE: Final = "./prelabel-store"
@@ -32,33 +30,61 @@ DISTRIBUTION: Final = "evaluate-prelabeling-efficiency"
 LOGGER: Final = logging.getLogger("prelabel")
 EXIT_INTERRUPTED: Final = 128 + signal.SIGINT
 EXIT_TERMINATED: Final = 128 + signal.SIGTERM
+# What a shell reports for a command whose reader went away (`prelabel-eval list | head -1`).
+EXIT_BROKEN_PIPE: Final = 128 + signal.SIGPIPE
 
 
-def add_store_option(parser: argparse.ArgumentParser) -> None:
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a mistake on the command line said like any other: one line, exit 2.
+
+    argparse's own answer is the whole usage, then the error, which scrolls the point away.
+    `help_command` is where the line sends the user (default: `<prog> --help`).
+    """
+
+    def __init__(self, *args: Any, help_command: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._help_command = help_command or f"{self.prog} --help"
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USER_ERROR, f"error: {escape_controls(message)} (see {self._help_command})\n")
+
+
+def option_block() -> OneLineParser:
+    """A block of options declared once, that every command taking it inherits (`parents=`)."""
+    return OneLineParser(add_help=False)
+
+
+def store_parent() -> OneLineParser:
     """`--store URI`, the same for the node runtime and every CLI command."""
-    parser.add_argument(
+    parent = option_block()
+    parent.add_argument(
         "--store",
         metavar="URI",
         help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or {DEFAULT_STORE})",
     )
+    return parent
 
 
-def add_execution_options(parser: argparse.ArgumentParser) -> None:
+def execution_parent() -> OneLineParser:
     """`--workers N` and `--scheduler ADDRESS`: where the shards run (node runtime and CLI)."""
-    parser.add_argument(
+    parent = option_block()
+    parent.add_argument(
         "--workers",
         metavar="N",
         help=f"local processes (default: ${WORKERS_VARIABLE}, else every core when the input is large)",
     )
-    parser.add_argument(
+    parent.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help=f"run the shards on a dask.distributed cluster (default: ${SCHEDULER_VARIABLE})",
     )
+    return parent
 
 
 def execution_options(args: argparse.Namespace) -> ExecutionOptions:
     """The options, else the environment's PRELABEL_WORKERS / PRELABEL_DASK_SCHEDULER."""
+    from handler.execution import ExecutionOptions  # the run's code, imported when a run starts
+
     environment = ExecutionOptions.from_environment(os.environ)
     workers = workers_from(args.workers) if args.workers is not None else environment.workers
     return ExecutionOptions(workers, args.scheduler or environment.scheduler)
@@ -71,14 +97,20 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
-def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """`--version`, and `-q` / `-v` for the "prelabel" logger's level."""
+def add_version_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+
+
+def common_parent() -> OneLineParser:
+    """`--version`, and `-q` / `-v` for the "prelabel" logger's level."""
+    parser = option_block()
+    add_version_option(parser)
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-q", "--quiet", action="store_true", help="log only errors (no phase lines)")
     loudness.add_argument(
         "-v", "--verbose", action="store_true", help="log detail too (formats, box counts, the store)"
     )
+    return parser
 
 
 def configure_logging(args: argparse.Namespace, default: int = logging.INFO) -> None:
@@ -116,6 +148,11 @@ def log_detail(findings: Findings, location: str) -> None:
     LOGGER.debug("report: %s", location)
 
 
+def warning_lines(findings: Findings) -> list[str]:
+    """The run's data-health warnings as the terminal shows them: `warning: message`, one line each."""
+    return [escape_controls(f"{warning.severity}: {warning.message}") for warning in findings.warnings]
+
+
 def store_uri(option: str | None) -> str:
     """`--store`, else $PRELABEL_STORE, else the embedded default (a local folder)."""
     return option or os.environ.get(STORE_VARIABLE) or DEFAULT_STORE
@@ -141,17 +178,34 @@ def _terminate_as_exception() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe (`| head -1`): end quietly, as `cat` and `grep` do.
+
+    stdout is pointed at /dev/null so that Python's own flush at exit has nowhere to fail.
+    """
+    with suppress(OSError, ValueError):  # a stdout without a descriptor (a test's capture)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
+
+
 def guarded(main: Callable[[], int]) -> int:
     """Run `main`; a user's mistake becomes one line on stderr and a non-zero exit.
 
     SIGINT and SIGTERM end the run with one line and 130 / 143 (128 + the signal), after the
-    publish has removed its staging. numpy's floating-point warnings are off: the readers
-    range-check values, and a warning would only be noise on the user's terminal.
+    publish has removed its staging. A closed stdout ends it quietly with 141 (128 + SIGPIPE).
+    numpy's floating-point warnings are off: the readers range-check values, and a warning
+    would only be noise on the user's terminal.
     """
+    import numpy as np  # not at the top: `--help` and `--version` need no numpy
+
     try:
         with _terminate_as_exception(), np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return main()
+            code = main()
+            sys.stdout.flush()  # a reader that went away shows here, not in Python's exit
+            return code
+    except BrokenPipeError:
+        return _reader_gone()
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR

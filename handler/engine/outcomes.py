@@ -52,6 +52,7 @@ class Outcome(IntEnum):
 
 # Derived views in Outcome order, for the callers that index by outcome code.
 OUTCOMES: Final = tuple(outcome.key for outcome in Outcome)
+N_OUTCOMES: Final = len(Outcome)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,12 @@ def assign_outcomes(gt: BoxTable, pred: BoxTable, match: MatchResult, iou_perfec
     return BoxOutcomes(gt_outcome, pred_outcome, match)
 
 
+def same_class_pairs(outcome: IntArray) -> BoolArray:
+    """The correct and shifted ones: the pairs whose IoU the mean IoU averages."""
+    same_class: BoolArray = outcome <= Outcome.SHIFTED
+    return same_class
+
+
 @dataclass(frozen=True)
 class Tally:
     """Additive figures of an evaluation: two tallies of disjoint images add up exactly.
@@ -103,7 +110,7 @@ class Tally:
     def of(cls, outcomes: BoxOutcomes) -> Tally:
         counts = np.bincount(outcomes.pred_outcome, minlength=len(Outcome)).astype(np.int64)
         counts[Outcome.FALSE_NEGATIVE] = int(np.count_nonzero(outcomes.gt_outcome == Outcome.FALSE_NEGATIVE))
-        same_class = np.isin(outcomes.pred_outcome, (Outcome.CORRECT, Outcome.SHIFTED))
+        same_class = same_class_pairs(outcomes.pred_outcome)
         return cls(counts, ExactSum.of(outcomes.match.pred_iou[same_class]))
 
     @classmethod
@@ -113,7 +120,7 @@ class Tally:
         """From the outcomes and IoUs of the matched pairs alone, plus the unmatched counts."""
         counts = np.bincount(pair_outcome, minlength=len(Outcome)).astype(np.int64)
         counts[Outcome.FALSE_POSITIVE], counts[Outcome.FALSE_NEGATIVE] = false_positives, false_negatives
-        return cls(counts, ExactSum.of(iou[pair_outcome <= Outcome.SHIFTED]))
+        return cls(counts, ExactSum.of(iou[same_class_pairs(pair_outcome)]))
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(self.counts + other.counts, self.same_class_iou + other.same_class_iou)

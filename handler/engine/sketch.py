@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
-from handler.engine import analysis
+from handler.engine.analyses.near_misses import near_pairs
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Outcome
 
@@ -60,7 +60,7 @@ def near_miss_pairs(
     """The shard's `limit` closest near misses, each false positive once at its best pair."""
     asset_ids, class_names = names
     pairs, gt, pred = evaluation.pairs, evaluation.gt, evaluation.all_pred
-    near = np.flatnonzero(analysis.near_pairs(evaluation, low, iou_min))
+    near = np.flatnonzero(near_pairs(evaluation, low, iou_min))
     # Best pair per prediction: sort by prediction, then IoU descending (then GT index), take the first.
     near = near[np.lexsort((pairs.gt[near], -pairs.iou[near], pairs.pred[near]))]
     near = near[np.unique(pairs.pred[near], return_index=True)[1]]

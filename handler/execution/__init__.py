@@ -6,6 +6,18 @@ a local process pool, or a dask cluster) and merges the partial states. Each sha
 own outcome lines into the report's chunks, so only the partial states come back.
 """
 
-from handler.execution.run import Evaluated, ExecutionOptions, ShardPlan, evaluate_plan, plan_shards
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from handler.execution.run import Evaluated, ExecutionOptions, ShardPlan, evaluate_plan, plan_shards
 
 __all__ = ["Evaluated", "ExecutionOptions", "ShardPlan", "evaluate_plan", "plan_shards"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: the entry points' option parsing imports `executors` from this
+    # package, and `--help` should not load the readers, the engine and the report with it.
+    if name not in __all__:
+        raise AttributeError(f"module 'handler.execution' has no attribute {name!r}")
+    return getattr(import_module("handler.execution.run"), name)

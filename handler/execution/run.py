@@ -11,7 +11,8 @@ from typing import Final
 from handler.datasets import load_dataset, pair_datasets
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
-from handler.engine.state import EvaluationState
+from handler.engine import analyses
+from handler.engine.state import EvaluationState, ReadFigures
 from handler.errors import ExecutionError
 from handler.execution.executors import (
     SCHEDULER_VARIABLE,
@@ -28,6 +29,7 @@ from handler.execution.shards import (
     PairedShard,
     ShardResult,
     paired_shards,
+    read_figures,
     run_file_shard,
     run_paired_shard,
 )
@@ -106,12 +108,14 @@ def _executor(options: ExecutionOptions, boxes: int) -> Executor:
 
 @dataclass(frozen=True)
 class ShardPlan:
-    """The shards of a run, where they run, and the datasets' names for the report."""
+    """The shards of a run, where they run, the datasets' names for the report, and what the
+    driver found reading the datasets (nothing when the workers read shard files)."""
 
     tasks: list[PairedShard | FileShard]
     executor: Executor
     gt: DatasetNames
     pred: DatasetNames
+    read: ReadFigures
 
 
 def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
@@ -119,9 +123,10 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
     gt_source = resolve_dataset(inputs.gt_dataset, store)
     pred_source = resolve_dataset(inputs.pred_dataset, store)
     pairs = _shard_pairs(gt_source, pred_source, inputs)
+    registered = analyses.ANALYSES  # read at plan time: a test may register one more
     if pairs is not None:
         files: list[PairedShard | FileShard] = [
-            FileShard(i, gt.name, pred.name, inputs.thresholds, LISTED_SKIPS)
+            FileShard(i, gt.name, pred.name, inputs.thresholds, LISTED_SKIPS, registered)
             for i, (gt, pred) in enumerate(pairs)
         ]
         executor = _executor(options, MIN_BOXES_PER_SHARD * len(pairs))
@@ -130,18 +135,20 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
             executor,
             DatasetNames(gt_source.name, NATIVE_LINES),
             DatasetNames(pred_source.name, NATIVE_LINES),
+            ReadFigures(),
         )
     gt = load_dataset(gt_source, inputs.gt_format)
     pred = load_dataset(pred_source, inputs.pred_format, gt)
     paired = pair_datasets(gt.dataset, pred.dataset)
     executor = _executor(options, len(paired.gt) + len(paired.pred))
     shards = 1 if executor.workers == 1 else SHARDS_PER_WORKER * executor.workers
-    ranges = paired_shards(paired, gt.dataset, pred.dataset, inputs.thresholds, shards, LISTED_SKIPS)
+    ranges = paired_shards(paired, inputs.thresholds, shards, registered)
     return ShardPlan(
         list(ranges),
         executor,
         DatasetNames(gt.dataset.source, gt.dataset.format),
         DatasetNames(pred.dataset.source, pred.dataset.format),
+        read_figures(paired, gt.dataset, pred.dataset, 0, LISTED_SKIPS),
     )
 
 
@@ -159,7 +166,7 @@ def evaluate_plan(plan: ShardPlan, store: Store, report_id: str) -> Evaluated:
         ShardJob(task, store.uri, chunk_key(report_id, "outcomes", i)) for i, task in enumerate(plan.tasks)
     ]
     try:
-        state = _merged(plan.executor.map(run_shard, jobs))
+        state = _merged(plan.executor.map(run_shard, jobs)).adding(plan.read)
     except BrokenProcessPool:
         discard_chunks(store, report_id, "outcomes", len(jobs))
         raise ExecutionError(

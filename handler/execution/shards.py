@@ -9,27 +9,19 @@ states comes back.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
 from handler.boxes import BoxTable, Dataset, FloatArray
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets
 from handler.engine import Thresholds, evaluate
-from handler.engine.gt_errors import TOP_SUSPECTS, shard_suspects, suspect_kinds
-from handler.engine.health import HealthFigures, by_class, duplicate_pairs
-from handler.engine.state import (
-    GT_SIDE,
-    PRED_SIDE,
-    DatasetFigures,
-    EvaluationState,
-    ShardFacts,
-    ShardSweep,
-    shard_state,
-)
-from handler.engine.sweep import class_sweep
+from handler.engine.analyses.box_counts import DatasetCounts
+from handler.engine.gt_errors import suspect_kinds
+from handler.engine.health import HealthFigures
+from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, ShardContext
+from handler.engine.state import EvaluationState, ListedSkip, ReadFigures
 from handler.report.outcome_lines import outcome_lines
 from handler.storage import open_source
 
@@ -37,7 +29,7 @@ from handler.storage import open_source
 MIN_BOXES_PER_SHARD: Final = 200_000
 SHARD_SUFFIX: Final = ".jsonl"
 
-OutcomeSink = Callable[[int, bytes], None]
+Analyses = tuple[Analysis[Any], ...]
 
 
 @dataclass(frozen=True)
@@ -55,56 +47,37 @@ def area_scale(paired: PairedBoxes) -> FloatArray | None:
     return scale if bool(np.all(np.isfinite(scale[used]))) else None
 
 
-def dataset_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | None) -> DatasetFigures:
-    """The shard's own box counts, plus the datasets' figures where the datasets are given."""
-    return DatasetFigures(
-        images=len(paired.asset_ids),
-        gt_objects=len(paired.gt),
-        predictions=len(paired.pred),
+def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, skip_limit: int) -> ReadFigures:
+    """What reading the two datasets found: unpaired images, crowd, skipped and confident boxes."""
+    figures = DatasetCounts(
         gt_only_images=paired.gt_only_images,
         pred_only_images=paired.pred_only_images,
-        crowd_excluded=gt.crowd_excluded if gt else 0,
-        gt_skipped=gt.skipped_count if gt else 0,
-        pred_skipped=pred.skipped_count if pred else 0,
+        crowd_excluded=gt.crowd_excluded,
+        gt_skipped=gt.skipped_count,
+        pred_skipped=pred.skipped_count,
     )
-
-
-def health_figures(paired: PairedBoxes, gt: Dataset | None, pred: Dataset | None) -> HealthFigures:
-    """The shard's size mismatches, plus the datasets' box and skip counts where the datasets are given."""
-    skip_reasons = Counter(gt.skip_reasons if gt else {}) + Counter(pred.skip_reasons if pred else {})
-    return HealthFigures(
-        gt_boxes=len(gt.boxes) if gt else 0,
-        pred_boxes=len(pred.boxes) if pred else 0,
-        gt_confident=gt.confidence_count if gt else 0,
-        pred_confident=pred.confidence_count if pred else 0,
-        size_mismatched=int(paired.size_mismatch.sum()),
-        skip_reasons=dict(skip_reasons),
+    health = HealthFigures(
+        gt_boxes=len(gt.boxes),
+        pred_boxes=len(pred.boxes),
+        gt_confident=gt.confidence_count,
+        pred_confident=pred.confidence_count,
+        skip_reasons=dict(Counter(gt.skip_reasons) + Counter(pred.skip_reasons)),
     )
-
-
-def _box_health(paired: PairedBoxes, kept: BoxTable, facts: ShardFacts) -> HealthFigures:
-    """What the shard's boxes add: duplicate GT pairs, and GT and kept predictions by class name."""
-    names = list(paired.class_names)
-    box_figures = HealthFigures(
-        duplicate_gt=duplicate_pairs(paired.gt, len(paired.asset_ids)),
-        class_gt=by_class(paired.gt.class_id, names),
-        class_kept=by_class(kept.class_id, names),
+    skipped = tuple(
+        ListedSkip(side, shard, position, skip)
+        for side, listed in ((GT_SIDE, gt.skipped), (PRED_SIDE, pred.skipped))
+        for position, skip in enumerate(listed)
     )
-    return facts.health + box_figures
+    return ReadFigures(figures, health, skipped, skip_limit)
 
 
-def evaluate_shard(paired: PairedBoxes, facts: ShardFacts, thresholds: Thresholds) -> ShardResult:
-    """Match, score and sweep one shard: its partial state and its outcome lines."""
-    evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), thresholds)
-    sweep, class_counts = class_sweep(evaluation, thresholds, len(paired.class_names))
-    kinds = suspect_kinds(evaluation, thresholds.iou_perfect)
-    names = (paired.asset_ids, paired.class_names)
-    suspects = shard_suspects(evaluation, kinds, facts.shard, names, TOP_SUSPECTS)
-    swept = ShardSweep(sweep, class_counts, suspects)
-    kept = replace(facts.figures, predictions_kept=len(evaluation.pred))
-    health = _box_health(paired, evaluation.pred, facts)
-    state = shard_state(evaluation, swept, replace(facts, figures=kept, health=health), thresholds)
-    return ShardResult(state, outcome_lines(evaluation, paired.asset_ids, paired.class_names, kinds))
+def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyses) -> ShardResult:
+    """Match and score one shard, run every analysis on it: its partial state and its outcome lines."""
+    evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), context.thresholds)
+    partials = {analysis: analysis.shard(evaluation, context) for analysis in analyses}
+    kinds = suspect_kinds(evaluation, context.thresholds.iou_perfect)
+    lines = outcome_lines(evaluation, paired.asset_ids, paired.class_names, kinds)
+    return ShardResult(EvaluationState(evaluation.tally, partials), lines)
 
 
 def _by_image(boxes: BoxTable) -> tuple[BoxTable, np.ndarray]:
@@ -146,49 +119,49 @@ def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
     return parts or [paired]
 
 
+def shard_context(
+    paired: PairedBoxes,
+    shard: int,
+    ranks: tuple[ClassRank, ...],
+    scale: FloatArray | None,
+    thresholds: Thresholds,
+) -> ShardContext:
+    return ShardContext(
+        shard=shard,
+        asset_ids=tuple(paired.asset_ids),
+        asset_tags=tuple(paired.tags or ()),
+        class_names=tuple(paired.class_names),
+        class_ranks=ranks,
+        area_scale=scale,
+        size_mismatch=paired.size_mismatch,
+        thresholds=thresholds,
+    )
+
+
 @dataclass(frozen=True)
 class PairedShard:
-    """A range of images of datasets the driver read; `facts` already name its assets and classes."""
+    """A range of images of datasets the driver read; `context` already names its assets and classes."""
 
     paired: PairedBoxes
-    facts: ShardFacts
-    thresholds: Thresholds
+    context: ShardContext
+    analyses: Analyses
 
 
 def run_paired_shard(task: PairedShard) -> ShardResult:
-    return evaluate_shard(task.paired, task.facts, task.thresholds)
+    return evaluate_shard(task.paired, task.context, task.analyses)
 
 
 def paired_shards(
-    paired: PairedBoxes, gt: Dataset, pred: Dataset, thresholds: Thresholds, shards: int, skip_limit: int
+    paired: PairedBoxes, thresholds: Thresholds, shards: int, analyses: Analyses
 ) -> list[PairedShard]:
-    """The driver's split: the datasets' own figures and skips travel with the first shard."""
+    """The driver's split into ranges of images (what reading found stays with the driver)."""
     ranks = tuple((GT_SIDE, 0, i) for i in range(len(paired.class_names)))
     scale = area_scale(paired)
     tasks: list[PairedShard] = []
     start = 0
     for index, part in enumerate(split_paired(paired, shards)):
-        first = index == 0
-        shard_gt, shard_pred = (gt, pred) if first else (None, None)
-        facts = ShardFacts(
-            shard=index,
-            asset_ids=tuple(part.asset_ids),
-            asset_tags=tuple(part.tags or ()),
-            class_names=tuple(paired.class_names),
-            class_ranks=ranks,
-            area_scale=None if scale is None else scale[start : start + len(part.asset_ids)],
-            figures=dataset_figures(
-                replace(part, gt_only_images=paired.gt_only_images, pred_only_images=paired.pred_only_images)
-                if first
-                else part,
-                shard_gt,
-                shard_pred,
-            ),
-            skipped=(tuple(gt.skipped), tuple(pred.skipped)) if first else ((), ()),
-            skip_limit=skip_limit,
-            health=health_figures(part, shard_gt, shard_pred),
-        )
-        tasks.append(PairedShard(part, facts, thresholds))
+        part_scale = None if scale is None else scale[start : start + len(part.asset_ids)]
+        tasks.append(PairedShard(part, shard_context(part, index, ranks, part_scale, thresholds), analyses))
         start += len(part.asset_ids)
     return tasks
 
@@ -202,9 +175,10 @@ class FileShard:
     pred_reference: str
     thresholds: Thresholds
     skip_limit: int
+    analyses: Analyses
 
 
-def _ranks(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int) -> tuple[tuple[int, int, int], ...]:
+def _ranks(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int) -> tuple[ClassRank, ...]:
     gt_index = {name: i for i, name in enumerate(gt.class_names)}
     pred_index = {name: i for i, name in enumerate(pred.class_names)}
     return tuple(
@@ -214,19 +188,15 @@ def _ranks(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int) -> tuple
 
 
 def run_file_shard(task: FileShard) -> ShardResult:
-    gt = load_dataset(open_source(task.gt_reference), "native-jsonl")
-    pred = load_dataset(open_source(task.pred_reference), "native-jsonl", gt)
-    paired = pair_datasets(gt.dataset, pred.dataset)
-    facts = ShardFacts(
-        shard=task.shard,
-        asset_ids=tuple(paired.asset_ids),
-        asset_tags=tuple(paired.tags or ()),
-        class_names=tuple(paired.class_names),
-        class_ranks=_ranks(paired, gt.dataset, pred.dataset, task.shard),
-        area_scale=area_scale(paired),
-        figures=dataset_figures(paired, gt.dataset, pred.dataset),
-        skipped=(tuple(gt.dataset.skipped), tuple(pred.dataset.skipped)),
-        skip_limit=task.skip_limit,
-        health=health_figures(paired, gt.dataset, pred.dataset),
+    """Read, pair and evaluate a pair of shard files; what reading them found is in the state."""
+    gt_loaded = load_dataset(open_source(task.gt_reference), "native-jsonl")
+    gt, pred = (
+        gt_loaded.dataset,
+        load_dataset(open_source(task.pred_reference), "native-jsonl", gt_loaded).dataset,
     )
-    return evaluate_shard(paired, facts, task.thresholds)
+    paired = pair_datasets(gt, pred)
+    ranks = _ranks(paired, gt, pred, task.shard)
+    context = shard_context(paired, task.shard, ranks, area_scale(paired), task.thresholds)
+    result = evaluate_shard(paired, context, task.analyses)
+    read = read_figures(paired, gt, pred, task.shard, task.skip_limit)
+    return replace(result, state=result.state.adding(read))

@@ -20,12 +20,13 @@ from handler.execution.shards import FileShard, PairedShard
 from handler.storage import open_source
 
 
-def _paired(task: PairedShard | FileShard) -> PairedBoxes:
+def _paired(task: PairedShard | FileShard) -> tuple[PairedBoxes, Thresholds]:
+    """A shard's boxes (read again for a shard file) and its thresholds."""
     if isinstance(task, PairedShard):
-        return task.paired
+        return task.paired, task.context.thresholds
     gt = load_dataset(open_source(task.gt_reference), "native-jsonl")
     pred = load_dataset(open_source(task.pred_reference), "native-jsonl", gt)
-    return pair_datasets(gt.dataset, pred.dataset)
+    return pair_datasets(gt.dataset, pred.dataset), task.thresholds
 
 
 def _on(boxes: BoxTable, rows: IntArray) -> BoxTable:
@@ -34,7 +35,7 @@ def _on(boxes: BoxTable, rows: IntArray) -> BoxTable:
     return chosen.with_columns(image=np.searchsorted(rows, chosen.image))
 
 
-def shard_sketches(paired: PairedBoxes, wanted: Collection[str], thresholds: Thresholds) -> list[ImageSketch]:
+def shard_sketches(paired: PairedBoxes, thresholds: Thresholds, wanted: Collection[str]) -> list[ImageSketch]:
     rows = np.flatnonzero(np.isin(np.asarray(paired.asset_ids, dtype=object), list(wanted)))
     if not len(rows):
         return []
@@ -57,5 +58,5 @@ def sketch_images(plan: ShardPlan, shards: Collection[int], wanted: Collection[s
         sketch
         for index, task in enumerate(plan.tasks)
         if index in shards
-        for sketch in shard_sketches(_paired(task), wanted, task.thresholds)
+        for sketch in shard_sketches(*_paired(task), wanted)
     ]

@@ -3,7 +3,9 @@
 from handler.inputs.node_inputs import (
     DEFAULT_THRESHOLDS,
     NodeInputs,
+    confidence_threshold,
     input_spec,
+    input_value,
     node_defaults,
     option_labels,
     parse_inputs,
@@ -15,7 +17,9 @@ from handler.inputs.node_inputs import (
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "NodeInputs",
+    "confidence_threshold",
     "input_spec",
+    "input_value",
     "node_defaults",
     "option_labels",
     "parse_inputs",

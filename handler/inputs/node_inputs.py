@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
 import jsonschema
@@ -131,23 +132,33 @@ def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any]) -> dict[str, 
     return values
 
 
-def _message(error: jsonschema.ValidationError, schema: dict[str, Any]) -> str:
-    key = error.path[0] if error.path else None
+def _error(error: jsonschema.ValidationError, schema: dict[str, Any]) -> InputError:
+    key = str(error.path[0]) if error.path else None
     if error.validator == "enum" and key is not None:
         shown = option_labels(key) if key in _select_keys() else schema["properties"][key]["enum"]
-        return f"{key}: {error.instance!r} is not one of the options {', '.join(shown)}"
+        return InputError(f"{quoted(error.instance)} is not one of the options {', '.join(shown)}", key)
     if error.validator == "required":
-        return f"missing required input: {error.message.split()[0]}"
+        return InputError(f"missing required input: {error.message.split()[0]}")
     if error.validator == "additionalProperties":
         given: dict[str, Any] = error.instance if isinstance(error.instance, dict) else {}
         unknown = sorted(set(given) - set(schema["properties"]))
         expected = ", ".join(schema["properties"])
-        return f"unknown input {quoted(unknown[0]) if unknown else ''}: remove it; expected keys {expected}"
-    return f"{key or 'inputs'}: {error.message}"
+        return InputError(
+            f"unknown input {quoted(unknown[0]) if unknown else ''}: remove it; expected keys {expected}"
+        )
+    return InputError(error.message, key or "inputs")
 
 
-def _confidence_threshold(raw: str) -> tuple[float, bool]:
-    """SPEC §2: not a number → 0 (reported); a number outside [0, 1] → a clear error."""
+def _check(
+    values: Mapping[str, Any], schema: dict[str, Any], validator: jsonschema.protocols.Validator
+) -> None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(values))
+    if error is not None:
+        raise _error(error, schema)
+
+
+def confidence_threshold(raw: str) -> tuple[float, bool]:
+    """SPEC §2: not a number → 0 (reported: the bool); a number outside [0, 1] → a clear error."""
     try:
         value = float(raw.strip())
     except ValueError:
@@ -156,23 +167,29 @@ def _confidence_threshold(raw: str) -> tuple[float, bool]:
         return 0.0, True
     if not 0.0 <= value <= 1.0:
         raise InputError(
-            f"CONFIDENCE_THRESHOLD: {raw!r} is outside the range 0 to 1 (enter e.g. 0.5, not 50)"
+            f"{quoted(raw)} is outside the range 0 to 1 (enter e.g. 0.5, not 50)", "CONFIDENCE_THRESHOLD"
         )
     return value, False
 
 
 def _thresholds(values: Mapping[str, str]) -> tuple[Thresholds, bool]:
     """The thresholds of valid input strings, and whether CONFIDENCE_THRESHOLD was replaced."""
-    threshold, replaced = _confidence_threshold(values["CONFIDENCE_THRESHOLD"])
+    threshold, replaced = confidence_threshold(values["CONFIDENCE_THRESHOLD"])
     return Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold), replaced
 
 
-def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+@cache
+def _inputs_validation(formats: tuple[str, ...]) -> tuple[dict[str, Any], jsonschema.protocols.Validator]:
+    """The schema and its validator, built once per set of registered formats (the schema
+    lists them): every run of a process, a test or a CLI call after the first reuses them."""
     schema = inputs_schema()
+    return schema, jsonschema.Draft202012Validator(schema)
+
+
+def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+    schema, validator = _inputs_validation(tuple(format_names()))
     values = _with_defaults(raw, schema)
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(values))
-    if error is not None:
-        raise InputError(_message(error, schema))
+    _check(values, schema, validator)
     thresholds, replaced = _thresholds(values)
     return NodeInputs(
         gt_dataset=values["GT_DATASET"],
@@ -183,6 +200,18 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         gt_format=values.get("GT_FORMAT"),
         pred_format=values.get("PRED_FORMAT"),
     )
+
+
+def input_value(key: str, value: str) -> str:
+    """One input checked on its own by `parse_inputs`' rules (the CLI checks each option as it is
+    read): its canonical text (`0.3` → `0.30`), else an InputError naming `key`."""
+    properties = inputs_schema()["properties"]
+    canonical = _canonical(key, value)
+    schema = {"type": "object", "properties": {key: properties[key]}}
+    _check({key: canonical}, schema, jsonschema.Draft202012Validator(schema))
+    if key == "CONFIDENCE_THRESHOLD":
+        confidence_threshold(canonical)
+    return str(canonical)
 
 
 # The defaults of the metric API, the CLI and the tests: node.json's, nowhere else.

@@ -15,8 +15,8 @@ from pydantic import AliasChoices, Field
 from handler.boxes import IntArray
 from handler.engine.bootstrap import SEED, scores_of, seconds_saved
 from handler.engine.paired import Difference, PairedBootstrap
+from handler.engine.plugin import ClassCounts
 from handler.engine.score import grade
-from handler.engine.state import ClassTable
 from handler.engine.timecost import TimeCosts
 from handler.report.fields import Grade, Score, Section
 from handler.report.html import duration, environment, saving
@@ -92,7 +92,7 @@ def _side(dataset: str, counts: IntArray, costs: TimeCosts) -> Side:
     )
 
 
-def _aligned(table: ClassTable, names: list[str]) -> IntArray:
+def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
     """`table.counts` on the rows of `names` (zeros for a class the run never saw)."""
     rows = {name: i for i, name in enumerate(table.names)}
     aligned = np.zeros((len(names), table.counts.shape[1]), dtype=np.int64)
@@ -101,7 +101,7 @@ def _aligned(table: ClassTable, names: list[str]) -> IntArray:
     return aligned
 
 
-def per_class(a: ClassTable, b: ClassTable) -> tuple[ClassDifference, ...]:
+def per_class(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
     names = [*a.names, *(name for name in b.names if name not in set(a.names))]
     scores_a, scores_b = scores_of(_aligned(a, names)), scores_of(_aligned(b, names))
     return tuple(
@@ -119,7 +119,7 @@ def _better(score: Difference) -> Better:
 def comparison(
     datasets: tuple[str, str, str],
     counts: tuple[IntArray, IntArray],
-    classes: tuple[ClassTable, ClassTable],
+    classes: tuple[ClassCounts, ClassCounts],
     paired: PairedBootstrap,
     costs: TimeCosts,
 ) -> Comparison:

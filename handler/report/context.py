@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.sketch import ImageSketch
 from handler.engine.state import EvaluationState
@@ -45,4 +46,4 @@ class RunFacts:
     @cached_property
     def spread(self) -> Bootstrap | None:
         """The per-image bootstrap, once per run: the verdict and the uncertainty section share it."""
-        return None if self.reason is not None else bootstrap(self.state.image_counts, self.costs)
+        return None if self.reason is not None else bootstrap(self.state.of(PER_IMAGE).counts, self.costs)

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.inputs import NodeInputs
@@ -76,7 +77,7 @@ def verdict(tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap
 
 
 def _skipped(state: EvaluationState) -> Skipped:
-    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.skipped)
+    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.read.skipped)
     return Skipped(count=state.figures.gt_skipped + state.figures.pred_skipped, listed=listed)
 
 
@@ -104,7 +105,7 @@ def _dataset(facts: RunFacts) -> DatasetSection:
         pred_source=facts.pred.source,
         gt_format=facts.gt.format,
         pred_format=facts.pred.format,
-        classes=len(facts.state.classes.names),
+        classes=len(facts.state.of(PER_CLASS).names),
         crowd_excluded=figures.crowd_excluded,
     )
 

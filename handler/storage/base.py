@@ -36,6 +36,8 @@ class AccessDenied(StorageError, PermissionError):
 # a runaway file), unless $PRELABEL_MAX_DATASET_BYTES says otherwise.
 MAX_BYTES_VARIABLE: Final = "PRELABEL_MAX_DATASET_BYTES"
 DEFAULT_MAX_BYTES: Final = 4 << 30
+# A stream of unknown length (an S3 body) is read this much at a time.
+READ_BLOCK_BYTES: Final = 8 << 20
 
 
 def max_file_bytes() -> int:
@@ -96,17 +98,47 @@ class Source(ABC):
         limit = max_file_bytes()
         try:
             with self.open() as stream:
-                content = stream.read(limit + 1)
+                content = _read_at_most(stream, limit)
         except StorageError:
             raise
         except OSError as error:  # e.g. EIO from /proc/self/mem, a disk error mid-read
             raise StorageError(f"{self.name}: cannot be read ({error.strerror or error})") from error
-        if len(content) > limit:
+        if content is None:
             raise StorageError(
                 f"{self.name}: larger than {limit} bytes, the most read from one dataset file "
                 f"(set {MAX_BYTES_VARIABLE} to raise it)"
             )
         return content
+
+
+def _known_size(stream: BinaryIO) -> int | None:
+    """The file's size when the stream is a file on disk, None for a network body."""
+    try:
+        return os.fstat(stream.fileno()).st_size
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+
+
+def _read_at_most(stream: BinaryIO, limit: int) -> bytes | None:
+    """The stream's content, or None when it holds more than `limit` bytes.
+
+    `read(n)` reserves n bytes before it reads, so the limit itself is never asked for: a
+    file of known size is read in one call of its size (+1 to notice growth), anything else
+    in blocks, so a small file costs small memory even under an address-space cap.
+    """
+    size = _known_size(stream)
+    if size is not None and size > limit:
+        return None
+    want = READ_BLOCK_BYTES if size is None else size + 1
+    blocks: list[bytes] = []
+    total = 0
+    while block := stream.read(min(want, limit + 1 - total)):
+        blocks.append(block)
+        total += len(block)
+        if total > limit:
+            return None
+        want = READ_BLOCK_BYTES
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
 class Store(ABC):

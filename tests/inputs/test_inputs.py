@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from handler.cli import _run_parser
+from handler.cli import command_parsers, parse_command_line, parser
 from handler.errors import InputError
 from handler.inputs import (
     DEFAULT_THRESHOLDS,
@@ -111,7 +111,7 @@ def test_every_default_comes_from_node_json() -> None:
     defaults = node_defaults()
     assert parse_inputs(REQUIRED).thresholds == DEFAULT_THRESHOLDS
     assert PrelabelingEfficiency().thresholds == DEFAULT_THRESHOLDS
-    args = _run_parser().parse_args(["gt", "pred"])
+    args = parse_command_line(["gt", "pred"])
     assert (args.iou_min, args.iou_perfect, args.confidence_threshold) == (
         defaults["IOU_MIN"],
         defaults["IOU_PERFECT"],
@@ -120,7 +120,7 @@ def test_every_default_comes_from_node_json() -> None:
 
 
 def test_cli_help_lists_the_options_of_node_json() -> None:
-    text = " ".join(_run_parser().format_help().split())
+    text = " ".join(command_parsers(parser())["run"].format_help().split())
     for key in ("IOU_MIN", "IOU_PERFECT"):
         assert " ".join(select_options(key)) in text
 

@@ -17,7 +17,7 @@ from typing import Final
 import pytest
 from helpers.paths import ROOT
 
-from handler.cli import _compare_parser, _list_parser, _run_parser, _show_parser
+from handler.cli import command_parsers, parser
 
 EXEMPT: Final = "# not run by the README test: "
 BLOCK: Final = re.compile(r"^```(bash|python)\n(.*?)^```$", re.M | re.S)
@@ -35,16 +35,18 @@ def _environment(store: Path) -> dict[str, str]:
 
 
 def _help_examples() -> list[str]:
+    """The examples of every command's `--help`, in the order the top-level `--help` lists them."""
     lines = []
-    for parser in (_run_parser(), _list_parser(), _show_parser(), _compare_parser()):
-        epilog = parser.format_help().split("examples", 1)[1]
+    for command in command_parsers(parser()).values():
+        epilog = command.format_help().split("examples", 1)[1]
         lines += [line.strip() for line in epilog.splitlines() if line.startswith("  prelabel-eval ")]
     return lines
 
 
 def test_every_help_example_runs(tmp_path: Path) -> None:
     examples = _help_examples()
-    assert len(examples) >= 6 and examples[0].startswith("prelabel-eval examples/")
+    assert len(examples) >= 10 and examples[0].startswith("prelabel-eval examples/")
+    assert {line.split()[1] for line in examples} >= {"run", "list", "show", "compare", "gc"}
     env = _environment(tmp_path / "store")
     for line in examples:  # in order: the runs first, so `list` and `show latest` have reports
         command = [sys.executable, "-m", "handler.cli", *shlex.split(line)[1:]]

@@ -23,6 +23,9 @@ from hypothesis import strategies as st
 from handler.boxes import BoxTable
 from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate
 from handler.engine import analysis as an
+from handler.engine.analyses.by_size import by_size, size_bucket
+from handler.engine.analyses.confusions import confusion_pairs, top_confusions
+from handler.engine.analyses.near_misses import band_edges, near_misses
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Tally
 from handler.engine.timecost import ACTIONS, TimeCosts, estimate_time, labeler_seconds
@@ -65,7 +68,7 @@ def test_most_time_left_breaks_ties_by_lowest_score_then_row_and_skips_empty_row
 
 
 def test_confusions_gt_to_predicted_most_frequent_first(evaluation: Evaluation) -> None:
-    found = an.top_confusions(an.confusion_pairs(evaluation), top=10)
+    found = top_confusions(confusion_pairs(evaluation), top=10)
     assert (found.gt_class.tolist(), found.pred_class.tolist(), found.count.tolist()) == ([DOG], [CAT], [1])
 
 
@@ -73,7 +76,7 @@ def test_confusions_order_and_top() -> None:
     # three images, each a perfect box with a wrong class: dog->cat twice, car->dog once
     gt = BoxTable.build([[0, 0, 10, 10]] * 3, [DOG, CAR, DOG], [0, 1, 2])
     pred = BoxTable.build([[0, 0, 10, 10]] * 3, [CAT, DOG, CAT], [0, 1, 2])
-    found = an.top_confusions(an.confusion_pairs(evaluate(gt, pred, 3, THRESHOLDS)), top=1)
+    found = top_confusions(confusion_pairs(evaluate(gt, pred, 3, THRESHOLDS)), top=1)
     assert (found.gt_class.tolist(), found.pred_class.tolist(), found.count.tolist()) == ([DOG], [CAT], [2])
 
 
@@ -88,24 +91,24 @@ def test_per_image_and_most_work(evaluation: Evaluation) -> None:
 
 
 def test_by_size_uses_gt_area_and_a_false_positive_its_own(evaluation: Evaluation) -> None:
-    counts = an.by_size(evaluation, np.ones(2))
+    counts = by_size(evaluation, np.ones(2))
     assert counts.tolist() == [[1, 1, 1, 2, 2], [0, 0, 0, 0, 0], [0, 0, 0, 0, 1]]
     # the same boxes in 0-1 units on 100 x 100 images: the scale brings back the pixel areas
     scale = np.full(2, 100.0 * 100.0)
     gt, pred = hand_case()
     gt, pred = gt.with_columns(xyxy=gt.xyxy / 100), pred.with_columns(xyxy=pred.xyxy / 100)
     shrunk = evaluate(gt, pred, 2, THRESHOLDS)
-    assert an.by_size(shrunk, scale).tolist() == counts.tolist()
+    assert by_size(shrunk, scale).tolist() == counts.tolist()
 
 
 def test_size_bounds_are_coco_areas() -> None:
     xyxy = [[0, 0, 32, 31.9], [0, 0, 32, 32], [0, 0, 96, 95.9], [0, 0, 96, 96]]
     boxes = BoxTable.build(xyxy, [0] * 4, [0] * 4)
-    assert an.size_bucket(boxes, np.ones(1)).tolist() == [0, 1, 1, 2]
+    assert size_bucket(boxes, np.ones(1)).tolist() == [0, 1, 1, 2]
 
 
 def test_near_misses_count_false_positives_on_missed_boxes_of_their_class(evaluation: Evaluation) -> None:
-    found = an.near_misses(evaluation, 0.1, 0.3)
+    found = near_misses(evaluation, 0.1, 0.3)
     assert found.edges.tolist() == [0.1, 0.2, 0.3]
     assert found.counts.tolist() == [0, 1] and found.count == 1 and found.missed_gt == 1
 
@@ -119,7 +122,7 @@ def test_near_misses_ignore_other_classes_matched_boxes_and_dropped_predictions(
         confidence=[0.9, 0.9, 0.9, 0.9, 0.1],
     )
     evaluation = evaluate(gt, pred, 1, THRESHOLDS)
-    found = an.near_misses(evaluation, 0.1, 0.3)
+    found = near_misses(evaluation, 0.1, 0.3)
     # P0 is another class, P3 overlaps a matched box, P4 was dropped: only P1 (IoU 0.15) is a near miss
     assert found.counts.tolist() == [1, 0] and found.missed_gt == 1
 
@@ -127,7 +130,7 @@ def test_near_misses_ignore_other_classes_matched_boxes_and_dropped_predictions(
 def test_one_false_positive_counts_once_at_its_best_overlap() -> None:
     gt = BoxTable.build([[0, 0, 10, 10], [0, 0, 10, 20]], [CAR, CAR], [0, 0])
     pred = BoxTable.build([[0, 0, 10, 2.5]], [CAR], [0])  # IoU 0.25 and 0.125
-    found = an.near_misses(evaluate(gt, pred, 1, THRESHOLDS), 0.1, 0.3)
+    found = near_misses(evaluate(gt, pred, 1, THRESHOLDS), 0.1, 0.3)
     assert found.counts.tolist() == [0, 1] and found.missed_gt == 2
 
 
@@ -143,7 +146,7 @@ def test_one_false_positive_counts_once_at_its_best_overlap() -> None:
     ],
 )
 def test_band_edges(iou_min: float, edges: list[float]) -> None:
-    assert an.band_edges(0.1, iou_min).tolist() == edges
+    assert band_edges(0.1, iou_min).tolist() == edges
 
 
 def test_time_estimate_from_the_action_costs(evaluation: Evaluation) -> None:
@@ -170,9 +173,9 @@ def test_an_empty_evaluation_gives_empty_figures() -> None:
     empty = evaluate(BoxTable.empty(), BoxTable.empty(), 0, THRESHOLDS)
     assert an.per_class(empty, 0).shape == (0, 5)
     assert an.most_time_left_first(an.per_class(empty, 3), np.zeros(3)).tolist() == []
-    assert an.top_confusions(an.confusion_pairs(empty), 10).count.tolist() == []
-    assert an.near_misses(empty, 0.1, 0.3).count == 0
-    assert an.by_size(empty, np.ones(0)).sum() == 0
+    assert top_confusions(confusion_pairs(empty), 10).count.tolist() == []
+    assert near_misses(empty, 0.1, 0.3).count == 0
+    assert by_size(empty, np.ones(0)).sum() == 0
 
 
 # ---------------------------------------------------------------------------------------

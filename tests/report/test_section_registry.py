@@ -12,6 +12,7 @@ from helpers.paths import EXAMPLES
 
 import handler.report.findings
 import handler.report.html
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.context import RunFacts
@@ -29,7 +30,7 @@ class Busiest(Section):
 
 
 def busiest(facts: RunFacts) -> Busiest:
-    classes = facts.state.classes
+    classes = facts.state.of(PER_CLASS)
     top = int(classes.counts.sum(axis=1).argmax())
     return Busiest(images=facts.state.figures.images, top_class=classes.names[top])
 

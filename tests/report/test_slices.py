@@ -26,6 +26,7 @@ from helpers.reference import (
 
 from handler.datasets import load_dataset, pair_datasets
 from handler.datasets.native import asset_tags
+from handler.engine.analyses import ANALYSES
 from handler.engine.bootstrap import LEVEL, RESAMPLES, SEED
 from handler.engine.evaluation import Thresholds
 from handler.engine.timecost import TimeCosts
@@ -125,10 +126,7 @@ def test_tag_slices_do_not_depend_on_the_shards(
     thresholds = Thresholds(0.3, 0.8, 0.5)
 
     def merged(shards: int) -> Any:
-        states = [
-            run_paired_shard(t).state
-            for t in paired_shards(paired, gt.dataset, pred.dataset, thresholds, shards, 20)
-        ]
+        states = [run_paired_shard(t).state for t in paired_shards(paired, thresholds, shards, ANALYSES)]
         state = functools.reduce(operator.add, states[::-1])  # merged out of order
         inputs = parse_inputs({"GT_DATASET": str(gt_path), "PRED_DATASET": str(pred_path)})
         names = DatasetNames(str(gt_path), "native")

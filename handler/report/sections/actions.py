@@ -6,7 +6,7 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from handler.engine import analysis
+from handler.engine.analyses.confusions import CONFUSIONS, top_confusions
 from handler.engine.timecost import ACTIONS
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Section
@@ -36,8 +36,8 @@ def actions(facts: RunFacts) -> Actions:
 
 
 def confusions(facts: RunFacts) -> tuple[Confusion, ...]:
-    classes = facts.state.classes
-    found = analysis.top_confusions(classes.confusions, TOP_CONFUSIONS)
+    classes = facts.state.of(CONFUSIONS)
+    found = top_confusions(classes.pairs, TOP_CONFUSIONS)
     columns = (found.gt_class.tolist(), found.pred_class.tolist(), found.count.tolist())
     return tuple(
         Confusion(gt_class=classes.names[g], pred_class=classes.names[p], count=n)

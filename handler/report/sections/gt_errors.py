@@ -6,6 +6,7 @@ from typing import Annotated, Literal, cast
 
 from pydantic import Field
 
+from handler.engine.analyses.gt_errors import GT_ERRORS
 from handler.engine.gt_errors import (
     MISSING_GT,
     MISSING_MAX_IOU,
@@ -51,7 +52,7 @@ class SuspectedGtErrors(Section):
 
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     state = facts.state
-    found = state.gt_errors
+    found = state.of(GT_ERRORS)
     fixed = scored(found.corrected(state.tally.counts))
     listed = tuple(
         SuspectedBoxEntry.model_validate(

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import AliasChoices, Field
 
+from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
+from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
 from handler.engine.sketch import TOP_NEAR_MISSES
 from handler.report.context import RunFacts
@@ -45,7 +47,7 @@ class NearMisses(Section):
 
 
 def near_misses(facts: RunFacts) -> NearMisses:
-    found = facts.state.near_misses
+    found = facts.state.of(NEAR_MISSES)
     edges = found.edges.tolist()
     bands = tuple(
         NearMissBand(iou_from=low, iou_to=high, count=count)
@@ -59,7 +61,7 @@ def near_misses(facts: RunFacts) -> NearMisses:
             gt_box=pair.gt_box,
             pred_box=pair.pred_box,
         )
-        for pair in found.listed
+        for pair in facts.state.of(NEAR_MISS_PAIRS)
     )
     return NearMisses(
         count=found.count,

@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
 from handler.engine import analysis
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.timecost import labeler_seconds
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Score, Section, outcome_counts
@@ -36,7 +37,7 @@ def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
 
 
 def per_class(facts: RunFacts) -> tuple[ClassRow, ...]:
-    classes = facts.state.classes
+    classes = facts.state.of(PER_CLASS)
     counts = classes.counts
     order = analysis.most_time_left_first(counts, labeler_seconds(counts, facts.costs))
     rows = scored_rows(counts, order)

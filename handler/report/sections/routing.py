@@ -13,6 +13,7 @@ from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
 from handler.engine import routing as engine_routing
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.exactsum import ExactSum
 from handler.engine.outcomes import Tally
 from handler.engine.routing import MIN_CLASS_BOXES
@@ -56,12 +57,13 @@ def scored(counts: IntArray) -> Tally:
 
 def routing(facts: RunFacts) -> Routing:
     """The policy over every class with a box at some sweep threshold, in class order."""
-    sweep, classes = facts.state.sweep, facts.state.classes
+    swept = facts.state.of(CONFIDENCE_SWEEP)
+    sweep, classes = swept.sweep, swept.by_class
     used = next(i for i, point in enumerate(sweep.points) if point.threshold == sweep.used_threshold)
-    policy = engine_routing.route(classes.sweep_counts, used, facts.costs)
+    policy = engine_routing.route(classes.counts, used, facts.costs)
     thresholds = [point.threshold for point in sweep.points]
-    boxes = classes.sweep_counts[:, used, :].sum(axis=1)
-    listed = np.flatnonzero(classes.sweep_counts.sum(axis=(1, 2)) > 0)
+    boxes = classes.counts[:, used, :].sum(axis=1)
+    listed = np.flatnonzero(classes.counts.sum(axis=(1, 2)) > 0)
     routed = tuple(
         RoutedClass(
             class_name=classes.names[row],

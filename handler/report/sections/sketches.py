@@ -12,6 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field
 
+from handler.engine.analyses.gt_errors import GT_ERRORS
+from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
+from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.sketch import MAX_SKETCH_BOXES, ImageSketch
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
@@ -53,11 +56,12 @@ class SketchTargets:
 
 def sketch_targets(state: EvaluationState, costs: TimeCosts) -> SketchTargets:
     """The images the page lists: most work, suspected GT errors, near misses."""
-    shard_of = [block.shard for block in state.images for _ in block.asset_ids]
-    asset_ids = state.asset_ids
+    images = state.of(PER_IMAGE)
+    shard_of = [block.shard for block in images.blocks for _ in block.asset_ids]
+    asset_ids = images.asset_ids
     found = {(asset_ids[row], shard_of[row]) for row in most_work_rows(state, costs).tolist()}
-    found |= {(box.asset_id, box.shard) for box in state.gt_errors.listed}
-    found |= {(pair.asset_id, pair.shard) for pair in state.near_misses.listed}
+    found |= {(box.asset_id, box.shard) for box in state.of(GT_ERRORS).listed}
+    found |= {(pair.asset_id, pair.shard) for pair in state.of(NEAR_MISS_PAIRS)}
     return SketchTargets(frozenset(a for a, _ in found), frozenset(s for _, s in found))
 
 
@@ -79,7 +83,7 @@ def _model(sketch: ImageSketch) -> Sketch:
 
 def sketches(facts: RunFacts) -> tuple[Sketch, ...]:
     """One sketch per listed image, in asset order."""
-    order = {asset_id: row for row, asset_id in enumerate(facts.state.asset_ids)}
+    order = {asset_id: row for row, asset_id in enumerate(facts.state.of(PER_IMAGE).asset_ids)}
     return tuple(_model(s) for s in sorted(facts.sketches, key=lambda s: order.get(s.asset_id, -1)))
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Final, Literal, cast
 import numpy as np
 from pydantic import Field
 
+from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import bootstrap
 from handler.engine.score import assistance_score, grade
 from handler.engine.state import EvaluationState
@@ -40,7 +41,7 @@ class SliceRow(Section):
 
 def _tag_slices(state: EvaluationState) -> list[tuple[str, list[int]]]:
     rows: dict[str, list[int]] = {}
-    for row, tags in enumerate(state.asset_tags):
+    for row, tags in enumerate(state.of(PER_IMAGE).asset_tags):
         for tag in tags:
             rows.setdefault(tag, []).append(row)
     ranked = sorted(rows.items(), key=lambda item: (-len(item[1]), item[0]))[:MAX_TAG_SLICES]
@@ -50,7 +51,7 @@ def _tag_slices(state: EvaluationState) -> list[tuple[str, list[int]]]:
 def _row(
     name: str, source: SliceSource, rows: list[int], listed: int, state: EvaluationState, costs: TimeCosts
 ) -> SliceRow:
-    counts = state.image_counts[np.asarray(rows, dtype=np.int64)]
+    counts = state.of(PER_IMAGE).counts[np.asarray(rows, dtype=np.int64)]
     c, s, x, fp, fn = (int(v) for v in counts.sum(axis=0))
     total = c + s + x + fp + fn
     spread = bootstrap(counts, costs) if total else None
@@ -70,7 +71,7 @@ def _row(
 def slices(facts: RunFacts) -> tuple[SliceRow, ...]:
     """The file's slices in its order, then a slice per asset tag, by name."""
     state, costs = facts.state, facts.costs
-    index = {asset_id: row for row, asset_id in enumerate(state.asset_ids)}
+    index = {asset_id: row for row, asset_id in enumerate(state.of(PER_IMAGE).asset_ids)}
     found = []
     for name, ids in facts.slices.items():
         unique = list(dict.fromkeys(ids))

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
 from handler.engine.timecost import TimeCosts, estimate_time
 from handler.report.context import RunFacts
@@ -52,7 +53,7 @@ def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
 
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
-    sweep = facts.state.sweep
+    sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
     return ConfidenceSweep(
         points=tuple(_point(point, facts.costs) for point in sweep.points),
         used_threshold=sweep.used.threshold,

@@ -9,7 +9,8 @@ from pydantic import Field
 
 from handler.boxes import IntArray
 from handler.engine import analysis
-from handler.engine.analysis import SIZE_BOUNDS
+from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
+from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts, labeler_seconds
 from handler.report.context import RunFacts
@@ -54,12 +55,13 @@ class BySize(Section):
 
 def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
     """The rows (in asset order) of the images that take the labeler longest, most first."""
-    return analysis.most_work(labeler_seconds(state.image_counts, costs), TOP_IMAGES)
+    return analysis.most_work(labeler_seconds(state.of(PER_IMAGE).counts, costs), TOP_IMAGES)
 
 
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
     """The images that take the labeler longest with the predictions, by estimated seconds."""
-    counts, asset_ids = facts.state.image_counts, facts.state.asset_ids
+    images = facts.state.of(PER_IMAGE)
+    counts, asset_ids = images.counts, images.asset_ids
     seconds = labeler_seconds(counts, facts.costs)
     return tuple(
         ImageWork(
@@ -70,14 +72,12 @@ def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
 
 
 def by_size(facts: RunFacts) -> BySize:
-    sizes = facts.state.sizes
+    sizes = facts.state.of(BY_SIZE).counts
     if sizes is None:
         return BySize(available=False, note=NO_SIZES, sizes=())
-    rows = scored_rows(sizes, np.arange(len(analysis.SIZE_NAMES)))
+    rows = scored_rows(sizes, np.arange(len(SIZE_NAMES)))
     # model_validate: the engine's size names are plain strings, the model checks them against SizeName.
-    sizes_rows = tuple(
-        SizeRow.model_validate({"size": analysis.SIZE_NAMES[row], **figures}) for row, figures in rows
-    )
+    sizes_rows = tuple(SizeRow.model_validate({"size": SIZE_NAMES[row], **figures}) for row, figures in rows)
     return BySize(available=True, note=None, sizes=sizes_rows)
 
 

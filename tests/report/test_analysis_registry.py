@@ -1,0 +1,127 @@
+"""A new analysis is one module (partial, per-shard function, merge) and one line in `ANALYSES`;
+its section reads the merged partial with `state.of(...)`, and its fragment shows it on the page."""
+
+from __future__ import annotations
+
+import functools
+import operator
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import orjson
+import pytest
+from helpers.paths import EXAMPLES
+from helpers.states import canonical
+
+import handler.engine.analyses
+import handler.report.findings
+import handler.report.html
+from handler.datasets import load_dataset, pair_datasets
+from handler.engine.analyses import ANALYSES
+from handler.engine.evaluation import Evaluation
+from handler.engine.plugin import Analysis, ShardContext
+from handler.execution import ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution.shards import paired_shards, run_paired_shard
+from handler.inputs import parse_inputs
+from handler.pipeline import run
+from handler.report.context import RunFacts
+from handler.report.fields import Count, Section
+from handler.report.model import Findings
+from handler.report.sections import SectionSpec
+from handler.storage import open_source
+from handler.storage.local import LocalStore
+
+# --- the analysis's module: its partial, its per-shard function, its merge ---
+
+
+@dataclass(frozen=True)
+class Crowded:
+    """The most GT boxes on one image, and how many images have that many (merge: the max wins)."""
+
+    most: int
+    images: int
+
+    def __add__(self, other: Crowded) -> Crowded:
+        if self.most != other.most:
+            return max(self, other, key=lambda part: part.most)
+        return Crowded(self.most, self.images + other.images)
+
+
+def crowded(evaluation: Evaluation, context: ShardContext) -> Crowded:
+    per_image = np.bincount(evaluation.gt.image, minlength=len(context.asset_ids))
+    most = int(per_image.max(initial=0))
+    return Crowded(most, int(np.count_nonzero(per_image == most)) if most else 0)
+
+
+CROWDED = Analysis[Crowded]("crowded", crowded, Crowded.__add__)
+
+# --- its section (handler/report/sections/) and page fragment ---
+
+
+class CrowdedSection(Section):
+    most_gt_boxes_on_an_image: Count
+    images: Count
+
+
+def crowded_section(facts: RunFacts) -> CrowdedSection:
+    found = facts.state.of(CROWDED)
+    return CrowdedSection(most_gt_boxes_on_an_image=found.most, images=found.images)
+
+
+FRAGMENT = (
+    '<p data-section="crowded">Most GT boxes on an image: {{ f.crowded.most_gt_boxes_on_an_image }}</p>\n'
+)
+
+
+class FindingsWithCrowded(Findings):
+    crowded: Annotated[CrowdedSection, SectionSpec(crowded_section, "crowded")]
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one registration line: `CROWDED` appended to `ANALYSES`."""
+    monkeypatch.setattr(handler.engine.analyses, "ANALYSES", (*ANALYSES, CROWDED))
+
+
+def test_a_registered_analysis_merges_like_one_shot() -> None:
+    gt = load_dataset(open_source(str(EXAMPLES / "gt.json")))
+    pred = load_dataset(open_source(str(EXAMPLES / "predictions.jsonl")), None, gt)
+    paired = pair_datasets(gt.dataset, pred.dataset)
+    thresholds = parse_inputs({"GT_DATASET": "x", "PRED_DATASET": "y"}).thresholds
+
+    def merged(shards: int) -> dict[str, object]:
+        tasks = paired_shards(paired, thresholds, shards, (*ANALYSES, CROWDED))
+        states = [run_paired_shard(task).state for task in tasks]
+        return canonical(functools.reduce(operator.add, states[::-1]))
+
+    one_shot = merged(1)
+    assert one_shot["crowded"] == {"most": 13, "images": 1}
+    assert merged(3) == merged(5) == one_shot
+
+
+def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
+    registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs = parse_inputs(
+        {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
+    )
+    store = LocalStore(tmp_path / "store")
+    evaluated = evaluate_plan(plan_shards(inputs, store, ExecutionOptions()), store, "rpt_crowded")
+    assert evaluated.state.of(CROWDED) == Crowded(13, 1)
+
+    templates = tmp_path / "report_templates"
+    shutil.copytree(handler.report.html.resource_path("report_templates"), templates)
+    (templates / "sections" / "crowded.html.j2").write_text(FRAGMENT, encoding="utf-8")
+    monkeypatch.setattr(handler.report.html, "resource_path", lambda relative: tmp_path / relative)
+    monkeypatch.setattr(handler.report.findings, "Findings", FindingsWithCrowded)
+    result = run(inputs, store)
+
+    expected = {"most_gt_boxes_on_an_image": 13, "images": 1}
+    assert result.findings.document()["crowded"] == expected
+    report = tmp_path / "store" / "reports" / result.outputs.report_id
+    assert orjson.loads((report / "findings.json").read_bytes())["crowded"] == expected
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert '<p data-section="crowded">Most GT boxes on an image: 13</p>' in page
