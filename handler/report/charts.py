@@ -8,8 +8,9 @@ jinja2's autoescaping, in SVG `<text>` and `<title>` as anywhere else.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from handler.engine.score import GRADES
 from handler.engine.timecost import ACTIONS
@@ -248,3 +249,76 @@ def sweep_figure(points: list[tuple[float, float, float]], used: float, best: fl
         y_floor=floor,
         clipped=lowest < floor,
     )
+
+
+Chart = TypeVar("Chart")
+Row = TypeVar("Row")
+# Class rows shown before the rest is folded.
+CLASS_HEAD: Final = 15
+
+
+@dataclass(frozen=True)
+class Folded(Generic[Chart]):
+    head: Chart
+    tail: Chart | None
+
+
+def folded(chart: Callable[[list[Row]], Chart], rows: list[Row]) -> Folded[Chart]:
+    """The first CLASS_HEAD rows as one chart, the long tail (if any) as another, to fold."""
+    tail = rows[CLASS_HEAD:]
+    return Folded(chart(rows[:CLASS_HEAD]), chart(tail) if tail else None)
+
+
+@dataclass(frozen=True)
+class ClassPair:
+    name: str
+    label: str
+    y: float
+    a: float  # bar widths: the scores of A and B
+    b: float
+    score_a: float
+    score_b: float
+
+
+@dataclass(frozen=True)
+class PairChart:
+    rows: list[ClassPair]
+    height: float
+    left: float
+    plot: float
+
+
+PAIR_ROW: Final = 30.0
+
+
+def pair_chart(rows: list[tuple[str, float, float]]) -> PairChart:
+    """Per class (name, score of A, score of B): two bars on one 0-1 scale, the difference beside them."""
+    plot = WIDTH - LABEL_WIDTH - 120
+    pairs = [
+        ClassPair(name, cut(name), i * PAIR_ROW, round(a * plot, 2), round(b * plot, 2), a, b)
+        for i, (name, a, b) in enumerate(rows)
+    ]
+    return PairChart(pairs, len(rows) * PAIR_ROW, LABEL_WIDTH, plot)
+
+
+@dataclass(frozen=True)
+class DifferenceFigure:
+    """B - A with its interval on a symmetric axis around 0."""
+
+    zero: float
+    value: float
+    low: float
+    high: float
+    bound: float  # the axis runs from -bound to +bound
+    ticks: list[tuple[float, str]]
+
+
+def difference_figure(value: float, low: float, high: float, width: float = 420.0) -> DifferenceFigure:
+    bound = min(1.0, max(0.1, math.ceil(max(abs(low), abs(high), abs(value)) * 10 + 1e-9) / 10))
+    left, plot = 20.0, width - 40.0
+
+    def at(v: float) -> float:
+        return round(left + (v + bound) / (2 * bound) * plot, 2)
+
+    ticks = [(at(t), f"{t:+g}" if t else "0") for t in (-bound, -bound / 2, 0.0, bound / 2, bound)]
+    return DifferenceFigure(at(0.0), at(value), at(low), at(high), bound, ticks)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     import jinja2
 
-from handler.engine import GRADES, OUTCOMES
+from handler.engine import GRADES, OUTCOMES, Outcome
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
 from handler.report import charts
@@ -165,10 +165,6 @@ def score_text(score: float) -> str:
     return f"{score:.2f}"
 
 
-# Per-class rows shown before the tail is folded.
-CLASS_HEAD: Final = 15
-
-
 @dataclass(frozen=True)
 class ClassFigure:
     classes: int
@@ -194,8 +190,8 @@ def class_figure(findings: Findings) -> ClassFigure:
         (row.class_name, row.counts, row.assistance_score, decision(routed[row.class_name]))
         for row in findings.per_class
     ]
-    most = max((charts.labeler_total(counts, costs) for _, counts, _, _ in rows), default=0.0)
-    head, tail = rows[:CLASS_HEAD], rows[CLASS_HEAD:]
+    most = max([charts.labeler_total(counts, costs) for _, counts, _, _ in rows] or [0.0])
+    head, tail = rows[: charts.CLASS_HEAD], rows[charts.CLASS_HEAD :]
     tail_chart = charts.class_chart(tail, costs, most) if tail else None
     shown = {row.class_name for row in findings.per_class}
     return ClassFigure(
@@ -253,11 +249,8 @@ def environment() -> jinja2.Environment:
         colors=charts.ACTION_COLORS,
         colors_by_outcome=dict(zip(OUTCOMES, charts.ACTION_COLORS.values(), strict=True)),
         scratch_color=charts.SCRATCH_COLOR,
-        action_names=dict(zip(ACTIONS, ("accept", "nudge", "relabel", "delete", "draw"), strict=True)),
         action_keys=ACTIONS,
-        outcome_names=dict(
-            zip(OUTCOMES, ("accept", "nudge", "relabel", "delete", "draw (missed)"), strict=True)
-        ),
+        outcome_actions={outcome.key: outcome.action for outcome in Outcome},
     )
     return environment
 

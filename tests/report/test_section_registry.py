@@ -51,7 +51,6 @@ def test_the_fragments_follow_the_field_order() -> None:
         for name in (
             "actions",
             "per_class",
-            "sweep",
             "work",
             "near_misses",
             "time",
