@@ -531,7 +531,8 @@ def test_the_page_in_a_sandboxed_iframe(
     if findings["reason"] is not None:
         assert shown["figures"] == [] and shown["sketches"] == 0
         return
-    assert [f for f in shown["figures"] if f in FIGURES] == list(FIGURES)
+    # a folded tail of classes is a second per-class chart
+    assert list(dict.fromkeys(f for f in shown["figures"] if f in FIGURES)) == list(FIGURES)
     listed = len(findings["images_with_most_work"]) + len(findings["suspected_gt_errors"]["listed"])
     assert shown["sketches"] == listed + len(findings["near_misses"]["listed"])
     if name == "hostile":  # dataset text in SVG <text>/<title> and under the sketches is text, not markup
