@@ -6,16 +6,18 @@ The last line of stdout is `{"REPORT_ID": ..., "EFFICIENCY_LEVEL": ...}`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from handler.errors import InputError
 from handler.runtime import (
     OneLineParser,
+    chosen_store,
     common_parent,
     configure_logging,
     execution_options,
@@ -23,11 +25,14 @@ from handler.runtime import (
     guarded,
     log_detail,
     store_parent,
-    store_uri,
     warning_lines,
 )
 
+if TYPE_CHECKING:
+    from handler.outputs import NodeOutputs
+
 INPUTS_OPTION: Final = "--inputs"
+OUTPUTS_OPTION: Final = "--outputs"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
         INPUTS_OPTION, type=Path, metavar="FILE", help="JSON object of inputs (instead of the environment)"
     )
     parser.add_argument(
-        "--outputs", type=Path, metavar="FILE", help="also write the outputs JSON object here"
+        OUTPUTS_OPTION, type=Path, metavar="FILE", help="also write the outputs JSON object here"
     )
     return parser
 
@@ -55,10 +60,10 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
 
         return read_environment(environ)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = orjson.loads(path.read_bytes())
     except OSError as error:
         raise InputError(f"{path}: cannot read the inputs file ({error.strerror})", INPUTS_OPTION) from None
-    except json.JSONDecodeError as error:
+    except orjson.JSONDecodeError as error:  # invalid UTF-8 too
         raise InputError(
             f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})",
             INPUTS_OPTION,
@@ -66,6 +71,13 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
     if not isinstance(raw, dict):
         raise InputError(f"{path}: expected a JSON object of inputs, got {type(raw).__name__}", INPUTS_OPTION)
     return raw
+
+
+def _write_outputs(outputs: NodeOutputs, path: Path) -> None:
+    try:
+        outputs.write(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write the outputs ({error.strerror})", OUTPUTS_OPTION) from None
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -78,16 +90,15 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         # without loading numpy, the readers and the report models.
         from handler.inputs import parse_inputs
         from handler.pipeline import log_to_stderr, run
-        from handler.storage import open_store
 
         inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
-        store = open_store(store_uri(args.store))
+        store = chosen_store(args)
         result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
         log_detail(result.findings, result.location)
         for line in warning_lines(result.findings):
             print(line, file=sys.stderr, flush=True)
         if args.outputs is not None:
-            result.outputs.write(args.outputs)
+            _write_outputs(result.outputs, args.outputs)
         print(result.outputs.to_json(), flush=True)
         return 0
 

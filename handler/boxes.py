@@ -20,6 +20,12 @@ BoolArray = npt.NDArray[np.bool_]
 AssetTags = tuple[str, ...]  # an asset's tags (native format), for slices of the report
 
 
+def box_area(xyxy: FloatArray) -> FloatArray:
+    """(N,) area of (N, 4) boxes, `(x_max - x_min) * (y_max - y_min)`: the one home of box area."""
+    area: FloatArray = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    return area
+
+
 @dataclass(frozen=True)
 class BoxTable:
     """N boxes as parallel arrays.
@@ -113,7 +119,7 @@ class BoxTable:
 
     @property
     def area(self) -> FloatArray:
-        return (self.xyxy[:, 2] - self.xyxy[:, 0]) * (self.xyxy[:, 3] - self.xyxy[:, 1])
+        return box_area(self.xyxy)
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,17 @@ class SkippedBox:
 
     def to_dict(self) -> dict[str, str]:
         return {"source": self.source, "position": self.position, "problem": self.problem}
+
+
+@dataclass(frozen=True)
+class LayoutNote:
+    """Text label lines that do not fit the column layout read (issue 18), and the known layouts
+    that fit them, as (layout name, share of the sampled lines), best first."""
+
+    read: str
+    read_share: float
+    lines: int
+    fitting: tuple[tuple[str, float], ...]
 
 
 @dataclass(frozen=True)
@@ -151,6 +168,7 @@ class Dataset:
     # Data health (issue 11): boxes kept that wrote a confidence, and the skipped rows by reason.
     confidence_count: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
+    layout_note: LayoutNote | None = None  # text formats: the lines do not fit the layout read
 
     @property
     def image_count(self) -> int:

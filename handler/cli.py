@@ -48,7 +48,9 @@ from handler.report.model import TimeSaved
 from handler.report.slices import read_slices
 from handler.runtime import (
     OneLineParser,
+    add_read_options,
     add_version_option,
+    chosen_store,
     common_parent,
     configure_logging,
     execution_options,
@@ -56,11 +58,11 @@ from handler.runtime import (
     guarded,
     log_detail,
     option_block,
+    read_inputs,
     store_parent,
-    store_uri,
     warning_lines,
 )
-from handler.storage import Store, open_store
+from handler.storage import Store
 
 PROG: Final = "prelabel-eval"
 # `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
@@ -143,6 +145,7 @@ def _dataset_parent() -> OneLineParser:
     parent.add_argument(
         "--pred-format", choices=format_names(), help="force the prediction format (default: detected)"
     )
+    add_read_options(parent)
     return parent
 
 
@@ -184,7 +187,7 @@ def _node_options(args: argparse.Namespace) -> dict[str, str]:
     """The node inputs given as options, by node.json key (the formats only when forced)."""
     given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
-    return given | {key: value for key, value in forced.items() if value}
+    return given | {key: value for key, value in forced.items() if value} | read_inputs(args)
 
 
 def _command(
@@ -384,7 +387,7 @@ def _time_line(time: TimeSaved) -> str:
 
 def _evaluate(args: argparse.Namespace) -> int:
     raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args)}
-    inputs, store = parse_inputs(raw), open_store(store_uri(args.store))
+    inputs, store = parse_inputs(raw), chosen_store(args)
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
     with phase_progress(PHASES, log_to_stderr, enabled=not (args.quiet or args.verbose)) as log:
@@ -397,7 +400,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     report_ids = list_reports(store)
     for report_id in report_ids:
         print(report_id)
@@ -416,7 +419,7 @@ def _outputs(findings: bytes) -> bytes:
 
 
 def _show(args: argparse.Namespace) -> int:
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     part, report_id = args.part or "findings", _report_id(store, args.report_id)
     if part == "outputs":
         content = _outputs(read_report_part(store, report_id, "findings"))
@@ -428,7 +431,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _gc(args: argparse.Namespace) -> int:
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     deleted = collect_garbage(store, parse_duration(args.older_than))
     print(f"deleted {len(deleted)} staging objects from {store.uri}")
     return 0
@@ -436,7 +439,7 @@ def _gc(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
-    store = open_store(store_uri(args.store))
+    store = chosen_store(args)
     found = compare(
         args.gt,
         args.pred_a,

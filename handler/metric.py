@@ -12,6 +12,10 @@ State is a `Tally` of additive figures, so metrics that saw disjoint images merg
 `load_records(gt_ref, pred_ref)` reads any dataset reference the node reads (a file, a folder,
 an s3:// URI, a dataset id) into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)`
 is that plus a stateless evaluation.
+
+`handler.mmeval.PrelabelingEfficiencyMetric` is the same metric as a real mmeval BaseMetric,
+synced across processes (the optional `[mmeval]` extra); it shares `metric_thresholds` and
+`evaluate_records` with this class.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 'Production-grade'
 
 `add` evaluates a batch in one engine call and keeps one `Tally` per image in `self._results`:
-about 200 bytes pickled, and they add up exactly. In an evaluation run on several processes
+about 240 bytes pickled, and they add up exactly. In an evaluation run on several processes
 (`dist_backend` "torch_cuda", "mpi4py", ...), `compute(size=len(dataset))` gathers every
 rank's tallies, interleaves them back into dataset order ('unzip', as PyTorch's
 DistributedSampler splits a dataset), drops the images the sampler padded, and adds them up:

@@ -5,12 +5,12 @@ In a wheel they live in `handler/_data/`; in a checkout they are at the project'
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import orjson
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -22,7 +22,7 @@ def resource_path(relative: str) -> Path:
 
 @cache
 def load_json_resource(relative: str) -> Any:
-    return json.loads(resource_path(relative).read_text(encoding="utf-8"))
+    return orjson.loads(resource_path(relative).read_bytes())
 
 
 def node_config() -> dict[str, Any]:

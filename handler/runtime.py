@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 if TYPE_CHECKING:
     from handler.execution import ExecutionOptions
     from handler.report.model import Findings
+    from handler.storage import Store
 
-from handler.errors import UserError, escape_controls
+from handler.datasets.layouts import parse_layout
+from handler.datasets.read_options import READ_KEYS, option_flag
+from handler.errors import StorageError, UserError, escape_controls
 from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, workers_from
 
 DEFAULT_STORE: Final = "./prelabel-store"
@@ -63,6 +66,37 @@ def store_parent() -> OneLineParser:
         help=f"asset store: a folder or s3://bucket/prefix (default: ${STORE_VARIABLE} or {DEFAULT_STORE})",
     )
     return parent
+
+
+def add_read_options(parser: argparse.ArgumentParser) -> None:
+    """--gt-names/--pred-names FILE and --gt-layout/--pred-layout COLUMNS (issue 18), declared in
+    `handler.datasets.read_options`; `read_inputs(args)` turns them into their inputs-file keys."""
+    group = parser.add_argument_group(
+        "reading", "what a side's files do not say (also keys of an inputs file)"
+    )
+    for key, what in READ_KEYS.items():
+        names = key.endswith("NAMES")
+        group.add_argument(
+            option_flag(key),
+            dest=key.lower(),
+            metavar="FILE" if names else "COLUMNS",
+            type=str if names else _layout_text,
+            help=f"{what} ({key})",
+        )
+
+
+def _layout_text(text: str) -> str:
+    """argparse `type=` of --gt-layout / --pred-layout: refused on the command line, naming the option."""
+    try:
+        parse_layout(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def read_inputs(args: argparse.Namespace) -> dict[str, str]:
+    """The read options given on the command line, as GT_NAMES, PRED_LAYOUT, ... inputs."""
+    return {key: value for key in READ_KEYS if (value := getattr(args, key.lower(), None)) is not None}
 
 
 def execution_parent() -> OneLineParser:
@@ -156,6 +190,17 @@ def warning_lines(findings: Findings) -> list[str]:
 def store_uri(option: str | None) -> str:
     """`--store`, else $PRELABEL_STORE, else the embedded default (a local folder)."""
     return option or os.environ.get(STORE_VARIABLE) or DEFAULT_STORE
+
+
+def chosen_store(args: argparse.Namespace) -> Store:
+    """The store of `--store`, else $PRELABEL_STORE, else the default; a refusal names which it was."""
+    from handler.storage import open_store  # the run's code, imported when a command needs a store
+
+    given = "--store" if args.store else f"${STORE_VARIABLE}" if os.environ.get(STORE_VARIABLE) else "store"
+    try:
+        return open_store(store_uri(args.store))
+    except StorageError as error:
+        raise StorageError(f"{given}: {error}") from None
 
 
 class Terminated(BaseException):

@@ -47,8 +47,10 @@ class ParsedRows:
     `class_id` is -1 where the row names no usable class. `confidence` is NaN where it is
     not a number; `has_confidence` says which rows wrote one (None: the rows whose value is
     not NaN; a format without confidences leaves both None). `rejected` maps the rows the
-    parser could not read to why; `explain(row)` may phrase a skipped row in the format's
-    own words (None: the builder's words). `position(row)` names where a row was written.
+    parser could not read to why, `reasons` some of them to a reason in a few words for the
+    count by reason (`UNKNOWN_IMAGE`, `UNKNOWN_CLASS`; else `unreadable row`, or the box defect a text reader
+    names); `explain(row)` may phrase a skipped row in the format's own words (None: the
+    builder's words). `position(row)` names where a row was written.
     """
 
     xyxy: FloatArray
@@ -63,6 +65,7 @@ class ParsedRows:
     crowd: BoolArray | None = None
     rejected: Mapping[int, str] = field(default_factory=dict)
     explain: Callable[[int], str | None] | None = None
+    reasons: Mapping[int, str] = field(default_factory=dict)  # a rejected row's reason in a few words
 
     def __len__(self) -> int:
         return len(self.class_id)
@@ -138,6 +141,10 @@ _RULES: Final = (
 # Each rule's reason in a word or two, for the count by reason; a bad box by its first defect.
 _REASONS: Final = ("no label", "bad box", "confidence not finite", "confidence out of range", "outside image")
 REJECTED_REASON: Final = "unreadable row"
+# A row naming an image the dataset does not have (a COCO results list made for other images).
+UNKNOWN_IMAGE: Final = "image not in the images"
+# A row naming a class the dataset does not have (class ids of another list, or counted from 0).
+UNKNOWN_CLASS: Final = "class not in the categories"
 BOX_REASONS: Final = frozenset(("x_max < x_min", "y_max < y_min", "coordinate not finite"))
 
 
@@ -160,8 +167,11 @@ def _skip_reasons(checked: _Checked, rejected: BoolArray, broken: list[BoolArray
     names, counts = np.unique(reasons, return_counts=True)
     found = Counter(dict(zip(names.tolist(), counts.tolist(), strict=True)))
     # A parser's own words are its reason when they are one of ours (a text reader checks corners).
-    for why, count in Counter(checked.rows.rejected.values()).items():
-        found[why if why in BOX_REASONS else REJECTED_REASON] += count
+    rows = checked.rows
+    found.update(
+        rows.reasons.get(row) or (why if why in BOX_REASONS else REJECTED_REASON)
+        for row, why in rows.rejected.items()
+    )
     return dict(found)
 
 

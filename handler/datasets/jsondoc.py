@@ -109,6 +109,21 @@ class ChunkedArray:
             done += len(elements)
             yield elements
 
+    def pieces(self) -> list[tuple[int, int]]:
+        """Every piece's (start, end), each cut at the first candidate past `CHUNK_BYTES`, for
+        decoding side by side. The cuts are right when every piece decodes: pieces decoded in
+        order each prove the next one's start (a wrong cut leaves its piece invalid, above)."""
+        bounds, position = [], self.start
+        while position < self.stop:
+            end, following = next(self._cuts(position))
+            bounds.append((position, end))
+            position = following
+        return bounds
+
+    def piece(self, start: int, end: int) -> bytes:
+        """The text of the elements between two cuts, as a JSON array."""
+        return b"[" + self.content[start:end] + b"]"
+
     def _cuts(self, position: int) -> Iterator[tuple[int, int]]:
         """(end of piece, start of the next) candidates, the last one the closing bracket."""
         target = position + CHUNK_BYTES
@@ -120,7 +135,7 @@ class ChunkedArray:
     def _next_piece(self, position: int, decode: Decode) -> tuple[int, list[Any]] | None:
         for end, following in self._cuts(position):
             with gc_paused():
-                elements = decode(b"[" + self.content[position:end] + b"]")
+                elements = decode(self.piece(position, end))
             if elements:  # never empty: `[..., ]` is not JSON
                 return following, elements
         return None

@@ -24,6 +24,7 @@ from handler.datasets.jsondoc import (
 )
 from handler.datasets.loaded import Loaded
 from handler.datasets.native import NATIVE, NATIVE_JSONL
+from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.datasets.textfolder import CARTUCHO_FORMAT, YOLO_FORMAT
 from handler.datasets.voc import VOC
 from handler.errors import DatasetError
@@ -96,21 +97,21 @@ def _looks_like(kind: Kind, content: Any) -> str:
     return f"it looks like {detected}: choose that format, or leave the format to detection"
 
 
-def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None) -> Loaded:
+def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None, options: ReadOptions) -> Loaded:
     if fmt in _names("folder"):
-        return _choose(folder.name, "folder", folder, fmt).read(folder.name, folder, reference)
+        return _choose(folder.name, "folder", folder, fmt).read_as(folder.name, folder, reference, options)
     detected = next((f for f in _of_kind("folder") if f.accepts(folder)), None) if fmt is None else None
     if detected is not None:
-        return detected.read(folder.name, folder, reference)
+        return detected.read_as(folder.name, folder, reference, options)
     # A dataset id's folder (`datasets/<id>/`) may hold one JSON dataset file, images beside it,
     # or a JSON Lines dataset in shards, read in name order.
     dataset_file = folder.dataset_file(JSON_SUFFIXES)
     if dataset_file is not None:
-        return load_dataset(dataset_file, fmt, reference)
+        return load_dataset(dataset_file, fmt, reference, options)
     shards = folder.shards(".jsonl")
     if len(shards) > 1:
         parts = [parse_json_lines(shard, shard.read_bytes(), f"{shard.basename} ") for shard in shards]
-        return _read_lines(folder.name, LineRecords.join(parts), fmt, reference)
+        return _read_lines(folder.name, LineRecords.join(parts), fmt, reference, options)
     tried = ", ".join(f.name for f in _of_kind("folder"))
     if fmt is not None:
         raise DatasetError(f"{folder.name}: format {fmt!r} cannot read this; expected one of {tried}")
@@ -122,35 +123,40 @@ def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None) -> L
     raise DatasetError(f"{folder.name}: unknown dataset format; tried {tried} and one .json/.jsonl file")
 
 
-def _read_lines(where: str, lines: LineRecords, fmt: str | None, reference: Loaded | None) -> Loaded:
+def _read_lines(
+    where: str, lines: LineRecords, fmt: str | None, reference: Loaded | None, options: ReadOptions
+) -> Loaded:
     if fmt is not None and f"{fmt}-jsonl" in _names("jsonl"):
         fmt = f"{fmt}-jsonl"  # `native` or `prediction-cache` forced on JSON Lines means their -jsonl
-    return _choose(where, "jsonl", lines, fmt).read(where, lines, reference)
+    return _choose(where, "jsonl", lines, fmt).read_as(where, lines, reference, options)
 
 
-def load_dataset(source: Source, fmt: str | None = None, reference: Loaded | None = None) -> Loaded:
+def load_dataset(
+    source: Source, fmt: str | None = None, reference: Loaded | None = None, options: ReadOptions = NO_OPTIONS
+) -> Loaded:
     """Read `source` (a file or folder) as a dataset; `reference` is the GT, for formats that
-    name images and classes through it (COCO results lists, prediction caches)."""
+    name images and classes through it (COCO results lists, prediction caches); `options` the
+    class names and column layout the user gave for this side."""
     try:
-        return _load(source, fmt, reference)
+        return _load(source, fmt, reference, options)
     except RecursionError:  # a decoder or a reader walking a deeply nested value
         raise nested_too_deeply(source.name) from None
 
 
-def _load(source: Source, fmt: str | None, reference: Loaded | None) -> Loaded:
+def _load(source: Source, fmt: str | None, reference: Loaded | None, options: ReadOptions) -> Loaded:
     if fmt is not None and fmt not in format_names():
         raise DatasetError(f"format {fmt!r} is not supported; expected one of {', '.join(format_names())}")
     if source.is_dir():
-        return _read_folder(Folder.of(source), fmt, reference)
+        return _read_folder(Folder.of(source), fmt, reference, options)
     content = source.read_bytes()
     _refuse_wide_text(source, content)
     # A `.json` that is not JSON gets the JSON parser's located error, not a label-file guess.
     label_file = not looks_like_json(content) and not source.basename.lower().endswith(JSON_SUFFIXES)
     if fmt in _names("folder") or (fmt is None and label_file):
-        return _read_folder(Folder.single(source, content), fmt, reference)
+        return _read_folder(Folder.single(source, content), fmt, reference, options)
     lines = source.basename.lower().endswith(".jsonl") or looks_like_json_lines(content)
     lines_format = fmt is None or f"{fmt}-jsonl" in _names("jsonl")
     if fmt in _names("jsonl") or (lines and lines_format):
-        return _read_lines(source.name, parse_json_lines(source, content), fmt, reference)
+        return _read_lines(source.name, parse_json_lines(source, content), fmt, reference, options)
     document = parse_json(source, content)
-    return _choose(source.name, "json", document, fmt).read(source.name, document, reference)
+    return _choose(source.name, "json", document, fmt).read_as(source.name, document, reference, options)

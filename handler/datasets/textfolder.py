@@ -7,26 +7,31 @@ An asset is a label file's name without `.txt`, or an image file in the folder; 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+from typing import Final
 
 import numpy as np
 
-from handler.boxes import IntArray
+from handler.boxes import IntArray, LayoutNote
 from handler.datasets.builder import Images, build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
 from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector, read_sizes
 from handler.datasets.format import Format
-from handler.datasets.labels import ClassSpace, TextLabels
+from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
+from handler.datasets.layouts import Layout, LayoutCheck, check_layout, layout_line
 from handler.datasets.loaded import Loaded
 from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
+from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo
 from handler.errors import DatasetError
 from handler.storage import Source
 
 LABEL_SUFFIX = ".txt"
+# The layout check samples lines from the first files (its own cap on lines bounds its cost).
+LAYOUT_SAMPLE_FILES: Final = 200
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class TextSyntax:
     normalized: bool
     ids_only: bool
     expected: str  # a label line, in words, for messages
+    layout: Layout  # the columns `parse` reads (its score optional)
 
 
 YOLO = TextSyntax(
@@ -50,6 +56,7 @@ YOLO = TextSyntax(
     normalized=True,
     ids_only=True,
     expected=YOLO_EXPECTED,
+    layout=Layout("cx cy w h", "last", normalized=True),
 )
 CARTUCHO = TextSyntax(
     "cartucho",
@@ -59,6 +66,7 @@ CARTUCHO = TextSyntax(
     normalized=False,
     ids_only=False,
     expected=CARTUCHO_EXPECTED,
+    layout=Layout("x1 y1 x2 y2", "first", normalized=False),
 )
 
 
@@ -80,7 +88,11 @@ def accepts(syntax: TextSyntax, folder: Folder) -> bool:
     return syntax.looks_like(first) if first is not None else bool(texts) and not written
 
 
-def _class_space(folder: Folder, syntax: TextSyntax, reference: Loaded | None) -> ClassSpace:
+def _class_space(
+    folder: Folder, syntax: TextSyntax, reference: Loaded | None, given: ClassNames | None
+) -> ClassSpace:
+    if given is not None:  # --gt-names / --pred-names: over any names file in the folder
+        return ClassSpace(given.by_id, given.source, syntax.ids_only)
     file = folder.find(names_rank)
     if file is not None:
         return ClassSpace(parse_names(file.name, folder.text(file)), folder.relative(file), syntax.ids_only)
@@ -109,14 +121,43 @@ def _stem(basename: str) -> str:
     return basename[: -len(LABEL_SUFFIX)]
 
 
-def read_text_folder(syntax: TextSyntax, _: str, folder: Folder, reference: Loaded | None) -> Loaded:
-    classes = _class_space(folder, syntax, reference)
+def _with_layout(syntax: TextSyntax, layout: Layout, check: LayoutCheck) -> TextSyntax:
+    """The syntax reading lines in a layout the user gave (its frame, else the one detected)."""
+    normalized = check.read.layout.normalized if layout.normalized is None else layout.normalized
+    return replace(
+        syntax,
+        parse=partial(parse_lines, parse_line=partial(layout_line, layout)),
+        normalized=bool(normalized),
+        expected=f"expected `{layout.name()}`",
+        layout=replace(layout, normalized=normalized),
+    )
+
+
+def _layout_note(check: LayoutCheck) -> LayoutNote | None:
+    if not check.suspect:
+        return None
+    return LayoutNote(
+        read=check.read.layout.name(frame=True),
+        read_share=check.read.share,
+        lines=check.lines,
+        fitting=tuple((f.layout.name(frame=True), f.share) for f in check.fitting),
+    )
+
+
+def read_text_folder(
+    syntax: TextSyntax, _: str, folder: Folder, reference: Loaded | None, options: ReadOptions = NO_OPTIONS
+) -> Loaded:
+    classes = _class_space(folder, syntax, reference, options.names)
     assets = AssetIndex(folder.name)
     assets.add_images(folder)
     collector = RowCollector()
     files = label_files(folder, syntax)
     if not files and not assets.asset_ids:
         raise DatasetError(f"{folder.name}: no {syntax.name} label files: {syntax.expected} in .txt files")
+    texts = [folder.text(file) for file in files[:LAYOUT_SAMPLE_FILES]]
+    check = check_layout(options.layout or syntax.layout, texts)
+    if options.layout is not None:
+        syntax = _with_layout(syntax, options.layout, check)
     for file in files:
         relative = folder.relative(file)
         image = assets.add(_stem(file.basename), relative, "label")
@@ -134,10 +175,13 @@ def read_text_folder(syntax: TextSyntax, _: str, folder: Folder, reference: Load
     dataset = build_dataset(
         folder.name, syntax.name, collector.rows(syntax.normalized), images, classes.names
     )
-    return Loaded(dataset, class_order=classes.declared_order)
+    return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
 
 
-YOLO_FORMAT = Format("yolo", "folder", partial(accepts, YOLO), partial(read_text_folder, YOLO))
-CARTUCHO_FORMAT = Format(
-    "cartucho", "folder", partial(accepts, CARTUCHO), partial(read_text_folder, CARTUCHO)
-)
+def _text_format(syntax: TextSyntax) -> Format:
+    read = partial(read_text_folder, syntax)
+    return Format(syntax.name, "folder", partial(accepts, syntax), read, read, frozenset(("names", "layout")))
+
+
+YOLO_FORMAT = _text_format(YOLO)
+CARTUCHO_FORMAT = _text_format(CARTUCHO)

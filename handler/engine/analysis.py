@@ -11,20 +11,24 @@ from __future__ import annotations
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
+from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation
 from handler.engine.exactsum import ExactSum
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, same_class_pairs
-from handler.engine.score import assistance_scores
+
+
+def count_outcomes(gt_key: IntArray, gt_outcome: IntArray, fp_key: IntArray, n_keys: int) -> IntArray:
+    """(n_keys, N_OUTCOMES) counts: each GT box's outcome under its key, one false positive per `fp_key`."""
+    keys = np.concatenate((gt_key * N_OUTCOMES + gt_outcome, fp_key * N_OUTCOMES + Outcome.FALSE_POSITIVE))
+    flat = np.bincount(keys, minlength=n_keys * N_OUTCOMES)
+    return flat.reshape(n_keys, N_OUTCOMES).astype(np.int64)
 
 
 def outcome_counts(evaluation: Evaluation, gt_key: IntArray, pred_key: IntArray, n_keys: int) -> IntArray:
-    """(n_keys, 5) counts: each GT box's outcome under `gt_key`, each FP under `pred_key`."""
+    """(n_keys, N_OUTCOMES) counts: each GT box's outcome under `gt_key`, each FP under `pred_key`."""
     outcomes = evaluation.outcomes
     fp = outcomes.pred_outcome == Outcome.FALSE_POSITIVE
-    keys = np.concatenate((gt_key, pred_key[fp]))
-    codes = np.concatenate((outcomes.gt_outcome, outcomes.pred_outcome[fp]))
-    flat = np.bincount(keys * N_OUTCOMES + codes, minlength=n_keys * N_OUTCOMES)
-    return flat.reshape(n_keys, N_OUTCOMES).astype(np.int64)
+    return count_outcomes(gt_key, outcomes.gt_outcome, pred_key[fp], n_keys)
 
 
 def per_class(evaluation: Evaluation, n_classes: int) -> IntArray:
@@ -47,22 +51,14 @@ def per_image_tallies(evaluation: Evaluation, n_images: int) -> list[Tally]:
     return [Tally(row, iou) for row, iou in zip(counts, ious, strict=True)]
 
 
-def row_scores(counts: IntArray) -> FloatArray:
-    """Assistance score of every row, 0 where a row is empty."""
-    correct, shifted, confused = (
-        counts[:, o] for o in (Outcome.CORRECT, Outcome.SHIFTED, Outcome.CLASS_CONFUSED)
-    )
-    return assistance_scores(correct, shifted, confused, counts.sum(axis=1))
-
-
 def most_time_left_first(counts: IntArray, seconds: FloatArray) -> IntArray:
     """Rows with any box: most labeler seconds left first, then lowest score, then row order.
 
-    `seconds` are each row's labeler seconds with the predictions (timecost.labeler_seconds),
+    `seconds` are each row's labeler seconds with the predictions (`OutcomeCounts.labeler_seconds`),
     so a two-box class with a score of 0 no longer hides the class where the work is.
     """
     rows = np.flatnonzero(counts.sum(axis=1) > 0)
-    return rows[np.lexsort((rows, row_scores(counts[rows]), -seconds[rows]))]
+    return rows[np.lexsort((rows, OutcomeCounts(counts[rows]).scores, -seconds[rows]))]
 
 
 def most_work(seconds: FloatArray, top: int) -> IntArray:

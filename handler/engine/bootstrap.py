@@ -2,7 +2,7 @@
 
 Images are the resampling unit: a resample draws n images with replacement from the n scored
 images and adds their outcome counts. The score and the grade of a resample come from those
-summed integer counts exactly as `score.py` decides them, so a resample's grade never rounds.
+summed integer counts exactly as `OutcomeCounts` decides them, so a resample's grade never rounds.
 
 Draws: resample r, draw i takes image floor(u · n) for the next double u of a PCG64 generator
 seeded with `seed`. Doubles consume one 64-bit word each, so chunking the resamples (to bound
@@ -19,9 +19,9 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
-from handler.engine.outcomes import Outcome
-from handler.engine.score import GRADES, weighted_halves
-from handler.engine.timecost import TimeCosts, labeler_seconds
+from handler.engine.counts import OutcomeCounts
+from handler.engine.score import GRADES
+from handler.engine.timecost import TimeCosts
 
 SEED: Final = 20261129
 # The issue's floor: the 2.5% and 97.5% ends rest on 25 resamples each, and the cost (one draw per
@@ -72,38 +72,8 @@ def percentile_interval(values: FloatArray, level: Fraction = LEVEL) -> tuple[fl
 def crosses_grade_bound(summed: IntArray, scores: FloatArray, level: Fraction = LEVEL) -> bool:
     """The resamples at the interval's two ends have different grades (decided on their counts)."""
     ranks = np.argsort(scores, kind="stable")[list(order_statistics(len(scores), level))]
-    low, high = grade_indices(summed[ranks]).tolist()
+    low, high = OutcomeCounts(summed[ranks]).grade_indices.tolist()
     return bool(low != high)
-
-
-def _halves_and_totals(summed: IntArray) -> tuple[IntArray, IntArray]:
-    """2C + S + X and the total of every row of (.., 5) outcome counts."""
-    columns = (summed[:, Outcome.CORRECT], summed[:, Outcome.SHIFTED], summed[:, Outcome.CLASS_CONFUSED])
-    return weighted_halves(*columns), summed.sum(axis=1)
-
-
-def scores_of(summed: IntArray) -> FloatArray:
-    """Assistance score of every row of (.., 5) outcome counts; 0 where a row has no box."""
-    halves, total = _halves_and_totals(summed)
-    scores = np.zeros(len(summed))
-    np.divide(halves, 2 * total, out=scores, where=total > 0)
-    return scores
-
-
-def grade_indices(summed: IntArray) -> IntArray:
-    """Index into GRADES of every row's grade, decided on integers like `score.grade`."""
-    halves, total = _halves_and_totals(summed)
-    bounds = [(total > 0) & (d * halves >= 2 * n * total) for _, n, d in GRADES[:-1]]
-    reached = np.stack([*bounds, np.ones(len(total), dtype=bool)], axis=1)
-    indices: IntArray = np.argmax(reached, axis=1)
-    return indices
-
-
-def seconds_saved(summed: IntArray, costs: TimeCosts) -> FloatArray:
-    """From-scratch time minus time with the predictions, per row (`timecost.estimate_time`)."""
-    gt_boxes = summed.sum(axis=1) - summed[:, Outcome.FALSE_POSITIVE]
-    saved: FloatArray = gt_boxes * costs.draw - labeler_seconds(summed, costs)
-    return saved
 
 
 @dataclass(frozen=True)
@@ -133,15 +103,15 @@ class Bootstrap:
 
 def bootstrap(counts: IntArray, costs: TimeCosts, resamples: int = RESAMPLES, seed: int = SEED) -> Bootstrap:
     """Percentile intervals of the score and the time saved, and the share of resamples per grade."""
-    summed = resampled_counts(counts, resamples, seed)
-    scores = scores_of(summed)
-    grades = np.bincount(grade_indices(summed), minlength=len(GRADES))
+    summed = OutcomeCounts(resampled_counts(counts, resamples, seed))
+    scores = summed.scores
+    grades = np.bincount(summed.grade_indices, minlength=len(GRADES))
     return Bootstrap(
         images=len(counts),
         resamples=resamples,
         level=LEVEL,
         score=percentile_interval(scores),
-        seconds_saved=percentile_interval(seconds_saved(summed, costs)),
+        seconds_saved=percentile_interval(summed.seconds_saved(costs)),
         grade_shares=tuple((grades / resamples).tolist()),
-        borderline=crosses_grade_bound(summed, scores),
+        borderline=crosses_grade_bound(summed.rows, scores),
     )

@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoxTable
+from handler.boxes import BoxTable, LayoutNote
 from handler.engine.additive import add_fields
 from handler.engine.matching import candidate_pairs
 
@@ -30,9 +30,12 @@ class HealthFigures:
     pred_confident: int = 0
     size_mismatched: int = 0  # shared assets whose width or height differ between the datasets
     duplicate_gt: int = 0  # same-class GT pairs on one image with IoU >= DUPLICATE_IOU
-    skip_reasons: Mapping[str, int] = field(default_factory=dict)  # skipped boxes of both sides, by reason
+    gt_skip_reasons: Mapping[str, int] = field(default_factory=dict)  # skipped GT boxes, by reason
+    pred_skip_reasons: Mapping[str, int] = field(default_factory=dict)  # skipped predictions, by reason
     class_gt: Mapping[str, int] = field(default_factory=dict)  # GT boxes on shared assets, by class name
     class_kept: Mapping[str, int] = field(default_factory=dict)  # kept predictions, by class name
+    gt_layout: tuple[LayoutNote, ...] = ()  # text lines that do not fit the layout read (one dataset: 0 or 1)
+    pred_layout: tuple[LayoutNote, ...] = ()
 
     def __add__(self, other: HealthFigures) -> HealthFigures:
         return add_fields(self, other)

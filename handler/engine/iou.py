@@ -12,11 +12,6 @@ import numpy as np
 from handler.boxes import FloatArray
 
 
-def box_area(xyxy: FloatArray) -> FloatArray:
-    """(N,) area of (N, 4) boxes, `(x_max - x_min) * (y_max - y_min)`."""
-    return (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-
-
 def overlap(low_a: FloatArray, high_a: FloatArray, low_b: FloatArray, high_b: FloatArray) -> FloatArray:
     """Signed length of the overlap of two intervals (negative when they are apart)."""
     return np.minimum(high_a, high_b) - np.maximum(low_a, low_b)

@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
-from handler.engine.iou import box_area, iou_of_overlap, overlap
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area
+from handler.engine.iou import iou_of_overlap, overlap
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15

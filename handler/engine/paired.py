@@ -20,9 +20,8 @@ from handler.engine.bootstrap import (
     SEED,
     percentile_interval,
     resampled_counts,
-    scores_of,
-    seconds_saved,
 )
+from handler.engine.counts import OutcomeCounts
 from handler.engine.timecost import TimeCosts
 
 
@@ -64,15 +63,16 @@ def paired_bootstrap(
     """Intervals of B - A of the score and of the time saved, over the same resampled images."""
     summed = resampled_counts(np.hstack((counts_a, counts_b)), resamples, seed)
     split = counts_a.shape[1]
-    a, b = summed[:, :split], summed[:, split:]
-    whole_a, whole_b = counts_a.sum(axis=0, keepdims=True), counts_b.sum(axis=0, keepdims=True)
+    a, b = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
+    whole_a = OutcomeCounts(counts_a.sum(axis=0, keepdims=True))
+    whole_b = OutcomeCounts(counts_b.sum(axis=0, keepdims=True))
     return PairedBootstrap(
         images=len(counts_a),
         resamples=resamples,
         level=LEVEL,
-        score=_difference(scores_of(whole_b) - scores_of(whole_a), scores_of(b) - scores_of(a)),
+        score=_difference(whole_b.scores - whole_a.scores, b.scores - a.scores),
         seconds_saved=_difference(
-            seconds_saved(whole_b, costs) - seconds_saved(whole_a, costs),
-            seconds_saved(b, costs) - seconds_saved(a, costs),
+            whole_b.seconds_saved(costs) - whole_a.seconds_saved(costs),
+            b.seconds_saved(costs) - a.seconds_saved(costs),
         ),
     )

@@ -16,8 +16,9 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Outcome
-from handler.engine.timecost import TimeCosts, labeler_seconds
+from handler.engine.timecost import TimeCosts
 
 # A class with fewer boxes than this (GT objects plus its false positives at the single
 # threshold) keeps the single threshold: its own optimum would fit noise.
@@ -39,7 +40,7 @@ class Routing:
 
 def draw_rows(class_sweep: IntArray) -> IntArray:
     """(n_classes, 5): every GT box of the class drawn (a false negative), no prediction shown."""
-    gt = class_sweep[:, 0, :].sum(axis=1) - class_sweep[:, 0, Outcome.FALSE_POSITIVE]
+    gt = OutcomeCounts(class_sweep[:, 0, :]).gt_boxes
     rows = np.zeros((len(class_sweep), len(Outcome)), dtype=np.int64)
     rows[:, Outcome.FALSE_NEGATIVE] = gt
     return rows
@@ -53,8 +54,8 @@ def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> Routing:
     """
     rows = np.arange(len(class_sweep))
     draw = draw_rows(class_sweep)
-    seconds = labeler_seconds(class_sweep, costs)  # (n_classes, n_thresholds)
-    draw_seconds = labeler_seconds(draw, costs)
+    seconds = OutcomeCounts(class_sweep).labeler_seconds(costs)  # (n_classes, n_thresholds)
+    draw_seconds = OutcomeCounts(draw).labeler_seconds(costs)
     fastest = seconds == seconds.min(axis=1, keepdims=True)
     best = np.where(fastest[:, used], used, np.argmax(fastest, axis=1))  # thresholds ascend
     guarded = class_sweep[:, used, :].sum(axis=1) < MIN_CLASS_BOXES
@@ -64,7 +65,7 @@ def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> Routing:
     return Routing(
         choice=choice.astype(np.int64),
         guarded=guarded,
-        seconds=labeler_seconds(chosen, costs),
+        seconds=OutcomeCounts(chosen).labeler_seconds(costs),
         single_seconds=seconds[:, used],
         scratch_seconds=draw_seconds,
         counts=chosen.sum(axis=0).astype(np.int64),

@@ -1,7 +1,8 @@
 """Assistance score and grade (SPEC §7): the one home of the score's formula.
 
-Everything that scores (a tally, a row of outcome counts, the confidence sweep) calls
-these, so the weights of the five outcomes are written once: `weighted_halves`.
+Everything that scores (a tally, rows of outcome counts through `counts.OutcomeCounts`, the
+confidence sweep) calls these, so the weights of the five outcomes are written once
+(`weighted_halves`) and the grade bounds once (`grade_indices`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ GRADES: Final = (
     ("Partial assist", 3, 10),
     ("Minimal assist", 0, 1),
 )
-MINIMAL_GRADE: Final = GRADES[-1][0]
 
 Count = TypeVar("Count", int, IntArray)
 
@@ -45,19 +45,27 @@ def assistance_score(correct: int, shifted: int, class_confused: int, total: int
 def assistance_scores(
     correct: IntArray, shifted: IntArray, class_confused: IntArray, total: IntArray
 ) -> FloatArray:
-    """`assistance_score` of every row of count columns, 0 where a row is empty."""
-    scores = np.zeros(len(total))
+    """`assistance_score` of every row of count columns (any shape), 0 where a row is empty."""
+    scores = np.zeros(np.shape(total))
     np.divide(weighted_halves(correct, shifted, class_confused), 2 * total, out=scores, where=total > 0)
     return scores
 
 
-def grade(correct: int, shifted: int, class_confused: int, total: int) -> str:
-    """The badge: the best grade whose bound the score reaches, bounds inclusive.
+def grade_indices(
+    correct: IntArray, shifted: IntArray, class_confused: IntArray, total: IntArray
+) -> IntArray:
+    """Index into GRADES of every row's badge: the best grade whose bound the score reaches, inclusive.
 
     score ≥ n/d  ⇔  d·(2C + S + X) ≥ 2·n·total, so no float ever decides a bound.
     """
     halves = weighted_halves(correct, shifted, class_confused)
-    for name, numerator, denominator in GRADES:
-        if total > 0 and denominator * halves >= 2 * numerator * total:
-            return name
-    return MINIMAL_GRADE
+    bounds = [(total > 0) & (d * halves >= 2 * n * total) for _, n, d in GRADES[:-1]]
+    reached = np.stack([*bounds, np.ones(np.shape(total), dtype=bool)], axis=-1)
+    indices: IntArray = np.argmax(reached, axis=-1)
+    return indices
+
+
+def grade(correct: int, shifted: int, class_confused: int, total: int) -> str:
+    """The badge of one set of counts (`grade_indices` of one row)."""
+    columns = (np.asarray(v, dtype=np.int64) for v in (correct, shifted, class_confused, total))
+    return GRADES[int(grade_indices(*columns))][0]

@@ -13,15 +13,15 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoolArray, IntArray
+from handler.engine.analysis import count_outcomes
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
 from handler.engine.matching import CandidatePairs, greedy_match
-from handler.engine.outcomes import Outcome, Tally, pair_outcomes
+from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
 # A better threshold is recommended only when it gains at least this much score.
 RECOMMEND_GAIN: Final = Fraction(2, 100)
-N_OUTCOMES: Final = len(Outcome)
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,7 @@ def _counts_at(
     gt_outcome = np.full(len(gt), int(Outcome.FALSE_NEGATIVE), dtype=np.int64)
     gt_outcome[matched_gt] = outcome
     fp_class = pred.class_id[kept & (match.pred_match < 0)]
-    fp_keys = fp_class * N_OUTCOMES + Outcome.FALSE_POSITIVE
-    keys = np.concatenate((gt.class_id * N_OUTCOMES + gt_outcome, fp_keys))
-    classes = np.bincount(keys, minlength=n_classes * N_OUTCOMES).reshape(n_classes, N_OUTCOMES)
-    return tally, classes.astype(np.int64)
+    return tally, count_outcomes(gt.class_id, gt_outcome, fp_class, n_classes)
 
 
 def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) -> tuple[Sweep, IntArray]:
@@ -129,9 +126,3 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
         classes.append(by_class)
     by_threshold = np.stack(classes, axis=1) if classes else np.zeros((n_classes, 0, N_OUTCOMES), np.int64)
     return Sweep(tuple(points), thresholds.confidence_threshold), by_threshold
-
-
-def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
-    """The sweep alone (class counts over the class ids the boxes use)."""
-    ids = np.concatenate((evaluation.gt.class_id, evaluation.all_pred.class_id))
-    return class_sweep(evaluation, thresholds, int(ids.max()) + 1 if len(ids) else 0)[0]

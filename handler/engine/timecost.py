@@ -13,7 +13,7 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray
+from handler.boxes import FloatArray
 from handler.engine.outcomes import Outcome
 
 # The labeler's action of each outcome (SPEC §6), in Outcome order: a view of `Outcome.action`.
@@ -71,15 +71,3 @@ class TimeEstimate:
     def saved_share(self) -> float:
         """Share of the from-scratch time saved; negative when the predictions cost time."""
         return self.saved / self.from_scratch if self.from_scratch else 0.0
-
-
-def labeler_seconds(counts: IntArray, costs: TimeCosts) -> FloatArray:
-    """Seconds with the predictions for every row of an (..., 5) outcome-count array."""
-    seconds: FloatArray = counts @ costs.per_outcome()
-    return seconds
-
-
-def estimate_time(counts: IntArray, costs: TimeCosts) -> TimeEstimate:
-    """From scratch, every GT box is drawn; with predictions, each outcome costs its action."""
-    gt_boxes = int(counts.sum()) - int(counts[Outcome.FALSE_POSITIVE])
-    return TimeEstimate(float(labeler_seconds(counts, costs)), gt_boxes * costs.draw)

@@ -6,14 +6,13 @@ task order; nothing else differs, so the findings are the same whichever ran (SP
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from handler.errors import ExecutionError, InputError
+from handler.forked import forked_map, local_cores
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -48,35 +47,13 @@ class InProcess:
 
 @dataclass(frozen=True)
 class LocalPool:
-    """A pool of forked local processes.
-
-    Forked workers inherit the parent's imports and the tasks themselves (copy-on-write), so a
-    task travels as its index, not as pickled box tables; only the results come back.
-    """
+    """A pool of forked local processes (`handler.forked`): a task travels as its index."""
 
     workers: int
     engine: Engine = "local-processes"
 
     def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
-        _FORKED.append((function, tasks))
-        try:
-            workers = min(self.workers, len(tasks)) or 1
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                yield from pool.map(_run_inherited, range(len(tasks)))
-        finally:
-            _FORKED.pop()
-
-
-# What a forked worker inherits: the function and tasks of the map that forked it.
-_FORKED: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
-
-
-def _run_inherited(index: int) -> Any:
-    function, tasks = _FORKED[-1]
-    return function(tasks[index])
+        return forked_map(function, tasks, self.workers)
 
 
 @dataclass(frozen=True)
@@ -122,7 +99,7 @@ def choose_executor(
     if scheduler:
         return DaskCluster(scheduler)
     if workers is None:
-        workers = max(1, min(os.cpu_count() or 1, boxes // min_boxes_per_worker))
+        workers = max(1, min(local_cores(), boxes // min_boxes_per_worker))
     return InProcess() if workers == 1 else LocalPool(workers)
 
 

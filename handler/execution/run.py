@@ -11,9 +11,10 @@ from typing import Final
 from handler.datasets import load_dataset, pair_datasets
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
+from handler.datasets.read_options import ClassNames, ReadOptions, Side, option_label, parse_names_file
 from handler.engine import analyses
 from handler.engine.state import EvaluationState, ReadFigures
-from handler.errors import ExecutionError
+from handler.errors import ExecutionError, InputError, StorageError, quoted
 from handler.execution.executors import (
     SCHEDULER_VARIABLE,
     WORKERS_VARIABLE,
@@ -33,10 +34,11 @@ from handler.execution.shards import (
     run_file_shard,
     run_paired_shard,
 )
+from handler.forked import allowed_workers
 from handler.inputs import NodeInputs
 from handler.report.asset import chunk_key, discard_chunks
 from handler.report.findings import DatasetNames
-from handler.storage import Source, Store, open_store, resolve_dataset
+from handler.storage import Source, Store, open_source, open_store, resolve_dataset
 
 NATIVE_LINES: Final = "native-jsonl"
 # Shards per worker: a little more than one evens out shards of unequal cost.
@@ -94,12 +96,31 @@ def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Sou
     """Folders of JSONL shards with the same file names on both sides: shard i of each holds the
     same assets, so a worker can read and pair them on its own."""
     forced = {inputs.gt_format, inputs.pred_format} - {None, "native", NATIVE_LINES}
-    if forced or not (gt.is_dir() and pred.is_dir()):
+    # Read options are refused by the native reader, on the driver, with the option named.
+    options = (inputs.gt_names, inputs.pred_names, inputs.gt_layout, inputs.pred_layout)
+    if forced or any(option is not None for option in options) or not (gt.is_dir() and pred.is_dir()):
         return None
     gt_shards, pred_shards = Folder.of(gt).shards(SHARD_SUFFIX), Folder.of(pred).shards(SHARD_SUFFIX)
     if len(gt_shards) < 2 or [s.basename for s in gt_shards] != [s.basename for s in pred_shards]:
         return None
     return list(zip(gt_shards, pred_shards, strict=True))
+
+
+def _names_file(key: str, reference: str) -> ClassNames:
+    try:
+        content = open_source(reference).read_bytes()
+    except (StorageError, OSError) as error:
+        raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
+    return parse_names_file(key, reference, content)
+
+
+def read_options(inputs: NodeInputs, side: Side) -> ReadOptions:
+    """The class names and column layout given for one side (GT_NAMES, PRED_LAYOUT, ...)."""
+    names, layout = (
+        (inputs.gt_names, inputs.gt_layout) if side == "gt" else (inputs.pred_names, inputs.pred_layout)
+    )
+    key = f"{side.upper()}_NAMES"
+    return ReadOptions(side, None if names is None else _names_file(key, names), layout)
 
 
 def _executor(options: ExecutionOptions, boxes: int) -> Executor:
@@ -137,8 +158,9 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
             DatasetNames(pred_source.name, NATIVE_LINES),
             ReadFigures(),
         )
-    gt = load_dataset(gt_source, inputs.gt_format)
-    pred = load_dataset(pred_source, inputs.pred_format, gt)
+    with allowed_workers(options.workers):  # a big file is decoded on that many processes
+        gt = load_dataset(gt_source, inputs.gt_format, None, read_options(inputs, "gt"))
+        pred = load_dataset(pred_source, inputs.pred_format, gt, read_options(inputs, "pred"))
     paired = pair_datasets(gt.dataset, pred.dataset)
     executor = _executor(options, len(paired.gt) + len(paired.pred))
     shards = 1 if executor.workers == 1 else SHARDS_PER_WORKER * executor.workers

@@ -8,7 +8,6 @@ states comes back.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -61,7 +60,10 @@ def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, sk
         pred_boxes=len(pred.boxes),
         gt_confident=gt.confidence_count,
         pred_confident=pred.confidence_count,
-        skip_reasons=dict(Counter(gt.skip_reasons) + Counter(pred.skip_reasons)),
+        gt_skip_reasons=dict(gt.skip_reasons),
+        pred_skip_reasons=dict(pred.skip_reasons),
+        gt_layout=(gt.layout_note,) if gt.layout_note else (),
+        pred_layout=(pred.layout_note,) if pred.layout_note else (),
     )
     skipped = tuple(
         ListedSkip(side, shard, position, skip)

@@ -15,12 +15,15 @@ from typing import Any, Final
 import jsonschema
 
 from handler.datasets import format_names
+from handler.datasets.layouts import Layout
+from handler.datasets.read_options import READ_KEYS, checked_layout
 from handler.engine import Thresholds
 from handler.errors import InputError, quoted
 from handler.resources import node_config
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
+EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS)
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,10 @@ class NodeInputs:
     threshold_replaced: bool  # not a number, so 0 was used (SPEC §2)
     gt_format: str | None = None
     pred_format: str | None = None
+    gt_names: str | None = None  # a names file reference (GT_NAMES)
+    pred_names: str | None = None
+    gt_layout: Layout | None = None  # the column layout of text label lines (GT_LAYOUT)
+    pred_layout: Layout | None = None
 
 
 def input_spec(key: str) -> Mapping[str, Any]:
@@ -97,6 +104,9 @@ def inputs_schema() -> dict[str, Any]:
     specs = node_config()["inputs"]
     properties = {spec["key"]: _property(spec) for spec in specs}
     properties.update({key: {"type": "string", "enum": format_names()} for key in FORMAT_KEYS})
+    properties.update(
+        {key: {"type": "string", "minLength": 1, "title": what} for key, what in READ_KEYS.items()}
+    )
     return {
         "type": "object",
         "properties": properties,
@@ -108,7 +118,7 @@ def inputs_schema() -> dict[str, Any]:
 def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The inputs the platform passes as environment variables named by node.json's keys."""
     keys = [spec["key"] for spec in node_config()["inputs"]]
-    return {key: environ[key] for key in (*keys, *FORMAT_KEYS) if key in environ}
+    return {key: environ[key] for key in (*keys, *EXTRA_KEYS) if key in environ}
 
 
 def _canonical(key: str, value: Any) -> Any:
@@ -199,7 +209,15 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         threshold_replaced=replaced,
         gt_format=values.get("GT_FORMAT"),
         pred_format=values.get("PRED_FORMAT"),
+        gt_names=values.get("GT_NAMES"),
+        pred_names=values.get("PRED_NAMES"),
+        gt_layout=_layout(values, "GT_LAYOUT"),
+        pred_layout=_layout(values, "PRED_LAYOUT"),
     )
+
+
+def _layout(values: Mapping[str, str], key: str) -> Layout | None:
+    return checked_layout(key, values[key]) if key in values else None
 
 
 def input_value(key: str, value: str) -> str:

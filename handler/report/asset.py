@@ -15,7 +15,6 @@ a safe age cannot belong to a live run; `collect_garbage` deletes it, and every 
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import defaultdict
@@ -24,6 +23,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
+
+import orjson
 
 from handler.errors import InputError, StorageError
 from handler.storage import AccessDenied, Content, ObjectNotFound, Store
@@ -137,7 +138,7 @@ def publish_report(store: Store, report_id: str, parts: Mapping[str, PartContent
                 written.append(name)  # before the put: a failed write may still have stored it
                 if chunk is not None:
                     store.put(f"{folder}/{name}", chunk, part.content_type)
-        manifest = json.dumps({"report_id": report_id, "parts": list(written)}).encode()
+        manifest = orjson.dumps({"report_id": report_id, "parts": list(written)})
         written.append(MANIFEST)
         store.put(f"{folder}/{MANIFEST}", manifest, MANIFEST_TYPE)
     except StorageError as error:
@@ -166,7 +167,7 @@ def _get(store: Store, key: str, report_id: str) -> bytes:
 
 def _manifest(store: Store, folder: str, report_id: str) -> list[str]:
     try:
-        document: Any = json.loads(_get(store, f"{folder}/{MANIFEST}", report_id))
+        document: Any = orjson.loads(_get(store, f"{folder}/{MANIFEST}", report_id))
     except ObjectNotFound:
         raise StorageError(f"{store.uri}: no report {report_id!r}") from None
     except ValueError as error:

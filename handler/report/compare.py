@@ -14,11 +14,11 @@ import orjson
 from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
-from handler.engine.bootstrap import SEED, scores_of, seconds_saved
+from handler.engine.bootstrap import SEED
+from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Thresholds
 from handler.engine.paired import Difference, PairedBootstrap
 from handler.engine.plugin import ClassCounts
-from handler.engine.score import grade
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.report import charts
@@ -95,14 +95,13 @@ class Comparison(Section):
 
 
 def _side(dataset: str, counts: IntArray, sweep: Sweep, costs: TimeCosts) -> Side:
-    whole = counts.sum(axis=0)
-    correct, shifted, confused = (int(v) for v in whole[:3])
+    whole = OutcomeCounts(counts.sum(axis=0))
     return Side(
         dataset=dataset,
-        assistance_score=float(scores_of(whole[None])[0]),
-        grade=cast(Grade, grade(correct, shifted, confused, int(whole.sum()))),
-        saved_seconds=float(seconds_saved(whole[None], costs)[0]),
-        counts=outcome_counts(whole),
+        assistance_score=whole.score,
+        grade=cast(Grade, whole.grade),
+        saved_seconds=float(whole.seconds_saved(costs)),
+        counts=outcome_counts(whole.rows),
         best_threshold=sweep.best.threshold,
         best_score=sweep.best.tally.assistance_score,
     )
@@ -121,7 +120,7 @@ def per_class(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
     """Every class with a box in A or B, most boxes (of both) first, ties in A's class order."""
     names = [*a.names, *(name for name in b.names if name not in set(a.names))]
     counts_a, counts_b = _aligned(a, names), _aligned(b, names)
-    scores_a, scores_b = scores_of(counts_a), scores_of(counts_b)
+    scores_a, scores_b = OutcomeCounts(counts_a).scores, OutcomeCounts(counts_b).scores
     boxes_a, boxes_b = counts_a.sum(axis=1), counts_b.sum(axis=1)
     rows = np.flatnonzero(boxes_a + boxes_b > 0)
     rows = rows[np.lexsort((rows, -(boxes_a + boxes_b)[rows]))]

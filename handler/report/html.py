@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     import jinja2
 
-from handler.engine import GRADES, OUTCOMES, Outcome
+from handler.engine import GRADES, Outcome
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
 from handler.report import charts
@@ -25,14 +25,9 @@ from handler.report.sections.work import size_bounds_text
 from handler.resources import resource_path
 
 TEMPLATE: Final = "report.html.j2"
-CARD_LABELS: Final = {
-    "correct": "Correct",
-    "shifted": "Shifted",
-    "class_confused": "Class-confused",
-    "false_positive": "False positive",
-    "false_negative": "False negative",
-}
-SHORT_LABELS: Final = dict(zip(OUTCOMES, ("Correct", "Shifted", "Confused", "FP", "FN"), strict=True))
+# The outcomes' names on the page: their card titles and narrow-column names (`Outcome`).
+CARD_LABELS: Final = {outcome.key: outcome.label for outcome in Outcome}
+SHORT_LABELS: Final = {outcome.key: outcome.short_label for outcome in Outcome}
 ACTION_LABELS: Final = dict(
     zip(
         ACTIONS,
@@ -247,7 +242,7 @@ def environment() -> jinja2.Environment:
         width=charts.WIDTH,
         sweep_height=charts.SWEEP_HEIGHT,
         colors=charts.ACTION_COLORS,
-        colors_by_outcome=dict(zip(OUTCOMES, charts.ACTION_COLORS.values(), strict=True)),
+        colors_by_outcome={outcome.key: charts.ACTION_COLORS[outcome.action] for outcome in Outcome},
         scratch_color=charts.SCRATCH_COLOR,
         action_keys=ACTIONS,
         outcome_actions={outcome.key: outcome.action for outcome in Outcome},

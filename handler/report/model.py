@@ -79,6 +79,9 @@ class Skipped(Section):
 
 
 WarningCode = Literal[
+    "predictions_elsewhere",
+    "class_mapping",
+    "layout_mismatch",
     "class_names_disjoint",
     "boxes_skipped",
     "ground_truth_has_confidences",
@@ -86,6 +89,7 @@ WarningCode = Literal[
     "image_size_mismatch",
     "duplicate_ground_truth",
     "confidence_threshold_replaced",
+    "predictions_equal_ground_truth",
     "crowd_excluded",
 ]
 

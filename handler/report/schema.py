@@ -9,9 +9,9 @@ tests/report/test_schema_drift.py fails when the checked-in file is not what thi
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Final
 
+import orjson
 from pydantic.json_schema import GenerateJsonSchema
 
 from handler.report.model import Findings
@@ -35,7 +35,7 @@ def findings_schema() -> dict[str, Any]:
 
 
 def schema_text() -> str:
-    return json.dumps(findings_schema(), indent=2, ensure_ascii=False) + "\n"
+    return orjson.dumps(findings_schema(), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

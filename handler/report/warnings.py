@@ -6,12 +6,18 @@ A wrong-looking grade is never silent: each check below reads the merged `Health
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from handler.boxes import LayoutNote
+from handler.datasets.builder import UNKNOWN_IMAGE
 from handler.datasets.names import WHERE_NAMES
+from handler.datasets.read_options import option_flag, option_label
+from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
+from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
 from handler.inputs import NodeInputs
 from handler.report.html import counted
@@ -22,8 +28,10 @@ from handler.report.model import DataWarning
 CLASS_OVERLAP_MIN: Final = 0.2
 # From this share of skipped boxes the score rests on a visibly smaller dataset.
 SKIPPED_SHARE_MIN: Final = 0.05
-# A layout is suspect when most skips are one swapped-corner defect (x y w h read as corners).
-LAYOUT_HINT_SHARE: Final = 0.5
+# Below this share of the predictions on an image of the GT, the results look made for other images.
+PLACED_SHARE_MIN: Final = 0.5
+# Mapped class pairs shown in the class-mapping warning (all are in the figures' count).
+MAPPING_SHOWN: Final = 6
 # "Most" GT boxes carrying a confidence: GT drawn by people carries none.
 GT_CONFIDENT_SHARE_MIN: Final = 0.5
 # From this share of one side's assets missing on the other, the run is visibly partial.
@@ -38,7 +46,6 @@ IDS_FIX: Final = {
     "coco": "the COCO file's `categories` with names",
     "coco-results": "the COCO GT file whose `categories` name the ids",
 }
-SWAPPED_CORNERS: Final = ("x_max < x_min", "y_max < y_min")
 
 Check = Callable[[EvaluationState, NodeInputs, "Formats"], DataWarning | None]
 
@@ -86,12 +93,99 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     )
 
 
-def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
+def _mapping_text(mapping: ClassMapping) -> str:
+    shown = ", ".join(f"`{pred}` → `{gt}` ({count})" for pred, gt, count in mapping.pairs[:MAPPING_SHOWN])
+    more = f" and {len(mapping.pairs) - MAPPING_SHOWN} more" if len(mapping.pairs) > MAPPING_SHOWN else ""
+    if mapping.shift is not None:
+        return f"{shown}{more}: the ids are shifted by {mapping.shift:+d} (0-based against 1-based ids?)"
+    return f"{shown}{more}"
+
+
+def class_mix_up(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
+    mapping = class_mapping(state)
+    if mapping is None:
+        return None
+    why = (
+        _ids_side(state, formats)
+        if _names_shared(state) is not None
+        else "the class ids of one side index another names list than the other's"
+    )
+    message = (
+        f"{mapping.confused} of {mapping.matched} matched boxes are class-confused, and "
+        f"{mapping.mapped} follow one class-to-class mapping (predicted → ground truth): "
+        f"{_mapping_text(mapping)}. So {why}. "
+        f"Give a side the names its ids index with {option_label('PRED_NAMES')} or "
+        f"{option_label('GT_NAMES')} (a .names/classes.txt list, a data.yaml, or a COCO file's "
+        "categories); these pairs are not listed as suspected ground-truth errors."
+    )
+    return DataWarning.of(
+        "class_mapping",
+        "warning",
+        message,
+        matched=mapping.matched,
+        class_confused=mapping.confused,
+        following_mapping=mapping.mapped,
+        mapped_classes=len(mapping.pairs),
+    )
+
+
+def _names_shared(state: EvaluationState) -> tuple[int, int] | None:
+    """(kept predictions in a GT class, kept predictions) when few share the GT's class names."""
     health = state.health
     kept = sum(health.class_kept.values())
     shared = sum(count for name, count in health.class_kept.items() if health.class_gt.get(name))
     if not kept or not health.class_gt or _share(shared, kept) >= CLASS_OVERLAP_MIN:
         return None
+    return shared, kept
+
+
+def _fitting(note: LayoutNote) -> str:
+    if not note.fitting:
+        return (
+            "they fit none of the known layouts (`class [score] cx cy w h | x y w h | x1 y1 x2 y2 [score]`, "
+            "normalised or pixels): check the export"
+        )
+    shown = " or ".join(f"`{name}` ({share:.0%})" for name, share in note.fitting)
+    return f"they fit {shown}"
+
+
+def _layout_fix(key: str, note: LayoutNote) -> str:
+    if not note.fitting:
+        return ""
+    best = note.fitting[0][0].replace(" (normalised)", "").replace(" (pixels)", "")
+    return f' Read them in that layout with {option_flag(key)} "{best}" ({key} in an inputs file).'
+
+
+def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    """Text label lines that make no box, or an odd one, in the column layout read."""
+    health = state.health
+    found = [("ground-truth", "GT_LAYOUT", note) for note in health.gt_layout]
+    found += [("prediction", "PRED_LAYOUT", note) for note in health.pred_layout]
+    if not found:
+        return None
+    sides = [
+        f"only {note.read_share:.0%} of {note.lines} sampled {what} lines make a box in the layout read, "
+        f"`{note.read}`; {_fitting(note)}.{_layout_fix(key, note)}"
+        for what, key, note in found
+    ]
+    message = " ".join(side[0].upper() + side[1:] for side in sides)
+    first = found[0][2]
+    return DataWarning.of(
+        "layout_mismatch",
+        "warning",
+        message,
+        layout_read=first.read,
+        lines_fitting=round(first.read_share, 4),
+        layout_fitting=first.fitting[0][0] if first.fitting else "",
+    )
+
+
+def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
+    counts = _names_shared(state)
+    # With a mapping found, the class-mapping warning says it all, and shows the mapping.
+    if counts is None or class_mapping(state) is not None:
+        return None
+    shared, kept = counts
     message = (
         f"Only {shared} of {kept} kept predictions ({_share(shared, kept):.0%}) carry a class name that "
         f"the ground truth has, so matches count as class-confused; {_ids_side(state, formats)}."
@@ -105,24 +199,40 @@ def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats
     )
 
 
-def _layout_hint(reasons: Mapping[str, int], skipped: int) -> str:
-    swapped = sum(reasons.get(reason, 0) for reason in SWAPPED_CORNERS)
-    if _share(swapped, skipped) <= LAYOUT_HINT_SHARE:
-        return ""
-    return " Most have max < min: are the files in `x y w h` layout (corner plus size) read as corners?"
+def _reasons(reasons: Mapping[str, int]) -> str:
+    ordered = sorted(reasons, key=lambda reason: (-reasons[reason], reason))
+    return ", ".join(f"`{reason}` ({reasons[reason]})" for reason in ordered)
+
+
+def _side_skips(what: str, skipped: int, boxes: int, reasons: Mapping[str, int]) -> str:
+    read = skipped + boxes
+    return f"{skipped} of {read} {what} ({_share(skipped, read):.0%}): {_reasons(reasons)}"
 
 
 def boxes_skipped(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
-    figures, reasons = state.figures, state.health.skip_reasons
+    figures, health = state.figures, state.health
     skipped = figures.gt_skipped + figures.pred_skipped
-    read = skipped + state.health.gt_boxes + state.health.pred_boxes + figures.crowd_excluded
+    read = skipped + health.gt_boxes + health.pred_boxes + figures.crowd_excluded
     if not skipped or _share(skipped, read) < SKIPPED_SHARE_MIN:
         return None
+    sides = [
+        _side_skips(what, count, boxes, reasons)
+        for what, count, boxes, reasons in (
+            (
+                "ground-truth boxes",
+                figures.gt_skipped,
+                health.gt_boxes + figures.crowd_excluded,
+                health.gt_skip_reasons,
+            ),
+            ("predictions", figures.pred_skipped, health.pred_boxes, health.pred_skip_reasons),
+        )
+        if count
+    ]
+    reasons = Counter(health.gt_skip_reasons) + Counter(health.pred_skip_reasons)
     commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
     message = (
-        f"{skipped} of {read} boxes ({_share(skipped, read):.0%}) were skipped as defective, most often "
-        f"`{commonest}` ({reasons[commonest]}); the score covers the rest only."
-        + _layout_hint(reasons, skipped)
+        f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped as defective, by reason: "
+        f"{'; '.join(sides)}. The score covers the rest only."
     )
     return DataWarning.of(
         "boxes_skipped",
@@ -131,6 +241,32 @@ def boxes_skipped(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWar
         skipped=skipped,
         boxes=read,
         reason=commonest,
+    )
+
+
+def predictions_elsewhere(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    """Few predictions name an image of the GT: a results file made for another dataset."""
+    figures, health = state.figures, state.health
+    read = health.pred_boxes + figures.pred_skipped
+    elsewhere = health.pred_skip_reasons.get(UNKNOWN_IMAGE, 0) + health.pred_boxes - figures.predictions
+    placed = read - elsewhere
+    if not read or _share(placed, read) >= PLACED_SHARE_MIN:
+        return None
+    gt_images = figures.images + figures.gt_only_images
+    message = (
+        f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
+        "results file for another dataset? The score counts every ground-truth box as missed."
+        if placed == 0
+        else f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
+        "results file for another dataset?"
+    )
+    return DataWarning.of(
+        "predictions_elsewhere",
+        "warning",
+        message,
+        predictions_read=read,
+        on_gt_images=placed,
+        gt_images=gt_images,
     )
 
 
@@ -223,6 +359,22 @@ def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Fo
     )
 
 
+def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+    """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
+    tally = state.tally
+    if tally.counts[Outcome.CORRECT] == 0 or tally.counts.sum() != tally.counts[Outcome.CORRECT]:
+        return None
+    if tally.mean_iou != 1.0:
+        return None
+    message = (
+        f"The predictions equal the ground truth: all {int(tally.counts[Outcome.CORRECT])} boxes match with "
+        "IoU 1 and the same class. Was the same dataset given twice?"
+    )
+    return DataWarning.of(
+        "predictions_equal_ground_truth", "info", message, boxes=int(tally.counts[Outcome.CORRECT])
+    )
+
+
 def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
     crowd = state.figures.crowd_excluded
     if not crowd:
@@ -234,6 +386,9 @@ def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWa
 
 # Most serious first: the order of the banners and of the stderr lines.
 CHECKS: Final[tuple[Check, ...]] = (
+    predictions_elsewhere,
+    layout_mismatch,
+    class_mix_up,
     class_names_disjoint,
     ground_truth_has_confidences,
     boxes_skipped,
@@ -241,6 +396,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     image_size_mismatch,
     duplicate_ground_truth,
     confidence_threshold_replaced,
+    predictions_equal_ground_truth,
     crowd_excluded,
 )
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,12 @@ import orjson
 import pytest
 
 from handler.boxes import Dataset
-from handler.datasets import jsondoc, load_dataset
+from handler.datasets import coco, jsondoc, load_dataset
+from handler.datasets.builder import ParsedRows
 from handler.datasets.coco import CocoIds, read_coco_instances, read_coco_results
-from handler.datasets.cocojson import is_typed
+from handler.datasets.cocojson import decode_entries, is_typed
 from handler.errors import DatasetError
+from handler.forked import allowed_workers
 from handler.storage.registry import open_source
 
 IMAGES = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in (1, 2, 7, 10**7)]
@@ -86,10 +89,15 @@ def _same(a: Dataset, b: Dataset) -> None:
     assert a.skipped_count == b.skipped_count
 
 
-@pytest.fixture(autouse=True)
-def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(autouse=True, params=[1, 2], ids=["serial", "parallel"])
+def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test twice: pieces decoded one after the other, and side by side on 2 forked
+    processes (issue 19: the same dataset, whatever the strings hold)."""
     monkeypatch.setattr(jsondoc, "CHUNK_BYTES", 300)
     monkeypatch.setattr(jsondoc, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(coco, "PARALLEL_MIN_BYTES", 0)
+    with allowed_workers(request.param):
+        yield
 
 
 @pytest.mark.parametrize("indent", [None, 2])
@@ -172,3 +180,54 @@ def test_an_odd_annotation_sends_the_instances_file_to_the_plain_parser(tmp_path
     assert not is_typed(fast["annotations"])
     _same(read_fast, read_plain)
     assert [s.position for s in read_fast.skipped] == ["annotations[4]", "annotations[5]"]
+
+
+def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[ParsedRows | None, ParsedRows]:
+    """The rows of `results` decoded side by side (None: fell back), and one piece at a time."""
+    document = orjson.loads(json.dumps({"images": IMAGES, "categories": CATEGORIES, "annotations": []}))
+    _, ids = read_coco_instances("gt.json", document, "coco")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    source = open_source(str(path))
+    chunked = jsondoc.parse_json(source, source.read_bytes())
+    assert isinstance(chunked, jsondoc.ChunkedArray) and len(chunked.pieces()) > 10
+    with allowed_workers(2):
+        parallel = coco._parallel_rows(chunked, ids)
+    return parallel, coco._rows(chunked.decoded(decode_entries), ids)
+
+
+def _same_rows(a: ParsedRows, b: ParsedRows) -> None:
+    for column in ("xyxy", "class_id", "image", "source_index", "confidence", "has_confidence", "crowd"):
+        np.testing.assert_array_equal(getattr(a, column), getattr(b, column))
+    assert a.rejected == b.rejected
+
+
+def test_clean_pieces_are_decoded_side_by_side(tmp_path: Path) -> None:
+    results = _results(400)
+    results[33]["score"] = "high"  # rejected rows keep their place in the whole list
+    results[250]["bbox"] = [1, 2, 3]
+    parallel, serial = _parallel_and_serial(tmp_path, results)
+    assert parallel is not None and len(parallel.image) == 400
+    _same_rows(parallel, serial)
+    assert sorted(parallel.rejected) == [33, 250]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        '}, {"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5}, {"x": "',
+        '\\"}, {\\"image_id\\": 7}, \\\\',
+        "},{" * 40,
+        '} , {"score": 1} ] , [',
+    ],
+)
+def test_a_cut_inside_a_string_never_reads_a_different_list(tmp_path: Path, hostile: str) -> None:
+    """A piece cut inside a string is not valid JSON, so the read falls back to the serial
+    pieces: the parallel rows are None or exactly the serial ones, never other rows."""
+    results = _results(300)
+    for k in range(1, 300, 2):  # not the first: it says whether the list is read in pieces
+        results[k]["note"] = hostile
+    parallel, serial = _parallel_and_serial(tmp_path, results)
+    if parallel is not None:
+        _same_rows(parallel, serial)
+    _same(_read(tmp_path, results), _whole(tmp_path, results))

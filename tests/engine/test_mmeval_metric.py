@@ -148,6 +148,9 @@ def test_dataset_meta_names_integer_labels(metric_class: type[Any]) -> None:
     counts = (result if isinstance(result, dict) else result.to_dict())["counts"]
     assert (counts["correct"], counts["class_confused"]) == (1, 1)  # label 1 is "dog"
     assert metric.dataset_meta == meta and metric.dataset_meta is not metric.dataset_meta  # copies, as mmeval
+    late = metric_class()
+    late.dataset_meta = meta  # what mmengine's Evaluator does with the dataset's metainfo
+    assert late(predictions=predictions, groundtruths=groundtruths) == result
     assert metric.name == metric_class.__name__
     with pytest.raises(ValueError, match=None) as caught:
         metric(predictions=[{**predictions[0], "labels": [2, -1]}], groundtruths=groundtruths)

@@ -71,7 +71,7 @@ def _workloads(tmp_path: Path) -> dict[str, dict[str, str]]:
             "GT_DATASET": str(CARTUCHO / "ground-truth"),
             "PRED_DATASET": str(CARTUCHO / "detection-results"),
         },
-        # Swapped VOC datasets: numeric ids as the GT's names, and confidences on the GT side.
+        # Swapped VOC datasets: numeric ids as the GT's names (a class mapping to words), confidences on the GT side.
         "warned voc": {
             "GT_DATASET": str(THIRD_PARTY / "voc_padilla_100" / "dets" / "abs_xyx2y2"),
             "PRED_DATASET": str(THIRD_PARTY / "voc_padilla_100" / "gts" / "pascalvoc_format"),
@@ -103,7 +103,7 @@ def test_three_executors_give_the_same_findings_and_outcome_lines(tmp_path: Path
             assert other_lines == lines, (name, engine)
         assert runs["local-processes"][2]["shards"] >= 2, name
     # The warnings are decided from the merged state: every executor raised the same ones.
-    assert warned["warned voc"] == {"class_names_disjoint", "ground_truth_has_confidences"}
+    assert warned["warned voc"] == {"class_mapping", "ground_truth_has_confidences"}
 
 
 def test_the_coco_counts_checked_by_hand_hold_on_every_executor(tmp_path: Path, cluster: str) -> None:

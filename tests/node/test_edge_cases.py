@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.builders import annotation, asset, node_env, write_json, write_jsonl
+from helpers.paths import ROOT
 
 from handler.__main__ import main
 
@@ -191,3 +195,37 @@ def test_same_name_with_two_extensions_is_refused(
     pred = write_json(tmp_path / "pred.json", [asset("a", [])])
     code, _, err = run_in_process(monkeypatch, capsys, node_env(gt, pred), tmp_path / "store")
     assert code == 2 and "assets 'a.jpg' and 'a.png' have the same name without extension" in err
+
+
+# A class name holding CR LF (and an escape sequence): quoted in an error or a warning, it is escaped.
+CRLF_CLASS = "car\r\nbus\x1b[2J"
+ENTRY_POINTS = {"node": ["-m", "handler"], "cli": ["-m", "handler.cli"]}
+
+
+def _through(entry: str, gt: Path, pred: Path, store: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **node_env(gt, pred), "PYTHONPATH": str(ROOT), "PRELABEL_STORE": str(store)}
+    arguments = [str(gt), str(pred)] if entry == "cli" else []
+    command = [sys.executable, *ENTRY_POINTS[entry], *arguments]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_control_characters_in_an_error_are_escaped(tmp_path: Path, entry: str) -> None:
+    gt = write_json(tmp_path / "gt.json", [asset("a", [annotation((CRLF_CLASS, 1, 1, 20, 20))])])
+    # A prediction cache with 3 probabilities for the GT's 1 class: the error lists the classes.
+    boxes = [{"x_min": 0.01, "x_max": 0.2, "y_min": 0.01, "y_max": 0.2, "probabilities": [0.1, 0.2, 0.7]}]
+    pred = write_json(tmp_path / "cache.json", [{"predicted_bounding_boxes": boxes}])
+    answer = _through(entry, gt, pred, tmp_path / "store")
+    assert answer.returncode == 2 and answer.stderr.count("\n") == 1 and "\r" not in answer.stderr
+    assert "has 1 classes (car\\r\\nbus\\x1b[2J)" in answer.stderr
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_control_characters_in_a_warning_are_escaped(tmp_path: Path, entry: str) -> None:
+    gt = write_json(tmp_path / "gt.json", [asset("a", [annotation((CRLF_CLASS, 1, 1, 20, 20))])])
+    pred = write_json(tmp_path / "pred.json", [asset("a", [annotation(("truck", 1, 1, 20, 20), 0.9)])])
+    answer = _through(entry, gt, pred, tmp_path / "store")
+    shown = answer.stderr if entry == "node" else answer.stdout
+    warnings = [line for line in shown.splitlines() if line.startswith("warning: ")]
+    assert answer.returncode == 0 and len(warnings) == 1 and "\r" not in shown and "\x1b" not in shown
+    assert "classes like car\\r\\nbus\\x1b[2J and the predictions like truck" in warnings[0]

@@ -26,9 +26,10 @@ from handler.engine import analysis as an
 from handler.engine.analyses.by_size import by_size, size_bucket
 from handler.engine.analyses.confusions import confusion_pairs, top_confusions
 from handler.engine.analyses.near_misses import band_edges, near_misses
+from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Tally
-from handler.engine.timecost import ACTIONS, TimeCosts, estimate_time, labeler_seconds
+from handler.engine.timecost import ACTIONS, TimeCosts
 
 
 @pytest.fixture
@@ -54,16 +55,17 @@ def test_the_hand_case_outcomes(evaluation: Evaluation) -> None:
 def test_per_class_counts_fp_by_predicted_class_and_the_rest_by_gt_class(evaluation: Evaluation) -> None:
     counts = an.per_class(evaluation, 3)
     assert counts.tolist() == [[1, 1, 0, 2, 1], [0, 0, 1, 0, 1], [0, 0, 0, 0, 1]]
-    assert an.row_scores(counts).tolist() == [0.3, 0.25, 0.0]
+    assert OutcomeCounts(counts).scores.tolist() == [0.3, 0.25, 0.0]
     # seconds left: car 1.5 + 6 + 2·2 + 25.5 = 37, dog 4 + 25.5 = 29.5, cat 25.5
-    assert an.most_time_left_first(counts, labeler_seconds(counts, TimeCosts())).tolist() == [CAR, DOG, CAT]
+    seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
+    assert an.most_time_left_first(counts, seconds).tolist() == [CAR, DOG, CAT]
     assert counts.sum(axis=0).tolist() == evaluation.tally.counts.tolist()
 
 
 def test_most_time_left_breaks_ties_by_lowest_score_then_row_and_skips_empty_rows() -> None:
     # rows 0, 1 and 4 each leave 25.5 s (one draw; 17 accepts); row 3 leaves 2 s; row 2 is empty
     counts = np.array([[0, 0, 0, 0, 1], [17, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1]])
-    seconds = labeler_seconds(counts, TimeCosts())
+    seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
     assert an.most_time_left_first(counts, seconds).tolist() == [0, 4, 1, 3]
 
 
@@ -83,7 +85,7 @@ def test_confusions_order_and_top() -> None:
 def test_per_image_and_most_work(evaluation: Evaluation) -> None:
     counts = an.per_image(evaluation, 2)
     assert counts.tolist() == [[1, 1, 1, 2, 2], [0, 0, 0, 0, 1]]
-    seconds = labeler_seconds(counts, TimeCosts())
+    seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
     assert seconds.tolist() == [1.5 + 6 + 4 + 2 * 2 + 2 * 25.5, 25.5]
     assert an.most_work(seconds, 10).tolist() == [0, 1]
     assert an.most_work(seconds, 1).tolist() == [0]
@@ -150,14 +152,14 @@ def test_band_edges(iou_min: float, edges: list[float]) -> None:
 
 
 def test_time_estimate_from_the_action_costs(evaluation: Evaluation) -> None:
-    estimate = estimate_time(evaluation.tally.counts, TimeCosts())
+    estimate = OutcomeCounts(evaluation.tally.counts).time_estimate(TimeCosts())
     assert estimate.with_predictions == 1.5 + 6 + 4 + 2 * 2 + 3 * 25.5
     assert estimate.from_scratch == 6 * 25.5  # every GT box drawn
     assert estimate.saved == estimate.from_scratch - estimate.with_predictions
     assert estimate.saved_share == pytest.approx(estimate.saved / (6 * 25.5))
-    costly = estimate_time(evaluation.tally.counts, TimeCosts(delete=100))
+    costly = OutcomeCounts(evaluation.tally.counts).time_estimate(TimeCosts(delete=100))
     assert costly.saved < 0 and costly.saved_share < 0  # predictions can cost time
-    assert estimate_time(np.zeros(5, dtype=np.int64), TimeCosts()).saved_share == 0.0
+    assert OutcomeCounts(np.zeros(5, dtype=np.int64)).time_estimate(TimeCosts()).saved_share == 0.0
 
 
 def test_time_costs_follow_the_outcome_order_and_are_checked() -> None:

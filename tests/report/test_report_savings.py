@@ -9,7 +9,7 @@ import numpy as np
 from helpers.paths import EXAMPLES, THIRD_PARTY
 
 from handler import TimeCosts
-from handler.engine.timecost import labeler_seconds
+from handler.engine.counts import OutcomeCounts
 from handler.inputs import parse_inputs
 from handler.pipeline import RunResult, run
 from handler.report import render_html
@@ -52,7 +52,7 @@ def test_per_class_rows_go_by_labeler_time_left_then_score(tmp_path: Path) -> No
     gt, pred = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
     rows = _run(tmp_path, gt, pred).findings.per_class
     counts = np.array([[getattr(r.counts, k) for k in r.counts.outcomes()] for r in rows])
-    seconds = labeler_seconds(counts, TimeCosts())
+    seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
     keys = list(zip(-seconds, [r.assistance_score for r in rows], strict=True))
     assert len(rows) > 10 and keys == sorted(keys)
     assert sum(r.counts.total for r in rows[:5]) > 5 * 4, "the first classes are where the work is"

@@ -26,10 +26,9 @@ TOY = THIRD_PARTY / "padilla_toy_7"  # `person x y w h`: corner plus size
 COCO = THIRD_PARTY / "coco_val2014_100"
 
 
-def _run(tmp_path: Path, gt: Path, pred: Path) -> RunResult:
-    return run(
-        parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path / "store")
-    )
+def _run(tmp_path: Path, gt: Path, pred: Path, **extra: str) -> RunResult:
+    raw = {"GT_DATASET": str(gt), "PRED_DATASET": str(pred), **extra}
+    return run(parse_inputs(raw), LocalStore(tmp_path / "store"))
 
 
 def _warnings(result: RunResult) -> dict[str, DataWarning]:
@@ -57,9 +56,12 @@ def _edited_xml(tmp_path: Path, files: int, edit: Any) -> Path:
 
 def test_numeric_ids_against_names_warn_and_name_the_names_file(tmp_path: Path) -> None:
     result = _run(tmp_path, XML_GT, DETECTIONS)
-    warning = _warnings(result)["class_names_disjoint"]
-    assert warning.severity == "warning" and warning.figures == {"kept_predictions": 362, "in_gt_classes": 0}
+    # Ids against names, one to one: the class-mapping warning says it, with the mapping.
+    assert "class_names_disjoint" not in _warnings(result)
+    warning = _warnings(result)["class_mapping"]
+    assert warning.severity == "warning" and warning.figures["class_confused"] == warning.figures["matched"]
     assert "numeric ids in the predictions" in warning.message and ".names file" in warning.message
+    assert "`14` → `person`" in warning.message
     assert result.findings.assistance_score == pytest.approx(0.216, abs=5e-4)
 
 
@@ -69,10 +71,14 @@ def test_the_names_file_the_warning_names_fixes_the_run(tmp_path: Path) -> None:
     assert result.findings.assistance_score > 0.3
 
 
-def test_x_y_w_h_read_as_corners_warns_with_the_layout_hint(tmp_path: Path) -> None:
-    warning = _warnings(_run(tmp_path, TOY / "groundtruths", TOY / "detections"))["boxes_skipped"]
-    assert warning.figures == {"skipped": 34, "boxes": 39, "reason": "x_max < x_min"}
-    assert "34 of 39 boxes (87%)" in warning.message and "`x y w h`" in warning.message
+def test_x_y_w_h_read_as_corners_warns_with_the_layout_that_fits(tmp_path: Path) -> None:
+    warnings = _warnings(_run(tmp_path, TOY / "groundtruths", TOY / "detections"))
+    skipped = warnings["boxes_skipped"]
+    assert skipped.figures == {"skipped": 34, "boxes": 39, "reason": "x_max < x_min"}
+    assert "34 of 39 boxes read (87%)" in skipped.message and "12 of 15 ground-truth boxes" in skipped.message
+    layout = warnings["layout_mismatch"]
+    assert '--gt-layout "class x y w h"' in layout.message
+    assert '--pred-layout "class score x y w h"' in layout.message
 
 
 def test_swapped_datasets_warn_that_the_ground_truth_has_confidences(tmp_path: Path) -> None:
@@ -96,7 +102,7 @@ def test_resized_images_warn_about_the_size_mismatch(tmp_path: Path) -> None:
         return re.sub(r"<(width|height)>(\d+)</", lambda m: f"<{m[1]}>{2 * int(m[2])}</", text)
 
     warnings = _warnings(_run(tmp_path, _edited_xml(tmp_path, 10, doubled), XML_GT))
-    assert set(warnings) == {"image_size_mismatch"}
+    assert set(warnings) == {"image_size_mismatch", "predictions_equal_ground_truth"}
     assert warnings["image_size_mismatch"].figures == {"mismatched_images": 10, "images": 100}
 
 
@@ -112,7 +118,8 @@ def test_an_object_drawn_twice_warns_about_duplicate_ground_truth(tmp_path: Path
 
 CLEAN = {
     "native": (EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"),
-    "yolo": (VOC / "gts" / "yolo_format", VOC / "dets" / "rel_xywh"),
+    "yolo": (VOC / "gts" / "yolo_format", VOC / "dets" / "rel_xywh"),  # read right with the names
+
     "cartucho": (
         THIRD_PARTY / "cartucho_mAP_85" / "input" / "ground-truth",
         THIRD_PARTY / "cartucho_mAP_85" / "input" / "detection-results",
@@ -124,7 +131,12 @@ CLEAN = {
 @pytest.mark.parametrize("name", CLEAN)
 def test_clean_real_runs_raise_no_warning(name: str, tmp_path: Path) -> None:
     gt, pred = CLEAN[name]
-    result = _run(tmp_path, gt, pred or _named_detections(tmp_path))
+    extra = (
+        {"PRED_LAYOUT": "class score cx cy w h", "PRED_NAMES": str(VOC / "voc.names")}
+        if name == "yolo"
+        else {}
+    )
+    result = _run(tmp_path, gt, pred or _named_detections(tmp_path), **extra)
     assert result.findings.warnings == () and result.findings.notes == ()
 
 
@@ -148,6 +160,6 @@ def test_warnings_are_on_the_node_stderr_before_the_outputs_and_in_the_cli_summa
         [sys.executable, "-m", "handler"], env=env, capture_output=True, text=True, check=False
     )
     assert node.returncode == 0, node.stderr
-    assert re.search(r"^warning: 34 of 39 boxes \(87%\) were skipped", node.stderr, re.MULTILINE)
+    assert re.search(r"^warning: 34 of 39 boxes read \(87%\) were skipped", node.stderr, re.MULTILINE)
     cli = summary(_run(tmp_path, TOY / "groundtruths", TOY / "detections")).splitlines()
     assert any(line.startswith("warning: 34 of 39 boxes") for line in cli)

@@ -7,6 +7,8 @@ from typing import Annotated, Literal, cast
 from pydantic import Field
 
 from handler.engine.analyses.gt_errors import GT_ERRORS
+from handler.engine.class_mapping import class_mapping
+from handler.engine.counts import OutcomeCounts
 from handler.engine.gt_errors import (
     MISSING_GT,
     MISSING_MAX_IOU,
@@ -17,7 +19,6 @@ from handler.engine.gt_errors import (
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Grade, Score, Section, Threshold
 from handler.report.sections import SectionSpec
-from handler.report.sections.routing import scored
 
 
 class SuspectedBoxEntry(Section):
@@ -53,7 +54,8 @@ class SuspectedGtErrors(Section):
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     state = facts.state
     found = state.of(GT_ERRORS)
-    fixed = scored(found.corrected(state.tally.counts))
+    found = found if class_mapping(state) is None else found.without_wrong_class()
+    fixed = OutcomeCounts(found.corrected(state.tally.counts))
     listed = tuple(
         SuspectedBoxEntry.model_validate(
             {
@@ -74,7 +76,7 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
         missing_gt=int(found.counts[MISSING_GT]),
         wrong_class=int(found.counts[WRONG_CLASS]),
         listed=listed,
-        score_if_gt_fixed=fixed.assistance_score,
+        score_if_gt_fixed=fixed.score,
         grade_if_gt_fixed=cast(Grade, fixed.grade),  # one of GRADES; the model checks it again
     )
 

@@ -9,7 +9,7 @@ from pydantic import AliasChoices, Field
 from handler.boxes import IntArray
 from handler.engine import analysis
 from handler.engine.analyses.per_class import PER_CLASS
-from handler.engine.timecost import labeler_seconds
+from handler.engine.counts import OutcomeCounts
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Score, Section, outcome_counts
 from handler.report.sections import SectionSpec
@@ -29,7 +29,7 @@ class Row(TypedDict):
 
 def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
     """Rows of an outcome-count table, in `order`: (row index, its counts and assistance score)."""
-    scores = analysis.row_scores(counts)
+    scores = OutcomeCounts(counts).scores
     return [
         (row, {"counts": outcome_counts(counts[row]), "assistance_score": float(scores[row])})
         for row in order.tolist()
@@ -39,7 +39,7 @@ def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
 def per_class(facts: RunFacts) -> tuple[ClassRow, ...]:
     classes = facts.state.of(PER_CLASS)
     counts = classes.counts
-    order = analysis.most_time_left_first(counts, labeler_seconds(counts, facts.costs))
+    order = analysis.most_time_left_first(counts, OutcomeCounts(counts).labeler_seconds(facts.costs))
     rows = scored_rows(counts, order)
     return tuple(ClassRow(class_name=classes.names[row], **figures) for row, figures in rows)
 

@@ -11,11 +11,9 @@ import numpy as np
 import orjson
 from pydantic import AliasChoices, Field
 
-from handler.boxes import IntArray
 from handler.engine import routing as engine_routing
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
-from handler.engine.exactsum import ExactSum
-from handler.engine.outcomes import Tally
+from handler.engine.counts import OutcomeCounts
 from handler.engine.routing import MIN_CLASS_BOXES
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Score, Section, Threshold
@@ -50,11 +48,6 @@ class Routing(Section):
     single_seconds_saved: float = Field(description="What the single threshold saves (never more).")
 
 
-def scored(counts: IntArray) -> Tally:
-    """Outcome counts scored and graded as a tally (no IoU sum: only the score is asked of it)."""
-    return Tally(counts, ExactSum())
-
-
 def routing(facts: RunFacts) -> Routing:
     """The policy over every class with a box at some sweep threshold, in class order."""
     swept = facts.state.of(CONFIDENCE_SWEEP)
@@ -80,7 +73,7 @@ def routing(facts: RunFacts) -> Routing:
         single_threshold=sweep.used_threshold,
         min_class_boxes=engine_routing.MIN_CLASS_BOXES,
         classes=routed,
-        score=scored(policy.counts).assistance_score,
+        score=OutcomeCounts(policy.counts).score,
         seconds_saved=scratch - float(policy.seconds.sum()),
         single_seconds_saved=scratch - float(policy.single_seconds.sum()),
     )

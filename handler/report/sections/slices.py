@@ -14,7 +14,7 @@ from pydantic import Field
 
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import bootstrap
-from handler.engine.score import assistance_score, grade
+from handler.engine.counts import OutcomeCounts
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts
@@ -52,17 +52,16 @@ def _row(
     name: str, source: SliceSource, rows: list[int], listed: int, state: EvaluationState, costs: TimeCosts
 ) -> SliceRow:
     counts = state.of(PER_IMAGE).counts[np.asarray(rows, dtype=np.int64)]
-    c, s, x, fp, fn = (int(v) for v in counts.sum(axis=0))
-    total = c + s + x + fp + fn
-    spread = bootstrap(counts, costs) if total else None
+    whole = OutcomeCounts(counts.sum(axis=0))
+    spread = bootstrap(counts, costs) if whole.total else None
     return SliceRow(
         name=name,
         source=source,
         images=len(rows),
         unscored_assets=listed - len(rows),
-        counts=outcome_counts(counts.sum(axis=0)),
-        assistance_score=assistance_score(c, s, x, total),
-        grade=cast(Grade, grade(c, s, x, total)),
+        counts=outcome_counts(whole.rows),
+        assistance_score=whole.score,
+        grade=cast(Grade, whole.grade),
         score_low=None if spread is None else spread.score[0],
         score_high=None if spread is None else spread.score[1],
     )

@@ -7,8 +7,9 @@ from typing import Annotated
 from pydantic import Field
 
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.counts import OutcomeCounts
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
-from handler.engine.timecost import TimeCosts, estimate_time
+from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Counts, Score, Section, Threshold
 from handler.report.sections import SectionSpec
@@ -48,7 +49,7 @@ def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
         assistance_score=point.tally.assistance_score,
         predictions_kept=point.predictions_kept,
         counts=Counts.of(point.tally),
-        saved_seconds=estimate_time(point.tally.counts, costs).saved,
+        saved_seconds=float(OutcomeCounts(point.tally.counts).seconds_saved(costs)),
     )
 
 

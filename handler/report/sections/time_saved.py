@@ -6,8 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
-from handler.engine.timecost import ASSUMED, DRAW_SOURCE, TimeCosts, estimate_time
+from handler.engine.timecost import ASSUMED, DRAW_SOURCE, TimeCosts
 from handler.report.context import RunFacts
 from handler.report.fields import Seconds, Section
 from handler.report.sections import SectionSpec
@@ -39,7 +40,7 @@ class TimeSaved(Section):
 
 
 def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:
-    estimate = estimate_time(tally.counts, costs)
+    estimate = OutcomeCounts(tally.counts).time_estimate(costs)
     return TimeSaved(
         costs_seconds=ActionCosts(**costs.to_dict()),
         costs_adjusted=costs != TimeCosts(),

@@ -11,8 +11,9 @@ from handler.boxes import IntArray
 from handler.engine import analysis
 from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.engine.analyses.per_image import PER_IMAGE
+from handler.engine.counts import OutcomeCounts
 from handler.engine.state import EvaluationState
-from handler.engine.timecost import TimeCosts, labeler_seconds
+from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
 from handler.report.sections import SectionSpec
@@ -55,14 +56,14 @@ class BySize(Section):
 
 def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
     """The rows (in asset order) of the images that take the labeler longest, most first."""
-    return analysis.most_work(labeler_seconds(state.of(PER_IMAGE).counts, costs), TOP_IMAGES)
+    return analysis.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
 
 
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
     """The images that take the labeler longest with the predictions, by estimated seconds."""
     images = facts.state.of(PER_IMAGE)
     counts, asset_ids = images.counts, images.asset_ids
-    seconds = labeler_seconds(counts, facts.costs)
+    seconds = OutcomeCounts(counts).labeler_seconds(facts.costs)
     return tuple(
         ImageWork(
             asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
