@@ -12,7 +12,6 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field
 
-from handler.engine.analyses.gt_errors import GT_ERRORS
 from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.sketch import MAX_SKETCH_BOXES, ImageSketch
@@ -21,6 +20,7 @@ from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts
 from handler.report.fields import Count, OutcomeKey, Section
 from handler.report.sections import SectionSpec
+from handler.report.sections.gt_errors import suspects
 from handler.report.sections.work import most_work_rows
 
 BoxSide = Literal["gt", "pred"]
@@ -60,7 +60,7 @@ def sketch_targets(state: EvaluationState, costs: TimeCosts) -> SketchTargets:
     shard_of = [block.shard for block in images.blocks for _ in block.asset_ids]
     asset_ids = images.asset_ids
     found = {(asset_ids[row], shard_of[row]) for row in most_work_rows(state, costs).tolist()}
-    found |= {(box.asset_id, box.shard) for box in state.of(GT_ERRORS).listed}
+    found |= {(box.asset_id, box.shard) for box in suspects(state).listed}
     found |= {(pair.asset_id, pair.shard) for pair in state.of(NEAR_MISS_PAIRS)}
     return SketchTargets(frozenset(a for a, _ in found), frozenset(s for _, s in found))
 
