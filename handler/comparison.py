@@ -1,8 +1,8 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
 Both sets run through the node's code path (`plan_shards`, `evaluate_plan`) against the same
-GT with the same inputs; nothing is published: the outcome lines the shards write go
-to a staging report that is discarded. Images scored in both runs are paired by asset id.
+GT with the same inputs; nothing is written: the shards keep no outcome lines. Images scored
+in both runs are paired by asset id.
 """
 
 from __future__ import annotations
@@ -22,24 +22,19 @@ from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
 from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_shards
 from handler.inputs import parse_inputs
-from handler.report import new_report_id
-from handler.report.asset import discard_chunks
 from handler.report.compare import Comparison, RunFigures, comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
 def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
-    """One run's merged state; its outcome lines are staged under a report id never published."""
-    inputs, report_id = parse_inputs(raw), new_report_id()
-    evaluated = evaluate_plan(plan_shards(inputs, store, execution), store, report_id)
-    discard_chunks(store, report_id, "outcomes", evaluated.shards)
-    return evaluated
+    """One run's merged state (no outcome lines: nothing is published)."""
+    return evaluate_plan(plan_shards(parse_inputs(raw), store, execution), None)
 
 
 @contextmanager
 def _store(store: Store | None) -> Iterator[Store]:
-    """The given store, else a temporary folder for the staged outcome lines."""
+    """The given store, else an empty temporary folder (dataset ids name nothing in it)."""
     if store is not None:
         yield store
         return

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from handler.boxes import LayoutNote
+from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
-from handler.datasets.names import WHERE_NAMES
 from handler.datasets.read_options import option_flag, option_label
 from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
@@ -40,12 +40,6 @@ UNMATCHED_SHARE_MIN: Final = 0.1
 SIZE_MISMATCH_MIN: Final = 1
 # A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
 DUPLICATE_SHARE_MIN: Final = 0.01
-IDS_FIX: Final = {
-    "yolo": WHERE_NAMES,
-    "cartucho": WHERE_NAMES,
-    "coco": "the COCO file's `categories` with names",
-    "coco-results": "the COCO GT file whose `categories` name the ids",
-}
 
 Check = Callable[[EvaluationState, NodeInputs, "Formats"], DataWarning | None]
 
@@ -86,7 +80,7 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     )
     ids = health.class_kept if pred_ids else health.class_gt
     names = health.class_gt if pred_ids else health.class_kept
-    fix = IDS_FIX.get(fmt, "a class-names file")
+    fix = names_from(fmt)
     return (
         f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
         f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"

@@ -235,3 +235,8 @@ def test_a_new_format_is_one_module_and_one_line_in_the_list(
     assert dataset.format == "tsv" and len(dataset.boxes) == 1 and dataset.skipped_count == 1
     assert (dataset.skipped[0].position, dataset.skipped[0].problem) == ("line 2", "x_max < x_min")
     assert "tsv" in format_names()
+
+
+def test_workers_read_shard_files_in_one_json_lines_format() -> None:
+    assert [f.kind for f in reading.FORMATS if f.reads_shards] == ["jsonl"]
+    assert reading.shards_readable(None) and reading.shards_readable(reading.shard_format().name)

@@ -71,8 +71,8 @@ def _workloads(tmp_path: Path) -> dict[str, dict[str, str]]:
             "GT_DATASET": str(CARTUCHO / "ground-truth"),
             "PRED_DATASET": str(CARTUCHO / "detection-results"),
         },
-        # Swapped VOC datasets: numeric ids as the GT's names (a class mapping to words), confidences on
-        # the GT side.
+        # Swapped VOC datasets: numeric ids as the GT's names (a class mapping to words),
+        # confidences on the GT side.
         "warned voc": {
             "GT_DATASET": str(THIRD_PARTY / "voc_padilla_100" / "dets" / "abs_xyx2y2"),
             "PRED_DATASET": str(THIRD_PARTY / "voc_padilla_100" / "gts" / "pascalvoc_format"),

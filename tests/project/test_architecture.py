@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from handler.datasets import format_names
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -189,6 +191,13 @@ RULES = (
         r"\[:,\s*2\]\s*-\s*[\w.]*\[:,\s*0\]",
         ("handler/boxes.py",),
         "handler.boxes.box_area (or BoxTable.area)",
+    ),
+    Rule(
+        "what a format is and does, by its name",
+        r"[\"'](" + "|".join(re.escape(name) for name in format_names()) + r")[\"']",
+        tuple(sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "handler" / "datasets").glob("*.py"))),
+        "a field of the format's record (handler.datasets.format.Format) or a function of "
+        "handler.datasets.reading (names_from, sizes_from, shard_format, shards_readable)",
     ),
 )
 

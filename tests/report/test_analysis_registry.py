@@ -109,7 +109,7 @@ def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
         {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
     )
     store = LocalStore(tmp_path / "store")
-    evaluated = evaluate_plan(plan_shards(inputs, store, ExecutionOptions()), store, "rpt_crowded")
+    evaluated = evaluate_plan(plan_shards(inputs, store, ExecutionOptions()), None)
     assert evaluated.state.of(CROWDED) == Crowded(13, 1)
 
     templates = tmp_path / "report_templates"
