@@ -12,21 +12,18 @@ from collections.abc import Collection
 import numpy as np
 
 from handler.boxes import BoxTable, IntArray
-from handler.datasets import PairedBoxes, load_dataset, pair_datasets
+from handler.datasets import PairedBoxes
 from handler.engine import Thresholds, evaluate
 from handler.engine.sketch import ImageSketch, image_sketch
 from handler.execution.run import ShardPlan
-from handler.execution.shards import FileShard, PairedShard
-from handler.storage import open_source
+from handler.execution.shards import FileShard, PairedShard, read_file_shard
 
 
 def _paired(task: PairedShard | FileShard) -> tuple[PairedBoxes, Thresholds]:
     """A shard's boxes (read again for a shard file) and its thresholds."""
     if isinstance(task, PairedShard):
         return task.paired, task.context.thresholds
-    gt = load_dataset(open_source(task.gt_reference), "native-jsonl")
-    pred = load_dataset(open_source(task.pred_reference), "native-jsonl", gt)
-    return pair_datasets(gt.dataset, pred.dataset), task.thresholds
+    return read_file_shard(task)[0], task.thresholds
 
 
 def _on(boxes: BoxTable, rows: IntArray) -> BoxTable:
