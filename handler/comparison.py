@@ -1,6 +1,6 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`plan_shards`, `evaluate_plan`) against the same
+Both sets run through the node's code path (`read_and_plan`, `evaluate_plan`) against the same
 GT with the same inputs; nothing is written: the shards keep no outcome lines. Images scored
 in both runs are paired by asset id.
 """
@@ -20,16 +20,16 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, read_and_plan
 from handler.inputs import parse_inputs
-from handler.report.compare import Comparison, RunFigures, comparison
+from handler.report.compare import Comparison, RunFigures, build_comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
 def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no outcome lines: nothing is published)."""
-    return evaluate_plan(plan_shards(parse_inputs(raw), store, execution), None)
+    return evaluate_plan(read_and_plan(parse_inputs(raw), store, execution), None)
 
 
 @contextmanager
@@ -76,7 +76,7 @@ def compare(
         for run, image_counts in zip((a, b), counts, strict=True)
     )
     thresholds = parse_inputs({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred_a}).thresholds
-    return comparison(a.gt.source, (runs[0], runs[1]), paired, costs, (thresholds, same_outcomes(a, b)))
+    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, (thresholds, same_outcomes(a, b)))
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from handler.engine.timecost import TimeCosts
-from handler.execution import ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.execution.sketches import sketch_images
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
@@ -87,7 +87,7 @@ def run(
     asset ids to score on their own (native asset tags are slices too).
     """
     with _phase("read datasets", log):
-        plan = plan_shards(inputs, store, execution or ExecutionOptions())
+        plan = read_and_plan(inputs, store, execution or ExecutionOptions())
     with staged_report(store) as staging:
         with _phase("match and score", log):
             evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))

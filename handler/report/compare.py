@@ -116,7 +116,7 @@ def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
     return aligned
 
 
-def per_class(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
+def class_differences(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
     """Every class with a box in A or B, most boxes (of both) first, ties in A's class order."""
     names = [*a.names, *(name for name in b.names if name not in set(a.names))]
     counts_a, counts_b = _aligned(a, names), _aligned(b, names)
@@ -153,7 +153,7 @@ class RunFigures:
     sweep: Sweep
 
 
-def comparison(
+def build_comparison(
     gt: str,
     runs: tuple[RunFigures, RunFigures],
     paired: PairedBootstrap,
@@ -168,7 +168,7 @@ def comparison(
         better=_better(score),
         difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
         time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
-        per_class=per_class(a.classes, b.classes),
+        per_class=class_differences(a.classes, b.classes),
         context=ComparisonContext(
             gt=gt,
             a=_side(a.dataset, a.counts, a.sweep, costs),
@@ -183,7 +183,7 @@ def comparison(
     )
 
 
-def verdict(found: Comparison) -> str:
+def compare_verdict(found: Comparison) -> str:
     """One sentence: which set leaves less work, or that the images cannot tell."""
     d, level = found.difference, f"{found.context.level:.0%}"
     if found.context.same_predictions:
@@ -194,11 +194,11 @@ def verdict(found: Comparison) -> str:
     return f"Prediction set {found.better} leaves less correction work ({interval})."
 
 
-def summary(found: Comparison) -> str:
+def compare_summary(found: Comparison) -> str:
     """The CLI's few lines without --json."""
     c, t = found.context, found.time_saved_difference
     lines = [
-        verdict(found),
+        compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
         f"{c.images} images paired by asset id, {c.resamples} paired bootstrap resamples (seed {c.seed})",
@@ -219,7 +219,7 @@ def render_compare_html(found: Comparison) -> str:
     template = environment().get_template(TEMPLATE)
     return template.render(
         c=found,
-        verdict=verdict(found),
+        verdict=compare_verdict(found),
         classes=charts.folded(
             charts.pair_chart, [(r.class_name, r.score_a, r.score_b) for r in found.per_class]
         ),

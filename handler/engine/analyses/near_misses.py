@@ -14,7 +14,7 @@ from handler.engine.plugin import Analysis, ShardContext
 
 
 @dataclass(frozen=True)
-class NearMisses:
+class NearMissCounts:
     """False positives overlapping a missed GT box of their class with floor ≤ IoU < IOU_MIN.
 
     Each false positive counts once, in the band of its best such IoU; `edges` are the
@@ -26,8 +26,8 @@ class NearMisses:
     counts: IntArray
     missed_gt: int
 
-    def __add__(self, other: NearMisses) -> NearMisses:
-        return NearMisses(self.edges, self.counts + other.counts, self.missed_gt + other.missed_gt)
+    def __add__(self, other: NearMissCounts) -> NearMissCounts:
+        return NearMissCounts(self.edges, self.counts + other.counts, self.missed_gt + other.missed_gt)
 
     @property
     def count(self) -> int:
@@ -56,7 +56,7 @@ def near_pairs(evaluation: Evaluation, low: float, iou_min: float) -> BoolArray:
     return near
 
 
-def near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> NearMisses:
+def count_near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> NearMissCounts:
     edges = band_edges(floor, iou_min)
     pairs, pred = evaluation.pairs, evaluation.all_pred
     near = near_pairs(evaluation, edges[0], iou_min)
@@ -64,12 +64,12 @@ def near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> NearMis
     np.maximum.at(best, pairs.pred[near], pairs.iou[near])
     band = np.searchsorted(edges, best[np.isfinite(best)], side="right") - 1
     counts = np.bincount(band, minlength=len(edges) - 1).astype(np.int64)
-    return NearMisses(edges, counts, len(np.unique(pairs.gt[near])))
+    return NearMissCounts(edges, counts, len(np.unique(pairs.gt[near])))
 
 
-def _shard(evaluation: Evaluation, context: ShardContext) -> NearMisses:
+def _shard(evaluation: Evaluation, context: ShardContext) -> NearMissCounts:
     iou_min = context.thresholds.iou_min
-    return near_misses(evaluation, pair_floor(iou_min), iou_min)
+    return count_near_misses(evaluation, pair_floor(iou_min), iou_min)
 
 
-NEAR_MISSES: Final = Analysis[NearMisses]("near_misses", _shard, NearMisses.__add__)
+NEAR_MISSES: Final = Analysis[NearMissCounts]("near_misses", _shard, NearMissCounts.__add__)
