@@ -31,8 +31,8 @@ from handler.boxes import BoxTable  # noqa: E402
 from handler.engine import Thresholds  # noqa: E402
 from handler.engine.evaluation import evaluate_pairs, pair_floor  # noqa: E402
 from handler.engine.matching import PAIR_BUDGET, candidate_pairs  # noqa: E402
-from handler.engine.sweep import confidence_sweep  # noqa: E402
 from handler.inputs import DEFAULT_THRESHOLDS  # noqa: E402
+from tests.helpers.engine import confidence_sweep  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,18 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from handler.engine.timecost import TimeCosts
-from handler.execution import ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.execution.sketches import sketch_images
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report import Findings, RunFacts, build_findings, new_report_id, render_html
-from handler.report.asset import PartContent, Written, discard_chunks, publish_report, report_location
+from handler.report import Findings, RunFacts, build_findings, render_html
+from handler.report.asset import report_location
 from handler.report.model import Execution
 from handler.report.sections.routing import routing_part
+from handler.report.sections.sketches import sketch_targets
 from handler.report.slices import SliceFile
-from handler.storage import Store
+from handler.report.staging import staged_report
+from handler.storage import Content, Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
@@ -60,11 +63,11 @@ class RunResult:
     location: str
 
 
-def _report_parts(findings: Findings, shards: int) -> dict[str, PartContent]:
+def _report_parts(findings: Findings) -> dict[str, Content]:
+    """The parts besides the outcome lines (the shards wrote those)."""
     return {
         "findings": findings.to_json(),
         "html": render_html(findings).encode("utf-8"),
-        "outcomes": Written(shards),
         "routing": routing_part(findings.routing),
     }
 
@@ -83,23 +86,21 @@ def run(
     they are not node inputs); `execution` chooses where the shards run; `slices` names sets of
     asset ids to score on their own (native asset tags are slices too).
     """
-    report_id = new_report_id()
     with _phase("read datasets", log):
-        plan = plan_shards(inputs, store, execution or ExecutionOptions())
-    with _phase("match and score", log):
-        evaluated = evaluate_plan(plan, store, report_id)
-    try:
+        plan = read_and_plan(inputs, store, execution or ExecutionOptions())
+    with staged_report(store) as staging:
+        with _phase("match and score", log):
+            evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
         with _phase("build report", log):
+            costs = costs or TimeCosts()
+            targets = sketch_targets(evaluated.state, costs)
+            drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
             facts = RunFacts(
-                inputs, evaluated.gt, evaluated.pred, evaluated.state, costs or TimeCosts(), slices or {}
+                inputs, evaluated.gt, evaluated.pred, evaluated.state, costs, slices or {}, drawn
             )
             ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
-            findings = build_findings(facts, report_id, ran)
-            parts = _report_parts(findings, evaluated.shards)
+            findings = build_findings(facts, staging.report_id, ran)
         with _phase("store report", log):
-            publish_report(store, report_id, parts)
-    except BaseException:
-        discard_chunks(store, report_id, "outcomes", evaluated.shards)
-        raise
-    outputs = NodeOutputs(report_id, findings.efficiency_level)
-    return RunResult(outputs, findings, report_location(store, report_id))
+            staging.publish(_report_parts(findings), evaluated.outcome_chunks)
+    outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
+    return RunResult(outputs, findings, report_location(store, staging.report_id))

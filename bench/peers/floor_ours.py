@@ -6,13 +6,14 @@ from __future__ import annotations
 import sys
 
 from handler.datasets.cocojson import decode_entries
-from handler.datasets.jsondoc import ChunkedArray, parse_json
+from handler.datasets.jsondoc import ChunkedArray
+from handler.datasets.reading import parse_document
 from handler.storage.registry import open_source
 
 
 def parse(path: str) -> int:
     source = open_source(path)
-    document = parse_json(source, source.read_bytes())
+    document = parse_document(source, source.read_bytes())
     if isinstance(document, ChunkedArray):
         return sum(len(chunk) for chunk in document.decoded(decode_entries))
     return len(document)

@@ -136,7 +136,15 @@ def _read_lines(source: str, lines: LineRecords, reference: Loaded | None) -> Lo
     )
 
 
-PREDICTION_CACHE = Format("prediction-cache", "json", is_prediction_cache, _read_document)
+# A cache writes no image size: where the other side is in pixels, the GT's sizes convert it.
+SIZES_FROM = "a prediction cache takes them from the ground truth"
+PREDICTION_CACHE = Format(
+    "prediction-cache", "json", is_prediction_cache, _read_document, sizes_from=SIZES_FROM
+)
 PREDICTION_CACHE_JSONL = Format(
-    "prediction-cache-jsonl", "jsonl", lambda lines: is_prediction_cache(lines.records), _read_lines
+    "prediction-cache-jsonl",
+    "jsonl",
+    lambda lines: is_prediction_cache(lines.records),
+    _read_lines,
+    sizes_from=SIZES_FROM,
 )

@@ -1,15 +1,16 @@
 """COCO: an instances file (GT, or predictions with `score`), or a results list paired with GT.
 
 Assets are named by `file_name` (by `id` when an image has none); classes by category name.
-COCO ids are kept in `CocoIds` so that a results list can be joined to its GT file.
+COCO ids are kept as `DatasetIds` so that a results list can be joined to its GT file.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from functools import cached_property, partial
+from functools import partial
 from itertools import chain
 from operator import attrgetter
 from typing import Any, Final
@@ -18,80 +19,24 @@ import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
-from handler.datasets.cocojson import decode_entries, is_typed
+from handler.datasets.cocojson import decode_entries, decode_instances, is_typed
 from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
 from handler.datasets.format import Format
-from handler.datasets.jsondoc import ChunkedArray, gc_paused, row_chunks
+from handler.datasets.ids import DatasetIds
+from handler.datasets.jsondoc import ChunkedArray, chunked_array, gc_paused, row_chunks
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.errors import DatasetError, quoted
 from handler.forked import forked_map, worker_budget
+from handler.storage import Source
 
 # A results file is decoded on several local processes from this size on: below it, starting
 # them costs more than they save (the 5k-image workload's 36 MB file gains ~0.1 s on 2 cores).
 PARALLEL_MIN_BYTES: Final = 16 << 20
-# Integer COCO ids below this (or below 8x the number of ids) are looked up in a table.
-MAX_ID_TABLE: Final = 1 << 20
-
-
-def _canonical_int(text: str) -> int | None:
-    """The integer whose `str` is exactly `text` and that fits in int64, else None."""
-    try:
-        number = int(text)
-    except ValueError:
-        return None
-    return number if str(number) == text and -(2**63) <= number < 2**63 else None
-
-
-@dataclass(frozen=True)
-class _IdIndex:
-    """COCO ids (compared as text, as `str(value)`) → position.
-
-    Integer values are looked up in a table indexed by the id: `str(n)` equals an id's text
-    only when that text is n's canonical form, so only those ids are in the table.
-    """
-
-    by_text: dict[str, int]
-    table: IntArray  # table[n] = position of id n, -1 if none
-
-    @classmethod
-    def of(cls, ids: list[str]) -> _IdIndex:
-        by_text = {key: position for position, key in enumerate(ids)}
-        numbers = {number: p for key, p in by_text.items() if (number := _canonical_int(key)) is not None}
-        top = max(numbers, default=-1)
-        if min(numbers, default=0) < 0 or top >= max(MAX_ID_TABLE, 8 * len(ids)):
-            return cls(by_text, np.empty(0, dtype=np.int64))
-        table = np.full(top + 1, -1, dtype=np.int64)
-        table[list(numbers)] = list(numbers.values())
-        return cls(by_text, table)
-
-    def lookup(self, values: list[Any]) -> IntArray:
-        """Position of every value's id, -1 if unknown."""
-        if len(self.table) and set(map(type, values)) <= {int}:
-            try:
-                keys = np.fromiter(values, dtype=np.int64, count=len(values))
-            except OverflowError:
-                pass
-            else:
-                known = (keys >= 0) & (keys < len(self.table))
-                return np.where(known, self.table[np.where(known, keys, 0)], -1)
-        return np.array([self.by_text.get(str(v), -1) for v in values], dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class CocoIds:
-    """COCO's own ids, aligned with a dataset's `asset_ids` and `class_names`."""
-
-    image_ids: list[str]
-    category_ids: list[str]
-
-    @cached_property
-    def image_index(self) -> _IdIndex:
-        return _IdIndex.of(self.image_ids)
-
-    @cached_property
-    def category_index(self) -> _IdIndex:
-        return _IdIndex.of(self.category_ids)
+# The keys of a results list's first element: an array that starts so is one.
+RESULT_KEYS: Final = ("image_id", "bbox")
+# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is.
+_OBJECT_START: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
 
 
 def is_coco_instances(document: Any) -> bool:
@@ -99,15 +44,24 @@ def is_coco_instances(document: Any) -> bool:
 
 
 def is_coco_results(document: Any) -> bool:
-    if isinstance(document, ChunkedArray):
-        return True  # chunked only when the first element has `image_id` and `bbox`
-    return (
-        isinstance(document, list)
-        and bool(document)
-        and isinstance(document[0], dict)
-        and "image_id" in document[0]
-        and "bbox" in document[0]
-    )
+    first = document.first if isinstance(document, ChunkedArray) else None
+    if isinstance(document, list) and document:
+        first = document[0]
+    return isinstance(first, dict) and all(key in first for key in RESULT_KEYS)
+
+
+def _decode_instances(_: Source, content: bytes) -> dict[str, Any] | None:
+    """An instances file with typed annotations (`cocojson`): the fast path of the large ones.
+    Any other document is left alone at once (a results list is never searched for the keys)."""
+    if not _OBJECT_START.match(content):
+        return None
+    with gc_paused():
+        return decode_instances(content)
+
+
+def _chunked_results(source: Source, content: bytes) -> ChunkedArray | None:
+    """A results list, decoded a chunk at a time by its reader."""
+    return chunked_array(source, content, RESULT_KEYS)
 
 
 def _list_field(source: str, document: dict[str, Any], key: str) -> list[Any]:
@@ -169,14 +123,14 @@ class _Chunk:
     reasons: dict[int, str]  # rows (of the whole list) rejected for an unknown image or class
 
 
-def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
+def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     """The rows of entries `offset`, `offset + 1`, ... against known images and categories."""
     typed = is_typed(entries)
     image_ids = _field(entries, typed, "image_id")
     category_ids = _field(entries, typed, "category_id")
     bboxes = _field(entries, typed, "bbox")
     image = ids.image_index.lookup(image_ids)
-    class_id = ids.category_index.lookup(category_ids)
+    class_id = ids.class_index.lookup(category_ids)
     xywh = _xywh(bboxes, typed)
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
     scores = _field(entries, typed, "score", math.nan)
@@ -215,7 +169,7 @@ def _chunk_rows(entries: list[Any], offset: int, ids: CocoIds) -> _Chunk:
     )
 
 
-def _rows(chunks: Iterable[list[Any]], ids: CocoIds) -> ParsedRows:
+def _rows(chunks: Iterable[list[Any]], ids: DatasetIds) -> ParsedRows:
     """The rows of COCO annotations or results given in chunks, in order."""
     parts, offset = [], 0
     with gc_paused():
@@ -243,7 +197,7 @@ def _joined(parts: list[_Chunk], rows: int) -> ParsedRows:
     )
 
 
-def _piece_rows(document: ChunkedArray, ids: CocoIds, bounds: tuple[int, int]) -> _Chunk | None:
+def _piece_rows(document: ChunkedArray, ids: DatasetIds, bounds: tuple[int, int]) -> _Chunk | None:
     """One piece's rows (numbered from 0), in a forked worker; None when the piece is not a list
     of objects (a wrong cut, or an odd file: the serial reading then says what is wrong)."""
     with gc_paused():
@@ -253,7 +207,7 @@ def _piece_rows(document: ChunkedArray, ids: CocoIds, bounds: tuple[int, int]) -
         return _chunk_rows(entries, 0, ids)
 
 
-def _parallel_rows(document: ChunkedArray, ids: CocoIds) -> ParsedRows | None:
+def _parallel_rows(document: ChunkedArray, ids: DatasetIds) -> ParsedRows | None:
     """The rows of a big results file decoded piece by piece on the local processes the run
     may use, exactly as the serial reading; None when that does not pay or a piece fails."""
     workers = worker_budget()
@@ -283,12 +237,14 @@ def _images_and_categories(
     return images, categories
 
 
-def read_coco_instances(source: str, document: dict[str, Any], format_name: str) -> tuple[Dataset, CocoIds]:
+def read_coco_instances(
+    source: str, document: dict[str, Any], format_name: str
+) -> tuple[Dataset, DatasetIds]:
     images, categories = _images_and_categories(source, document)
     annotations = document.get("annotations", [])
     if not (isinstance(annotations, list) and is_typed(annotations)):
         annotations = _list_field(source, document, "annotations")
-    ids = CocoIds([str(i["id"]) for i in images], [str(c["id"]) for c in categories])
+    ids = DatasetIds([str(i["id"]) for i in images], [str(c["id"]) for c in categories])
     assets = Images(
         [str(i.get("file_name") or i["id"]) for i in images],
         _sizes(images, "width"),
@@ -319,7 +275,7 @@ def read_coco_results(
     document: list[Any] | ChunkedArray,
     format_name: str,
     reference: Dataset | None,
-    ids: CocoIds | None,
+    ids: DatasetIds | None,
     names: dict[int, str] | None = None,
 ) -> Dataset:
     """A results list covers every image of the COCO GT file it is paired with (SPEC §4).
@@ -334,7 +290,7 @@ def read_coco_results(
     images = Images(reference.asset_ids, reference.widths, reference.heights)
     class_names = reference.class_names
     if names is not None:
-        ids, class_names = CocoIds(ids.image_ids, [str(i) for i in names]), list(names.values())
+        ids, class_names = DatasetIds(ids.image_ids, [str(i) for i in names]), list(names.values())
     rows = _parallel_rows(document, ids) if isinstance(document, ChunkedArray) else None
     if rows is None:
         rows = _rows(_result_chunks(source, document), ids)
@@ -355,13 +311,27 @@ def _read_results(
         document,
         "coco-results",
         reference.dataset if reference else None,
-        reference.coco_ids if reference else None,
+        reference.ids if reference else None,
         None if given is None else given.category_ids or given.by_id,
     )
     return Loaded(dataset)
 
 
-COCO = Format("coco", "json", is_coco_instances, _read_instances)
+COCO = Format(
+    "coco",
+    "json",
+    is_coco_instances,
+    _read_instances,
+    names_from="the COCO file's `categories` with names",
+    decode=_decode_instances,
+)
 COCO_RESULTS = Format(
-    "coco-results", "json", is_coco_results, _read_results, _read_results, frozenset(("names",))
+    "coco-results",
+    "json",
+    is_coco_results,
+    _read_results,
+    names_from="the COCO GT file whose `categories` name the ids",
+    decode=_chunked_results,
+    read_with=_read_results,
+    takes=frozenset(("names",)),
 )

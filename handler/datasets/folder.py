@@ -16,8 +16,8 @@ import numpy as np
 import orjson
 
 from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.datasets.assetnames import IMAGE_EXTENSIONS, asset_key
 from handler.datasets.builder import ParsedRows
-from handler.datasets.pairing import IMAGE_EXTENSIONS, asset_key
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
 

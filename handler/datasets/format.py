@@ -1,24 +1,37 @@
-"""What a format module exposes: one `Format` record, listed once in `reading.FORMATS`."""
+"""What a format module exposes: one `Format` record, listed once in `reading.FORMATS`.
+
+Everything the rest of the node needs to know about a format is a field of its record, so
+that no code outside `handler/datasets/` names a format.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import ReadOptions
+from handler.storage import Source
 
 # What `read` is given: a parsed JSON document, `LineRecords` of JSON Lines, or a `Folder`.
 Kind = Literal["json", "jsonl", "folder"]
+# Where class names come from, for a format that says nothing more specific.
+ANY_NAMES_FILE: Final = "a class-names file"
 
 
 @dataclass(frozen=True)
 class Format:
-    """A dataset format: its name, how it is detected and how it reads.
+    """A dataset format: its name, how it is detected and how it reads, and what it advises.
 
     `accepts(content)` and `read(where, content, reference)` are given the content of `kind`;
     `reference` is the GT when this is the prediction side (None for the GT itself).
+    `names_from` says where a dataset of this format gets class names, the fix when its
+    classes are numeric ids; `sizes_from` where it gets image sizes, when it cannot write
+    them (empty: nowhere else). `decode(source, content)` (JSON only) is a faster decoding of
+    a file this format reads, None when the content is not of its shape: large files take it
+    instead of the plain JSON parser. A `reads_shards` format (JSON Lines only) is the one in
+    which workers read a dataset's shard files on their own.
     A format that `takes` read options ("names", "layout") reads with `read_with`, given them too.
     """
 
@@ -26,6 +39,10 @@ class Format:
     kind: Kind
     accepts: Callable[[Any], bool]
     read: Callable[[str, Any, Loaded | None], Loaded]
+    names_from: str = ANY_NAMES_FILE
+    sizes_from: str = ""
+    decode: Callable[[Source, bytes], Any | None] | None = None
+    reads_shards: bool = False
     read_with: Callable[[str, Any, Loaded | None, ReadOptions], Loaded] | None = None
     takes: frozenset[str] = field(default_factory=frozenset)
 

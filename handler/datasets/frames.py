@@ -16,19 +16,12 @@ def scale_to_pixels(boxes: BoxTable, widths: FloatArray, heights: FloatArray) ->
     return boxes.with_columns(xyxy=boxes.xyxy * scale)
 
 
-# Where a format that cannot carry image sizes takes them from, for the missing-size error.
-SIZE_HINTS = {
-    "yolo": " (for a YOLO folder: a sizes.json {image name: [width, height]} in it)",
-    "prediction-cache": " (a prediction cache takes them from the ground truth)",
-    "prediction-cache-jsonl": " (a prediction cache takes them from the ground truth)",
-}
-
-
-def missing_size_error(source: str, asset_id: str, dataset_format: str = "") -> DatasetError:
+def missing_size_error(source: str, asset_id: str, sizes_from: str = "") -> DatasetError:
+    """`sizes_from`: where the dataset's format takes image sizes from (`Format.sizes_from`)."""
     return DatasetError(
         f"{source}: asset {quoted(asset_id)} has normalised coordinates but no image width/height, "
         "and the other side is in pixels: expected the image size to convert them"
-        + SIZE_HINTS.get(dataset_format, "")
+        + (f" ({sizes_from})" if sizes_from else "")
     )
 
 

@@ -1,12 +1,11 @@
 """Parse JSON and JSON Lines with errors that name the file, the line and the column.
 
-COCO files, the ones that get large, take fast paths. A top-level array shaped like a COCO
-results list (objects with `image_id` and `bbox`) is not parsed at once: `parse_json`
-returns a `ChunkedArray` that its reader decodes a piece at a time, so that the Python
-objects of the whole file never exist together. A COCO instances document is decoded with
-typed annotations (`cocojson`). The cyclic garbage collector is paused while a parser
-builds objects: parsing makes no cycles, and collections over millions of fresh dicts
-would otherwise cost more than the parsing itself.
+Nothing here knows a format. A format whose files get large gives its own fast decoding
+(`Format.decode`), built from the pieces here: a top-level array of objects with the keys
+it expects is not parsed at once but kept as a `ChunkedArray` that its reader decodes a
+piece at a time, so that the Python objects of the whole file never exist together. The
+cyclic garbage collector is paused while a parser builds objects: parsing makes no cycles,
+and collections over millions of fresh dicts would otherwise cost more than the parsing itself.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from typing import Any, Final
 
 import orjson
 
-from handler.datasets.cocojson import decode_instances
 from handler.errors import DatasetError
 from handler.storage import Source
 
@@ -29,14 +27,10 @@ from handler.storage import Source
 # chunk when a parsed list is handed on in chunks.
 CHUNK_BYTES: Final = 1 << 20
 CHUNK_ROWS: Final = 1 << 15
-# Keys of the first element that make a top-level array a chunked one.
-CHUNKED_KEYS: Final = ("image_id", "bbox")
 # Where one element may end and the next begin; a cut that is not one fails to decode.
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
 # Cuts tried after a failed one before the array is parsed whole.
 _TRIES: Final = 8
-# orjson's own limit on nesting; deeper values are refused with one line.
-NESTING_LIMIT: Final = 1024
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 
 Decode = Callable[[bytes], "list[Any] | None"]
@@ -70,7 +64,8 @@ def _located(source: Source, error: orjson.JSONDecodeError, line_offset: int = 0
     )
 
 
-def _parse_whole(source: Source, content: bytes) -> Any:
+def parse_json(source: Source, content: bytes) -> Any:
+    """The parsed document, plain JSON values (an error names the line and column)."""
     try:
         with gc_paused():
             return orjson.loads(content)
@@ -141,7 +136,7 @@ class ChunkedArray:
         return None
 
     def _rest_of_whole(self, done: int) -> Iterator[list[Any]]:
-        document = _parse_whole(self.source, self.content)
+        document = parse_json(self.source, self.content)
         if not isinstance(document, list):
             raise DatasetError(f"{self.source.name}: expected a JSON array")
         yield from row_chunks(document[done:])
@@ -153,8 +148,8 @@ def row_chunks(values: list[Any]) -> Iterator[list[Any]]:
         yield values[first : first + CHUNK_ROWS]
 
 
-def _chunked_array(source: Source, content: bytes) -> ChunkedArray | None:
-    """A ChunkedArray if `content` is an array whose first element has `CHUNKED_KEYS`."""
+def chunked_array(source: Source, content: bytes, keys: tuple[str, ...]) -> ChunkedArray | None:
+    """A ChunkedArray if `content` is an array whose first element is an object with `keys`."""
     start = len(content) - len(content.lstrip(_WHITESPACE))
     stop = len(content.rstrip(_WHITESPACE)) - 1
     if content[start : start + 1] != b"[" or content[stop : stop + 1] != b"]":
@@ -166,19 +161,9 @@ def _chunked_array(source: Source, content: bytes) -> ChunkedArray | None:
         first = orjson.loads(content[start + 1 : match.start() + 1])
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(first, dict) or not all(key in first for key in CHUNKED_KEYS):
+    if not isinstance(first, dict) or not all(key in first for key in keys):
         return None
     return ChunkedArray(source, content, first, start + 1, stop)
-
-
-def parse_json(source: Source, content: bytes) -> Any:
-    """The parsed document, or a `ChunkedArray` for a COCO-results-shaped array."""
-    chunked = _chunked_array(source, content)
-    if chunked is not None:
-        return chunked
-    with gc_paused():
-        instances = decode_instances(content)
-    return instances if instances is not None else _parse_whole(source, content)
 
 
 @dataclass(frozen=True)

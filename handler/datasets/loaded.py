@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from handler.boxes import Dataset
-
-if TYPE_CHECKING:  # coco.py reads into a Loaded
-    from handler.datasets.coco import CocoIds
+from handler.datasets.ids import DatasetIds
 
 
 @dataclass(frozen=True)
 class Loaded:
     """A dataset and what a paired dataset may need from it.
 
-    `coco_ids` lets a COCO results list name images and categories by COCO id;
-    `class_order` is the class list the dataset declares (native `classes`, COCO
-    categories, YOLO names), into which a prediction cache's probability vectors index.
+    `ids` are the file's own image and class ids, by which a paired file may name them (a
+    COCO results list names its GT's COCO ids); `class_order` is the class list the dataset
+    declares (native `classes`, COCO categories, YOLO names), into which a prediction
+    cache's probability vectors index.
     """
 
     dataset: Dataset
-    coco_ids: CocoIds | None = None
+    ids: DatasetIds | None = None
     class_order: list[str] | None = None

@@ -176,5 +176,9 @@ def _read_lines(source: str, lines: LineRecords, _: Loaded | None) -> Loaded:
 
 NATIVE = Format("native", "json", is_native, _read_document)
 NATIVE_JSONL = Format(
-    "native-jsonl", "jsonl", lambda lines: bool(lines.records) and is_native(lines.records), _read_lines
+    "native-jsonl",
+    "jsonl",
+    lambda lines: bool(lines.records) and is_native(lines.records),
+    _read_lines,
+    reads_shards=True,
 )

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
+from handler.datasets.reading import sizes_from
 from handler.errors import DatasetError, quoted
 
-IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 # Sizes that differ by at most this many pixels are the same image (tools round differently).
 SIZE_TOLERANCE = 1.0
 
@@ -31,12 +31,6 @@ class PairedBoxes:
     pred_only_images: int
     size_mismatch: BoolArray  # per shared asset: both datasets give its size, and the sizes differ
     tags: list[AssetTags] | None = None  # per shared asset: GT's tags, then the predictions' others
-
-
-def asset_key(asset_id: str) -> str:
-    """The join key: the name without an image extension (`a.jpg` and YOLO's `a` meet)."""
-    stem, extension = os.path.splitext(asset_id)
-    return stem if extension.lower() in IMAGE_EXTENSIONS else asset_id
 
 
 def _keys(dataset: Dataset) -> dict[str, int]:
@@ -83,7 +77,8 @@ def _frame(paired: PairedBoxes, gt: Dataset, pred: Dataset) -> PairedBoxes:
     unsized = boxes.image[~sized[boxes.image]]
     if unsized.size:
         side_dataset = gt if gt.normalized else pred
-        raise missing_size_error(side_dataset.source, paired.asset_ids[unsized[0]], side_dataset.format)
+        asset_id = paired.asset_ids[unsized[0]]
+        raise missing_size_error(side_dataset.source, asset_id, sizes_from(side_dataset.format))
     converted = scale_to_pixels(boxes, paired.widths, paired.heights)
     return PairedBoxes(**{**paired.__dict__, side: converted, "normalized": False})
 

@@ -13,7 +13,7 @@ from typing import Any
 from handler.datasets.cache import PREDICTION_CACHE, PREDICTION_CACHE_JSONL
 from handler.datasets.coco import COCO, COCO_RESULTS
 from handler.datasets.folder import Folder
-from handler.datasets.format import Format, Kind
+from handler.datasets.format import ANY_NAMES_FILE, Format, Kind
 from handler.datasets.jsondoc import (
     LineRecords,
     looks_like_json,
@@ -30,7 +30,17 @@ from handler.datasets.voc import VOC
 from handler.errors import DatasetError
 from handler.storage import Source
 
-__all__ = ["FORMATS", "Loaded", "format_names", "load_dataset"]
+__all__ = [
+    "FORMATS",
+    "Loaded",
+    "format_names",
+    "load_dataset",
+    "names_from",
+    "parse_document",
+    "shard_format",
+    "shards_readable",
+    "sizes_from",
+]
 
 JSON_SUFFIXES = (".json", ".jsonl")
 
@@ -50,6 +60,49 @@ FORMATS: list[Format] = [
 
 def format_names() -> list[str]:
     return [f.name for f in FORMATS]
+
+
+def _named(name: str) -> Format | None:
+    return next((f for f in FORMATS if f.name == name), None)
+
+
+def names_from(format_name: str) -> str:
+    """Where a dataset read in this format gets class names: the fix when they are numeric ids."""
+    known = _named(format_name)
+    return known.names_from if known else ANY_NAMES_FILE
+
+
+def sizes_from(format_name: str) -> str:
+    """Where a dataset read in this format gets image sizes when it cannot write them ('': nowhere)."""
+    known = _named(format_name)
+    return known.sizes_from if known else ""
+
+
+def shard_format() -> Format:
+    """The format of the shard files that workers read on their own (JSON Lines, an asset a line)."""
+    return next(f for f in FORMATS if f.reads_shards)
+
+
+def _lines_variant(fmt: str | None) -> str | None:
+    """The JSON Lines format a forced name means on JSON Lines: `native` means `native-jsonl`."""
+    if fmt is not None and f"{fmt}-jsonl" in _names("jsonl"):
+        return f"{fmt}-jsonl"
+    return fmt
+
+
+def shards_readable(forced: str | None) -> bool:
+    """Whether shard files may be read as `shard_format()` when this format is forced (None: none is)."""
+    return forced is None or _lines_variant(forced) == shard_format().name
+
+
+def parse_document(source: Source, content: bytes) -> Any:
+    """A JSON document as the readers take it: the first format's fast decoding that recognises
+    the content (a large COCO file's), else plain JSON values."""
+    for candidate in _of_kind("json"):
+        decoded = candidate.decode(source, content) if candidate.decode else None
+        if decoded is not None:
+            return decoded
+    return parse_json(source, content)
 
 
 def _of_kind(kind: Kind) -> list[Format]:
@@ -126,9 +179,9 @@ def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None, opti
 def _read_lines(
     where: str, lines: LineRecords, fmt: str | None, reference: Loaded | None, options: ReadOptions
 ) -> Loaded:
-    if fmt is not None and f"{fmt}-jsonl" in _names("jsonl"):
-        fmt = f"{fmt}-jsonl"  # `native` or `prediction-cache` forced on JSON Lines means their -jsonl
-    return _choose(where, "jsonl", lines, fmt).read_as(where, lines, reference, options)
+    if not lines.records:  # no format can tell what an empty file is: say what is true of it
+        raise DatasetError(f"{where}: no records: expected JSON Lines, one record a line")
+    return _choose(where, "jsonl", lines, _lines_variant(fmt)).read_as(where, lines, reference, options)
 
 
 def load_dataset(
@@ -155,8 +208,8 @@ def _load(source: Source, fmt: str | None, reference: Loaded | None, options: Re
     if fmt in _names("folder") or (fmt is None and label_file):
         return _read_folder(Folder.single(source, content), fmt, reference, options)
     lines = source.basename.lower().endswith(".jsonl") or looks_like_json_lines(content)
-    lines_format = fmt is None or f"{fmt}-jsonl" in _names("jsonl")
+    lines_format = fmt is None or _lines_variant(fmt) != fmt
     if fmt in _names("jsonl") or (lines and lines_format):
         return _read_lines(source.name, parse_json_lines(source, content), fmt, reference, options)
-    document = parse_json(source, content)
+    document = parse_document(source, content)
     return _choose(source.name, "json", document, fmt).read_as(source.name, document, reference, options)

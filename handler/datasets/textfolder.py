@@ -17,7 +17,7 @@ from handler.boxes import IntArray, LayoutNote
 from handler.datasets.builder import Images, build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
-from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector, read_sizes
+from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
 from handler.datasets.layouts import Layout, LayoutCheck, check_layout, layout_line
@@ -178,10 +178,19 @@ def read_text_folder(
     return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
 
 
-def _text_format(syntax: TextSyntax) -> Format:
+def _text_format(syntax: TextSyntax, sizes_from: str = "") -> Format:
     read = partial(read_text_folder, syntax)
-    return Format(syntax.name, "folder", partial(accepts, syntax), read, read, frozenset(("names", "layout")))
+    return Format(
+        syntax.name,
+        "folder",
+        partial(accepts, syntax),
+        read,
+        names_from=WHERE_NAMES,
+        sizes_from=sizes_from,
+        read_with=read,
+        takes=frozenset(("names", "layout")),
+    )
 
 
-YOLO_FORMAT = _text_format(YOLO)
+YOLO_FORMAT = _text_format(YOLO, f"for a YOLO folder: a {SIZES_FILE} {{image name: [width, height]}} in it")
 CARTUCHO_FORMAT = _text_format(CARTUCHO)

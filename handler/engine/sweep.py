@@ -90,7 +90,7 @@ def _counts_at(
 
     Prediction indices stay those of all predictions (no `pred[kept]` table is built):
     dropping predictions keeps the pairs' greedy order, so the matching is the same.
-    Class counts go as `analysis.per_class`: FP by predicted class, the rest by GT class.
+    Class counts go as `analysis.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt, pred = evaluation.gt, evaluation.all_pred
     match = greedy_match(usable[kept[usable.pred]], len(gt), len(pred))
@@ -126,9 +126,3 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
         classes.append(by_class)
     by_threshold = np.stack(classes, axis=1) if classes else np.zeros((n_classes, 0, N_OUTCOMES), np.int64)
     return Sweep(tuple(points), thresholds.confidence_threshold), by_threshold
-
-
-def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
-    """The sweep alone (class counts over the class ids the boxes use)."""
-    ids = np.concatenate((evaluation.gt.class_id, evaluation.all_pred.class_id))
-    return class_sweep(evaluation, thresholds, int(ids.max()) + 1 if len(ids) else 0)[0]

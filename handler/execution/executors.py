@@ -111,4 +111,6 @@ def _dask_client(address: str) -> Client:
     try:
         return Client(address, set_as_default=False, timeout=30)  # type: ignore[no-untyped-call]
     except OSError as error:
-        raise ExecutionError(f"dask scheduler {address}: cannot connect ({error})") from None
+        raise ExecutionError(
+            f"{SCHEDULER_VARIABLE} / --scheduler {address}: cannot connect to the dask scheduler ({error})"
+        ) from None

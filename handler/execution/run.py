@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from functools import cache
 from typing import Final
 
-from handler.datasets import load_dataset, pair_datasets
+from handler.datasets import load_dataset, pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
 from handler.datasets.read_options import ClassNames, ReadOptions, Side, option_label, parse_names_file
@@ -36,11 +35,10 @@ from handler.execution.shards import (
 )
 from handler.forked import allowed_workers
 from handler.inputs import NodeInputs
-from handler.report.asset import chunk_key, discard_chunks
 from handler.report.findings import DatasetNames
-from handler.storage import Source, Store, open_source, open_store, resolve_dataset
+from handler.report.staging import ChunkSink, WrittenChunk
+from handler.storage import Source, Store, open_source, resolve_dataset
 
-NATIVE_LINES: Final = "native-jsonl"
 # Shards per worker: a little more than one evens out shards of unequal cost.
 SHARDS_PER_WORKER: Final = 2
 
@@ -59,7 +57,7 @@ class ExecutionOptions:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """The merged state of every shard, and how it was computed."""
+    """The merged state of every shard, how it was computed, and the outcome chunks written."""
 
     state: EvaluationState
     gt: DatasetNames
@@ -67,38 +65,40 @@ class Evaluated:
     engine: Engine
     workers: int
     shards: int
+    outcome_chunks: tuple[WrittenChunk, ...]
 
 
 @dataclass(frozen=True)
 class ShardJob:
-    """One shard and where its outcome lines go: picklable, for any executor."""
+    """One shard and where its outcome lines go (nowhere: None): picklable, for any executor."""
 
     task: PairedShard | FileShard
-    store_uri: str
-    key: str
+    sink: ChunkSink | None
 
 
-@cache
-def _store(uri: str) -> Store:
-    """One store per process (an S3 client is built once per worker, not per shard)."""
-    return open_store(uri)
+@dataclass(frozen=True)
+class ShardOutput:
+    """What comes back from a worker: the shard's state and the outcome chunk it wrote."""
+
+    state: EvaluationState
+    written: WrittenChunk | None
 
 
-def run_shard(job: ShardJob) -> EvaluationState:
+def run_shard(job: ShardJob) -> ShardOutput:
     """The mapped function: evaluate a shard, write its outcome lines, return its state."""
     task = job.task
     result: ShardResult = run_paired_shard(task) if isinstance(task, PairedShard) else run_file_shard(task)
-    _store(job.store_uri).put(job.key, result.outcome_lines, "application/x-ndjson")
-    return result.state
+    return ShardOutput(result.state, job.sink.write(result.outcome_lines) if job.sink else None)
 
 
 def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Source, Source]] | None:
     """Folders of JSONL shards with the same file names on both sides: shard i of each holds the
     same assets, so a worker can read and pair them on its own."""
-    forced = {inputs.gt_format, inputs.pred_format} - {None, "native", NATIVE_LINES}
+    forced = (inputs.gt_format, inputs.pred_format)
     # Read options are refused by the native reader, on the driver, with the option named.
     options = (inputs.gt_names, inputs.pred_names, inputs.gt_layout, inputs.pred_layout)
-    if forced or any(option is not None for option in options) or not (gt.is_dir() and pred.is_dir()):
+    readable = all(map(shards_readable, forced)) and all(option is None for option in options)
+    if not readable or not (gt.is_dir() and pred.is_dir()):
         return None
     gt_shards, pred_shards = Folder.of(gt).shards(SHARD_SUFFIX), Folder.of(pred).shards(SHARD_SUFFIX)
     if len(gt_shards) < 2 or [s.basename for s in gt_shards] != [s.basename for s in pred_shards]:
@@ -139,7 +139,7 @@ class ShardPlan:
     read: ReadFigures
 
 
-def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
+def read_and_plan(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
     """Shard files that workers read themselves, or both datasets read here and cut into shards."""
     gt_source = resolve_dataset(inputs.gt_dataset, store)
     pred_source = resolve_dataset(inputs.pred_dataset, store)
@@ -154,8 +154,8 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt_source.name, NATIVE_LINES),
-            DatasetNames(pred_source.name, NATIVE_LINES),
+            DatasetNames(gt_source.name, shard_format().name),
+            DatasetNames(pred_source.name, shard_format().name),
             ReadFigures(),
         )
     with allowed_workers(options.workers):  # a big file is decoded on that many processes
@@ -174,27 +174,26 @@ def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> 
     )
 
 
-def _merged(states: Iterator[EvaluationState]) -> EvaluationState:
+def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, tuple[WrittenChunk, ...]]:
     """Merge as the states come: only one partial state is held besides the running total."""
-    merged = next(states)
-    for state in states:
-        merged = merged + state
-    return merged
+    first = next(outputs)
+    merged, written = first.state, [first.written]
+    for output in outputs:
+        merged = merged + output.state
+        written.append(output.written)
+    return merged, tuple(chunk for chunk in written if chunk is not None)
 
 
-def evaluate_plan(plan: ShardPlan, store: Store, report_id: str) -> Evaluated:
-    """Match and score every shard; their outcome lines are written as chunks of the report."""
-    jobs = [
-        ShardJob(task, store.uri, chunk_key(report_id, "outcomes", i)) for i, task in enumerate(plan.tasks)
-    ]
+def evaluate_plan(plan: ShardPlan, sinks: Sequence[ChunkSink] | None) -> Evaluated:
+    """Match and score every shard; shard i writes its outcome lines to `sinks[i]` (None: the
+    lines are not kept). Cleaning up after a failure is the caller's staging's business."""
+    jobs = [ShardJob(task, sinks[i] if sinks else None) for i, task in enumerate(plan.tasks)]
     try:
-        state = _merged(plan.executor.map(run_shard, jobs)).adding(plan.read)
+        merged, written = _merged(plan.executor.map(run_shard, jobs))
+        state = merged.adding(plan.read)
     except BrokenProcessPool:
-        discard_chunks(store, report_id, "outcomes", len(jobs))
         raise ExecutionError(
             "a worker process died while evaluating a shard; no report was published"
         ) from None
-    except BaseException:
-        discard_chunks(store, report_id, "outcomes", len(jobs))
-        raise
-    return Evaluated(state, plan.gt, plan.pred, plan.executor.engine, plan.executor.workers, len(jobs))
+    executor = plan.executor
+    return Evaluated(state, plan.gt, plan.pred, executor.engine, executor.workers, len(jobs), written)

@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 
 from handler.boxes import BoxTable, Dataset, FloatArray
-from handler.datasets import PairedBoxes, load_dataset, pair_datasets
+from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_format
 from handler.engine import Thresholds, evaluate
 from handler.engine.analyses.box_counts import DatasetCounts
 from handler.engine.gt_errors import suspect_kinds
@@ -189,14 +189,19 @@ def _ranks(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int) -> tuple
     )
 
 
-def run_file_shard(task: FileShard) -> ShardResult:
-    """Read, pair and evaluate a pair of shard files; what reading them found is in the state."""
-    gt_loaded = load_dataset(open_source(task.gt_reference), "native-jsonl")
+def read_file_shard(task: FileShard) -> tuple[PairedBoxes, Dataset, Dataset]:
+    """A pair of shard files read and paired: the paired boxes, and both datasets."""
+    gt_loaded = load_dataset(open_source(task.gt_reference), shard_format().name)
     gt, pred = (
         gt_loaded.dataset,
-        load_dataset(open_source(task.pred_reference), "native-jsonl", gt_loaded).dataset,
+        load_dataset(open_source(task.pred_reference), shard_format().name, gt_loaded).dataset,
     )
-    paired = pair_datasets(gt, pred)
+    return pair_datasets(gt, pred), gt, pred
+
+
+def run_file_shard(task: FileShard) -> ShardResult:
+    """Read, pair and evaluate a pair of shard files; what reading them found is in the state."""
+    paired, gt, pred = read_file_shard(task)
     ranks = _ranks(paired, gt, pred, task.shard)
     context = shard_context(paired, task.shard, ranks, area_scale(paired), task.thresholds)
     result = evaluate_shard(paired, context, task.analyses)

@@ -1,16 +1,16 @@
-"""The report asset: which parts it has, and how it is published to and read from a store.
+"""The report asset: which parts it has, where they live in a store, and how it is read.
 
 Layout under the store: `reports/<id>/findings.json`, `report.html`, `outcomes.jsonl` and
 `manifest.json`. A part may instead be written as numbered chunk objects
 (`outcomes/00000.jsonl`, `outcomes/00001.jsonl`, ...), e.g. one per shard of the evaluation;
 reading the part concatenates them in order, byte for byte what one object would hold.
 
-Publishing writes every part, then the manifest, which lists the objects in the order they
-were written. A report without a manifest does not exist for readers; a failed publish deletes
-what it wrote. What a publish that never finished left (SIGKILL, power loss, a cut connection)
-is staging: everything under `reports/<id>/` without `manifest.json`, including chunk folders
-and the local store's hidden `.<name>.*.part` files. Staging whose newest object is older than
-a safe age cannot belong to a live run; `collect_garbage` deletes it, and every publish runs it.
+A report without a manifest does not exist for readers. `handler.report.staging` writes a
+report (on a local store under the hidden `reports/.staging-<id>/`, moved into place whole).
+What a run that never finished left (SIGKILL, power loss, a cut connection) is staging: a
+`.staging-<id>` folder, everything under `reports/<id>/` without `manifest.json`, and the local
+store's hidden `.<name>.*.part` files. Staging whose newest object is older than a safe age
+cannot belong to a live run; `collect_garbage` deletes it, and every publish runs it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import suppress
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -27,13 +26,14 @@ from typing import Any, Final
 import orjson
 
 from handler.errors import InputError, StorageError
-from handler.storage import AccessDenied, Content, ObjectNotFound, Store
+from handler.storage import ObjectNotFound, Store
 from handler.storage.base import check_id
 
 MANIFEST: Final = "manifest.json"
 MANIFEST_TYPE: Final = "application/json"
 
 REPORTS: Final = "reports/"
+STAGING: Final = ".staging-"
 # Older than this, staging cannot belong to a live run: no evaluation takes a day.
 SAFE_AGE_SECONDS: Final = 24 * 3600
 # A temporary file of the local store: `.<name>.<random>.part` beside its target.
@@ -66,25 +66,14 @@ REPORT_PARTS: Final = {
 }
 
 
-@dataclass(frozen=True)
-class Chunked:
-    """A part written as one object per chunk, as the chunks come (e.g. shard by shard)."""
-
-    chunks: Iterable[Content]
-
-
-@dataclass(frozen=True)
-class Written:
-    """A part whose `count` chunk objects the shards already wrote, each at `chunk_key`."""
-
-    count: int
-
-
-PartContent = Content | Chunked | Written
-
-
 def report_folder(report_id: str) -> str:
-    return f"reports/{check_id(report_id, 'report id')}"
+    return f"{REPORTS}{check_id(report_id, 'report id')}"
+
+
+def staging_folder(report_id: str) -> str:
+    """Where a local store's report is written before it is moved into place: hidden, and
+    never a report id (ids do not start with a dot), so no reader takes it for a report."""
+    return f"{REPORTS}{STAGING}{check_id(report_id, 'report id')}"
 
 
 def report_location(store: Store, report_id: str) -> str:
@@ -92,69 +81,9 @@ def report_location(store: Store, report_id: str) -> str:
     return store.url(report_folder(report_id)) + "/"
 
 
-def chunk_key(report_id: str, part: str, index: int) -> str:
-    """Where chunk `index` of a report part is written (by a shard, before the publish)."""
-    return f"{report_folder(report_id)}/{REPORT_PARTS[part].chunk(index)}"
-
-
-def discard_chunks(store: Store, report_id: str, part: str, count: int) -> None:
-    """Delete what shards wrote for a report that will not be published (best effort)."""
-    with suppress(StorageError):
-        store.delete(chunk_key(report_id, part, index) for index in range(count))
-
-
-def _objects(part: ReportPart, content: PartContent) -> Iterator[tuple[str, Content | None]]:
-    """The objects of a part and what to put in each; None: a shard already wrote it."""
-    if isinstance(content, Written):
-        yield from ((part.chunk(index), None) for index in range(content.count))
-        return
-    if not isinstance(content, Chunked):
-        yield part.name, content
-        return
-    count = 0
-    for count, chunk in enumerate(content.chunks, start=1):
-        yield part.chunk(count - 1), chunk
-    if count == 0:  # an empty part still exists: one empty chunk says so
-        yield part.chunk(0), b""
-
-
-def _already_published(store: Store, manifest: str) -> bool:
-    try:
-        return store.exists(manifest)
-    except AccessDenied:
-        return False  # a write-only role cannot look; the upload itself will say if it may write
-
-
-def publish_report(store: Store, report_id: str, parts: Mapping[str, PartContent]) -> None:
-    """Write every part, then the manifest; on any failure, delete what was written."""
-    folder = report_folder(report_id)
-    plan = [(REPORT_PARTS[key], content) for key, content in parts.items()]  # unknown part: KeyError
-    written: list[str] = []
-    try:
-        if _already_published(store, f"{folder}/{MANIFEST}"):
-            raise StorageError(f"report {report_id!r} already exists in {store.uri}; it is not overwritten")
-        for part, content in plan:
-            for name, chunk in _objects(part, content):
-                written.append(name)  # before the put: a failed write may still have stored it
-                if chunk is not None:
-                    store.put(f"{folder}/{name}", chunk, part.content_type)
-        manifest = orjson.dumps({"report_id": report_id, "parts": list(written)})
-        written.append(MANIFEST)
-        store.put(f"{folder}/{MANIFEST}", manifest, MANIFEST_TYPE)
-    except StorageError as error:
-        _undo(store, folder, written)
-        raise StorageError(f"cannot write report {report_id!r}: {error}") from error
-    except BaseException:  # an interrupt, or a bug in the chunks' producer
-        _undo(store, folder, written)
-        raise
-    with suppress(StorageError):  # the report is out; old staging is housekeeping
-        collect_garbage(store, SAFE_AGE_SECONDS)
-
-
-def _undo(store: Store, folder: str, written: list[str]) -> None:
-    """Best effort, manifest first: the publish already failed, and its error is the one to see."""
-    with suppress(StorageError):
-        store.delete(f"{folder}/{name}" for name in reversed(written))
+def is_temporary(key: str) -> bool:
+    """A local store's half-written object (a put that never finished)."""
+    return _TEMPORARY.search(key) is not None
 
 
 def _get(store: Store, key: str, report_id: str) -> bytes:
@@ -180,8 +109,15 @@ def _manifest(store: Store, folder: str, report_id: str) -> list[str]:
 
 def list_reports(store: Store) -> list[str]:
     """The published reports (those with a manifest), latest first: report ids sort by creation time."""
-    manifests = (key.split("/") for key in store.list("reports/"))
-    return sorted({parts[1] for parts in manifests if len(parts) == 3 and parts[2] == MANIFEST}, reverse=True)
+    manifests = (key.split("/") for key in store.list(REPORTS))
+    return sorted(
+        {
+            parts[1]
+            for parts in manifests
+            if len(parts) == 3 and parts[2] == MANIFEST and not parts[1].startswith(STAGING)
+        },
+        reverse=True,
+    )
 
 
 def latest_report(store: Store) -> str:
@@ -208,18 +144,19 @@ def parse_duration(text: str) -> float:
     return float(found[1]) * _UNIT_SECONDS[found[2]]
 
 
-def _staging(times: dict[str, float]) -> dict[str, list[str]]:
+def _staging(keys: Iterable[str]) -> dict[str, list[str]]:
     """Report folder -> the keys that are staging in it."""
     folders: dict[str, list[str]] = defaultdict(list)
-    for key in times:
+    for key in keys:
         folder = "/".join(key.split("/")[:2])
         folders[folder].append(key)
     staging: dict[str, list[str]] = {}
-    for folder, keys in folders.items():
-        if f"{folder}/{MANIFEST}" in keys:
-            keys = [key for key in keys if _TEMPORARY.search(key)]  # only a dead put's leftovers
-        if keys:
-            staging[folder] = keys
+    for folder, listed in folders.items():
+        published = f"{folder}/{MANIFEST}" in listed and not folder.startswith(REPORTS + STAGING)
+        if published:
+            listed = [key for key in listed if is_temporary(key)]  # only a dead put's leftovers
+        if listed:
+            staging[folder] = listed
     return staging
 
 
@@ -227,10 +164,10 @@ def collect_garbage(store: Store, older_than: float, now: float | None = None) -
     """Delete the staging of every report folder whose newest staging object is older than
     `older_than` seconds; returns the deleted keys."""
     cutoff = (time.time() if now is None else now) - older_than
-    times = store.modified(REPORTS)
+    entries = store.entries(REPORTS)
     deleted: list[str] = []
-    for keys in _staging(times).values():
-        if max(times[key] for key in keys) <= cutoff:
+    for keys in _staging(entries).values():
+        if max(entries[key].modified for key in keys) <= cutoff:
             store.delete(sorted(keys, reverse=True))
             deleted.extend(keys)
     return deleted

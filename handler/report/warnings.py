@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from handler.boxes import LayoutNote
+from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
-from handler.datasets.names import WHERE_NAMES
 from handler.datasets.read_options import option_flag, option_label
 from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
 from handler.inputs import NodeInputs
+from handler.report.html import counted
 from handler.report.model import DataWarning
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
@@ -28,7 +29,7 @@ CLASS_OVERLAP_MIN: Final = 0.2
 # From this share of skipped boxes the score rests on a visibly smaller dataset.
 SKIPPED_SHARE_MIN: Final = 0.05
 # Below this share of the predictions on an image of the GT, the results look made for other images.
-PLACED_SHARE_MIN: Final = 0.5
+PLACED_SHARE_MIN: Final = 0.25
 # Mapped class pairs shown in the class-mapping warning (all are in the figures' count).
 MAPPING_SHOWN: Final = 6
 # "Most" GT boxes carrying a confidence: GT drawn by people carries none.
@@ -39,12 +40,6 @@ UNMATCHED_SHARE_MIN: Final = 0.1
 SIZE_MISMATCH_MIN: Final = 1
 # A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
 DUPLICATE_SHARE_MIN: Final = 0.01
-IDS_FIX: Final = {
-    "yolo": WHERE_NAMES,
-    "cartucho": WHERE_NAMES,
-    "coco": "the COCO file's `categories` with names",
-    "coco-results": "the COCO GT file whose `categories` name the ids",
-}
 
 Check = Callable[[EvaluationState, NodeInputs, "Formats"], DataWarning | None]
 
@@ -85,7 +80,7 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     )
     ids = health.class_kept if pred_ids else health.class_gt
     names = health.class_gt if pred_ids else health.class_kept
-    fix = IDS_FIX.get(fmt, "a class-names file")
+    fix = f"{names_from(fmt)}, or {option_label('PRED_NAMES' if pred_ids else 'GT_NAMES')}"
     return (
         f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
         f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
@@ -148,6 +143,10 @@ def _fitting(note: LayoutNote) -> str:
     return f"they fit {shown}"
 
 
+def _how_many(note: LayoutNote) -> str:
+    return "None of the" if note.read_share == 0 else f"Only {note.read_share:.0%} of"
+
+
 def _layout_fix(key: str, note: LayoutNote) -> str:
     if not note.fitting:
         return ""
@@ -163,11 +162,11 @@ def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataW
     if not found:
         return None
     sides = [
-        f"only {note.read_share:.0%} of {note.lines} sampled {what} lines make a box in the layout read, "
+        f"{_how_many(note)} {note.lines} sampled {what} lines make a box in the layout read, "
         f"`{note.read}`; {_fitting(note)}.{_layout_fix(key, note)}"
         for what, key, note in found
     ]
-    message = " ".join(side[0].upper() + side[1:] for side in sides)
+    message = " ".join(sides)
     first = found[0][2]
     return DataWarning.of(
         "layout_mismatch",
@@ -337,7 +336,8 @@ def duplicate_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
         return None
     message = (
-        f"{pairs} pairs of same-class ground-truth boxes on one image overlap with IoU ≥ {DUPLICATE_IOU:g} "
+        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth boxes on one image overlap with IoU ≥ "
+        f"{DUPLICATE_IOU:g} "
         f"({gt} GT boxes): one object drawn twice leaves a false negative that no prediction can fix."
     )
     return DataWarning.of("duplicate_ground_truth", "warning", message, pairs=pairs, gt_boxes=gt)
@@ -377,7 +377,8 @@ def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWa
     crowd = state.figures.crowd_excluded
     if not crowd:
         return None
-    message = f"{crowd} COCO crowd regions (iscrowd=1) were left out of the ground truth."
+    regions = counted(crowd, "COCO crowd region (iscrowd=1) was", "COCO crowd regions (iscrowd=1) were")
+    message = f"{regions} left out of the ground truth."
     return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
 
 

@@ -4,12 +4,13 @@ Stores offer byte-object primitives (put/get/open/exists/delete/list); `open_sto
 the backend by URL scheme (the idea of fsspec's registry).
 """
 
-from handler.storage.base import AccessDenied, Content, ObjectNotFound, Source, Store
+from handler.storage.base import AccessDenied, Content, Entry, ObjectNotFound, Source, Store
 from handler.storage.registry import open_source, open_store, resolve_dataset
 
 __all__ = [
     "AccessDenied",
     "Content",
+    "Entry",
     "ObjectNotFound",
     "Source",
     "Store",

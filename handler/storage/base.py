@@ -11,7 +11,8 @@ import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import BinaryIO, Final
+from dataclasses import dataclass
+from typing import BinaryIO, ClassVar, Final
 
 from handler.errors import StorageError, UserError
 
@@ -111,6 +112,14 @@ class Source(ABC):
         return content
 
 
+@dataclass(frozen=True)
+class Entry:
+    """What a listing says of one object: enough to check a write and to collect garbage."""
+
+    size: int  # bytes
+    modified: float  # when it was last written, seconds since the epoch
+
+
 def _known_size(stream: BinaryIO) -> int | None:
     """The file's size when the stream is a file on disk, None for a network body."""
     try:
@@ -148,6 +157,11 @@ class Store(ABC):
     backend's own error; a missing object is `ObjectNotFound`, a refusal `AccessDenied`.
     """
 
+    # True where `rename_folder` moves a folder in one atomic step (a local file system):
+    # a report is then written under a hidden name and appears whole. Where it cannot (S3),
+    # a report is written in place, its manifest last.
+    renames_folders: ClassVar[bool] = False
+
     @classmethod
     @abstractmethod
     def from_uri(cls, uri: str) -> Store:
@@ -178,13 +192,18 @@ class Store(ABC):
         """Delete these objects in order (absent ones are fine); tries all, raises the first error."""
 
     @abstractmethod
+    def entries(self, prefix: str) -> dict[str, Entry]:
+        """Every key under the folder `prefix` (hidden temporary files too), with its size and
+        the time it was last written: what a publish checks and a garbage collector needs."""
+
+    def rename_folder(self, source: str, target: str) -> None:
+        """Move every object under folder `source` to folder `target` at once (only where
+        `renames_folders`); an existing `target` with objects in it is an error, never merged."""
+        raise StorageError(f"{self.uri}: this store cannot rename folders")
+
     def list(self, prefix: str) -> list[str]:
         """Every key under the folder `prefix`, recursively, in path-segment order."""
-
-    @abstractmethod
-    def modified(self, prefix: str) -> dict[str, float]:
-        """Every key under the folder `prefix` (hidden temporary files too), with the time it
-        was last written (seconds since the epoch): what a garbage collector needs."""
+        return sorted(self.entries(prefix), key=path_order)
 
     def open(self, key: str) -> BinaryIO:
         """A stream of one object, read as it arrives."""

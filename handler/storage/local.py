@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from handler.errors import StorageError
-from handler.storage.base import Content, ObjectNotFound, Source, Store, path_order, split_scheme
+from handler.storage.base import Content, Entry, ObjectNotFound, Source, Store, split_scheme
 
 
 def _file_mode() -> int:
@@ -95,6 +95,8 @@ def _regular_files(folder: Path) -> list[Path]:
 
 
 class LocalStore(Store):
+    renames_folders = True
+
     def __init__(self, root: Path) -> None:
         self._root = root
 
@@ -131,6 +133,8 @@ class LocalStore(Store):
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
+        except StorageError:
+            raise  # the content's producer failed (a shard that cannot be read), not the disk
         except OSError as error:
             raise _failure(path, "be written", error) from error
 
@@ -157,15 +161,22 @@ class LocalStore(Store):
             folder.rmdir()
             folder = folder.parent
 
-    def list(self, prefix: str) -> list[str]:
-        return sorted(self.modified(prefix), key=path_order)
-
-    def modified(self, prefix: str) -> dict[str, float]:
-        folder = self._path(prefix)
-        times = {}
-        for path in _regular_files(folder):
+    def entries(self, prefix: str) -> dict[str, Entry]:
+        found = {}
+        for path in _regular_files(self._path(prefix)):
             try:
-                times[path.relative_to(self._root).as_posix()] = path.stat().st_mtime
+                status = path.stat()
             except FileNotFoundError:
                 continue  # deleted since it was listed
-        return times
+            found[path.relative_to(self._root).as_posix()] = Entry(status.st_size, status.st_mtime)
+        return found
+
+    def rename_folder(self, source: str, target: str) -> None:
+        destination = self._path(target)
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            # One rename(2): readers see no folder or the whole one. A target folder with
+            # files in it makes it fail (ENOTEMPTY) rather than merge.
+            os.rename(self._path(source), destination)
+        except OSError as error:
+            raise _failure(destination, "be moved into place", error) from error

@@ -41,6 +41,7 @@ from handler.errors import StorageError
 from handler.storage.base import (
     AccessDenied,
     Content,
+    Entry,
     ObjectNotFound,
     Source,
     Store,
@@ -195,13 +196,13 @@ def object_uri(bucket: str, key: str) -> str:
     return f"{SCHEME}://{bucket}/{key}"
 
 
-def list_entries(client: S3Client, bucket: str, prefix: str) -> Iterator[tuple[str, float]]:
-    """(key, last modified) of every object under `prefix`, without the zero-byte "folder"
-    markers consoles make."""
+def list_entries(client: S3Client, bucket: str, prefix: str) -> Iterator[tuple[str, Entry]]:
+    """(key, size and last modified) of every object under `prefix`, without the zero-byte
+    "folder" markers consoles make."""
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for entry in page.get("Contents", []):
             if not entry["Key"].endswith("/"):
-                yield entry["Key"], entry["LastModified"].timestamp()
+                yield entry["Key"], Entry(entry["Size"], entry["LastModified"].timestamp())
 
 
 def list_keys(client: S3Client, bucket: str, prefix: str) -> Iterator[str]:
@@ -418,13 +419,10 @@ class S3Store(_Located, Store):
         if first is not None:
             raise first
 
-    def list(self, prefix: str) -> list[str]:
-        return sorted(self.modified(prefix), key=path_order)
-
-    def modified(self, prefix: str) -> dict[str, float]:
+    def entries(self, prefix: str) -> dict[str, Entry]:
         folder = self._full(prefix.rstrip("/") + "/") if prefix.strip("/") else self._full("")
         entries = self._attempt(
             prefix, "list", lambda: list(list_entries(self._client, self._bucket, folder))
         )
         start = len(self._prefix) + 1 if self._prefix else 0
-        return {key[start:]: when for key, when in entries}
+        return {key[start:]: entry for key, entry in entries}

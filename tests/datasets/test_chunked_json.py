@@ -15,8 +15,10 @@ import pytest
 from handler.boxes import Dataset
 from handler.datasets import coco, jsondoc, load_dataset
 from handler.datasets.builder import ParsedRows
-from handler.datasets.coco import CocoIds, read_coco_instances, read_coco_results
+from handler.datasets.coco import read_coco_instances, read_coco_results
 from handler.datasets.cocojson import decode_entries, is_typed
+from handler.datasets.ids import DatasetIds
+from handler.datasets.reading import parse_document
 from handler.errors import DatasetError
 from handler.forked import allowed_workers
 from handler.storage.registry import open_source
@@ -70,7 +72,7 @@ def _read(tmp_path: Path, results: list[Any] | str, indent: int | None = None) -
     path = tmp_path / "results.json"
     path.write_text(results if isinstance(results, str) else json.dumps(results, indent=indent))
     source = open_source(str(path))
-    assert isinstance(jsondoc.parse_json(source, source.read_bytes()), jsondoc.ChunkedArray)
+    assert isinstance(parse_document(source, source.read_bytes()), jsondoc.ChunkedArray)
     return load_dataset(source, None, gt).dataset
 
 
@@ -149,7 +151,7 @@ def test_a_trailing_comma_is_not_json(tmp_path: Path) -> None:
 
 
 def test_integer_ids_beyond_the_table_and_text_ids() -> None:
-    ids = CocoIds(["5", "-3", str(10**9), "abc", "007"], ["1"])
+    ids = DatasetIds(["5", "-3", str(10**9), "abc", "007"], ["1"])
     values: list[Any] = [5, -3, 10**9, 6, 7, 10**30]
     assert ids.image_index.lookup(values).tolist() == [0, 1, 2, -1, -1, -1]
     assert ids.image_index.lookup(["abc", "007", 5]).tolist() == [3, 4, 0]
@@ -158,7 +160,7 @@ def test_integer_ids_beyond_the_table_and_text_ids() -> None:
 def _instances_both_ways(path: Path) -> tuple[Any, Dataset, Dataset]:
     source = open_source(str(path))
     content = source.read_bytes()
-    fast = jsondoc.parse_json(source, content)
+    fast = parse_document(source, content)
     read_fast, _ = read_coco_instances("gt.json", fast, "coco")
     read_plain, _ = read_coco_instances("gt.json", orjson.loads(content), "coco")
     return fast, read_fast, read_plain
@@ -189,7 +191,7 @@ def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[ParsedRows
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results))
     source = open_source(str(path))
-    chunked = jsondoc.parse_json(source, source.read_bytes())
+    chunked = parse_document(source, source.read_bytes())
     assert isinstance(chunked, jsondoc.ChunkedArray) and len(chunked.pieces()) > 10
     with allowed_workers(2):
         parallel = coco._parallel_rows(chunked, ids)

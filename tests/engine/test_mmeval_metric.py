@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import pickle
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +22,7 @@ from mmeval.core import BaseMetric
 from handler import PrelabelingEfficiency
 from handler.engine import Tally, Thresholds
 from handler.engine.analysis import per_image_tallies
+from handler.engine.exactsum import ExactSum
 from handler.metric import evaluate_records, load_records
 from handler.mmeval import PrelabelingEfficiencyMetric
 
@@ -51,8 +54,16 @@ def run_two_ranks(out: Path) -> list[dict[str, Any]]:
     command = [str(mpirun), "--allow-run-as-root", "--oversubscribe", "-n", "2"]
     command += [sys.executable, "-m", "helpers.mpi_metric", str(out)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests")))}
-    answer = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    assert answer.returncode == 0, answer.stdout[-2000:] + answer.stderr[-3000:]
+    # Its own process group, so a hung run is ended with both ranks, not just mpirun.
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as mpi:
+        try:
+            stdout, stderr = mpi.communicate(timeout=120)
+        finally:
+            if mpi.poll() is None:
+                os.killpg(mpi.pid, signal.SIGKILL)
+    assert mpi.returncode == 0, stdout[-2000:] + stderr[-3000:]
     return [json.loads((out / f"rank{rank}.json").read_text(encoding="utf-8")) for rank in (0, 1)]
 
 
@@ -116,6 +127,20 @@ def test_per_image_results_are_small_picklable_and_add_up_exactly(
     assert len(gathered) / N_IMAGES < 300
     reversed_order = pickle.loads(gathered)[::-1]  # exact sums: any order gives the same result
     assert metric.compute_metric(reversed_order) == metric.compute()
+
+
+def test_exact_sums_per_group_are_each_groups_fsum_and_add_up_to_the_whole() -> None:
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.uniform(0.1, 1, 3000), rng.uniform(1e-6, 1e-3, 50), [1.0, 0.5]])
+    groups = rng.integers(0, 40, len(values))
+    groups[groups == 13] = 12  # an empty group among them
+    sums = ExactSum.per_group(values, groups, 40)
+    for group, exact in enumerate(sums):
+        assert exact.total == math.fsum(values[groups == group]) and exact.count == np.count_nonzero(
+            groups == group
+        )
+    assert sums[13] == ExactSum() and sum(sums, ExactSum()) == ExactSum.of(values)
+    assert ExactSum.per_group(np.empty(0), np.empty(0, dtype=np.int64), 2) == [ExactSum(), ExactSum()]
 
 
 def test_per_image_tallies_equal_each_image_evaluated_alone() -> None:

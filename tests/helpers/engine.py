@@ -1,12 +1,14 @@
-"""Engine entry points only the tests use: IoU of box arrays and matching from scratch."""
+"""Engine entry points only the tests and bench use: IoU of box arrays, matching from scratch, the sweep."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from handler.boxes import BoxTable, FloatArray, box_area
+from handler.engine.evaluation import Evaluation, Thresholds
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import PAIR_BUDGET, MatchResult, candidate_pairs, greedy_match
+from handler.engine.sweep import Sweep, class_sweep
 
 
 def paired_iou(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -29,3 +31,10 @@ def match_boxes(
     """Match `pred` to `gt` on each image (class-agnostic), pairs need IoU ≥ `iou_min`."""
     pairs = candidate_pairs(gt, pred, n_images, iou_min, budget)
     return greedy_match(pairs, len(gt), len(pred))
+
+
+def confidence_sweep(evaluation: Evaluation, thresholds: Thresholds) -> Sweep:
+    """The sweep alone, class counts over the class ids the boxes use (the node sweeps through
+    the CONFIDENCE_SWEEP analysis, over the paired class names)."""
+    ids = np.concatenate((evaluation.gt.class_id, evaluation.all_pred.class_id))
+    return class_sweep(evaluation, thresholds, int(ids.max()) + 1 if len(ids) else 0)[0]

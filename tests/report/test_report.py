@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from helpers.builders import annotation, asset, write_json
 from helpers.findings_schema import validate_document
+from helpers.reports import publish_report
 from pydantic import ValidationError
 
 from handler.errors import StorageError
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report import Findings, render_html
-from handler.report.asset import publish_report, read_report_part
+from handler.report.asset import read_report_part
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"

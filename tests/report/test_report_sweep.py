@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 from helpers.cases import THRESHOLDS, grid_tables, hand_case
-from helpers.engine import match_boxes
+from helpers.engine import confidence_sweep, match_boxes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +14,7 @@ from bench.inprocess import sweep_cost
 from handler.boxes import BoxTable
 from handler.engine import Thresholds, assign_outcomes, evaluate
 from handler.engine.outcomes import Tally
-from handler.engine.sweep import SWEEP_GRID, confidence_sweep, sweep_thresholds
+from handler.engine.sweep import SWEEP_GRID, sweep_thresholds
 
 
 def test_grid_is_0_to_095_by_005_plus_the_used_threshold() -> None:

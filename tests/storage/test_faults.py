@@ -18,7 +18,8 @@ from helpers.builders import write_json
 from helpers.node_run import one_error_line, run_node
 from helpers.s3_server import DROP, FaultProxy
 
-from handler.report.asset import collect_garbage
+from handler.cli import main as cli_main
+from handler.report.asset import collect_garbage, list_reports
 from handler.storage import open_store
 
 GT = {
@@ -53,20 +54,18 @@ def _tmpfs(options: str) -> Iterator[Path]:
         mount.rmdir()
 
 
-@pytest.fixture
-def full_store() -> Iterator[Path]:
-    with _tmpfs("size=64k") as mount:
-        yield mount
-
-
 def _objects(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file()]
 
 
-def test_a_full_file_system_is_one_line_and_leaves_nothing(gt: Path, full_store: Path) -> None:
-    line = one_error_line(run_node(full_store, GT_DATASET=str(gt), PRED_DATASET=str(gt)))
-    assert "No space left on device" in line
-    assert _objects(full_store) == []
+# Out of blocks, or out of inodes: 4 leaves room for the mount's root and the staging folders
+# (reports/, .staging-<id>/, outcomes/), so the shard's chunk file is the write that fails.
+@pytest.mark.parametrize("options", ["size=64k", "size=1m,nr_inodes=4"])
+def test_a_full_file_system_is_one_line_and_leaves_nothing(gt: Path, options: str) -> None:
+    with _tmpfs(options) as store:
+        line = one_error_line(run_node(store, GT_DATASET=str(gt), PRED_DATASET=str(gt)))
+        assert "No space left on device" in line
+        assert list(store.iterdir()) == []  # no report folder, no staging, no chunk
 
 
 def test_a_read_only_store_is_one_line(gt: Path) -> None:
@@ -93,21 +92,25 @@ def _killed_while_storing(gt: Path, store: Path) -> bool:
 
 
 def test_a_sigkill_while_storing_is_cleared_by_gc(tmp_path: Path) -> None:
-    many = {
-        **GT,
-        "annotations": [{**GT["annotations"][0], "id": n, "image_id": n % 200} for n in range(20_000)],
-    }
-    gt = write_json(tmp_path / "many.json", many)
+    # Boxes apart (no overlapping pairs to count): building the report takes a moment to kill in.
+    boxes = [
+        {"id": n, "image_id": n % 200, "category_id": 1, "bbox": [n // 200 * 8, 9, 5, 5]}
+        for n in range(15_000)
+    ]
+    gt = write_json(tmp_path / "many.json", {**GT, "annotations": boxes})
     for attempt in range(3):
         store = tmp_path / f"store{attempt}"
         if _killed_while_storing(gt, store):
             break
     else:
         pytest.skip("every publish finished before the kill landed")
-    assert _objects(store)  # staging, invisible to readers (no manifest)
+    # Only the hidden staging folder is left: no reader lists it or can name it.
+    assert _objects(store) and all(p.parent.parent.name.startswith(".staging-") for p in _objects(store))
+    assert list_reports(open_store(str(store))) == []
+    assert next((store / "reports").iterdir()).name.startswith(".staging-rpt_")
     # Too young for the next run's sweep (24 h); gc told to take any age clears it.
-    collect_garbage(open_store(str(store)), 0, now=time.time() + 1)
-    assert _objects(store) == []
+    assert cli_main(["gc", "--older-than", "0s", "--store", str(store)]) == 0
+    assert list(store.iterdir()) == []
 
 
 def test_an_s3_upload_failing_mid_way_leaves_nothing_after_gc(

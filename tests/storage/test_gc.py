@@ -3,6 +3,7 @@ publish once it is older than the safe age; signals end a run with nothing left 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import pytest
 from helpers.builders import write_json
+from helpers.reports import publish_report
 
 from handler.cli import main as cli_main
-from handler.report.asset import SAFE_AGE_SECONDS, collect_garbage, parse_duration, publish_report
+from handler.report.asset import SAFE_AGE_SECONDS, collect_garbage, list_reports, parse_duration
 from handler.storage import Store, open_store
 
 OLD = time.time() - 2 * SAFE_AGE_SECONDS
@@ -88,42 +90,65 @@ def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
-def _big_dataset(tmp_path: Path) -> Path:
-    images = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in range(3000)]
+def _dataset(tmp_path: Path) -> Path:
+    """Big enough that reading, scoring and building each take a moment, boxes apart (no
+    health-check pairs to count)."""
+    images = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in range(1500)]
     boxes = [
-        {"id": n, "image_id": n % 3000, "category_id": 1, "bbox": [n % 600, 10, 30, 30]}
-        for n in range(60_000)
+        {"id": n, "image_id": n % 1500, "category_id": 1, "bbox": [(n // 1500) * 40, 10, 30, 30]}
+        for n in range(15_000)
     ]
     document = {"images": images, "annotations": boxes, "categories": [{"id": 1, "name": "car"}]}
     return write_json(tmp_path / "gt.json", document)
 
 
+def _files(store: Path) -> list[Path]:
+    return [p for p in store.rglob("*") if p.is_file()]
+
+
+def _staging_appears(store: Path) -> bool:
+    return any((store / "reports").glob(".staging-*"))
+
+
+def _report_appears(store: Path) -> bool:
+    return any((store / "reports").glob("rpt_*"))
+
+
+# When the signal is sent: once reading is done (the first phase line), the moment the staging
+# folder appears (the shard writes its outcome chunk), the moment the report is moved into place
+# (published: a signal between that and the REPORT_ID line may leave the whole report).
+MOMENTS = {"scoring": None, "staging": _staging_appears, "moved": _report_appears}
+
+
+@pytest.mark.parametrize("moment", list(MOMENTS))
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_during_a_run_leaves_nothing(tmp_path: Path, signum: int, code: int) -> None:
-    gt, store = _big_dataset(tmp_path), tmp_path / "store"
+def test_a_signal_during_a_run_leaves_nothing(tmp_path: Path, signum: int, code: int, moment: str) -> None:
+    gt, store = _dataset(tmp_path), tmp_path / "store"
     env = {**os.environ, "GT_DATASET": str(gt), "PRED_DATASET": str(gt), "PYTHONPATH": os.getcwd()}
-    for delay in (0.0, 0.3, 0.8):  # reading, evaluating and (on a fast machine) storing
-        process = subprocess.Popen(
-            [sys.executable, "-m", "handler", "--store", str(store)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert process.stderr is not None
-        first = process.stderr.readline()  # the first phase is done: the run is under way
-        time.sleep(delay)
-        process.send_signal(signum)
-        out, rest = process.communicate(timeout=60)
-        err = first + rest
-        messages = [line for line in err.splitlines() if not line.startswith("[prelabel]")]
-        if process.returncode == 0:  # finished before the signal: a complete report
-            assert "REPORT_ID" in out
-            continue
-        assert process.returncode == code, err
-        assert len(messages) == 1 and "no report was published" in messages[0], err
-        assert "REPORT_ID" not in out and "Traceback" not in err
-        reports = store / "reports"
-        leftovers = [p for p in reports.rglob("*") if p.is_file()] if reports.exists() else []
-        published = {p.parent for p in leftovers if p.name == "manifest.json"}
-        assert all(p.parent in published for p in leftovers), leftovers
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handler", "--store", str(store)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()  # the first phase is done: the run is under way
+    reached = MOMENTS[moment]
+    while reached is not None and not reached(store) and process.poll() is None:
+        time.sleep(0.001)
+    process.send_signal(signum)
+    out, rest = process.communicate(timeout=60)
+    err = first + rest
+    if "REPORT_ID" in out:  # finished before the signal (that may have ended the exit): one report
+        assert moment == "moved", err
+        assert list_reports(open_store(str(store))) == [json.loads(out)["REPORT_ID"]]
+        return
+    messages = [line for line in err.splitlines() if not line.startswith("[prelabel]")]
+    assert process.returncode == code, err
+    assert len(messages) == 1 and "no report was published" in messages[0], err
+    assert "REPORT_ID" not in out and "Traceback" not in err
+    left = [p for p in store.glob("reports/*") if moment != "moved" or not (p / "manifest.json").exists()]
+    assert left == [] and not any(".staging-" in str(p) for p in _files(store)), _files(store)
+    if moment != "moved":
+        assert not store.exists() or list(store.iterdir()) == [], _files(store)  # no folder, no chunk

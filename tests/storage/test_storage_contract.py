@@ -1,38 +1,48 @@
-"""One storage contract, run against the local folder store and the S3 store (moto over HTTP).
+"""One storage contract, run against the local folder store, the S3 store (moto over HTTP) and
+`flat://`, a throwaway backend registered from the test (tests/helpers/flat_store.py): what a
+new backend needs to pass.
 
 First the primitives (put/get/open/exists/delete/list, in the style of fsspec's abstract
-tests), then the report publish built on them, then dataset sources. Then the S3 faults the
-platform meets: a missing bucket, wrong credentials, the endpoint down, an endpoint answering
-500 for a while (retries succeed) or for good mid-upload (nothing visible). Every failure must
-be one StorageError line naming the object, what was tried and why.
+tests), then the report publish built on them, outcome chunks written by other processes
+included, then dataset sources. Then the S3 faults the platform meets: a missing bucket, wrong
+credentials, the endpoint down, an endpoint answering 500 for a while (retries succeed) or for
+good mid-upload (nothing visible). Every failure must be one StorageError line naming the
+object, what was tried and why.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import multiprocessing
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import pytest
+from helpers.flat_store import SCHEME as FLAT_SCHEME
+from helpers.reports import publish_report
 from helpers.s3_server import FaultProxy
 
 from handler.cli import main as cli_main
 from handler.errors import StorageError
 from handler.report.asset import (
     REPORT_PARTS,
-    Chunked,
+    SAFE_AGE_SECONDS,
+    collect_garbage,
     list_reports,
-    publish_report,
     read_report_part,
     report_location,
 )
+from handler.report.staging import ChunkSink, WrittenChunk, staged_report
 from handler.storage import ObjectNotFound, Store, open_store, resolve_dataset
 from handler.storage.local import LocalStore
+from handler.storage.registry import BACKENDS
 from handler.storage.s3 import DEFAULT_MAX_ATTEMPTS, S3Store, max_attempts
 
 PREFIX = "store"
@@ -86,10 +96,32 @@ def s3_backend(bucket: str, client: Any) -> Backend:
     )
 
 
-@pytest.fixture(params=["local", "s3"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+def flat_backend(root: Path, monkeypatch: pytest.MonkeyPatch) -> Backend:
+    """The throwaway backend, registered the one way a backend is: its scheme in BACKENDS."""
+    monkeypatch.setitem(BACKENDS, FLAT_SCHEME, "helpers.flat_store:FlatStore")
+
+    def put(key: str, content: bytes) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / quote(key, safe="")).write_bytes(content)
+
+    def keys() -> list[str]:
+        return sorted(unquote(p.name) for p in root.iterdir()) if root.exists() else []
+
+    return Backend(
+        open_store(f"{FLAT_SCHEME}://{root}"),
+        put,
+        keys,
+        lambda key: f"{FLAT_SCHEME}://{root}#{key}",
+        lambda key: (root / quote(key, safe="")).read_bytes(),
+    )
+
+
+@pytest.fixture(params=["local", "s3", "flat"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Backend:
     if request.param == "local":
         return local_backend(tmp_path / "store")
+    if request.param == "flat":
+        return flat_backend(tmp_path / "flat", monkeypatch)
     return s3_backend(request.getfixturevalue("s3_bucket"), request.getfixturevalue("s3_client"))
 
 
@@ -195,7 +227,7 @@ class TestPublishContract:
 
     def test_chunked_part_reads_as_one(self, backend: Backend) -> None:
         shards = [b'{"a": 1}\n{"a": 2}\n', b"", b'{"a": "\xc3\xa9"}\n']
-        publish_report(backend.store, "r1", {**PARTS, "outcomes": Chunked(iter(shards))})
+        publish_report(backend.store, "r1", PARTS, chunks=shards)
         assert read_report_part(backend.store, "r1", "outcomes") == b"".join(shards)
         chunks = [f"outcomes/{i:05d}.jsonl" for i in range(3)]
         manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
@@ -203,13 +235,12 @@ class TestPublishContract:
         objects = [*manifest["parts"], "manifest.json"]
         assert backend.keys() == sorted(f"reports/r1/{name}" for name in objects)
 
-    def test_a_chunk_may_itself_stream(self, backend: Backend) -> None:
-        shards = [iter([b"1\n", b"2\n"]), [b"3\n"]]
-        publish_report(backend.store, "r1", {"outcomes": Chunked(shards)})
+    def test_a_part_may_stream(self, backend: Backend) -> None:
+        publish_report(backend.store, "r1", {"outcomes": iter([b"1\n", b"2\n", b"3\n"])})
         assert read_report_part(backend.store, "r1", "outcomes") == b"1\n2\n3\n"
 
     def test_empty_chunked_part_exists_and_is_empty(self, backend: Backend) -> None:
-        publish_report(backend.store, "r1", {"findings": b"{}", "outcomes": Chunked([])})
+        publish_report(backend.store, "r1", {"findings": b"{}"}, chunks=[b""])
         assert read_report_part(backend.store, "r1", "outcomes") == b""
 
     def test_a_part_never_written_is_named(self, backend: Backend) -> None:
@@ -222,8 +253,10 @@ class TestPublishContract:
         self, backend: Backend, capsys: pytest.CaptureFixture[str], chunked: bool
     ) -> None:
         lines = [b'{"outcome": "correct"}\n', b'{"outcome": "false_negative"}\n']
-        outcomes = Chunked(lines) if chunked else b"".join(lines)
-        publish_report(backend.store, "r1", {**PARTS, "outcomes": outcomes})
+        if chunked:
+            publish_report(backend.store, "r1", PARTS, chunks=lines)
+        else:
+            publish_report(backend.store, "r1", {**PARTS, "outcomes": b"".join(lines)})
         assert cli_main(["show", "r1", "--outcomes", "--store", backend.store.uri]) == 0
         assert capsys.readouterr().out.encode() == b"".join(lines)
 
@@ -266,7 +299,7 @@ class TestPublishContract:
 
     @pytest.mark.parametrize("error", [StorageError("shard 3: cannot be read"), KeyboardInterrupt()])
     def test_failure_mid_publish_leaves_nothing(self, backend: Backend, error: BaseException) -> None:
-        parts = {**PARTS, "outcomes": Chunked(failing_after(3, error))}
+        parts = {**PARTS, "outcomes": failing_after(3, error)}
         with pytest.raises(type(error)) as raised:
             publish_report(backend.store, "r1", parts)
         if isinstance(error, StorageError):
@@ -291,6 +324,108 @@ class TestPublishContract:
         assert capsys.readouterr().out.split() == sorted(ids, reverse=True)
         assert cli_main(["show", "latest", "--html", *store]) == 0
         assert capsys.readouterr().out == f"{ids[1]}\n"
+
+
+def write_chunk(sink: ChunkSink, content: bytes) -> WrittenChunk:
+    """What a shard's worker does with its outcome lines (run in a pool process)."""
+    return sink.write(content)
+
+
+def lines_of_shard(index: int) -> bytes:
+    return b"".join(b'{"shard": %d, "line": %d}\n' % (index, line) for line in range(index * 50))
+
+
+class TestChunksFromOtherProcesses:
+    """Shard workers write outcome chunks from their own processes, reopening the store by URI."""
+
+    def test_chunks_written_by_pool_processes_publish(self, backend: Backend) -> None:
+        contents = [lines_of_shard(i) for i in range(4)]  # the first is empty
+        with staged_report(backend.store, "r1") as staging:
+            sinks = staging.outcome_sinks(len(contents))
+            pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+            with pool:
+                written = list(pool.map(write_chunk, sinks, contents))
+            assert [chunk.size for chunk in written] == [len(content) for content in contents]
+            staging.publish(PARTS, written)
+        assert read_report_part(backend.store, "r1", "outcomes") == b"".join(contents)
+        manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
+        chunks = [f"outcomes/{i:05d}.jsonl" for i in range(4)]
+        assert manifest["parts"] == ["findings.json", "report.html", *chunks]
+        assert backend.keys() == sorted(
+            f"reports/r1/{name}" for name in [*manifest["parts"], "manifest.json"]
+        )
+
+    def test_a_chunk_written_where_the_store_does_not_see_it_publishes_nothing(
+        self, backend: Backend
+    ) -> None:
+        """A worker whose store URI reaches other objects: its chunk is reported, but absent."""
+        elsewhere = f"{backend.store.uri}-elsewhere"
+        with pytest.raises(StorageError) as raised, staged_report(backend.store, "r1") as staging:
+            sinks = staging.outcome_sinks(2)
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+                written = list(
+                    pool.map(write_chunk, [sinks[0], replace(sinks[1], store_uri=elsewhere)], [b"a\n"] * 2)
+                )
+            staging.publish(PARTS, written)
+        message = str(raised.value)
+        assert "\n" not in message and message.startswith("cannot write report 'r1': ")
+        assert "outcomes/00001.jsonl: expected 2 bytes as written, the store holds none" in message
+        assert backend.keys() == []
+        with pytest.raises(StorageError, match=r": no report 'r1'$"):
+            read_report_part(backend.store, "r1", "outcomes")
+
+    def test_a_chunk_of_another_size_publishes_nothing(self, backend: Backend) -> None:
+        expected = r"expected 9 bytes as written, the store holds 3 bytes"
+        with pytest.raises(StorageError, match=expected), staged_report(backend.store, "r1") as staging:
+            (sink,) = staging.outcome_sinks(1)
+            staging.publish(PARTS, [replace(sink.write(b"ab\n"), size=9)])
+        assert backend.keys() == []
+
+    def test_a_shard_that_reported_nothing_publishes_nothing(self, backend: Backend) -> None:
+        with (
+            pytest.raises(
+                StorageError, match=r"1 outcome chunks were reported written, expected one from each of 2"
+            ),
+            staged_report(backend.store, "r1") as staging,
+        ):
+            sinks = staging.outcome_sinks(2)
+            staging.publish(PARTS, [sinks[0].write(b"a\n")])
+        assert backend.keys() == []
+
+
+class TestLocalStaging:
+    """On a local store a report is written under reports/.staging-<id>/ and moved into place."""
+
+    def test_nothing_appears_under_the_report_id_until_the_manifest_is_written(self, tmp_path: Path) -> None:
+        store = LocalStore(tmp_path)
+        with staged_report(store, "r1") as staging:
+            (sink,) = staging.outcome_sinks(1)
+            sink.write(b"{}\n")
+            assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == [
+                "reports/.staging-r1/outcomes/00000.jsonl"
+            ]
+            assert list_reports(store) == []
+            staging.publish(PARTS, [WrittenChunk(sink.key, 3)])
+        assert list_reports(store) == ["r1"]
+        assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["r1"]
+
+    def test_staging_killed_after_its_manifest_is_no_report_and_gc_removes_it(self, tmp_path: Path) -> None:
+        store = LocalStore(tmp_path)
+        for name in ("findings.json", "manifest.json"):
+            store.put(f"reports/.staging-r1/{name}", b"{}", "application/json")
+        assert list_reports(store) == []
+        with pytest.raises(StorageError, match="is not a valid id"):
+            read_report_part(store, ".staging-r1", "findings")
+        assert collect_garbage(store, SAFE_AGE_SECONDS) == []  # young: could be a live run
+        assert len(collect_garbage(store, 0, now=float("inf"))) == 2
+        assert list(tmp_path.iterdir()) == []
+
+    def test_an_interrupt_after_the_move_removes_the_report(self, tmp_path: Path) -> None:
+        store = LocalStore(tmp_path)
+        with pytest.raises(KeyboardInterrupt), staged_report(store, "r1") as staging:
+            staging.publish(PARTS)
+            raise KeyboardInterrupt  # e.g. SIGINT before the REPORT_ID was printed
+        assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
@@ -389,7 +524,7 @@ class TestBackendChoice:
 class TestS3Store:
     def test_chunks_have_the_part_content_type(self, s3_bucket: str, s3_client: Any) -> None:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
-        publish_report(store, "r1", {"outcomes": Chunked([b"{}\n", b"{}\n"])})
+        publish_report(store, "r1", {}, chunks=[b"{}\n", b"{}\n"])
         for index in range(2):
             key = f"{PREFIX}/reports/r1/outcomes/{index:05d}.jsonl"
             assert s3_client.head_object(Bucket=s3_bucket, Key=key)["ContentType"] == "application/x-ndjson"
@@ -406,7 +541,7 @@ class TestS3Store:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
         fault_proxy.fail_matching("PUT", r"/outcomes/00001\.jsonl$")
         with pytest.raises(StorageError, match=r"outcomes/00001\.jsonl: cannot write: server error 500"):
-            publish_report(store, "r1", {**PARTS, "outcomes": Chunked([b"a\n", b"b\n", b"c\n"])})
+            publish_report(store, "r1", PARTS, chunks=[b"a\n", b"b\n", b"c\n"])
         fault_proxy.heal()
         assert s3_client.list_objects_v2(Bucket=s3_bucket).get("KeyCount") == 0
 

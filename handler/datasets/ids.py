@@ -1,0 +1,79 @@
+"""A dataset's own ids for its images and classes, and their lookup.
+
+Some files name images and classes by ids that only the file they are paired with defines
+(a COCO results list names the `id`s of its COCO GT file). The GT's reader keeps its ids as
+`DatasetIds`, in no format's terms, so that such a file can be joined to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Final
+
+import numpy as np
+
+from handler.boxes import IntArray
+
+# Integer ids below this (or below 8x the number of ids) are looked up in a table.
+MAX_ID_TABLE: Final = 1 << 20
+
+
+def _canonical_int(text: str) -> int | None:
+    """The integer whose `str` is exactly `text` and that fits in int64, else None."""
+    try:
+        number = int(text)
+    except ValueError:
+        return None
+    return number if str(number) == text and -(2**63) <= number < 2**63 else None
+
+
+@dataclass(frozen=True)
+class IdIndex:
+    """Ids (compared as text, as `str(value)`) → position.
+
+    Integer values are looked up in a table indexed by the id: `str(n)` equals an id's text
+    only when that text is n's canonical form, so only those ids are in the table.
+    """
+
+    by_text: dict[str, int]
+    table: IntArray  # table[n] = position of id n, -1 if none
+
+    @classmethod
+    def of(cls, ids: list[str]) -> IdIndex:
+        by_text = {key: position for position, key in enumerate(ids)}
+        numbers = {number: p for key, p in by_text.items() if (number := _canonical_int(key)) is not None}
+        top = max(numbers, default=-1)
+        if min(numbers, default=0) < 0 or top >= max(MAX_ID_TABLE, 8 * len(ids)):
+            return cls(by_text, np.empty(0, dtype=np.int64))
+        table = np.full(top + 1, -1, dtype=np.int64)
+        table[list(numbers)] = list(numbers.values())
+        return cls(by_text, table)
+
+    def lookup(self, values: list[Any]) -> IntArray:
+        """Position of every value's id, -1 if unknown."""
+        if len(self.table) and set(map(type, values)) <= {int}:
+            try:
+                keys = np.fromiter(values, dtype=np.int64, count=len(values))
+            except OverflowError:
+                pass
+            else:
+                known = (keys >= 0) & (keys < len(self.table))
+                return np.where(known, self.table[np.where(known, keys, 0)], -1)
+        return np.array([self.by_text.get(str(v), -1) for v in values], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class DatasetIds:
+    """A file's own ids (as text), aligned with its dataset's `asset_ids` and `class_names`."""
+
+    image_ids: list[str]
+    class_ids: list[str]
+
+    @cached_property
+    def image_index(self) -> IdIndex:
+        return IdIndex.of(self.image_ids)
+
+    @cached_property
+    def class_index(self) -> IdIndex:
+        return IdIndex.of(self.class_ids)
