@@ -20,6 +20,7 @@ from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
 from handler.inputs import NodeInputs
+from handler.report.html import counted
 from handler.report.model import DataWarning
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
@@ -331,7 +332,8 @@ def duplicate_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
         return None
     message = (
-        f"{pairs} pairs of same-class ground-truth boxes on one image overlap with IoU ≥ {DUPLICATE_IOU:g} "
+        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth boxes on one image overlap with IoU ≥ "
+        f"{DUPLICATE_IOU:g} "
         f"({gt} GT boxes): one object drawn twice leaves a false negative that no prediction can fix."
     )
     return DataWarning.of("duplicate_ground_truth", "warning", message, pairs=pairs, gt_boxes=gt)
@@ -371,7 +373,8 @@ def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWa
     crowd = state.figures.crowd_excluded
     if not crowd:
         return None
-    message = f"{crowd} COCO crowd regions (iscrowd=1) were left out of the ground truth."
+    regions = counted(crowd, "COCO crowd region (iscrowd=1) was", "COCO crowd regions (iscrowd=1) were")
+    message = f"{regions} left out of the ground truth."
     return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
 
 
