@@ -80,7 +80,7 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     )
     ids = health.class_kept if pred_ids else health.class_gt
     names = health.class_gt if pred_ids else health.class_kept
-    fix = names_from(fmt)
+    fix = f"{names_from(fmt)}, or {option_label('PRED_NAMES' if pred_ids else 'GT_NAMES')}"
     return (
         f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
         f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
