@@ -22,8 +22,8 @@ from handler.runtime import (
     configure_logging,
     execution_options,
     execution_parent,
-    guarded,
     log_detail,
+    run_as_command,
     store_parent,
     warning_lines,
 )
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(result.outputs.to_json(), flush=True)
         return 0
 
-    return guarded(node)
+    return run_as_command(node)
 
 
 if __name__ == "__main__":

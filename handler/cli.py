@@ -42,8 +42,7 @@ from handler.report.asset import (
     parse_duration,
     read_report_part,
 )
-from handler.report.compare import render_compare_html
-from handler.report.compare import summary as compare_summary
+from handler.report.compare import compare_summary, render_compare_html
 from handler.report.html import duration
 from handler.report.model import TimeSaved
 from handler.report.slices import read_slices
@@ -56,10 +55,10 @@ from handler.runtime import (
     configure_logging,
     execution_options,
     execution_parent,
-    guarded,
     log_detail,
     option_block,
     read_inputs,
+    run_as_command,
     store_parent,
     warning_lines,
 )
@@ -462,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         code: int = args.command(args)
         return code
 
-    return guarded(command)
+    return run_as_command(command)
 
 
 if __name__ == "__main__":

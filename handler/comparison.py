@@ -1,6 +1,6 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`plan_shards`, `evaluate_plan`) against the same
+Both sets run through the node's code path (`read_and_plan`, `evaluate_plan`) against the same
 GT with the same inputs; nothing is written: the shards keep no outcome lines. Images scored
 in both runs are paired by asset id.
 """
@@ -12,21 +12,24 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, read_and_plan
 from handler.inputs import parse_inputs
-from handler.report.compare import Comparison, comparison
+from handler.report.compare import Comparison, RunFigures, build_comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
 def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no outcome lines: nothing is published)."""
-    return evaluate_plan(plan_shards(parse_inputs(raw), store, execution), None)
+    return evaluate_plan(read_and_plan(parse_inputs(raw), store, execution), None)
 
 
 @contextmanager
@@ -66,5 +69,24 @@ def compare(
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
     paired = paired_bootstrap(*counts, costs)
-    datasets = (a.gt.source, a.pred.source, b.pred.source)
-    return comparison(datasets, counts, (a.state.of(PER_CLASS), b.state.of(PER_CLASS)), paired, costs)
+    runs = tuple(
+        RunFigures(
+            run.pred.source, image_counts, run.state.of(PER_CLASS), run.state.of(CONFIDENCE_SWEEP).sweep
+        )
+        for run, image_counts in zip((a, b), counts, strict=True)
+    )
+    thresholds = parse_inputs({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred_a}).thresholds
+    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, (thresholds, same_outcomes(a, b)))
+
+
+def same_outcomes(a: Evaluated, b: Evaluated) -> bool:
+    """A and B give every image the same outcome counts, and every class the same counts at every
+    sweep threshold: as far as the evaluation can see, the same predictions."""
+    images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
+    sweep_a, sweep_b = a.state.of(CONFIDENCE_SWEEP).by_class, b.state.of(CONFIDENCE_SWEEP).by_class
+    return (
+        images_a.asset_ids == images_b.asset_ids
+        and np.array_equal(images_a.counts, images_b.counts)
+        and sweep_a.names == sweep_b.names
+        and np.array_equal(sweep_a.counts, sweep_b.counts)
+    )

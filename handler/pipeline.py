@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from handler.engine.timecost import TimeCosts
-from handler.execution import ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.execution.sketches import sketch_images
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, render_html
 from handler.report.asset import report_location
 from handler.report.model import Execution
 from handler.report.sections.routing import routing_part
+from handler.report.sections.sketches import sketch_targets
 from handler.report.slices import SliceFile
 from handler.report.staging import staged_report
 from handler.storage import Content, Store
@@ -85,13 +87,16 @@ def run(
     asset ids to score on their own (native asset tags are slices too).
     """
     with _phase("read datasets", log):
-        plan = plan_shards(inputs, store, execution or ExecutionOptions())
+        plan = read_and_plan(inputs, store, execution or ExecutionOptions())
     with staged_report(store) as staging:
         with _phase("match and score", log):
             evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
         with _phase("build report", log):
+            costs = costs or TimeCosts()
+            targets = sketch_targets(evaluated.state, costs)
+            drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
             facts = RunFacts(
-                inputs, evaluated.gt, evaluated.pred, evaluated.state, costs or TimeCosts(), slices or {}
+                inputs, evaluated.gt, evaluated.pred, evaluated.state, costs, slices or {}, drawn
             )
             ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
             findings = build_findings(facts, staging.report_id, ran)

@@ -233,7 +233,7 @@ def _reader_gone() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def guarded(main: Callable[[], int]) -> int:
+def run_as_command(main: Callable[[], int]) -> int:
     """Run `main`; a user's mistake becomes one line on stderr and a non-zero exit.
 
     SIGINT and SIGTERM end the run with one line and 130 / 143 (128 + the signal), after the

@@ -1,3 +1,4 @@
-"""Shared test setup. Fixtures for the S3 tests live in helpers/s3_fixtures.py (moto on 127.0.0.1)."""
+"""Shared test setup, one of each per session: the S3 server (helpers/s3_fixtures.py, moto on
+127.0.0.1) and the dask cluster (helpers/dask_fixtures.py, its workers pointed at that server)."""
 
-pytest_plugins = ["helpers.s3_fixtures"]
+pytest_plugins = ["helpers.s3_fixtures", "helpers.dask_fixtures"]

@@ -7,6 +7,7 @@ COCO ids are kept as `DatasetIds` so that a results list can be joined to its GT
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -34,6 +35,8 @@ from handler.storage import Source
 PARALLEL_MIN_BYTES: Final = 16 << 20
 # The keys of a results list's first element: an array that starts so is one.
 RESULT_KEYS: Final = ("image_id", "bbox")
+# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is.
+_OBJECT_START: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
 
 
 def is_coco_instances(document: Any) -> bool:
@@ -48,7 +51,10 @@ def is_coco_results(document: Any) -> bool:
 
 
 def _decode_instances(_: Source, content: bytes) -> dict[str, Any] | None:
-    """An instances file with typed annotations (`cocojson`): the fast path of the large ones."""
+    """An instances file with typed annotations (`cocojson`): the fast path of the large ones.
+    Any other document is left alone at once (a results list is never searched for the keys)."""
+    if not _OBJECT_START.match(content):
+        return None
     with gc_paused():
         return decode_instances(content)
 

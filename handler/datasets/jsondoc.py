@@ -31,8 +31,6 @@ CHUNK_ROWS: Final = 1 << 15
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
 # Cuts tried after a failed one before the array is parsed whole.
 _TRIES: Final = 8
-# orjson's own limit on nesting; deeper values are refused with one line.
-NESTING_LIMIT: Final = 1024
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 
 Decode = Callable[[bytes], "list[Any] | None"]

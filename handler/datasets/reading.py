@@ -179,6 +179,8 @@ def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None, opti
 def _read_lines(
     where: str, lines: LineRecords, fmt: str | None, reference: Loaded | None, options: ReadOptions
 ) -> Loaded:
+    if not lines.records:  # no format can tell what an empty file is: say what is true of it
+        raise DatasetError(f"{where}: no records: expected JSON Lines, one record a line")
     return _choose(where, "jsonl", lines, _lines_variant(fmt)).read_as(where, lines, reference, options)
 
 

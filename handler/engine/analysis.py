@@ -24,20 +24,20 @@ def count_outcomes(gt_key: IntArray, gt_outcome: IntArray, fp_key: IntArray, n_k
     return flat.reshape(n_keys, N_OUTCOMES).astype(np.int64)
 
 
-def outcome_counts(evaluation: Evaluation, gt_key: IntArray, pred_key: IntArray, n_keys: int) -> IntArray:
+def counts_by_key(evaluation: Evaluation, gt_key: IntArray, pred_key: IntArray, n_keys: int) -> IntArray:
     """(n_keys, N_OUTCOMES) counts: each GT box's outcome under `gt_key`, each FP under `pred_key`."""
     outcomes = evaluation.outcomes
     fp = outcomes.pred_outcome == Outcome.FALSE_POSITIVE
     return count_outcomes(gt_key, outcomes.gt_outcome, pred_key[fp], n_keys)
 
 
-def per_class(evaluation: Evaluation, n_classes: int) -> IntArray:
+def counts_by_class(evaluation: Evaluation, n_classes: int) -> IntArray:
     """FP by predicted class; everything else (FN and confusions too) by GT class."""
-    return outcome_counts(evaluation, evaluation.gt.class_id, evaluation.pred.class_id, n_classes)
+    return counts_by_key(evaluation, evaluation.gt.class_id, evaluation.pred.class_id, n_classes)
 
 
-def per_image(evaluation: Evaluation, n_images: int) -> IntArray:
-    return outcome_counts(evaluation, evaluation.gt.image, evaluation.pred.image, n_images)
+def counts_by_image(evaluation: Evaluation, n_images: int) -> IntArray:
+    return counts_by_key(evaluation, evaluation.gt.image, evaluation.pred.image, n_images)
 
 
 def per_image_tallies(evaluation: Evaluation, n_images: int) -> list[Tally]:
@@ -47,7 +47,7 @@ def per_image_tallies(evaluation: Evaluation, n_images: int) -> list[Tally]:
     ious = ExactSum.per_group(
         outcomes.match.pred_iou[same_class], evaluation.pred.image[same_class], n_images
     )
-    counts = per_image(evaluation, n_images)
+    counts = counts_by_image(evaluation, n_images)
     return [Tally(row, iou) for row, iou in zip(counts, ious, strict=True)]
 
 

@@ -27,7 +27,7 @@ DRAW: Final = -1  # the choice "do not pre-label this class"
 
 
 @dataclass(frozen=True)
-class Routing:
+class RoutingPolicy:
     """Per class: the chosen sweep column (DRAW for none), and the seconds of each choice."""
 
     choice: IntArray  # (n_classes,) index into the sweep thresholds, or DRAW
@@ -46,7 +46,7 @@ def draw_rows(class_sweep: IntArray) -> IntArray:
     return rows
 
 
-def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> Routing:
+def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> RoutingPolicy:
     """The policy with the fewest labeler seconds, class by class.
 
     `used` is the column of the single threshold (the sweep always has it). Ties keep the
@@ -62,7 +62,7 @@ def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> Routing:
     choice = np.where(draw_seconds < seconds[rows, best], DRAW, best)
     choice = np.where(guarded, used, choice)
     chosen = np.where((choice == DRAW)[:, None], draw, class_sweep[rows, np.maximum(choice, 0)])
-    return Routing(
+    return RoutingPolicy(
         choice=choice.astype(np.int64),
         guarded=guarded,
         seconds=OutcomeCounts(chosen).labeler_seconds(costs),

@@ -90,7 +90,7 @@ def _counts_at(
 
     Prediction indices stay those of all predictions (no `pred[kept]` table is built):
     dropping predictions keeps the pairs' greedy order, so the matching is the same.
-    Class counts go as `analysis.per_class`: FP by predicted class, the rest by GT class.
+    Class counts go as `analysis.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt, pred = evaluation.gt, evaluation.all_pred
     match = greedy_match(usable[kept[usable.pred]], len(gt), len(pred))

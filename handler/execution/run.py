@@ -139,7 +139,7 @@ class ShardPlan:
     read: ReadFigures
 
 
-def plan_shards(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
+def read_and_plan(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
     """Shard files that workers read themselves, or both datasets read here and cut into shards."""
     gt_source = resolve_dataset(inputs.gt_dataset, store)
     pred_source = resolve_dataset(inputs.pred_dataset, store)

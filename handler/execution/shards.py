@@ -189,14 +189,19 @@ def _ranks(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int) -> tuple
     )
 
 
-def run_file_shard(task: FileShard) -> ShardResult:
-    """Read, pair and evaluate a pair of shard files; what reading them found is in the state."""
+def read_file_shard(task: FileShard) -> tuple[PairedBoxes, Dataset, Dataset]:
+    """A pair of shard files read and paired: the paired boxes, and both datasets."""
     gt_loaded = load_dataset(open_source(task.gt_reference), shard_format().name)
     gt, pred = (
         gt_loaded.dataset,
         load_dataset(open_source(task.pred_reference), shard_format().name, gt_loaded).dataset,
     )
-    paired = pair_datasets(gt, pred)
+    return pair_datasets(gt, pred), gt, pred
+
+
+def run_file_shard(task: FileShard) -> ShardResult:
+    """Read, pair and evaluate a pair of shard files; what reading them found is in the state."""
+    paired, gt, pred = read_file_shard(task)
     ranks = _ranks(paired, gt, pred, task.shard)
     context = shard_context(paired, task.shard, ranks, area_scale(paired), task.thresholds)
     result = evaluate_shard(paired, context, task.analyses)

@@ -6,6 +6,7 @@ summary also say: the images, the resamples, both scores) is excluded from the J
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 import numpy as np
@@ -15,11 +16,14 @@ from pydantic import AliasChoices, Field
 from handler.boxes import IntArray
 from handler.engine.bootstrap import SEED
 from handler.engine.counts import OutcomeCounts
+from handler.engine.evaluation import Thresholds
 from handler.engine.paired import Difference, PairedBootstrap
 from handler.engine.plugin import ClassCounts
+from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
-from handler.report.fields import Grade, Score, Section
-from handler.report.html import duration, environment, saving
+from handler.report import charts
+from handler.report.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
+from handler.report.html import SHORT_LABELS, duration, environment, saving
 
 TEMPLATE: Final = "compare.html.j2"
 Better = Literal["A", "B", "neither"]
@@ -42,6 +46,8 @@ class ClassDifference(Section):
     score_a: Score
     score_b: Score
     difference: float
+    boxes_a: Count = Field(description="The class's boxes in A's run (GT objects plus A's false positives).")
+    boxes_b: Count
 
 
 class Side(Section):
@@ -51,12 +57,19 @@ class Side(Section):
     assistance_score: Score
     grade: Grade
     saved_seconds: float
+    counts: Counts
+    best_threshold: Threshold = Field(description="The best confidence threshold of the run's own sweep.")
+    best_score: Score
 
 
 class ComparisonContext(Section):
     gt: str
     a: Side
     b: Side
+    thresholds: Thresholds
+    same_predictions: bool = Field(
+        description="A and B give the same outcomes on every image at every threshold."
+    )
     images: int = Field(ge=1, description="Images scored in both runs, paired by asset id.")
     resamples: int = Field(ge=1000)
     level: float = Field(gt=0, lt=1)
@@ -70,7 +83,7 @@ class Comparison(Section):
     difference: ScoreDifference
     time_saved_difference: TimeDifference
     per_class: tuple[ClassDifference, ...] = Field(
-        description="Every class of either run, A's class order first; scores on each run's scored images."
+        description="Every class with a box in either run, most boxes first; scores on each run's images."
     )
     context: ComparisonContext = Field(exclude=True)
 
@@ -81,13 +94,16 @@ class Comparison(Section):
         return orjson.dumps(self.document(), option=orjson.OPT_INDENT_2)
 
 
-def _side(dataset: str, counts: IntArray, costs: TimeCosts) -> Side:
+def _side(dataset: str, counts: IntArray, sweep: Sweep, costs: TimeCosts) -> Side:
     whole = OutcomeCounts(counts.sum(axis=0))
     return Side(
         dataset=dataset,
         assistance_score=whole.score,
         grade=cast(Grade, whole.grade),
         saved_seconds=float(whole.seconds_saved(costs)),
+        counts=outcome_counts(whole.rows),
+        best_threshold=sweep.best.threshold,
+        best_score=sweep.best.tally.assistance_score,
     )
 
 
@@ -100,12 +116,24 @@ def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
     return aligned
 
 
-def per_class(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
+def class_differences(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
+    """Every class with a box in A or B, most boxes (of both) first, ties in A's class order."""
     names = [*a.names, *(name for name in b.names if name not in set(a.names))]
-    scores_a, scores_b = (OutcomeCounts(_aligned(side, names)).scores for side in (a, b))
+    counts_a, counts_b = _aligned(a, names), _aligned(b, names)
+    scores_a, scores_b = OutcomeCounts(counts_a).scores, OutcomeCounts(counts_b).scores
+    boxes_a, boxes_b = counts_a.sum(axis=1), counts_b.sum(axis=1)
+    rows = np.flatnonzero(boxes_a + boxes_b > 0)
+    rows = rows[np.lexsort((rows, -(boxes_a + boxes_b)[rows]))]
     return tuple(
-        ClassDifference(class_name=name, score_a=sa, score_b=sb, difference=sb - sa)
-        for name, sa, sb in zip(names, scores_a.tolist(), scores_b.tolist(), strict=True)
+        ClassDifference(
+            class_name=names[row],
+            score_a=float(scores_a[row]),
+            score_b=float(scores_b[row]),
+            difference=float(scores_b[row] - scores_a[row]),
+            boxes_a=int(boxes_a[row]),
+            boxes_b=int(boxes_b[row]),
+        )
+        for row in rows.tolist()
     )
 
 
@@ -115,25 +143,38 @@ def _better(score: Difference) -> Better:
     return "A" if score.high < 0 else "neither"
 
 
-def comparison(
-    datasets: tuple[str, str, str],
-    counts: tuple[IntArray, IntArray],
-    classes: tuple[ClassCounts, ClassCounts],
+@dataclass(frozen=True)
+class RunFigures:
+    """What the comparison reads of one run: per-image counts on the paired images, by class, the sweep."""
+
+    dataset: str
+    counts: IntArray
+    classes: ClassCounts
+    sweep: Sweep
+
+
+def build_comparison(
+    gt: str,
+    runs: tuple[RunFigures, RunFigures],
     paired: PairedBootstrap,
     costs: TimeCosts,
+    options: tuple[Thresholds, bool],
 ) -> Comparison:
-    """The comparison of A and B: `counts` are their (n, 5) per-image counts on the paired images."""
-    gt, dataset_a, dataset_b = datasets
+    """The comparison of A and B; `options` are both runs' thresholds and whether A and B are the same."""
+    a, b = runs
+    thresholds, same = options
     score, saved = paired.score, paired.seconds_saved
     return Comparison(
         better=_better(score),
         difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
         time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
-        per_class=per_class(*classes),
+        per_class=class_differences(a.classes, b.classes),
         context=ComparisonContext(
             gt=gt,
-            a=_side(dataset_a, counts[0], costs),
-            b=_side(dataset_b, counts[1], costs),
+            a=_side(a.dataset, a.counts, a.sweep, costs),
+            b=_side(b.dataset, b.counts, b.sweep, costs),
+            thresholds=thresholds,
+            same_predictions=same,
             images=paired.images,
             resamples=paired.resamples,
             level=float(paired.level),
@@ -142,20 +183,22 @@ def comparison(
     )
 
 
-def verdict(found: Comparison) -> str:
+def compare_verdict(found: Comparison) -> str:
     """One sentence: which set leaves less work, or that the images cannot tell."""
     d, level = found.difference, f"{found.context.level:.0%}"
-    interval = f"B - A {d.score:+.3f}, {level} interval {d.low:+.3f} to {d.high:+.3f}"
+    if found.context.same_predictions:
+        return "A and B are the same predictions: every image has the same outcomes at every threshold."
+    interval = f"B - A {d.score:+.2f}, {level} interval {d.low:+.2f} to {d.high:+.2f}"
     if found.better == "neither":
         return f"Neither prediction set is clearly better on these images ({interval} includes 0)."
     return f"Prediction set {found.better} leaves less correction work ({interval})."
 
 
-def summary(found: Comparison) -> str:
+def compare_summary(found: Comparison) -> str:
     """The CLI's few lines without --json."""
     c, t = found.context, found.time_saved_difference
     lines = [
-        verdict(found),
+        compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
         f"{c.images} images paired by asset id, {c.resamples} paired bootstrap resamples (seed {c.seed})",
@@ -164,7 +207,7 @@ def summary(found: Comparison) -> str:
 
 
 def _side_line(name: str, side: Side) -> str:
-    figures = f"score {side.assistance_score:.3f} · {side.grade} · {saving(side.saved_seconds)}"
+    figures = f"score {side.assistance_score:.2f} · {side.grade} · {saving(side.saved_seconds)}"
     return f"{name}: {figures}  ({side.dataset})"
 
 
@@ -174,4 +217,12 @@ def _signed(seconds: float) -> str:
 
 def render_compare_html(found: Comparison) -> str:
     template = environment().get_template(TEMPLATE)
-    return template.render(c=found, verdict=verdict(found))
+    return template.render(
+        c=found,
+        verdict=compare_verdict(found),
+        classes=charts.folded(
+            charts.pair_chart, [(r.class_name, r.score_a, r.score_b) for r in found.per_class]
+        ),
+        spread=charts.difference_figure(found.difference.score, found.difference.low, found.difference.high),
+        outcomes=SHORT_LABELS,
+    )

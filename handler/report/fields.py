@@ -16,6 +16,7 @@ Seconds = Annotated[float, Field(ge=0)]
 # Literals, not the engine's tuples, so that mypy checks them; a test pins them to GRADES and SIZE_NAMES.
 Grade = Literal["Production-grade", "Strong assist", "Partial assist", "Minimal assist"]
 SizeName = Literal["small", "medium", "large"]
+OutcomeKey = Literal["correct", "shifted", "class_confused", "false_positive", "false_negative"]
 
 
 class Section(BaseModel):

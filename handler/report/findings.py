@@ -7,16 +7,14 @@ from datetime import datetime, timezone
 from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
-from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
-from handler.engine.sweep import Sweep
 from handler.inputs import NodeInputs
 from handler.report.context import DatasetNames as DatasetNames
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Grade, Shares
-from handler.report.html import duration
+from handler.report.html import counted, duration
 from handler.report.model import (
     KIND,
     Execution,
@@ -43,11 +41,6 @@ def new_report_id() -> str:
     return f"rpt_{datetime.now(timezone.utc):%Y%m%dT%H%M%S}_{secrets.token_hex(4)}"
 
 
-def counted(count: int, singular: str, plural: str) -> str:
-    """`1 invented box`, `2 invented boxes`."""
-    return f"{count} {singular if count == 1 else plural}"
-
-
 def lean(tally: Tally) -> str:
     """Whether what is left leans towards drawing (FN), deleting (FP), or neither."""
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
@@ -60,46 +53,27 @@ def lean(tally: Tally) -> str:
     return f"what is left is balanced between drawing and deleting ({missed}, {invented})"
 
 
-def recommendation(sweep: Sweep) -> str:
-    """A better confidence threshold, when one gains enough score to be worth changing."""
-    if not sweep.recommended:
-        return ""
-    best, used = sweep.best, sweep.used
-    return (
-        f" A confidence threshold of {best.threshold:g} instead of {used.threshold:g} would raise the "
-        f"score to {best.tally.assistance_score:.0%} (from {used.tally.assistance_score:.0%})."
-    )
-
-
-def time_story(time: TimeSaved) -> str:
-    """The labeler-time estimate as its own figure, with its basis; a loss said as a loss."""
+def time_clause(time: TimeSaved) -> str:
+    """The labeler time pre-labeling saves (or costs), against drawing every box from scratch."""
     scratch = duration(time.from_scratch_seconds)
     if time.saved_seconds < 0:
-        figure = (
-            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing from scratch "
+        return (
+            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing every box "
             f"({duration(time.with_predictions_seconds)} instead of {scratch})"
         )
-    else:
-        saved = duration(time.saved_seconds)
-        figure = f"about {saved} saved of {scratch} from scratch ({time.saved_share:.0%})"
-    draw = f"{time.costs_seconds.draw:g} s to draw a box"
-    basis = (
-        f"the user's seconds per action ({draw})"
-        if time.costs_adjusted
-        else f"{draw} (measured, Su et al. 2012) and assumed seconds for the other actions"
-    )
-    return f" Estimated labeler time: {figure}, at {basis}."
+    saved = duration(time.saved_seconds)
+    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw every box"
 
 
-def verdict(tally: Tally, reason: str | None, sweep: Sweep, time: TimeSaved, spread: Bootstrap | None) -> str:
+def verdict(tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None) -> str:
+    """One sentence: the score and grade, the time it saves, and which way what is left leans."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
-    score = (
-        f"Assistance score {tally.assistance_score:.0%} ({tally.grade}): the predictions do "
-        f"{tally.assistance_score:.0%} of the box-work; {lean(tally)}."
+    borderline = "" if spread is None else borderline_clause(spread, tally.grade)
+    return (
+        f"Assistance score {tally.assistance_score:.2f} ({tally.grade}{borderline}): "
+        f"{time_clause(time)}; {lean(tally)}."
     )
-    borderline = "" if spread is None else borderline_clause(spread)
-    return score + borderline + time_story(time) + recommendation(sweep)
 
 
 def _skipped(state: EvaluationState) -> Skipped:
@@ -147,13 +121,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(
-            tally,
-            reason,
-            facts.state.of(CONFIDENCE_SWEEP).sweep,
-            time_saved(tally, facts.costs),
-            facts.spread,
-        ),
+        verdict=verdict(tally, reason, time_saved(tally, facts.costs), facts.spread),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),

@@ -1,8 +1,8 @@
 """The one-page HTML report (SPEC §8): self-contained, every dataset string escaped.
 
-The geometry of the two inline SVG charts (the score gauge and the confidence sweep) is
-computed here, so the template only places numbers; every string from a dataset reaches
-the page through jinja2's autoescaping.
+The gauge's geometry is computed here and the other figures' in `handler.report.charts`, so the
+templates only place numbers; every string from a dataset reaches the page through jinja2's
+autoescaping.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 from handler.engine import GRADES, Outcome
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
+from handler.report import charts
 from handler.report.model import Findings
 from handler.report.sections import fragments
-from handler.report.sections.sweep import ConfidenceSweep
+from handler.report.sections.routing import RoutedClass
 from handler.report.sections.work import size_bounds_text
 from handler.resources import resource_path
 
@@ -43,9 +44,6 @@ ACTION_LABELS: Final = dict(
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")  # Minimal → Production
 CENTER, RADIUS = (110.0, 110.0), 90.0
 SCORE_BELOW: Final = 32.0  # the score's baseline, this far below the gauge's centre
-# The sweep chart's plot area inside its viewBox (0 0 SWEEP_WIDTH SWEEP_HEIGHT).
-SWEEP_WIDTH, SWEEP_HEIGHT = 420.0, 150.0
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 34.0, 410.0, 10.0, 122.0
 
 
 @dataclass(frozen=True)
@@ -124,37 +122,16 @@ def cards(findings: Findings) -> list[Card]:
     ]
     mean_iou, matched = findings.mean_iou, counts.correct + counts.shifted
     value = "none" if mean_iou is None else f"{mean_iou:.3f}"
-    result.append(Card("mean_iou", "Mean IoU", value, f"{matched} pairs", captions["mean_iou"]))
+    result.append(
+        Card("mean_iou", "Mean IoU", value, counted(matched, "pair", "pairs"), captions["mean_iou"])
+    )
     return result
-
-
-def _plot(threshold: float, score: float) -> tuple[float, float]:
-    x = PLOT_LEFT + threshold * (PLOT_RIGHT - PLOT_LEFT)
-    return round(x, 2), round(PLOT_BOTTOM - score * (PLOT_BOTTOM - PLOT_TOP), 2)
 
 
 def sweep_grid_text() -> str:
     """`from 0 to 0.95 in steps of 0.05`, from the engine's grid."""
     step = round(SWEEP_GRID[1] - SWEEP_GRID[0], 10)
     return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
-
-
-def sweep_chart(sweep: ConfidenceSweep) -> dict[str, Any]:
-    """The score-vs-threshold curve, with the used and the best threshold marked."""
-    points = [_plot(p.threshold, p.assistance_score) for p in sweep.points]
-    used = _plot(sweep.used_threshold, sweep.used_score)
-    best = _plot(sweep.best_threshold, sweep.best_score)
-    return {
-        "size": (SWEEP_WIDTH, SWEEP_HEIGHT),
-        "line": " ".join(f"{x},{y}" for x, y in points),
-        "used": used,
-        "best": best,
-        "x_ticks": [(_plot(t, 0)[0], f"{t:g}") for t in (0.0, 0.25, 0.5, 0.75, 1.0)],
-        "y_ticks": [(_plot(0, s)[1], f"{s:g}") for s in (0.0, 0.5, 1.0)],
-        "plot": (PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM),
-        "grid": sweep_grid_text(),
-        "gain": f"{float(RECOMMEND_GAIN):g}",
-    }
 
 
 def duration(seconds: float) -> str:
@@ -173,6 +150,81 @@ def saving(seconds: float) -> str:
     return f"{duration(abs(seconds))} {'lost' if seconds < 0 else 'saved'}"
 
 
+def counted(count: int, singular: str, plural: str) -> str:
+    """`1 class`, `2 classes`."""
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def score_text(score: float) -> str:
+    """The score's one format on every page: `0.56`."""
+    return f"{score:.2f}"
+
+
+@dataclass(frozen=True)
+class ClassFigure:
+    classes: int
+    head: charts.ClassChart
+    tail: charts.ClassChart | None
+    tail_seconds: float
+    guarded: bool
+    unlisted: list[str]  # routed classes without a box at the threshold used
+
+
+def decision(route: RoutedClass) -> str:
+    """A class's routing in a few words: `pre-label ≥ 0.45`, `draw`."""
+    if route.threshold is None:
+        return "draw"
+    return f"pre-label ≥ {route.threshold:g}{' (few boxes)' if route.guarded else ''}"
+
+
+def class_figure(findings: Findings) -> ClassFigure:
+    """Every class with a box, most time left first, with its routing decision; the tail folded."""
+    routed = {row.class_name: row for row in findings.routing.classes}
+    costs = findings.time.costs_seconds.model_dump()
+    rows = [
+        (row.class_name, row.counts, row.assistance_score, decision(routed[row.class_name]))
+        for row in findings.per_class
+    ]
+    most = max([charts.labeler_total(counts, costs) for _, counts, _, _ in rows] or [0.0])
+    head, tail = rows[: charts.CLASS_HEAD], rows[charts.CLASS_HEAD :]
+    tail_chart = charts.class_chart(tail, costs, most) if tail else None
+    shown = {row.class_name for row in findings.per_class}
+    return ClassFigure(
+        classes=len(rows),
+        head=charts.class_chart(head, costs, most),
+        tail=tail_chart,
+        tail_seconds=sum(bar.seconds for bar in tail_chart.rows) if tail_chart else 0.0,
+        guarded=any(routed[name].guarded for name in shown),
+        unlisted=[row.class_name for row in findings.routing.classes if row.class_name not in shown],
+    )
+
+
+def sweep_figure(findings: Findings) -> charts.SweepFigure:
+    sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
+    points = [
+        (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
+    ]
+    return charts.sweep_figure(points, sweep.used_threshold, sweep.best_threshold)
+
+
+def figures(findings: Findings) -> dict[str, Any]:
+    """The figures of a scored run (nothing to draw when nothing was scored)."""
+    if findings.reason is not None:
+        return {}
+    u, time = findings.uncertainty, findings.time
+    costs = time.costs_seconds.model_dump()
+    return {
+        "time_bar": charts.time_bar(findings.counts, costs, time.from_scratch_seconds),
+        "class_figure": class_figure(findings),
+        "routing_gain": findings.routing.seconds_saved - findings.routing.single_seconds_saved,
+        "sweep_fig": sweep_figure(findings),
+        "sketch_of": {sketch.asset_id: sketch for sketch in findings.sketches},
+        "interval": None
+        if u is None
+        else charts.interval_figure(findings.assistance_score, u.score_low, u.score_high),
+    }
+
+
 def environment() -> jinja2.Environment:
     """The report pages' one environment: autoescaping on, undefined names fail."""
     import jinja2  # only a run that renders a page pays for it
@@ -184,6 +236,17 @@ def environment() -> jinja2.Environment:
     )
     environment.filters["duration"] = duration
     environment.filters["saving"] = saving
+    environment.globals.update(
+        counted=counted,
+        score2=score_text,
+        width=charts.WIDTH,
+        sweep_height=charts.SWEEP_HEIGHT,
+        colors=charts.ACTION_COLORS,
+        colors_by_outcome={outcome.key: charts.ACTION_COLORS[outcome.action] for outcome in Outcome},
+        scratch_color=charts.SCRATCH_COLOR,
+        action_keys=ACTIONS,
+        outcome_actions={outcome.key: outcome.action for outcome in Outcome},
+    )
     return environment
 
 
@@ -195,7 +258,10 @@ def render_html(findings: Findings) -> str:
         gauge=gauge(findings.assistance_score),
         grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),
-        sweep=sweep_chart(findings.confidence_sweep),
+        sweep_grid=sweep_grid_text(),
+        sweep_grid_values=SWEEP_GRID,
+        sweep_gain=f"{float(RECOMMEND_GAIN):g}",
+        **figures(findings),
         size_bounds=size_bounds_text(),
         outcomes=SHORT_LABELS,
         actions=ACTION_LABELS,

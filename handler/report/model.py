@@ -25,6 +25,7 @@ from handler.report.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.sections.near_misses import NearMissesSection
 from handler.report.sections.per_class import PerClassSection
 from handler.report.sections.routing import RoutingSection
+from handler.report.sections.sketches import SketchesSection
 from handler.report.sections.slices import SlicesSection
 from handler.report.sections.sweep import ConfidenceSweepSection
 from handler.report.sections.time_saved import TimeSaved as TimeSaved
@@ -148,6 +149,7 @@ class Findings(Section):
     slices: SlicesSection
     routing: RoutingSection
     suspected_gt_errors: SuspectedGtErrorsSection
+    sketches: SketchesSection
     execution: Execution
 
     def document(self) -> dict[str, object]:

@@ -21,6 +21,7 @@ from helpers.paths import THIRD_PARTY
 
 from handler.datasets import Loaded, load_dataset, pair_datasets
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
+from handler.datasets.reading import FORMATS
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.engine import Thresholds, evaluate
 from handler.errors import DatasetError
@@ -392,7 +393,7 @@ ERRORS = [
     ),
     pytest.param(
         {"notes.txt": "hello world\n", "readme.md": "# data\n"},
-        "pred: unknown dataset format; tried voc, yolo, cartucho",
+        "pred: unknown dataset format; tried " + ", ".join(f.name for f in FORMATS if f.kind == "folder"),
         id="undetectable-folder",
     ),
 ]

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from helpers.builders import write_tree
+from helpers.csv_format import register
 
-from handler.datasets import Loaded, format_names, load_dataset, pair_datasets
+from handler.datasets import Loaded, format_names, load_dataset, pair_datasets, reading
 from handler.engine import evaluate
 from handler.errors import DatasetError
 from handler.inputs import DEFAULT_THRESHOLDS
@@ -143,11 +144,22 @@ def test_a_forced_format_reads_what_detection_would_not(tmp_path: Path) -> None:
     assert forced.boxes.confidence.tolist() == [0.9]
 
 
-def test_a_json_format_forced_on_a_folder_names_the_folder_formats(tmp_path: Path) -> None:
+def folder_formats() -> str:
+    """The folder formats as messages list them: every registered one, in the registry's order."""
+    return ", ".join(f.name for f in reading.FORMATS if f.kind == "folder")
+
+
+@pytest.mark.parametrize("throwaway", [False, True], ids=["registry", "with-a-new-folder-format"])
+def test_a_json_format_forced_on_a_folder_names_the_folder_formats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, throwaway: bool
+) -> None:
+    if throwaway:
+        register(monkeypatch)
     folder = write_tree(tmp_path / "pred", {"a.txt": CAR})
-    expected = "format 'coco' cannot read this; expected one of voc, yolo, cartucho"
-    with pytest.raises(DatasetError, match=expected):
+    with pytest.raises(DatasetError) as raised:
         load(folder, fmt="coco")
+    assert str(raised.value).endswith(f"format 'coco' cannot read this; expected one of {folder_formats()}")
+    assert ("csv" in folder_formats()) == throwaway
 
 
 def test_every_format_has_a_name_for_the_cli() -> None:
@@ -181,6 +193,14 @@ def test_a_json_format_forced_on_json_lines_reads_its_lines_variant(tmp_path: Pa
     assert pred.format == "prediction-cache-jsonl" and pred.boxes.xyxy.tolist() == [[20, 16, 40, 32]]
 
 
+@pytest.mark.parametrize("fmt", [None, "native", "prediction-cache-jsonl"])
+def test_an_empty_json_lines_file_says_it_has_no_records(tmp_path: Path, fmt: str | None) -> None:
+    path = write_tree(tmp_path, {"pred.jsonl": "\n"}) / "pred.jsonl"
+    with pytest.raises(DatasetError) as raised:
+        load(path, fmt=fmt)
+    assert str(raised.value) == f"{path}: no records: expected JSON Lines, one record a line"
+
+
 def test_a_folder_holding_one_json_dataset_reads_that_file(tmp_path: Path) -> None:
     """A dataset id resolves to `datasets/<id>/`: one dataset file, maybe images beside it."""
     folder = write_tree(
@@ -188,7 +208,7 @@ def test_a_folder_holding_one_json_dataset_reads_that_file(tmp_path: Path) -> No
     )
     assert load(folder).dataset.format == "native" and load(folder, fmt="native").dataset.image_count == 4
     write_tree(folder, {"other.json": "[]"})
-    with pytest.raises(DatasetError, match=r"tried voc, yolo, cartucho and one \.json/\.jsonl file"):
+    with pytest.raises(DatasetError, match=rf"tried {folder_formats()} and one \.json/\.jsonl file"):
         load(folder)
 
 

@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 from helpers.builders import write_json, write_jsonl, write_tree
+from helpers.csv_format import CSV, csv_line, register
 
 from handler.datasets import Loaded, format_names, load_dataset, reading
-from handler.datasets.builder import Images, ParsedRows, build_dataset
-from handler.datasets.format import Format
 from handler.storage.local import LocalSource
 
 Corners = tuple[float | None, float | None, float | None, float | None]
@@ -152,6 +151,17 @@ def cartucho(tmp: Path, boxes: list[Box]) -> Loaded:
     return _load(write_tree(tmp / "cartucho", files))
 
 
+def csv(tmp: Path, boxes: list[Box]) -> Loaded:
+    """The throwaway format of tests/helpers/csv_format.py, registered for every test here."""
+
+    def line(box: Box) -> str:
+        corners, confidence = box
+        values = [_text(v) for v in corners] + ([] if confidence is None else [f"{confidence:g}"])
+        return csv_line("a.jpg", (SIZE, SIZE), "car", values)
+
+    return _load(write_tree(tmp / "csv", {"a.csv": "".join(line(b) for b in boxes)}))
+
+
 WRITERS: dict[str, Writer] = {
     "native": native,
     "native-jsonl": native_jsonl,
@@ -162,12 +172,21 @@ WRITERS: dict[str, Writer] = {
     "voc": voc,
     "yolo": yolo,
     "cartucho": cartucho,
+    CSV.name: csv,
 }
 WITH_CONFIDENCE = [name for name in WRITERS if name != "voc"]
 CONFIDENCE_OPTIONAL = [name for name in WRITERS if not name.startswith("prediction-cache")]
 
 
+@pytest.fixture(autouse=True)
+def _throwaway_format_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new format is held to every rule here: the throwaway one shows it, registered like any."""
+    register(monkeypatch)
+
+
 def test_every_registered_format_is_covered() -> None:
+    """A format added to the registry without a writer here fails this test, so it is never
+    left out of the rules below (each is parametrised over the writers)."""
     assert sorted(WRITERS) == sorted(format_names())
 
 
@@ -207,34 +226,6 @@ def test_a_missing_confidence_is_fully_confident(name: str, tmp_path: Path) -> N
     dataset = WRITERS[name](tmp_path, [((10, 10, 50, 50), None), GOOD]).dataset
     assert dataset.skipped_count == 0
     assert dataset.boxes.confidence.tolist() == ([1.0, 1.0] if name == "voc" else [1.0, 0.9])
-
-
-def _read_tsv(where: str, folder: Any, _: Loaded | None) -> Loaded:
-    """A tiny format for the registry test: `asset<TAB>label<TAB>x0 y0 x1 y1` lines in `.tsv` files."""
-    lines = [line.split("\t") for f in folder.with_suffix(".tsv") for line in folder.text(f).splitlines()]
-    assets = sorted({line[0] for line in lines})
-    labels = sorted({line[1] for line in lines})
-    rows = ParsedRows(
-        xyxy=np.array([[float(v) for v in line[2].split()] for line in lines]).reshape(-1, 4),
-        class_id=np.array([labels.index(line[1]) for line in lines], dtype=np.int64),
-        image=np.array([assets.index(line[0]) for line in lines], dtype=np.int64),
-        source_index=np.arange(len(lines)),
-        position=lambda row: f"line {row + 1}",
-    )
-    images = Images(assets, np.full(len(assets), np.nan), np.full(len(assets), np.nan))
-    return Loaded(build_dataset(where, "tsv", rows, images, labels))
-
-
-def test_a_new_format_is_one_module_and_one_line_in_the_list(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tsv = Format("tsv", "folder", lambda folder: bool(folder.with_suffix(".tsv")), _read_tsv)
-    monkeypatch.setattr(reading, "FORMATS", [*reading.FORMATS, tsv])
-    root = write_tree(tmp_path / "tsv", {"a.tsv": "a.jpg\tcar\t1 1 5 5\na.jpg\tcar\t5 1 1 5\n"})
-    dataset = _load(root).dataset
-    assert dataset.format == "tsv" and len(dataset.boxes) == 1 and dataset.skipped_count == 1
-    assert (dataset.skipped[0].position, dataset.skipped[0].problem) == ("line 2", "x_max < x_min")
-    assert "tsv" in format_names()
 
 
 def test_workers_read_shard_files_in_one_json_lines_format() -> None:

@@ -152,9 +152,7 @@ def run_engine(
             matches[i].append(Match(pred=j, gt=gj, iou=float(match.pred_iou[k])))
         else:
             assert np.isnan(match.pred_iou[k])
-    assert int(np.count_nonzero(match.gt_match >= 0)) == int(
-        np.count_nonzero(match.pred_match >= 0)
-    )
+    assert int(np.count_nonzero(match.gt_match >= 0)) == int(np.count_nonzero(match.pred_match >= 0))
     results = [
         ref.ImageResult(tuple(sorted(m, key=lambda x: x.pred)), tuple(g), tuple(p))
         for m, g, p in zip(matches, gt_out, pred_out, strict=True)
@@ -300,10 +298,7 @@ def _random_image(rng: random.Random) -> RefImage:
     preds = []
     for _ in range(rng.randint(0, 8)):
         if gt and rng.randrange(4) > 0:
-            moved = [
-                min(max(c + rng.choice((0, 0, 1, -1)), 0.0), float(GRID))
-                for c in rng.choice(gt).xyxy
-            ]
+            moved = [min(max(c + rng.choice((0, 0, 1, -1)), 0.0), float(GRID)) for c in rng.choice(gt).xyxy]
             x0, x1 = sorted((moved[0], moved[2]))
             y0, y1 = sorted((moved[1], moved[3]))
             box = (x0, y0, x1, y1)
@@ -342,9 +337,7 @@ def _check_case(case: Case) -> None:
     for path in paths:
         for budget in BUDGETS:
             assert_agrees(run_engine(*args, budget, path=path), expected)
-        interleaved = run_engine(
-            *args, 7, gt_labels=case.gt_labels, pred_labels=case.pred_labels, path=path
-        )
+        interleaved = run_engine(*args, 7, gt_labels=case.gt_labels, pred_labels=case.pred_labels, path=path)
         assert_agrees(interleaved, expected)
 
 

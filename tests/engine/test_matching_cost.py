@@ -44,9 +44,7 @@ def _chain(n: int, gaps: Gaps, y: float, rng: np.random.Generator) -> list[Box]:
     return [(float(a), y, float(a) + WIDTH, y + WIDTH) for a in x]
 
 
-def _image(
-    chains: int, n: int, gaps: Gaps, order: Order, seed: int
-) -> tuple[list[Box], list[Box]]:
+def _image(chains: int, n: int, gaps: Gaps, order: Order, seed: int) -> tuple[list[Box], list[Box]]:
     """GT boxes and predictions of several chains (apart in y), rows in `order`."""
     rng = np.random.default_rng(seed)
     gt: list[Box] = []

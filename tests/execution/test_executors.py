@@ -1,8 +1,8 @@
 """One code path, three executors: in this process, a local process pool, a dask cluster (SPEC §11).
 
 Each workload runs three times through the node's `run`; the findings must be equal but for
-the id, the time and the `execution` block, and outcomes.jsonl byte for byte. The cluster is a
-real dask.distributed LocalCluster with two worker processes.
+the id, the time and the `execution` block, and outcomes.jsonl byte for byte. The cluster is the
+session's real dask.distributed LocalCluster with two worker processes (helpers/dask_fixtures.py).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.dask_fixtures import wait_for_full_cluster
 from helpers.paths import THIRD_PARTY
 from helpers.shards import write_shards
 
@@ -36,12 +37,9 @@ CARTUCHO = THIRD_PARTY / "cartucho_mAP_85" / "input"
 RUN_ONLY = ("report_id", "created_at", "execution")
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as c:
-        yield c.scheduler_address
+@pytest.fixture
+def cluster(dask_cluster: str) -> str:
+    return dask_cluster
 
 
 def _outcome(
@@ -124,7 +122,7 @@ def _upload(client: Any, bucket: str, folder: Path, prefix: str) -> str:
 
 
 def test_dask_workers_read_their_own_shards_from_s3_and_write_the_report_there(
-    tmp_path: Path, s3_bucket: str, s3_client: Any
+    tmp_path: Path, s3_bucket: str, s3_client: Any, cluster: str
 ) -> None:
     gt_shards, pred_shards = write_shards(
         COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json", tmp_path, 25
@@ -141,11 +139,8 @@ def test_dask_workers_read_their_own_shards_from_s3_and_write_the_report_there(
     from handler.storage import open_store
 
     store = open_store(f"s3://{s3_bucket}/store")
-    # Started here, after s3_env: the worker processes inherit the endpoint and the test keys.
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as c:
-        on_s3 = _outcome(store, inputs, ExecutionOptions(scheduler=c.scheduler_address))
+    # The session's workers were started with the moto endpoint and the test keys.
+    on_s3 = _outcome(store, inputs, ExecutionOptions(scheduler=cluster))
     assert on_s3[2] == {"engine": "dask", "workers": 2, "shards": 4}
     assert on_s3[1] == local[1]
     assert {k: v for k, v in on_s3[0].items() if k != "dataset"} == {
@@ -188,33 +183,29 @@ def _kill_when(busy: Callable[[], list[int]], done: threading.Event) -> list[int
     return killed
 
 
-def test_a_dask_worker_killed_mid_shard_is_retried_and_the_findings_do_not_change(tmp_path: Path) -> None:
+def test_a_dask_worker_killed_mid_shard_is_retried_and_the_findings_do_not_change(
+    tmp_path: Path, cluster: str
+) -> None:
     gt, pred = _big_shards(tmp_path, copies=20)
     inputs = {"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}
     expected = _outcome(LocalStore(tmp_path / "a"), inputs, ExecutionOptions(workers=1))
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as c:
-        client = distributed.Client(c.scheduler_address)
-        pids = client.run(os.getpid)
+    client = distributed.Client(cluster, set_as_default=False)
+    pids = client.run(os.getpid)
 
-        def busy() -> list[int]:
-            return [
-                pids[address] for address, tasks in client.processing().items() if tasks and address in pids
-            ]
+    def busy() -> list[int]:
+        return [pids[address] for address, tasks in client.processing().items() if tasks and address in pids]
 
-        done = threading.Event()
-        killer = threading.Thread(target=lambda: killed.extend(_kill_when(busy, done)))
-        killed: list[int] = []
-        killer.start()
-        try:
-            got = _outcome(
-                LocalStore(tmp_path / "b"), inputs, ExecutionOptions(scheduler=c.scheduler_address)
-            )
-        finally:
-            done.set()
-            killer.join()
-            client.close()
+    done = threading.Event()
+    killer = threading.Thread(target=lambda: killed.extend(_kill_when(busy, done)))
+    killed: list[int] = []
+    killer.start()
+    try:
+        got = _outcome(LocalStore(tmp_path / "b"), inputs, ExecutionOptions(scheduler=cluster))
+    finally:
+        done.set()
+        killer.join()
+        client.close()
+        wait_for_full_cluster(cluster)  # the session's cluster: the next test needs both workers
     assert killed, "no shard was seen running: the kill did not happen"
     assert got[0] == expected[0] and got[1] == expected[1]
 

@@ -17,9 +17,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+from helpers.csv_format import register
 from helpers.node_run import NodeRun, run_node
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
+
+from handler.datasets import format_names
 
 THIRD_PARTY = Path("/work/shared/data/third_party")
 FAMILY_EXAMPLES = int(os.environ.get("PRELABEL_FUZZ_EXAMPLES", "0")) or 350
@@ -66,7 +70,8 @@ def _assert_property(run: NodeRun, store: Path) -> None:
         assert MARKUP not in page
 
 
-def _run(files: dict[str, bytes], **inputs: str) -> None:
+def _run(files: dict[str, bytes], **inputs: str) -> int:
+    """The node's exit code on these files, once the property holds."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         for name, content in files.items():
@@ -75,7 +80,9 @@ def _run(files: dict[str, bytes], **inputs: str) -> None:
             path.write_bytes(content)
         env = {key: str(root / value) if key.endswith("_DATASET") else value for key, value in inputs.items()}
         store = root / "store"
-        _assert_property(run_node(store, **env), store)
+        run = run_node(store, **env)
+        _assert_property(run, store)
+        return run.code
 
 
 @st.composite
@@ -142,9 +149,16 @@ GOOD_GT = json.dumps(
         "categories": [{"id": 1, "name": "cat"}],
     }
 ).encode()
-FORMATS = st.sampled_from(
-    [None, "coco", "coco-results", "native", "prediction-cache", "native-jsonl", "voc", "yolo", "cartucho"]
-)
+
+
+@st.composite
+def registered_formats(draw: st.DrawFn) -> str | None:
+    """A forced format, or None (detection): every format in the registry when drawn, so that
+    a new one is fuzzed from the line that registers it on."""
+    return draw(st.sampled_from([None, *format_names()]))
+
+
+FORMATS = registered_formats()
 yolo_line = st.lists(
     st.one_of(st.integers(-3, 10**22).map(str), st.floats().map(str), st.text(max_size=4)),
     min_size=0,
@@ -278,3 +292,13 @@ def _voc_files(draw: st.DrawFn) -> dict[str, bytes]:
 @given(_voc_files())
 def test_voc_mutations(files: dict[str, bytes]) -> None:
     _run(files, GT_DATASET="gt", PRED_DATASET="gt")
+
+
+def test_a_registered_format_is_fuzzed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The throwaway format is among the formats every family forces, and holds the property."""
+    csv = register(monkeypatch).name
+    assert find(FORMATS, lambda name: name == csv) == csv
+    line = b"a.jpg,100,100,car,10,10,50,50,0.9\n"
+    files = {"gt/a.csv": line, "pred/a.csv": line + b"a.jpg,100\n", "bad.json": b"[]"}
+    assert _run(files, GT_DATASET="gt", PRED_DATASET="pred") == 0
+    assert _run(files, GT_DATASET="gt", PRED_DATASET="bad.json", PRED_FORMAT=csv) == 2

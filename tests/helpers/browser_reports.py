@@ -79,7 +79,9 @@ def many_classes(work: Path) -> StoredReport:
     """COCO val2014, 100 images, 80 classes, with cocoapi's 'fake' (detector-like) results."""
     folder = THIRD_PARTY / "coco_val2014_100"
     return _run(
-        "many-classes", work, folder / "instances_val2014_100.json",
+        "many-classes",
+        work,
+        folder / "instances_val2014_100.json",
         folder / "instances_val2014_fakebbox100_results.json",
     )
 
@@ -87,28 +89,49 @@ def many_classes(work: Path) -> StoredReport:
 def hostile(work: Path) -> StoredReport:
     """A native dataset whose class name is markup and whose asset id carries quotes, `<`, and `&amp;`."""
     gt = [
-        {**asset(QUOTED_ASSET, [
-            annotation((HOSTILE_CLASS, 10, 10, 50, 50)),
-            annotation(("car", 60, 10, 95, 40)),
-            annotation(("car", 5, 60, 40, 95)),
-            annotation((HOSTILE_CLASS, 50, 55, 90, 95)),
-        ]), "tags": [HOSTILE_CLASS]},
-        asset("plain.jpg", [
-            annotation(("car", 10, 10, 40, 40)),
-            annotation((HOSTILE_CLASS, 50, 50, 90, 90)),
-        ]),
+        {
+            **asset(
+                QUOTED_ASSET,
+                [
+                    annotation((HOSTILE_CLASS, 10, 10, 50, 50)),
+                    annotation(("car", 60, 10, 95, 40)),
+                    annotation(("car", 5, 60, 40, 95)),
+                    annotation((HOSTILE_CLASS, 50, 55, 90, 95)),
+                ],
+            ),
+            "tags": [HOSTILE_CLASS],
+        },
+        asset(
+            "plain.jpg",
+            [
+                annotation(("car", 10, 10, 40, 40)),
+                annotation((HOSTILE_CLASS, 50, 50, 90, 90)),
+            ],
+        ),
     ]
     pred = [
-        asset(QUOTED_ASSET, [
-            annotation((HOSTILE_CLASS, 11, 10, 50, 51), 0.9),  # correct
-            annotation((HOSTILE_CLASS, 60, 10, 95, 40), 0.8),  # car read as the hostile class
-            annotation(("car", 70, 70, 75, 75), 0.7),  # invented
-            {"label": HOSTILE_CLASS, "x_min": HOSTILE_CLASS, "y_min": 0, "x_max": 1, "y_max": 1},  # defective
-        ]),
+        asset(
+            QUOTED_ASSET,
+            [
+                annotation((HOSTILE_CLASS, 11, 10, 50, 51), 0.9),  # correct
+                annotation((HOSTILE_CLASS, 60, 10, 95, 40), 0.8),  # car read as the hostile class
+                annotation(("car", 70, 70, 75, 75), 0.7),  # invented
+                {
+                    "label": HOSTILE_CLASS,
+                    "x_min": HOSTILE_CLASS,
+                    "y_min": 0,
+                    "x_max": 1,
+                    "y_max": 1,
+                },  # defective
+            ],
+        ),
         asset("plain.jpg", [annotation(("car", 12, 12, 40, 40), 0.95)]),
     ]
     return _run(
-        "hostile", work, write_json(work / "gt.json", gt), write_json(work / "pred.json", pred),
+        "hostile",
+        work,
+        write_json(work / "gt.json", gt),
+        write_json(work / "pred.json", pred),
         CONFIDENCE_THRESHOLD=HOSTILE_CLASS,
     )
 

@@ -106,9 +106,7 @@ def greedy(candidates: list[Match]) -> list[Match]:
     return accepted
 
 
-def evaluate_image(
-    image: RefImage, threshold: float, iou_min: float, iou_perfect: float
-) -> ImageResult:
+def evaluate_image(image: RefImage, threshold: float, iou_min: float, iou_perfect: float) -> ImageResult:
     kept = [i for i, p in enumerate(image.preds) if not p.confidence < threshold]
     candidates = []
     for i in kept:
@@ -148,9 +146,7 @@ def grade(correct: int, shifted: int, class_confused: int, total: int) -> str:
     raise AssertionError("unreachable: the last bound is 0")
 
 
-def evaluate(
-    images: list[RefImage], threshold: float, iou_min: float, iou_perfect: float
-) -> Evaluation:
+def evaluate(images: list[RefImage], threshold: float, iou_min: float, iou_perfect: float) -> Evaluation:
     results = tuple(evaluate_image(im, threshold, iou_min, iou_perfect) for im in images)
     counts = dict.fromkeys(OUTCOME_NAMES, 0)
     same_class_ious: list[float] = []

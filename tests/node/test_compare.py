@@ -54,7 +54,8 @@ def test_json_is_exactly_the_comparison(tmp_path: Path) -> None:
     d, t = document["difference"], document["time_saved_difference"]
     assert set(d) == {"score", "low", "high"} and set(t) == {"seconds", "low", "high"}
     assert d["low"] <= d["score"] <= d["high"] < 0 and t["low"] <= t["seconds"] <= t["high"] < 0
-    assert all(set(row) == {"class", "score_a", "score_b", "difference"} for row in document["per_class"])
+    keys = {"class", "score_a", "score_b", "difference", "boxes_a", "boxes_b"}
+    assert all(set(row) == keys and row["boxes_a"] + row["boxes_b"] > 0 for row in document["per_class"])
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert not list((tmp_path / "s").rglob("*.*")), "compare staged or published a report"
 
@@ -71,6 +72,17 @@ def test_differences_are_those_of_the_two_reports(tmp_path: Path) -> None:
     by_class = {row.class_name: row for row in found.per_class}
     for row in a["per_class"]:
         assert by_class[row["class"]].score_a == row["assistance_score"]
+        assert by_class[row["class"]].boxes_a == row["counts"]["total"]
+    # the page's outcome counts are each run's: the same as the two reports'
+    assert (
+        found.context.a.counts.model_dump() == a["counts"]
+        and found.context.b.counts.model_dump() == b["counts"]
+    )
+    assert not found.context.same_predictions
+    assert (found.context.a.best_threshold, found.context.b.best_threshold) == (
+        a["confidence_sweep"]["best_threshold"],
+        b["confidence_sweep"]["best_threshold"],
+    )
     assert found.difference.low <= found.difference.score <= found.difference.high
 
 
@@ -78,10 +90,12 @@ def test_summary_and_user_errors(tmp_path: Path) -> None:
     store = str(tmp_path / "s")
     shown = _cli(str(GT), str(PRED_A), str(PRED_A), "--store", store)
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith("Neither prediction set is clearly better")
+    assert shown.stdout.startswith("A and B are the same predictions")
     assert "100 images paired by asset id" in shown.stdout
-    for args in ([str(GT), str(tmp_path / "missing.json"), str(PRED_A)],
-                 [str(GT), str(PRED_A), str(PRED_A), "--html", str(tmp_path / "no" / "page.html")]):
+    for args in (
+        [str(GT), str(tmp_path / "missing.json"), str(PRED_A)],
+        [str(GT), str(PRED_A), str(PRED_A), "--html", str(tmp_path / "no" / "page.html")],
+    ):
         failed = _cli(*args, "--store", store)
         assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
         assert failed.stderr.startswith("error: ") and "Traceback" not in failed.stderr

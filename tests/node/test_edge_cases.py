@@ -146,6 +146,8 @@ BAD_INPUTS = [
         "gt.json: assets[0]: 'asset_id' is a required property",
     ),
     ("gt.jsonl", b'{"asset_id": "a"}\n{"asset_id": \n', "gt.jsonl: line 2 column"),
+    ("gt.jsonl", b"", "gt.jsonl: no records: expected JSON Lines, one record a line"),
+    ("gt.jsonl", b"\n  \n", "gt.jsonl: no records: expected JSON Lines, one record a line"),
 ]
 
 

@@ -66,8 +66,11 @@ def test_exempt_readme_blocks_are_few_and_say_why() -> None:
 
 @pytest.mark.parametrize(
     ("language", "code"),
-    [pytest.param(lang, code, id=f"{lang}-{i}") for i, (lang, code) in enumerate(readme_blocks())
-     if not code.startswith(EXEMPT)],
+    [
+        pytest.param(lang, code, id=f"{lang}-{i}")
+        for i, (lang, code) in enumerate(readme_blocks())
+        if not code.startswith(EXEMPT)
+    ],
 )
 def test_readme_block_runs(language: str, code: str, tmp_path: Path) -> None:
     command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]

@@ -23,7 +23,7 @@ from handler.datasets import load_dataset, pair_datasets
 from handler.engine.analyses import ANALYSES
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
-from handler.execution import ExecutionOptions, evaluate_plan, plan_shards
+from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.execution.shards import paired_shards, run_paired_shard
 from handler.inputs import parse_inputs
 from handler.pipeline import run
@@ -109,7 +109,7 @@ def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
         {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
     )
     store = LocalStore(tmp_path / "store")
-    evaluated = evaluate_plan(plan_shards(inputs, store, ExecutionOptions()), None)
+    evaluated = evaluate_plan(read_and_plan(inputs, store, ExecutionOptions()), None)
     assert evaluated.state.of(CROWDED) == Crowded(13, 1)
 
     templates = tmp_path / "report_templates"

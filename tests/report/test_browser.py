@@ -27,8 +27,14 @@ if TYPE_CHECKING:
 
 CHROMIUM: Final = Path("/usr/bin/chromium")
 CHROMIUM_ARGS: Final = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 VIEWPORTS: Final = [(900, 700), (1400, 900)]  # the platform's preview iframe, a full browser tab
 OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")
@@ -200,10 +206,14 @@ def _unfold(page: Page) -> None:
         summary.click()
 
 
-@pytest.fixture(scope="module", params=[
-    pytest.param((name, width, height), id=f"{name}-{width}x{height}")
-    for name in BUILDERS for width, height in VIEWPORTS
-])
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param((name, width, height), id=f"{name}-{width}x{height}")
+        for name in BUILDERS
+        for width, height in VIEWPORTS
+    ],
+)
 def observed(request: pytest.FixtureRequest, browser: Browser, reports: dict[str, StoredReport]) -> Observed:
     name, width, height = request.param
     return _open(browser, reports[name], width, height)
@@ -258,6 +268,8 @@ def test_each_card_says_what_it_counts_with_the_thresholds(
 def test_the_footer_fits_the_viewport(observed: Observed) -> None:
     footer = observed.shown["footer"]
     assert footer["left"] >= 0 and footer["right"] <= footer["width"], footer
+
+
 def test_routing_and_suspected_gt_errors_equal_the_findings(
     observed: Observed, reports: dict[str, StoredReport]
 ) -> None:
@@ -386,12 +398,13 @@ def test_slices_section_shows_every_slice(
     worst = min(rows, key=lambda row: row["assistance_score"])
     summary, body, visible = _section_text(browser, reports[name], "slices")
     lowest = f"{worst['name']} ({worst['assistance_score']:.2f}, {worst['grade']})"
-    assert f"{len(rows)} slices; lowest: {lowest}" in summary
+    assert f"{len(rows)} {'slice' if len(rows) == 1 else 'slices'}; lowest: {lowest}" in summary
     assert visible
     for row in rows:
         assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
     assert [w["code"] for w in reports["warned"].findings["warnings"]] == [
-        "class_mapping", "ground_truth_has_confidences"
+        "class_mapping",
+        "ground_truth_has_confidences",
     ]
 
 
@@ -400,11 +413,15 @@ def _hostile_comparison(work: Path) -> tuple[Comparison, Path]:
     """A and B on a GT whose class name is markup and whose asset id carries quotes and `<`."""
     hostile, car = (HOSTILE_CLASS, 10, 10, 50, 50), ("car", 60, 10, 95, 40)
     hostile_b, car_b = (HOSTILE_CLASS, 50, 50, 90, 90), ("car", 10, 10, 40, 40)
-    gt = [asset(QUOTED_ASSET, [annotation(hostile), annotation(car)]),
-          asset("plain.jpg", [annotation(car_b), annotation(hostile_b)])]
+    gt = [
+        asset(QUOTED_ASSET, [annotation(hostile), annotation(car)]),
+        asset("plain.jpg", [annotation(car_b), annotation(hostile_b)]),
+    ]
     pred_a = [asset(QUOTED_ASSET, [annotation(hostile, 0.9)]), asset("plain.jpg", [annotation(car_b, 0.95)])]
-    pred_b = [asset(QUOTED_ASSET, [annotation(hostile, 0.9), annotation(car, 0.8)]),
-              asset("plain.jpg", [annotation(car_b, 0.95), annotation(hostile_b, 0.7)])]
+    pred_b = [
+        asset(QUOTED_ASSET, [annotation(hostile, 0.9), annotation(car, 0.8)]),
+        asset("plain.jpg", [annotation(car_b, 0.95), annotation(hostile_b, 0.7)]),
+    ]
     found = compare(
         str(write_json(work / "gt.json", gt)),
         str(write_json(work / "a.json", pred_a)),
@@ -437,7 +454,11 @@ def test_the_comparison_page_shows_the_comparison_safely(
         assert page.locator("img, script, i").count() == 0
         assert page.locator("[data-field=better] .value").text_content() == found.better
         shown = page.locator("[data-field=difference] .value").text_content()
-        assert shown == f"{found.difference.score:+.3f}"
+        assert shown == f"{found.difference.score:+.2f}"
+        for figure in ("difference", "compare_classes"):
+            assert page.locator(f"svg[data-figure={figure}]").count() == 1
+        svg_text = page.locator("svg[data-figure=compare_classes]").inner_html()
+        assert "&lt;img src=x onerror=alert(1)&gt;" in svg_text  # the class name, escaped in the chart
         assert page.locator("[data-field=class]").count() == len(found.per_class) == 2
         measured = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
         assert measured["wide"] == [] and measured["document"] <= measured["viewport"], measured
@@ -446,3 +467,74 @@ def test_the_comparison_page_shows_the_comparison_safely(
         assert requests == [page_file.resolve().as_uri()]
     finally:
         context.close()
+
+
+# The page as the platform shows it: inside a sandboxed iframe (no scripts, an opaque origin).
+FIGURES: Final = ("interval", "time", "per_class", "sweep")
+FRAME_JS: Final = """() => {
+  const text = (el) => el.textContent;
+  return {
+    width: document.documentElement.scrollWidth,
+    viewport: window.innerWidth,
+    figures: [...document.querySelectorAll('svg[data-figure]')].map((el) => el.dataset.figure),
+    sketches: document.querySelectorAll('svg.sketch').length,
+    svgText: [...document.querySelectorAll('svg text, svg title')].map(text).join('\\n'),
+    captions: [...document.querySelectorAll('.sketches figcaption [data-field=asset_id]')].map(text),
+    imgs: document.querySelectorAll('img, script, iframe').length,
+  };
+}"""
+
+
+def _framed(report: StoredReport, work: Path) -> Path:
+    """A host page holding the report in `<iframe sandbox>`, by `srcdoc` (the page itself, escaped)."""
+    from html import escape
+
+    page = report.html.read_text(encoding="utf-8")
+    host = work / f"{report.name}-host.html"
+    host.write_text(
+        "<!DOCTYPE html><html><body style='margin:0'>"
+        f"<iframe sandbox srcdoc=\"{escape(page, quote=True)}\" style='border:0;width:100vw;height:100vh'>"
+        "</iframe></body></html>",
+        encoding="utf-8",
+    )
+    return host
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=[f"{w}x{h}" for w, h in VIEWPORTS])
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_the_page_in_a_sandboxed_iframe(
+    browser: Browser, reports: dict[str, StoredReport], tmp_path: Path, name: str, viewport: tuple[int, int]
+) -> None:
+    report = reports[name]
+    host = _framed(report, tmp_path)
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type in {"error", "warning"} else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(host.resolve().as_uri(), wait_until="networkidle")
+        frame = page.frames[1]
+        for summary in frame.locator("details > summary").all():
+            summary.click()
+        shown = frame.evaluate(FRAME_JS)
+        page.screenshot(path=str(artifacts_dir() / f"{name}-{viewport[0]}x{viewport[1]}-iframe.png"))
+        page.wait_for_timeout(50)
+    finally:
+        context.close()
+    assert problems == [] and requests == [host.resolve().as_uri()]
+    assert shown["width"] <= shown["viewport"], "the page scrolls horizontally inside the frame"
+    assert shown["imgs"] == 0
+    findings = report.findings
+    if findings["reason"] is not None:
+        assert shown["figures"] == [] and shown["sketches"] == 0
+        return
+    # a folded tail of classes is a second per-class chart
+    assert list(dict.fromkeys(f for f in shown["figures"] if f in FIGURES)) == list(FIGURES)
+    listed = len(findings["images_with_most_work"]) + len(findings["suspected_gt_errors"]["listed"])
+    assert shown["sketches"] == listed + len(findings["near_misses"]["listed"])
+    if name == "hostile":  # dataset text in SVG <text>/<title> and under the sketches is text, not markup
+        assert HOSTILE_CLASS in shown["svgText"]
+        assert QUOTED_ASSET in shown["captions"]

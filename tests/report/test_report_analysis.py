@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from handler.boxes import BoxTable
 from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate
 from handler.engine import analysis as an
-from handler.engine.analyses.by_size import by_size, size_bucket
+from handler.engine.analyses.by_size import counts_by_size, size_bucket
 from handler.engine.analyses.confusions import confusion_pairs, top_confusions
-from handler.engine.analyses.near_misses import band_edges, near_misses
+from handler.engine.analyses.near_misses import band_edges, count_near_misses
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Tally
@@ -53,7 +53,7 @@ def test_the_hand_case_outcomes(evaluation: Evaluation) -> None:
 
 
 def test_per_class_counts_fp_by_predicted_class_and_the_rest_by_gt_class(evaluation: Evaluation) -> None:
-    counts = an.per_class(evaluation, 3)
+    counts = an.counts_by_class(evaluation, 3)
     assert counts.tolist() == [[1, 1, 0, 2, 1], [0, 0, 1, 0, 1], [0, 0, 0, 0, 1]]
     assert OutcomeCounts(counts).scores.tolist() == [0.3, 0.25, 0.0]
     # seconds left: car 1.5 + 6 + 2·2 + 25.5 = 37, dog 4 + 25.5 = 29.5, cat 25.5
@@ -83,7 +83,7 @@ def test_confusions_order_and_top() -> None:
 
 
 def test_per_image_and_most_work(evaluation: Evaluation) -> None:
-    counts = an.per_image(evaluation, 2)
+    counts = an.counts_by_image(evaluation, 2)
     assert counts.tolist() == [[1, 1, 1, 2, 2], [0, 0, 0, 0, 1]]
     seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
     assert seconds.tolist() == [1.5 + 6 + 4 + 2 * 2 + 2 * 25.5, 25.5]
@@ -93,14 +93,14 @@ def test_per_image_and_most_work(evaluation: Evaluation) -> None:
 
 
 def test_by_size_uses_gt_area_and_a_false_positive_its_own(evaluation: Evaluation) -> None:
-    counts = by_size(evaluation, np.ones(2))
+    counts = counts_by_size(evaluation, np.ones(2))
     assert counts.tolist() == [[1, 1, 1, 2, 2], [0, 0, 0, 0, 0], [0, 0, 0, 0, 1]]
     # the same boxes in 0-1 units on 100 x 100 images: the scale brings back the pixel areas
     scale = np.full(2, 100.0 * 100.0)
     gt, pred = hand_case()
     gt, pred = gt.with_columns(xyxy=gt.xyxy / 100), pred.with_columns(xyxy=pred.xyxy / 100)
     shrunk = evaluate(gt, pred, 2, THRESHOLDS)
-    assert by_size(shrunk, scale).tolist() == counts.tolist()
+    assert counts_by_size(shrunk, scale).tolist() == counts.tolist()
 
 
 def test_size_bounds_are_coco_areas() -> None:
@@ -110,7 +110,7 @@ def test_size_bounds_are_coco_areas() -> None:
 
 
 def test_near_misses_count_false_positives_on_missed_boxes_of_their_class(evaluation: Evaluation) -> None:
-    found = near_misses(evaluation, 0.1, 0.3)
+    found = count_near_misses(evaluation, 0.1, 0.3)
     assert found.edges.tolist() == [0.1, 0.2, 0.3]
     assert found.counts.tolist() == [0, 1] and found.count == 1 and found.missed_gt == 1
 
@@ -124,7 +124,7 @@ def test_near_misses_ignore_other_classes_matched_boxes_and_dropped_predictions(
         confidence=[0.9, 0.9, 0.9, 0.9, 0.1],
     )
     evaluation = evaluate(gt, pred, 1, THRESHOLDS)
-    found = near_misses(evaluation, 0.1, 0.3)
+    found = count_near_misses(evaluation, 0.1, 0.3)
     # P0 is another class, P3 overlaps a matched box, P4 was dropped: only P1 (IoU 0.15) is a near miss
     assert found.counts.tolist() == [1, 0] and found.missed_gt == 1
 
@@ -132,7 +132,7 @@ def test_near_misses_ignore_other_classes_matched_boxes_and_dropped_predictions(
 def test_one_false_positive_counts_once_at_its_best_overlap() -> None:
     gt = BoxTable.build([[0, 0, 10, 10], [0, 0, 10, 20]], [CAR, CAR], [0, 0])
     pred = BoxTable.build([[0, 0, 10, 2.5]], [CAR], [0])  # IoU 0.25 and 0.125
-    found = near_misses(evaluate(gt, pred, 1, THRESHOLDS), 0.1, 0.3)
+    found = count_near_misses(evaluate(gt, pred, 1, THRESHOLDS), 0.1, 0.3)
     assert found.counts.tolist() == [0, 1] and found.missed_gt == 2
 
 
@@ -173,11 +173,11 @@ def test_time_costs_follow_the_outcome_order_and_are_checked() -> None:
 
 def test_an_empty_evaluation_gives_empty_figures() -> None:
     empty = evaluate(BoxTable.empty(), BoxTable.empty(), 0, THRESHOLDS)
-    assert an.per_class(empty, 0).shape == (0, 5)
-    assert an.most_time_left_first(an.per_class(empty, 3), np.zeros(3)).tolist() == []
+    assert an.counts_by_class(empty, 0).shape == (0, 5)
+    assert an.most_time_left_first(an.counts_by_class(empty, 3), np.zeros(3)).tolist() == []
     assert top_confusions(confusion_pairs(empty), 10).count.tolist() == []
-    assert near_misses(empty, 0.1, 0.3).count == 0
-    assert by_size(empty, np.ones(0)).sum() == 0
+    assert count_near_misses(empty, 0.1, 0.3).count == 0
+    assert counts_by_size(empty, np.ones(0)).sum() == 0
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from handler.report.outcome_lines import Field, Number, Text, json_lines, outcom
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
-QUOTED = 'street "quoted" \\ \'id\' é\n.jpg'
+QUOTED = "street \"quoted\" \\ 'id' é\n.jpg"
 
 
 def lines_for(evaluation: Evaluation, assets: list[str], classes: list[str]) -> list[dict[str, Any]]:
@@ -43,18 +43,42 @@ def test_hand_case_lines() -> None:
     lines = lines_for(evaluation, ["a.jpg", "b.jpg"], ["car", "dog", "cat"])
     assert len(lines) == len(gt) + len(evaluation.pred) == 11
     assert lines[0] == {
-        "asset_id": "a.jpg", "box": "gt", "gt_index": 0, "pred_index": 0, "gt_class": "car",
-        "pred_class": "car", "iou": 1.0, "confidence": 0.9, "outcome": "correct", "action": "accept",
+        "asset_id": "a.jpg",
+        "box": "gt",
+        "gt_index": 0,
+        "pred_index": 0,
+        "gt_class": "car",
+        "pred_class": "car",
+        "iou": 1.0,
+        "confidence": 0.9,
+        "outcome": "correct",
+        "action": "accept",
         "suspected_gt_error": None,
     }
     assert lines[3] == {  # GT3: missed
-        "asset_id": "a.jpg", "box": "gt", "gt_index": 3, "pred_index": None, "gt_class": "car",
-        "pred_class": None, "iou": None, "confidence": None, "outcome": "false_negative", "action": "draw",
+        "asset_id": "a.jpg",
+        "box": "gt",
+        "gt_index": 3,
+        "pred_index": None,
+        "gt_class": "car",
+        "pred_class": None,
+        "iou": None,
+        "confidence": None,
+        "outcome": "false_negative",
+        "action": "draw",
         "suspected_gt_error": None,
     }
     assert lines[7] == {  # P2: the dog read as a cat, seen from the prediction's side
-        "asset_id": "a.jpg", "box": "pred", "gt_index": 2, "pred_index": 2, "gt_class": "dog",
-        "pred_class": "cat", "iou": 1.0, "confidence": 0.7, "outcome": "class_confused", "action": "relabel",
+        "asset_id": "a.jpg",
+        "box": "pred",
+        "gt_index": 2,
+        "pred_index": 2,
+        "gt_class": "dog",
+        "pred_class": "cat",
+        "iou": 1.0,
+        "confidence": 0.7,
+        "outcome": "class_confused",
+        "action": "relabel",
         "suspected_gt_error": None,
     }
     assert [(line["asset_id"], line["box"]) for line in lines] == (
@@ -80,11 +104,18 @@ def test_random_evaluation_round_trips() -> None:
     rng = np.random.default_rng(7)
     n_gt, n_pred, n_images = 3000, 3500, 200
     corners = rng.uniform(0, 500, (n_gt, 2))
-    gt = BoxTable.build(np.hstack([corners, corners + rng.uniform(5, 60, (n_gt, 2))]),
-                        rng.integers(0, 4, n_gt), rng.integers(0, n_images, n_gt))
+    gt = BoxTable.build(
+        np.hstack([corners, corners + rng.uniform(5, 60, (n_gt, 2))]),
+        rng.integers(0, 4, n_gt),
+        rng.integers(0, n_images, n_gt),
+    )
     source = rng.integers(0, n_gt, n_pred)
-    pred = BoxTable.build(gt.xyxy[source] + rng.normal(0, 4, (n_pred, 4)), rng.integers(0, 4, n_pred),
-                          gt.image[source], confidence=rng.uniform(0, 1, n_pred))
+    pred = BoxTable.build(
+        gt.xyxy[source] + rng.normal(0, 4, (n_pred, 4)),
+        rng.integers(0, 4, n_pred),
+        gt.image[source],
+        confidence=rng.uniform(0, 1, n_pred),
+    )
     evaluation = evaluate(gt, pred, n_images, THRESHOLDS)
     assets = [f"{QUOTED}{i}" for i in range(n_images)]
     classes = [HOSTILE, "car", "日本", 'a "b"']
@@ -112,8 +143,11 @@ def test_json_lines_equals_orjson_per_record() -> None:
         "n": Number(np.array([3, -1, 5]), np.array([False, True, False])),
         "f": Number(np.array([0.1, np.nan, 1e-7])),
     }
-    records = [{"name": HOSTILE, "n": 3, "f": 0.1}, {"name": None, "n": None, "f": None},
-               {"name": "x", "n": 5, "f": 1e-7}]
+    records = [
+        {"name": HOSTILE, "n": 3, "f": 0.1},
+        {"name": None, "n": None, "f": None},
+        {"name": "x", "n": 5, "f": 1e-7},
+    ]
     assert json_lines(fields, 3) == b"".join(orjson.dumps(r) + b"\n" for r in records)
     assert json_lines({"n": Number(np.empty(0, dtype=np.int64))}, 0) == b""
 
@@ -129,14 +163,17 @@ def _run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> 
 
 
 def test_show_outcomes_and_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    gt = write_json(tmp_path / "gt.json", [asset(QUOTED, [annotation((HOSTILE, 0, 0, 10, 10)),
-                                                          annotation(("car", 50, 50, 60, 60))])])
+    gt = write_json(
+        tmp_path / "gt.json",
+        [asset(QUOTED, [annotation((HOSTILE, 0, 0, 10, 10)), annotation(("car", 50, 50, 60, 60))])],
+    )
     pred = write_json(tmp_path / "pred.json", [asset(QUOTED, [annotation((HOSTILE, 0, 0, 10, 9), 0.9)])])
     findings = json.loads(_run_cli(tmp_path, capsys, str(gt), str(pred), "--json"))
     report_id = findings["report_id"]
     lines = lines_of(_run_cli(tmp_path, capsys, "show", report_id, "--outcomes").encode("utf-8"))
     assert [(line["asset_id"], line["box"], line["gt_class"], line["outcome"]) for line in lines] == [
-        (QUOTED, "gt", HOSTILE, "correct"), (QUOTED, "gt", "car", "false_negative"),
+        (QUOTED, "gt", HOSTILE, "correct"),
+        (QUOTED, "gt", "car", "false_negative"),
         (QUOTED, "pred", HOSTILE, "correct"),
     ]
     outputs = json.loads(_run_cli(tmp_path, capsys, "show", report_id, "--outputs"))

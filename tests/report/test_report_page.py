@@ -18,9 +18,8 @@ from handler.cli import main as cli_main
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report import Findings, render_html
-from handler.report.fields import Counts
-from handler.report.html import PLOT_BOTTOM, PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, duration, sweep_chart
-from handler.report.sections.sweep import ConfidenceSweep, SweepPointFigures
+from handler.report.charts import sweep_figure
+from handler.report.html import duration
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -28,7 +27,6 @@ QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
 SECTIONS = [
     "actions",
     "per_class",
-    "sweep",
     "work",
     "near_misses",
     "time",
@@ -122,7 +120,7 @@ def test_findings_carry_the_new_sections(findings: Findings) -> None:
     assert findings.document()["by_size"]["available"] and len(findings.document()["by_size"]["sizes"]) == 3
     sweep = findings.document()["confidence_sweep"]
     assert sweep["best_threshold"] == 0.0 and sweep["recommended"]
-    assert "A confidence threshold of 0 instead of 0.5 would raise the score" in findings.verdict
+    assert "0 would score 0.33 instead of 0.17 at the 0.5 used" in " ".join(render_html(findings).split())
     assert findings.document()["time"]["costs_adjusted"] is False
     assert "Su, Deng, Fei-Fei" in findings.document()["time"]["draw_source"]
 
@@ -136,18 +134,26 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
     assert page.index('class="cards"') < page.index('data-section="actions"')
     assert page.index("Dataset figures") < page.index('data-section="actions"')
     texts = elements.texts
-    assert texts["data-field=best_threshold"] == ["0.0"] and texts["data-field=near_miss_count"] == ["1"]
+    assert texts["data-field=sweep_advice"][0].startswith("0 would score") and texts[
+        "data-field=near_miss_count"
+    ] == ["1"]
     assert [t for t in texts["data-field=class"]] == ["car", "dog", HOSTILE]
     assert texts["data-field=asset_id"][0] == QUOTED
     assert len(texts["data-field=time_saved"]) == 1 and texts["data-field=time_saved_share"][0].endswith("%")
-    assert 'data-chart="sweep"' in page and page.count("<svg") == 2
+    figures = [
+        attrs["data-figure"] for tag, attrs in elements.tags if tag == "svg" and "data-figure" in attrs
+    ]
+    assert figures == ["interval", "time", "per_class", "sweep"]
+    drawn = len(findings.images_with_most_work) + len(findings.suspected_gt_errors.listed)
+    assert page.count('<svg class="sketch"') == drawn + len(findings.near_misses.listed) == 4
 
 
 def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None:
     page = render_html(findings)
     assert HOSTILE not in page and "<b>" not in page
-    # per class, confusions, routing, and a suspected GT error (the class of a confident FP)
-    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 4
+    # per class (table, chart row and its <title>s), confusions, routing, a suspected GT error, the sketches
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") >= 8
+    assert re.search(r"<title>[^<]*&lt;img src=x onerror=alert\(1\)&gt;", page)  # an SVG <title> too
     assert "street &#34;quoted&#34; &#39;id&#39; &lt;b&gt;&amp;amp; 0001.jpg" in page
     body = page.split("</head>")[1]
     assert "<script" not in page and "http" not in body and "url(" not in page
@@ -170,7 +176,7 @@ def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
     findings = run_on(tmp_path, gt, pred)
     assert len(findings.document()["per_class"]) == 85 and len(findings.document()["confusions"]) == 10
     page = render_html(findings)
-    per_class = page[page.index('data-section="per_class"') : page.index('data-section="sweep"')]
+    per_class = page[page.index('data-section="per_class"') : page.index('data-section="work"')]
     assert per_class.count('data-field="class"') == 85 and '<div class="scroll">' in per_class
     assert "max-height:320px; overflow-y:auto" in page and "overflow-wrap:anywhere" in page
 
@@ -237,8 +243,10 @@ def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert time["with_predictions_seconds"] == 6 + 4 + 0 + 2 * 10
     assert cli_main(args) == 0
     assert "labeler time: about 30 s with the predictions, 40 s from scratch" in capsys.readouterr().out
-    assert cli_main([*args, "--seconds-nudge", "-1"]) == 2
-    assert "Expected the nudge time cost in seconds" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # an option error: argparse's one line, exit 2
+        cli_main([*args, "--seconds-nudge", "-1"])
+    assert refused.value.code == 2
+    assert "--seconds-nudge" in capsys.readouterr().err
 
 
 def test_time_costs_page_says_who_set_them(tmp_path: Path) -> None:
@@ -269,25 +277,17 @@ def test_time_costs_in_the_python_api() -> None:
     assert merged.time_costs == metric.time_costs
 
 
-def test_sweep_chart_stays_in_its_plot() -> None:
-    none = Counts(correct=0, shifted=0, class_confused=0, false_positive=0, false_negative=0, total=0)
-    points = tuple(
-        SweepPointFigures(threshold=t / 20, assistance_score=(t % 3) / 2, predictions_kept=0, counts=none)
-        for t in range(20)
-    )
-    chart = sweep_chart(
-        ConfidenceSweep(
-            points=points,
-            used_threshold=0.5,
-            used_score=0.0,
-            best_threshold=0.05,
-            best_score=0.5,
-            recommended=True,
-        )
-    )
-    xy = [tuple(map(float, pair.split(","))) for pair in chart["line"].split()]
-    assert len(xy) == 20
-    assert all(PLOT_LEFT <= x <= PLOT_RIGHT and PLOT_TOP <= y <= PLOT_BOTTOM for x, y in xy)
+def test_sweep_figure_stays_in_its_plot_and_marks_both_thresholds() -> None:
+    points = [(t / 20, (t % 3) / 2, -3.0 if t == 0 else (t % 4) / 4) for t in range(20)]
+    figure = sweep_figure(points, used=0.5, best=0.05)
+    left, right, top, bottom = figure.plot
+    for line in (figure.score, figure.saved):
+        xy = [tuple(map(float, pair.split(","))) for pair in line.points.split()]
+        assert len(xy) == 20
+        assert all(left <= x <= right and top <= y <= bottom for x, y in xy)
+    assert figure.y_floor == -1.0 and figure.clipped  # a time loss of 3x the scratch time is drawn at -1
+    assert (figure.used.threshold, figure.best.threshold) == (0.5, 0.05)
+    assert figure.best.x < figure.used.x and figure.used.y_score == bottom - (0.5 + 1) / 2 * (bottom - top)
 
 
 @pytest.mark.parametrize(

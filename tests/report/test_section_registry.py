@@ -48,8 +48,17 @@ class FindingsWithBusiest(Findings):
 def test_the_fragments_follow_the_field_order() -> None:
     assert fragments(Findings) == [
         f"sections/{name}.html.j2"
-        for name in ("actions", "per_class", "sweep", "work", "near_misses", "time", "uncertainty",
-                     "slices", "routing", "gt_errors")
+        for name in (
+            "actions",
+            "per_class",
+            "work",
+            "near_misses",
+            "time",
+            "uncertainty",
+            "slices",
+            "routing",
+            "gt_errors",
+        )
     ]
     assert fragments(FindingsWithBusiest)[-1] == "sections/busiest.html.j2"
 

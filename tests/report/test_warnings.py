@@ -119,7 +119,6 @@ def test_an_object_drawn_twice_warns_about_duplicate_ground_truth(tmp_path: Path
 CLEAN = {
     "native": (EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"),
     "yolo": (VOC / "gts" / "yolo_format", VOC / "dets" / "rel_xywh"),  # read right with the names
-
     "cartucho": (
         THIRD_PARTY / "cartucho_mAP_85" / "input" / "ground-truth",
         THIRD_PARTY / "cartucho_mAP_85" / "input" / "detection-results",

@@ -14,6 +14,7 @@ from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.analyses.gt_errors import GT_ERRORS
+from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
@@ -27,6 +28,7 @@ ANALYSES: Final[tuple[Analysis[Any], ...]] = (
     CONFIDENCE_SWEEP,
     BY_SIZE,
     NEAR_MISSES,
+    NEAR_MISS_PAIRS,
     GT_ERRORS,
     DATA_HEALTH,
 )

@@ -8,7 +8,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoxTable, FloatArray, IntArray
-from handler.engine.analysis import outcome_counts
+from handler.engine.analysis import counts_by_key
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
 
@@ -23,14 +23,14 @@ def size_bucket(boxes: BoxTable, area_scale: FloatArray) -> IntArray:
     return np.searchsorted(np.asarray(SIZE_BOUNDS), pixels, side="right").astype(np.int64)
 
 
-def by_size(evaluation: Evaluation, area_scale: FloatArray) -> IntArray:
+def counts_by_size(evaluation: Evaluation, area_scale: FloatArray) -> IntArray:
     """(3, N_OUTCOMES) counts by GT box size; a false positive goes by its own box's size (as COCOeval does).
 
     `area_scale` is 1 per image for pixel boxes, width · height for normalised ones.
     """
     gt_size = size_bucket(evaluation.gt, area_scale)
     pred_size = size_bucket(evaluation.pred, area_scale)
-    return outcome_counts(evaluation, gt_size, pred_size, len(SIZE_NAMES))
+    return counts_by_key(evaluation, gt_size, pred_size, len(SIZE_NAMES))
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class SizeCounts:
 
 def _shard(evaluation: Evaluation, context: ShardContext) -> SizeCounts:
     scale = context.area_scale
-    return SizeCounts(None if scale is None else by_size(evaluation, scale))
+    return SizeCounts(None if scale is None else counts_by_size(evaluation, scale))
 
 
 BY_SIZE: Final = Analysis[SizeCounts]("by_size", _shard, SizeCounts.__add__)

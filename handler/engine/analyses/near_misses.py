@@ -7,14 +7,14 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray
+from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.engine.evaluation import Evaluation, pair_floor
 from handler.engine.outcomes import Outcome
 from handler.engine.plugin import Analysis, ShardContext
 
 
 @dataclass(frozen=True)
-class NearMisses:
+class NearMissCounts:
     """False positives overlapping a missed GT box of their class with floor ≤ IoU < IOU_MIN.
 
     Each false positive counts once, in the band of its best such IoU; `edges` are the
@@ -26,8 +26,8 @@ class NearMisses:
     counts: IntArray
     missed_gt: int
 
-    def __add__(self, other: NearMisses) -> NearMisses:
-        return NearMisses(self.edges, self.counts + other.counts, self.missed_gt + other.missed_gt)
+    def __add__(self, other: NearMissCounts) -> NearMissCounts:
+        return NearMissCounts(self.edges, self.counts + other.counts, self.missed_gt + other.missed_gt)
 
     @property
     def count(self) -> int:
@@ -40,29 +40,36 @@ def band_edges(floor: float, iou_min: float) -> FloatArray:
     return np.append(np.round(floor + 0.1 * np.arange(max(steps, 0)), 9), max(iou_min, floor))
 
 
-def near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> NearMisses:
-    edges = band_edges(floor, iou_min)
+def near_pairs(evaluation: Evaluation, low: float, iou_min: float) -> BoolArray:
+    """Per candidate pair: a false positive on a missed GT box of its class with low ≤ IoU < iou_min."""
     outcomes, pairs, gt, pred = evaluation.outcomes, evaluation.pairs, evaluation.gt, evaluation.all_pred
     false_positive = np.zeros(len(pred), dtype=bool)  # over all predictions, as `pairs` index them
     false_positive[evaluation.kept] = outcomes.pred_outcome == Outcome.FALSE_POSITIVE
     missed = outcomes.gt_outcome == Outcome.FALSE_NEGATIVE
-    near = (
+    near: BoolArray = (
         false_positive[pairs.pred]
         & missed[pairs.gt]
         & (gt.class_id[pairs.gt] == pred.class_id[pairs.pred])
-        & (pairs.iou >= edges[0])
+        & (pairs.iou >= low)
         & (pairs.iou < iou_min)
     )
+    return near
+
+
+def count_near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> NearMissCounts:
+    edges = band_edges(floor, iou_min)
+    pairs, pred = evaluation.pairs, evaluation.all_pred
+    near = near_pairs(evaluation, edges[0], iou_min)
     best = np.full(len(pred), -np.inf)
     np.maximum.at(best, pairs.pred[near], pairs.iou[near])
     band = np.searchsorted(edges, best[np.isfinite(best)], side="right") - 1
     counts = np.bincount(band, minlength=len(edges) - 1).astype(np.int64)
-    return NearMisses(edges, counts, len(np.unique(pairs.gt[near])))
+    return NearMissCounts(edges, counts, len(np.unique(pairs.gt[near])))
 
 
-def _shard(evaluation: Evaluation, context: ShardContext) -> NearMisses:
+def _shard(evaluation: Evaluation, context: ShardContext) -> NearMissCounts:
     iou_min = context.thresholds.iou_min
-    return near_misses(evaluation, pair_floor(iou_min), iou_min)
+    return count_near_misses(evaluation, pair_floor(iou_min), iou_min)
 
 
-NEAR_MISSES: Final = Analysis[NearMisses]("near_misses", _shard, NearMisses.__add__)
+NEAR_MISSES: Final = Analysis[NearMissCounts]("near_misses", _shard, NearMissCounts.__add__)

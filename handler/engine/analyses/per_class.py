@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.engine.analysis import per_class
+from handler.engine.analysis import counts_by_class
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ClassCounts, ShardContext
 
 
 def _shard(evaluation: Evaluation, context: ShardContext) -> ClassCounts:
-    counts = per_class(evaluation, len(context.class_names))
+    counts = counts_by_class(evaluation, len(context.class_names))
     return ClassCounts(context.class_names, context.class_ranks, counts)
 
 

@@ -8,7 +8,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import AssetTags, IntArray
-from handler.engine.analysis import per_image
+from handler.engine.analysis import counts_by_image
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import N_OUTCOMES
 from handler.engine.plugin import Analysis, ShardContext
@@ -51,7 +51,7 @@ class ImageTallies:
 
 
 def _shard(evaluation: Evaluation, context: ShardContext) -> ImageTallies:
-    counts = per_image(evaluation, len(context.asset_ids))
+    counts = counts_by_image(evaluation, len(context.asset_ids))
     return ImageTallies((ImageBlock(context.shard, context.asset_ids, counts, context.asset_tags),))
 
 

@@ -15,7 +15,9 @@ from handler.engine.gt_errors import (
     SUSPECT_CONFIDENCE,
     TOP_SUSPECTS,
     WRONG_CLASS,
+    SuspectTally,
 )
+from handler.engine.state import EvaluationState
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Grade, Score, Section, Threshold
 from handler.report.sections import SectionSpec
@@ -51,10 +53,15 @@ class SuspectedGtErrors(Section):
     grade_if_gt_fixed: Grade
 
 
+def suspects(state: EvaluationState) -> SuspectTally:
+    """The suspects the report lists: wrong-class ones are left out when a class mapping explains them."""
+    found = state.of(GT_ERRORS)
+    return found if class_mapping(state) is None else found.without_wrong_class()
+
+
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     state = facts.state
-    found = state.of(GT_ERRORS)
-    found = found if class_mapping(state) is None else found.without_wrong_class()
+    found = suspects(state)
     fixed = OutcomeCounts(found.corrected(state.tally.counts))
     listed = tuple(
         SuspectedBoxEntry.model_validate(

@@ -22,12 +22,12 @@ class ClassRow(Section):
     assistance_score: Score
 
 
-class Row(TypedDict):
+class ScoredRow(TypedDict):
     counts: Counts
     assistance_score: float
 
 
-def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, Row]]:
+def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, ScoredRow]]:
     """Rows of an outcome-count table, in `order`: (row index, its counts and assistance score)."""
     scores = OutcomeCounts(counts).scores
     return [

@@ -7,7 +7,9 @@ from typing import Annotated
 from pydantic import Field
 
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.counts import OutcomeCounts
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
+from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Counts, Score, Section, Threshold
 from handler.report.sections import SectionSpec
@@ -18,6 +20,9 @@ class SweepPointFigures(Section):
     assistance_score: Score
     predictions_kept: Count
     counts: Counts
+    saved_seconds: float = Field(
+        description="Labeler seconds saved against drawing every GT box (negative: lost), at this threshold."
+    )
 
 
 def _grid_text() -> str:
@@ -38,19 +43,20 @@ class ConfidenceSweep(Section):
     )
 
 
-def _point(point: SweepPoint) -> SweepPointFigures:
+def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
     return SweepPointFigures(
         threshold=point.threshold,
         assistance_score=point.tally.assistance_score,
         predictions_kept=point.predictions_kept,
         counts=Counts.of(point.tally),
+        saved_seconds=float(OutcomeCounts(point.tally.counts).seconds_saved(costs)),
     )
 
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
     return ConfidenceSweep(
-        points=tuple(_point(point) for point in sweep.points),
+        points=tuple(_point(point, facts.costs) for point in sweep.points),
         used_threshold=sweep.used.threshold,
         used_score=sweep.used.tally.assistance_score,
         best_threshold=sweep.best.threshold,
@@ -59,4 +65,5 @@ def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     )
 
 
-ConfidenceSweepSection = Annotated[ConfidenceSweep, SectionSpec(confidence_sweep, "sweep")]
+# Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
+ConfidenceSweepSection = Annotated[ConfidenceSweep, SectionSpec(confidence_sweep)]

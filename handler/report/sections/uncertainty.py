@@ -61,12 +61,12 @@ def uncertainty(facts: RunFacts) -> Uncertainty | None:
     )
 
 
-def borderline_clause(found: Bootstrap) -> str:
-    """` Borderline: 61% Strong assist, 39% Partial assist (...)` when the interval crosses a bound."""
+def borderline_clause(found: Bootstrap, grade: str) -> str:
+    """`, borderline with Strong assist` when the interval crosses a grade bound."""
     if not found.borderline:
         return ""
-    grades = ", ".join(f"{share:.0%} {name}" for name, share in found.likely_grades())
-    return f" Borderline: {grades} (share of {found.resamples} bootstrap resamples of the images)."
+    others = [name for name, _ in found.likely_grades() if name != grade]
+    return f", borderline with {' and '.join(others)}" if others else ""
 
 
 UncertaintySection = Annotated[

@@ -7,10 +7,13 @@ from typing import Annotated, Final
 import numpy as np
 from pydantic import Field
 
+from handler.boxes import IntArray
 from handler.engine import analysis
 from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.counts import OutcomeCounts
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts
 from handler.report.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
 from handler.report.sections import SectionSpec
@@ -51,6 +54,11 @@ class BySize(Section):
     sizes: tuple[SizeRow, ...]
 
 
+def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
+    """The rows (in asset order) of the images that take the labeler longest, most first."""
+    return analysis.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
+
+
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
     """The images that take the labeler longest with the predictions, by estimated seconds."""
     images = facts.state.of(PER_IMAGE)
@@ -60,7 +68,7 @@ def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
         ImageWork(
             asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
         )
-        for row in analysis.most_work(seconds, TOP_IMAGES).tolist()
+        for row in most_work_rows(facts.state, facts.costs).tolist()
     )
 
 

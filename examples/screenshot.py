@@ -1,0 +1,96 @@
+"""The README's report screenshot, from the current page: `python examples/screenshot.py`.
+
+Runs the node's code path on COCO val2014 (100 images, the shared third-party files), renders the
+report, and photographs it with Debian's headless Chromium (`/usr/bin/chromium`, driven by the
+`playwright` package of the test extras; no browser is downloaded) at 900x700, the preview
+widget's size, into `examples/report-screenshot.png`.
+
+`python examples/screenshot.py --page report.html --out shots/` photographs any page instead, at
+900x700 and 1400x900, each as the viewport and as the full page (how a reviewer looks at a change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Final
+
+HERE: Final = Path(__file__).resolve().parent
+CHROMIUM: Final = Path("/usr/bin/chromium")
+SCREENSHOT: Final = HERE / "report-screenshot.png"
+README_VIEWPORT: Final = (900, 700)
+VIEWPORTS: Final = ((900, 700), (1400, 900))
+
+
+def third_party() -> Path:
+    """`$PRELABEL_THIRD_PARTY`, else `../shared/data/third_party` beside the project (as the tests)."""
+    configured = os.environ.get("PRELABEL_THIRD_PARTY")
+    beside = HERE.parent.parent / "shared" / "data" / "third_party"
+    return (
+        Path(configured)
+        if configured
+        else beside
+        if beside.exists()
+        else Path("/work/shared/data/third_party")
+    )
+
+
+def coco_report(work: Path) -> Path:
+    """The report of coco_val2014_100 (threshold 0.5), stored in a store under `work`."""
+    from handler.inputs import parse_inputs
+    from handler.pipeline import run
+    from handler.storage.local import LocalStore
+
+    folder = third_party() / "coco_val2014_100"
+    raw = {
+        "GT_DATASET": str(folder / "instances_val2014_100.json"),
+        "PRED_DATASET": str(folder / "instances_val2014_fakebbox100_results.json"),
+    }
+    result = run(parse_inputs(raw), LocalStore(work))
+    return work / "reports" / result.outputs.report_id / "report.html"
+
+
+def photograph(page_file: Path, shots: list[tuple[Path, tuple[int, int], bool]]) -> None:
+    """Each shot: (PNG path, viewport, full page?)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
+        )
+        try:
+            for path, (width, height), full in shots:
+                context = browser.new_context(viewport={"width": width, "height": height})
+                page = context.new_page()
+                page.goto(page_file.resolve().as_uri(), wait_until="load")
+                page.screenshot(path=str(path), full_page=full)
+                context.close()
+        finally:
+            browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--page", type=Path, help="photograph this page instead of the README's report")
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder for --page's screenshots")
+    args = parser.parse_args()
+    if args.page is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        stem = args.page.stem
+        shots = [
+            (args.out / f"{stem}-{w}x{h}{'-full' if full else ''}.png", (w, h), full)
+            for w, h in VIEWPORTS
+            for full in (False, True)
+        ]
+        photograph(args.page, shots)
+        print("\n".join(str(path) for path, _, _ in shots))
+        return
+    with tempfile.TemporaryDirectory(prefix="prelabel-screenshot-") as work:
+        photograph(coco_report(Path(work)), [(SCREENSHOT, README_VIEWPORT, False)])
+    print(SCREENSHOT)
+
+
+if __name__ == "__main__":
+    main()
