@@ -11,7 +11,7 @@ State is a `Tally` of additive figures, so metrics that saw disjoint images merg
 
 `load_records(gt_ref, pred_ref)` reads any dataset reference the node reads (a file, a folder,
 an s3:// URI, a dataset id) into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)`
-is that plus a stateless evaluation.
+reads them the same way and evaluates the box tables statelessly.
 
 `handler.mmeval.PrelabelingEfficiencyMetric` is the same metric as a real mmeval BaseMetric,
 synced across processes (the optional `[mmeval]` extra); it shares `metric_thresholds` and
@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable, FloatArray
-from handler.datasets import load_dataset, pair_datasets
+from handler.datasets import PairedBoxes, load_dataset, pair_datasets
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts
 from handler.inputs import DEFAULT_THRESHOLDS, select_number
@@ -98,6 +98,16 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
     return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
 
 
+def _read_paired(
+    gt_ref: str, pred_ref: str, store: Store | None, gt_format: str | None, pred_format: str | None
+) -> PairedBoxes:
+    """Two dataset references read and paired as the node does (formats detected unless given)."""
+    store = store or open_store(store_uri(None))
+    gt = load_dataset(resolve_dataset(gt_ref, store), gt_format)
+    pred = load_dataset(resolve_dataset(pred_ref, store), pred_format, gt)
+    return pair_datasets(gt.dataset, pred.dataset)
+
+
 def load_records(
     gt_ref: str,
     pred_ref: str,
@@ -111,10 +121,7 @@ def load_records(
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
-    store = store or open_store(store_uri(None))
-    gt = load_dataset(resolve_dataset(gt_ref, store), gt_format)
-    pred = load_dataset(resolve_dataset(pred_ref, store), pred_format, gt)
-    paired = pair_datasets(gt.dataset, pred.dataset)
+    paired = _read_paired(gt_ref, pred_ref, store, gt_format, pred_format)
     n_images = len(paired.asset_ids)
     return Records(
         predictions=_per_image(paired.pred, paired.class_names, n_images),
@@ -290,9 +297,11 @@ class PrelabelingEfficiency:
         return EfficiencyResult.of(self._evaluate(predictions, groundtruths), self.time_costs)
 
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
-        """Stateless, like calling the metric: two dataset references, read by `load_records`."""
-        records = load_records(gt_ref, pred_ref, store=store)
-        return self(predictions=records.predictions, groundtruths=records.groundtruths)
+        """Stateless, like calling the metric: two dataset references, read and paired as the node
+        does and evaluated as box tables (no per-image records in between)."""
+        paired = _read_paired(gt_ref, pred_ref, store, None, None)
+        tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
+        return EfficiencyResult.of(tally, self.time_costs)
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).

@@ -58,11 +58,13 @@ class Layout:
         start = 1 if self.score == "first" else 0
         box = values[:, start : start + 4]
         score = None if self.score == "none" else values[:, 0 if self.score == "first" else 4]
-        if self.box == "cx cy w h":
-            half = box[:, 2:] / 2
-            return np.concatenate([box[:, :2] - half, box[:, :2] + half], axis=1), score
-        if self.box == "x y w h":
-            return np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1), score
+        # Hostile numbers (1e308) overflow to inf: the box rules then skip the row, quietly.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.box == "cx cy w h":
+                half = box[:, 2:] / 2
+                return np.concatenate([box[:, :2] - half, box[:, :2] + half], axis=1), score
+            if self.box == "x y w h":
+                return np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1), score
         return box.copy(), score
 
 

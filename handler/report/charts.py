@@ -25,7 +25,7 @@ SCRATCH_COLOR: Final = "#a0aec0"
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")
 WIDTH: Final = 860.0  # every wide figure's viewBox width; it scales down to the page's width
 LABEL_WIDTH: Final = 170.0  # the left column of the bar charts (row names)
-VALUE_WIDTH: Final = 190.0  # the right column (a row's value, its routing decision)
+VALUE_WIDTH: Final = 240.0  # the right column (a row's value, its routing decision)
 ROW: Final = 22.0
 NAME_CHARS: Final = 22  # longer names are cut (the whole name is the row's <title>)
 

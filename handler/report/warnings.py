@@ -29,7 +29,7 @@ CLASS_OVERLAP_MIN: Final = 0.2
 # From this share of skipped boxes the score rests on a visibly smaller dataset.
 SKIPPED_SHARE_MIN: Final = 0.05
 # Below this share of the predictions on an image of the GT, the results look made for other images.
-PLACED_SHARE_MIN: Final = 0.5
+PLACED_SHARE_MIN: Final = 0.25
 # Mapped class pairs shown in the class-mapping warning (all are in the figures' count).
 MAPPING_SHOWN: Final = 6
 # "Most" GT boxes carrying a confidence: GT drawn by people carries none.
@@ -80,7 +80,7 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     )
     ids = health.class_kept if pred_ids else health.class_gt
     names = health.class_gt if pred_ids else health.class_kept
-    fix = names_from(fmt)
+    fix = f"{names_from(fmt)}, or {option_label('PRED_NAMES' if pred_ids else 'GT_NAMES')}"
     return (
         f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
         f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
@@ -143,6 +143,10 @@ def _fitting(note: LayoutNote) -> str:
     return f"they fit {shown}"
 
 
+def _how_many(note: LayoutNote) -> str:
+    return "None of the" if note.read_share == 0 else f"Only {note.read_share:.0%} of"
+
+
 def _layout_fix(key: str, note: LayoutNote) -> str:
     if not note.fitting:
         return ""
@@ -158,11 +162,11 @@ def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataW
     if not found:
         return None
     sides = [
-        f"only {note.read_share:.0%} of {note.lines} sampled {what} lines make a box in the layout read, "
+        f"{_how_many(note)} {note.lines} sampled {what} lines make a box in the layout read, "
         f"`{note.read}`; {_fitting(note)}.{_layout_fix(key, note)}"
         for what, key, note in found
     ]
-    message = " ".join(side[0].upper() + side[1:] for side in sides)
+    message = " ".join(sides)
     first = found[0][2]
     return DataWarning.of(
         "layout_mismatch",
