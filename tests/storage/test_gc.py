@@ -120,6 +120,10 @@ def _report_appears(store: Path) -> bool:
 MOMENTS = {"scoring": None, "staging": _staging_appears, "moved": _report_appears}
 
 
+def _sigint_as_on_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 SIGNALS = [(signal.SIGTERM, 143), (signal.SIGINT, 130)]
 # Every moment in this process; and the staging moment with two pool processes writing chunks
 # while the driver cleans up (the race of issue 16).
@@ -144,6 +148,9 @@ def test_a_signal_during_a_run_leaves_nothing(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A background job (`pytest &`, nohup) inherits SIGINT ignored, and Python then never
+        # raises KeyboardInterrupt: the child gets the default disposition, as on a terminal.
+        preexec_fn=_sigint_as_on_a_terminal,
     )
     assert process.stderr is not None
     first = process.stderr.readline()  # the first phase is done: the run is under way
