@@ -27,6 +27,7 @@ import orjson
 
 from handler.comparison import compare
 from handler.datasets import format_names
+from handler.datasets.read_options import option_flag
 from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import confidence_threshold, input_spec, input_value, parse_inputs, select_options
@@ -101,11 +102,6 @@ GC_EXAMPLES: Final = """examples:
 """
 
 
-def _option(key: str) -> str:
-    """The CLI option of a node input: IOU_MIN → --iou-min."""
-    return "--" + key.lower().replace("_", "-")
-
-
 def _node_input_type(key: str) -> Callable[[str], str]:
     """argparse `type=`: the value checked by the node's own rules, refused naming the option."""
 
@@ -129,7 +125,7 @@ def _node_input_parent() -> OneLineParser:
         spec = input_spec(key)
         accepts = " ".join(select_options(key)) if spec["type"] == "select" else spec["description"]
         parent.add_argument(
-            _option(key),
+            option_flag(key),
             type=_node_input_type(key),
             default=spec["default"],
             help=f"{spec['label']}: {accepts} (default {spec['default']})",

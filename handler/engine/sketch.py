@@ -23,7 +23,7 @@ from handler.engine.outcomes import Outcome
 # The closest near misses listed (and drawn) in the findings.
 TOP_NEAR_MISSES: Final = 8
 # Boxes drawn per image at most: a crowded image still costs the page little.
-MAX_SKETCH_BOXES: Final = 120
+MAX_SKETCH_BOXES: Final = 80
 Box = tuple[float, float, float, float]
 
 

@@ -171,14 +171,17 @@ class ReportStaging:
             raise StorageError(f"{self.store.url(self._folder)}/: objects no writer reported: {strays}")
 
     def discard(self) -> None:
-        """Delete whatever this report wrote, wherever it got to, manifests first (best effort)."""
-        folders = dict.fromkeys([self._final, self._folder])
-        known = [self._key(MANIFEST), *(sink.key for sink in self._sinks)]  # prunes empty folders
-        for folder in folders:
+        """Delete whatever this report wrote, wherever it got to, manifests first (best effort).
+
+        Listed, so a chunk whose writer never reported back goes too; the keys handed out are
+        deleted even when unlisted, which also removes the local folders they were put in."""
+        keys = [self._key(MANIFEST), *(sink.key for sink in self._sinks)]
+        for folder in dict.fromkeys([self._final, self._folder]):
             with suppress(StorageError):
-                listed = [*self.store.list(folder), *known]
-                manifests = [key for key in listed if key.endswith(f"/{MANIFEST}")]
-                self.store.delete(dict.fromkeys([*manifests, *sorted(listed, reverse=True)]))
+                keys.extend(self.store.list(folder))
+        manifests = [key for key in keys if key.endswith(f"/{MANIFEST}")]
+        with suppress(StorageError):
+            self.store.delete(dict.fromkeys([*manifests, *sorted(keys, reverse=True)]))
 
 
 @contextmanager

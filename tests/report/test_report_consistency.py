@@ -172,3 +172,35 @@ def test_the_page_figures_say_what_the_findings_say(report: Any) -> None:
         routed[row["class"]]["action"] == "draw" for row in findings["per_class"]
     )
     assert not re.search(r"\b1 (classes|images|boxes|pairs|slices)\b", text), "a plural after 1"
+
+
+def test_a_crowded_dataset_keeps_the_page_light(tmp_path: Path) -> None:
+    """Every listed image crowded, long class names: the sketches are capped, the page stays small."""
+    from helpers.builders import annotation, asset, write_json
+
+    names = [f"a rather long class name number {i:02d} of this crowded dataset" for i in range(40)]
+    gt, pred = [], []
+    for image in range(60):
+        boxes = [
+            (names[(image + k) % 40], 60 * (k % 30), 60 * (k // 30), 60 * (k % 30) + 40, 60 * (k // 30) + 50)
+            for k in range(150)
+        ]
+        asset_id = f"crowded image {image:03d} with a long asset id.jpg"
+        gt.append(asset(asset_id, [annotation(b) for b in boxes], width=1800, height=1000))
+        # half the boxes found (shifted), a few confident boxes alone, two just below IOU_MIN on missed ones
+        kept = [(n, x0 + 9, y0 + 2, x1 + 9, y1 + 2) for n, x0, y0, x1, y1 in boxes[::2]]
+        invented = [(names[k], 20 + 60 * k, 950, 45 + 60 * k, 990) for k in range(image % 3)]
+        near = [(n, x0 + 20, y0 + 20, x1 + 20, y1 + 20) for n, x0, y0, x1, y1 in boxes[1:4:2]]
+        pred.append(
+            asset(asset_id, [annotation(b, 0.95) for b in kept + invented + near], width=1800, height=1000)
+        )
+    raw = {
+        "GT_DATASET": str(write_json(tmp_path / "gt.json", gt)),
+        "PRED_DATASET": str(write_json(tmp_path / "p.json", pred)),
+    }
+    result = run(parse_inputs(raw), LocalStore(tmp_path / "store"))
+    page = (tmp_path / "store" / "reports" / result.outputs.report_id / "report.html").read_bytes()
+    findings = result.findings
+    assert len(findings.suspected_gt_errors.listed) == 20 and len(findings.near_misses.listed) == 8
+    assert len(findings.sketches) >= 15 and all(sketch.left_out > 0 for sketch in findings.sketches)
+    assert len(page) < 1_500_000, f"{len(page)} bytes"

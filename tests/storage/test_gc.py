@@ -120,17 +120,37 @@ def _report_appears(store: Path) -> bool:
 MOMENTS = {"scoring": None, "staging": _staging_appears, "moved": _report_appears}
 
 
-@pytest.mark.parametrize("moment", list(MOMENTS))
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_during_a_run_leaves_nothing(tmp_path: Path, signum: int, code: int, moment: str) -> None:
+def _sigint_as_on_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+SIGNALS = [(signal.SIGTERM, 143), (signal.SIGINT, 130)]
+# Every moment in this process; and the staging moment with two pool processes writing chunks
+# while the driver cleans up (the race of issue 16).
+RUNS = [(*sent, moment, "1") for sent in SIGNALS for moment in MOMENTS] + [(*SIGNALS[0], "staging", "2")]
+
+
+@pytest.mark.parametrize(("signum", "code", "moment", "workers"), RUNS)
+def test_a_signal_during_a_run_leaves_nothing(
+    tmp_path: Path, signum: int, code: int, moment: str, workers: str
+) -> None:
     gt, store = _dataset(tmp_path), tmp_path / "store"
-    env = {**os.environ, "GT_DATASET": str(gt), "PRED_DATASET": str(gt), "PYTHONPATH": os.getcwd()}
+    env = {
+        **os.environ,
+        "GT_DATASET": str(gt),
+        "PRED_DATASET": str(gt),
+        "PYTHONPATH": os.getcwd(),
+        "PRELABEL_WORKERS": workers,
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "handler", "--store", str(store)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A background job (`pytest &`, nohup) inherits SIGINT ignored, and Python then never
+        # raises KeyboardInterrupt: the child gets the default disposition, as on a terminal.
+        preexec_fn=_sigint_as_on_a_terminal,
     )
     assert process.stderr is not None
     first = process.stderr.readline()  # the first phase is done: the run is under way

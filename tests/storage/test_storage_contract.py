@@ -392,6 +392,15 @@ class TestChunksFromOtherProcesses:
             staging.publish(PARTS, [sinks[0].write(b"a\n")])
         assert backend.keys() == []
 
+    def test_an_object_no_writer_reported_publishes_nothing(self, backend: Backend) -> None:
+        with pytest.raises(StorageError) as raised, staged_report(backend.store, "r1") as staging:
+            (sink,) = staging.outcome_sinks(1)
+            written = sink.write(b"a\n")
+            replace(sink, key=sink.key.replace("00000", "00007")).write(b"b\n")  # never reported
+            staging.publish(PARTS, [written])
+        assert str(raised.value).endswith(": objects no writer reported: ['outcomes/00007.jsonl']")
+        assert backend.keys() == []
+
 
 class TestLocalStaging:
     """On a local store a report is written under reports/.staging-<id>/ and moved into place."""
