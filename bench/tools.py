@@ -86,4 +86,6 @@ def command(tool: str, workload: Workload, files: Files, store: Path, peer_pytho
     if tool == FLOOR_ORJSON:
         return Command([sys.executable, str(BENCH / "peers" / "floor_orjson.py"), *paths], product_env())
     script = BENCH / "peers" / PEER_SCRIPTS[tool]
-    return Command([str(peer_python), str(script), *paths], {**os.environ, "MPLBACKEND": "Agg"})
+    # The project on the path for `bench.peers.cocoeval_api` only: the peers import nothing else of it.
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}
+    return Command([str(peer_python), str(script), *paths], env)

@@ -6,13 +6,7 @@ import sys
 
 from faster_coco_eval import COCO, COCOeval_faster
 
-
-def main(gt_path: str, results_path: str) -> None:
-    gt = COCO(gt_path)
-    evaluation = COCOeval_faster(gt, gt.loadRes(results_path), "bbox")
-    evaluation.evaluate()
-    evaluation.accumulate()
-
+from bench.peers.cocoeval_api import evaluate
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    evaluate(COCO, COCOeval_faster, *sys.argv[1:3])

@@ -7,13 +7,7 @@ import sys
 
 from ultrafast_pycocotools import COCO, COCOeval
 
-
-def main(gt_path: str, results_path: str) -> None:
-    gt = COCO(gt_path)
-    evaluation = COCOeval(gt, gt.loadRes(results_path), "bbox")
-    evaluation.evaluate()
-    evaluation.accumulate()
-
+from bench.peers.cocoeval_api import evaluate
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    evaluate(COCO, COCOeval, *sys.argv[1:3])
