@@ -23,6 +23,7 @@ ACTION_COLORS: Final = dict(
 SCRATCH_COLOR: Final = "#a0aec0"
 # Grade bands, worst first (the gauge's colours).
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")
+INTERVAL_LABEL_HALF: Final = 42.0  # half the width of the interval label ("0.04 to 0.07" as drawn)
 WIDTH: Final = 860.0  # every wide figure's viewBox width; it scales down to the page's width
 LABEL_WIDTH: Final = 170.0  # the left column of the bar charts (row names)
 VALUE_WIDTH: Final = 240.0  # the right column (a row's value, its routing decision)
@@ -159,6 +160,7 @@ class IntervalFigure:
     left: float
     plot: float
     touched: list[str]  # the grades the interval reaches, best first
+    label_x: float  # the interval's label: over the score, kept inside the figure near 0 and 1
 
 
 def _grade_edges() -> list[tuple[str, float, float]]:
@@ -180,7 +182,8 @@ def interval_figure(score: float, low: float, high: float, width: float = 420.0)
         for (name, start, stop), color in zip(edges, BAND_COLORS, strict=True)
     ]
     touched = [name for name, start, stop in reversed(edges) if low < stop and high >= start]
-    return IntervalFigure(bands, at(low), at(high), at(score), left, plot, touched)
+    label_x = min(max(at(score), left + INTERVAL_LABEL_HALF), left + plot - INTERVAL_LABEL_HALF)
+    return IntervalFigure(bands, at(low), at(high), at(score), left, plot, touched, label_x)
 
 
 @dataclass(frozen=True)
