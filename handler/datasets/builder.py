@@ -58,7 +58,7 @@ class ParsedRows:
     xyxy: FloatArray
     class_id: IntArray
     image: IntArray
-    source_index: IntArray
+    source_index: IntArray | None  # None: the well-formed rows numbered in order (`_numbered`)
     position: Callable[[int], str]
     confidence: FloatArray | None = None
     has_confidence: BoolArray | None = None
@@ -176,8 +176,24 @@ def _skip_reasons(checked: _Checked, rejected: BoolArray, broken: list[BoolArray
     return dict(found)
 
 
-def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox], dict[str, int]]:
-    """Rows to skip, the first `LISTED_SKIPS` of them in row order with why, and the count by reason."""
+# The first rules: a row breaking one is not a box at all (the others judge a box).
+NOT_A_BOX_RULES: Final = 3
+
+
+def _numbered(rows: ParsedRows, rejected: BoolArray, broken: list[BoolArray]) -> IntArray:
+    """Each row's `source_index`: the format's, else its place among the rows that are a box
+    (-1 for the others), as a folder's boxes are numbered in its files."""
+    if rows.source_index is not None:
+        return rows.source_index
+    formed = ~rejected & ~np.logical_or.reduce(broken[:NOT_A_BOX_RULES], initial=False)
+    index = np.full(len(rows), -1, dtype=np.int64)
+    index[formed] = np.arange(np.count_nonzero(formed))
+    return index
+
+
+def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox], dict[str, int], IntArray]:
+    """Rows to skip, the first `LISTED_SKIPS` of them in row order with why, the count by
+    reason, and each row's `source_index`."""
     rows = checked.rows
     rejected = np.zeros(len(rows), dtype=bool)
     rejected[list(rows.rejected)] = True
@@ -191,7 +207,7 @@ def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox],
             rule = next(rule for rule, mask in zip(_RULES, broken, strict=True) if mask[row])
             problem = rule.phrase(checked, row)
         listed.append(SkippedBox(source, rows.position(row), problem))
-    return skip, listed, _skip_reasons(checked, rejected, broken)
+    return skip, listed, _skip_reasons(checked, rejected, broken), _numbered(rows, rejected, broken)
 
 
 def _per_row(sizes: FloatArray, image: IntArray) -> FloatArray:
@@ -215,7 +231,7 @@ def build_dataset(
         _per_row(images.widths, rows.image),
         _per_row(images.heights, rows.image),
     )
-    skip, listed, reasons = _skips(source, checked)
+    skip, listed, reasons, source_index = _skips(source, checked)
     crowd = ~skip & (np.zeros(len(rows), dtype=bool) if rows.crowd is None else rows.crowd)
     keep = ~skip & ~crowd
     boxes = BoxTable.build(
@@ -223,7 +239,7 @@ def build_dataset(
         class_id=rows.class_id[keep],
         image=rows.image[keep],
         confidence=confidence[keep],
-        source_index=rows.source_index[keep],
+        source_index=source_index[keep],
         difficult=None if rows.difficult is None else rows.difficult[keep],
     )
     boxes, frame_normalized = to_common_frame(

@@ -185,16 +185,12 @@ class RowCollector:
 
         files = column_of(self._files)
         number = column("number", np.empty(0, dtype=np.int64))
-        good = np.ones(len(number), dtype=bool)
-        good[list(self._rejected)] = False
-        source_index = np.full(len(number), -1, dtype=np.int64)
-        source_index[good] = np.arange(np.count_nonzero(good))
         prefixes = self._prefixes
         return ParsedRows(
             xyxy=column("xyxy", np.empty((0, 4))),
             class_id=column("class_id", np.empty(0, dtype=np.int64)),
             image=column_of(self._images),
-            source_index=source_index,
+            source_index=None,  # numbered by the builder, among the rows that are a box
             position=lambda row: f"{prefixes[files[row]]}{number[row]}",
             confidence=column("confidence", np.empty(0)),
             has_confidence=column("has_confidence", np.empty(0, dtype=bool)),

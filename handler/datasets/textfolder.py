@@ -173,8 +173,8 @@ def read_text_folder(
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
     images = Images(assets.asset_ids, widths, heights)
-    rows = collector.rows(syntax.normalized, sized=syntax.layout.box != "x1 y1 x2 y2")
-    dataset = build_dataset(folder.name, syntax.name, rows, images, classes.names)
+    parsed = collector.rows(syntax.normalized, sized=syntax.layout.box != "x1 y1 x2 y2")
+    dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
 
 
