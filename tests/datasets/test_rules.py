@@ -254,9 +254,12 @@ def test_a_confidence_that_is_not_a_number_is_skipped_as_not_finite(name: str, t
 
 
 def test_class_names_come_from_rows_whose_box_is_skipped(tmp_path: Path) -> None:
-    files = {"sizes.json": SIZES, "a.txt": "car 10 10 50 50\nbus 50 10 10 50\n"}
+    """A line that is not a box takes a class name but no box number (its file's boxes are
+    numbered as before the builder alone judged boxes: outcome lines keep their indices)."""
+    files = {"sizes.json": SIZES, "a.txt": "bus 50 10 10 50\ncar 10 10 50 50\n"}
     dataset = _load(write_tree(tmp_path / "cartucho", files)).dataset
-    assert dataset.class_names == ["car", "bus"] and dataset.skipped_count == 1
+    assert dataset.class_names == ["bus", "car"] and dataset.skipped_count == 1
+    assert dataset.boxes.source_index.tolist() == [0]
 
 
 def test_an_unnamed_class_id_is_the_error_even_on_a_bad_box(tmp_path: Path) -> None:
