@@ -316,7 +316,8 @@ class DifferenceAxis:
 
 def symmetric_bound(*values: float) -> float:
     """The axis end (a tenth, 0.1 to 1) that holds every value."""
-    return min(1.0, max(0.1, math.ceil(max(map(abs, values), default=0.0) * 10 + 1e-9) / 10))
+    largest = max([0.0, *(abs(value) for value in values)])
+    return min(1.0, max(0.1, math.ceil(largest * 10 + 1e-9) / 10))
 
 
 PAIR_ROW: Final = 30.0
