@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.analyses.image_classes import IMAGE_CLASSES
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
@@ -71,9 +72,14 @@ def compare(
     paired = paired_bootstrap(*counts, costs)
     runs = tuple(
         RunFigures(
-            run.pred.source, image_counts, run.state.of(PER_CLASS), run.state.of(CONFIDENCE_SWEEP).sweep
+            run.pred.source,
+            image_counts,
+            run.state.of(PER_CLASS),
+            run.state.of(CONFIDENCE_SWEEP).sweep,
+            run.state.of(IMAGE_CLASSES).rows(),
+            rows,
         )
-        for run, image_counts in zip((a, b), counts, strict=True)
+        for run, image_counts, rows in zip((a, b), counts, (rows_a, rows_b), strict=True)
     )
     thresholds = parse_inputs({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred_a}).thresholds
     return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, (thresholds, same_outcomes(a, b)))

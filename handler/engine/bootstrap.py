@@ -12,6 +12,7 @@ memory) does not change the draws, and a pure-Python reference can replay them.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
@@ -33,28 +34,43 @@ DRAWS_PER_CHUNK: Final = 1 << 22
 MARGIN: Final = 0.02
 
 
+def resample_times(
+    n: int, resamples: int = RESAMPLES, seed: int = SEED, draws_per_chunk: int = DRAWS_PER_CHUNK
+) -> Iterator[tuple[slice, FloatArray]]:
+    """Chunks of resamples: their slice, and how often each drew each of the n images (rows, n).
+
+    Float64, for BLAS products with counts: exact, as integer sums stay far below 2**53.
+    """
+    if n == 0:
+        return
+    rng = np.random.default_rng(seed)
+    step = max(1, draws_per_chunk // n)
+    for start in range(0, resamples, step):
+        stop = min(resamples, start + step)
+        rows = stop - start
+        drawn = (rng.random((rows, n)) * n).astype(np.int64)
+        drawn += (np.arange(rows, dtype=np.int64) * n)[:, None]
+        times = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
+        del drawn
+        yield slice(start, stop), times.astype(np.float64)
+
+
 def resampled_counts(
     counts: IntArray, resamples: int = RESAMPLES, seed: int = SEED, draws_per_chunk: int = DRAWS_PER_CHUNK
 ) -> IntArray:
     """(resamples, m) column sums of `counts` (n, m) over images drawn with replacement."""
     n, m = counts.shape
     summed = np.zeros((resamples, m), dtype=np.int64)
-    if n == 0:
-        return summed
-    rng = np.random.default_rng(seed)
     weights = counts.astype(np.float64)  # one float copy of the per-image counts, for the product
-    step = max(1, draws_per_chunk // n)
-    for start in range(0, resamples, step):
-        stop = min(resamples, start + step)
-        rows = stop - start
-        drawn = (rng.random((rows, n)) * n).astype(np.int64)
-        # How often each resample drew each image, then one matrix product for all columns:
-        # float64 is exact here (integer sums far below 2**53) and goes through BLAS.
-        drawn += (np.arange(rows, dtype=np.int64) * n)[:, None]
-        times = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
-        del drawn
-        summed[start:stop] = np.rint(times.astype(np.float64) @ weights).astype(np.int64)
+    for chunk, times in resample_times(n, resamples, seed, draws_per_chunk):
+        summed[chunk] = np.rint(times @ weights).astype(np.int64)
     return summed
+
+
+def percentile_ends(values: FloatArray, level: Fraction = LEVEL) -> FloatArray:
+    """(2, ...) the interval's ends of every column of `values` (resamples on the first axis)."""
+    ends: FloatArray = np.sort(values, axis=0)[list(order_statistics(len(values), level))]
+    return ends
 
 
 def order_statistics(resamples: int, level: Fraction = LEVEL) -> tuple[int, int]:
@@ -64,9 +80,8 @@ def order_statistics(resamples: int, level: Fraction = LEVEL) -> tuple[int, int]
 
 
 def percentile_interval(values: FloatArray, level: Fraction = LEVEL) -> tuple[float, float]:
-    low, high = order_statistics(len(values), level)
-    ordered = np.sort(values)
-    return float(ordered[low]), float(ordered[high])
+    low, high = percentile_ends(values, level).tolist()
+    return float(low), float(high)
 
 
 def crosses_grade_bound(summed: IntArray, scores: FloatArray, level: Fraction = LEVEL) -> bool:

@@ -18,7 +18,9 @@ from handler.engine.bootstrap import (
     LEVEL,
     RESAMPLES,
     SEED,
+    percentile_ends,
     percentile_interval,
+    resample_times,
     resampled_counts,
 )
 from handler.engine.counts import OutcomeCounts
@@ -41,6 +43,54 @@ class PairedBootstrap:
     level: Fraction
     score: Difference
     seconds_saved: Difference
+
+
+@dataclass(frozen=True)
+class ClassRows:
+    """One run's sparse outcome counts per (paired image, class) pair that has a box."""
+
+    image: IntArray  # (k,) row among the paired images
+    class_id: IntArray  # (k,) row among the classes compared
+    counts: IntArray  # (k, N_OUTCOMES)
+
+    def of_class(self, n_classes: int) -> list[tuple[IntArray, FloatArray]]:
+        """Per class: its rows' images and their counts as floats (for the resample products)."""
+        order = np.argsort(self.class_id, kind="stable")
+        bounds = np.searchsorted(self.class_id[order], np.arange(n_classes + 1))
+        weights = self.counts.astype(np.float64)
+        return [
+            (self.image[order[start:stop]], weights[order[start:stop]])
+            for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+        ]
+
+    def whole(self, n_classes: int) -> OutcomeCounts:
+        summed = np.zeros((n_classes, self.counts.shape[1]), dtype=np.int64)
+        np.add.at(summed, self.class_id, self.counts)
+        return OutcomeCounts(summed)
+
+
+def class_intervals(
+    rows: tuple[ClassRows, ClassRows],
+    n_images: int,
+    n_classes: int,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> list[Difference]:
+    """Per class, B - A of its score on the paired images and its interval, over the same resamples
+    (same seed, same draws) as `paired_bootstrap`: each resample's count of each image times the
+    class's (image, class) rows, so the cost is resamples times rows, one vectorised step per class."""
+    by_class = [run.of_class(n_classes) for run in rows]
+    differences = np.zeros((resamples, n_classes))
+    for chunk, times in resample_times(n_images, resamples, seed):
+        for c in range(n_classes):
+            (images_a, a), (images_b, b) = by_class[0][c], by_class[1][c]
+            summed_a, summed_b = (
+                np.rint(times[:, i] @ w).astype(np.int64) for i, w in ((images_a, a), (images_b, b))
+            )
+            differences[chunk, c] = OutcomeCounts(summed_b).scores - OutcomeCounts(summed_a).scores
+    value = rows[1].whole(n_classes).scores - rows[0].whole(n_classes).scores
+    low, high = percentile_ends(differences)
+    return [Difference(*figures) for figures in zip(value.tolist(), low.tolist(), high.tolist(), strict=True)]
 
 
 def paired_images(ids_a: list[str], ids_b: list[str]) -> tuple[IntArray, IntArray]:

@@ -281,6 +281,10 @@ class ClassPair:
     b: float
     score_a: float
     score_b: float
+    difference: float
+    low: float  # the interval of B - A, on the difference axis
+    high: float
+    at: tuple[float, float, float]  # x of the difference, of its low end and of its high end
 
 
 @dataclass(frozen=True)
@@ -289,19 +293,64 @@ class PairChart:
     height: float
     left: float
     plot: float
+    axis: DifferenceAxis
+
+
+@dataclass(frozen=True)
+class DifferenceAxis:
+    """A symmetric axis around 0 from `left` over `plot` units, -bound to +bound."""
+
+    left: float
+    plot: float
+    bound: float
+
+    def at(self, value: float) -> float:
+        return round(self.left + (value + self.bound) / (2 * self.bound) * self.plot, 2)
+
+    @property
+    def zero(self) -> float:
+        return self.at(0.0)
+
+    @property
+    def ticks(self) -> list[tuple[float, str]]:
+        b = self.bound
+        return [(self.at(t), f"{t:+g}" if t else "0") for t in (-b, -b / 2, 0.0, b / 2, b)]
+
+
+def symmetric_bound(*values: float) -> float:
+    """The axis end (a tenth, 0.1 to 1) that holds every value."""
+    largest = max([0.0, *(abs(value) for value in values)])
+    return min(1.0, max(0.1, math.ceil(largest * 10 + 1e-9) / 10))
 
 
 PAIR_ROW: Final = 30.0
+PAIR_BARS: Final = 340.0  # the 0-1 score bars of A and B
+PAIR_GAP: Final = 44.0
+PAIR_VALUE: Final = 56.0  # the right column: B - A as text
 
 
-def pair_chart(rows: list[tuple[str, float, float]]) -> PairChart:
-    """Per class (name, score of A, score of B): two bars on one 0-1 scale, the difference beside them."""
-    plot = WIDTH - LABEL_WIDTH - 120
+def pair_chart(rows: list[tuple[str, float, float, float, float]], bound: float) -> PairChart:
+    """Per class (name, score of A, score of B, interval of B - A): two bars on one 0-1 scale, then
+    B - A with its interval on a symmetric axis (-bound to +bound, shared by the folded charts)."""
+    left = LABEL_WIDTH + PAIR_BARS + PAIR_GAP
+    axis = DifferenceAxis(left, WIDTH - left - PAIR_VALUE - 12, bound)
     pairs = [
-        ClassPair(name, cut(name), i * PAIR_ROW, round(a * plot, 2), round(b * plot, 2), a, b)
-        for i, (name, a, b) in enumerate(rows)
+        ClassPair(
+            name,
+            cut(name),
+            i * PAIR_ROW,
+            round(a * PAIR_BARS, 2),
+            round(b * PAIR_BARS, 2),
+            a,
+            b,
+            b - a,
+            low,
+            high,
+            (axis.at(b - a), axis.at(low), axis.at(high)),
+        )
+        for i, (name, a, b, low, high) in enumerate(rows)
     ]
-    return PairChart(pairs, len(rows) * PAIR_ROW, LABEL_WIDTH, plot)
+    return PairChart(pairs, len(rows) * PAIR_ROW, LABEL_WIDTH, PAIR_BARS, axis)
 
 
 @dataclass(frozen=True)
@@ -317,11 +366,5 @@ class DifferenceFigure:
 
 
 def difference_figure(value: float, low: float, high: float, width: float = 420.0) -> DifferenceFigure:
-    bound = min(1.0, max(0.1, math.ceil(max(abs(low), abs(high), abs(value)) * 10 + 1e-9) / 10))
-    left, plot = 20.0, width - 40.0
-
-    def at(v: float) -> float:
-        return round(left + (v + bound) / (2 * bound) * plot, 2)
-
-    ticks = [(at(t), f"{t:+g}" if t else "0") for t in (-bound, -bound / 2, 0.0, bound / 2, bound)]
-    return DifferenceFigure(at(0.0), at(value), at(low), at(high), bound, ticks)
+    axis = DifferenceAxis(20.0, width - 40.0, symmetric_bound(low, high, value))
+    return DifferenceFigure(axis.zero, axis.at(value), axis.at(low), axis.at(high), axis.bound, axis.ticks)

@@ -7,6 +7,7 @@ summary also say: the images, the resamples, both scores) is excluded from the J
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, Literal, cast
 
 import numpy as np
@@ -14,10 +15,11 @@ import orjson
 from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
+from handler.engine.analyses.image_classes import ImageClassRows
 from handler.engine.bootstrap import SEED
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Thresholds
-from handler.engine.paired import Difference, PairedBootstrap
+from handler.engine.paired import ClassRows, Difference, PairedBootstrap, class_intervals
 from handler.engine.plugin import ClassCounts
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
@@ -48,6 +50,12 @@ class ClassDifference(Section):
     difference: float
     boxes_a: Count = Field(description="The class's boxes in A's run (GT objects plus A's false positives).")
     boxes_b: Count
+    low: float = Field(
+        description="Low end of the interval of B - A of the class's score on the paired images."
+    )
+    high: float = Field(
+        description="High end of that interval: the same paired bootstrap resamples as the whole run's."
+    )
 
 
 class Side(Section):
@@ -116,14 +124,29 @@ def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
     return aligned
 
 
-def class_differences(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, ...]:
-    """Every class with a box in A or B, most boxes (of both) first, ties in A's class order."""
-    names = [*a.names, *(name for name in b.names if name not in set(a.names))]
-    counts_a, counts_b = _aligned(a, names), _aligned(b, names)
+def _class_rows(run: RunFigures, names: list[str]) -> ClassRows:
+    """The run's (image, class) rows on the paired images, classes as rows of `names` (others dropped)."""
+    found = run.image_classes
+    paired = np.full(len(found.asset_ids), -1, dtype=np.int64)
+    paired[run.paired] = np.arange(len(run.paired))
+    shown = {name: i for i, name in enumerate(names)}
+    to_shown = np.asarray([shown.get(name, -1) for name in found.class_names] or [-1], dtype=np.int64)
+    image, class_id = paired[found.image], to_shown[found.class_id]
+    keep = (image >= 0) & (class_id >= 0)
+    return ClassRows(image[keep], class_id[keep], found.counts[keep])
+
+
+def class_differences(a: RunFigures, b: RunFigures, images: int) -> tuple[ClassDifference, ...]:
+    """Every class with a box in A or B, most boxes (of both) first, ties in A's class order, with
+    the interval of B - A of its score over the paired images."""
+    names = [*a.classes.names, *(name for name in b.classes.names if name not in set(a.classes.names))]
+    counts_a, counts_b = _aligned(a.classes, names), _aligned(b.classes, names)
     scores_a, scores_b = OutcomeCounts(counts_a).scores, OutcomeCounts(counts_b).scores
     boxes_a, boxes_b = counts_a.sum(axis=1), counts_b.sum(axis=1)
     rows = np.flatnonzero(boxes_a + boxes_b > 0)
-    rows = rows[np.lexsort((rows, -(boxes_a + boxes_b)[rows]))]
+    rows = rows[np.lexsort((rows, -(boxes_a + boxes_b)[rows]))].tolist()
+    shown = [names[row] for row in rows]
+    intervals = class_intervals((_class_rows(a, shown), _class_rows(b, shown)), images, len(shown))
     return tuple(
         ClassDifference(
             class_name=names[row],
@@ -132,8 +155,10 @@ def class_differences(a: ClassCounts, b: ClassCounts) -> tuple[ClassDifference, 
             difference=float(scores_b[row] - scores_a[row]),
             boxes_a=int(boxes_a[row]),
             boxes_b=int(boxes_b[row]),
+            low=interval.low,
+            high=interval.high,
         )
-        for row in rows.tolist()
+        for row, interval in zip(rows, intervals, strict=True)
     )
 
 
@@ -145,12 +170,15 @@ def _better(score: Difference) -> Better:
 
 @dataclass(frozen=True)
 class RunFigures:
-    """What the comparison reads of one run: per-image counts on the paired images, by class, the sweep."""
+    """What the comparison reads of one run: per-image counts on the paired images, by class, the sweep,
+    its (image, class) rows and which of its images are paired (its image rows in pair order)."""
 
     dataset: str
     counts: IntArray
     classes: ClassCounts
     sweep: Sweep
+    image_classes: ImageClassRows
+    paired: IntArray
 
 
 def build_comparison(
@@ -168,7 +196,7 @@ def build_comparison(
         better=_better(score),
         difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
         time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
-        per_class=class_differences(a.classes, b.classes),
+        per_class=class_differences(a, b, paired.images),
         context=ComparisonContext(
             gt=gt,
             a=_side(a.dataset, a.counts, a.sweep, costs),
@@ -216,12 +244,14 @@ def _signed(seconds: float) -> str:
 
 
 def render_compare_html(found: Comparison) -> str:
+    ends = [end for r in found.per_class for end in (r.low, r.high, r.difference)]
     template = environment().get_template(TEMPLATE)
     return template.render(
         c=found,
         verdict=compare_verdict(found),
         classes=charts.folded(
-            charts.pair_chart, [(r.class_name, r.score_a, r.score_b) for r in found.per_class]
+            partial(charts.pair_chart, bound=charts.symmetric_bound(*ends)),
+            [(r.class_name, r.score_a, r.score_b, r.low, r.high) for r in found.per_class],
         ),
         spread=charts.difference_figure(found.difference.score, found.difference.low, found.difference.high),
         outcomes=SHORT_LABELS,

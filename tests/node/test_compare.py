@@ -54,8 +54,11 @@ def test_json_is_exactly_the_comparison(tmp_path: Path) -> None:
     d, t = document["difference"], document["time_saved_difference"]
     assert set(d) == {"score", "low", "high"} and set(t) == {"seconds", "low", "high"}
     assert d["low"] <= d["score"] <= d["high"] < 0 and t["low"] <= t["seconds"] <= t["high"] < 0
-    keys = {"class", "score_a", "score_b", "difference", "boxes_a", "boxes_b"}
+    keys = {"class", "score_a", "score_b", "difference", "boxes_a", "boxes_b", "low", "high"}
     assert all(set(row) == keys and row["boxes_a"] + row["boxes_b"] > 0 for row in document["per_class"])
+    # every image is paired, so each class's difference lies in its interval; most exclude 0 here
+    assert all(row["low"] <= row["difference"] <= row["high"] for row in document["per_class"])
+    assert sum(row["high"] < 0 for row in document["per_class"]) >= 5
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert not list((tmp_path / "s").rglob("*.*")), "compare staged or published a report"
 
@@ -84,6 +87,12 @@ def test_differences_are_those_of_the_two_reports(tmp_path: Path) -> None:
         b["confidence_sweep"]["best_threshold"],
     )
     assert found.difference.low <= found.difference.score <= found.difference.high
+
+
+def test_a_set_against_itself_has_no_class_difference() -> None:
+    found = compare(str(GT), str(PRED_A), str(PRED_A))
+    assert found.context.same_predictions and len(found.per_class) > 10
+    assert {(row.difference, row.low, row.high) for row in found.per_class} == {(0.0, 0.0, 0.0)}
 
 
 def test_summary_and_user_errors(tmp_path: Path) -> None:

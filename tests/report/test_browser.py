@@ -459,6 +459,13 @@ def test_the_comparison_page_shows_the_comparison_safely(
             assert page.locator(f"svg[data-figure={figure}]").count() == 1
         svg_text = page.locator("svg[data-figure=compare_classes]").inner_html()
         assert "&lt;img src=x onerror=alert(1)&gt;" in svg_text  # the class name, escaped in the chart
+        whiskers = page.locator("svg[data-figure=compare_classes] [data-field=class_interval]")
+        assert whiskers.count() == len(found.per_class)  # each class's interval of B - A, drawn
+        ends = [
+            (float(w.get_attribute("data-low") or "nan"), float(w.get_attribute("data-high") or "nan"))
+            for w in whiskers.all()
+        ]
+        assert ends == [pytest.approx((row.low, row.high), abs=1e-4) for row in found.per_class]
         assert page.locator("[data-field=class]").count() == len(found.per_class) == 2
         measured = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
         assert measured["wide"] == [] and measured["document"] <= measured["viewport"], measured

@@ -14,6 +14,7 @@ from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.analyses.gt_errors import GT_ERRORS
+from handler.engine.analyses.image_classes import IMAGE_CLASSES
 from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_class import PER_CLASS
@@ -24,6 +25,7 @@ ANALYSES: Final[tuple[Analysis[Any], ...]] = (
     BOX_COUNTS,
     PER_IMAGE,
     PER_CLASS,
+    IMAGE_CLASSES,
     CONFUSIONS,
     CONFIDENCE_SWEEP,
     BY_SIZE,
