@@ -30,6 +30,7 @@ from handler.runtime import (
 
 if TYPE_CHECKING:
     from handler.outputs import NodeOutputs
+    from handler.pipeline import RunResult
 
 INPUTS_OPTION: Final = "--inputs"
 OUTPUTS_OPTION: Final = "--outputs"
@@ -93,13 +94,16 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
 
         inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
         store = chosen_store(args)
-        result = run(inputs, store, log=log_to_stderr, execution=execution_options(args))
-        log_detail(result.findings, result.location)
-        for line in warning_lines(result.findings):
-            print(line, file=sys.stderr, flush=True)
-        if args.outputs is not None:
-            _write_outputs(result.outputs, args.outputs)
-        print(result.outputs.to_json(), flush=True)
+
+        def announce(result: RunResult) -> None:
+            log_detail(result.findings, result.location)
+            for line in warning_lines(result.findings):
+                print(line, file=sys.stderr, flush=True)
+            if args.outputs is not None:
+                _write_outputs(result.outputs, args.outputs)
+            print(result.outputs.to_json(), flush=True)
+
+        run(inputs, store, log=log_to_stderr, execution=execution_options(args), announce=announce)
         return 0
 
     return run_as_command(node)

@@ -79,8 +79,13 @@ def run(
     costs: TimeCosts | None = None,
     execution: ExecutionOptions | None = None,
     slices: SliceFile | None = None,
+    announce: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
     """Evaluate, then store the report; the REPORT_ID exists only once the report is complete.
+
+    `announce` hands the published report's id to whoever waits for it (the node prints its
+    outputs line): it runs inside the report's staging, so a run stopped before the id is out
+    (SIGTERM, SIGINT, a closed pipe) withdraws the report, and "no report was published" is true.
 
     `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
     they are not node inputs); `execution` chooses where the shards run; `slices` names sets of
@@ -102,5 +107,8 @@ def run(
             findings = build_findings(facts, staging.report_id, ran)
         with _phase("store report", log):
             staging.publish(_report_parts(findings), evaluated.outcome_chunks)
-    outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
-    return RunResult(outputs, findings, report_location(store, staging.report_id))
+        outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
+        result = RunResult(outputs, findings, report_location(store, staging.report_id))
+        if announce is not None:
+            announce(result)
+    return result
