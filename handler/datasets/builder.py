@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SkippedBox
-from handler.datasets.columns import bad_box_rows, box_problem
+from handler.datasets.columns import NEGATIVE_SIZE, bad_box_rows, box_problem
 from handler.datasets.frames import outside_image, to_common_frame
 from handler.resources import load_json_resource
 
@@ -44,19 +44,21 @@ class Images:
 class ParsedRows:
     """One row per box as the format wrote it, before any rule but the format's own.
 
-    `class_id` is -1 where the row names no usable class. `confidence` is NaN where it is
-    not a number; `has_confidence` says which rows wrote one (None: the rows whose value is
-    not NaN; a format without confidences leaves both None). `rejected` maps the rows the
-    parser could not read to why, `reasons` some of them to a reason in a few words for the
-    count by reason (`UNKNOWN_IMAGE`, `UNKNOWN_CLASS`; else `unreadable row`, or the box defect a text reader
-    names); `explain(row)` may phrase a skipped row in the format's own words (None: the
-    builder's words). `position(row)` names where a row was written.
+    `class_id` is -1 where the row names no usable class. `xyxy` and `confidence` are NaN
+    where a value is not a number (the rules then skip the row); `has_confidence` says which
+    rows wrote one (None: the rows whose value is not NaN; a format without confidences leaves
+    both None). `rejected` maps the rows the parser could not read to why, `reasons` some of
+    them to a reason in a few words for the count by reason (`UNKNOWN_IMAGE`, `UNKNOWN_CLASS`;
+    else `unreadable row`). `sized` says the format wrote a box as a position and a
+    size (COCO's `[x, y, width, height]`, YOLO's centre and size), so that a bad box is named
+    in those terms. `explain(row)` may phrase a skipped row in the format's own
+    words (None: the builder's words). `position(row)` names where a row was written.
     """
 
     xyxy: FloatArray
     class_id: IntArray
     image: IntArray
-    source_index: IntArray
+    source_index: IntArray | None  # None: the well-formed rows numbered in order (`_numbered`)
     position: Callable[[int], str]
     confidence: FloatArray | None = None
     has_confidence: BoolArray | None = None
@@ -66,6 +68,7 @@ class ParsedRows:
     rejected: Mapping[int, str] = field(default_factory=dict)
     explain: Callable[[int], str | None] | None = None
     reasons: Mapping[int, str] = field(default_factory=dict)  # a rejected row's reason in a few words
+    sized: bool = False
 
     def __len__(self) -> int:
         return len(self.class_id)
@@ -120,7 +123,9 @@ class _Rule:
 # In order: a row is skipped for the first rule it breaks.
 _RULES: Final = (
     _Rule(lambda c: c.rows.class_id < 0, lambda _c, _r: "expected a non-empty label"),
-    _Rule(lambda c: bad_box_rows(c.rows.xyxy), lambda c, r: box_problem(c.rows.xyxy[r].tolist())),
+    _Rule(
+        lambda c: bad_box_rows(c.rows.xyxy), lambda c, r: box_problem(c.rows.xyxy[r].tolist(), c.rows.sized)
+    ),
     _Rule(
         lambda c: c.written & ~np.isfinite(c.confidence),
         lambda _c, _r: "confidence is not a finite number",
@@ -145,14 +150,15 @@ REJECTED_REASON: Final = "unreadable row"
 UNKNOWN_IMAGE: Final = "image not in the images"
 # A row naming a class the dataset does not have (class ids of another list, or counted from 0).
 UNKNOWN_CLASS: Final = "class not in the categories"
-BOX_REASONS: Final = frozenset(("x_max < x_min", "y_max < y_min", "coordinate not finite"))
 
 
-def _bad_box_reasons(xyxy: FloatArray) -> npt.NDArray[np.str_]:
-    """`box_problem`'s defect of each row of `xyxy`, in a word or two."""
+def _bad_box_reasons(xyxy: FloatArray, sized: bool) -> npt.NDArray[np.str_]:
+    """`box_problem`'s defect of each row of `xyxy`, in a word or two (in the layout written)."""
     with np.errstate(invalid="ignore"):
         x_swapped = xyxy[:, 2] < xyxy[:, 0]
-    reason = np.where(x_swapped, "x_max < x_min", "y_max < y_min")
+    reason = (
+        np.full(len(xyxy), NEGATIVE_SIZE) if sized else np.where(x_swapped, "x_max < x_min", "y_max < y_min")
+    )
     return np.where(np.isfinite(xyxy).all(axis=1), reason, "coordinate not finite")
 
 
@@ -163,20 +169,31 @@ def _skip_reasons(checked: _Checked, rejected: BoolArray, broken: list[BoolArray
     first = np.argmax(stacked, axis=0)[skipped]
     reasons = np.array(_REASONS, dtype="U32")[first]
     bad_box = first == _REASONS.index("bad box")
-    reasons[bad_box] = _bad_box_reasons(checked.rows.xyxy[skipped][bad_box])
+    reasons[bad_box] = _bad_box_reasons(checked.rows.xyxy[skipped][bad_box], checked.rows.sized)
     names, counts = np.unique(reasons, return_counts=True)
     found = Counter(dict(zip(names.tolist(), counts.tolist(), strict=True)))
-    # A parser's own words are its reason when they are one of ours (a text reader checks corners).
-    rows = checked.rows
-    found.update(
-        rows.reasons.get(row) or (why if why in BOX_REASONS else REJECTED_REASON)
-        for row, why in rows.rejected.items()
-    )
+    found.update(checked.rows.reasons.get(row, REJECTED_REASON) for row in checked.rows.rejected)
     return dict(found)
 
 
-def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox], dict[str, int]]:
-    """Rows to skip, the first `LISTED_SKIPS` of them in row order with why, and the count by reason."""
+# The first rules: a row breaking one is not a box at all (the others judge a box).
+NOT_A_BOX_RULES: Final = 3
+
+
+def _numbered(rows: ParsedRows, rejected: BoolArray, broken: list[BoolArray]) -> IntArray:
+    """Each row's `source_index`: the format's, else its place among the rows that are a box
+    (-1 for the others), as a folder's boxes are numbered in its files."""
+    if rows.source_index is not None:
+        return rows.source_index
+    formed = ~rejected & ~np.logical_or.reduce(broken[:NOT_A_BOX_RULES], initial=False)
+    index = np.full(len(rows), -1, dtype=np.int64)
+    index[formed] = np.arange(np.count_nonzero(formed))
+    return index
+
+
+def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox], dict[str, int], IntArray]:
+    """Rows to skip, the first `LISTED_SKIPS` of them in row order with why, the count by
+    reason, and each row's `source_index`."""
     rows = checked.rows
     rejected = np.zeros(len(rows), dtype=bool)
     rejected[list(rows.rejected)] = True
@@ -190,7 +207,7 @@ def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox],
             rule = next(rule for rule, mask in zip(_RULES, broken, strict=True) if mask[row])
             problem = rule.phrase(checked, row)
         listed.append(SkippedBox(source, rows.position(row), problem))
-    return skip, listed, _skip_reasons(checked, rejected, broken)
+    return skip, listed, _skip_reasons(checked, rejected, broken), _numbered(rows, rejected, broken)
 
 
 def _per_row(sizes: FloatArray, image: IntArray) -> FloatArray:
@@ -214,7 +231,7 @@ def build_dataset(
         _per_row(images.widths, rows.image),
         _per_row(images.heights, rows.image),
     )
-    skip, listed, reasons = _skips(source, checked)
+    skip, listed, reasons, source_index = _skips(source, checked)
     crowd = ~skip & (np.zeros(len(rows), dtype=bool) if rows.crowd is None else rows.crowd)
     keep = ~skip & ~crowd
     boxes = BoxTable.build(
@@ -222,7 +239,7 @@ def build_dataset(
         class_id=rows.class_id[keep],
         image=rows.image[keep],
         confidence=confidence[keep],
-        source_index=rows.source_index[keep],
+        source_index=source_index[keep],
         difficult=None if rows.difficult is None else rows.difficult[keep],
     )
     boxes, frame_normalized = to_common_frame(

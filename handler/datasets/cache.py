@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from handler.boxes import Dataset, FloatArray
+from handler.boxes import BoolArray, Dataset, FloatArray
 from handler.datasets.builder import Images, ParsedRows, build_dataset
-from handler.datasets.columns import bad_box_rows, float_column
+from handler.datasets.columns import float_column
 from handler.datasets.format import Format
 from handler.datasets.jsondoc import LineRecords
 from handler.datasets.loaded import Loaded
@@ -61,13 +61,15 @@ def _class_order(reference: Loaded) -> list[str]:
     return reference.class_order or sorted(reference.dataset.class_names)
 
 
-def _probabilities(source: str, flat: CacheBoxes, classes: list[str]) -> FloatArray:
-    """(N, C) probabilities; a row of NaN where a box has no numeric vector (skipped later)."""
+def _probabilities(source: str, flat: CacheBoxes, classes: list[str]) -> tuple[FloatArray, BoolArray]:
+    """(N, C) probabilities (NaN where a value is not a number) and the boxes that have a vector."""
     rows = np.full((len(flat.boxes), len(classes)), np.nan)
+    listed = np.zeros(len(flat.boxes), dtype=bool)
     for k, box in enumerate(flat.boxes):
         vector = box.get(PROBABILITIES) if isinstance(box, dict) else None
         if not isinstance(vector, list):
             continue
+        listed[k] = True
         if len(vector) != len(classes):
             # A misaligned vector would silently pick wrong classes: refuse the file.
             shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
@@ -77,7 +79,7 @@ def _probabilities(source: str, flat: CacheBoxes, classes: list[str]) -> FloatAr
                 "expected one probability per class, in the ground truth's class order"
             )
         rows[k] = float_column(vector)
-    return rows
+    return rows, listed
 
 
 def _aligned(source: str, entries: list[Any], reference: Loaded | None) -> Loaded:
@@ -101,14 +103,14 @@ def read_prediction_cache(
     flat = _flatten(source, entries, positions)
     gt = _aligned(source, entries, reference)
     classes = _class_order(gt)
-    probabilities = _probabilities(source, flat, classes)
+    probabilities, listed = _probabilities(source, flat, classes)
     corners = [[b.get(k) if isinstance(b, dict) else None for b in flat.boxes] for k in CORNERS]
     xyxy = np.stack([float_column(c) for c in corners], axis=1).reshape(len(flat.boxes), 4)
+    # A value that is not a number makes the confidence NaN: the builder skips the box for it.
     confidence = probabilities.max(axis=1, initial=-np.inf)
-    unscored = ~np.isfinite(confidence) & ~bad_box_rows(xyxy)  # a bad box is named as one
     rows = ParsedRows(
         xyxy=xyxy,
-        class_id=np.where(unscored, -1, probabilities.argmax(axis=1))
+        class_id=np.where(listed, probabilities.argmax(axis=1), -1)
         if len(flat.boxes)
         else np.empty(0, dtype=np.int64),
         image=np.array(flat.entry, dtype=np.int64),
@@ -118,7 +120,7 @@ def read_prediction_cache(
         has_confidence=np.ones(len(flat.boxes), dtype=bool),
         normalized=np.ones(len(flat.boxes), dtype=bool),
         rejected=dict.fromkeys(
-            np.flatnonzero(unscored).tolist(), f"expected `{PROBABILITIES}`, a list of numbers"
+            np.flatnonzero(~listed).tolist(), f"expected `{PROBABILITIES}`, a list of numbers"
         ),
     )
     images = Images(gt.dataset.asset_ids, gt.dataset.widths, gt.dataset.heights)

@@ -20,7 +20,7 @@ import numpy as np
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed
-from handler.datasets.columns import bad_box_rows, float_column, number_or_nan
+from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.ids import DatasetIds
 from handler.datasets.jsondoc import ChunkedArray, chunked_array, gc_paused, row_chunks
@@ -75,13 +75,6 @@ def _four_numbers(value: Any) -> list[float]:
     if isinstance(value, list) and len(value) == 4:
         return [number_or_nan(v) for v in value]
     return [math.nan] * 4
-
-
-def _bbox_problem(value: Any) -> str:
-    numbers = _four_numbers(value)
-    if not all(math.isfinite(v) for v in numbers):
-        return f"bbox {quoted(value)}: expected [x, y, width, height], 4 finite numbers"
-    return f"bbox {quoted(value)}: expected a width and height of at least 0"
 
 
 def _xywh(bboxes: list[Any], typed: bool) -> FloatArray:
@@ -140,22 +133,17 @@ def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     else:
         confidence = float_column(scores)
         has_confidence = np.array(["score" in entry for entry in entries], dtype=bool)
-    bad_box = bad_box_rows(xyxy)
-    # COCO's own words for what its entries get wrong, first problem first.
+    # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
-        (bad_box, lambda row: _bbox_problem(bboxes[row])),
         (image < 0, lambda row: f"image_id {quoted(image_ids[row])} is not in the images"),
         (class_id < 0, lambda row: f"category_id {quoted(category_ids[row])} is not in the categories"),
-        (has_confidence & np.isnan(confidence), lambda _: "score is not a number"),
     ]
     rejected: dict[int, str] = {}
     for rows, problem in problems:
         for row in np.flatnonzero(rows).tolist():
             rejected.setdefault(offset + row, problem(row))
-    # An unknown image or class is the reason when what comes before it is fine (the problems' order).
-    reasons = {row: UNKNOWN_IMAGE for row in (np.flatnonzero((image < 0) & ~bad_box) + offset).tolist()} | {
-        row: UNKNOWN_CLASS
-        for row in (np.flatnonzero((class_id < 0) & (image >= 0) & ~bad_box) + offset).tolist()
+    reasons = {row: UNKNOWN_IMAGE for row in (np.flatnonzero(image < 0) + offset).tolist()} | {
+        row: UNKNOWN_CLASS for row in (np.flatnonzero((class_id < 0) & (image >= 0)) + offset).tolist()
     }
     return _Chunk(
         xyxy,
@@ -194,6 +182,7 @@ def _joined(parts: list[_Chunk], rows: int) -> ParsedRows:
         crowd=column("crowd", np.empty(0, dtype=bool)),
         rejected={row: why for p in parts for row, why in p.rejected.items()},
         reasons={row: why for p in parts for row, why in p.reasons.items()},
+        sized=True,
     )
 
 
@@ -218,7 +207,10 @@ def _parallel_rows(document: ChunkedArray, ids: DatasetIds) -> ParsedRows | None
     for part in forked_map(partial(_piece_rows, document, ids), bounds, workers):
         if part is None:
             return None
-        parts.append(replace(part, rejected={offset + row: why for row, why in part.rejected.items()}))
+        rejected = {offset + row: why for row, why in part.rejected.items()}
+        parts.append(
+            replace(part, rejected=rejected, reasons={offset + row: why for row, why in part.reasons.items()})
+        )
         offset += len(part.image)
     return _joined(parts, offset)
 

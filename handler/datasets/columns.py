@@ -35,8 +35,15 @@ def bad_box_rows(xyxy: FloatArray) -> BoolArray:
     return ~(finite & ordered)
 
 
-def box_problem(xyxy: Sequence[float]) -> str:
-    """Why one row was flagged by `bad_box_rows`, in words."""
+NEGATIVE_SIZE = "negative width or height"
+
+
+def box_problem(xyxy: Sequence[float], sized: bool = False) -> str:
+    """Why one row was flagged by `bad_box_rows`, in words; in width and height terms for a
+    box written with a size (its max < min is a negative size, not swapped corners)."""
+    if sized:
+        finite = all(math.isfinite(v) for v in xyxy)
+        return NEGATIVE_SIZE if finite else "a box value is not a finite number"
     names = ("x_min", "y_min", "x_max", "y_max")
     for name, value in zip(names, xyxy, strict=True):
         if not math.isfinite(value):

@@ -142,7 +142,8 @@ class FileRows:
 
     xyxy: FloatArray
     class_id: IntArray
-    confidence: FloatArray  # NaN where the file wrote none
+    confidence: FloatArray  # NaN where the file wrote none or not a number
+    has_confidence: BoolArray  # where the file wrote one
     difficult: BoolArray
     number: IntArray
 
@@ -178,27 +179,25 @@ class RowCollector:
         self._prefixes.append(prefix)
         self._rows += len(rows.number)
 
-    def rows(self, normalized: bool) -> ParsedRows:
+    def rows(self, normalized: bool, sized: bool = False) -> ParsedRows:
         def column(name: str, empty: Any) -> Any:
             return np.concatenate([getattr(p, name) for p in self._parts]) if self._parts else empty
 
         files = column_of(self._files)
         number = column("number", np.empty(0, dtype=np.int64))
-        good = np.ones(len(number), dtype=bool)
-        good[list(self._rejected)] = False
-        source_index = np.full(len(number), -1, dtype=np.int64)
-        source_index[good] = np.arange(np.count_nonzero(good))
         prefixes = self._prefixes
         return ParsedRows(
             xyxy=column("xyxy", np.empty((0, 4))),
             class_id=column("class_id", np.empty(0, dtype=np.int64)),
             image=column_of(self._images),
-            source_index=source_index,
+            source_index=None,  # numbered by the builder, among the rows that are a box
             position=lambda row: f"{prefixes[files[row]]}{number[row]}",
             confidence=column("confidence", np.empty(0)),
+            has_confidence=column("has_confidence", np.empty(0, dtype=bool)),
             normalized=np.full(len(number), normalized),
             difficult=column("difficult", np.empty(0, dtype=bool)),
             rejected=self._rejected,
+            sized=sized,
         )
 
 
@@ -213,6 +212,7 @@ def _with_rejected(rows: FileRows, numbers: list[int]) -> FileRows:
         xyxy=np.concatenate([rows.xyxy, np.full((n, 4), np.nan)]),
         class_id=np.concatenate([rows.class_id, np.full(n, -1, dtype=np.int64)]),
         confidence=np.concatenate([rows.confidence, np.full(n, np.nan)]),
+        has_confidence=np.concatenate([rows.has_confidence, np.zeros(n, dtype=bool)]),
         difficult=np.concatenate([rows.difficult, np.zeros(n, dtype=bool)]),
         number=np.concatenate([rows.number, np.array(numbers, dtype=np.int64)]),
     )

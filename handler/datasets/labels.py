@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.datasets.columns import bad_box_rows, box_problem
 from handler.errors import quoted
 
 Box = tuple[float, float, float, float]
@@ -37,13 +36,15 @@ LineParser = Callable[[list[str]], Row | str]
 class TextLabels:
     """The boxes of one label file as parallel columns, before class names are resolved.
 
-    `confidence` is NaN where a line wrote none; `line` is each box's 1-based line number;
+    `confidence` is NaN where a line wrote none or not a number (`has_confidence`: the lines
+    that wrote one); `line` is each box's 1-based line number;
     `rejected` lists the lines that are not a box, as (line number, why), for the skip log.
     """
 
     xyxy: FloatArray
     class_token: list[str]
     confidence: FloatArray
+    has_confidence: BoolArray
     difficult: BoolArray
     line: IntArray
     rejected: list[tuple[int, str]]
@@ -89,24 +90,15 @@ def parse_lines(text: str, parse_line: LineParser) -> TextLabels:
     confidence = np.array(
         [math.nan if r.confidence is None else r.confidence for r in rows], dtype=np.float64
     )
-    written = np.array([r.confidence is not None for r in rows], dtype=bool)
-    # Parsed numbers may still not make a box (NaN, x_max < x_min): those lines are rejected too.
-    bad = bad_box_rows(xyxy) | (written & ~np.isfinite(confidence))
-    for row in np.flatnonzero(bad):
-        why = (
-            box_problem(xyxy[row].tolist())
-            if bad_box_rows(xyxy[row : row + 1])[0]
-            else ("confidence is not a finite number")
-        )
-        rejected.append((lines[row], why))
-    good = np.flatnonzero(~bad)
+    # Numbers that make no box (NaN, x_max < x_min) are rows too: the builder's rules skip them.
     return TextLabels(
-        xyxy=xyxy[good],
-        class_token=[rows[i].class_token for i in good],
-        confidence=confidence[good],
-        difficult=np.array([rows[i].difficult for i in good], dtype=bool),
-        line=np.array(lines, dtype=np.int64)[good],
-        rejected=sorted(rejected),
+        xyxy=xyxy,
+        class_token=[r.class_token for r in rows],
+        confidence=confidence,
+        has_confidence=np.array([r.confidence is not None for r in rows], dtype=bool),
+        difficult=np.array([r.difficult for r in rows], dtype=bool),
+        line=np.array(lines, dtype=np.int64),
+        rejected=rejected,
     )
 
 

@@ -166,15 +166,15 @@ def read_text_folder(
             xyxy=labels.xyxy,
             class_id=_class_ids(file, labels, classes),
             confidence=labels.confidence,
+            has_confidence=labels.has_confidence,
             difficult=labels.difficult,
             number=labels.line,
         )
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
     images = Images(assets.asset_ids, widths, heights)
-    dataset = build_dataset(
-        folder.name, syntax.name, collector.rows(syntax.normalized), images, classes.names
-    )
+    parsed = collector.rows(syntax.normalized, sized=syntax.layout.box != "x1 y1 x2 y2")
+    dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
 
 

@@ -17,7 +17,6 @@ import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.datasets.builder import Images, build_dataset
-from handler.datasets.columns import bad_box_rows, box_problem
 from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
@@ -80,18 +79,15 @@ def parse_voc(where: str, content: bytes) -> VocImage:
     rejected = [(n, p) for n, p in parsed if isinstance(p, str)]
     objects = [(n, p) for n, p in parsed if not isinstance(p, str)]
     xyxy = np.array([p[1] for _, p in objects], dtype=np.float64).reshape(len(objects), 4)
-    bad = bad_box_rows(xyxy)
-    rejected += [(objects[row][0], box_problem(xyxy[row].tolist())) for row in np.flatnonzero(bad)]
-    good = np.flatnonzero(~bad)
     return VocImage(
         filename=(root.findtext("filename") or "").strip() or None,
         width=_size(root, "width"),
         height=_size(root, "height"),
-        names=[objects[i][1][0] for i in good],
-        xyxy=xyxy[good],
-        difficult=np.array([objects[i][1][2] for i in good], dtype=bool),
-        object_number=np.array([objects[i][0] for i in good], dtype=np.int64),
-        rejected=sorted(rejected),
+        names=[p[0] for _, p in objects],
+        xyxy=xyxy,
+        difficult=np.array([p[2] for _, p in objects], dtype=bool),
+        object_number=np.array([n for n, _ in objects], dtype=np.int64),
+        rejected=rejected,
     )
 
 
@@ -126,6 +122,7 @@ def read_voc_folder(_: str, folder: Folder, __: Loaded | None = None) -> Loaded:
             xyxy=image.xyxy,
             class_id=np.array([classes.index(name) for name in image.names], dtype=np.int64),
             confidence=np.full(len(image.names), np.nan),  # VOC carries no confidence
+            has_confidence=np.zeros(len(image.names), dtype=bool),
             difficult=image.difficult,
             number=image.object_number,
         )

@@ -10,7 +10,6 @@ import re
 
 import numpy as np
 
-from handler.datasets.columns import bad_box_rows
 from handler.datasets.labels import Row, TextLabels, first_tokens, is_whole, number, numbers, parse_lines
 from handler.errors import quoted
 
@@ -49,7 +48,7 @@ def parse_yolo_line(tokens: list[str]) -> Row | str:
 
 def _parse_uniform(text: str) -> TextLabels | None:
     """The common file (all lines GT-shaped, or all with a confidence) in one numpy call; None
-    when any line is not, or is not a box, so that the line-by-line path names it."""
+    when any line is not, so that the line-by-line path names it."""
     width = next((k for k, pattern in _UNIFORM.items() if pattern.fullmatch(text)), None)
     if width is None:
         return None
@@ -59,12 +58,11 @@ def _parse_uniform(text: str) -> TextLabels | None:
     half = values[:, 3:5] / 2
     xyxy = np.concatenate([values[:, 1:3] - half, values[:, 1:3] + half], axis=1)
     confidence = values[:, 5] if width == 6 else np.full(len(values), np.nan)
-    if bad_box_rows(xyxy).any():
-        return None
     return TextLabels(
         xyxy=xyxy,
         class_token=[str(c) for c in values[:, 0].astype(np.int64).tolist()],
         confidence=confidence,
+        has_confidence=np.full(len(values), width == 6),
         difficult=np.zeros(len(values), dtype=bool),
         line=np.arange(1, len(values) + 1, dtype=np.int64),
         rejected=[],

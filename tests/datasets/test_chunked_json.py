@@ -201,13 +201,13 @@ def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[ParsedRows
 def _same_rows(a: ParsedRows, b: ParsedRows) -> None:
     for column in ("xyxy", "class_id", "image", "source_index", "confidence", "has_confidence", "crowd"):
         np.testing.assert_array_equal(getattr(a, column), getattr(b, column))
-    assert a.rejected == b.rejected
+    assert (a.rejected, a.reasons) == (b.rejected, b.reasons)
 
 
 def test_clean_pieces_are_decoded_side_by_side(tmp_path: Path) -> None:
     results = _results(400)
-    results[33]["score"] = "high"  # rejected rows keep their place in the whole list
-    results[250]["bbox"] = [1, 2, 3]
+    results[33]["image_id"] = 999_999  # rejected rows keep their place in the whole list
+    results[250]["category_id"] = 999_999
     parallel, serial = _parallel_and_serial(tmp_path, results)
     assert parallel is not None and len(parallel.image) == 400
     _same_rows(parallel, serial)

@@ -44,15 +44,14 @@ def test_yolo_line(line: str, expected: Row | str) -> None:
         assert parsed.xyxy == pytest.approx(expected.xyxy) and parsed.confidence == expected.confidence
 
 
-def test_yolo_text_keeps_line_numbers_and_rejects_bad_boxes() -> None:
+def test_yolo_text_keeps_line_numbers_and_leaves_bad_boxes_to_the_builder() -> None:
+    """The parser rejects only what it cannot split; a bad box or NaN score is a row the
+    builder's rules skip (tests/datasets/test_rules.py)."""
     text = "0 0.5 0.5 0.2 0.2\r\n\r\n1 0.5 0.5 0.2\r\n2 0.5 0.5 -0.1 0.2\r\n3 0.5 0.5 0.2 0.2 nan\r\n"
     labels = parse_yolo(text)
-    assert labels.class_token == ["0"] and labels.line.tolist() == [1]
-    assert labels.rejected == [
-        (3, f"{YOLO_EXPECTED}, got 4 values"),
-        (4, "x_max < x_min"),
-        (5, "confidence is not a finite number"),
-    ]
+    assert labels.class_token == ["0", "2", "3"] and labels.line.tolist() == [1, 4, 5]
+    assert labels.has_confidence.tolist() == [False, False, True] and np.isnan(labels.confidence[2])
+    assert labels.rejected == [(3, f"{YOLO_EXPECTED}, got 4 values")]
 
 
 def test_an_empty_yolo_file_is_an_image_with_no_boxes() -> None:

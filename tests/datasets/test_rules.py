@@ -18,6 +18,7 @@ from helpers.builders import write_json, write_jsonl, write_tree
 from helpers.csv_format import CSV, csv_line, register
 
 from handler.datasets import Loaded, format_names, load_dataset, reading
+from handler.errors import DatasetError
 from handler.storage.local import LocalSource
 
 Corners = tuple[float | None, float | None, float | None, float | None]
@@ -231,3 +232,37 @@ def test_a_missing_confidence_is_fully_confident(name: str, tmp_path: Path) -> N
 def test_workers_read_shard_files_in_one_json_lines_format() -> None:
     assert [f.kind for f in reading.FORMATS if f.reads_shards] == ["jsonl"]
     assert reading.shards_readable(None) and reading.shards_readable(reading.shard_format().name)
+
+
+# A format that writes a box as a position and a size names a bad one in those terms.
+SIZED = ("coco", "coco-results", "yolo")
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_the_builder_names_a_bad_box_in_the_layout_written(name: str, tmp_path: Path) -> None:
+    dataset = WRITERS[name](tmp_path, [GOOD, ((50, 10, 10, 50), 0.9)]).dataset
+    inverted = "negative width or height" if name in SIZED else "x_max < x_min"
+    assert dataset.skip_reasons == {inverted: 1}
+
+
+@pytest.mark.parametrize("name", ["yolo", "cartucho", CSV.name])
+def test_a_confidence_that_is_not_a_number_is_skipped_as_not_finite(name: str, tmp_path: Path) -> None:
+    """As native skips a confidence that is not a number (JSON cannot write a NaN; text can)."""
+    dataset = WRITERS[name](tmp_path, [GOOD, ((10, 10, 50, 50), float("nan"))]).dataset
+    assert dataset.skip_reasons == {"confidence not finite": 1}
+    assert dataset.skipped[0].problem == "confidence is not a finite number"
+
+
+def test_class_names_come_from_rows_whose_box_is_skipped(tmp_path: Path) -> None:
+    """A line that is not a box takes a class name but no box number (its file's boxes are
+    numbered as before the builder alone judged boxes: outcome lines keep their indices)."""
+    files = {"sizes.json": SIZES, "a.txt": "bus 50 10 10 50\ncar 10 10 50 50\n"}
+    dataset = _load(write_tree(tmp_path / "cartucho", files)).dataset
+    assert dataset.class_names == ["bus", "car"] and dataset.skipped_count == 1
+    assert dataset.boxes.source_index.tolist() == [0]
+
+
+def test_an_unnamed_class_id_is_the_error_even_on_a_bad_box(tmp_path: Path) -> None:
+    files = {"classes.txt": "car\n", "sizes.json": SIZES, "a.txt": "0 0.3 0.3 0.4 0.4\n7 0.5 0.5 -0.1 0.2\n"}
+    with pytest.raises(DatasetError, match=r"a\.txt: line 2: class id 7 has no name"):
+        _load(write_tree(tmp_path / "yolo", files))

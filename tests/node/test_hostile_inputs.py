@@ -153,7 +153,7 @@ def test_a_missing_local_folder_names_the_reference_not_the_store(
 
 
 def test_a_long_value_is_quoted_short(tmp_path: Path, files: dict[str, Path]) -> None:
-    pred = write_json(tmp_path / "long.json", [{**RESULT, "bbox": "x" * 250_000}, RESULT])
+    pred = write_json(tmp_path / "long.json", [{**RESULT, "category_id": "x" * 250_000}, RESULT])
     run = run_node(tmp_path / "store", GT_DATASET=str(files["gt"]), PRED_DATASET=str(pred))
     assert run.code == 0, run.err
     findings = (tmp_path / "store" / "reports" / run.outputs["REPORT_ID"] / "findings.json").read_text()
