@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from handler.engine.analyses import COMPARE_ONLY
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.image_classes import IMAGE_CLASSES
 from handler.engine.analyses.per_class import PER_CLASS
@@ -29,8 +30,8 @@ from handler.storage.local import LocalStore
 
 
 def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
-    """One run's merged state (no outcome lines: nothing is published)."""
-    return evaluate_plan(read_and_plan(parse_inputs(raw), store, execution), None)
+    """One run's merged state (no outcome lines: nothing is published), with what only compare reads."""
+    return evaluate_plan(read_and_plan(parse_inputs(raw), store, execution, COMPARE_ONLY), None)
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from handler.execution.executors import (
 from handler.execution.shards import (
     MIN_BOXES_PER_SHARD,
     SHARD_SUFFIX,
+    Analyses,
     FileShard,
     PairedShard,
     ShardResult,
@@ -139,12 +140,17 @@ class ShardPlan:
     read: ReadFigures
 
 
-def read_and_plan(inputs: NodeInputs, store: Store, options: ExecutionOptions) -> ShardPlan:
-    """Shard files that workers read themselves, or both datasets read here and cut into shards."""
+def read_and_plan(
+    inputs: NodeInputs, store: Store, options: ExecutionOptions, also: Analyses = ()
+) -> ShardPlan:
+    """Shard files that workers read themselves, or both datasets read here and cut into shards.
+
+    The shards run every registered analysis, and `also` (compare's `analyses.COMPARE_ONLY`).
+    """
     gt_source = resolve_dataset(inputs.gt_dataset, store)
     pred_source = resolve_dataset(inputs.pred_dataset, store)
     pairs = _shard_pairs(gt_source, pred_source, inputs)
-    registered = analyses.ANALYSES  # read at plan time: a test may register one more
+    registered = (*analyses.ANALYSES, *also)  # read at plan time: a test may register one more
     if pairs is not None:
         files: list[PairedShard | FileShard] = [
             FileShard(i, gt.name, pred.name, inputs.thresholds, LISTED_SKIPS, registered)

@@ -229,11 +229,14 @@ def environment() -> jinja2.Environment:
     """The report pages' one environment: autoescaping on, undefined names fail."""
     import jinja2  # only a run that renders a page pays for it
 
+    from handler.report.template_cache import use_template_cache
+
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(resource_path("report_templates")),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    use_template_cache(environment)  # compiled once per user, not once per run
     environment.filters["duration"] = duration
     environment.filters["saving"] = saving
     environment.globals.update(

@@ -1,7 +1,8 @@
 """The registered analyses: each runs on every shard, and its partial is merged into the state.
 
 A new analysis is one module in this package (its partial, per-shard function and merge)
-and one line in `ANALYSES`; its findings section reads it with `state.of(ANALYSIS)`.
+and one line in `ANALYSES`; its findings section reads it with `state.of(ANALYSIS)`. One that
+only `compare` reads goes in `COMPARE_ONLY` instead: a node run does not pay for it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ ANALYSES: Final[tuple[Analysis[Any], ...]] = (
     BOX_COUNTS,
     PER_IMAGE,
     PER_CLASS,
-    IMAGE_CLASSES,
     CONFUSIONS,
     CONFIDENCE_SWEEP,
     BY_SIZE,
@@ -34,3 +34,5 @@ ANALYSES: Final[tuple[Analysis[Any], ...]] = (
     GT_ERRORS,
     DATA_HEALTH,
 )
+# Run on compare's shards besides `ANALYSES`: the per-class paired intervals read them.
+COMPARE_ONLY: Final[tuple[Analysis[Any], ...]] = (IMAGE_CLASSES,)
