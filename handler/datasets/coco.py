@@ -19,7 +19,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
-from handler.datasets.cocojson import decode_entries, decode_instances, is_typed
+from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.ids import DatasetIds
@@ -103,6 +103,68 @@ def _crowd(flags: list[Any]) -> BoolArray:
 
 
 @dataclass(frozen=True)
+class _Written:
+    """One chunk's values as written: ids (an integer column when the decoder checked them),
+    boxes as `[x, y, w, h]` (NaN where not 4 numbers), scores (NaN where none)."""
+
+    image_ids: list[Any] | IntArray
+    category_ids: list[Any] | IntArray
+    xywh: FloatArray
+    confidence: FloatArray
+    has_confidence: BoolArray
+    crowd: BoolArray
+
+
+def _usual_values(entries: list[Any]) -> _Written:
+    """The values of `Entry`s, whose types the decoder checked: one pass per field, no check
+    per row. An id beyond int64 raises OverflowError."""
+    n = len(entries)
+
+    def column(name: str, dtype: type[np.generic]) -> Any:
+        return np.fromiter(map(attrgetter(name), entries), dtype, n)
+
+    boxes = chain.from_iterable(map(attrgetter("bbox"), entries))
+    confidence = column("score", np.float64)
+    return _Written(
+        column("image_id", np.int64),
+        column("category_id", np.int64),
+        np.fromiter(boxes, np.float64, 4 * n).reshape(n, 4),
+        confidence,
+        ~np.isnan(confidence),  # a typed score is NaN only where the entry has none
+        column("iscrowd", np.int64) == 1,
+    )
+
+
+def _values(entries: list[Any]) -> _Written:
+    if is_usual(entries):
+        try:
+            return _usual_values(entries)
+        except OverflowError:  # an id beyond int64: read as any other value
+            pass
+    typed = is_typed(entries)
+    scores = _field(entries, typed, "score", math.nan)
+    if typed:  # a typed score is a number, NaN only where the entry has none
+        confidence = np.fromiter(scores, np.float64, len(scores))
+        has_confidence = ~np.isnan(confidence)
+    else:
+        confidence = float_column(scores)
+        has_confidence = np.array(["score" in entry for entry in entries], dtype=bool)
+    return _Written(
+        _field(entries, typed, "image_id"),
+        _field(entries, typed, "category_id"),
+        _xywh(_field(entries, typed, "bbox"), typed),
+        confidence,
+        has_confidence,
+        _crowd(_field(entries, typed, "iscrowd", 0)),
+    )
+
+
+def _quoted_at(values: list[Any] | IntArray, row: int) -> str:
+    """A row's value quoted as the file wrote it (an int, not a numpy scalar, from an id column)."""
+    return quoted(values[row].item() if isinstance(values, np.ndarray) else values[row])
+
+
+@dataclass(frozen=True)
 class _Chunk:
     """The rows of one chunk of entries; `rejected` by row of the whole list."""
 
@@ -118,25 +180,16 @@ class _Chunk:
 
 def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     """The rows of entries `offset`, `offset + 1`, ... against known images and categories."""
-    typed = is_typed(entries)
-    image_ids = _field(entries, typed, "image_id")
-    category_ids = _field(entries, typed, "category_id")
-    bboxes = _field(entries, typed, "bbox")
-    image = ids.image_index.lookup(image_ids)
-    class_id = ids.class_index.lookup(category_ids)
-    xywh = _xywh(bboxes, typed)
+    written = _values(entries)
+    image = ids.image_index.lookup(written.image_ids)
+    class_id = ids.class_index.lookup(written.category_ids)
+    xywh = written.xywh
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    scores = _field(entries, typed, "score", math.nan)
-    if typed:  # a typed score is a number, NaN only where the entry has none
-        confidence = np.fromiter(scores, np.float64, len(scores))
-        has_confidence = ~np.isnan(confidence)
-    else:
-        confidence = float_column(scores)
-        has_confidence = np.array(["score" in entry for entry in entries], dtype=bool)
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
+    image_ids, category_ids = written.image_ids, written.category_ids
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
-        (image < 0, lambda row: f"image_id {quoted(image_ids[row])} is not in the images"),
-        (class_id < 0, lambda row: f"category_id {quoted(category_ids[row])} is not in the categories"),
+        (image < 0, lambda row: f"image_id {_quoted_at(image_ids, row)} is not in the images"),
+        (class_id < 0, lambda row: f"category_id {_quoted_at(category_ids, row)} is not in the categories"),
     ]
     rejected: dict[int, str] = {}
     for rows, problem in problems:
@@ -145,16 +198,8 @@ def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     reasons = {row: UNKNOWN_IMAGE for row in (np.flatnonzero(image < 0) + offset).tolist()} | {
         row: UNKNOWN_CLASS for row in (np.flatnonzero((class_id < 0) & (image >= 0)) + offset).tolist()
     }
-    return _Chunk(
-        xyxy,
-        class_id,
-        image,
-        confidence,
-        has_confidence,
-        _crowd(_field(entries, typed, "iscrowd", 0)),
-        rejected,
-        reasons,
-    )
+    confidence, has_confidence = written.confidence, written.has_confidence
+    return _Chunk(xyxy, class_id, image, confidence, has_confidence, written.crowd, rejected, reasons)
 
 
 def _rows(chunks: Iterable[list[Any]], ids: DatasetIds) -> ParsedRows:

@@ -1,8 +1,10 @@
 """Typed decoding of COCO files, the ones that get large: the fast path of their parsing.
 
 An annotation or result of the usual shape becomes an `Entry` (no dict per box, and the
-fields a box does not need, such as `segmentation`, are skipped unparsed). Anything else
-is left to the plain JSON parser, whose values the COCO reader checks one by one.
+fields a box does not need, such as `segmentation`, are skipped unparsed): integer ids and
+four numbers, checked by the decoder, so that its columns are read without a check per row.
+One with text ids or a box of another length becomes a `LooseEntry`, whose values the COCO
+reader checks; anything else is left to the plain JSON parser.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ import orjson
 
 
 class Entry(msgspec.Struct, gc=False):
-    """A COCO annotation or result of the usual shape."""
+    """A COCO annotation or result of the usual shape: integer ids, a box of four numbers."""
+
+    image_id: int
+    category_id: int
+    bbox: tuple[float, float, float, float]
+    score: float = math.nan  # no score: the builder's default applies
+    iscrowd: int = 0
+
+
+class LooseEntry(msgspec.Struct, gc=False):
+    """A COCO annotation or result with text ids, a box of another length or an odd `iscrowd`."""
 
     image_id: int | str
     category_id: int | str
     bbox: list[float]
-    score: float = math.nan  # no score: the builder's default applies
+    score: float = math.nan
     iscrowd: Any = 0
 
 
@@ -30,25 +42,49 @@ class _Instances(msgspec.Struct, gc=False):
     categories: list[dict[str, Any]]
 
 
-_ENTRIES: Final = msgspec.json.Decoder(list[Entry])
-_INSTANCES: Final = msgspec.json.Decoder(_Instances)
+class _LooseInstances(msgspec.Struct, gc=False):
+    images: list[dict[str, Any]]
+    annotations: list[LooseEntry]
+    categories: list[dict[str, Any]]
+
+
+# The decoders tried in turn: the first whose shape every entry has gives the entries.
+_ENTRIES: Final = (msgspec.json.Decoder(list[Entry]), msgspec.json.Decoder(list[LooseEntry]))
+_INSTANCES: Final = (msgspec.json.Decoder(_Instances), msgspec.json.Decoder(_LooseInstances))
 _INSTANCES_KEYS: Final = (b'"images"', b'"annotations"', b'"categories"')
 
 
+def _first_fitting(decoders: tuple[msgspec.json.Decoder[Any], ...], text: bytes) -> Any | None:
+    """What the first decoder whose shape fits every value decodes; None when none fits.
+    Text that is not JSON raises `msgspec.DecodeError`."""
+    for decoder in decoders:
+        try:
+            return decoder.decode(text)
+        except msgspec.ValidationError:
+            continue
+    return None
+
+
 def is_typed(entries: list[Any]) -> bool:
+    """Whether a list of annotations or results was decoded as `Entry`s or `LooseEntry`s (then
+    all of it was, as the same one)."""
+    return bool(entries) and type(entries[0]) in (Entry, LooseEntry)
+
+
+def is_usual(entries: list[Any]) -> bool:
     """Whether a list of annotations or results was decoded as `Entry`s (then all of it was)."""
     return bool(entries) and type(entries[0]) is Entry
 
 
 def decode_entries(text: bytes) -> list[Any] | None:
-    """A JSON array of results: `Entry`s when every one has the usual shape, else plain JSON
-    values; None when `text` is not valid JSON."""
+    """A JSON array of results: `Entry`s when every one has the usual shape, `LooseEntry`s when
+    every one has the loose one, else plain JSON values; None when `text` is not valid JSON."""
     try:
-        return _ENTRIES.decode(text)
-    except msgspec.ValidationError:
-        pass
+        entries: list[Any] | None = _first_fitting(_ENTRIES, text)
     except msgspec.DecodeError:
         return None
+    if entries is not None:
+        return entries
     try:
         document = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -62,7 +98,9 @@ def decode_instances(content: bytes) -> dict[str, Any] | None:
     if not all(key in content for key in _INSTANCES_KEYS):
         return None
     try:
-        document = _INSTANCES.decode(content)
+        document = _first_fitting(_INSTANCES, content)
     except msgspec.DecodeError:
+        return None
+    if document is None:
         return None
     return {"images": document.images, "annotations": document.annotations, "categories": document.categories}

@@ -50,16 +50,24 @@ class IdIndex:
         table[list(numbers)] = list(numbers.values())
         return cls(by_text, table)
 
-    def lookup(self, values: list[Any]) -> IntArray:
-        """Position of every value's id, -1 if unknown."""
+    def lookup(self, values: list[Any] | IntArray) -> IntArray:
+        """Position of every value's id, -1 if unknown; `values` may be a column of integers."""
+        if isinstance(values, np.ndarray):
+            return self._in_table(values) if len(self.table) else self._by_text(values.tolist())
         if len(self.table) and set(map(type, values)) <= {int}:
             try:
                 keys = np.fromiter(values, dtype=np.int64, count=len(values))
             except OverflowError:
                 pass
             else:
-                known = (keys >= 0) & (keys < len(self.table))
-                return np.where(known, self.table[np.where(known, keys, 0)], -1)
+                return self._in_table(keys)
+        return self._by_text(values)
+
+    def _in_table(self, keys: IntArray) -> IntArray:
+        known = (keys >= 0) & (keys < len(self.table))
+        return np.where(known, self.table[np.where(known, keys, 0)], -1)
+
+    def _by_text(self, values: list[Any]) -> IntArray:
         return np.array([self.by_text.get(str(v), -1) for v in values], dtype=np.int64)
 
 

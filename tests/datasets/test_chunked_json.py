@@ -16,7 +16,7 @@ from handler.boxes import Dataset
 from handler.datasets import coco, jsondoc, load_dataset
 from handler.datasets.builder import ParsedRows
 from handler.datasets.coco import read_coco_instances, read_coco_results
-from handler.datasets.cocojson import decode_entries, is_typed
+from handler.datasets.cocojson import Entry, LooseEntry, decode_entries, is_typed
 from handler.datasets.ids import DatasetIds
 from handler.datasets.reading import parse_document
 from handler.errors import DatasetError
@@ -133,6 +133,41 @@ def test_odd_entries_fall_back_to_plain_values_with_their_own_positions(tmp_path
     positions = [s.position for s in read.skipped]
     assert positions == [f"annotations[{k}]" for k in (17, 120, 121, 122, 123, 125)]
     assert 124 in read.boxes.source_index and 200 not in read.boxes.source_index
+
+
+def test_entries_are_decoded_in_the_tightest_shape_they_all_fit() -> None:
+    def shape(text: str) -> type:
+        entries = decode_entries(text.encode())
+        assert entries is not None
+        return {type(e) for e in entries}.pop()
+
+    usual = '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]}'
+    assert shape(f"[{usual}, {usual}]") is Entry
+    assert shape(f'[{usual}, {{"image_id": "a", "category_id": 2, "bbox": [1]}}]') is LooseEntry
+    assert shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [], "score": null}}]') is dict
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"image_id": "7"},  # text ids: decoded loosely
+        {"bbox": [1, 2, 3]},  # a box of another length: decoded loosely
+        {"iscrowd": True},
+        {"iscrowd": 2},
+        {"image_id": 2**63 + 1},  # beyond int64: typed, but read as any other value
+        {"category_id": 2**64},
+        {"image_id": -(2**63)},
+    ],
+)
+def test_each_shape_of_entry_reads_as_the_plain_values(tmp_path: Path, odd: dict[str, Any]) -> None:
+    """Usual entries, loose ones and plain JSON values give the same rows (issue 19)."""
+    results = _results(300)
+    for k in range(5, 300, 40):
+        results[k].update(odd)
+    read = _read(tmp_path, results)
+    _same(read, _whole(tmp_path, results))
+    if "image_id" in odd and odd["image_id"] != "7":
+        assert read.skipped[0].problem == f"image_id {odd['image_id']} is not in the images"
 
 
 def test_a_syntax_error_names_its_line_and_column(tmp_path: Path) -> None:
