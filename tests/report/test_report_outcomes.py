@@ -149,7 +149,27 @@ def test_json_lines_equals_orjson_per_record() -> None:
         {"name": "x", "n": 5, "f": 1e-7},
     ]
     assert json_lines(fields, 3) == b"".join(orjson.dumps(r) + b"\n" for r in records)
+    assert json_lines(fields, 3, np.array([2, 0])) == b"".join(
+        orjson.dumps(records[i]) + b"\n" for i in (2, 0)
+    )
     assert json_lines({"n": Number(np.empty(0, dtype=np.int64))}, 0) == b""
+
+
+def test_json_lines_with_text_fields_too_many_to_look_up_together() -> None:
+    # 301 x 301 combinations are more than one table holds: the second field is its own piece
+    rng = np.random.default_rng(0)
+    names = [f"n{i}" for i in range(300)]
+    a, b = rng.integers(-1, 300, 50), rng.integers(-1, 300, 50)
+    fields: dict[str, Field] = {
+        "a": Text(names, a),
+        "b": Text(names, b),
+        "c": Text(["x"], np.zeros(50, np.int64)),
+    }
+    records = [
+        {"a": names[i] if i >= 0 else None, "b": names[j] if j >= 0 else None, "c": "x"}
+        for i, j in zip(a.tolist(), b.tolist(), strict=True)
+    ]
+    assert json_lines(fields, 50) == b"".join(orjson.dumps(r) + b"\n" for r in records)
 
 
 def test_outcomes_part_is_a_report_part() -> None:
