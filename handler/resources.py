@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import orjson
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -33,6 +35,8 @@ def node_config() -> dict[str, Any]:
 @cache
 def schema_validator(name: str, definition: str | None = None) -> jsonschema.protocols.Validator:
     """A validator for `schemas/<name>`, or for one of its `$defs` (references still resolve)."""
+    import jsonschema  # only a run that validates pays for it (0.1 s): not the builder's limits
+
     schema = load_json_resource(f"schemas/{name}")
     target = schema if definition is None else {"$ref": f"#/$defs/{definition}", **{"$defs": schema["$defs"]}}
     cls = jsonschema.validators.validator_for(schema)

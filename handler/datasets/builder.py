@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SkippedBox
-from handler.datasets.columns import NEGATIVE_SIZE, bad_box_rows, box_problem
+from handler.datasets.columns import NEGATIVE_SIZE, bad_box_rows, box_problem, finite_rows
 from handler.datasets.frames import outside_image, to_common_frame
 from handler.resources import load_json_resource
 
@@ -74,25 +74,65 @@ class ParsedRows:
         return len(self.class_id)
 
 
+# Rows checked at a time: each rule's temporaries stay small (in cache, no page faults).
+BLOCK: Final = 1 << 16
+
+
 @dataclass(frozen=True)
 class _Checked:
-    """The columns the rules look at, with the confidence filled in."""
+    """The columns the rules look at, for a block of rows, with the confidence filled in."""
+
+    xyxy: FloatArray
+    class_id: IntArray
+    confidence: FloatArray
+    written: BoolArray
+    normalized: BoolArray | None  # None: no row is
+    widths: FloatArray  # of each row's image, NaN where unknown
+    heights: FloatArray
+    sized: bool
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Every row's columns, the confidence filled in; the rules see them a block at a time."""
 
     rows: ParsedRows
     confidence: FloatArray
     written: BoolArray
-    normalized: BoolArray
     images: Images
-    widths: FloatArray  # of each row's image, NaN where unknown
-    heights: FloatArray
+
+    def block(self, start: int, stop: int) -> _Checked:
+        rows, image = self.rows, self.rows.image[start:stop]
+        return _Checked(
+            rows.xyxy[start:stop],
+            rows.class_id[start:stop],
+            self.confidence[start:stop],
+            self.written[start:stop],
+            None if rows.normalized is None else rows.normalized[start:stop],
+            _per_row(self.images.widths, image),
+            _per_row(self.images.heights, image),
+            rows.sized,
+        )
+
+
+def _per_row(sizes: FloatArray, image: IntArray) -> FloatArray:
+    """Each row's image size; NaN for a row on no known image (a rejected row)."""
+    if not len(image) or (image.min() >= 0 and image.max() < len(sizes)):
+        return sizes.take(image)  # every row on a known image: one gather, no masks
+    known = (image >= 0) & (image < len(sizes))
+    return np.where(known, sizes[np.where(known, image, 0)] if len(sizes) else np.nan, np.nan)
 
 
 def _fill_confidence(rows: ParsedRows) -> tuple[FloatArray, BoolArray]:
-    """SPEC §3, its one place: a row that wrote no confidence is fully confident (1.0)."""
+    """SPEC §3, its one place: a row that wrote no confidence is fully confident (1.0).
+
+    Where every row wrote one, the column is the parser's own (not a copy)."""
     n = len(rows)
     if rows.confidence is None:
         return np.ones(n), np.zeros(n, dtype=bool)
     written = ~np.isnan(rows.confidence) if rows.has_confidence is None else rows.has_confidence
+    if written.all():
+        return rows.confidence, written
     return np.where(written, rows.confidence, 1.0), written
 
 
@@ -104,11 +144,11 @@ def _out_of_range(checked: _Checked) -> BoolArray:
 
 
 def _outside_phrase(checked: _Checked, row: int) -> str:
-    if checked.normalized[row]:
+    if checked.normalized is not None and checked.normalized[row]:
         frame = "the 0-1 normalised image"
     else:
         frame = f"its {checked.widths[row]:g}x{checked.heights[row]:g} image"
-    box = ", ".join(f"{v:g}" for v in checked.rows.xyxy[row])
+    box = ", ".join(f"{v:g}" for v in checked.xyxy[row])
     return f"box [{box}] lies entirely outside {frame}"
 
 
@@ -122,10 +162,8 @@ class _Rule:
 
 # In order: a row is skipped for the first rule it breaks.
 _RULES: Final = (
-    _Rule(lambda c: c.rows.class_id < 0, lambda _c, _r: "expected a non-empty label"),
-    _Rule(
-        lambda c: bad_box_rows(c.rows.xyxy), lambda c, r: box_problem(c.rows.xyxy[r].tolist(), c.rows.sized)
-    ),
+    _Rule(lambda c: c.class_id < 0, lambda _c, _r: "expected a non-empty label"),
+    _Rule(lambda c: bad_box_rows(c.xyxy), lambda c, r: box_problem(c.xyxy[r].tolist(), c.sized)),
     _Rule(
         lambda c: c.written & ~np.isfinite(c.confidence),
         lambda _c, _r: "confidence is not a finite number",
@@ -136,11 +174,11 @@ _RULES: Final = (
             f"confidence {c.confidence[r]:g} is outside [{CONFIDENCE_RANGE[0]:g}, {CONFIDENCE_RANGE[1]:g}]"
         ),
     ),
-    _Rule(
-        lambda c: outside_image(c.rows.xyxy, c.widths, c.heights, c.normalized),
-        _outside_phrase,
-    ),
+    _Rule(lambda c: outside_image(c.xyxy, c.widths, c.heights, c.normalized), _outside_phrase),
 )
+# Each row's verdict: KEPT, 1 + the index of the first rule it breaks, or REJECTED by the parser.
+KEPT: Final = 0
+REJECTED: Final = len(_RULES) + 1
 
 
 # Each rule's reason in a word or two, for the count by reason; a bad box by its first defect.
@@ -159,91 +197,120 @@ def _bad_box_reasons(xyxy: FloatArray, sized: bool) -> npt.NDArray[np.str_]:
     reason = (
         np.full(len(xyxy), NEGATIVE_SIZE) if sized else np.where(x_swapped, "x_max < x_min", "y_max < y_min")
     )
-    return np.where(np.isfinite(xyxy).all(axis=1), reason, "coordinate not finite")
+    return np.where(finite_rows(xyxy), reason, "coordinate not finite")
 
 
-def _skip_reasons(checked: _Checked, rejected: BoolArray, broken: list[BoolArray]) -> dict[str, int]:
-    """How many rows were skipped for each reason (a row for the first rule it breaks)."""
-    stacked = np.array(broken, dtype=bool).reshape(len(_RULES), -1)
-    skipped = ~rejected & stacked.any(axis=0)
-    first = np.argmax(stacked, axis=0)[skipped]
-    reasons = np.array(_REASONS, dtype="U32")[first]
-    bad_box = first == _REASONS.index("bad box")
-    reasons[bad_box] = _bad_box_reasons(checked.rows.xyxy[skipped][bad_box], checked.rows.sized)
-    names, counts = np.unique(reasons, return_counts=True)
-    found = Counter(dict(zip(names.tolist(), counts.tolist(), strict=True)))
-    found.update(checked.rows.reasons.get(row, REJECTED_REASON) for row in checked.rows.rejected)
-    return dict(found)
+def _block_verdicts(checked: _Checked) -> npt.NDArray[np.uint8]:
+    """KEPT, or the first rule broken (1-based), for each row of a block."""
+    broken = [rule.breaks(checked) for rule in _RULES]
+    verdict = np.zeros(len(checked.class_id), dtype=np.uint8)
+    if np.logical_or.reduce(broken, initial=False).any():
+        for number in range(len(_RULES), 0, -1):  # the first rule broken is written last
+            verdict[broken[number - 1]] = number
+    return verdict
+
+
+def _verdicts(columns: _Columns) -> npt.NDArray[np.uint8]:
+    """Each row's verdict, the rules run a block at a time; a rejected row's columns are
+    placeholders that no rule judges."""
+    n = len(columns.rows)
+    verdict = np.empty(n, dtype=np.uint8)
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        verdict[start:stop] = _block_verdicts(columns.block(start, stop))
+    verdict[np.fromiter(columns.rows.rejected, dtype=np.int64, count=len(columns.rows.rejected))] = REJECTED
+    return verdict
+
+
+def _skip_reasons(columns: _Columns, verdict: npt.NDArray[np.uint8]) -> dict[str, int]:
+    """How many rows were skipped for each reason (a row for the first rule it breaks): the
+    rules' reasons in alphabetical order, then the parser's in row order."""
+    counts = np.bincount(verdict[verdict != KEPT], minlength=REJECTED + 1)
+    found: Counter[str] = Counter(
+        {reason: int(count) for reason, count in zip(_REASONS, counts[1:REJECTED], strict=True) if count}
+    )
+    bad_box = _REASONS.index("bad box") + 1
+    if counts[bad_box]:
+        del found["bad box"]
+        found.update(_bad_box_reasons(columns.rows.xyxy[verdict == bad_box], columns.rows.sized).tolist())
+    ordered = Counter(dict(sorted(found.items())))
+    ordered.update(columns.rows.reasons.get(row, REJECTED_REASON) for row in columns.rows.rejected)
+    return dict(ordered)
 
 
 # The first rules: a row breaking one is not a box at all (the others judge a box).
 NOT_A_BOX_RULES: Final = 3
 
 
-def _numbered(rows: ParsedRows, rejected: BoolArray, broken: list[BoolArray]) -> IntArray:
+def _numbered(rows: ParsedRows, verdict: npt.NDArray[np.uint8]) -> IntArray:
     """Each row's `source_index`: the format's, else its place among the rows that are a box
     (-1 for the others), as a folder's boxes are numbered in its files."""
     if rows.source_index is not None:
         return rows.source_index
-    formed = ~rejected & ~np.logical_or.reduce(broken[:NOT_A_BOX_RULES], initial=False)
+    formed = (verdict == KEPT) | ((verdict > NOT_A_BOX_RULES) & (verdict != REJECTED))
     index = np.full(len(rows), -1, dtype=np.int64)
     index[formed] = np.arange(np.count_nonzero(formed))
     return index
 
 
-def _skips(source: str, checked: _Checked) -> tuple[BoolArray, list[SkippedBox], dict[str, int], IntArray]:
-    """Rows to skip, the first `LISTED_SKIPS` of them in row order with why, the count by
-    reason, and each row's `source_index`."""
-    rows = checked.rows
-    rejected = np.zeros(len(rows), dtype=bool)
-    rejected[list(rows.rejected)] = True
-    # A rejected row's columns are placeholders: no rule looks at them.
-    broken = [rule.breaks(checked) & ~rejected for rule in _RULES]
-    skip = rejected | np.logical_or.reduce(broken, initial=False)
-    listed = []
-    for row in np.flatnonzero(skip)[:LISTED_SKIPS].tolist():
-        problem = rows.rejected.get(row) or (rows.explain(row) if rows.explain else None)
-        if problem is None:
-            rule = next(rule for rule, mask in zip(_RULES, broken, strict=True) if mask[row])
-            problem = rule.phrase(checked, row)
-        listed.append(SkippedBox(source, rows.position(row), problem))
-    return skip, listed, _skip_reasons(checked, rejected, broken), _numbered(rows, rejected, broken)
+def _problem(source: str, columns: _Columns, row: int, verdict: int) -> SkippedBox:
+    """A skipped row, named where it was written, with why in the parser's words, the format's
+    or the first rule's it breaks."""
+    rows = columns.rows
+    problem = rows.rejected.get(row) or (rows.explain(row) if rows.explain else None)
+    if problem is None:
+        problem = _RULES[verdict - 1].phrase(columns.block(row, row + 1), 0)
+    return SkippedBox(source, rows.position(row), problem)
 
 
-def _per_row(sizes: FloatArray, image: IntArray) -> FloatArray:
-    """Each row's image size; NaN for a row on no known image (a rejected row)."""
-    known = (image >= 0) & (image < len(sizes))
-    return np.where(known, sizes[np.where(known, image, 0)] if len(sizes) else np.nan, np.nan)
+def _crowd(rows: ParsedRows, verdict: npt.NDArray[np.uint8], skipped: int) -> BoolArray | None:
+    """The crowd regions among the rows kept; None when there are none."""
+    if rows.crowd is None:
+        return None
+    crowd: BoolArray = rows.crowd & (verdict == KEPT) if skipped else rows.crowd
+    return crowd if crowd.any() else None
+
+
+def _keep(verdict: npt.NDArray[np.uint8], skipped: int, crowd: BoolArray | None) -> BoolArray | None:
+    """The rows that become boxes; None when they are all of them."""
+    if not skipped and crowd is None:
+        return None
+    keep: BoolArray = verdict == KEPT
+    return keep if crowd is None else keep & ~crowd
+
+
+def _kept(column: Any, keep: BoolArray | None) -> Any:
+    """The kept rows of a column: the column itself when every row is kept (no copy)."""
+    return column if keep is None or column is None else column[keep]
 
 
 def build_dataset(
     source: str, format_name: str, rows: ParsedRows, images: Images, class_names: list[str]
 ) -> Dataset:
-    """The dataset of `rows`: defective rows skipped and counted, crowd regions left out."""
+    """The dataset of `rows`: defective rows skipped and counted, crowd regions left out.
+
+    Columnar: no Python work per row but per listed skip, and when every row is kept the
+    boxes are the parser's own columns, not copies."""
     confidence, written = _fill_confidence(rows)
-    normalized = np.zeros(len(rows), dtype=bool) if rows.normalized is None else rows.normalized
-    checked = _Checked(
-        rows,
-        confidence,
-        written,
-        normalized,
-        images,
-        _per_row(images.widths, rows.image),
-        _per_row(images.heights, rows.image),
-    )
-    skip, listed, reasons, source_index = _skips(source, checked)
-    crowd = ~skip & (np.zeros(len(rows), dtype=bool) if rows.crowd is None else rows.crowd)
-    keep = ~skip & ~crowd
+    columns = _Columns(rows, confidence, written, images)
+    verdict = _verdicts(columns)
+    skipped = int(np.count_nonzero(verdict))
+    crowd = _crowd(rows, verdict, skipped)
+    keep = _keep(verdict, skipped, crowd)
+    listed = [
+        _problem(source, columns, row, int(verdict[row]))
+        for row in np.flatnonzero(verdict)[:LISTED_SKIPS].tolist()
+    ]
     boxes = BoxTable.build(
-        xyxy=rows.xyxy[keep],
-        class_id=rows.class_id[keep],
-        image=rows.image[keep],
-        confidence=confidence[keep],
-        source_index=source_index[keep],
-        difficult=None if rows.difficult is None else rows.difficult[keep],
+        xyxy=_kept(rows.xyxy, keep),
+        class_id=_kept(rows.class_id, keep),
+        image=_kept(rows.image, keep),
+        confidence=_kept(confidence, keep),
+        source_index=_kept(_numbered(rows, verdict), keep),
+        difficult=_kept(rows.difficult, keep),
     )
     boxes, frame_normalized = to_common_frame(
-        source, boxes, normalized[keep], images.widths, images.heights, images.asset_ids
+        source, boxes, _kept(rows.normalized, keep), images.widths, images.heights, images.asset_ids
     )
     return Dataset(
         source=source,
@@ -255,9 +322,9 @@ def build_dataset(
         heights=images.heights,
         normalized=frame_normalized,
         skipped=listed,
-        skipped_count=int(np.count_nonzero(skip)),
-        crowd_excluded=int(np.count_nonzero(crowd)),
+        skipped_count=skipped,
+        crowd_excluded=0 if crowd is None else int(np.count_nonzero(crowd)),
         asset_tags=images.tags,
-        confidence_count=int(np.count_nonzero(written[keep])),
-        skip_reasons=reasons,
+        confidence_count=int(np.count_nonzero(_kept(written, keep))),
+        skip_reasons=_skip_reasons(columns, verdict) if skipped else {},
     )

@@ -28,7 +28,7 @@ def missing_size_error(source: str, asset_id: str, sizes_from: str = "") -> Data
 def to_common_frame(
     source: str,
     boxes: BoxTable,
-    normalized: BoolArray,
+    normalized: BoolArray | None,
     widths: FloatArray,
     heights: FloatArray,
     asset_ids: list[str],
@@ -37,9 +37,10 @@ def to_common_frame(
 
     Normalised boxes with a known image size become pixels; a dataset whose boxes are all
     normalised and some sizes unknown stays normalised (the pairing converts it later);
-    a mix of pixel boxes and normalised boxes of unknown size is an error.
+    a mix of pixel boxes and normalised boxes of unknown size is an error. `normalized` None:
+    no box is.
     """
-    if not normalized.any():
+    if normalized is None or not normalized.any():
         return boxes, False
     sized = np.isfinite(widths) & np.isfinite(heights)
     if sized[boxes.image[normalized]].all():
@@ -54,18 +55,19 @@ def to_common_frame(
 
 
 def outside_image(
-    xyxy: FloatArray, widths: FloatArray, heights: FloatArray, normalized: BoolArray
+    xyxy: FloatArray, widths: FloatArray, heights: FloatArray, normalized: BoolArray | None
 ) -> BoolArray:
     """Rows whose box does not overlap its image at all (a 1 by 1 image where normalised);
-    `widths`/`heights` are each row's image size, NaN where unknown.
+    `widths`/`heights` are each row's image size, NaN where unknown; `normalized` None: no
+    row is.
 
     Only these are defects: a box that sticks out of its image is kept as it is, because it
     can be clipped only where the size is known, and the same boxes must score the same in
     every format. Where the size is unknown nothing is outside.
     """
-    width = np.where(normalized, 1.0, widths)
-    height = np.where(normalized, 1.0, heights)
+    if normalized is not None:
+        widths, heights = np.where(normalized, 1.0, widths), np.where(normalized, 1.0, heights)
     x_min, y_min, x_max, y_max = xyxy.T
     with np.errstate(invalid="ignore"):
-        outside: BoolArray = (x_min >= width) | (y_min >= height) | (x_max <= 0) | (y_max <= 0)
+        outside: BoolArray = (x_min >= widths) | (y_min >= heights) | (x_max <= 0) | (y_max <= 0)
     return outside

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import numpy as np
 
 from handler.boxes import AssetTags, Dataset, IntArray
@@ -17,6 +16,9 @@ from handler.datasets.jsondoc import LineRecords
 from handler.datasets.loaded import Loaded
 from handler.errors import DatasetError
 from handler.resources import schema_validator
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA = "dataset.schema.json"
 CONFIDENCE_TAG = "confidence-model"
@@ -52,6 +54,18 @@ def from_json_lines(lines: LineRecords) -> NativeDocument:
     return NativeDocument(lines.records, lines.positions, [], False)
 
 
+def _best_error(
+    validator: jsonschema.protocols.Validator, instance: Any
+) -> jsonschema.ValidationError | None:
+    """The error that says best why `instance` breaks the schema; None when it does not.
+
+    jsonschema is imported here, by a run that reads a native file, not by every run."""
+    from jsonschema.exceptions import best_match
+
+    error: jsonschema.ValidationError | None = best_match(validator.iter_errors(instance))
+    return error
+
+
 def _check_document(source: str, document: NativeDocument) -> None:
     """Validate every asset's own fields against the schema (annotations are checked per box)."""
     validator = schema_validator(SCHEMA, "asset")
@@ -59,7 +73,7 @@ def _check_document(source: str, document: NativeDocument) -> None:
         header = asset
         if isinstance(asset, dict) and isinstance(asset.get("annotations"), list):
             header = {**asset, "annotations": []}
-        error = jsonschema.exceptions.best_match(validator.iter_errors(header))
+        error = _best_error(validator, header)
         if error is not None:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
             raise DatasetError(f"{source}: {position}{where}: {error.message}")
@@ -120,7 +134,7 @@ def _class_ids(labels: list[Any], declared: list[str]) -> tuple[IntArray, list[s
 
 
 def _schema_problem(annotation: Any) -> str | None:
-    error = jsonschema.exceptions.best_match(schema_validator(SCHEMA, "annotation").iter_errors(annotation))
+    error = _best_error(schema_validator(SCHEMA, "annotation"), annotation)
     return None if error is None else str(error.message)
 
 

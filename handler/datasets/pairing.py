@@ -33,18 +33,39 @@ class PairedBoxes:
     tags: list[AssetTags] | None = None  # per shared asset: GT's tags, then the predictions' others
 
 
-def _keys(dataset: Dataset) -> dict[str, int]:
-    keys: dict[str, int] = {}
-    for index, asset_id in enumerate(dataset.asset_ids):
-        key = asset_key(asset_id)
-        if key in keys:
-            first = dataset.asset_ids[keys[key]]
-            raise DatasetError(
-                f"{dataset.source}: assets {quoted(first)} and {quoted(asset_id)} have the same name "
-                "without extension: expected one image per name"
-            )
-        keys[key] = index
+def _keys(dataset: Dataset) -> list[str]:
+    """Each asset's join key; two assets with one key are an error."""
+    keys = list(map(asset_key, dataset.asset_ids))
+    if len(set(keys)) < len(keys):
+        _one_image_per_name(dataset, keys)
     return keys
+
+
+def _one_image_per_name(dataset: Dataset, keys: list[str]) -> None:
+    """Raise on the first asset whose key an earlier one has."""
+    first: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        if key in first:
+            raise DatasetError(
+                f"{dataset.source}: assets {quoted(dataset.asset_ids[first[key]])} and "
+                f"{quoted(dataset.asset_ids[index])} have the same name without extension: "
+                "expected one image per name"
+            )
+        first[key] = index
+
+
+def _shared_images(gt: Dataset, pred: Dataset) -> tuple[IntArray, IntArray]:
+    """The shared assets, in the GT's order: each one's image on the GT side and on the
+    predictions' side. The same asset list on both sides (a COCO results list's) pairs
+    every image with itself."""
+    gt_keys = _keys(gt)
+    if pred.asset_ids == gt.asset_ids:
+        every = np.arange(len(gt_keys), dtype=np.int64)
+        return every, every
+    pred_index = {key: index for index, key in enumerate(_keys(pred))}
+    gt_images = [index for index, key in enumerate(gt_keys) if key in pred_index]
+    pred_images = [pred_index[gt_keys[index]] for index in gt_images]
+    return np.array(gt_images, dtype=np.int64), np.array(pred_images, dtype=np.int64)
 
 
 def _identity(mapping: np.ndarray) -> bool:
@@ -57,11 +78,13 @@ def _reindex(boxes: BoxTable, image_map: np.ndarray, class_map: np.ndarray) -> B
     Columns that need no change are the dataset's own arrays, not copies (the common case:
     every image shared, in the same order), so the boxes are not held twice.
     """
-    new_image = image_map[boxes.image]
-    shared = boxes if bool(np.all(new_image >= 0)) else boxes[new_image >= 0]
-    columns = {}
-    if not _identity(image_map):
-        columns["image"] = image_map[shared.image]
+    shared, columns = boxes, {}
+    if not _identity(image_map):  # else every box is on a shared image, of the same number
+        new_image = image_map[boxes.image]
+        on_shared = new_image >= 0
+        if not on_shared.all():
+            shared, new_image = boxes[on_shared], new_image[on_shared]
+        columns["image"] = new_image
     if not _identity(class_map):
         columns["class_id"] = class_map[shared.class_id]
     return shared.with_columns(**columns) if columns else shared
@@ -109,15 +132,16 @@ def _size_mismatch(gt: Dataset, pred: Dataset, gt_images: IntArray, pred_images:
     return mismatch
 
 
+def _image_map(images: IntArray, image_count: int) -> IntArray:
+    """Each image of a dataset: its place among the shared ones, -1 for an image not shared."""
+    mapping = np.full(image_count, -1, dtype=np.int64)
+    mapping[images] = np.arange(len(images))
+    return mapping
+
+
 def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
-    gt_keys, pred_keys = _keys(gt), _keys(pred)
-    shared = [key for key in gt_keys if key in pred_keys]
-    gt_images = np.array([gt_keys[k] for k in shared], dtype=np.int64)
-    pred_images = np.array([pred_keys[k] for k in shared], dtype=np.int64)
-    gt_map = np.full(gt.image_count, -1, dtype=np.int64)
-    gt_map[gt_images] = np.arange(len(shared))
-    pred_map = np.full(pred.image_count, -1, dtype=np.int64)
-    pred_map[pred_images] = np.arange(len(shared))
+    gt_images, pred_images = _shared_images(gt, pred)
+    shared = len(gt_images)
     class_names = list(gt.class_names)
     class_index = {name: i for i, name in enumerate(class_names)}
     for name in pred.class_names:
@@ -126,15 +150,17 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
             class_names.append(name)
     pred_classes = np.array([class_index[name] for name in pred.class_names], dtype=np.int64)
     paired = PairedBoxes(
-        asset_ids=[gt.asset_ids[i] for i in gt_images],
+        asset_ids=[gt.asset_ids[i] for i in gt_images.tolist()],
         class_names=class_names,
-        gt=_reindex(gt.boxes, gt_map, np.arange(len(gt.class_names), dtype=np.int64)),
-        pred=_reindex(pred.boxes, pred_map, pred_classes),
+        gt=_reindex(
+            gt.boxes, _image_map(gt_images, gt.image_count), np.arange(len(gt.class_names), dtype=np.int64)
+        ),
+        pred=_reindex(pred.boxes, _image_map(pred_images, pred.image_count), pred_classes),
         widths=_first_known(gt.widths[gt_images], pred.widths[pred_images]),
         heights=_first_known(gt.heights[gt_images], pred.heights[pred_images]),
         normalized=gt.normalized,
-        gt_only_images=len(gt_keys) - len(shared),
-        pred_only_images=len(pred_keys) - len(shared),
+        gt_only_images=gt.image_count - shared,
+        pred_only_images=pred.image_count - shared,
         tags=_shared_tags(gt, pred, gt_images.tolist(), pred_images.tolist()),
         size_mismatch=_size_mismatch(gt, pred, gt_images, pred_images),
     )

@@ -29,8 +29,10 @@ SEED: Final = 20261129
 # image and resample) stays below a second at 50k images.
 RESAMPLES: Final = 1000
 LEVEL: Final = Fraction(95, 100)
-# At most this many drawn image indices are held at once (8 bytes each): 32 MiB, whatever n is.
-DRAWS_PER_CHUNK: Final = 1 << 22
+# Draws per chunk: the chunk's doubles, image indices and counters (8 bytes each, 3 MiB) stay in
+# the processor's cache, where counting the draws of 4M at once scattered over 32 MiB of counters
+# (0.75 s of CPU at 50k images, 0.3 s this way).
+DRAWS_PER_CHUNK: Final = 1 << 17
 MARGIN: Final = 0.02
 
 
@@ -44,14 +46,18 @@ def resample_times(
     if n == 0:
         return
     rng = np.random.default_rng(seed)
-    step = max(1, draws_per_chunk // n)
+    step = min(resamples, max(1, draws_per_chunk // n))
+    # One buffer of doubles and one of indices for every chunk: no fresh pages per chunk.
+    doubles, drawn = np.empty((step, n)), np.empty((step, n), dtype=np.intp)
+    offsets = (np.arange(step, dtype=np.intp) * n)[:, None]  # resample r counts in bins [r·n, (r+1)·n)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
         rows = stop - start
-        drawn = (rng.random((rows, n)) * n).astype(np.int64)
-        drawn += (np.arange(rows, dtype=np.int64) * n)[:, None]
-        times = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
-        del drawn
+        rng.random(out=doubles[:rows])
+        doubles[:rows] *= n
+        np.copyto(drawn[:rows], doubles[:rows], casting="unsafe")  # truncation: floor(u · n)
+        drawn[:rows] += offsets[:rows]
+        times = np.bincount(drawn[:rows].ravel(), minlength=rows * n).reshape(rows, n)
         yield slice(start, stop), times.astype(np.float64)
 
 
@@ -61,9 +67,11 @@ def resampled_counts(
     """(resamples, m) column sums of `counts` (n, m) over images drawn with replacement."""
     n, m = counts.shape
     summed = np.zeros((resamples, m), dtype=np.int64)
-    weights = counts.astype(np.float64)  # one float copy of the per-image counts, for the product
+    # One float copy of the per-image counts, (m, n): BLAS multiplies it by the chunk's transposed
+    # view (n, rows) about twice as fast as the chunk (rows, n) by the counts (n, m).
+    weights = np.ascontiguousarray(counts.T, dtype=np.float64)
     for chunk, times in resample_times(n, resamples, seed, draws_per_chunk):
-        summed[chunk] = np.rint(times @ weights).astype(np.int64)
+        summed[chunk] = np.rint(weights @ times.T).T.astype(np.int64)
     return summed
 
 

@@ -84,9 +84,17 @@ def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyse
 
 def _by_image(boxes: BoxTable) -> tuple[BoxTable, np.ndarray]:
     """Boxes ordered by image (stable: the input order within an image, which breaks ties), and
-    their image column."""
+    their image column; the boxes themselves, not a copy, when they already are (a file written
+    image by image)."""
+    if bool(np.all(boxes.image[1:] >= boxes.image[:-1])):
+        return boxes, boxes.image
     ordered = boxes[np.argsort(boxes.image, kind="stable")]
     return ordered, ordered.image
+
+
+def _renumbered(boxes: BoxTable, first_image: int) -> BoxTable:
+    """A range of boxes with images numbered from the range's first image."""
+    return boxes.with_columns(image=boxes.image - first_image) if first_image else boxes
 
 
 def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
@@ -108,8 +116,8 @@ def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
             replace(
                 paired,
                 asset_ids=paired.asset_ids[start:stop],
-                gt=gt[g0:g1].with_columns(image=gt.image[g0:g1] - start),
-                pred=pred[p0:p1].with_columns(image=pred.image[p0:p1] - start),
+                gt=_renumbered(gt[g0:g1], start),
+                pred=_renumbered(pred[p0:p1], start),
                 widths=paired.widths[start:stop],
                 heights=paired.heights[start:stop],
                 tags=None if paired.tags is None else paired.tags[start:stop],

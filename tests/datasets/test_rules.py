@@ -17,7 +17,7 @@ import pytest
 from helpers.builders import write_json, write_jsonl, write_tree
 from helpers.csv_format import CSV, csv_line, register
 
-from handler.datasets import Loaded, format_names, load_dataset, reading
+from handler.datasets import Loaded, builder, format_names, load_dataset, reading
 from handler.errors import DatasetError
 from handler.storage.local import LocalSource
 
@@ -266,3 +266,124 @@ def test_an_unnamed_class_id_is_the_error_even_on_a_bad_box(tmp_path: Path) -> N
     files = {"classes.txt": "car\n", "sizes.json": SIZES, "a.txt": "0 0.3 0.3 0.4 0.4\n7 0.5 0.5 -0.1 0.2\n"}
     with pytest.raises(DatasetError, match=r"a\.txt: line 2: class id 7 has no name"):
         _load(write_tree(tmp_path / "yolo", files))
+
+
+# One defect of each kind the builder or a reader names, between good rows (COCO: `[x, y, w, h]`).
+_MIXED_COCO = (
+    ({"image_id": 9, "bbox": [1, 1, 5, 5], "score": 0.5}, "image_id 9 is not in the images"),
+    ({"category_id": 7, "bbox": [1, 1, 5, 5], "score": 0.5}, "category_id 7 is not in the categories"),
+    ({"bbox": [1, None, 5, 5], "score": 0.5}, "a box value is not a finite number"),
+    ({"bbox": [1, 1, -5, 5], "score": 0.5}, "negative width or height"),
+    ({"bbox": [1, 1, 5, 5], "score": "high"}, "confidence is not a finite number"),
+    ({"bbox": [1, 1, 5, 5], "score": 1.5}, "confidence 1.5 is outside [0, 1]"),
+    (
+        {"image_id": 2, "bbox": [200, 1, 5, 5], "score": 0.5},
+        "box [200, 1, 205, 6] lies entirely outside its 100x50 image",
+    ),
+    ({"bbox": [1, 1, 5, 5], "score": 0.5, "iscrowd": 1}, None),  # a crowd region: left out, not skipped
+)
+
+
+@pytest.mark.parametrize("block", [builder.BLOCK, 3], ids=["one-block", "blocks-of-3"])
+def test_mixed_bad_rows_are_listed_counted_and_numbered_as_each_rule_names_them(
+    block: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every kind of bad row, four times over between good rows: the first `LISTED_SKIPS` skips in
+    row order with their own words, the count by reason in its order, the crowd rows apart; the
+    same whether the rules see the rows at once or a few at a time."""
+    monkeypatch.setattr(builder, "BLOCK", block)
+    good = {"image_id": 1, "category_id": 1, "bbox": [1, 1, 5, 5], "score": 0.5}
+    entries = [entry for _ in range(4) for bad, _ in _MIXED_COCO for entry in (good, {**good, **bad})]
+    document = {
+        "images": [
+            {"id": 1, "file_name": "a.jpg", "width": SIZE, "height": SIZE},
+            {"id": 2, "file_name": "b.jpg", "width": SIZE, "height": SIZE // 2},
+        ],
+        "categories": [{"id": 1, "name": "car"}],
+        "annotations": [{"id": k, **entry} for k, entry in enumerate(entries)],
+    }
+    dataset = _load(write_json(tmp_path / "gt.json", document)).dataset
+    problems = [problem for _ in range(4) for _, problem in _MIXED_COCO]  # of rows 1, 3, 5, ...
+    skipped = [(f"annotations[{2 * k + 1}]", p) for k, p in enumerate(problems) if p is not None]
+    assert [(s.position, s.problem) for s in dataset.skipped] == skipped[:20]
+    assert (dataset.skipped_count, dataset.crowd_excluded, len(dataset.boxes)) == (28, 4, 32)
+    assert list(dataset.skip_reasons.items()) == [
+        ("confidence not finite", 4),
+        ("confidence out of range", 4),
+        ("coordinate not finite", 4),
+        ("negative width or height", 4),
+        ("outside image", 4),
+        ("image not in the images", 4),
+        ("class not in the categories", 4),
+    ]
+    assert dataset.boxes.source_index.tolist() == list(range(0, len(entries), 2))
+
+
+def test_mixed_bad_lines_of_a_folder_are_numbered_among_the_boxes(tmp_path: Path) -> None:
+    """A line that is not a box takes no number; one that is a box but breaks a later rule does."""
+    lines = [
+        "car 10 10 50 50",
+        "car 50 10 10 50",
+        "car 1.5 10 10 50 50",
+        "car nan 10 10 50 50",
+        "car 200 10 250 50",
+        "car 10 nan 50 50",
+        "car 10 10 50 50",
+        "car 10 60 50 50",
+    ]
+    files = {"sizes.json": SIZES, "a.txt": "\n".join(lines) + "\n"}
+    dataset = _load(write_tree(tmp_path / "cartucho", files)).dataset
+    assert [(s.position, s.problem) for s in dataset.skipped] == [
+        ("a.txt line 2", "x_max < x_min"),
+        ("a.txt line 3", "confidence 1.5 is outside [0, 1]"),
+        ("a.txt line 4", "confidence is not a finite number"),
+        ("a.txt line 5", "box [200, 10, 250, 50] lies entirely outside its 100x100 image"),
+        ("a.txt line 6", "y_min is not a finite number"),
+        ("a.txt line 8", "y_max < y_min"),
+    ]
+    assert list(dataset.skip_reasons.items()) == [
+        ("confidence not finite", 1),
+        ("confidence out of range", 1),
+        ("coordinate not finite", 1),
+        ("outside image", 1),
+        ("x_max < x_min", 1),
+        ("y_max < y_min", 1),
+    ]
+    assert dataset.boxes.source_index.tolist() == [0, 3]
+
+
+def test_mixed_bad_native_annotations_are_named_in_the_schema_words(tmp_path: Path) -> None:
+    def annotation(**changed: Any) -> dict[str, Any]:
+        return {"label": "car", "x_min": 10, "y_min": 10, "x_max": 50, "y_max": 50, **changed}
+
+    annotations = [
+        annotation(),
+        annotation(label=""),
+        annotation(x_max=None),
+        annotation(confidence=1.5),
+        annotation(confidence="x"),
+        annotation(x_min=200, x_max=300),
+        annotation(y_max=5),
+        annotation(normalized=True, x_min=2, x_max=3, y_min=0.1, y_max=0.2),
+        annotation(),
+    ]
+    document = {"assets": [{"asset_id": "a.jpg", "width": SIZE, "height": SIZE, "annotations": annotations}]}
+    dataset = _load(write_json(tmp_path / "pred.json", document)).dataset
+    assert [s.problem for s in dataset.skipped] == [
+        "'' should be non-empty",
+        "None is not of type 'number'",
+        "1.5 is greater than the maximum of 1",
+        "'x' is not of type 'number'",
+        "box [200, 10, 300, 50] lies entirely outside its 100x100 image",
+        "y_max < y_min",
+        "box [2, 0.1, 3, 0.2] lies entirely outside the 0-1 normalised image",
+    ]
+    assert list(dataset.skip_reasons.items()) == [
+        ("confidence not finite", 1),
+        ("confidence out of range", 1),
+        ("coordinate not finite", 1),
+        ("no label", 1),
+        ("outside image", 2),
+        ("y_max < y_min", 1),
+    ]
+    assert dataset.boxes.source_index.tolist() == [0, 8]
