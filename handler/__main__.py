@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
 
     def node() -> int:
         # The run's code is imported here, after the arguments: `--help` and `--version` answer
-        # without loading numpy, the readers and the report models.
+        # without loading the pipeline, the report models and jinja2 (tests/node/test_startup.py).
         from handler.inputs import parse_inputs
         from handler.pipeline import log_to_stderr, run
 

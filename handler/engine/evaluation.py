@@ -1,8 +1,10 @@
 """One evaluation: the confidence filter, matching and outcomes over every shared image.
 
 The IoU work is done once: `candidate_pairs` over every prediction (before the confidence
-filter) down to `pair_floor`, so the main evaluation, the confidence sweep and the near
-misses all select from the same pairs instead of computing IoU again.
+filter) down to IOU_MIN, and over the kept ones down to `pair_floor`, so the main evaluation,
+the confidence sweep and the near misses all select from the same pairs instead of computing
+IoU again. Only kept predictions are read below IOU_MIN (near misses, suspected GT errors),
+and the wide windows of the low floor cost the most, so the others skip them.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ class Thresholds:
 class Evaluation:
     """Outcomes of the GT boxes and of the kept predictions (`kept` masks the input predictions).
 
-    `all_pred` is every input prediction and `pairs` every same-image pair with IoU ≥
-    `pair_floor(iou_min)`, indexing `gt` and `all_pred`: what later analyses re-use.
+    `all_pred` is every input prediction and `pairs` every same-image pair with IoU ≥ `iou_min`,
+    and those of the kept predictions down to `pair_floor(iou_min)`, indexing `gt` and `all_pred`
+    (`evaluation_pairs`): what later analyses re-use.
     """
 
     gt: BoxTable
@@ -90,9 +93,31 @@ def evaluate_pairs(gt: BoxTable, pred: BoxTable, pairs: CandidatePairs, threshol
     return Evaluation(gt, kept_pred, kept, outcomes, Tally.of(outcomes), pred, pairs)
 
 
+def evaluation_pairs(
+    gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
+) -> CandidatePairs:
+    """Every pair with IoU ≥ iou_min, and the kept predictions' pairs down to `pair_floor`, in
+    the greedy order (the first part is all above the second).
+
+    Found in one pass when the floor is iou_min or most predictions are kept (two passes would
+    then cover most predictions twice; the others' pairs below iou_min are dropped), else in
+    two: all predictions from iou_min, the kept ones from the floor.
+    """
+    iou_min, floor = thresholds.iou_min, pair_floor(thresholds.iou_min)
+    kept_mask = keep_mask(pred.confidence, thresholds.confidence_threshold)
+    kept = np.flatnonzero(kept_mask)
+    if floor == iou_min or 2 * len(kept) > len(pred):
+        pairs = candidate_pairs(gt, pred, n_images, floor, budget)
+        return pairs[kept_mask[pairs.pred] | (pairs.iou >= iou_min)]
+    matchable = candidate_pairs(gt, pred, n_images, iou_min, budget)
+    near = candidate_pairs(gt, pred[kept], n_images, floor, budget)
+    near = near[near.iou < iou_min]
+    # `kept` is ascending, so renumbering keeps the second part in the greedy order.
+    return CandidatePairs.concatenate([matchable, CandidatePairs(near.gt, kept[near.pred], near.iou)])
+
+
 def evaluate(
     gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
 ) -> Evaluation:
-    """Candidate pairs once over every prediction, then the evaluation at the thresholds."""
-    pairs = candidate_pairs(gt, pred, n_images, pair_floor(thresholds.iou_min), budget)
-    return evaluate_pairs(gt, pred, pairs, thresholds)
+    """Candidate pairs once (`evaluation_pairs`), then the evaluation at the thresholds."""
+    return evaluate_pairs(gt, pred, evaluation_pairs(gt, pred, n_images, thresholds, budget), thresholds)

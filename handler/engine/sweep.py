@@ -11,8 +11,9 @@ from fractions import Fraction
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
-from handler.boxes import BoolArray, IntArray
+from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.engine.analysis import count_outcomes
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
 from handler.engine.matching import CandidatePairs, greedy_match
@@ -20,6 +21,8 @@ from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
+# Per prediction, at how many sweep thresholds it is kept (one byte: at most 21 thresholds).
+Levels = npt.NDArray[np.int8]
 # A better threshold is recommended only when it gains at least this much score.
 RECOMMEND_GAIN: Final = Fraction(2, 100)
 
@@ -83,27 +86,73 @@ def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
     return max(points, key=lambda p: (p.tally.score_fraction, p is used, -p.threshold))
 
 
+@dataclass(frozen=True)
+class _Usable:
+    """The pairs any threshold can match (IoU ≥ iou_min), on the predictions that have one.
+
+    Those predictions are numbered 0.. in input order (`rows` are theirs among all predictions),
+    so the pairs keep their greedy order; a threshold's matching touches only them, however many
+    predictions without a usable pair the shard has (at 50k images, nine in ten).
+    """
+
+    pairs: CandidatePairs  # `pred` numbers the predictions in `rows`
+    rows: IntArray
+    class_id: IntArray  # of each of `rows`
+
+    @classmethod
+    def of(cls, evaluation: Evaluation, iou_min: float) -> _Usable:
+        usable = evaluation.pairs[evaluation.pairs.iou >= iou_min]
+        rows, local = np.unique(usable.pred, return_inverse=True)
+        pairs = CandidatePairs(usable.gt, local.reshape(-1).astype(np.int64), usable.iou)
+        return cls(pairs, rows, evaluation.all_pred.class_id[rows])
+
+
+def _kept_levels(confidence: FloatArray, thresholds: list[float]) -> Levels:
+    """Per prediction, at how many of the (ascending) thresholds it is kept (`keep_mask`).
+
+    Kept sets are nested, so the prediction is kept at threshold k exactly when its level > k.
+    """
+    level = np.zeros(len(confidence), dtype=np.int8)
+    for threshold in thresholds:
+        level += keep_mask(confidence, threshold)
+    return level
+
+
+def _kept_by_class(class_id: IntArray, level: Levels, n_classes: int, n_thresholds: int) -> IntArray:
+    """(n_classes, n_thresholds) kept predictions of each class at each threshold."""
+    at_level = np.bincount(class_id * (n_thresholds + 1) + level, minlength=n_classes * (n_thresholds + 1))
+    above = np.cumsum(at_level.reshape(n_classes, n_thresholds + 1)[:, ::-1], axis=1)[:, ::-1]
+    return above[:, 1:].astype(np.int64)
+
+
 def _counts_at(
-    evaluation: Evaluation, usable: CandidatePairs, kept: BoolArray, iou_perfect: float, n_classes: int
+    evaluation: Evaluation,
+    usable: _Usable,
+    kept: BoolArray,
+    kept_by_class: IntArray,
+    iou_perfect: float,
 ) -> tuple[Tally, IntArray]:
     """The tally and the (n_classes, 5) class counts of matching only the kept predictions.
 
-    Prediction indices stay those of all predictions (no `pred[kept]` table is built):
-    dropping predictions keeps the pairs' greedy order, so the matching is the same.
+    `kept` masks `usable.rows`, `kept_by_class` counts every kept prediction by class. Dropping
+    predictions keeps the pairs' greedy order, so the matching is that of `pred[kept]`.
     Class counts go as `analysis.counts_by_class`: FP by predicted class, the rest by GT class.
     """
-    gt, pred = evaluation.gt, evaluation.all_pred
-    match = greedy_match(usable[kept[usable.pred]], len(gt), len(pred))
+    gt = evaluation.gt
+    match = greedy_match(usable.pairs[kept[usable.pairs.pred]], len(gt), len(usable.rows))
     matched_gt = np.flatnonzero(match.gt_match >= 0)
     matched_pred = match.gt_match[matched_gt]
     iou = match.pred_iou[matched_pred]
-    outcome = pair_outcomes(gt.class_id[matched_gt] == pred.class_id[matched_pred], iou, iou_perfect)
-    unmatched_pred = int(np.count_nonzero(kept)) - len(matched_gt)
+    matched_class = usable.class_id[matched_pred]
+    outcome = pair_outcomes(gt.class_id[matched_gt] == matched_class, iou, iou_perfect)
+    unmatched_pred = int(kept_by_class.sum()) - len(matched_gt)
     tally = Tally.of_pairs(outcome, iou, unmatched_pred, len(gt) - len(matched_gt))
     gt_outcome = np.full(len(gt), int(Outcome.FALSE_NEGATIVE), dtype=np.int64)
     gt_outcome[matched_gt] = outcome
-    fp_class = pred.class_id[kept & (match.pred_match < 0)]
-    return tally, count_outcomes(gt.class_id, gt_outcome, fp_class, n_classes)
+    n_classes = len(kept_by_class)
+    by_class = count_outcomes(gt.class_id, gt_outcome, np.empty(0, dtype=np.int64), n_classes)
+    by_class[:, Outcome.FALSE_POSITIVE] = kept_by_class - np.bincount(matched_class, minlength=n_classes)
+    return tally, by_class
 
 
 def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) -> tuple[Sweep, IntArray]:
@@ -111,16 +160,21 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
 
     Also the outcome counts of every class at every threshold: (n_classes, n_thresholds, 5).
     """
-    confidence = evaluation.all_pred.confidence
-    usable = evaluation.pairs[evaluation.pairs.iou >= thresholds.iou_min]  # the same at every threshold
-    # Kept sets are nested, so an equal count of kept predictions means an equal set.
+    pred = evaluation.all_pred
+    usable = _Usable.of(evaluation, thresholds.iou_min)  # the same at every threshold
+    grid = sweep_thresholds(thresholds.confidence_threshold)
+    level = _kept_levels(pred.confidence, grid)
+    kept_by_class = _kept_by_class(pred.class_id, level, n_classes, len(grid))
+    usable_level = level[usable.rows]
+    # An equal count of kept predictions means an equal (nested) set: one matching per count.
     done: dict[int, tuple[Tally, IntArray]] = {}
     points, classes = [], []
-    for threshold in sweep_thresholds(thresholds.confidence_threshold):
-        kept = keep_mask(confidence, threshold)
-        count = int(np.count_nonzero(kept))
+    for k, threshold in enumerate(grid):
+        count = int(kept_by_class[:, k].sum())
         if count not in done:
-            done[count] = _counts_at(evaluation, usable, kept, thresholds.iou_perfect, n_classes)
+            done[count] = _counts_at(
+                evaluation, usable, usable_level > k, kept_by_class[:, k], thresholds.iou_perfect
+            )
         tally, by_class = done[count]
         points.append(SweepPoint(threshold, count, tally))
         classes.append(by_class)

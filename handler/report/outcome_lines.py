@@ -53,31 +53,53 @@ def _objects(items: Sequence[bytes]) -> ObjectArray:
     return array
 
 
-def _text_pieces(prefix: bytes, field: Text) -> list[ObjectArray | bytes]:
-    """One piece per line: the key and the value together, from a table of encoded values."""
-    table = _objects([prefix + orjson.dumps(value) for value in field.values] + [prefix + b"null"])
-    return [table[field.index]]  # index -1 is the table's last entry: null
+@dataclass(frozen=True)
+class _Encoded:
+    """A text field as its table of `"key":value` pieces, encoded once for every chunk."""
+
+    table: ObjectArray  # null last: index -1
+    index: IntArray
+
+    @classmethod
+    def of(cls, prefix: bytes, field: Text) -> _Encoded:
+        pieces = [prefix + orjson.dumps(value) for value in field.values] + [prefix + b"null"]
+        return cls(_objects(pieces), field.index)
 
 
-def _number_pieces(prefix: bytes, field: Number) -> list[ObjectArray | bytes]:
-    encoded = orjson.dumps(np.ascontiguousarray(field.values), option=orjson.OPT_SERIALIZE_NUMPY)
-    column = _objects(encoded[1:-1].split(b",") if len(field.values) else [])
+def _number_column(prefix: bytes, field: Number, lines: IntArray) -> ObjectArray:
+    """`"key":value` of each line: orjson writes the values at once, and the key goes before each
+    one by turning every separating comma into a newline (no number holds one) and the key."""
+    values = np.ascontiguousarray(field.values[lines])
+    encoded = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
+    column = _objects((prefix + encoded.replace(b",", b"\n" + prefix)).split(b"\n"))
     if field.null is not None:
-        column[field.null] = b"null"
-    return [prefix, column]
+        column[field.null[lines]] = prefix + b"null"
+    return column
 
 
-def json_lines(fields: dict[str, Field], n_lines: int) -> bytes:
-    """One JSON object per line with these keys in this order, without a loop per line."""
-    pieces: list[ObjectArray | bytes] = []
-    for position, (key, field) in enumerate(fields.items()):
-        prefix = (b"," if position else b"{") + orjson.dumps(key) + b":"
-        pieces += _text_pieces(prefix, field) if isinstance(field, Text) else _number_pieces(prefix, field)
+def _chunk_lines(parts: list[_Encoded | tuple[bytes, Number]], lines: IntArray) -> bytes:
+    """The lines `lines` (indices into the fields' columns), in that order: one piece per field."""
+    pieces: list[ObjectArray | bytes] = [
+        part.table[part.index[lines]] if isinstance(part, _Encoded) else _number_column(*part, lines)
+        for part in parts
+    ]
     pieces.append(b"}\n")
-    grid = np.empty((n_lines, len(pieces)), dtype=object)
+    grid = np.empty((len(lines), len(pieces)), dtype=object)
     for column, piece in enumerate(pieces):
         grid[:, column] = piece
     return b"".join(grid.ravel().tolist())
+
+
+def json_lines(fields: dict[str, Field], order: IntArray) -> bytes:
+    """One JSON object per line with these keys in this order, the lines of `order` (indices into
+    the fields' columns) in that order; without a loop per line, CHUNK_LINES lines at a time."""
+    parts: list[_Encoded | tuple[bytes, Number]] = []
+    for position, (key, field) in enumerate(fields.items()):
+        prefix = (b"," if position else b"{") + orjson.dumps(key) + b":"
+        parts.append(_Encoded.of(prefix, field) if isinstance(field, Text) else (prefix, field))
+    return b"".join(
+        _chunk_lines(parts, order[start : start + CHUNK_LINES]) for start in range(0, len(order), CHUNK_LINES)
+    )
 
 
 def _partner(values: Any, partner: IntArray, fill: Any) -> Any:
@@ -109,9 +131,11 @@ def _line_columns(evaluation: Evaluation, suspects: IntArray) -> dict[str, Any]:
     }
 
 
-def _chunk(columns: dict[str, Any], asset_ids: Sequence[str], class_names: Sequence[str]) -> bytes:
+def _fields(
+    columns: dict[str, Any], asset_ids: Sequence[str], class_names: Sequence[str]
+) -> dict[str, Field]:
     c = columns
-    fields: dict[str, Field] = {
+    return {
         "asset_id": Text(asset_ids, c["image"]),
         "box": Text(SIDES, c["side"]),
         "gt_index": Number(c["gt_index"], c["gt_index"] < 0),
@@ -124,17 +148,12 @@ def _chunk(columns: dict[str, Any], asset_ids: Sequence[str], class_names: Seque
         "action": Text([o.action for o in Outcome], c["outcome"]),
         "suspected_gt_error": Text(KINDS, c["suspect"]),
     }
-    return json_lines(fields, len(c["side"]))
 
 
 def outcome_lines(
     evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str], suspects: IntArray
 ) -> bytes:
-    """The `outcomes.jsonl` part: n_gt + n_kept lines, encoded a chunk of lines at a time."""
+    """The `outcomes.jsonl` part: n_gt + n_kept lines, in asset order, GT before predictions."""
     columns = _line_columns(evaluation, suspects)
     order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
-    chunks = [order[start : start + CHUNK_LINES] for start in range(0, len(order), CHUNK_LINES)]
-    return b"".join(
-        _chunk({name: column[chunk] for name, column in columns.items()}, asset_ids, class_names)
-        for chunk in chunks
-    )
+    return json_lines(_fields(columns, asset_ids, class_names), order)

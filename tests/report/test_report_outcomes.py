@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -148,8 +149,25 @@ def test_json_lines_equals_orjson_per_record() -> None:
         {"name": None, "n": None, "f": None},
         {"name": "x", "n": 5, "f": 1e-7},
     ]
-    assert json_lines(fields, 3) == b"".join(orjson.dumps(r) + b"\n" for r in records)
-    assert json_lines({"n": Number(np.empty(0, dtype=np.int64))}, 0) == b""
+    assert json_lines(fields, np.arange(3)) == b"".join(orjson.dumps(r) + b"\n" for r in records)
+    assert (
+        json_lines(fields, np.array([2, 0]))
+        == orjson.dumps(records[2]) + b"\n" + orjson.dumps(records[0]) + b"\n"
+    )
+    assert json_lines({"n": Number(np.empty(0, dtype=np.int64))}, np.arange(0)) == b""
+
+
+def test_json_lines_in_chunks_are_the_lines_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    fields: dict[str, Field] = {
+        "name": Text(["a", "b", HOSTILE], rng.integers(-1, 3, 11)),
+        "n": Number(rng.integers(-5, 5, 11), rng.random(11) < 0.3),
+    }
+    order = rng.permutation(11)
+    whole = json_lines(fields, order)
+    monkeypatch.setattr(sys.modules["handler.report.outcome_lines"], "CHUNK_LINES", 4)
+    assert json_lines(fields, order) == whole
+    assert len(whole.splitlines()) == 11
 
 
 def test_outcomes_part_is_a_report_part() -> None:
