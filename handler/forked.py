@@ -10,7 +10,7 @@ results come back. How many processes a run may use is set once by the entry poi
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -46,16 +46,20 @@ def worker_budget() -> int:
     return local_cores() if allowed is None else allowed
 
 
-def forked_map(function: Callable[[Task], Result], tasks: Sequence[Task], workers: int) -> Iterator[Result]:
-    """`map(function, tasks)` on up to `workers` forked processes, results in task order."""
+def forked_map(
+    function: Callable[[Task], Result], tasks: Sequence[Task], workers: int
+) -> Generator[Result, None, None]:
+    """`map(function, tasks)` on up to `workers` forked processes, results in task order;
+    closing the iterator early cancels the tasks not yet started."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
     _FORKED.append((function, tasks))
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1, mp_context=context)
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1, mp_context=context) as pool:
-            yield from pool.map(_run_inherited, range(len(tasks)))
+        yield from pool.map(_run_inherited, range(len(tasks)))
     finally:
+        pool.shutdown(cancel_futures=True)  # a caller that stops early does not wait for the rest
         _FORKED.pop()
 
 

@@ -11,7 +11,6 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from importlib.metadata import PackageNotFoundError, version
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
@@ -125,14 +124,35 @@ def execution_options(args: argparse.Namespace) -> ExecutionOptions:
 
 
 def package_version() -> str:
+    # Imported here: importlib.metadata and the look-up of the distribution cost ~30 ms that a
+    # run does not need.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: argparse's own, with the version looked up only when it is asked for."""
+
+    def __init__(self, option_strings: list[str], **kwargs: Any) -> None:
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,  # like argparse's: no `version` attribute in the namespace
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        print(f"{parser.prog} {package_version()}")
+        parser.exit()
+
+
 def add_version_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    parser.add_argument("--version", action=_VersionAction)
 
 
 def common_parent() -> OneLineParser:

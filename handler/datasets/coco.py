@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from contextlib import closing
+from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from operator import attrgetter
@@ -18,12 +19,21 @@ from typing import Any, Final
 import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
+from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.ids import DatasetIds
-from handler.datasets.jsondoc import ChunkedArray, chunked_array, gc_paused, row_chunks
+from handler.datasets.jsondoc import (
+    ArrayText,
+    ChunkedArray,
+    StreamedArray,
+    chunked_array,
+    gc_paused,
+    row_chunks,
+    streamed_array,
+)
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.errors import DatasetError, quoted
@@ -44,7 +54,7 @@ def is_coco_instances(document: Any) -> bool:
 
 
 def is_coco_results(document: Any) -> bool:
-    first = document.first if isinstance(document, ChunkedArray) else None
+    first = document.first if isinstance(document, ArrayText) else None
     if isinstance(document, list) and document:
         first = document[0]
     return isinstance(first, dict) and all(key in first for key in RESULT_KEYS)
@@ -62,6 +72,11 @@ def _decode_instances(_: Source, content: bytes) -> dict[str, Any] | None:
 def _chunked_results(source: Source, content: bytes) -> ChunkedArray | None:
     """A results list, decoded a chunk at a time by its reader."""
     return chunked_array(source, content, RESULT_KEYS)
+
+
+def _streamed_results(source: Source) -> StreamedArray | None:
+    """A big results list, read by its reader a piece at a time from the file, never whole."""
+    return streamed_array(source, RESULT_KEYS, PARALLEL_MIN_BYTES)
 
 
 def _list_field(source: str, document: dict[str, Any], key: str) -> list[Any]:
@@ -166,7 +181,7 @@ def _quoted_at(values: list[Any] | IntArray, row: int) -> str:
 
 @dataclass(frozen=True)
 class _Chunk:
-    """The rows of one chunk of entries; `rejected` by row of the whole list."""
+    """The rows of one chunk of entries."""
 
     xyxy: FloatArray
     class_id: IntArray
@@ -174,12 +189,12 @@ class _Chunk:
     confidence: FloatArray
     has_confidence: BoolArray
     crowd: BoolArray
-    rejected: dict[int, str]
-    reasons: dict[int, str]  # rows (of the whole list) rejected for an unknown image or class
+    rejected: dict[int, str]  # by row of the chunk
+    reasons: dict[int, str]  # rows rejected for an unknown image or class
 
 
-def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
-    """The rows of entries `offset`, `offset + 1`, ... against known images and categories."""
+def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
+    """The rows of entries (numbered from 0) against known images and categories."""
     written = _values(entries)
     image = ids.image_index.lookup(written.image_ids)
     class_id = ids.class_index.lookup(written.category_ids)
@@ -194,70 +209,122 @@ def _chunk_rows(entries: list[Any], offset: int, ids: DatasetIds) -> _Chunk:
     rejected: dict[int, str] = {}
     for rows, problem in problems:
         for row in np.flatnonzero(rows).tolist():
-            rejected.setdefault(offset + row, problem(row))
-    reasons = {row: UNKNOWN_IMAGE for row in (np.flatnonzero(image < 0) + offset).tolist()} | {
-        row: UNKNOWN_CLASS for row in (np.flatnonzero((class_id < 0) & (image >= 0)) + offset).tolist()
+            rejected.setdefault(row, problem(row))
+    reasons = {row: UNKNOWN_IMAGE for row in np.flatnonzero(image < 0).tolist()} | {
+        row: UNKNOWN_CLASS for row in np.flatnonzero((class_id < 0) & (image >= 0)).tolist()
     }
     confidence, has_confidence = written.confidence, written.has_confidence
     return _Chunk(xyxy, class_id, image, confidence, has_confidence, written.crowd, rejected, reasons)
 
 
-def _rows(chunks: Iterable[list[Any]], ids: DatasetIds) -> ParsedRows:
-    """The rows of COCO annotations or results given in chunks, in order."""
-    parts, offset = [], 0
+def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, count: int) -> ParsedRows:
+    """The rows of COCO annotations or results given in about `count` chunks, in order."""
+    filling = _Filling(count)
     with gc_paused():
         for entries in chunks:
-            parts.append(_chunk_rows(entries, offset, ids))
-            offset += len(entries)
-    return _joined(parts, offset)
+            filling.add(_chunk_rows(entries, ids))
+    return filling.rows()
 
 
-def _joined(parts: list[_Chunk], rows: int) -> ParsedRows:
-    def column(name: str, empty: Any) -> Any:
-        return np.concatenate([getattr(p, name) for p in parts]) if parts else empty
-
-    return ParsedRows(
-        xyxy=column("xyxy", np.empty((0, 4))),
-        class_id=column("class_id", np.empty(0, dtype=np.int64)),
-        image=column("image", np.empty(0, dtype=np.int64)),
-        source_index=np.arange(rows),
-        position=lambda row: f"annotations[{row}]",
-        confidence=column("confidence", np.empty(0)),
-        has_confidence=column("has_confidence", np.empty(0, dtype=bool)),
-        crowd=column("crowd", np.empty(0, dtype=bool)),
-        rejected={row: why for p in parts for row, why in p.rejected.items()},
-        reasons={row: why for p in parts for row, why in p.reasons.items()},
-        sized=True,
-    )
+# The columns of `_Chunk` that hold a value per row: their type and the shape of one row's value.
+_COLUMNS: Final = {
+    "xyxy": (np.float64, (4,)),
+    "class_id": (np.int64, ()),
+    "image": (np.int64, ()),
+    "confidence": (np.float64, ()),
+    "has_confidence": (np.bool_, ()),
+    "crowd": (np.bool_, ()),
+}
+# Room for the rows of the chunks expected, guessed from the first: a little more than that.
+_ROOM: Final = 1.1
 
 
-def _piece_rows(document: ChunkedArray, ids: DatasetIds, bounds: tuple[int, int]) -> _Chunk | None:
-    """One piece's rows (numbered from 0), in a forked worker; None when the piece is not a list
-    of objects (a wrong cut, or an odd file: the serial reading then says what is wrong)."""
+def _empty_columns(rows: int) -> dict[str, Any]:
+    """Columns for `rows` rows, not written (their memory is taken as they are filled)."""
+    return {name: np.empty((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
+
+
+class _Filling:
+    """The columns of a list's rows, filled chunk by chunk in order, so that the whole list's
+    columns exist once (not once in the chunks and again joined).
+
+    The first of about `count` chunks of similar size sets the room (left untouched, unused
+    room takes no memory); past it a column grows in place by a quarter (realloc: a big array
+    is moved by mremap, not copied), and the room left over is given back at the end."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._rows = 0
+        self._columns: dict[str, Any] = {}
+        self._rejected: dict[int, str] = {}
+        self._reasons: dict[int, str] = {}
+
+    def add(self, chunk: _Chunk) -> None:
+        first, rows = self._rows, len(chunk.image)
+        if not self._columns:
+            self._columns = _empty_columns(int(rows * self._count * _ROOM) + 1024)
+        room = len(self._columns["image"])
+        if first + rows > room:
+            self._resize(max(first + rows, room + room // 4))
+        for name, column in self._columns.items():
+            column[first : first + rows] = getattr(chunk, name)
+        self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
+        self._reasons.update((first + row, why) for row, why in chunk.reasons.items())
+        self._rows += rows
+
+    def _resize(self, rows: int) -> None:
+        for column in self._columns.values():
+            column.resize((rows, *column.shape[1:]), refcheck=False)  # only this object holds it
+
+    def rows(self) -> ParsedRows:
+        self._columns = self._columns or _empty_columns(0)
+        self._resize(self._rows)
+        return ParsedRows(
+            xyxy=self._columns["xyxy"],
+            class_id=self._columns["class_id"],
+            image=self._columns["image"],
+            source_index=np.arange(self._rows),
+            position=lambda row: f"annotations[{row}]",
+            confidence=self._columns["confidence"],
+            has_confidence=self._columns["has_confidence"],
+            crowd=self._columns["crowd"],
+            rejected=self._rejected,
+            reasons=self._reasons,
+            sized=True,
+        )
+
+
+def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) -> _Chunk | None:
+    """One piece's rows (numbered from 0), in a worker that reads and cuts its own text; None
+    when the piece is not a list of objects (a wrong cut, a file that changed or cannot be read,
+    or an odd file: the serial reading then says what is wrong)."""
+    try:
+        text = document.piece_text(nominal)
+    except OSError:
+        return None
     with gc_paused():
-        entries = decode_entries(document.piece(*bounds))
+        entries = decode_entries(text) if text is not None else None
         if not entries or not (is_typed(entries) or all(isinstance(e, dict) for e in entries)):
             return None
-        return _chunk_rows(entries, 0, ids)
+        return _chunk_rows(entries, ids)
 
 
-def _parallel_rows(document: ChunkedArray, ids: DatasetIds) -> ParsedRows | None:
+def _parallel_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
     """The rows of a big results file decoded piece by piece on the local processes the run
-    may use, exactly as the serial reading; None when that does not pay or a piece fails."""
+    may use (a streamed file: even on one), exactly as the serial reading; None when that does
+    not pay or a piece fails."""
     workers = worker_budget()
-    if workers < 2 or len(document.content) < PARALLEL_MIN_BYTES:
+    if isinstance(document, ChunkedArray) and (workers < 2 or len(document.content) < PARALLEL_MIN_BYTES):
         return None
-    bounds = document.pieces()
-    parts, offset = [], 0
-    for part in forked_map(partial(_piece_rows, document, ids), bounds, workers):
-        if part is None:
-            return None
-        rejected = {offset + row: why for row, why in part.rejected.items()}
-        parts.append(
-            replace(part, rejected=rejected, reasons={offset + row: why for row, why in part.reasons.items()})
-        )
-        offset += len(part.image)
-    return _joined(parts, offset)
+    pieces = document.nominal_pieces()
+    work = partial(_piece_rows, document, ids)
+    filling = _Filling(len(pieces))
+    with closing(forked_map(work, pieces, workers) if workers > 1 else (work(p) for p in pieces)) as parts:
+        for part in parts:
+            if part is None:
+                return None
+            filling.add(part)
+    return filling.rows() if document.unchanged() else None
 
 
 def _images_and_categories(
@@ -287,7 +354,7 @@ def read_coco_instances(
         _sizes(images, "width"),
         _sizes(images, "height"),
     )
-    rows = _rows(row_chunks(annotations), ids)
+    rows = _rows(row_chunks(annotations), ids, len(annotations) // jsondoc.CHUNK_ROWS + 1)
     return build_dataset(source, format_name, rows, assets, [c["name"] for c in categories]), ids
 
 
@@ -297,8 +364,10 @@ def _sizes(images: list[dict[str, Any]], key: str) -> Any:
     return sizes
 
 
-def _result_chunks(source: str, document: list[Any] | ChunkedArray) -> Iterator[list[Any]]:
-    chunks = document.decoded(decode_entries) if isinstance(document, ChunkedArray) else row_chunks(document)
+def _result_chunks(source: str, document: list[Any] | ArrayText) -> Iterator[list[Any]]:
+    chunks = (
+        document.loaded().decoded(decode_entries) if isinstance(document, ArrayText) else row_chunks(document)
+    )
     for entries in chunks:
         if not is_typed(entries) and not all(isinstance(e, dict) for e in entries):
             raise DatasetError(
@@ -307,9 +376,16 @@ def _result_chunks(source: str, document: list[Any] | ChunkedArray) -> Iterator[
         yield entries
 
 
+def _chunk_count(document: list[Any] | ArrayText) -> int:
+    """About how many chunks `_result_chunks` gives."""
+    if isinstance(document, ArrayText):
+        return (document.stop - document.start) // jsondoc.CHUNK_BYTES + 1
+    return len(document) // jsondoc.CHUNK_ROWS + 1
+
+
 def read_coco_results(
     source: str,
-    document: list[Any] | ChunkedArray,
+    document: list[Any] | ArrayText,
     format_name: str,
     reference: Dataset | None,
     ids: DatasetIds | None,
@@ -317,8 +393,8 @@ def read_coco_results(
 ) -> Dataset:
     """A results list covers every image of the COCO GT file it is paired with (SPEC §4).
 
-    `names` (--pred-names) name its category ids instead of the GT file's categories. A
-    `ChunkedArray` is decoded and turned into columns a chunk at a time."""
+    `names` (--pred-names) name its category ids instead of the GT file's categories. An
+    `ArrayText` is decoded and turned into columns a piece at a time (side by side when it pays)."""
     if reference is None or ids is None:
         raise DatasetError(
             f"{source}: a COCO results list names images and categories by COCO id: "
@@ -328,9 +404,9 @@ def read_coco_results(
     class_names = reference.class_names
     if names is not None:
         ids, class_names = DatasetIds(ids.image_ids, [str(i) for i in names]), list(names.values())
-    rows = _parallel_rows(document, ids) if isinstance(document, ChunkedArray) else None
+    rows = _parallel_rows(document, ids) if isinstance(document, ArrayText) else None
     if rows is None:
-        rows = _rows(_result_chunks(source, document), ids)
+        rows = _rows(_result_chunks(source, document), ids, _chunk_count(document))
     return build_dataset(source, format_name, rows, images, class_names)
 
 
@@ -369,6 +445,7 @@ COCO_RESULTS = Format(
     _read_results,
     names_from="the COCO GT file whose `categories` name the ids",
     decode=_chunked_results,
+    stream=_streamed_results,
     read_with=_read_results,
     takes=frozenset(("names",)),
 )

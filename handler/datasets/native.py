@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
+from msgspec import UNSET
 
-from handler.boxes import AssetTags, Dataset, IntArray
+from handler.boxes import AssetTags, BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
-from handler.datasets.jsondoc import LineRecords
+from handler.datasets.jsondoc import LineRecords, gc_paused
 from handler.datasets.loaded import Loaded
+from handler.datasets.nativejson import Annotation, Asset, decode_native, is_typed
 from handler.errors import DatasetError
 from handler.resources import schema_validator
+from handler.storage import Source
 
 if TYPE_CHECKING:
     import jsonschema
@@ -36,7 +44,7 @@ class NativeDocument:
 
 def is_native(document: Any) -> bool:
     first = document[0] if isinstance(document, list) and document else document
-    return isinstance(first, dict) and ("asset_id" in first or "assets" in first)
+    return type(first) is Asset or (isinstance(first, dict) and ("asset_id" in first or "assets" in first))
 
 
 def from_json(source: str, document: Any) -> NativeDocument:
@@ -66,17 +74,30 @@ def _best_error(
     return error
 
 
-def _check_document(source: str, document: NativeDocument) -> None:
-    """Validate every asset's own fields against the schema (annotations are checked per box)."""
-    validator = schema_validator(SCHEMA, "asset")
-    for position, asset in zip(document.positions, document.assets, strict=True):
-        header = asset
-        if isinstance(asset, dict) and isinstance(asset.get("annotations"), list):
-            header = {**asset, "annotations": []}
-        error = _best_error(validator, header)
-        if error is not None:
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
-            raise DatasetError(f"{source}: {position}{where}: {error.message}")
+def _check_asset(source: str, position: str, asset: Any) -> None:
+    """Validate an asset's own fields against the schema (annotations are checked per box)."""
+    header = asset
+    if isinstance(asset, dict) and isinstance(asset.get("annotations"), list):
+        header = {**asset, "annotations": []}
+    error = _best_error(schema_validator(SCHEMA, "asset"), header)
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
+        raise DatasetError(f"{source}: {position}{where}: {error.message}")
+
+
+def _check_document(source: str, document: NativeDocument, typed: Images | None) -> None:
+    """Validate every asset; of `Asset`s (`typed`: their images) the decoder checked all but
+    the sizes, so only an asset with a size that is not positive is validated, as written."""
+    if typed is None:
+        for position, asset in zip(document.positions, document.assets, strict=True):
+            _check_asset(source, position, asset)
+        return
+    with np.errstate(invalid="ignore"):
+        sized = (np.isnan(typed.widths) | (typed.widths > 0)) & (
+            np.isnan(typed.heights) | (typed.heights > 0)
+        )
+    for index in np.flatnonzero(~sized).tolist():
+        _check_asset(source, document.positions[index], msgspec.to_builtins(document.assets[index]))
 
 
 def _confidence(annotation: dict[str, Any]) -> float | None:
@@ -118,19 +139,21 @@ def asset_tags(asset: dict[str, Any]) -> AssetTags:
     return tuple(dict.fromkeys(name if value in (None, True) else f"{name}={value}" for name, value in named))
 
 
-def _class_ids(labels: list[Any], declared: list[str]) -> tuple[IntArray, list[str]]:
-    """Each label's class (-1 where the label breaks the schema), declared classes first."""
+def _class_ids(labels: list[str | None], declared: list[str]) -> tuple[IntArray, list[str]]:
+    """Each label's class (-1 where the label, None where not a string, breaks the schema),
+    declared classes first, then the others in order of first use: a look-up per distinct label."""
     class_names = list(declared)
     known = {name: index for index, name in enumerate(class_names)}
-    ids = np.full(len(labels), -1, dtype=np.int64)
-    for row, label in enumerate(labels):
-        if isinstance(label, str) and len(label) >= LABEL_MIN_LENGTH:
-            index = known.get(label)
-            if index is None:
-                index = known[label] = len(class_names)
-                class_names.append(label)
-            ids[row] = index
-    return ids, class_names
+    codes: dict[str | None, int] = {}
+    for label in dict.fromkeys(labels):
+        if label is None or len(label) < LABEL_MIN_LENGTH:
+            codes[label] = -1
+            continue
+        if label not in known:
+            known[label] = len(class_names)
+            class_names.append(label)
+        codes[label] = known[label]
+    return np.fromiter(map(codes.__getitem__, labels), np.int64, len(labels)), class_names
 
 
 def _schema_problem(annotation: Any) -> str | None:
@@ -138,13 +161,40 @@ def _schema_problem(annotation: Any) -> str | None:
     return None if error is None else str(error.message)
 
 
-def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
-    _check_document(source, document)
-    assets = document.assets
-    annotations = [
-        (i, j, a) for i, asset in enumerate(assets) for j, a in enumerate(asset.get("annotations", []))
-    ]
-    anns = [a for _, _, a in annotations]
+@dataclass(frozen=True)
+class _Annotations:
+    """The annotations of every asset in one list: each row's asset, where each asset's rows start."""
+
+    rows: list[Any]
+    image: IntArray
+    starts: IntArray
+
+    @classmethod
+    def of(cls, per_asset: list[Any]) -> _Annotations:
+        counts = np.fromiter(map(len, per_asset), np.int64, len(per_asset))
+        image = np.repeat(np.arange(len(per_asset), dtype=np.int64), counts)
+        return cls(list(chain.from_iterable(per_asset)), image, np.cumsum(counts) - counts)
+
+    def position(self, positions: list[str], row: int) -> str:
+        asset = int(self.image[row])
+        return f"{positions[asset]}.annotations[{row - int(self.starts[asset])}]"
+
+
+@dataclass(frozen=True)
+class _Values:
+    """The annotations' values the builder takes, and each one as written (for the schema's words)."""
+
+    xyxy: FloatArray
+    confidence: FloatArray
+    has_confidence: BoolArray
+    labels: list[str | None]
+    normalized: BoolArray
+    difficult: BoolArray
+    written: Callable[[int], Any]
+
+
+def _plain_values(anns: list[Any], normalized: bool) -> _Values:
+    """Values of parsed JSON, each checked: a value of the wrong type is NaN, None or False."""
     xyxy = np.stack(
         [
             float_column([a.get(k) if isinstance(a, dict) else None for a in anns])
@@ -153,29 +203,86 @@ def read_native(source: str, document: NativeDocument, format_name: str) -> Data
         axis=1,
     ).reshape(len(anns), 4)
     confidences = [_confidence(a) if isinstance(a, dict) else math.nan for a in anns]
-    class_id, class_names = _class_ids(
-        [a.get("label") if isinstance(a, dict) else None for a in anns], document.classes
-    )
-    rows = ParsedRows(
-        xyxy=xyxy,
-        class_id=class_id,
-        image=np.array([i for i, _, _ in annotations], dtype=np.int64),
-        source_index=np.arange(len(anns)),
-        position=lambda row: f"{document.positions[annotations[row][0]]}.annotations[{annotations[row][1]}]",
-        confidence=float_column(confidences),
-        has_confidence=np.array([c is not None for c in confidences], dtype=bool),
-        normalized=np.array(
-            [bool(a.get("normalized", document.normalized)) if isinstance(a, dict) else False for a in anns],
+    labels = [a.get("label") if isinstance(a, dict) else None for a in anns]
+    return _Values(
+        xyxy,
+        float_column(confidences),
+        np.array([c is not None for c in confidences], dtype=bool),
+        [label if isinstance(label, str) else None for label in labels],
+        np.array(
+            [bool(a.get("normalized", normalized)) if isinstance(a, dict) else False for a in anns],
             dtype=bool,
         ),
-        difficult=np.array(
+        np.array(
             [bool(a.get("difficult", False)) if isinstance(a, dict) else False for a in anns], dtype=bool
         ),
-        explain=lambda row: _schema_problem(anns[row]),
+        anns.__getitem__,
     )
+
+
+def _flags(anns: list[Annotation], name: str, default: bool) -> BoolArray:
+    """A typed boolean field of every annotation, `default` where not written."""
+    values = list(map(attrgetter(name), anns))
+    if values.count(UNSET) == len(values):
+        return np.full(len(values), default, dtype=bool)
+    return np.array([default if value is UNSET else value for value in values], dtype=bool)
+
+
+def _typed_values(anns: list[Annotation], normalized: bool) -> _Values:
+    """Values of `Annotation`s, whose types the decoder checked: one pass per field, no check
+    per row (but per row with tags and no confidence: a `confidence-model` tag may give one)."""
+    n = len(anns)
+    corners = chain.from_iterable(map(attrgetter("x_min", "y_min", "x_max", "y_max"), anns))
+    confidence = np.fromiter(map(attrgetter("confidence"), anns), np.float64, n)
+    has_confidence = ~np.isnan(confidence)  # JSON cannot write a NaN: NaN is not written
+    for row in np.flatnonzero(~has_confidence).tolist():
+        if anns[row].tags is not UNSET:
+            tagged = _confidence({"tags": anns[row].tags})
+            confidence[row], has_confidence[row] = (math.nan, False) if tagged is None else (tagged, True)
+    return _Values(
+        np.fromiter(corners, np.float64, 4 * n).reshape(n, 4),
+        confidence,
+        has_confidence,
+        list(map(attrgetter("label"), anns)),
+        _flags(anns, "normalized", normalized),
+        _flags(anns, "difficult", False),
+        lambda row: msgspec.to_builtins(anns[row]),
+    )
+
+
+def _images(assets: list[Any], *, typed: bool) -> Images:
+    if typed:
+        widths = np.fromiter(map(attrgetter("width"), assets), np.float64, len(assets))
+        heights = np.fromiter(map(attrgetter("height"), assets), np.float64, len(assets))
+        tags = [() if a.tags is UNSET else asset_tags({"tags": a.tags}) for a in assets]
+        return Images([str(a.asset_id) for a in assets], widths, heights, tags)
     widths = float_column([a.get("width") for a in assets])
     heights = float_column([a.get("height") for a in assets])
-    images = Images([str(a["asset_id"]) for a in assets], widths, heights, [asset_tags(a) for a in assets])
+    return Images([str(a["asset_id"]) for a in assets], widths, heights, [asset_tags(a) for a in assets])
+
+
+def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
+    assets, typed = document.assets, is_typed(document.assets)
+    typed_images = _images(assets, typed=True) if typed else None
+    _check_document(source, document, typed_images)  # before a plain asset is read
+    images = _images(assets, typed=False) if typed_images is None else typed_images
+    annotations = _Annotations.of(
+        list(map(attrgetter("annotations"), assets)) if typed else [a.get("annotations", []) for a in assets]
+    )
+    values = (_typed_values if typed else _plain_values)(annotations.rows, document.normalized)
+    class_id, class_names = _class_ids(values.labels, document.classes)
+    rows = ParsedRows(
+        xyxy=values.xyxy,
+        class_id=class_id,
+        image=annotations.image,
+        source_index=np.arange(len(annotations.rows)),
+        position=partial(annotations.position, document.positions),
+        confidence=values.confidence,
+        has_confidence=values.has_confidence,
+        normalized=values.normalized,
+        difficult=values.difficult,
+        explain=lambda row: _schema_problem(values.written(row)),
+    )
     return build_dataset(source, format_name, rows, images, class_names)
 
 
@@ -188,7 +295,13 @@ def _read_lines(source: str, lines: LineRecords, _: Loaded | None) -> Loaded:
     return Loaded(read_native(source, from_json_lines(lines), "native-jsonl"))
 
 
-NATIVE = Format("native", "json", is_native, _read_document)
+def _decode(_: Source, content: bytes) -> Any | None:
+    """A native document with typed assets (`nativejson`): the fast path of the large ones."""
+    with gc_paused():
+        return decode_native(content)
+
+
+NATIVE = Format("native", "json", is_native, _read_document, decode=_decode)
 NATIVE_JSONL = Format(
     "native-jsonl",
     "jsonl",

@@ -105,6 +105,15 @@ def parse_document(source: Source, content: bytes) -> Any:
     return parse_json(source, content)
 
 
+def _streamed(source: Source, fmt: str | None) -> Any | None:
+    """A big JSON document that a format reads from its file in ranges (never whole), as
+    `parse_document` would give it; None for anything else (read whole). Only a `[` or a `{`
+    file can be one, never a label file or JSON Lines."""
+    if source.basename.lower().endswith(".jsonl") or fmt in _names("jsonl") | _names("folder"):
+        return None
+    return next((d for f in _of_kind("json") if f.stream and (d := f.stream(source)) is not None), None)
+
+
 def _of_kind(kind: Kind) -> list[Format]:
     return [f for f in FORMATS if f.kind == kind]
 
@@ -201,6 +210,9 @@ def _load(source: Source, fmt: str | None, reference: Loaded | None, options: Re
         raise DatasetError(f"format {fmt!r} is not supported; expected one of {', '.join(format_names())}")
     if source.is_dir():
         return _read_folder(Folder.of(source), fmt, reference, options)
+    streamed = _streamed(source, fmt)
+    if streamed is not None:
+        return _choose(source.name, "json", streamed, fmt).read_as(source.name, streamed, reference, options)
     content = source.read_bytes()
     _refuse_wide_text(source, content)
     # A `.json` that is not JSON gets the JSON parser's located error, not a label-file guess.

@@ -10,9 +10,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Final
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Final
 
 from handler.datasets import format_names
 from handler.datasets.layouts import Layout
@@ -20,6 +18,9 @@ from handler.datasets.read_options import READ_KEYS, checked_layout
 from handler.engine import Thresholds
 from handler.errors import InputError, quoted
 from handler.resources import node_config
+
+if TYPE_CHECKING:
+    import jsonschema
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
@@ -159,9 +160,43 @@ def _error(error: jsonschema.ValidationError, schema: dict[str, Any]) -> InputEr
     return InputError(error.message, key or "inputs")
 
 
-def _check(
-    values: Mapping[str, Any], schema: dict[str, Any], validator: jsonschema.protocols.Validator
-) -> None:
+# The JSON Schema keywords `inputs_schema` writes, which `_plainly_valid` decides on its own.
+OBJECT_KEYWORDS: Final = frozenset({"type", "properties", "required", "additionalProperties"})
+STRING_KEYWORDS: Final = frozenset({"type", "title", "minLength", "enum", "default"})
+
+
+def _plainly_valid(values: Mapping[str, Any], schema: Mapping[str, Any]) -> bool:
+    """`values` meets `schema`, read by the JSON Schema rules of the keywords above; False when in
+    doubt (another keyword), and jsonschema decides. A valid run so never imports jsonschema,
+    which costs more than everything else the inputs do; a mistake gets jsonschema's words."""
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    extra = schema.get("additionalProperties", True)
+    return (
+        set(schema) <= OBJECT_KEYWORDS
+        and schema.get("type") == "object"
+        and extra in (True, False)
+        and (extra or set(values) <= set(properties))
+        and set(schema.get("required", ())) <= set(values)
+        and all(_plain_string(values[key], properties[key]) for key in values if key in properties)
+    )
+
+
+def _plain_string(value: Any, schema: Mapping[str, Any]) -> bool:
+    return (
+        set(schema) <= STRING_KEYWORDS
+        and schema.get("type") == "string"
+        and isinstance(value, str)
+        and len(value) >= schema.get("minLength", 0)  # code points, as JSON Schema counts
+        and ("enum" not in schema or value in schema["enum"])
+    )
+
+
+def _check(values: Mapping[str, Any], schema: dict[str, Any]) -> None:
+    if _plainly_valid(values, schema):
+        return
+    import jsonschema  # what is wrong, in jsonschema's words (a valid run does not import it)
+
+    validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(values))
     if error is not None:
         raise _error(error, schema)
@@ -189,17 +224,16 @@ def _thresholds(values: Mapping[str, str]) -> tuple[Thresholds, bool]:
 
 
 @cache
-def _inputs_validation(formats: tuple[str, ...]) -> tuple[dict[str, Any], jsonschema.protocols.Validator]:
-    """The schema and its validator, built once per set of registered formats (the schema
-    lists them): every run of a process, a test or a CLI call after the first reuses them."""
-    schema = inputs_schema()
-    return schema, jsonschema.Draft202012Validator(schema)
+def _inputs_schema(formats: tuple[str, ...]) -> dict[str, Any]:
+    """The schema, built once per set of registered formats (the schema lists them): every run
+    of a process, a test or a CLI call after the first reuses it."""
+    return inputs_schema()
 
 
 def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
-    schema, validator = _inputs_validation(tuple(format_names()))
+    schema = _inputs_schema(tuple(format_names()))
     values = _with_defaults(raw, schema)
-    _check(values, schema, validator)
+    _check(values, schema)
     thresholds, replaced = _thresholds(values)
     return NodeInputs(
         gt_dataset=values["GT_DATASET"],
@@ -226,7 +260,7 @@ def input_value(key: str, value: str) -> str:
     properties = inputs_schema()["properties"]
     canonical = _canonical(key, value)
     schema = {"type": "object", "properties": {key: properties[key]}}
-    _check({key: canonical}, schema, jsonschema.Draft202012Validator(schema))
+    _check({key: canonical}, schema)
     if key == "CONFIDENCE_THRESHOLD":
         confidence_threshold(canonical)
     return str(canonical)

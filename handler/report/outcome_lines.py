@@ -3,9 +3,7 @@
 A matched pair gives two lines (one per box, `box` says which) that carry the same pair.
 Lines are in asset order, GT boxes before predictions, each in dataset order. Built per
 column, not per box: orjson writes each numeric column at once, text columns are looked up
-from their few distinct encoded values, and one `bytes.join` interleaves the columns. Adjacent
-text fields (and the key before a number) are looked up as one piece from a table of their
-combinations, so a line is 9 pieces, not 23: the join is most of the cost.
+from their few distinct encoded values, and one `bytes.join` interleaves the columns.
 """
 
 from __future__ import annotations
@@ -28,8 +26,10 @@ SIDES: Final = ("gt", "pred")
 # Lines encoded at once: the per-line objects of a chunk are all that is held (measured on
 # the 5k-image workload: +27 MB at 20k lines vs +122 MB at 100k, at the same speed).
 CHUNK_LINES: Final = 20_000
-# Fused text pieces are looked up in one table of their combinations: at most this many entries.
-MAX_TABLE: Final = 1 << 16
+# Adjacent text fields whose tables have at most this many pairs of entries are one piece of a
+# line (both classes; the outcome, its action and the suspicion): fewer, longer pieces to join.
+TABLE_ENTRIES: Final = 1 << 16
+LINE_END: Final = b"}\n"
 
 
 @dataclass(frozen=True)
@@ -58,78 +58,86 @@ def _objects(items: Sequence[bytes]) -> ObjectArray:
 
 
 @dataclass(frozen=True)
-class _Lookup:
-    """Encoded pieces of text: line i gets `table[index[i]]`; every line `table[0]` when no index."""
+class _Encoded:
+    """Text fields as a table of their `"key":value` pieces, encoded once for every chunk, and the
+    entry of each line."""
 
-    table: Sequence[bytes]
-    index: IntArray | None = None
+    table: ObjectArray
+    index: IntArray
 
-    def then(self, other: _Lookup) -> _Lookup:
-        """One lookup for both pieces, side by side: a table of every combination."""
-        table = [first + second for first in self.table for second in other.table]
-        if self.index is None or other.index is None:
-            index = other.index if self.index is None else self.index * len(other.table)
-        else:
-            index = self.index * len(other.table) + other.index
-        return _Lookup(table, index)
+    @classmethod
+    def of(cls, prefix: bytes, field: Text) -> _Encoded:
+        pieces = [prefix + orjson.dumps(value) for value in field.values] + [prefix + b"null"]
+        return cls(_objects(pieces), field.index % len(pieces))  # index -1 is the last entry: null
 
+    def then(self, other: _Encoded) -> _Encoded:
+        """This field and the next as one: a table of every pair of their entries."""
+        return _Encoded(
+            np.add.outer(self.table, other.table).ravel(), self.index * len(other.table) + other.index
+        )
 
-def _text_lookup(prefix: bytes, field: Text) -> _Lookup:
-    table = [prefix + orjson.dumps(value) for value in field.values] + [prefix + b"null"]
-    return _Lookup(table, np.where(field.index < 0, len(table) - 1, field.index))  # -1: null
-
-
-Segment = _Lookup | Number
-
-
-def _segments(fields: dict[str, Field]) -> list[Segment]:
-    """The pieces of every line: text lookups fused while their table stays small, and numbers."""
-    segments: list[Segment] = []
-    text = _Lookup([b""])
-    for position, (key, field) in enumerate(fields.items()):
-        prefix = (b"," if position else b"{") + orjson.dumps(key) + b":"
-        if isinstance(field, Number):
-            segments += [text.then(_Lookup([prefix])), field]
-            text = _Lookup([b""])
-            continue
-        piece = _text_lookup(prefix, field)
-        if len(text.table) * len(piece.table) <= MAX_TABLE:
-            text = text.then(piece)
-        else:
-            segments.append(text)
-            text = piece
-    return [*segments, text.then(_Lookup([b"}\n"]))]
+    def closed(self) -> _Encoded:
+        """The last field, with the line's end in every entry."""
+        return _Encoded(_objects([entry + LINE_END for entry in self.table.tolist()]), self.index)
 
 
-def _column(segment: Segment, rows: IntArray) -> ObjectArray | bytes:
-    """One segment's piece of each line in `rows`."""
-    if isinstance(segment, _Lookup):
-        if segment.index is None:
-            return segment.table[0]
-        return _objects(segment.table)[segment.index[rows]]
-    values = np.ascontiguousarray(segment.values[rows])
-    encoded = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
-    column = _objects(encoded[1:-1].split(b",") if len(values) else [])
-    if segment.null is not None:
-        column[segment.null[rows]] = b"null"
+Part = _Encoded | tuple[bytes, Number]
+
+
+def _number_column(prefix: bytes, field: Number, lines: IntArray) -> ObjectArray:
+    """`"key":value` of each line: orjson writes the values at once, and the key goes before each
+    one by turning every separating comma into a newline (no number holds one) and the key."""
+    values = np.ascontiguousarray(field.values[lines])
+    encoded = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
+    column = _objects((prefix + encoded.replace(b",", b"\n" + prefix)).split(b"\n"))
+    if field.null is not None:
+        column[field.null[lines]] = prefix + b"null"
     return column
 
 
-def json_lines(fields: dict[str, Field], n_lines: int, order: IntArray | None = None) -> bytes:
-    """One JSON object per line with these keys in this order, without a loop per line.
+def _chunk_lines(parts: list[Part], end: bytes, lines: IntArray) -> bytes:
+    """The lines `lines` (indices into the fields' columns), in that order: one piece per part."""
+    pieces: list[ObjectArray | bytes] = [
+        part.table[part.index[lines]] if isinstance(part, _Encoded) else _number_column(*part, lines)
+        for part in parts
+    ]
+    if end:
+        pieces.append(end)
+    grid = np.empty((len(lines), len(pieces)), dtype=object)
+    for column, piece in enumerate(pieces):
+        grid[:, column] = piece
+    return b"".join(grid.ravel().tolist())
 
-    Lines go in `order` (default: as given), CHUNK_LINES at a time.
-    """
-    segments = _segments(fields)
-    order = np.arange(n_lines) if order is None else order
-    chunks = []
-    for start in range(0, len(order), CHUNK_LINES):
-        rows = order[start : start + CHUNK_LINES]
-        grid = np.empty((len(rows), len(segments)), dtype=object)
-        for column, segment in enumerate(segments):
-            grid[:, column] = _column(segment, rows)
-        chunks.append(b"".join(grid.ravel().tolist()))
-    return b"".join(chunks)
+
+def _parts(fields: dict[str, Field]) -> list[Part]:
+    """A part per field, but adjacent text fields with small tables as one (fewer pieces to join)."""
+    parts: list[Part] = []
+    for position, (key, field) in enumerate(fields.items()):
+        prefix = (b"," if position else b"{") + orjson.dumps(key) + b":"
+        part = _Encoded.of(prefix, field) if isinstance(field, Text) else (prefix, field)
+        last = parts[-1] if parts else None
+        if (
+            isinstance(part, _Encoded)
+            and isinstance(last, _Encoded)
+            and len(last.table) * len(part.table) <= TABLE_ENTRIES
+        ):
+            parts[-1] = last.then(part)
+        else:
+            parts.append(part)
+    return parts
+
+
+def json_lines(fields: dict[str, Field], order: IntArray) -> bytes:
+    """One JSON object per line with these keys in this order, the lines of `order` (indices into
+    the fields' columns) in that order; without a loop per line, CHUNK_LINES lines at a time."""
+    parts = _parts(fields)
+    end = LINE_END
+    if parts and isinstance(parts[-1], _Encoded):
+        parts[-1], end = parts[-1].closed(), b""
+    return b"".join(
+        _chunk_lines(parts, end, order[start : start + CHUNK_LINES])
+        for start in range(0, len(order), CHUNK_LINES)
+    )
 
 
 def _partner(values: Any, partner: IntArray, fill: Any) -> Any:
@@ -183,7 +191,7 @@ def _fields(
 def outcome_lines(
     evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str], suspects: IntArray
 ) -> bytes:
-    """The `outcomes.jsonl` part: n_gt + n_kept lines, encoded a chunk of lines at a time."""
+    """The `outcomes.jsonl` part: n_gt + n_kept lines, in asset order, GT before predictions."""
     columns = _line_columns(evaluation, suspects)
     order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
-    return json_lines(_fields(columns, asset_ids, class_names), len(order), order)
+    return json_lines(_fields(columns, asset_ids, class_names), order)

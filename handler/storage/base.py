@@ -70,6 +70,24 @@ def path_order(key: str) -> list[str]:
     return key.split("/")
 
 
+class RangedFile(ABC):
+    """A file of known size read a byte range at a time, in any process (forked workers read
+    their own parts of a big dataset file this way, so that no process holds all of it)."""
+
+    @property
+    @abstractmethod
+    def size(self) -> int:
+        """Bytes, when the file was looked at."""
+
+    @abstractmethod
+    def read(self, start: int, stop: int) -> bytes:
+        """Bytes `start` to `stop` (fewer when the file shrank); any failure is an OSError."""
+
+    @abstractmethod
+    def unchanged(self) -> bool:
+        """Whether the file is still the one whose size was taken (not rewritten since)."""
+
+
 class Source(ABC):
     """A dataset file or folder, wherever it lives; readers see only this."""
 
@@ -93,6 +111,11 @@ class Source(ABC):
     @abstractmethod
     def open(self) -> BinaryIO:
         """A binary stream of the file's content; `ObjectNotFound` when there is none."""
+
+    def ranged(self) -> RangedFile | None:
+        """This file for reads of byte ranges, where the backend has them (None: read it whole;
+        a folder or a file that cannot be looked at is None too: `read_bytes` says why)."""
+        return None
 
     def read_bytes(self) -> bytes:
         """The whole content, at most `max_file_bytes()`; any read failure is a StorageError line."""

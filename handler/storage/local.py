@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from handler.errors import StorageError
-from handler.storage.base import Content, Entry, ObjectNotFound, Source, Store, split_scheme
+from handler.storage.base import Content, Entry, ObjectNotFound, RangedFile, Source, Store, split_scheme
 
 
 def _file_mode() -> int:
@@ -51,6 +51,13 @@ class LocalSource(Source):
     def files(self) -> list[Source]:
         return [LocalSource(path) for path in _regular_files(self._path)]
 
+    def ranged(self) -> RangedFile | None:
+        try:
+            status = self._path.stat()
+        except OSError:
+            return None
+        return _LocalRanges(self._path, status) if stat.S_ISREG(status.st_mode) else None
+
     def open(self) -> BinaryIO:
         try:
             stream = self._path.open("rb")
@@ -65,6 +72,36 @@ class LocalSource(Source):
             raise
         except OSError as error:
             raise _failure(self._path, "be read", error) from error
+
+
+class _LocalRanges(RangedFile):
+    """A regular local file read with pread(2); its identity is its inode, size and mtime."""
+
+    def __init__(self, path: Path, status: os.stat_result) -> None:
+        self._path = path
+        self._identity = _identity(status)
+
+    @property
+    def size(self) -> int:
+        return self._identity[2]
+
+    def read(self, start: int, stop: int) -> bytes:
+        with self._path.open("rb") as stream:
+            blocks, position = [], start
+            while position < stop and (block := os.pread(stream.fileno(), stop - position, position)):
+                blocks.append(block)
+                position += len(block)
+        return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+    def unchanged(self) -> bool:
+        try:
+            return _identity(self._path.stat()) == self._identity
+        except OSError:
+            return False
+
+
+def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _mode(path: Path) -> int | None:

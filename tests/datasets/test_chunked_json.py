@@ -1,5 +1,6 @@
 """COCO fast paths read exactly as plain parsing: results lists decoded in chunks
-(`jsondoc.ChunkedArray`), instances files decoded with typed annotations (`cocojson`)."""
+(`jsondoc.ChunkedArray`) or streamed from the file in pieces that workers cut on their own
+(`jsondoc.StreamedArray`), instances files decoded with typed annotations (`cocojson`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from handler.datasets.builder import ParsedRows
 from handler.datasets.coco import read_coco_instances, read_coco_results
 from handler.datasets.cocojson import Entry, LooseEntry, decode_entries, is_typed
 from handler.datasets.ids import DatasetIds
+from handler.datasets.jsondoc import ChunkedArray, StreamedArray, streamed_array
 from handler.datasets.reading import parse_document
 from handler.errors import DatasetError
 from handler.forked import allowed_workers
@@ -94,9 +96,13 @@ def _same(a: Dataset, b: Dataset) -> None:
 @pytest.fixture(autouse=True, params=[1, 2], ids=["serial", "parallel"])
 def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
     """Every test twice: pieces decoded one after the other, and side by side on 2 forked
-    processes (issue 19: the same dataset, whatever the strings hold)."""
+    processes (issue 19: the same dataset, whatever the strings hold). Files of more than
+    512 bytes are streamed; most pieces are read on past their first look ahead."""
     monkeypatch.setattr(jsondoc, "CHUNK_BYTES", 300)
     monkeypatch.setattr(jsondoc, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(jsondoc, "PIECE_BYTES", 500)
+    monkeypatch.setattr(jsondoc, "LOOKAHEAD_BYTES", 16)
+    monkeypatch.setattr(jsondoc, "_HEAD_BYTES", 256)
     monkeypatch.setattr(coco, "PARALLEL_MIN_BYTES", 0)
     with allowed_workers(request.param):
         yield
@@ -219,18 +225,27 @@ def test_an_odd_annotation_sends_the_instances_file_to_the_plain_parser(tmp_path
     assert [s.position for s in read_fast.skipped] == ["annotations[4]", "annotations[5]"]
 
 
-def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[ParsedRows | None, ParsedRows]:
-    """The rows of `results` decoded side by side (None: fell back), and one piece at a time."""
+def _results_file(tmp_path: Path, results: list[Any]) -> tuple[DatasetIds, ChunkedArray, StreamedArray]:
     document = orjson.loads(json.dumps({"images": IMAGES, "categories": CATEGORIES, "annotations": []}))
     _, ids = read_coco_instances("gt.json", document, "coco")
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results))
     source = open_source(str(path))
     chunked = parse_document(source, source.read_bytes())
-    assert isinstance(chunked, jsondoc.ChunkedArray) and len(chunked.pieces()) > 10
+    streamed = streamed_array(source, coco.RESULT_KEYS, 0)
+    assert isinstance(chunked, ChunkedArray) and streamed is not None
+    assert (streamed.first, streamed.start, streamed.stop) == (chunked.first, chunked.start, chunked.stop)
+    assert len(streamed.nominal_pieces()) > 10
+    return ids, chunked, streamed
+
+
+def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[list[ParsedRows | None], ParsedRows]:
+    """The rows of `results` decoded side by side from memory and streamed from the file
+    (None: fell back), and one piece at a time."""
+    ids, chunked, streamed = _results_file(tmp_path, results)
     with allowed_workers(2):
-        parallel = coco._parallel_rows(chunked, ids)
-    return parallel, coco._rows(chunked.decoded(decode_entries), ids)
+        parallel = [coco._parallel_rows(chunked, ids), coco._parallel_rows(streamed, ids)]
+    return parallel, coco._rows(chunked.decoded(decode_entries), ids, 1)
 
 
 def _same_rows(a: ParsedRows, b: ParsedRows) -> None:
@@ -244,9 +259,10 @@ def test_clean_pieces_are_decoded_side_by_side(tmp_path: Path) -> None:
     results[33]["image_id"] = 999_999  # rejected rows keep their place in the whole list
     results[250]["category_id"] = 999_999
     parallel, serial = _parallel_and_serial(tmp_path, results)
-    assert parallel is not None and len(parallel.image) == 400
-    _same_rows(parallel, serial)
-    assert sorted(parallel.rejected) == [33, 250]
+    for rows in parallel:
+        assert rows is not None and len(rows.image) == 400
+        _same_rows(rows, serial)
+        assert sorted(rows.rejected) == [33, 250]
 
 
 @pytest.mark.parametrize(
@@ -265,6 +281,27 @@ def test_a_cut_inside_a_string_never_reads_a_different_list(tmp_path: Path, host
     for k in range(1, 300, 2):  # not the first: it says whether the list is read in pieces
         results[k]["note"] = hostile
     parallel, serial = _parallel_and_serial(tmp_path, results)
-    if parallel is not None:
-        _same_rows(parallel, serial)
+    for rows in parallel:
+        if rows is not None:
+            _same_rows(rows, serial)
     _same(_read(tmp_path, results), _whole(tmp_path, results))
+
+
+@pytest.mark.parametrize("note", ["},{" * 60, "}, {" * 400])
+def test_a_piece_bound_inside_a_string_falls_back_to_the_serial_reading(tmp_path: Path, note: str) -> None:
+    """Strings of `},{` longer than a third of a piece (or than a piece) in every element: some
+    piece's cut lies inside a string, so no side by side reading is taken; the serial one is."""
+    results = _results(60)
+    for result in results[1:]:
+        result["note"] = note
+    parallel, _ = _parallel_and_serial(tmp_path, results)
+    assert parallel == [None, None]
+    _same(_read(tmp_path, results), _whole(tmp_path, results))
+
+
+def test_a_file_rewritten_while_it_is_streamed_is_not_read_in_pieces(tmp_path: Path) -> None:
+    ids, _, streamed = _results_file(tmp_path, _results(300))
+    (tmp_path / "results.json").write_text(json.dumps(_results(301)[1:]))
+    assert coco._parallel_rows(streamed, ids) is None
+    with pytest.raises(DatasetError, match=r"results\.json: changed while it was read"):
+        streamed.loaded()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from handler.cli import command_parsers, parse_command_line, parser
 from handler.errors import InputError
@@ -14,7 +17,7 @@ from handler.inputs import (
     read_environment,
     select_options,
 )
-from handler.inputs.node_inputs import inputs_schema
+from handler.inputs.node_inputs import _plainly_valid, inputs_schema
 from handler.metric import PrelabelingEfficiency
 from handler.resources import node_config
 
@@ -128,3 +131,37 @@ def test_cli_help_lists_the_options_of_node_json() -> None:
 def test_an_unknown_format_is_refused_with_the_options() -> None:
     with pytest.raises(InputError, match="GT_FORMAT: 'xml' is not one of the options coco, "):
         parse_inputs({**REQUIRED, "GT_FORMAT": "xml"})
+
+
+VALUES = st.one_of(
+    st.sampled_from(["", "gt.json", "0.5", "0.50", "0.3", "coco", "yolo", "x c y w h", "abc"]),
+    st.text(max_size=3),
+    st.integers(-1, 2),
+    st.floats(allow_nan=False),
+    st.none(),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from([*inputs_schema()["properties"], "OTHER"]), VALUES, max_size=12))
+def test_a_plainly_valid_object_is_what_jsonschema_finds_valid(values: dict[str, object]) -> None:
+    schema = inputs_schema()
+    valid = not list(jsonschema.Draft202012Validator(schema).iter_errors(values))
+    assert _plainly_valid(values, schema) == valid
+    cli_schema = {"type": "object", "properties": schema["properties"]}  # `input_value`'s: no other rule
+    assert _plainly_valid(values, cli_schema) == (
+        not list(jsonschema.Draft202012Validator(cli_schema).iter_errors(values))
+    )
+
+
+def test_a_schema_keyword_it_does_not_know_is_left_to_jsonschema() -> None:
+    schema = inputs_schema()
+    valid = {"GT_DATASET": "gt.json", "PRED_DATASET": "pred.json"}
+    assert _plainly_valid(valid, schema)
+    assert not _plainly_valid(valid, {**schema, "minProperties": 1})
+    pattern = {
+        **schema,
+        "properties": {**schema["properties"], "GT_DATASET": {"type": "string", "pattern": "x"}},
+    }
+    assert not _plainly_valid(valid, pattern)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -148,28 +149,36 @@ def test_json_lines_equals_orjson_per_record() -> None:
         {"name": None, "n": None, "f": None},
         {"name": "x", "n": 5, "f": 1e-7},
     ]
-    assert json_lines(fields, 3) == b"".join(orjson.dumps(r) + b"\n" for r in records)
-    assert json_lines(fields, 3, np.array([2, 0])) == b"".join(
-        orjson.dumps(records[i]) + b"\n" for i in (2, 0)
+    assert json_lines(fields, np.arange(3)) == b"".join(orjson.dumps(r) + b"\n" for r in records)
+    assert (
+        json_lines(fields, np.array([2, 0]))
+        == orjson.dumps(records[2]) + b"\n" + orjson.dumps(records[0]) + b"\n"
     )
-    assert json_lines({"n": Number(np.empty(0, dtype=np.int64))}, 0) == b""
+    assert json_lines({"n": Number(np.empty(0, dtype=np.int64))}, np.arange(0)) == b""
 
 
-def test_json_lines_with_text_fields_too_many_to_look_up_together() -> None:
-    # 301 x 301 combinations are more than one table holds: the second field is its own piece
-    rng = np.random.default_rng(0)
-    names = [f"n{i}" for i in range(300)]
-    a, b = rng.integers(-1, 300, 50), rng.integers(-1, 300, 50)
+def test_json_lines_in_chunks_are_the_lines_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adjacent text fields (the last one too) are one piece of a line; chunks do not show."""
+    rng = np.random.default_rng(5)
+    names, kinds = ["a", "b", HOSTILE], ["x", 'y "z"']
     fields: dict[str, Field] = {
-        "a": Text(names, a),
-        "b": Text(names, b),
-        "c": Text(["x"], np.zeros(50, np.int64)),
+        "name": Text(names, rng.integers(-1, 3, 11)),
+        "n": Number(rng.integers(-5, 5, 11), rng.random(11) < 0.3),
+        "first": Text(names, rng.integers(-1, 3, 11)),
+        "second": Text(kinds, rng.integers(-1, 2, 11)),
     }
-    records = [
-        {"a": names[i] if i >= 0 else None, "b": names[j] if j >= 0 else None, "c": "x"}
-        for i, j in zip(a.tolist(), b.tolist(), strict=True)
-    ]
-    assert json_lines(fields, 50) == b"".join(orjson.dumps(r) + b"\n" for r in records)
+    order = rng.permutation(11)
+
+    def value(field: Field, line: int) -> object:
+        if isinstance(field, Text):
+            return None if field.index[line] < 0 else field.values[field.index[line]]
+        return None if field.null is not None and field.null[line] else field.values[line].item()
+
+    records = [{key: value(field, line) for key, field in fields.items()} for line in order.tolist()]
+    whole = json_lines(fields, order)
+    assert whole == b"".join(orjson.dumps(record) + b"\n" for record in records)
+    monkeypatch.setattr(sys.modules["handler.report.outcome_lines"], "CHUNK_LINES", 4)
+    assert json_lines(fields, order) == whole
 
 
 def test_outcomes_part_is_a_report_part() -> None:

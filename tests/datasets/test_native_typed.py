@@ -1,0 +1,135 @@
+"""A native JSON document of the usual shape is decoded typed (`nativejson`): it must read exactly
+as the plain parser's dicts read, defects, their words and numbering included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.builders import write_json
+
+from handler.boxes import Dataset
+from handler.datasets import load_dataset, native
+from handler.datasets.nativejson import decode_native
+from handler.errors import DatasetError
+from handler.storage.local import LocalSource
+
+
+def _annotation(**changed: Any) -> dict[str, Any]:
+    return {"label": "car", "x_min": 10, "y_min": 10, "x_max": 50, "y_max": 50, **changed}
+
+
+# Every kind of box the rules judge, confidences from tags, flags, integers where a message quotes them.
+_ANNOTATIONS = [
+    _annotation(),
+    _annotation(label=""),
+    _annotation(confidence=1.5),
+    _annotation(confidence=2),
+    _annotation(x_min=200, x_max=300),
+    _annotation(y_max=5),
+    _annotation(normalized=True, x_min=2, x_max=3, y_min=0.1, y_max=0.2),
+    _annotation(normalized=True, x_min=0.1, x_max=0.3, y_min=0.1, y_max=0.2),
+    _annotation(tags={"confidence-model": 0.7}),
+    _annotation(tags=[{"name": "confidence-model", "value": 3}]),
+    _annotation(tags=[{"name": "confidence-model", "value": "high"}]),
+    _annotation(tags={"x": 1}, confidence=0.2),
+    _annotation(difficult=True, label="bus", confidence=0),
+    _annotation(label="truck", id=5, extra=[1, 2]),
+    _annotation(confidence=-0.5, normalized=False),
+]
+_DOCUMENT = {
+    "classes": ["zebra", "car"],
+    "assets": [
+        {
+            "asset_id": "a.jpg",
+            "width": 100,
+            "height": 100,
+            "annotations": _ANNOTATIONS,
+            "tags": ["sunny", {"name": "weather", "value": "rain"}],
+        },
+        {"asset_id": 7, "width": 640.5, "annotations": _ANNOTATIONS[:4]},
+        {"asset_id": "c.png", "tags": {"night": True}},
+        {"asset_id": "d", "width": 10, "height": 10, "annotations": _ANNOTATIONS[::-1]},
+    ],
+}
+
+
+def _read(path: Path, typed: bool, monkeypatch: pytest.MonkeyPatch) -> Dataset:
+    decoded: list[bool] = []
+
+    def decode(content: bytes) -> Any:
+        document = decode_native(content) if typed else None
+        decoded.append(document is not None)
+        return document
+
+    monkeypatch.setattr(native, "decode_native", decode)
+    dataset = load_dataset(LocalSource(path)).dataset
+    assert decoded == [typed]
+    return dataset
+
+
+def _described(dataset: Dataset) -> dict[str, Any]:
+    boxes = dataset.boxes
+    columns = {name: getattr(boxes, name).tolist() for name in boxes.__dataclass_fields__}
+    return {
+        "assets": (dataset.asset_ids, str(dataset.widths), str(dataset.heights), dataset.asset_tags),
+        "classes": dataset.class_names,
+        "columns": columns,
+        "skipped": [(s.position, s.problem) for s in dataset.skipped],
+        "counts": (dataset.skipped_count, dataset.skip_reasons, dataset.confidence_count),
+    }
+
+
+@pytest.mark.parametrize("shape", ["object", "list"])
+def test_a_typed_document_reads_as_its_plain_values(
+    shape: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = _DOCUMENT if shape == "object" else _DOCUMENT["assets"]
+    path = write_json(tmp_path / "pred.json", document)
+    typed = _described(_read(path, True, monkeypatch))
+    assert typed == _described(_read(path, False, monkeypatch))
+    assert typed["counts"][0] == 25 and typed["skipped"][2] == (
+        "assets[0].annotations[3]",
+        "2 is greater than the maximum of 1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("asset", "error"),
+    [
+        ({"asset_id": "b", "width": 0}, r"assets\[1\]\.width: 0 is less than or equal to the minimum of 0"),
+        (
+            {"asset_id": "b", "height": -3.5},
+            r"assets\[1\]\.height: -3\.5 is less than or equal to the minimum of 0",
+        ),
+    ],
+)
+def test_a_typed_asset_of_no_size_is_the_schema_error(
+    asset: dict[str, Any], error: str, tmp_path: Path
+) -> None:
+    path = write_json(tmp_path / "gt.json", {"assets": [{"asset_id": "a", "width": 5}, asset]})
+    assert decode_native(path.read_bytes()) is not None
+    with pytest.raises(DatasetError, match=error):
+        load_dataset(LocalSource(path))
+
+
+def _one_box(**changed: Any) -> bytes:
+    return json.dumps({"assets": [{"asset_id": "a", "annotations": [_annotation(**changed)]}]}).encode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _one_box(x_min=None),
+        _one_box(label=5),
+        _one_box(normalized=None),
+        b'[{"asset_id": 99999999999999999999999}]',
+        b'[{"asset_id": 1.0}]',
+        b'{"assets": [], "images": [], "annotations": []}',
+    ],
+    ids=["null-coordinate", "numeric-label", "null-flag", "huge-id", "float-id", "coco-keys"],
+)
+def test_a_value_of_another_shape_is_left_to_the_plain_parser(text: bytes) -> None:
+    assert decode_native(text) is None

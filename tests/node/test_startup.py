@@ -1,0 +1,68 @@
+"""What a run imports: only what it needs (issue 19's short start), checked in a fresh process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers.builders import write_json
+from helpers.paths import ROOT
+
+# Runs the node as `python -m handler` would, then names the modules of interest it imported.
+PROBE = """
+import runpy, sys
+watched, sys.argv = sys.argv[1].split(","), ["handler", *sys.argv[2:]]
+try:
+    runpy.run_module("handler", run_name="__main__", alter_sys=True)
+except SystemExit as stop:
+    code = stop.code
+print(code, *sorted(name for name in watched if name in sys.modules))
+"""
+
+
+def _imported(tmp_path: Path, watched: list[str], *args: str, exit_code: int = 0, **inputs: str) -> list[str]:
+    gt = write_json(
+        tmp_path / "gt.json",
+        {
+            "images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 100}],
+            "annotations": [
+                {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "iscrowd": 0}
+            ],
+            "categories": [{"id": 1, "name": "cat"}],
+        },
+    )
+    pred = write_json(
+        tmp_path / "results.json", [{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 21], "score": 0.9}]
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GT_DATASET": str(gt), "PRED_DATASET": str(pred), **inputs}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, ",".join(watched), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    code, *found = done.stdout.splitlines()[-1].split()
+    assert int(code) == exit_code, done.stderr
+    return found
+
+
+def test_a_valid_run_of_coco_files_imports_no_jsonschema(tmp_path: Path) -> None:
+    # The inputs plainly meet node.json's schema and COCO files have no schema of their own.
+    assert _imported(tmp_path, ["jsonschema"], "--store", str(tmp_path / "store"), "-q") == []
+    assert len(list((tmp_path / "store" / "reports").iterdir())) == 1
+
+
+def test_help_and_version_load_no_run_code(tmp_path: Path) -> None:
+    watched = ["pydantic", "jinja2", "jsonschema", "importlib.metadata", "handler.pipeline"]
+    assert _imported(tmp_path, watched, "--help") == []
+    assert _imported(tmp_path, watched, "--version") == ["importlib.metadata"]  # asked for, looked up
+
+
+def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Path) -> None:
+    watched = ["pydantic", "jinja2", "handler.pipeline"]
+    found = _imported(tmp_path, watched, "--store", str(tmp_path / "store"), exit_code=2, IOU_MIN="0.33")
+    assert found == []
