@@ -19,6 +19,7 @@ from typing import Any, Final
 import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
+from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual
 from handler.datasets.columns import float_column, number_or_nan
@@ -216,9 +217,9 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
     return _Chunk(xyxy, class_id, image, confidence, has_confidence, written.crowd, rejected, reasons)
 
 
-def _rows(chunks: Iterable[list[Any]], ids: DatasetIds) -> ParsedRows:
-    """The rows of COCO annotations or results given in chunks, in order."""
-    filling = _Filling()
+def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, count: int) -> ParsedRows:
+    """The rows of COCO annotations or results given in about `count` chunks, in order."""
+    filling = _Filling(count)
     with gc_paused():
         for entries in chunks:
             filling.add(_chunk_rows(entries, ids))
@@ -234,25 +235,37 @@ _COLUMNS: Final = {
     "has_confidence": (np.bool_, ()),
     "crowd": (np.bool_, ()),
 }
+# Room for the rows of the chunks expected, guessed from the first: a little more than that.
+_ROOM: Final = 1.1
+
+
+def _empty_columns(rows: int) -> dict[str, Any]:
+    """Columns for `rows` rows, not written (their memory is taken as they are filled)."""
+    return {name: np.empty((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
 
 
 class _Filling:
     """The columns of a list's rows, filled chunk by chunk in order, so that the whole list's
-    columns exist once (not once in the chunks and again joined). A column grows in place,
-    doubling: a big array is moved by realloc (mremap), not copied."""
+    columns exist once (not once in the chunks and again joined).
 
-    def __init__(self) -> None:
+    The first of about `count` chunks of similar size sets the room (left untouched, unused
+    room takes no memory); past it a column grows in place by a quarter (realloc: a big array
+    is moved by mremap, not copied), and the room left over is given back at the end."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
         self._rows = 0
-        self._columns: dict[str, Any] = {
-            name: np.empty((0, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()
-        }
+        self._columns: dict[str, Any] = {}
         self._rejected: dict[int, str] = {}
         self._reasons: dict[int, str] = {}
 
     def add(self, chunk: _Chunk) -> None:
         first, rows = self._rows, len(chunk.image)
-        if first + rows > len(self._columns["image"]):
-            self._resize(max(2 * len(self._columns["image"]), first + rows))
+        if not self._columns:
+            self._columns = _empty_columns(int(rows * self._count * _ROOM) + 1024)
+        room = len(self._columns["image"])
+        if first + rows > room:
+            self._resize(max(first + rows, room + room // 4))
         for name, column in self._columns.items():
             column[first : first + rows] = getattr(chunk, name)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
@@ -264,6 +277,7 @@ class _Filling:
             column.resize((rows, *column.shape[1:]), refcheck=False)  # only this object holds it
 
     def rows(self) -> ParsedRows:
+        self._columns = self._columns or _empty_columns(0)
         self._resize(self._rows)
         return ParsedRows(
             xyxy=self._columns["xyxy"],
@@ -304,7 +318,7 @@ def _parallel_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
         return None
     pieces = document.nominal_pieces()
     work = partial(_piece_rows, document, ids)
-    filling = _Filling()
+    filling = _Filling(len(pieces))
     with closing(forked_map(work, pieces, workers) if workers > 1 else (work(p) for p in pieces)) as parts:
         for part in parts:
             if part is None:
@@ -340,7 +354,7 @@ def read_coco_instances(
         _sizes(images, "width"),
         _sizes(images, "height"),
     )
-    rows = _rows(row_chunks(annotations), ids)
+    rows = _rows(row_chunks(annotations), ids, len(annotations) // jsondoc.CHUNK_ROWS + 1)
     return build_dataset(source, format_name, rows, assets, [c["name"] for c in categories]), ids
 
 
@@ -360,6 +374,13 @@ def _result_chunks(source: str, document: list[Any] | ArrayText) -> Iterator[lis
                 f"{source}: expected a list of objects with image_id, category_id, bbox, score"
             )
         yield entries
+
+
+def _chunk_count(document: list[Any] | ArrayText) -> int:
+    """About how many chunks `_result_chunks` gives."""
+    if isinstance(document, ArrayText):
+        return (document.stop - document.start) // jsondoc.CHUNK_BYTES + 1
+    return len(document) // jsondoc.CHUNK_ROWS + 1
 
 
 def read_coco_results(
@@ -385,7 +406,7 @@ def read_coco_results(
         ids, class_names = DatasetIds(ids.image_ids, [str(i) for i in names]), list(names.values())
     rows = _parallel_rows(document, ids) if isinstance(document, ArrayText) else None
     if rows is None:
-        rows = _rows(_result_chunks(source, document), ids)
+        rows = _rows(_result_chunks(source, document), ids, _chunk_count(document))
     return build_dataset(source, format_name, rows, images, class_names)
 
 

@@ -245,7 +245,7 @@ def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[list[Parse
     ids, chunked, streamed = _results_file(tmp_path, results)
     with allowed_workers(2):
         parallel = [coco._parallel_rows(chunked, ids), coco._parallel_rows(streamed, ids)]
-    return parallel, coco._rows(chunked.decoded(decode_entries), ids)
+    return parallel, coco._rows(chunked.decoded(decode_entries), ids, 1)
 
 
 def _same_rows(a: ParsedRows, b: ParsedRows) -> None:
