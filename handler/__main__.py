@@ -88,12 +88,13 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
 
     def node() -> int:
         # The run's code is imported here, after the arguments: `--help` and `--version` answer
-        # without loading the pipeline, the report models and jinja2 (tests/node/test_startup.py).
+        # without loading the pipeline, the report models and jinja2 (tests/node/test_startup.py);
+        # and after the inputs and the store are checked, so a mistake there is told without them.
         from handler.inputs import parse_inputs
-        from handler.pipeline import log_to_stderr, run
 
         inputs = parse_inputs(_raw_inputs(args.inputs, os.environ if environ is None else environ))
         store = chosen_store(args)
+        from handler.pipeline import log_to_stderr, run
 
         def announce(result: RunResult) -> None:
             log_detail(result.findings, result.location)

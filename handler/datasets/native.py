@@ -20,7 +20,7 @@ from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.jsondoc import LineRecords, gc_paused
 from handler.datasets.loaded import Loaded
-from handler.datasets.nativejson import Annotation, Asset, decode_native, is_typed
+from handler.datasets.nativejson import Annotation, Asset, decode_native, typed_assets
 from handler.errors import DatasetError
 from handler.resources import schema_validator
 from handler.storage import Source
@@ -85,19 +85,21 @@ def _check_asset(source: str, position: str, asset: Any) -> None:
         raise DatasetError(f"{source}: {position}{where}: {error.message}")
 
 
-def _check_document(source: str, document: NativeDocument, typed: Images | None) -> None:
-    """Validate every asset; of `Asset`s (`typed`: their images) the decoder checked all but
-    the sizes, so only an asset with a size that is not positive is validated, as written."""
-    if typed is None:
-        for position, asset in zip(document.positions, document.assets, strict=True):
-            _check_asset(source, position, asset)
-        return
+def _check_document(source: str, document: NativeDocument) -> None:
+    """Validate every asset's own fields."""
+    for position, asset in zip(document.positions, document.assets, strict=True):
+        _check_asset(source, position, asset)
+
+
+def _check_sizes(source: str, positions: list[str], assets: list[Asset], images: Images) -> None:
+    """Of `Asset`s the decoder checked all but the sizes: validate, as written, only an asset
+    with a size that is not positive."""
     with np.errstate(invalid="ignore"):
-        sized = (np.isnan(typed.widths) | (typed.widths > 0)) & (
-            np.isnan(typed.heights) | (typed.heights > 0)
+        sized = (np.isnan(images.widths) | (images.widths > 0)) & (
+            np.isnan(images.heights) | (images.heights > 0)
         )
     for index in np.flatnonzero(~sized).tolist():
-        _check_asset(source, document.positions[index], msgspec.to_builtins(document.assets[index]))
+        _check_asset(source, positions[index], msgspec.to_builtins(assets[index]))
 
 
 def _confidence(annotation: dict[str, Any]) -> float | None:
@@ -261,15 +263,24 @@ def _images(assets: list[Any], *, typed: bool) -> Images:
     return Images([str(a["asset_id"]) for a in assets], widths, heights, [asset_tags(a) for a in assets])
 
 
+def _read_assets(source: str, document: NativeDocument) -> tuple[Images, _Annotations, _Values]:
+    """The assets checked, their images, their annotations and the annotations' values: typed
+    when every value has the usual shape (a JSON Lines file's records converted), else from
+    the plain values, each checked."""
+    typed = typed_assets(document.assets)
+    if typed is None:
+        _check_document(source, document)  # before a plain asset is read
+        annotations = _Annotations.of([a.get("annotations", []) for a in document.assets])
+        plain = _images(document.assets, typed=False)
+        return plain, annotations, _plain_values(annotations.rows, document.normalized)
+    images = _images(typed, typed=True)
+    _check_sizes(source, document.positions, typed, images)
+    annotations = _Annotations.of(list(map(attrgetter("annotations"), typed)))
+    return images, annotations, _typed_values(annotations.rows, document.normalized)
+
+
 def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
-    assets, typed = document.assets, is_typed(document.assets)
-    typed_images = _images(assets, typed=True) if typed else None
-    _check_document(source, document, typed_images)  # before a plain asset is read
-    images = _images(assets, typed=False) if typed_images is None else typed_images
-    annotations = _Annotations.of(
-        list(map(attrgetter("annotations"), assets)) if typed else [a.get("annotations", []) for a in assets]
-    )
-    values = (_typed_values if typed else _plain_values)(annotations.rows, document.normalized)
+    images, annotations, values = _read_assets(source, document)
     class_id, class_names = _class_ids(values.labels, document.classes)
     rows = ParsedRows(
         xyxy=values.xyxy,

@@ -3,8 +3,9 @@
 A native document of the usual shape (`schemas/dataset.schema.json`) becomes `Asset`s holding
 `Annotation`s: no dict per box, every coordinate a number, every label a string, checked by
 the decoder, so that the reader takes its columns without a check per row. Integers stay
-integers (a message quotes a value as the file wrote it). Anything else, such as a box value
-that is null or a label that is a number, is left to the plain JSON parser and its reader.
+integers (a message quotes a value as the file wrote it). The records of a JSON Lines file,
+parsed line by line, are converted to the same types. Anything else, such as a box value that
+is null or a label that is a number, is left to the plain JSON parser and its reader.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Annotated, Any, Final
 
 import msgspec
 from msgspec import UNSET, UnsetType
+
+from handler.datasets.jsondoc import gc_paused
 
 # An integer that fits int64 (the plain parser gives a float beyond 64 bits: such a file is left to it).
 Integer = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
@@ -62,9 +65,17 @@ _ASSET_KEY: Final = b'"asset_id"'
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 
 
-def is_typed(assets: list[Any]) -> bool:
-    """Whether a list of assets was decoded as `Asset`s (then all of it was)."""
-    return bool(assets) and type(assets[0]) is Asset
+def typed_assets(assets: list[Any]) -> list[Asset] | None:
+    """The assets as `Asset`s: decoded so (then all of them were), or plain values of the usual
+    shape converted (the records of a JSON Lines file), checked as the decoder checks them;
+    None when a value has another shape."""
+    if assets and type(assets[0]) is Asset:
+        return assets
+    try:
+        with gc_paused():
+            return msgspec.convert(assets, list[Asset])
+    except msgspec.ValidationError:
+        return None
 
 
 def decode_native(content: bytes) -> dict[str, Any] | list[Asset] | None:

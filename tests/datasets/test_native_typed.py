@@ -1,5 +1,6 @@
-"""A native JSON document of the usual shape is decoded typed (`nativejson`): it must read exactly
-as the plain parser's dicts read, defects, their words and numbering included."""
+"""A native JSON document of the usual shape is decoded typed (`nativejson`), JSON Lines records of
+it converted: either must read exactly as the plain values read, defects, their words and
+numbering included."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.builders import write_json
+from helpers.builders import write_json, write_jsonl
 
 from handler.boxes import Dataset
 from handler.datasets import load_dataset, native
-from handler.datasets.nativejson import decode_native
+from handler.datasets.nativejson import decode_native, typed_assets
 from handler.errors import DatasetError
 from handler.storage.local import LocalSource
 
@@ -57,16 +58,19 @@ _DOCUMENT = {
 
 
 def _read(path: Path, typed: bool, monkeypatch: pytest.MonkeyPatch) -> Dataset:
-    decoded: list[bool] = []
+    """The dataset read typed (decoded, or converted from JSON Lines records), or from plain values."""
+    seen: list[bool] = []
 
-    def decode(content: bytes) -> Any:
-        document = decode_native(content) if typed else None
-        decoded.append(document is not None)
-        return document
+    def assets(values: list[Any]) -> Any:
+        found = typed_assets(values) if typed else None
+        seen.append(found is not None)
+        return found
 
-    monkeypatch.setattr(native, "decode_native", decode)
+    monkeypatch.setattr(native, "typed_assets", assets)
+    if not typed:
+        monkeypatch.setattr(native, "decode_native", lambda _: None)
     dataset = load_dataset(LocalSource(path)).dataset
-    assert decoded == [typed]
+    assert seen == [typed]
     return dataset
 
 
@@ -82,16 +86,19 @@ def _described(dataset: Dataset) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("shape", ["object", "list"])
+@pytest.mark.parametrize("shape", ["object", "list", "lines"])
 def test_a_typed_document_reads_as_its_plain_values(
     shape: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    document = _DOCUMENT if shape == "object" else _DOCUMENT["assets"]
-    path = write_json(tmp_path / "pred.json", document)
+    if shape == "lines":
+        path = write_jsonl(tmp_path / "pred.jsonl", _DOCUMENT["assets"])
+    else:
+        path = write_json(tmp_path / "pred.json", _DOCUMENT if shape == "object" else _DOCUMENT["assets"])
     typed = _described(_read(path, True, monkeypatch))
     assert typed == _described(_read(path, False, monkeypatch))
+    first_asset = "line 1" if shape == "lines" else "assets[0]"
     assert typed["counts"][0] == 25 and typed["skipped"][2] == (
-        "assets[0].annotations[3]",
+        f"{first_asset}.annotations[3]",
         "2 is greater than the maximum of 1",
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,12 +17,12 @@ watched, sys.argv = sys.argv[1].split(","), ["handler", *sys.argv[2:]]
 try:
     runpy.run_module("handler", run_name="__main__", alter_sys=True)
 except SystemExit as stop:
-    assert not stop.code, stop.code
-print(sorted(name for name in watched if name in sys.modules))
+    code = stop.code
+print(code, *sorted(name for name in watched if name in sys.modules))
 """
 
 
-def _imported(tmp_path: Path, watched: list[str], *args: str) -> list[str]:
+def _imported(tmp_path: Path, watched: list[str], *args: str, exit_code: int = 0, **inputs: str) -> list[str]:
     gt = write_json(
         tmp_path / "gt.json",
         {
@@ -37,7 +36,7 @@ def _imported(tmp_path: Path, watched: list[str], *args: str) -> list[str]:
     pred = write_json(
         tmp_path / "results.json", [{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 21], "score": 0.9}]
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GT_DATASET": str(gt), "PRED_DATASET": str(pred)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GT_DATASET": str(gt), "PRED_DATASET": str(pred), **inputs}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, ",".join(watched), *args],
         cwd=tmp_path,
@@ -45,9 +44,9 @@ def _imported(tmp_path: Path, watched: list[str], *args: str) -> list[str]:
         capture_output=True,
         text=True,
         timeout=120,
-        check=True,
     )
-    found: list[str] = json.loads(done.stdout.splitlines()[-1].replace("'", '"'))
+    code, *found = done.stdout.splitlines()[-1].split()
+    assert int(code) == exit_code, done.stderr
     return found
 
 
@@ -61,3 +60,9 @@ def test_help_and_version_load_no_run_code(tmp_path: Path) -> None:
     watched = ["pydantic", "jinja2", "jsonschema", "importlib.metadata", "handler.pipeline"]
     assert _imported(tmp_path, watched, "--help") == []
     assert _imported(tmp_path, watched, "--version") == ["importlib.metadata"]  # asked for, looked up
+
+
+def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Path) -> None:
+    watched = ["pydantic", "jinja2", "handler.pipeline"]
+    found = _imported(tmp_path, watched, "--store", str(tmp_path / "store"), exit_code=2, IOU_MIN="0.33")
+    assert found == []
