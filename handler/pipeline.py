@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -56,6 +57,21 @@ def _phase(name: str, log: PhaseLog) -> Iterator[None]:
     log(name, time.perf_counter() - started)
 
 
+@contextmanager
+def _older_objects_left_alone() -> Iterator[None]:
+    """Garbage collections inside skip the objects made before: the datasets' ids, names and
+    indexes, which the report's objects cannot free and which cost a full collection 80 ms at 50k
+    images (29 ms at 5k) to walk. They are collected as before once the block ends."""
+    if gc.get_freeze_count():  # the caller froze objects of its own: leave its choice alone
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 @dataclass(frozen=True)
 class RunResult:
     outputs: NodeOutputs
@@ -96,17 +112,18 @@ def run(
     with staged_report(store) as staging:
         with _phase("match and score", log):
             evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
-        with _phase("build report", log):
-            costs = costs or TimeCosts()
-            targets = sketch_targets(evaluated.state, costs)
-            drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
-            facts = RunFacts(
-                inputs, evaluated.gt, evaluated.pred, evaluated.state, costs, slices or {}, drawn
-            )
-            ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
-            findings = build_findings(facts, staging.report_id, ran)
-        with _phase("store report", log):
-            staging.publish(_report_parts(findings), evaluated.outcome_chunks)
+        with _older_objects_left_alone():
+            with _phase("build report", log):
+                costs = costs or TimeCosts()
+                targets = sketch_targets(evaluated.state, costs)
+                drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
+                facts = RunFacts(
+                    inputs, evaluated.gt, evaluated.pred, evaluated.state, costs, slices or {}, drawn
+                )
+                ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
+                findings = build_findings(facts, staging.report_id, ran)
+            with _phase("store report", log):
+                staging.publish(_report_parts(findings), evaluated.outcome_chunks)
         outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
         result = RunResult(outputs, findings, report_location(store, staging.report_id))
         if announce is not None:

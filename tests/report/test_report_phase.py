@@ -1,0 +1,61 @@
+"""The report phases' garbage collections skip the run's older objects, and only while they run."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+from helpers.paths import EXAMPLES
+
+from handler.inputs import parse_inputs
+from handler.pipeline import run
+from handler.storage.local import LocalStore
+
+
+class FrozenAtEachPhase:
+    """A PhaseLog that notes how many objects the collector skips when each phase starts."""
+
+    def __init__(self) -> None:
+        self.frozen: dict[str, int] = {}
+
+    def start(self, phase: str) -> None:
+        self.frozen[phase] = gc.get_freeze_count()
+
+    def __call__(self, phase: str, seconds: float) -> None:
+        pass
+
+
+@pytest.fixture
+def example_run(tmp_path: Path) -> tuple[FrozenAtEachPhase, LocalStore]:
+    return FrozenAtEachPhase(), LocalStore(tmp_path / "store")
+
+
+def _run(watcher: FrozenAtEachPhase, store: LocalStore) -> None:
+    inputs = parse_inputs(
+        {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
+    )
+    run(inputs, store, log=watcher)
+
+
+def test_the_report_phases_skip_older_objects_then_collect_them_again(
+    example_run: tuple[FrozenAtEachPhase, LocalStore],
+) -> None:
+    watcher, store = example_run
+    _run(watcher, store)
+    assert watcher.frozen["read datasets"] == watcher.frozen["match and score"] == 0
+    assert watcher.frozen["build report"] > 0 and watcher.frozen["store report"] > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_objects_a_caller_froze_stay_frozen(example_run: tuple[FrozenAtEachPhase, LocalStore]) -> None:
+    watcher, store = example_run
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        _run(watcher, store)
+        # neither frozen again (the run's objects would join) nor unfrozen; some may have been freed
+        assert 0 < watcher.frozen["build report"] <= frozen
+        assert 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
