@@ -16,7 +16,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray
 from handler.engine.matching import PAIR_BUDGET, CandidatePairs, MatchResult, candidate_pairs, greedy_match
-from handler.engine.outcomes import BoxOutcomes, Tally, assign_outcomes
+from handler.engine.outcomes import BoxOutcomes, Outcome, Tally, assign_outcomes
 
 # Near misses start at this IoU, so candidate pairs are kept down to it.
 NEAR_MISS_FLOOR: Final = 0.1
@@ -121,3 +121,19 @@ def evaluate(
 ) -> Evaluation:
     """Candidate pairs once (`evaluation_pairs`), then the evaluation at the thresholds."""
     return evaluate_pairs(gt, pred, evaluation_pairs(gt, pred, n_images, thresholds, budget), thresholds)
+
+
+def near_pairs(evaluation: Evaluation, low: float, iou_min: float) -> BoolArray:
+    """Per candidate pair: a false positive on a missed GT box of its class with low ≤ IoU < iou_min."""
+    outcomes, pairs, gt, pred = evaluation.outcomes, evaluation.pairs, evaluation.gt, evaluation.all_pred
+    false_positive = np.zeros(len(pred), dtype=bool)  # over all predictions, as `pairs` index them
+    false_positive[evaluation.kept] = outcomes.pred_outcome == Outcome.FALSE_POSITIVE
+    missed = outcomes.gt_outcome == Outcome.FALSE_NEGATIVE
+    near: BoolArray = (
+        false_positive[pairs.pred]
+        & missed[pairs.gt]
+        & (gt.class_id[pairs.gt] == pred.class_id[pairs.pred])
+        & (pairs.iou >= low)
+        & (pairs.iou < iou_min)
+    )
+    return near

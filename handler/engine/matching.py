@@ -169,7 +169,7 @@ def _chunks(counts: IntArray, budget: int) -> Iterator[tuple[int, int]]:
         first = last
 
 
-def _enumerate(start: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:
+def enumerate_ranges(start: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:
     """(row, position) for every position in [start[row], start[row] + count[row])."""
     rows = np.repeat(np.arange(len(count), dtype=np.int64), count)
     shift = np.repeat(start - (np.cumsum(count) - count), count)
@@ -185,7 +185,7 @@ def _pairs_of_rows(
     dropped before the rest of its IoU is computed.
     """
     count = windows.stop[rows] - windows.start[rows]
-    g, p = _enumerate(windows.start[rows], count)
+    g, p = enumerate_ranges(windows.start[rows], count)
     height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
     near = height >= np.repeat(min_height[rows], count)
     g, p, height = g[near] + rows.start, p[near], height[near]

@@ -16,8 +16,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
-from handler.engine.analyses.near_misses import near_pairs
-from handler.engine.evaluation import Evaluation
+from handler.engine.evaluation import Evaluation, near_pairs
 from handler.engine.outcomes import Outcome
 
 # The closest near misses listed (and drawn) in the findings.

@@ -24,8 +24,6 @@ from handler.engine.state import EvaluationState, ListedSkip, ReadFigures
 from handler.report.outcome_lines import outcome_lines
 from handler.storage import open_source
 
-# Below this many boxes a shard is not worth a process of its own.
-MIN_BOXES_PER_SHARD: Final = 200_000
 SHARD_SUFFIX: Final = ".jsonl"
 
 Analyses = tuple[Analysis[Any], ...]

@@ -43,6 +43,7 @@ from handler.storage.base import (
     Content,
     Entry,
     ObjectNotFound,
+    RangedFile,
     Source,
     Store,
     path_order,
@@ -271,6 +272,43 @@ class _BodyReader(io.RawIOBase):
         super().close()
 
 
+class _S3Ranges(RangedFile):
+    """An S3 object read with ranged GETs that must match its ETag (a rewritten object fails
+    them). A forked worker makes a client of its own: it must not share the parent's sockets."""
+
+    def __init__(self, connection: Connection, bucket: str, key: str, size: int, etag: str) -> None:
+        self._connection, self._bucket, self._key = connection, bucket, key
+        self._size, self._etag = size, etag
+        self._process = os.getpid()
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def _client(self) -> S3Client:
+        if os.getpid() != self._process:
+            self._connection = Connection.create(self._connection.attempts)
+            self._process = os.getpid()
+        return self._connection.client
+
+    def read(self, start: int, stop: int) -> bytes:
+        if start >= stop:
+            return b""
+        try:
+            answer = self._client().get_object(
+                Bucket=self._bucket, Key=self._key, Range=f"bytes={start}-{stop - 1}", IfMatch=self._etag
+            )
+            return bytes(answer["Body"].read())
+        except (*BOTO_ERRORS, StorageError) as error:
+            raise OSError(one_line(f"{object_uri(self._bucket, self._key)}: {error}")) from error
+
+    def unchanged(self) -> bool:
+        try:
+            return self._client().head_object(Bucket=self._bucket, Key=self._key)["ETag"] == self._etag
+        except (*BOTO_ERRORS, StorageError):
+            return False
+
+
 class S3Source(_Located, Source):
     """`s3://bucket/key` (an object) or `s3://bucket/prefix/` (every object under it).
 
@@ -282,6 +320,7 @@ class S3Source(_Located, Source):
         super().__init__(connection, bucket)
         self._key = key
         self._folder = folder
+        self._head: tuple[int, str] | None = None  # (size, ETag) when the probe saw an object
 
     @classmethod
     def from_uri(cls, uri: str) -> S3Source:
@@ -311,7 +350,7 @@ class S3Source(_Located, Source):
         if self._key == "" or self._key.endswith("/"):
             return self._has_objects_under(self._folder_prefix())
         try:
-            self._client.head_object(Bucket=self._bucket, Key=self._key)
+            answer = self._client.head_object(Bucket=self._bucket, Key=self._key)
         except ClientError as error:
             if is_not_found(error):
                 return self._has_objects_under(self._folder_prefix())
@@ -321,6 +360,7 @@ class S3Source(_Located, Source):
             raise self._fail("look up the object", error) from error
         except BotoCoreError as error:
             raise self._fail("look up the object", error) from error
+        self._head = (answer["ContentLength"], answer["ETag"])
         return False  # an object with this key wins over a folder of the same name
 
     def _has_objects_under(self, prefix: str) -> bool:
@@ -337,6 +377,17 @@ class S3Source(_Located, Source):
         keys = self._call("list the folder", lambda: list(list_keys(self._client, self._bucket, prefix)))
         keys.sort(key=path_order)
         return [S3Source(self._connection, self._bucket, key, folder=False) for key in keys]
+
+    def ranged(self) -> RangedFile | None:
+        if self._key == "" or self._key.endswith("/"):
+            return None
+        if self._head is None:
+            try:
+                answer = self._client.head_object(Bucket=self._bucket, Key=self._key)
+            except BOTO_ERRORS:
+                return None  # reading it whole says why
+            self._head = (answer["ContentLength"], answer["ETag"])
+        return _S3Ranges(self._connection, self._bucket, self._key, *self._head)
 
     def open(self) -> BinaryIO:
         if self._key.endswith("/"):  # a folder that `is_dir` found empty

@@ -287,6 +287,22 @@ def test_a_cut_inside_a_string_never_reads_a_different_list(tmp_path: Path, host
     _same(_read(tmp_path, results), _whole(tmp_path, results))
 
 
+def test_a_results_object_on_s3_is_streamed_in_ranged_reads(
+    tmp_path: Path, s3_bucket: str, s3_client: Any
+) -> None:
+    """Workers read their pieces with ranged GETs on clients of their own: the same dataset."""
+    results = _results(400)
+    results[77]["image_id"] = 999_999
+    s3_client.put_object(Bucket=s3_bucket, Key="results.json", Body=json.dumps(results).encode())
+    source = open_source(f"s3://{s3_bucket}/results.json")
+    streamed = streamed_array(source, coco.RESULT_KEYS, 0)
+    gt = load_dataset(open_source(str(_gt(tmp_path))))
+    assert streamed is not None and gt.ids is not None
+    with allowed_workers(2):
+        assert coco._parallel_rows(streamed, gt.ids) is not None
+    _same(load_dataset(source, None, gt).dataset, _read(tmp_path, results))
+
+
 @pytest.mark.parametrize("note", ["},{" * 60, "}, {" * 400])
 def test_a_piece_bound_inside_a_string_falls_back_to_the_serial_reading(tmp_path: Path, note: str) -> None:
     """Strings of `},{` longer than a third of a piece (or than a piece) in every element: some

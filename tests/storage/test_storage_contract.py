@@ -31,6 +31,7 @@ from helpers.s3_server import FaultProxy
 
 from handler.cli import main as cli_main
 from handler.errors import StorageError
+from handler.forked import forked_map
 from handler.report.asset import (
     REPORT_PARTS,
     SAFE_AGE_SECONDS,
@@ -497,6 +498,27 @@ class TestSources:
     def test_missing_file_reference(self, backend: Backend) -> None:
         with pytest.raises(StorageError, match="no such"):
             resolve_dataset(backend.reference("nope.json"), backend.store).read_bytes()
+
+    def test_a_file_is_read_in_ranges_from_other_processes_where_the_backend_can(
+        self, backend: Backend
+    ) -> None:
+        """Forked workers read their own pieces of a big dataset file (issue 19); a rewritten
+        file is seen as changed. A backend without ranged reads (flat) reads files whole."""
+        content = bytes(range(256)) * 40
+        backend.put("big.json", content)
+        ranged = resolve_dataset(backend.reference("big.json"), backend.store).ranged()
+        if isinstance(backend.store, (LocalStore, S3Store)):
+            assert ranged is not None
+        if ranged is None:
+            return
+        assert ranged.size == len(content) and ranged.unchanged()
+        ranges = [(0, 7), (5000, 5003), (len(content) - 4, len(content) + 50), (9, 9)]
+        read = list(forked_map(lambda bounds: ranged.read(*bounds), ranges, 2))
+        assert read == [content[start:stop] for start, stop in ranges]
+        backend.put("big.json", content[::-1])
+        assert not ranged.unchanged()
+        backend.put("folder/a.json", content)
+        assert resolve_dataset(backend.reference("folder") + "/", backend.store).ranged() is None
 
     def test_file_streams_in_chunks_and_lines(self, backend: Backend) -> None:
         lines = [f'{{"line": {i}, "pad": "{"x" * 100}"}}\n'.encode() for i in range(30_000)]

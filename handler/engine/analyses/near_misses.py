@@ -7,9 +7,8 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.engine.evaluation import Evaluation, pair_floor
-from handler.engine.outcomes import Outcome
+from handler.boxes import FloatArray, IntArray
+from handler.engine.evaluation import Evaluation, near_pairs, pair_floor
 from handler.engine.plugin import Analysis, ShardContext
 
 
@@ -38,22 +37,6 @@ def band_edges(floor: float, iou_min: float) -> FloatArray:
     """floor, floor + 0.1, ... below `iou_min`, then `iou_min`; one edge (no band) when iou_min ≤ floor."""
     steps = int(np.ceil(round((iou_min - floor) * 10, 9)))
     return np.append(np.round(floor + 0.1 * np.arange(max(steps, 0)), 9), max(iou_min, floor))
-
-
-def near_pairs(evaluation: Evaluation, low: float, iou_min: float) -> BoolArray:
-    """Per candidate pair: a false positive on a missed GT box of its class with low ≤ IoU < iou_min."""
-    outcomes, pairs, gt, pred = evaluation.outcomes, evaluation.pairs, evaluation.gt, evaluation.all_pred
-    false_positive = np.zeros(len(pred), dtype=bool)  # over all predictions, as `pairs` index them
-    false_positive[evaluation.kept] = outcomes.pred_outcome == Outcome.FALSE_POSITIVE
-    missed = outcomes.gt_outcome == Outcome.FALSE_NEGATIVE
-    near: BoolArray = (
-        false_positive[pairs.pred]
-        & missed[pairs.gt]
-        & (gt.class_id[pairs.gt] == pred.class_id[pairs.pred])
-        & (pairs.iou >= low)
-        & (pairs.iou < iou_min)
-    )
-    return near
 
 
 def count_near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> NearMissCounts:

@@ -1,0 +1,51 @@
+"""How a run is cut: in one process below MIN_BOXES_PER_WORKER per core, and never into shards of
+more than about MAX_BOXES_PER_SHARD boxes, whatever the executor; the findings do not change."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from helpers.paths import THIRD_PARTY
+
+import handler.execution.run as execution
+from handler.execution import ExecutionOptions, read_and_plan
+from handler.inputs import parse_inputs
+from handler.pipeline import run
+from handler.report.asset import read_report_part
+from handler.storage.local import LocalStore
+
+COCO = THIRD_PARTY / "coco_val2014_100"
+INPUTS = {
+    "GT_DATASET": str(COCO / "instances_val2014_100.json"),
+    "PRED_DATASET": str(COCO / "instances_val2014_fakebbox100_results.json"),
+    "CONFIDENCE_THRESHOLD": "0",
+}
+
+
+def _findings_and_lines(store: LocalStore) -> tuple[dict[str, object], bytes]:
+    result = run(parse_inputs(INPUTS), store)
+    findings = json.loads(read_report_part(store, result.outputs.report_id, "findings"))
+    for key in ("report_id", "created_at", "execution"):
+        findings.pop(key)
+    return findings, read_report_part(store, result.outputs.report_id, "outcomes")
+
+
+def test_a_small_input_stays_in_this_process_in_one_shard(tmp_path: Path) -> None:
+    plan = read_and_plan(parse_inputs(INPUTS), LocalStore(tmp_path), ExecutionOptions())
+    assert plan.executor.engine == "in-process" and len(plan.tasks) == 1
+
+
+def test_shards_are_cut_to_size_in_one_process_with_the_same_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+    one_shard = _findings_and_lines(store)
+    monkeypatch.setattr(execution, "MAX_BOXES_PER_SHARD", 300)
+    plan = read_and_plan(parse_inputs(INPUTS), store, ExecutionOptions())
+    boxes = sum(len(task.paired.gt) + len(task.paired.pred) for task in plan.tasks)
+    assert plan.executor.engine == "in-process"
+    assert len(plan.tasks) == math.ceil(boxes / 300) > 2
+    assert _findings_and_lines(store) == one_shard
