@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 import numpy as np
@@ -18,10 +19,18 @@ from handler.boxes import AssetTags, BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
-from handler.datasets.jsondoc import LineRecords, gc_paused
+from handler.datasets.jsondoc import LineRecords, gc_paused, parse_json
 from handler.datasets.loaded import Loaded
-from handler.datasets.nativejson import Annotation, Asset, decode_native, typed_assets
+from handler.datasets.nativejson import (
+    Annotation,
+    Asset,
+    AssetPieces,
+    asset_pieces,
+    decode_native,
+    typed_assets,
+)
 from handler.errors import DatasetError
+from handler.forked import forked_map, worker_budget
 from handler.resources import schema_validator
 from handler.storage import Source
 
@@ -30,6 +39,10 @@ if TYPE_CHECKING:
 
 SCHEMA = "dataset.schema.json"
 CONFIDENCE_TAG = "confidence-model"
+# A document is read in pieces side by side from this size on (as a COCO results file), in
+# pieces of about this size.
+PARALLEL_MIN_BYTES: Final = 16 << 20
+PIECE_BYTES: Final = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -44,7 +57,9 @@ class NativeDocument:
 
 def is_native(document: Any) -> bool:
     first = document[0] if isinstance(document, list) and document else document
-    return type(first) is Asset or (isinstance(first, dict) and ("asset_id" in first or "assets" in first))
+    return type(first) in (Asset, AssetPieces) or (
+        isinstance(first, dict) and ("asset_id" in first or "assets" in first)
+    )
 
 
 def from_json(source: str, document: Any) -> NativeDocument:
@@ -91,7 +106,7 @@ def _check_document(source: str, document: NativeDocument) -> None:
         _check_asset(source, position, asset)
 
 
-def _check_sizes(source: str, positions: list[str], assets: list[Asset], images: Images) -> None:
+def _check_sizes(source: str, positions: list[str], asset_at: Callable[[int], Asset], images: Images) -> None:
     """Of `Asset`s the decoder checked all but the sizes: validate, as written, only an asset
     with a size that is not positive."""
     with np.errstate(invalid="ignore"):
@@ -99,7 +114,7 @@ def _check_sizes(source: str, positions: list[str], assets: list[Asset], images:
             np.isnan(images.heights) | (images.heights > 0)
         )
     for index in np.flatnonzero(~sized).tolist():
-        _check_asset(source, positions[index], msgspec.to_builtins(assets[index]))
+        _check_asset(source, positions[index], msgspec.to_builtins(asset_at(index)))
 
 
 def _confidence(annotation: dict[str, Any]) -> float | None:
@@ -163,40 +178,57 @@ def _schema_problem(annotation: Any) -> str | None:
     return None if error is None else str(error.message)
 
 
-@dataclass(frozen=True)
-class _Annotations:
-    """The annotations of every asset in one list: each row's asset, where each asset's rows start."""
+def _first_rows(counts: IntArray) -> tuple[IntArray, IntArray]:
+    """Each row's asset, and each asset's first row, of assets with `counts` annotations."""
+    image = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return image, np.cumsum(counts) - counts
 
-    rows: list[Any]
-    image: IntArray
-    starts: IntArray
 
-    @classmethod
-    def of(cls, per_asset: list[Any]) -> _Annotations:
-        counts = np.fromiter(map(len, per_asset), np.int64, len(per_asset))
-        image = np.repeat(np.arange(len(per_asset), dtype=np.int64), counts)
-        return cls(list(chain.from_iterable(per_asset)), image, np.cumsum(counts) - counts)
+def _native_rows(
+    values: _Values, class_id: IntArray, counts: IntArray, positions: list[str], written: Callable[[int], Any]
+) -> ParsedRows:
+    """The rows of annotations, named by their asset's position; `written(row)` the
+    annotation as written (for the schema's words on a skipped one)."""
+    image, starts = _first_rows(counts)
 
-    def position(self, positions: list[str], row: int) -> str:
-        asset = int(self.image[row])
-        return f"{positions[asset]}.annotations[{row - int(self.starts[asset])}]"
+    def position(row: int) -> str:
+        asset = int(image[row])
+        return f"{positions[asset]}.annotations[{row - int(starts[asset])}]"
+
+    return ParsedRows(
+        xyxy=values.xyxy,
+        class_id=class_id,
+        image=image,
+        source_index=np.arange(len(class_id)),
+        position=position,
+        confidence=values.confidence,
+        has_confidence=values.has_confidence,
+        normalized=values.normalized,
+        difficult=values.difficult,
+        explain=lambda row: _schema_problem(written(row)),
+    )
 
 
 @dataclass(frozen=True)
 class _Values:
-    """The annotations' values the builder takes, and each one as written (for the schema's words)."""
+    """The annotations' values the builder takes but the class."""
 
     xyxy: FloatArray
     confidence: FloatArray
     has_confidence: BoolArray
-    labels: list[str | None]
     normalized: BoolArray
     difficult: BoolArray
-    written: Callable[[int], Any]
+
+    @classmethod
+    def joined(cls, parts: list[_Values]) -> _Values:
+        """The values of parts in order (one part: itself, not a copy)."""
+        if len(parts) == 1:
+            return parts[0]
+        return cls(*(np.concatenate([getattr(p, name) for p in parts]) for name in cls.__dataclass_fields__))
 
 
 def _plain_values(anns: list[Any], normalized: bool) -> _Values:
-    """Values of parsed JSON, each checked: a value of the wrong type is NaN, None or False."""
+    """Values of parsed JSON, each checked: a value of the wrong type is NaN or False."""
     xyxy = np.stack(
         [
             float_column([a.get(k) if isinstance(a, dict) else None for a in anns])
@@ -205,12 +237,10 @@ def _plain_values(anns: list[Any], normalized: bool) -> _Values:
         axis=1,
     ).reshape(len(anns), 4)
     confidences = [_confidence(a) if isinstance(a, dict) else math.nan for a in anns]
-    labels = [a.get("label") if isinstance(a, dict) else None for a in anns]
     return _Values(
         xyxy,
         float_column(confidences),
         np.array([c is not None for c in confidences], dtype=bool),
-        [label if isinstance(label, str) else None for label in labels],
         np.array(
             [bool(a.get("normalized", normalized)) if isinstance(a, dict) else False for a in anns],
             dtype=bool,
@@ -218,8 +248,27 @@ def _plain_values(anns: list[Any], normalized: bool) -> _Values:
         np.array(
             [bool(a.get("difficult", False)) if isinstance(a, dict) else False for a in anns], dtype=bool
         ),
-        anns.__getitem__,
     )
+
+
+def _read_plain(source: str, document: NativeDocument, format_name: str) -> Dataset:
+    """Assets of parsed JSON: each validated, then each value checked."""
+    _check_document(source, document)  # before a plain asset is read
+    assets = document.assets
+    per_asset = [a.get("annotations", []) for a in assets]
+    anns = list(chain.from_iterable(per_asset))
+    labels = [a.get("label") if isinstance(a, dict) else None for a in anns]
+    class_id, class_names = _class_ids(
+        [label if isinstance(label, str) else None for label in labels], document.classes
+    )
+    counts = np.fromiter(map(len, per_asset), np.int64, len(per_asset))
+    rows = _native_rows(
+        _plain_values(anns, document.normalized), class_id, counts, document.positions, anns.__getitem__
+    )
+    widths = float_column([a.get("width") for a in assets])
+    heights = float_column([a.get("height") for a in assets])
+    images = Images([str(a["asset_id"]) for a in assets], widths, heights, [asset_tags(a) for a in assets])
+    return build_dataset(source, format_name, rows, images, class_names)
 
 
 def _flags(anns: list[Annotation], name: str, default: bool) -> BoolArray:
@@ -245,59 +294,128 @@ def _typed_values(anns: list[Annotation], normalized: bool) -> _Values:
         np.fromiter(corners, np.float64, 4 * n).reshape(n, 4),
         confidence,
         has_confidence,
-        list(map(attrgetter("label"), anns)),
         _flags(anns, "normalized", normalized),
         _flags(anns, "difficult", False),
-        lambda row: msgspec.to_builtins(anns[row]),
     )
 
 
-def _images(assets: list[Any], *, typed: bool) -> Images:
-    if typed:
-        widths = np.fromiter(map(attrgetter("width"), assets), np.float64, len(assets))
-        heights = np.fromiter(map(attrgetter("height"), assets), np.float64, len(assets))
-        tags = [() if a.tags is UNSET else asset_tags({"tags": a.tags}) for a in assets]
-        return Images([str(a.asset_id) for a in assets], widths, heights, tags)
-    widths = float_column([a.get("width") for a in assets])
-    heights = float_column([a.get("height") for a in assets])
-    return Images([str(a["asset_id"]) for a in assets], widths, heights, [asset_tags(a) for a in assets])
+@dataclass(frozen=True)
+class _Piece:
+    """The typed read of some assets, in columns: what a forked worker sends back."""
+
+    images: Images
+    counts: IntArray  # annotations per asset
+    values: _Values
+    labels: list[str]  # distinct, in order of first use
+    codes: IntArray  # each annotation's label, as an index into `labels`
 
 
-def _read_assets(source: str, document: NativeDocument) -> tuple[Images, _Annotations, _Values]:
-    """The assets checked, their images, their annotations and the annotations' values: typed
-    when every value has the usual shape (a JSON Lines file's records converted), else from
-    the plain values, each checked."""
-    typed = typed_assets(document.assets)
-    if typed is None:
-        _check_document(source, document)  # before a plain asset is read
-        annotations = _Annotations.of([a.get("annotations", []) for a in document.assets])
-        plain = _images(document.assets, typed=False)
-        return plain, annotations, _plain_values(annotations.rows, document.normalized)
-    images = _images(typed, typed=True)
-    _check_sizes(source, document.positions, typed, images)
-    annotations = _Annotations.of(list(map(attrgetter("annotations"), typed)))
-    return images, annotations, _typed_values(annotations.rows, document.normalized)
-
-
-def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
-    images, annotations, values = _read_assets(source, document)
-    class_id, class_names = _class_ids(values.labels, document.classes)
-    rows = ParsedRows(
-        xyxy=values.xyxy,
-        class_id=class_id,
-        image=annotations.image,
-        source_index=np.arange(len(annotations.rows)),
-        position=partial(annotations.position, document.positions),
-        confidence=values.confidence,
-        has_confidence=values.has_confidence,
-        normalized=values.normalized,
-        difficult=values.difficult,
-        explain=lambda row: _schema_problem(values.written(row)),
+def _typed_piece(assets: list[Asset], normalized: bool) -> _Piece:
+    """`Asset`s in columns: one pass per field."""
+    per_asset = list(map(attrgetter("annotations"), assets))
+    anns = list(chain.from_iterable(per_asset))
+    labels = list(map(attrgetter("label"), anns))
+    distinct = {label: index for index, label in enumerate(dict.fromkeys(labels))}
+    widths = np.fromiter(map(attrgetter("width"), assets), np.float64, len(assets))
+    heights = np.fromiter(map(attrgetter("height"), assets), np.float64, len(assets))
+    tags = [() if a.tags is UNSET else asset_tags({"tags": a.tags}) for a in assets]
+    return _Piece(
+        Images([str(a.asset_id) for a in assets], widths, heights, tags),
+        np.fromiter(map(len, per_asset), np.int64, len(per_asset)),
+        _typed_values(anns, normalized),
+        list(distinct),
+        np.fromiter(map(distinct.__getitem__, labels), np.int64, len(labels)),
     )
+
+
+def _joined_classes(pieces: list[_Piece], declared: list[str]) -> tuple[IntArray, list[str]]:
+    """Each annotation's class, classes named in order of first use over the pieces in order."""
+    distinct = list(dict.fromkeys(chain.from_iterable(p.labels for p in pieces)))
+    ids, class_names = _class_ids(list(distinct), declared)
+    index = {label: k for k, label in enumerate(distinct)}
+    per_piece = [ids[np.array([index[label] for label in p.labels], dtype=np.int64)][p.codes] for p in pieces]
+    return (per_piece[0] if len(per_piece) == 1 else np.concatenate(per_piece)), class_names
+
+
+def _read_typed(
+    source: str,
+    document: NativeDocument,
+    pieces: list[_Piece],
+    asset_at: Callable[[int], Asset],
+    format_name: str,
+) -> Dataset:
+    """Assets read typed, in pieces (one, or one per forked worker); `asset_at(i)` is asset i
+    itself, for the schema's words on a skipped annotation or a bad size."""
+    images = Images(
+        [asset_id for p in pieces for asset_id in p.images.asset_ids],
+        np.concatenate([p.images.widths for p in pieces]),
+        np.concatenate([p.images.heights for p in pieces]),
+        [tags for p in pieces for tags in (p.images.tags or ())],
+    )
+    _check_sizes(source, document.positions, asset_at, images)
+    counts = np.concatenate([p.counts for p in pieces])
+    class_id, class_names = _joined_classes(pieces, document.classes)
+    image, starts = _first_rows(counts)
+
+    def written(row: int) -> Any:
+        asset = int(image[row])
+        return msgspec.to_builtins(asset_at(asset).annotations[row - int(starts[asset])])
+
+    values = _Values.joined([p.values for p in pieces])
+    rows = _native_rows(values, class_id, counts, document.positions, written)
     return build_dataset(source, format_name, rows, images, class_names)
 
 
+def read_native(source: str, document: NativeDocument, format_name: str) -> Dataset:
+    """Typed when every value has the usual shape (a JSON Lines file's records converted),
+    else from the plain values, each checked."""
+    typed = typed_assets(document.assets)
+    if typed is None:
+        return _read_plain(source, document, format_name)
+    piece = _typed_piece(typed, document.normalized)
+    return _read_typed(source, document, [piece], typed.__getitem__, format_name)
+
+
+def _piece_read(pieces: AssetPieces, normalized: bool, index: int) -> _Piece | None:
+    """Piece `index` read typed, in a forked worker; None when it does not decode."""
+    with gc_paused():
+        assets = pieces.piece(index)
+        return None if assets is None else _typed_piece(assets, normalized)
+
+
+def _read_pieces(source: str, pieces: AssetPieces) -> Loaded | None:
+    """A big document's assets decoded and read side by side on the local processes, exactly
+    as the serial reading; None when a piece does not decode."""
+    header = pieces.header or {}
+    normalized = header.get("coordinates") == "normalized"
+    work = partial(_piece_read, pieces, normalized)
+    with closing(forked_map(work, range(len(pieces.bounds)), worker_budget())) as parts:
+        read = []
+        for part in parts:
+            if part is None:
+                return None
+            read.append(part)
+    firsts = np.cumsum([0, *(len(part.counts) for part in read)])
+    cached = cache(pieces.piece)
+
+    def asset_at(index: int) -> Asset:
+        piece = int(np.searchsorted(firsts, index, side="right")) - 1
+        assets = cached(piece)
+        assert assets is not None  # it decoded in its worker
+        return assets[index - int(firsts[piece])]
+
+    classes = header.get("classes", [])
+    native = NativeDocument([], [f"assets[{i}]" for i in range(int(firsts[-1]))], classes, normalized)
+    dataset = _read_typed(source, native, read, asset_at, "native")
+    return Loaded(dataset, class_order=list(classes) or None)
+
+
 def _read_document(source: str, document: Any, _: Loaded | None) -> Loaded:
+    if isinstance(document, AssetPieces):
+        loaded = _read_pieces(source, document)
+        if loaded is not None:
+            return loaded
+        document = _decode_whole(document.source, document.content)
     native = from_json(source, document)
     return Loaded(read_native(source, native, "native"), class_order=list(native.classes) or None)
 
@@ -306,8 +424,20 @@ def _read_lines(source: str, lines: LineRecords, _: Loaded | None) -> Loaded:
     return Loaded(read_native(source, from_json_lines(lines), "native-jsonl"))
 
 
-def _decode(_: Source, content: bytes) -> Any | None:
-    """A native document with typed assets (`nativejson`): the fast path of the large ones."""
+def _decode_whole(source: Source, content: bytes) -> Any:
+    """The document typed (`nativejson`), else as plain JSON values."""
+    with gc_paused():
+        typed = decode_native(content)
+    return parse_json(source, content) if typed is None else typed
+
+
+def _decode(source: Source, content: bytes) -> Any | None:
+    """A native document typed (`nativejson`), the fast path of the large ones: a big one in
+    pieces that the reader decodes side by side, when the run may use several processes."""
+    if len(content) >= PARALLEL_MIN_BYTES and worker_budget() > 1:
+        pieces = asset_pieces(source, content, PIECE_BYTES)
+        if pieces is not None:
+            return pieces
     with gc_paused():
         return decode_native(content)
 

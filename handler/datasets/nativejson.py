@@ -11,12 +11,15 @@ is null or a label that is a number, is left to the plain JSON parser and its re
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from handler.datasets.jsondoc import gc_paused
+from handler.storage import Source
 
 # An integer that fits int64 (the plain parser gives a float beyond 64 bits: such a file is left to it).
 Integer = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
@@ -98,3 +101,75 @@ def decode_native(content: bytes) -> dict[str, Any] | list[Asset] | None:
     if document.coordinates is not None:
         plain["coordinates"] = document.coordinates
     return plain
+
+
+# Where one asset may end and the next begin: a `}`, a comma, and an object whose first key is
+# `asset_id` (group 1: its `{`). A cut inside a string or an annotation leaves a piece that
+# does not decode.
+_NEXT_ASSET: Final = re.compile(rb'\}\s*,\s*(\{)\s*"asset_id"\s*:')
+_FIRST_ASSET: Final = re.compile(rb'\[\s*\{\s*"asset_id"\s*:')
+_ASSETS_KEY: Final = re.compile(rb'"assets"\s*:\s*(\[)')
+# An asset no file has, put in place of the assets to decode the rest of an object on its own.
+_MARKER: Final = b'[{"asset_id": "\\u0000 the assets of this document"}]'
+
+
+@dataclass(frozen=True)
+class AssetPieces:
+    """A big native document whose assets are decoded in pieces, side by side: `bounds` are
+    the text of whole assets between cuts, `header` the document without its assets (None: a
+    list of assets). When every piece decodes, the pieces are the assets in order: the text
+    between the array's brackets is then the pieces' elements, comma-separated, and the
+    array's brackets are the document's own (checked by decoding the rest with a marker in
+    the array's place). A piece that does not decode sends the reader to `decode_native`."""
+
+    source: Source
+    content: bytes
+    bounds: list[tuple[int, int]]
+    header: dict[str, Any] | None
+
+    def piece(self, index: int) -> list[Asset] | None:
+        """The assets of piece `index`; None when its text is not assets (a wrong cut)."""
+        start, end = self.bounds[index]
+        try:
+            return _ASSETS.decode(b"[" + self.content[start:end] + b"]") or None
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+
+
+def _array_span(content: bytes) -> tuple[int, int, dict[str, Any] | None] | None:
+    """(start, stop) of the text between the brackets of the assets array, and the document
+    without it (None: the document is the array); None when that is not certain."""
+    first = len(content) - len(content.lstrip(_WHITESPACE))
+    last = len(content.rstrip(_WHITESPACE)) - 1
+    if content[first : first + 1] == b"[" and content[last : last + 1] == b"]":
+        return (first + 1, last, None) if _FIRST_ASSET.match(content, first) else None
+    key = _ASSETS_KEY.search(content, first)
+    if content[first : first + 1] != b"{" or content[last : last + 1] != b"}" or key is None:
+        return None
+    closing = len(content[:last].rstrip(_WHITESPACE)) - 1  # the array must close the object
+    if content[closing : closing + 1] != b"]":
+        return None
+    header = decode_native(content[: key.start(1)] + _MARKER + content[closing + 1 :])
+    marker = msgspec.json.decode(_MARKER, type=list[Asset])
+    if not isinstance(header, dict) or header["assets"] != marker:
+        return None
+    return key.start(1) + 1, closing, {name: value for name, value in header.items() if name != "assets"}
+
+
+def asset_pieces(source: Source, content: bytes, piece_bytes: int) -> AssetPieces | None:
+    """The assets of a native document (an object with `assets` last, or a list of assets,
+    each asset's first key `asset_id`) cut into pieces of about `piece_bytes`; None when the
+    document is of another shape or makes a single piece."""
+    span = _array_span(content)
+    if span is None:
+        return None
+    start, stop, header = span
+    bounds, position = [], start
+    while position + piece_bytes < stop:
+        cut = _NEXT_ASSET.search(content, position + piece_bytes, stop)
+        if cut is None:
+            break
+        bounds.append((position, cut.start() + 1))
+        position = cut.start(1)
+    bounds.append((position, stop))
+    return AssetPieces(source, content, bounds, header) if len(bounds) > 1 else None

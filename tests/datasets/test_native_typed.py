@@ -5,6 +5,7 @@ numbering included."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,9 @@ from helpers.builders import write_json, write_jsonl
 
 from handler.boxes import Dataset
 from handler.datasets import load_dataset, native
-from handler.datasets.nativejson import decode_native, typed_assets
+from handler.datasets.nativejson import AssetPieces, asset_pieces, decode_native, typed_assets
 from handler.errors import DatasetError
+from handler.forked import allowed_workers
 from handler.storage.local import LocalSource
 
 
@@ -140,3 +142,62 @@ def _one_box(**changed: Any) -> bytes:
 )
 def test_a_value_of_another_shape_is_left_to_the_plain_parser(text: bytes) -> None:
     assert decode_native(text) is None
+
+
+def _in_pieces(path: Path, pieces: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Dataset, list[str]]:
+    """Read on two local processes, in pieces of a few assets each or whole (serial); and what
+    the read did: `cut N` (N pieces), `whole` (the document decoded at once after the pieces)."""
+    monkeypatch.setattr(native, "PARALLEL_MIN_BYTES", 0 if pieces else 1 << 40)
+    monkeypatch.setattr(native, "PIECE_BYTES", 300)
+    did: list[str] = []
+    monkeypatch.setattr(native, "asset_pieces", partial(_noted, did, "cut", asset_pieces))
+    monkeypatch.setattr(native, "_decode_whole", partial(_noted, did, "whole", native._decode_whole))
+    with allowed_workers(2):
+        return load_dataset(LocalSource(path)).dataset, did
+
+
+def _noted(did: list[str], what: str, function: Any, *args: Any) -> Any:
+    result = function(*args)
+    did.append(f"cut {len(result.bounds)}" if isinstance(result, AssetPieces) else what)
+    return result
+
+
+@pytest.mark.parametrize("shape", ["object", "list"])
+def test_a_big_document_read_in_pieces_side_by_side_reads_as_whole(
+    shape: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Skipped annotations in later pieces are named from their own piece, decoded again."""
+    document = _DOCUMENT if shape == "object" else _DOCUMENT["assets"]
+    path = write_json(tmp_path / "pred.json", document)
+    whole, _ = _in_pieces(path, False, monkeypatch)
+    read, did = _in_pieces(path, True, monkeypatch)
+    assert _described(read) == _described(whole)
+    assert did == ["cut 3"] and read.skipped[-1].position.startswith("assets[3]")
+
+
+def test_a_cut_inside_an_asset_falls_back_to_the_whole_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tags holding objects keyed `asset_id` look like the start of an asset: the pieces cut
+    there do not decode, and the document is read whole, as it reads serially."""
+    tagged = _annotation(tags=[{"name": "x"}, {"asset_id": "not an asset"}])
+    assets = [
+        {"asset_id": f"a{k}", "width": 100, "height": 100, "annotations": [tagged] * 9} for k in range(6)
+    ]
+    path = write_json(tmp_path / "pred.json", {"assets": assets})
+    whole, _ = _in_pieces(path, False, monkeypatch)
+    read, did = _in_pieces(path, True, monkeypatch)
+    assert _described(read) == _described(whole)
+    assert did[0].startswith("cut") and did[1:] == ["whole"]
+
+
+def test_a_bad_size_in_a_later_piece_is_the_schema_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assets = [{"asset_id": f"a{k}", "width": 100, "annotations": _ANNOTATIONS[:3]} for k in range(9)]
+    assets[7]["height"] = 0
+    path = write_json(tmp_path / "gt.json", {"assets": assets})
+    with pytest.raises(
+        DatasetError, match=r"assets\[7\]\.height: 0 is less than or equal to the minimum of 0"
+    ):
+        _in_pieces(path, True, monkeypatch)
