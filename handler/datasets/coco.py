@@ -21,7 +21,7 @@ import numpy as np
 from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
 from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
-from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual
+from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.ids import DatasetIds
@@ -131,8 +131,8 @@ class _Written:
 
 
 def _usual_values(entries: list[Any]) -> _Written:
-    """The values of `Entry`s, whose types the decoder checked: one pass per field, no check
-    per row. An id beyond int64 raises OverflowError."""
+    """The values of `Entry`s or `Result`s, whose types the decoder checked: one pass per
+    field, no check per row. An id beyond int64 raises OverflowError."""
     n = len(entries)
 
     def column(name: str, dtype: type[np.generic]) -> Any:
@@ -146,7 +146,7 @@ def _usual_values(entries: list[Any]) -> _Written:
         np.fromiter(boxes, np.float64, 4 * n).reshape(n, 4),
         confidence,
         ~np.isnan(confidence),  # a typed score is NaN only where the entry has none
-        column("iscrowd", np.int64) == 1,
+        column("iscrowd", np.int64) == 1 if names_crowds(entries) else np.zeros(n, dtype=bool),
     )
 
 
@@ -170,7 +170,7 @@ def _values(entries: list[Any]) -> _Written:
         _xywh(_field(entries, typed, "bbox"), typed),
         confidence,
         has_confidence,
-        _crowd(_field(entries, typed, "iscrowd", 0)),
+        _crowd(_field(entries, typed, "iscrowd", 0) if names_crowds(entries) else [0] * len(entries)),
     )
 
 

@@ -16,13 +16,19 @@ import msgspec
 import orjson
 
 
-class Entry(msgspec.Struct, gc=False):
-    """A COCO annotation or result of the usual shape: integer ids, a box of four numbers."""
+class Result(msgspec.Struct, gc=False):
+    """A COCO result of the usual shape (integer ids, a box of four numbers) in a text that
+    names no `iscrowd`: then no box is a crowd, and the field costs nothing."""
 
     image_id: int
     category_id: int
     bbox: tuple[float, float, float, float]
     score: float = math.nan  # no score: the builder's default applies
+
+
+class Entry(Result, gc=False):
+    """A COCO annotation or result of the usual shape: integer ids, a box of four numbers."""
+
     iscrowd: int = 0
 
 
@@ -50,6 +56,11 @@ class _LooseInstances(msgspec.Struct, gc=False):
 
 # The decoders tried in turn: the first whose shape every entry has gives the entries.
 _ENTRIES: Final = (msgspec.json.Decoder(list[Entry]), msgspec.json.Decoder(list[LooseEntry]))
+_RESULTS: Final = (msgspec.json.Decoder(list[Result]), _ENTRIES[1])
+# Bytes of which a text that names an `iscrowd` key holds one: the key's `w`, or the `\` of a
+# \u escape (the only other way to spell it). A result list usually holds neither, and
+# looking for one byte is cheap (for `"iscrowd"` itself it is not: `"` is everywhere).
+_CROWD_MARKS: Final = (b"w", b"\\")
 _INSTANCES: Final = (msgspec.json.Decoder(_Instances), msgspec.json.Decoder(_LooseInstances))
 _INSTANCES_KEYS: Final = (b'"images"', b'"annotations"', b'"categories"')
 
@@ -68,19 +79,27 @@ def _first_fitting(decoders: tuple[msgspec.json.Decoder[Any], ...], text: bytes)
 def is_typed(entries: list[Any]) -> bool:
     """Whether a list of annotations or results was decoded as `Entry`s or `LooseEntry`s (then
     all of it was, as the same one)."""
-    return bool(entries) and type(entries[0]) in (Entry, LooseEntry)
+    return bool(entries) and type(entries[0]) in (Entry, Result, LooseEntry)
 
 
 def is_usual(entries: list[Any]) -> bool:
-    """Whether a list of annotations or results was decoded as `Entry`s (then all of it was)."""
-    return bool(entries) and type(entries[0]) is Entry
+    """Whether a list of annotations or results was decoded as `Entry`s or `Result`s (then all
+    of it was, as the same one)."""
+    return bool(entries) and type(entries[0]) in (Entry, Result)
+
+
+def names_crowds(entries: list[Any]) -> bool:
+    """Whether entries may have an `iscrowd` (all but `Result`s, decoded from a text naming none)."""
+    return not entries or type(entries[0]) is not Result
 
 
 def decode_entries(text: bytes) -> list[Any] | None:
-    """A JSON array of results: `Entry`s when every one has the usual shape, `LooseEntry`s when
-    every one has the loose one, else plain JSON values; None when `text` is not valid JSON."""
+    """A JSON array of results: `Entry`s (`Result`s when no `iscrowd` is named) when every one
+    has the usual shape, `LooseEntry`s when every one has the loose one, else plain JSON
+    values; None when `text` is not valid JSON."""
     try:
-        entries: list[Any] | None = _first_fitting(_ENTRIES, text)
+        crowds = any(mark in text for mark in _CROWD_MARKS)
+        entries: list[Any] | None = _first_fitting(_ENTRIES if crowds else _RESULTS, text)
     except msgspec.DecodeError:
         return None
     if entries is not None:

@@ -17,7 +17,7 @@ from handler.boxes import Dataset
 from handler.datasets import coco, jsondoc, load_dataset
 from handler.datasets.builder import ParsedRows
 from handler.datasets.coco import read_coco_instances, read_coco_results
-from handler.datasets.cocojson import Entry, LooseEntry, decode_entries, is_typed
+from handler.datasets.cocojson import Entry, LooseEntry, Result, decode_entries, is_typed
 from handler.datasets.ids import DatasetIds
 from handler.datasets.jsondoc import ChunkedArray, StreamedArray, streamed_array
 from handler.datasets.reading import parse_document
@@ -148,7 +148,10 @@ def test_entries_are_decoded_in_the_tightest_shape_they_all_fit() -> None:
         return {type(e) for e in entries}.pop()
 
     usual = '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]}'
-    assert shape(f"[{usual}, {usual}]") is Entry
+    assert shape(f"[{usual}, {usual}]") is Result  # no `iscrowd` named: none is read
+    assert (
+        shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "iscrowd": 0}}]') is Entry
+    )
     assert shape(f'[{usual}, {{"image_id": "a", "category_id": 2, "bbox": [1]}}]') is LooseEntry
     assert shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [], "score": null}}]') is dict
 
@@ -174,6 +177,17 @@ def test_each_shape_of_entry_reads_as_the_plain_values(tmp_path: Path, odd: dict
     _same(read, _whole(tmp_path, results))
     if "image_id" in odd and odd["image_id"] != "7":
         assert read.skipped[0].problem == f"image_id {odd['image_id']} is not in the images"
+
+
+@pytest.mark.parametrize("key", ['"iscrowd"', '"iscro\\u0077d"'])
+def test_crowd_flags_are_read_however_the_key_is_spelled(tmp_path: Path, key: str) -> None:
+    results = _results(300)
+    for k in range(3, 300, 50):
+        results[k]["iscrowd"] = 1
+    text = json.dumps(results).replace('"iscrowd"', key)
+    read = _read(tmp_path, text)
+    _same(read, _whole(tmp_path, results))
+    assert len(read.boxes) == 300 - 6
 
 
 def test_a_syntax_error_names_its_line_and_column(tmp_path: Path) -> None:
