@@ -40,11 +40,11 @@ from handler.report.staging import ChunkSink, WrittenChunk
 from handler.storage import Source, Store, open_source, resolve_dataset
 
 # Local processes are forked once the input has this many boxes (GT and predictions) per core.
-# A forked worker costs CPU (fresh pages, a cold cache): measured on 2 cores, 5k images (470k
-# boxes) take 0.29 s of CPU in this process and 0.41 s on two workers, so the wall gained on idle
-# cores is a few hundredths and any other load turns it into a loss (0.29 s here against 0.54 s
-# forked, minimum of 20); at 50k images (4.7M boxes) 2.8 s against 3.4 s, half of it per core.
-MIN_BOXES_PER_WORKER: Final = 500_000
+# Measured on 2 idle cores (evaluate_plan, best of 15): 117k boxes 0.075 s in this process and
+# 0.068 s on two workers (break-even), 235k 0.143 s and 0.097 s, 5k images (470k boxes) 0.32 s
+# and 0.20 s, 50k images (4.7M) 3.3 s and 1.8 s. A worker costs CPU (fresh pages, a cold cache:
+# +20% at 5k), so on cores already busy with other work forking loses.
+MIN_BOXES_PER_WORKER: Final = 100_000
 # Shards per worker: a little more than one evens out shards of unequal cost.
 SHARDS_PER_WORKER: Final = 2
 # Boxes (GT and predictions) per shard at most, however many workers: a shard's columns and
