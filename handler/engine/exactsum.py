@@ -21,6 +21,10 @@ SHIFT: Final = SCALE_BITS - 53
 # Mantissas (< 2**53) are summed in three 18-bit pieces: a float64 bincount of pieces below
 # 2**18 stays an exact integer for up to 2**35 values.
 PIECE_BITS: Final = 18
+# One sum of values whose exponents differ by at most NARROW_SPAN: mantissas shifted to a common
+# exponent take 53 + 9 bits, and halves of 31 bits sum exactly in an int64 for up to 2**32 values.
+NARROW_SPAN: Final = 9
+HALF_BITS: Final = 31
 
 
 def _exact_integers(values: FloatArray, groups: IntArray, n_groups: int) -> list[int]:
@@ -50,6 +54,22 @@ def _exact_integers(values: FloatArray, groups: IntArray, n_groups: int) -> list
     return totals
 
 
+def _narrow_sum(values: FloatArray) -> int | None:
+    """Σ values · 2**SCALE_BITS when the exponents span at most NARROW_SPAN (IoUs in [0.1, 1]: 4),
+    else None: every mantissa is shifted to the lowest exponent and still fits an int64, and the
+    integers are summed in two halves of HALF_BITS, a plain integer sum each (one group, no bins).
+    """
+    if not len(values) or not np.isfinite(values).all():
+        return None
+    mantissa, exponent = np.frexp(values)
+    low = int(exponent.min())
+    if int(exponent.max()) - low > NARROW_SPAN:
+        return None
+    common = np.ldexp(mantissa, 53 + (exponent - low)).astype(np.int64)
+    high, rest = int((common >> HALF_BITS).sum()), int((common & ((1 << HALF_BITS) - 1)).sum())
+    return ((high << HALF_BITS) + rest) << (low + SHIFT)
+
+
 @dataclass(frozen=True)
 class ExactSum:
     """How many values, and their sum as an exact integer multiple of 2**-SCALE_BITS."""
@@ -60,7 +80,10 @@ class ExactSum:
     @classmethod
     def of(cls, values: FloatArray) -> ExactSum:
         values = np.asarray(values, dtype=np.float64)
-        return cls(_exact_integers(values, np.zeros(len(values), dtype=np.int64), 1)[0], len(values))
+        scaled = _narrow_sum(values)
+        if scaled is None:
+            scaled = _exact_integers(values, np.zeros(len(values), dtype=np.int64), 1)[0]
+        return cls(scaled, len(values))
 
     @classmethod
     def per_group(cls, values: FloatArray, groups: IntArray, n_groups: int) -> list[ExactSum]:

@@ -69,3 +69,13 @@ def test_exact_sums_add_up_to_fsum_in_any_split(values: list[float], cut: int) -
     whole = ExactSum.of(array)
     assert whole.total == math.fsum(values)
     assert ExactSum.of(array[:cut]) + ExactSum.of(array[cut:]) == whole
+
+
+def test_exact_sums_of_many_close_values_and_of_values_far_apart() -> None:
+    # IoUs (one sum of mantissas on a common exponent) and values 2**-60 apart (one sum per exponent)
+    close = np.random.default_rng(0).uniform(0.3, 1.0, 200_000)
+    close[:1000] = 1 - 2**-53
+    apart = np.array([1.0, 2.0**-30, 2.0**-60, 0.0, 0.75])
+    for values in (close, apart, np.concatenate((close, apart))):
+        assert ExactSum.of(values).total == math.fsum(values.tolist())
+        assert ExactSum.of(values) == ExactSum.per_group(values, np.zeros(len(values), dtype=np.int64), 1)[0]
