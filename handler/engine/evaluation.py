@@ -1,15 +1,15 @@
 """One evaluation: the confidence filter, matching and outcomes over every shared image.
 
 The IoU work is done once: `candidate_pairs` over every prediction (before the confidence
-filter) down to IOU_MIN, and over the kept ones down to `pair_floor`, so the main evaluation,
-the confidence sweep and the near misses all select from the same pairs instead of computing
-IoU again. Only kept predictions are read below IOU_MIN (near misses, suspected GT errors),
-and the wide windows of the low floor cost the most, so the others skip them.
+filter) down to IOU_MIN, and over the false positives down to `pair_floor`, so the main
+evaluation, the confidence sweep and the near misses all select from the same pairs instead of
+computing IoU again. Only false positives are read below IOU_MIN (near misses, suspected GT
+errors), and the wide windows of the low floor cost the most, so the others skip them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
@@ -48,8 +48,8 @@ class Evaluation:
     """Outcomes of the GT boxes and of the kept predictions (`kept` masks the input predictions).
 
     `all_pred` is every input prediction and `pairs` every same-image pair with IoU ≥ `iou_min`,
-    and those of the kept predictions down to `pair_floor(iou_min)`, indexing `gt` and `all_pred`
-    (`evaluation_pairs`): what later analyses re-use.
+    and those of the false positives down to `pair_floor(iou_min)`, indexing `gt` and `all_pred`
+    (`evaluate`), in the greedy order: what later analyses re-use.
     """
 
     gt: BoxTable
@@ -93,34 +93,34 @@ def evaluate_pairs(gt: BoxTable, pred: BoxTable, pairs: CandidatePairs, threshol
     return Evaluation(gt, kept_pred, kept, outcomes, Tally.of(outcomes), pred, pairs)
 
 
-def evaluation_pairs(
-    gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
-) -> CandidatePairs:
-    """Every pair with IoU ≥ iou_min, and the kept predictions' pairs down to `pair_floor`, in
-    the greedy order (the first part is all above the second).
-
-    Found in one pass when the floor is iou_min or most predictions are kept (two passes would
-    then cover most predictions twice; the others' pairs below iou_min are dropped), else in
-    two: all predictions from iou_min, the kept ones from the floor.
-    """
-    iou_min, floor = thresholds.iou_min, pair_floor(thresholds.iou_min)
-    kept_mask = keep_mask(pred.confidence, thresholds.confidence_threshold)
-    kept = np.flatnonzero(kept_mask)
-    if floor == iou_min or 2 * len(kept) > len(pred):
-        pairs = candidate_pairs(gt, pred, n_images, floor, budget)
-        return pairs[kept_mask[pairs.pred] | (pairs.iou >= iou_min)]
-    matchable = candidate_pairs(gt, pred, n_images, iou_min, budget)
-    near = candidate_pairs(gt, pred[kept], n_images, floor, budget)
-    near = near[near.iou < iou_min]
-    # `kept` is ascending, so renumbering keeps the second part in the greedy order.
-    return CandidatePairs.concatenate([matchable, CandidatePairs(near.gt, kept[near.pred], near.iou)])
+def _with_near_pairs(evaluation: Evaluation, pairs: CandidatePairs, iou_min: float) -> Evaluation:
+    """The evaluation holding `pairs` at or above iou_min, and below it only the false positives'."""
+    false_positive = np.zeros(len(evaluation.all_pred), dtype=bool)
+    false_positive[evaluation.kept] = evaluation.outcomes.pred_outcome == Outcome.FALSE_POSITIVE
+    return replace(evaluation, pairs=pairs[(pairs.iou >= iou_min) | false_positive[pairs.pred]])
 
 
 def evaluate(
     gt: BoxTable, pred: BoxTable, n_images: int, thresholds: Thresholds, budget: int = PAIR_BUDGET
 ) -> Evaluation:
-    """Candidate pairs once (`evaluation_pairs`), then the evaluation at the thresholds."""
-    return evaluate_pairs(gt, pred, evaluation_pairs(gt, pred, n_images, thresholds, budget), thresholds)
+    """Candidate pairs once, then the evaluation at the thresholds (`Evaluation.pairs`).
+
+    In one pass down to `pair_floor` when that is iou_min or most predictions are kept (two
+    passes would then cover most of them twice), else in two: every prediction from iou_min,
+    which the matching needs, then the false positives it leaves from the floor (the first
+    part is all above the second, so the two stay in the greedy order).
+    """
+    iou_min, floor = thresholds.iou_min, pair_floor(thresholds.iou_min)
+    kept = keep_mask(pred.confidence, thresholds.confidence_threshold)
+    if floor == iou_min or 2 * int(np.count_nonzero(kept)) > len(pred):
+        pairs = candidate_pairs(gt, pred, n_images, floor, budget)
+        return _with_near_pairs(evaluate_pairs(gt, pred, pairs, thresholds), pairs, iou_min)
+    evaluation = evaluate_pairs(gt, pred, candidate_pairs(gt, pred, n_images, iou_min, budget), thresholds)
+    rows = np.flatnonzero(kept)[evaluation.outcomes.pred_outcome == Outcome.FALSE_POSITIVE]
+    near = candidate_pairs(gt, pred[rows], n_images, floor, budget)
+    near = near[near.iou < iou_min]  # `rows` ascend: renumbered, the pairs keep the greedy order
+    pairs = CandidatePairs.concatenate([evaluation.pairs, CandidatePairs(near.gt, rows[near.pred], near.iou)])
+    return replace(evaluation, pairs=pairs)
 
 
 def near_pairs(evaluation: Evaluation, low: float, iou_min: float) -> BoolArray:

@@ -3,7 +3,7 @@
 The x-windows and the y-overlap bound skip pairs before computing their IoU; here random
 tables with far-off, huge, tiny, rounded, touching and (for the fallback) inverted boxes
 are checked against `pairwise_iou` over every pair of every image. An evaluation's pairs
-(every prediction from IOU_MIN, the kept ones from the near-miss floor) are those pairs too.
+(every prediction from IOU_MIN, its false positives from the near-miss floor) are those pairs too.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import pytest
 from helpers.engine import pairwise_iou
 
 from handler.boxes import BoxTable
-from handler.engine.evaluation import Thresholds, evaluation_pairs, keep_mask, pair_floor
+from handler.engine.evaluation import Thresholds, evaluate, pair_floor
 from handler.engine.matching import candidate_pairs, in_greedy_order
+from handler.engine.outcomes import Outcome
 
 FLOORS = (1e-6, 0.1, 0.3, 0.5, 0.95, 1.0)
 
@@ -69,17 +70,17 @@ def test_pruned_pairs_are_all_pairs_above_the_floor(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_evaluation_pairs_are_the_kept_predictions_from_the_floor_and_all_from_iou_min(seed: int) -> None:
+def test_evaluation_pairs_are_the_false_positives_from_the_floor_and_all_from_iou_min(seed: int) -> None:
     gt, pred, n_images = _tables(seed)
     pred = pred.with_columns(confidence=np.random.default_rng(seed).random(len(pred)))
     for iou_min, threshold in ((0.3, 0.0), (0.3, 0.4), (0.3, 0.8), (0.5, 0.95), (0.05, 0.8)):
         thresholds = Thresholds(iou_min, max(iou_min, 0.8), threshold)
-        got = evaluation_pairs(gt, pred, n_images, thresholds, budget=1 + seed * 37)
-        kept = keep_mask(pred.confidence, threshold)
+        evaluation = evaluate(gt, pred, n_images, thresholds, budget=1 + seed * 37)
+        false_positive = np.zeros(len(pred), dtype=bool)
+        false_positive[evaluation.kept] = evaluation.outcomes.pred_outcome == Outcome.FALSE_POSITIVE
+        got = evaluation.pairs
         found = set(zip(got.gt.tolist(), got.pred.tolist(), got.iou.tolist(), strict=True))
         floor = _slow(gt, pred, n_images, pair_floor(iou_min))
-        assert found == {(g, p, iou) for g, p, iou in floor if kept[p] or iou >= iou_min}, (
-            iou_min,
-            threshold,
-        )
+        expected = {(g, p, iou) for g, p, iou in floor if false_positive[p] or iou >= iou_min}
+        assert found == expected, (iou_min, threshold)
         assert len(found) == len(got) and in_greedy_order(got)

@@ -48,8 +48,8 @@ def test_the_hand_case_outcomes(evaluation: Evaluation) -> None:
         "total": 8,
     }
     assert evaluation.tally.assistance_score == 0.25
-    # pairs were computed once, over all seven predictions and down to IoU 0.1 for the kept ones
-    # (P3-GT3 at 0.25 is in)
+    # pairs were computed once, over all seven predictions and down to IoU 0.1 for the false
+    # positives (P3-GT3 at 0.25 is in)
     assert len(evaluation.all_pred) == 7 and 0.25 in evaluation.pairs.iou.tolist()
 
 
