@@ -169,10 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         python = peer_python(args.peers_venv or args.work_dir / "peers-venv")
         raw["peer_versions"] = versions(python)
-        raw["invocation"] = " ".join(sys.argv[1:])
+        invocation = " ".join(["python bench/run.py", *sys.argv[1:]])
         for name in args.workloads.split(","):
-            raw["workloads"][name] = _bench_workload(WORKLOADS[name], args, python)
+            # Workloads are merged from several runs: each keeps the command that measured it.
+            measured = _bench_workload(WORKLOADS[name], args, python)
+            raw["workloads"][name] = measured | {"invocation": invocation}
             save_raw(args.work_dir, raw)
-    write_results(raw, args.output, raw.get("invocation", ""))
+    write_results(raw, args.output)
     _say(f"wrote {args.output}")
     return 0

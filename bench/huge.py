@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     raw = load_raw(args.work_dir)
     raw["huge"] = entry
     save_raw(args.work_dir, raw)
-    write_results(raw, ROOT / "bench" / "RESULTS.md", raw.get("invocation", ""))
+    write_results(raw, ROOT / "bench" / "RESULTS.md")
     print(json.dumps(entry, indent=1))
     return 0
 
