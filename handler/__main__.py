@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
+import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
 from handler.errors import InputError
 from handler.runtime import (
     OneLineParser,

@@ -25,6 +25,7 @@ from typing import Final
 
 import orjson
 
+import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
 from handler.comparison import compare
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag

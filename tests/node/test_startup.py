@@ -66,3 +66,28 @@ def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Pat
     watched = ["pydantic", "jinja2", "handler.pipeline"]
     found = _imported(tmp_path, watched, "--store", str(tmp_path / "store"), exit_code=2, IOU_MIN="0.33")
     assert found == []
+
+
+HUGE_PAGES = "import {module}, numpy; print(numpy._core.multiarray._get_madvise_hugepage())"
+
+
+def _huge_pages_after_importing(module: str, **env: str) -> str:
+    environ = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"} | env
+    done = subprocess.run(
+        [sys.executable, "-c", HUGE_PAGES.format(module=module)],
+        env={**environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_entry_points_turn_numpy_huge_pages_off_unless_the_user_chose() -> None:
+    # Faulting in fresh huge pages cost the 50k run ~0.4 s of wall (handler/entry.py).
+    assert _huge_pages_after_importing("handler.__main__") == "False"
+    assert _huge_pages_after_importing("handler.cli") == "False"
+    assert _huge_pages_after_importing("handler.__main__", NUMPY_MADVISE_HUGEPAGE="1") == "True"
+    # The Python API leaves the caller's process as numpy sets it.
+    assert _huge_pages_after_importing("handler.metric") == _huge_pages_after_importing("json")
