@@ -40,9 +40,6 @@ from handler.errors import DatasetError, quoted
 from handler.forked import forked_map, worker_budget
 from handler.storage import Source
 
-# A results file is decoded on several local processes from this size on: below it, starting
-# them costs more than they save (the 5k-image workload's 36 MB file gains ~0.1 s on 2 cores).
-PARALLEL_MIN_BYTES: Final = 16 << 20
 # The keys of a results list's first element: an array that starts so is one.
 RESULT_KEYS: Final = ("image_id", "bbox")
 # A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is.
@@ -76,7 +73,7 @@ def _chunked_results(source: Source, content: bytes) -> ChunkedArray | None:
 
 def _streamed_results(source: Source) -> StreamedArray | None:
     """A big results list, read by its reader a piece at a time from the file, never whole."""
-    return streamed_array(source, RESULT_KEYS, PARALLEL_MIN_BYTES)
+    return streamed_array(source, RESULT_KEYS, jsondoc.PARALLEL_MIN_BYTES)
 
 
 def _list_field(source: str, document: dict[str, Any], key: str) -> list[Any]:
@@ -314,7 +311,9 @@ def _parallel_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
     may use (a streamed file: even on one), exactly as the serial reading; None when that does
     not pay or a piece fails."""
     workers = worker_budget()
-    if isinstance(document, ChunkedArray) and (workers < 2 or len(document.content) < PARALLEL_MIN_BYTES):
+    if isinstance(document, ChunkedArray) and (
+        workers < 2 or len(document.content) < jsondoc.PARALLEL_MIN_BYTES
+    ):
         return None
     pieces = document.nominal_pieces()
     work = partial(_piece_rows, document, ids)

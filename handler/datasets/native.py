@@ -16,6 +16,7 @@ import numpy as np
 from msgspec import UNSET
 
 from handler.boxes import AssetTags, BoolArray, Dataset, FloatArray, IntArray
+from handler.datasets import jsondoc
 from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
@@ -39,9 +40,7 @@ if TYPE_CHECKING:
 
 SCHEMA = "dataset.schema.json"
 CONFIDENCE_TAG = "confidence-model"
-# A document is read in pieces side by side from this size on (as a COCO results file), in
-# pieces of about this size.
-PARALLEL_MIN_BYTES: Final = 16 << 20
+# A big document (from `jsondoc.PARALLEL_MIN_BYTES`) is read side by side in pieces of about this size.
 PIECE_BYTES: Final = 4 << 20
 
 
@@ -434,7 +433,7 @@ def _decode_whole(source: Source, content: bytes) -> Any:
 def _decode(source: Source, content: bytes) -> Any | None:
     """A native document typed (`nativejson`), the fast path of the large ones: a big one in
     pieces that the reader decodes side by side, when the run may use several processes."""
-    if len(content) >= PARALLEL_MIN_BYTES and worker_budget() > 1:
+    if len(content) >= jsondoc.PARALLEL_MIN_BYTES and worker_budget() > 1:
         pieces = asset_pieces(source, content, PIECE_BYTES)
         if pieces is not None:
             return pieces

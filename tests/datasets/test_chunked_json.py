@@ -103,7 +103,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
     monkeypatch.setattr(jsondoc, "PIECE_BYTES", 500)
     monkeypatch.setattr(jsondoc, "LOOKAHEAD_BYTES", 16)
     monkeypatch.setattr(jsondoc, "_HEAD_BYTES", 256)
-    monkeypatch.setattr(coco, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(jsondoc, "PARALLEL_MIN_BYTES", 0)
     with allowed_workers(request.param):
         yield
 

@@ -13,7 +13,7 @@ import pytest
 from helpers.builders import write_json, write_jsonl
 
 from handler.boxes import Dataset
-from handler.datasets import load_dataset, native
+from handler.datasets import jsondoc, load_dataset, native
 from handler.datasets.nativejson import AssetPieces, asset_pieces, decode_native, typed_assets
 from handler.errors import DatasetError
 from handler.forked import allowed_workers
@@ -147,7 +147,7 @@ def test_a_value_of_another_shape_is_left_to_the_plain_parser(text: bytes) -> No
 def _in_pieces(path: Path, pieces: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Dataset, list[str]]:
     """Read on two local processes, in pieces of a few assets each or whole (serial); and what
     the read did: `cut N` (N pieces), `whole` (the document decoded at once after the pieces)."""
-    monkeypatch.setattr(native, "PARALLEL_MIN_BYTES", 0 if pieces else 1 << 40)
+    monkeypatch.setattr(jsondoc, "PARALLEL_MIN_BYTES", 0 if pieces else 1 << 40)
     monkeypatch.setattr(native, "PIECE_BYTES", 300)
     did: list[str] = []
     monkeypatch.setattr(native, "asset_pieces", partial(_noted, did, "cut", asset_pieces))
