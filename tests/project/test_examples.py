@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Final
 
@@ -113,20 +114,8 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert ci_command == readme_command
 
 
-def _run_bash(block: Block, env: dict[str, str]) -> None:
-    answer = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block.code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert answer.returncode == 0, f"{block}\n{answer.stdout[-2000:]}\n{answer.stderr[-3000:]}"
-
-
-# One interpreter runs every python block of a document, each in a namespace of its own, so the
-# suite pays for Python's start and the package's import once per document, not once per block.
+# One interpreter runs a run of consecutive python blocks, each in a namespace of its own, so the
+# suite pays for Python's start and the package's import once per run, not once per block.
 PYTHON_RUNNER: Final = """
 import sys, traceback, orjson
 for where, code in orjson.loads(sys.stdin.buffer.read()):
@@ -134,24 +123,21 @@ for where, code in orjson.loads(sys.stdin.buffer.read()):
         exec(compile(code, where, "exec"), {"__name__": "__main__"})
     except BaseException:
         traceback.print_exc()
-        print(where, file=sys.stderr)
-        sys.exit(1)
+        sys.exit(f"failed: {where}")
 """
 
 
-def _run_python(python_blocks: list[Block], env: dict[str, str]) -> None:
-    if not python_blocks:
-        return
-    payload = orjson.dumps([(f"{block.document}:{block.line}", block.code) for block in python_blocks])
-    answer = subprocess.run(
-        [sys.executable, "-c", PYTHON_RUNNER],
-        input=payload,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        timeout=300,
-    )
-    assert answer.returncode == 0, f"{answer.stdout[-2000:].decode()}\n{answer.stderr[-3000:].decode()}"
+def _runs(group: list[Block], env: dict[str, str]) -> None:
+    """Blocks of one language: each bash block in a shell of its own, python blocks in one interpreter."""
+    if group[0].language == "bash":
+        commands = [(["bash", "-euo", "pipefail", "-c", block.code], b"", str(block)) for block in group]
+    else:
+        payload = orjson.dumps([(f"{block.document}:{block.line}", block.code) for block in group])
+        commands = [([sys.executable, "-c", PYTHON_RUNNER], payload, "\n\n".join(map(str, group)))]
+    for command, stdin, shown in commands:
+        answer = subprocess.run(command, input=stdin, cwd=ROOT, env=env, capture_output=True, timeout=300)
+        output = (answer.stdout[-2000:] + b"\n" + answer.stderr[-3000:]).decode(errors="replace")
+        assert answer.returncode == 0, f"{shown}\n{output}"
 
 
 @pytest.mark.parametrize("document", [document for document in documents() if blocks(document)])
@@ -159,7 +145,5 @@ def test_document_blocks_run(document: str, tmp_path: Path) -> None:
     """Every block that is not exempt runs, in document order, against one fresh store per document."""
     env = _environment(tmp_path / "store")
     runnable = [block for block in blocks(document) if not block.exempt]
-    for block in runnable:
-        if block.language == "bash":
-            _run_bash(block, env)
-    _run_python([block for block in runnable if block.language == "python"], env)
+    for _, group in groupby(runnable, key=lambda block: block.language):
+        _runs(list(group), env)
