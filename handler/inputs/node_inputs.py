@@ -16,6 +16,7 @@ from handler.datasets import format_names
 from handler.datasets.layouts import Layout
 from handler.datasets.read_options import READ_KEYS, checked_layout
 from handler.engine import Thresholds
+from handler.engine.timecost import TimeCosts
 from handler.errors import InputError, quoted
 from handler.resources import node_config
 
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
-EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS)
+# A costs file (`prelabel-eval calibrate` writes one): the seconds per action of the time estimate.
+TIME_COSTS_KEY: Final = "TIME_COSTS"
+EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, TIME_COSTS_KEY)
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class NodeInputs:
     pred_names: str | None = None
     gt_layout: Layout | None = None  # the column layout of text label lines (GT_LAYOUT)
     pred_layout: Layout | None = None
+    time_costs: TimeCosts | None = None  # read from the TIME_COSTS file, when one is given
 
 
 def input_spec(key: str) -> Mapping[str, Any]:
@@ -108,6 +112,11 @@ def inputs_schema() -> dict[str, Any]:
     properties.update(
         {key: {"type": "string", "minLength": 1, "title": what} for key, what in READ_KEYS.items()}
     )
+    properties[TIME_COSTS_KEY] = {
+        "type": "string",
+        "minLength": 1,
+        "title": "a costs file, as calibrate writes",
+    }
     return {
         "type": "object",
         "properties": properties,
@@ -247,7 +256,22 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         pred_names=values.get("PRED_NAMES"),
         gt_layout=_layout(values, "GT_LAYOUT"),
         pred_layout=_layout(values, "PRED_LAYOUT"),
+        time_costs=_time_costs(values),
     )
+
+
+def _time_costs(values: Mapping[str, str]) -> TimeCosts | None:
+    return read_time_costs(values[TIME_COSTS_KEY], TIME_COSTS_KEY) if TIME_COSTS_KEY in values else None
+
+
+def read_time_costs(path: str, key: str) -> TimeCosts:
+    """`TimeCosts.from_file`, its mistakes as the one-line error of the input or option `key`."""
+    try:
+        return TimeCosts.from_file(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the costs file ({error.strerror})", key) from None
+    except ValueError as error:
+        raise InputError(str(error), key) from None
 
 
 def _layout(values: Mapping[str, str], key: str) -> Layout | None:

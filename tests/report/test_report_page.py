@@ -238,7 +238,7 @@ def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ]
     assert cli_main([*args, "--json"]) == 0
     time = json.loads(capsys.readouterr().out)["time"]
-    assert time["costs_seconds"] == {"accept": 1.5, "nudge": 6.0, "relabel": 4.0, "delete": 0.0, "draw": 10.0}
+    assert time["costs_seconds"] == {"accept": 1.8, "nudge": 6.0, "relabel": 4.0, "delete": 0.0, "draw": 10.0}
     assert time["costs_adjusted"] and time["from_scratch_seconds"] == 4 * 10
     assert time["with_predictions_seconds"] == 6 + 4 + 0 + 2 * 10
     assert cli_main(args) == 0
