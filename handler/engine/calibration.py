@@ -33,14 +33,22 @@ class Fitted:
     """Seconds per action in ACTIONS order, with their bootstrap, and how well the fit explains the log."""
 
     seconds: FloatArray  # (n_actions,)
-    intervals: FloatArray  # (2, n_actions): 95 % percentile ends; a kept default's ends are itself
     support: IntArray  # (n_actions,) tasks that show the action at least once
-    fitted: BoolArray  # (n_actions,) False: too few tasks, the default was kept
     replicates: FloatArray  # (resamples, n_actions) the seconds of every bootstrap resample
     tasks: int
     overhead: float | None = None  # seconds per task besides the actions (lead-time fit only)
     r2: float | None = None  # share of the variance of the task times the fit explains
     rmse: float | None = None  # seconds, root mean squared residual of a task's time
+
+    @property
+    def fitted(self) -> BoolArray:
+        """(n_actions,) False where too few tasks show the action, so its default was kept."""
+        return ~_kept(self.support)
+
+    @property
+    def intervals(self) -> FloatArray:
+        """(2, n_actions) the 95 % percentile ends of the replicates; a kept default's are itself."""
+        return percentile_ends(self.replicates) if len(self.replicates) else np.tile(self.seconds, (2, 1))
 
 
 def nnls(gram: FloatArray, target: FloatArray) -> FloatArray:
@@ -89,10 +97,6 @@ def _with_overhead(counts: IntArray) -> FloatArray:
     return np.hstack([counts.astype(np.float64), np.ones((len(counts), 1))])
 
 
-def _interval_ends(replicates: FloatArray) -> FloatArray:
-    return percentile_ends(replicates) if len(replicates) else np.full((2, replicates.shape[1]), np.nan)
-
-
 def _kept(support: IntArray) -> BoolArray:
     kept: BoolArray = support < MIN_SUPPORT
     return kept
@@ -120,9 +124,7 @@ def fit_task_times(
     predicted = OutcomeCounts(counts).labeler_seconds(_costs(per_action)) + solution[-1]
     return Fitted(
         seconds=per_action,
-        intervals=_interval_ends(all_replicates),
         support=support,
-        fitted=~kept,
         replicates=all_replicates,
         tasks=len(counts),
         overhead=float(solution[-1]),
@@ -176,14 +178,7 @@ def fit_action_durations(
     for chunk, drawn in resample_times(tasks, resamples, seed):
         replicates[chunk] = _means(drawn @ totals, drawn @ counted, base, kept)
     per_action = _means(totals.sum(axis=0), counted.sum(axis=0), base, kept)
-    return Fitted(
-        seconds=per_action,
-        intervals=_interval_ends(replicates),
-        support=support,
-        fitted=~kept,
-        replicates=replicates,
-        tasks=tasks,
-    )
+    return Fitted(seconds=per_action, support=support, replicates=replicates, tasks=tasks)
 
 
 def _means(totals: FloatArray, occurrences: FloatArray, base: FloatArray, kept: BoolArray) -> FloatArray:

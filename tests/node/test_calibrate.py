@@ -155,3 +155,33 @@ def test_skipped_annotations_are_counted_on_the_first_line(tmp_path: Path) -> No
     (relabel,) = [line for line in result.stdout.splitlines() if line.startswith("relabel")]
     assert "default kept" in relabel and "(fewer than 30 tasks show it)" in relabel
     assert json.loads((tmp_path / "c.json").read_text())["seconds"]["relabel"] == TimeCosts().relabel
+
+
+def test_the_page_says_whose_seconds_with_each_interval_and_carries_them_into_the_savings(
+    costs_file: Path, tmp_path: Path
+) -> None:
+    document = json.loads(costs_file.read_text())
+    document["fitted_from"]["files"] = ["<b>team</b>.json"]  # a file name is user text: escaped
+    costs = tmp_path / "costs.json"
+    costs.write_text(json.dumps(document))
+    store = tmp_path / "s"
+    result = run(str(GT), str(PRED), "--time-costs", str(costs), "--json", "--store", str(store))
+    assert result.returncode == 0, result.stderr
+    findings = json.loads(result.stdout)
+    source = findings["time"]["costs_source"]
+    assert source["summary"].startswith("fitted from 240 tasks of <b>team</b>.json, 20")
+    assert source["actions"]["draw"]["fitted"] and source["actions"]["draw"]["tasks"] >= 50
+    page = (store / "reports" / findings["report_id"] / "report.html").read_text()
+    assert "<b>team</b>" not in page and "fitted from 240 tasks of &lt;b&gt;team&lt;/b&gt;.json, 20" in page
+    for action in ACTIONS:
+        low, high = document["fitted_from"]["intervals"][action]
+        shown = (
+            f"fitted: {low:.3g} \u2013 {high:.3g} s (95%), {document['fitted_from']['support'][action]} tasks"
+        )
+        assert shown in page, action
+    # The saved interval draws the images and the fitted seconds together; the images-only one is shown too.
+    spread, saved = findings["uncertainty"], findings["time"]["saved_seconds"]
+    joint, images_only = spread["saved_seconds"], spread["saved_seconds_images_only"]
+    assert joint != images_only
+    assert joint["low"] <= saved <= joint["high"] and images_only["low"] <= saved <= images_only["high"]
+    assert 'data-field="saved_interval_images_only"' in page
