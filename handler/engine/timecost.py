@@ -1,7 +1,8 @@
 """Labeler time with the predictions vs from scratch, from a cost per action (SPEC §6, §13).
 
 Defaults: verifying a box (accept) 1.8 s and drawing one 25.5 s are measured in the literature
-(CITED); nudge, relabel and delete have no primary source we know, and are assumptions (ASSUMED).
+(CITED); nudge, relabel and delete have no primary source we know, and are assumptions (ASSUMED;
+docs/time-costs.md says so).
 A team's own seconds come in a costs file (`prelabel-eval calibrate` writes one): `TimeCosts.
 from_file`, whose `fit` says what they were fitted from and how sure the fit is.
 """
