@@ -210,3 +210,10 @@ def test_cvat_events_calibrate_draw_nudge_delete_and_keep_the_rest(tmp_path: Pat
     for action in ("accept", "relabel"):
         assert seconds[action] == getattr(TimeCosts(), action)
         assert "default kept" in lines[action] and "(fewer than 30 jobs show it)" in lines[action]
+
+
+def test_a_log_with_nothing_to_fit_is_one_line(tmp_path: Path) -> None:
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps([{"id": 1, "annotations": [{"result": [], "lead_time": -1}]}]))
+    result = run("calibrate", str(export), "--out", str(tmp_path / "c.json"))
+    one_line_error(result, "export.json: no tasks to fit the seconds on (skipped: 1 negative lead_time)")
