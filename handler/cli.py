@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import fields
-from pathlib import Path
 from typing import Final
 
 import orjson
@@ -64,6 +64,7 @@ from handler.runtime import (
     warning_lines,
 )
 from handler.storage import Store
+from handler.storage.paths import local_path
 
 PROG: Final = "prelabel-eval"
 # `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
@@ -356,7 +357,7 @@ def parse_command_line(argv: list[str]) -> argparse.Namespace:
 
 def _mistyped_command(word: str, names: list[str]) -> str | None:
     """The command `word` is close to, when `word` cannot be a dataset (no path, URI or file name)."""
-    if word.startswith("-") or any(mark in word for mark in "/\\.:") or Path(word).exists():
+    if word.startswith("-") or any(mark in word for mark in "/\\.:") or os.path.exists(word):
         return None
     return next(iter(difflib.get_close_matches(word, names, n=1)), None)
 
@@ -446,8 +447,9 @@ def _compare(args: argparse.Namespace) -> int:
         execution=execution_options(args),
     )
     if args.html:
+        page = local_path(args.html, "--html")  # what the OS refuses, said as such
         try:
-            Path(args.html).write_text(render_compare_html(found), encoding="utf-8")
+            page.write_text(render_compare_html(found), encoding="utf-8")
         except OSError as error:
             raise InputError(
                 f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"

@@ -117,8 +117,9 @@ def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Sou
 
 
 def _names_file(key: str, reference: str) -> ClassNames:
+    source = open_source(reference, option_label(key))  # a path the OS refuses: one line naming the option
     try:
-        content = open_source(reference).read_bytes()
+        content = source.read_bytes()
     except (StorageError, OSError) as error:
         raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
     return parse_names_file(key, reference, content)
@@ -161,8 +162,8 @@ def read_and_plan(
 
     The shards run every registered analysis, and `also` (compare's `analyses.COMPARE_ONLY`).
     """
-    gt_source = resolve_dataset(inputs.gt_dataset, store)
-    pred_source = resolve_dataset(inputs.pred_dataset, store)
+    gt_source = resolve_dataset(inputs.gt_dataset, store, "GT_DATASET")
+    pred_source = resolve_dataset(inputs.pred_dataset, store, "PRED_DATASET")
     pairs = _shard_pairs(gt_source, pred_source, inputs)
     registered = (*analyses.ANALYSES, *also)  # read at plan time: a test may register one more
     if pairs is not None:
