@@ -31,7 +31,15 @@ from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
 from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError, quoted
-from handler.inputs import confidence_threshold, input_spec, input_value, parse_inputs, select_options
+from handler.inputs import (
+    IMAGES_KEY,
+    IMAGES_TITLE,
+    confidence_threshold,
+    input_spec,
+    input_value,
+    parse_inputs,
+    select_options,
+)
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, log_to_stderr, run
 from handler.progress import phase_progress
@@ -231,6 +239,11 @@ def _add_run(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     parser.add_argument(
+        "--images",
+        metavar="ROOT",
+        help=f"{IMAGES_TITLE} ({IMAGES_KEY}; default: a YOLO folder's images/, a VOC folder's JPEGImages/)",
+    )
+    parser.add_argument(
         "--slices",
         metavar="FILE",
         help="JSON object of slice name -> asset ids: each slice gets its own score, grade and interval",
@@ -382,7 +395,8 @@ def _time_line(time: TimeSaved) -> str:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args)}
+    images = {IMAGES_KEY: args.images} if args.images else {}
+    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args), **images}
     inputs, store = parse_inputs(raw), chosen_store(args)
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)

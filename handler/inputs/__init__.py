@@ -2,6 +2,8 @@
 
 from handler.inputs.node_inputs import (
     DEFAULT_THRESHOLDS,
+    IMAGES_KEY,
+    IMAGES_TITLE,
     NodeInputs,
     confidence_threshold,
     input_spec,
@@ -16,6 +18,8 @@ from handler.inputs.node_inputs import (
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "IMAGES_KEY",
+    "IMAGES_TITLE",
     "NodeInputs",
     "confidence_threshold",
     "input_spec",

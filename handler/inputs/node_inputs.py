@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
-EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS)
+# The folder or s3:// prefix of the images, drawn behind the page's sketches (`--images`).
+IMAGES_KEY: Final = "IMAGES"
+IMAGES_TITLE: Final = "folder or s3:// prefix of the images, drawn behind the page's sketches"
+EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, IMAGES_KEY)
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class NodeInputs:
     pred_names: str | None = None
     gt_layout: Layout | None = None  # the column layout of text label lines (GT_LAYOUT)
     pred_layout: Layout | None = None
+    images: str | None = None  # where the images are (IMAGES); None: found beside the labels, or none
 
 
 def input_spec(key: str) -> Mapping[str, Any]:
@@ -105,9 +109,8 @@ def inputs_schema() -> dict[str, Any]:
     specs = node_config()["inputs"]
     properties = {spec["key"]: _property(spec) for spec in specs}
     properties.update({key: {"type": "string", "enum": format_names()} for key in FORMAT_KEYS})
-    properties.update(
-        {key: {"type": "string", "minLength": 1, "title": what} for key, what in READ_KEYS.items()}
-    )
+    extra = {**READ_KEYS, IMAGES_KEY: IMAGES_TITLE}
+    properties.update({key: {"type": "string", "minLength": 1, "title": what} for key, what in extra.items()})
     return {
         "type": "object",
         "properties": properties,
@@ -247,6 +250,7 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         pred_names=values.get("PRED_NAMES"),
         gt_layout=_layout(values, "GT_LAYOUT"),
         pred_layout=_layout(values, "PRED_LAYOUT"),
+        images=values.get(IMAGES_KEY),
     )
 
 
