@@ -124,8 +124,9 @@ def run(
                 targets = sketch_targets(evaluated.state, costs)
                 drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
             with _phase("draw images", log):
-                root = given or found_root(evaluated.gt.source, evaluated.gt.format)
-                pictures = None if root is None else draw_pictures(root, [s.asset_id for s in drawn])
+                sketched = [sketch.asset_id for sketch in drawn]
+                root = given or found_root(evaluated.gt.source, evaluated.gt.format, sketched)
+                pictures = None if root is None else draw_pictures(root, sketched)
             settle()
             with _phase("build report", log):
                 state = evaluated.state

@@ -40,37 +40,24 @@ class Pictures:
 
 def _picture(root: ImagesRoot, asset_id: str) -> Picture:
     try:
-        file = root.files.find(asset_id)
+        found = root.find(asset_id, MAX_IMAGE_BYTES)
     except LookupError as missing:
         return Picture(root.source.name, note=f"not found: {missing}")
-    try:
-        content = file.read_at_most(MAX_IMAGE_BYTES)
-        if content is None:
-            raise Unreadable(f"more than the {MAX_IMAGE_BYTES:,} bytes read at most")
-        return Picture(file.name, thumbnail(content))
     except StorageError as error:
-        return Picture(file.name, note=f"cannot be read ({error})")
+        return Picture(root.source.name, note=f"cannot be read ({error})")
+    if found.content is None:
+        return Picture(found.file.name, note=f"more than the {MAX_IMAGE_BYTES:,} bytes read at most")
+    try:
+        return Picture(found.file.name, thumbnail(found.content))
     except Unreadable as why:
-        return Picture(file.name, note=str(why))
-
-
-def _none_drawn(root: ImagesRoot) -> str | None:
-    """Why no picture at all can be drawn from `root` (None: pictures can be)."""
-    missing = pillow_missing()
-    if missing is not None:
-        return missing
-    try:
-        root.files  # noqa: B018 (lists the root once, here, where a failure is a note)
-    except StorageError as error:
-        return f"the folder cannot be listed ({error})"
-    return None
+        return Picture(found.file.name, note=str(why))
 
 
 def draw_pictures(root: ImagesRoot, asset_ids: Collection[str]) -> Pictures:
-    """The pictures of `asset_ids` under `root`."""
-    why = _none_drawn(root)
-    if why is not None:
-        return Pictures(root.source.name, root.found_by, {}, why)
+    """The pictures of `asset_ids` under `root` (none, and a note, without Pillow)."""
+    missing = pillow_missing()
+    if missing is not None:
+        return Pictures(root.source.name, root.found_by, {}, missing)
     ordered = sorted(asset_ids)
     with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
         drawn = dict(zip(ordered, pool.map(lambda asset_id: _picture(root, asset_id), ordered), strict=True))

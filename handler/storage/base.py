@@ -109,6 +109,10 @@ class Source(ABC):
         """Every file under this folder, recursively, sorted by name."""
 
     @abstractmethod
+    def child(self, relative: str) -> Source:
+        """The file at the '/'-separated path `relative` under this folder (it need not exist)."""
+
+    @abstractmethod
     def open(self) -> BinaryIO:
         """A binary stream of the file's content; `ObjectNotFound` when there is none."""
 

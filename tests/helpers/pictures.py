@@ -36,7 +36,7 @@ def scene(width: int, height: int, boxes: Sequence[Box], seed: int = 0) -> Image
             (110 + int(80 * shade), 150 + int(60 * shade), 220) if sky else (90, 120 - int(40 * shade), 60)
         )
         draw.line([(0, y), (width, y)], fill=colour)
-    for name, x0, y0, x1, y1 in boxes:
+    for name, x0, y0, x1, y1 in sorted(boxes, key=lambda b: (b[3] - b[1]) * (b[4] - b[2]), reverse=True):
         fill = _colour(name)
         if zlib.crc32(name.encode("utf-8")) % 2:
             draw.ellipse([x0, y0, x1, y1], fill=fill, outline=(20, 20, 20))

@@ -38,7 +38,21 @@ def _folder(root: Path) -> Path:
     return root
 
 
-WANTED = ("good", "good.jpg", "deep.jpg", "train/deep", "twin", "b/twin.jpg", "fake", "huge.jpg", "absent")
+# By path less extension, by path, by name (listed), two of a name, a text, too big, none; the
+# two ids that would leave the root find only what the listing has of their name (nothing).
+WANTED = (
+    "good",
+    "good.jpg",
+    "deep.jpg",
+    "train/deep",
+    "twin",
+    "b/twin.jpg",
+    "fake",
+    "huge.jpg",
+    "absent",
+    "../outside.jpg",
+    "/etc/outside",
+)
 
 
 def _notes(pictures: Pictures) -> dict[str, str | None]:
@@ -53,6 +67,7 @@ def _check(pictures: Pictures) -> None:
     assert notes["fake"] is not None and notes["fake"].startswith("not an image")
     assert "bytes read at most" in str(notes["huge.jpg"])
     assert notes["absent"] == "not found: no image of that name in the folder"
+    assert notes["../outside.jpg"] == notes["/etc/outside"] == notes["absent"]
     small = pictures.by_asset["good"].thumbnail
     assert small is not None and (small.width, small.height) == (320, 240)
     assert Image.open(io.BytesIO(small.jpeg)).size == (300, 225)
@@ -60,6 +75,7 @@ def _check(pictures: Pictures) -> None:
 
 
 def test_a_local_folder_gives_each_image_by_path_or_name_and_a_note_for_the_rest(tmp_path: Path) -> None:
+    write_picture(tmp_path / "outside.jpg", PHOTO)  # beside the root: never drawn
     root = given_root(str(_folder(tmp_path / "images")), "IMAGES")
     pictures = draw_pictures(root, WANTED)
     _check(pictures)
@@ -107,7 +123,7 @@ def test_a_yolo_folder_finds_its_images_beside_its_labels(tmp_path: Path, datase
     (tmp_path / dataset).mkdir(parents=True)
     (tmp_path / dataset / "a.txt").write_text("0 0.5 0.5 0.2 0.2\n", encoding="utf-8")
     write_picture(tmp_path / images / "a.jpg", PHOTO)
-    root = found_root(str(tmp_path / dataset), "yolo")
+    root = found_root(str(tmp_path / dataset), "yolo", ["a"])
     assert root is not None and root.source.name == str(tmp_path / images)
     assert root.found_by == "beside the yolo labels"
 
@@ -116,10 +132,14 @@ def test_a_voc_folder_finds_jpegimages_and_formats_without_a_convention_find_not
     write_picture(tmp_path / "VOC2007" / "JPEGImages" / "a.jpg", PHOTO)
     (tmp_path / "VOC2007" / "Annotations").mkdir()
     for dataset in ("VOC2007", "VOC2007/Annotations"):
-        root = found_root(str(tmp_path / dataset), "voc")
+        root = found_root(str(tmp_path / dataset), "voc", ["a"])
         assert root is not None and root.source.name == str(tmp_path / "VOC2007" / "JPEGImages")
-    assert found_root(str(tmp_path / "VOC2007"), "coco") is None
-    assert found_root(str(tmp_path / "nothing-here" / "labels"), "yolo") is None
+    assert found_root(str(tmp_path / "VOC2007"), "coco", ["a"]) is None
+    assert found_root(str(tmp_path / "nothing-here" / "labels"), "yolo", ["a"]) is None
+    # A labels folder without images beside or in it has none: the page stays as it was.
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.txt").write_text("0 0.5 0.5 0.2 0.2\n", encoding="utf-8")
+    assert found_root(str(tmp_path / "plain"), "yolo", ["a"]) is None
 
 
 def test_a_yolo_folder_on_s3_finds_its_images(tmp_path: Path, s3_bucket: str, s3_client: Any) -> None:
@@ -127,7 +147,7 @@ def test_a_yolo_folder_on_s3_finds_its_images(tmp_path: Path, s3_bucket: str, s3
     (tmp_path / "ds" / "labels" / "train").mkdir(parents=True)
     (tmp_path / "ds" / "labels" / "train" / "a.txt").write_text("0 0.5 0.5 0.2 0.2\n", encoding="utf-8")
     _upload(s3_client, s3_bucket, tmp_path / "ds", "ds")
-    root = found_root(f"s3://{s3_bucket}/ds/labels/train", "yolo")
+    root = found_root(f"s3://{s3_bucket}/ds/labels/train", "yolo", ["a"])
     assert root is not None and root.source.name == f"s3://{s3_bucket}/ds/images/train"
     assert draw_pictures(root, ["a"]).by_asset["a"].thumbnail is not None
 
