@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+import orjson
 import pytest
 from helpers.paths import ROOT
 
@@ -59,3 +60,18 @@ def test_every_registered_format_is_documented() -> None:
         cells = _first_cells((ROOT / page).read_text("utf-8"))
         missing = [name for name in format_names() if f"`{name}`" not in cells]
         assert not missing, f"{page}: formats without a row in its formats table: {missing}"
+
+
+def test_every_warning_code_is_documented() -> None:
+    """The warnings a run can raise (the findings schema's enum) each have a row on the Warnings page."""
+    schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
+    codes = schema["$defs"]["DataWarning"]["properties"]["code"]["enum"]
+    cells = _first_cells((ROOT / "docs" / "warnings.md").read_text("utf-8"))
+    assert [code for code in codes if f"`{code}`" not in cells] == []
+
+
+def test_every_findings_field_is_documented() -> None:
+    """Each top-level field of findings.json is named on the Report page, so a new section is explained."""
+    schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
+    page = (ROOT / "docs" / "report.md").read_text("utf-8")
+    assert [field for field in schema["properties"] if f"`{field}`" not in page] == []
