@@ -123,6 +123,7 @@ def run(
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
                 targets = sketch_targets(evaluated.state, costs)
                 drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
+            settle()
             with _phase("draw images", log):
                 sketched = [sketch.asset_id for sketch in drawn]
                 root = given or found_root(evaluated.gt.source, evaluated.gt.format, sketched)
