@@ -77,7 +77,9 @@ def photograph_part(page_file: Path, selector: str, path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
+        )
         try:
             page = browser.new_page(viewport={"width": VIEWPORTS[1][0], "height": VIEWPORTS[1][1]})
             page.goto(page_file.resolve().as_uri(), wait_until="load")
@@ -90,7 +92,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", type=Path, help="photograph this page instead of the README's report")
     parser.add_argument("--out", type=Path, default=Path("."), help="folder for --page's screenshots")
-    parser.add_argument("--sketches", type=Path, help="photograph --page's sketches at 1400x900 into this PNG")
+    parser.add_argument("--sketches", type=Path, help="photograph --page's sketches (1400x900) into this PNG")
     args = parser.parse_args()
     if args.page is not None and args.sketches is not None:
         photograph_part(args.page, "[data-section-figure=sketches]", args.sketches)
