@@ -107,8 +107,8 @@ def run(
     outputs line): it runs inside the report's staging, so a run stopped before the id is out
     (SIGTERM, SIGINT, a closed pipe) withdraws the report, and "no report was published" is true.
 
-    `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
-    they are not node inputs); `execution` chooses where the shards run; `slices` names sets of
+    `costs` are the labeler's seconds per action for the time estimate (else the inputs'
+    TIME_COSTS file, else the defaults); `execution` chooses where the shards run; `slices` names sets of
     asset ids to score on their own (native asset tags are slices too).
     """
     with _older_objects_left_alone() as settle:
@@ -118,7 +118,7 @@ def run(
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
         with staged_report(store) as staging:
             settle()
-            costs = costs or TimeCosts()
+            costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
                 targets = sketch_targets(evaluated.state, costs)
@@ -130,9 +130,15 @@ def run(
                 pictures = None if root is None else draw_pictures(root, sketched)
             settle()
             with _phase("build report", log):
-                state = evaluated.state
                 facts = RunFacts(
-                    inputs, evaluated.gt, evaluated.pred, state, costs, slices or {}, drawn, pictures
+                    inputs,
+                    evaluated.gt,
+                    evaluated.pred,
+                    evaluated.state,
+                    costs,
+                    slices or {},
+                    sketches=drawn,
+                    pictures=pictures,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)

@@ -12,6 +12,7 @@ from handler.inputs.node_inputs import (
     option_labels,
     parse_inputs,
     read_environment,
+    read_time_costs,
     select_number,
     select_options,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "option_labels",
     "parse_inputs",
     "read_environment",
+    "read_time_costs",
     "select_number",
     "select_options",
 ]
