@@ -254,7 +254,7 @@ def read_time_costs(path: str, key: str) -> TimeCosts:
     try:
         return TimeCosts.from_file(path)
     except OSError as error:
-        raise InputError(f"{quoted(path)}: cannot read the costs file ({error.strerror})", key) from None
+        raise InputError(f"{path}: cannot read the costs file ({error.strerror})", key) from None
     except ValueError as error:
         raise InputError(str(error), key) from None
 
