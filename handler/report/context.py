@@ -10,6 +10,7 @@ from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.drawn_boxes import ImageSketch
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
+from handler.images.pictures import Pictures
 from handler.inputs import NodeInputs
 from handler.report.slices import SliceFile
 
@@ -33,6 +34,7 @@ class RunFacts:
     costs: TimeCosts = field(default_factory=TimeCosts)
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     sketches: tuple[ImageSketch, ...] = ()  # the boxes of the listed images (`sections.sketches`)
+    pictures: Pictures | None = None  # their images, when the run has some (`--images`, found)
 
     @cached_property
     def reason(self) -> str | None:

@@ -25,7 +25,7 @@ from handler.report.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.sections.near_misses import NearMissesSection
 from handler.report.sections.per_class import PerClassSection
 from handler.report.sections.routing import RoutingSection
-from handler.report.sections.sketches import SketchesSection
+from handler.report.sections.sketches import PicturesSection, SketchesSection
 from handler.report.sections.slices import SlicesSection
 from handler.report.sections.sweep import ConfidenceSweepSection
 from handler.report.sections.time_saved import TimeSaved as TimeSaved
@@ -150,6 +150,7 @@ class Findings(Section):
     routing: RoutingSection
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection
+    pictures: PicturesSection
     execution: Execution
 
     def document(self) -> dict[str, object]:
