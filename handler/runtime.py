@@ -74,12 +74,12 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
         "reading", "what a side's files do not say (also keys of an inputs file)"
     )
     for key, what in READ_KEYS.items():
-        names = key.endswith("NAMES")
+        layout, file = key.endswith("LAYOUT"), key.endswith(("NAMES", "CLASS_MAP"))
         group.add_argument(
             option_flag(key),
             dest=key.lower(),
-            metavar="FILE" if names else "COLUMNS",
-            type=str if names else _layout_text,
+            metavar="COLUMNS" if layout else "FILE" if file else key.split("_")[1],
+            type=_layout_text if layout else str,
             help=f"{what} ({key})",
         )
 

@@ -28,7 +28,14 @@ READ_KEYS: Final = {
     "GT_LAYOUT": 'column order of the GT\'s text label lines, e.g. "class x y w h" (frame detected, or add '
     "normalized / pixels)",
     "PRED_LAYOUT": 'column order of the predictions\' text label lines, e.g. "class score cx cy w h"',
+    # Other readings of the predictions' rows (issue 24): what a "did you mean" warning proposes.
+    "PRED_BOX": 'the four numbers of a prediction box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
+    "PRED_FRAME": 'the predictions\' coordinate frame: "normalized", "letterbox 640", "resized 640" or '
+    '"scale 0.5"',
+    "PRED_CLASS_MAP": "a JSON object of prediction class as written → GT class (a report's class_map.json)",
 }
+# The keys applied as another reading of the parsed rows, after the reader (not by it).
+READING_KEYS: Final = ("PRED_BOX", "PRED_FRAME", "PRED_CLASS_MAP")
 
 
 def option_flag(key: str) -> str:
@@ -38,7 +45,8 @@ def option_flag(key: str) -> str:
 
 def option_label(key: str) -> str:
     """How messages name a read option: both spellings, since either may have been used."""
-    return f"{option_flag(key)} FILE ({key})" if key.endswith("NAMES") else f"{option_flag(key)} ({key})"
+    takes_file = key.endswith(("NAMES", "CLASS_MAP"))
+    return f"{option_flag(key)} FILE ({key})" if takes_file else f"{option_flag(key)} ({key})"
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,10 @@ class SuspectTally:
         listed = tuple(box for box in self.listed if box.kind != KINDS[WRONG_CLASS])
         return SuspectTally(counts, listed, self.limit)
 
+    def none(self) -> SuspectTally:
+        """No suspect at all: another reading of the predictions explains their misses."""
+        return SuspectTally(np.zeros_like(self.counts), (), self.limit)
+
     def corrected(self, counts: IntArray) -> IntArray:
         """Outcome counts if every suspect's GT were fixed: each suspect becomes a correct box."""
         fixed = counts.copy()

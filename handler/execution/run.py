@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from handler.datasets import load_dataset, pair_datasets, shard_format, shards_readable
@@ -22,6 +22,7 @@ from handler.execution.executors import (
     choose_executor,
     workers_from,
 )
+from handler.execution.readings import ReadSides, given_readings, numeric_ids, read_again
 from handler.execution.shards import (
     SHARD_SUFFIX,
     Analyses,
@@ -107,7 +108,8 @@ def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Sou
     forced = (inputs.gt_format, inputs.pred_format)
     # Read options are refused by the native reader, on the driver, with the option named.
     options = (inputs.gt_names, inputs.pred_names, inputs.gt_layout, inputs.pred_layout)
-    readable = all(map(shards_readable, forced)) and all(option is None for option in options)
+    given = all(option is None for option in options) and not inputs.readings_given
+    readable = all(map(shards_readable, forced)) and given
     if not readable or not (gt.is_dir() and pred.is_dir()):
         return None
     gt_shards, pred_shards = Folder.of(gt).shards(SHARD_SUFFIX), Folder.of(pred).shards(SHARD_SUFFIX)
@@ -152,6 +154,7 @@ class ShardPlan:
     gt: DatasetNames
     pred: DatasetNames
     read: ReadFigures
+    sides: ReadSides | None = None  # None when the workers read shard files
 
 
 def read_and_plan(
@@ -181,16 +184,20 @@ def read_and_plan(
     with allowed_workers(options.workers):  # a big file is decoded on that many processes
         gt = load_dataset(gt_source, inputs.gt_format, None, read_options(inputs, "gt"))
         pred = load_dataset(pred_source, inputs.pred_format, gt, read_options(inputs, "pred"))
-    paired = pair_datasets(gt.dataset, pred.dataset)
+    pred_dataset = read_again(pred.dataset, given_readings(inputs))
+    gt_dataset = replace(gt.dataset, parsed=None)
+    sides = ReadSides(gt_dataset, pred_dataset, numeric_ids(gt.ids, gt_dataset.class_names))
+    paired = pair_datasets(gt_dataset, pred_dataset)
     boxes = len(paired.gt) + len(paired.pred)
     executor = _executor(options, boxes)
     ranges = paired_shards(paired, inputs.thresholds, _shard_count(executor.workers, boxes), registered)
     return ShardPlan(
         list(ranges),
         executor,
-        DatasetNames(gt.dataset.source, gt.dataset.format),
-        DatasetNames(pred.dataset.source, pred.dataset.format),
-        read_figures(paired, gt.dataset, pred.dataset, 0, LISTED_SKIPS),
+        DatasetNames(gt_dataset.source, gt_dataset.format),
+        DatasetNames(pred_dataset.source, pred_dataset.format),
+        read_figures(paired, gt_dataset, pred_dataset, 0, LISTED_SKIPS),
+        sides,
     )
 
 

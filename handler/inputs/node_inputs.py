@@ -7,15 +7,16 @@ its keys, options or defaults lives in the code.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 from handler.datasets import format_names
 from handler.datasets.layouts import Layout
-from handler.datasets.read_options import READ_KEYS, checked_layout
+from handler.datasets.read_options import READ_KEYS, checked_layout, option_label
 from handler.engine import Thresholds
+from handler.engine.readings import Reading, boxes, frames
 from handler.errors import InputError, quoted
 from handler.resources import node_config
 
@@ -42,6 +43,13 @@ class NodeInputs:
     pred_names: str | None = None
     gt_layout: Layout | None = None  # the column layout of text label lines (GT_LAYOUT)
     pred_layout: Layout | None = None
+    pred_box: str | None = None  # another reading of the predictions' rows (PRED_BOX, issue 24)
+    pred_frame: str | None = None  # PRED_FRAME
+    pred_class_map: str | None = None  # a class map file reference (PRED_CLASS_MAP)
+
+    @property
+    def readings_given(self) -> bool:
+        return any(value is not None for value in (self.pred_box, self.pred_frame, self.pred_class_map))
 
 
 def input_spec(key: str) -> Mapping[str, Any]:
@@ -247,7 +255,20 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         pred_names=values.get("PRED_NAMES"),
         gt_layout=_layout(values, "GT_LAYOUT"),
         pred_layout=_layout(values, "PRED_LAYOUT"),
+        pred_box=_reading(values, "PRED_BOX", boxes.reading),
+        pred_frame=_reading(values, "PRED_FRAME", frames.reading),
+        pred_class_map=values.get("PRED_CLASS_MAP"),
     )
+
+
+def _reading(values: Mapping[str, str], key: str, check: Callable[[str], Reading]) -> str | None:
+    """The value of a reading's option, checked here so that a bad one fails before any reading."""
+    if key not in values:
+        return None
+    try:
+        return check(values[key]).value
+    except ValueError as error:
+        raise InputError(f"{option_label(key)}: {error}") from None
 
 
 def _layout(values: Mapping[str, str], key: str) -> Layout | None:

@@ -7,6 +7,7 @@ from functools import cached_property
 
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
+from handler.engine.readings.verdict import Rescored
 from handler.engine.sketch import ImageSketch
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
@@ -33,6 +34,7 @@ class RunFacts:
     costs: TimeCosts = field(default_factory=TimeCosts)
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     sketches: tuple[ImageSketch, ...] = ()  # the boxes of the listed images (`sections.sketches`)
+    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
 
     @cached_property
     def reason(self) -> str | None:

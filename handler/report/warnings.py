@@ -18,10 +18,12 @@ from handler.datasets.read_options import option_flag, option_label
 from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
+from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
 from handler.inputs import NodeInputs
 from handler.report.html import counted
 from handler.report.model import DataWarning
+from handler.report.sections.reading import OtherReading
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
@@ -382,6 +384,39 @@ def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWa
     return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
 
 
+def _applies(found: OtherReading) -> str:
+    if found.family == "classes":
+        return (
+            f"review the report's {CLASS_MAP_FILE} (`prelabel-eval show REPORT_ID --class-map > "
+            f"{CLASS_MAP_FILE}`) and pass it back with {found.flag} {CLASS_MAP_FILE} ({found.option} in an "
+            "inputs file, pred_class_map= in load_records)"
+        )
+    return (
+        f'apply it with {found.flag} "{found.value}" ({found.option} in an inputs file, '
+        f"{found.option.lower()}= in load_records)"
+    )
+
+
+def reading_warning(found: OtherReading) -> DataWarning:
+    message = (
+        f"Did you mean {found.says}? Read that way the predictions score {found.score:.2f} "
+        f"({found.grade}) instead of {found.score_as_read:.2f} ({found.grade_as_read}), re-scored on all "
+        f"{found.images} shared images (gain {found.score - found.score_as_read:+.2f}, "
+        f"{found.level:.0%} interval {found.gain_low:+.2f} to {found.gain_high:+.2f}): {_applies(found)}. "
+        "Suspected ground-truth errors are not listed while this reading explains the misses."
+    )
+    return DataWarning.of(
+        "other_reading",
+        "warning",
+        message,
+        reading=found.family,
+        option=found.option,
+        value=found.value,
+        score=round(found.score, 4),
+        grade=found.grade,
+    )
+
+
 # Most serious first: the order of the banners and of the stderr lines.
 CHECKS: Final[tuple[Check, ...]] = (
     predictions_elsewhere,
@@ -399,6 +434,20 @@ CHECKS: Final[tuple[Check, ...]] = (
 )
 
 
-def data_warnings(state: EvaluationState, inputs: NodeInputs, formats: Formats) -> tuple[DataWarning, ...]:
-    found = (check(state, inputs, formats) for check in CHECKS)
-    return tuple(warning for warning in found if warning is not None)
+# What a proposed reading says better: a class reading the class mix-up and disjoint names, a box
+# reading the layout that fits (the reading is re-scored, the symptom was not).
+SAID_BY_READING: Final = {
+    "classes": ("class_mapping", "class_names_disjoint"),
+    "box": ("layout_mismatch",),
+    "frame": (),
+}
+
+
+def data_warnings(
+    state: EvaluationState, inputs: NodeInputs, formats: Formats, reading: OtherReading | None = None
+) -> tuple[DataWarning, ...]:
+    found = [warning for check in CHECKS if (warning := check(state, inputs, formats)) is not None]
+    if reading is None:
+        return tuple(found)
+    said = SAID_BY_READING[reading.family]
+    return (reading_warning(reading), *(warning for warning in found if warning.code not in said))
