@@ -7,19 +7,18 @@ from dataclasses import dataclass, replace
 
 from handler.boxes import Dataset
 from handler.datasets.ids import DatasetIds
-from handler.datasets.read_options import option_label
+from handler.datasets.read_options import ReadOptions, option_label
+from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
 from handler.engine.readings import FAMILIES, Evidence, Reading, boxes, classes, frames
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.errors import InputError, StorageError, quoted
 from handler.execution.rescore import best_reading, read_with
-from handler.inputs import NodeInputs
 from handler.storage import open_source
 
 
-def _class_map(reference: str) -> Reading:
-    key = "PRED_CLASS_MAP"
+def _class_map(key: str, reference: str) -> Reading:
     try:
         content = open_source(reference).read_bytes()
     except (StorageError, OSError) as error:
@@ -30,11 +29,19 @@ def _class_map(reference: str) -> Reading:
         raise InputError(f"{option_label(key)}: {error}") from None
 
 
-def given_readings(inputs: NodeInputs) -> list[Reading]:
-    """The readings the options name, in the order they apply: box, frame, classes."""
-    found = [boxes.reading(inputs.pred_box)] if inputs.pred_box else []
-    found += [frames.reading(inputs.pred_frame)] if inputs.pred_frame else []
-    return found + ([_class_map(inputs.pred_class_map)] if inputs.pred_class_map else [])
+def _frame(key: str, text: str) -> Reading:
+    try:
+        return frames.reading(text)
+    except ValueError as error:
+        raise InputError(f"{option_label(key)}: {error}") from None
+
+
+def given_readings(options: ReadOptions) -> list[Reading]:
+    """The readings a side's options name, in the order they apply: box, frame, classes."""
+    side = options.side.upper()
+    found = [boxes.reading(options.box)] if options.box else []
+    found += [_frame(f"{side}_FRAME", options.frame)] if options.frame else []
+    return found + ([_class_map(f"{side}_CLASS_MAP", options.class_map)] if options.class_map else [])
 
 
 def read_again(dataset: Dataset, readings: list[Reading]) -> Dataset:
@@ -72,3 +79,11 @@ class ReadSides:
             return None
         evidence = Evidence(parsed, self.gt, self.gt_ids, state)
         return best_reading(evidence, self.pred, thresholds, FAMILIES)
+
+
+def read_sides(gt: OpenSide, pred: OpenSide) -> ReadSides:
+    """Both sides read (the predictions against the GT), each with the readings its options give."""
+    gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
+    gt_dataset = replace(read_again(gt_read.dataset, given_readings(gt.options)), parsed=None)
+    pred_dataset = read_again(pred_read.dataset, given_readings(pred.options))
+    return ReadSides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names))
