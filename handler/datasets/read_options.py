@@ -205,8 +205,8 @@ READ_OPTIONS: Final = (
         "box",
         "BOX",
         {
-            side: f'the four numbers of a {what} box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"'
-            for side, what in (("gt", "GT"), ("pred", "prediction"))
+            "gt": 'the four numbers of a GT box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
+            "pred": 'the four numbers of a prediction box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
         },
         "any format",
         _box_kind,
@@ -216,8 +216,9 @@ READ_OPTIONS: Final = (
         "frame",
         "FRAME",
         {
-            side: f'the {what} coordinate frame: "normalized", "letterbox 640", "resized 640" or "scale 0.5"'
-            for side, what in (("gt", "GT's"), ("pred", "predictions'"))
+            "gt": 'the GT\'s coordinate frame: "normalized", "letterbox 640", "resized 640" or "scale 0.5"',
+            "pred": 'the predictions\' coordinate frame: "normalized", "letterbox 640", "resized 640" or '
+            '"scale 0.5"',
         },
         "any format",
         _frame_text,
@@ -227,8 +228,8 @@ READ_OPTIONS: Final = (
         "class_map",
         "FILE",
         {
-            side: f"a JSON object of {what} class as written → GT class (a report's class_map.json)"
-            for side, what in (("gt", "GT"), ("pred", "prediction"))
+            "gt": "a JSON object of GT class as written → GT class",
+            "pred": "a JSON object of prediction class as written → GT class (a report's class_map.json)",
         },
         "any format",
         _file_reference,

@@ -78,6 +78,10 @@ def counts_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: 
 SCREEN_IMAGES: Final = 500
 
 
+def _score(counts: IntArray) -> float:
+    return OutcomeCounts(counts.sum(axis=0)).score
+
+
 def _screen(n: int) -> IntArray:
     if n <= SCREEN_IMAGES:
         return np.arange(n, dtype=np.int64)
@@ -117,14 +121,18 @@ def best_reading(
     if len(screen.pred_images) != len(screen.shared):
         return None
     scored = [(reading, _scored(reading, evidence, screen, as_read, thresholds)) for reading in found]
-    passed = [(reading, result) for reading, result in scored if result is not None and result[0].clear]
+    passed = [
+        (reading, result)
+        for reading, result in scored
+        if result is not None and result[0].clear(_score(as_read[screen.shared]))
+    ]
     if not passed:
         return None
     reading, (gain, under) = max(passed, key=lambda item: OutcomeCounts(item[1][1].sum(axis=0)).score)
     if len(screen.shared) < len(as_read):
         every = _images(evidence, pred, np.arange(len(as_read), dtype=np.int64))
         result = _scored(reading, evidence, every, as_read, thresholds)
-        if result is None or not result[0].clear:
+        if result is None or not result[0].clear(_score(as_read)):
             return None
         gain, under = result
     totals = OutcomeCounts(as_read.sum(axis=0)), OutcomeCounts(under.sum(axis=0))

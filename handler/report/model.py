@@ -82,7 +82,6 @@ class Skipped(Section):
 WarningCode = Literal[
     "other_reading",
     "predictions_elsewhere",
-    "class_mapping",
     "layout_mismatch",
     "class_names_disjoint",
     "boxes_skipped",

@@ -15,7 +15,6 @@ from handler.boxes import LayoutNote
 from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
 from handler.datasets.read_options import option_flag, option_label
-from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
@@ -32,8 +31,6 @@ CLASS_OVERLAP_MIN: Final = 0.2
 SKIPPED_SHARE_MIN: Final = 0.05
 # Below this share of the predictions on an image of the GT, the results look made for other images.
 PLACED_SHARE_MIN: Final = 0.25
-# Mapped class pairs shown in the class-mapping warning (all are in the figures' count).
-MAPPING_SHOWN: Final = 6
 # "Most" GT boxes carrying a confidence: GT drawn by people carries none.
 GT_CONFIDENT_SHARE_MIN: Final = 0.5
 # From this share of one side's assets missing on the other, the run is visibly partial.
@@ -86,42 +83,6 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     return (
         f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
         f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
-    )
-
-
-def _mapping_text(mapping: ClassMapping) -> str:
-    shown = ", ".join(f"`{pred}` → `{gt}` ({count})" for pred, gt, count in mapping.pairs[:MAPPING_SHOWN])
-    more = f" and {len(mapping.pairs) - MAPPING_SHOWN} more" if len(mapping.pairs) > MAPPING_SHOWN else ""
-    if mapping.shift is not None:
-        return f"{shown}{more}: the ids are shifted by {mapping.shift:+d} (0-based against 1-based ids?)"
-    return f"{shown}{more}"
-
-
-def class_mix_up(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
-    mapping = class_mapping(state)
-    if mapping is None:
-        return None
-    why = (
-        _ids_side(state, formats)
-        if _names_shared(state) is not None
-        else "the class ids of one side index another names list than the other's"
-    )
-    message = (
-        f"{mapping.confused} of {mapping.matched} matched boxes are class-confused, and "
-        f"{mapping.mapped} follow one class-to-class mapping (predicted → ground truth): "
-        f"{_mapping_text(mapping)}. So {why}. "
-        f"Give a side the names its ids index with {option_label('PRED_NAMES')} or "
-        f"{option_label('GT_NAMES')} (a .names/classes.txt list, a data.yaml, or a COCO file's "
-        "categories); these pairs are not listed as suspected ground-truth errors."
-    )
-    return DataWarning.of(
-        "class_mapping",
-        "warning",
-        message,
-        matched=mapping.matched,
-        class_confused=mapping.confused,
-        following_mapping=mapping.mapped,
-        mapped_classes=len(mapping.pairs),
     )
 
 
@@ -182,8 +143,7 @@ def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataW
 
 def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
     counts = _names_shared(state)
-    # With a mapping found, the class-mapping warning says it all, and shows the mapping.
-    if counts is None or class_mapping(state) is not None:
+    if counts is None:
         return None
     shared, kept = counts
     message = (
@@ -421,7 +381,6 @@ def reading_warning(found: OtherReading) -> DataWarning:
 CHECKS: Final[tuple[Check, ...]] = (
     predictions_elsewhere,
     layout_mismatch,
-    class_mix_up,
     class_names_disjoint,
     ground_truth_has_confidences,
     boxes_skipped,
@@ -434,10 +393,10 @@ CHECKS: Final[tuple[Check, ...]] = (
 )
 
 
-# What a proposed reading says better: a class reading the class mix-up and disjoint names, a box
-# reading the layout that fits (the reading is re-scored, the symptom was not).
+# What a proposed reading says better: a class reading the disjoint names, a box reading the
+# layout that fits (the reading is re-scored, the symptom was not).
 SAID_BY_READING: Final = {
-    "classes": ("class_mapping", "class_names_disjoint"),
+    "classes": ("class_names_disjoint",),
     "box": ("layout_mismatch",),
     "frame": (),
 }

@@ -31,8 +31,8 @@ MODES: Final = ("letterbox", "resized")
 NORMALIZED: Final = "normalized"
 SCALE: Final = "scale"
 # The rows fit a frame of side S when their far corners reach between these shares of S.
-FIT_RANGE: Final = (0.5, 1.05)
-EXTENT_QUANTILE: Final = 0.99
+FIT_RANGE: Final = (0.5, 1.1)
+EXTENT_QUANTILE: Final = 0.95
 # Coordinates that all stay below this are normalised ones (rounding may overshoot 1 a little).
 NORMALIZED_EXTENT: Final = 1.05
 # A frame whose undoing moves the boxes less than this (as a share of the image) is the image's.

@@ -1,9 +1,10 @@
 """When another reading scores clearly better (issue 24): the gain and its paired bootstrap.
 
-"Clearly better" is a gain in assistance score of at least MIN_GAIN whose paired bootstrap over
-images (the report's resampling: the same draws for both readings, so the images' shared
-difficulty leaves the interval) stays at or above MIN_LOW_END at the 99 % level: a margin that
-chance on the images cannot give, and an effect a labeling lead would act on.
+"Clearly better" is a gain in assistance score of at least MIN_GAIN and at least MIN_RATIO of the
+score as read (an effect a labeling lead would act on, also for a weak model's low score),
+whose paired bootstrap over images (the report's resampling: the same draws for both readings,
+so the images' shared difficulty leaves the interval) stays at or above MIN_LOW_END at the
+99 % level: a margin above 0 that chance on the images cannot give.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from handler.engine.bootstrap import RESAMPLES, SEED, percentile_interval, resam
 from handler.engine.counts import OutcomeCounts
 from handler.engine.readings.reading import Reading
 
-MIN_GAIN: Final = 0.05
-MIN_LOW_END: Final = 0.025
+MIN_GAIN: Final = 0.02
+MIN_RATIO: Final = 0.2
+MIN_LOW_END: Final = 0.01
 LEVEL: Final = Fraction(99, 100)
 SCREEN_IMAGES: Final = 500
 
@@ -33,9 +35,9 @@ class Gain:
     low: float
     high: float
 
-    @property
-    def clear(self) -> bool:
-        return self.value >= MIN_GAIN and self.low >= MIN_LOW_END
+    def clear(self, as_read: float) -> bool:
+        """Clearly better than `as_read`, the score of the rows as read."""
+        return self.value >= max(MIN_GAIN, MIN_RATIO * as_read) and self.low >= MIN_LOW_END
 
 
 @dataclass(frozen=True)

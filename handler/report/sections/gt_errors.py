@@ -7,7 +7,6 @@ from typing import Annotated, Final, Literal, cast
 from pydantic import Field
 
 from handler.engine.analyses.gt_errors import GT_ERRORS
-from handler.engine.class_mapping import class_mapping
 from handler.engine.counts import OutcomeCounts
 from handler.engine.gt_errors import (
     MISSING_GT,
@@ -65,12 +64,9 @@ WITHHELD: Final = (
 
 
 def suspects(state: EvaluationState, withheld: bool = False) -> SuspectTally:
-    """The suspects the report lists: none while another reading explains the misses (`withheld`),
-    and no wrong-class ones when a class mapping explains them."""
+    """The suspects the report lists: none while another reading explains the misses (`withheld`)."""
     found = state.of(GT_ERRORS)
-    if withheld:
-        return found.none()
-    return found if class_mapping(state) is None else found.without_wrong_class()
+    return found.none() if withheld else found
 
 
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
