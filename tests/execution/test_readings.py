@@ -3,6 +3,8 @@ honest weak models and clean pairs get none."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 from typing import Final
@@ -11,7 +13,11 @@ import numpy as np
 import orjson
 import pytest
 from helpers import mixups
+from helpers.node_run import run_node
 from helpers.paths import THIRD_PARTY
+
+from handler.__main__ import main
+from handler.comparison import compare
 
 COCO: Final = THIRD_PARTY / "coco_val2014_100"
 COCO_GT: Final = COCO / "instances_val2014_100.json"
@@ -117,3 +123,25 @@ def test_an_honest_weak_model_gets_no_reading(tmp_path: Path, gt: Path, seed: in
     pred = tmp_path / "weak.json"
     pred.write_bytes(orjson.dumps(mixups.weak_model(orjson.loads(gt.read_bytes()), 100 + seed, **rates)))
     assert mixups.weigh(gt, pred, tmp_path / "store", threshold="0").found is None
+
+
+def test_the_node_warns_on_stderr_and_its_inputs_file_applies_the_reading(tmp_path: Path) -> None:
+    wrong = mixups.write_mistake(COCO_GT, COCO_RESULTS, [mixups.corners], tmp_path / "wrong.json")
+    given = {"GT_DATASET": str(COCO_GT), "PRED_DATASET": str(wrong)}
+    warned = run_node(tmp_path / "store", **given)
+    assert warned.code == 0 and warned.outputs["EFFICIENCY_LEVEL"] == "Minimal assist"
+    assert any(
+        m.startswith("warning: Did you mean boxes written as [x1, y1, x2, y2]?") for m in warned.messages
+    )
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({**given, "PRED_BOX": "x1 y1 x2 y2"}))
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+        assert main(["--store", str(tmp_path / "store"), "--inputs", str(inputs)], environ={}) == 0
+    assert json.loads(out.getvalue().splitlines()[-1])["EFFICIENCY_LEVEL"] == "Partial assist"
+
+
+def test_compare_applies_the_reading_to_both_prediction_sets(tmp_path: Path) -> None:
+    wrong = mixups.write_mistake(COCO_GT, COCO_RESULTS, [mixups.normalised], tmp_path / "wrong.json")
+    both = compare(str(COCO_GT), str(wrong), str(wrong), inputs={"PRED_FRAME": "normalized"})
+    clean = mixups.weigh(COCO_GT, COCO_RESULTS, tmp_path / "store")
+    assert both.context.a.assistance_score == pytest.approx(clean.score, abs=1e-9)
