@@ -10,6 +10,7 @@ from handler.inputs.node_inputs import (
     option_labels,
     parse_inputs,
     read_environment,
+    read_time_costs,
     select_number,
     select_options,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "option_labels",
     "parse_inputs",
     "read_environment",
+    "read_time_costs",
     "select_number",
     "select_options",
 ]
