@@ -20,8 +20,8 @@ from handler.boxes import BoxTable, Dataset, IntArray, Parsed
 from handler.datasets.builder import rebuild
 from handler.datasets.pairing import pair_datasets, shared_images
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.breakdowns import counts_by_image
 from handler.engine.bootstrap import SEED
+from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Thresholds, evaluate
 from handler.engine.readings.reading import Evidence, Family, Reading
