@@ -13,15 +13,12 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-import numpy as np
-import orjson
-
 ROOT: Final = Path(__file__).resolve().parent.parent
 for path in (ROOT, ROOT / "tests"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from helpers.mixups import weak_model, weigh  # type: ignore[import-not-found]  # noqa: E402
+from helpers.mixups import random_weak_model, weigh  # type: ignore[import-not-found]  # noqa: E402
 
 THIRD_PARTY: Final = Path("/work/shared/data/third_party")
 GROUND_TRUTHS: Final = (
@@ -32,16 +29,7 @@ GROUND_TRUTHS: Final = (
 
 def trial(gt: Path, seed: int, work: Path) -> tuple[float, str | None]:
     """One weak model's score and the reading proposed for it (None: no alarm)."""
-    rng = np.random.default_rng(seed)
-    rates = dict(
-        miss=rng.uniform(0, 0.7),
-        confuse=rng.uniform(0, 0.6),
-        extra=rng.uniform(0, 1.5),
-        jitter=rng.uniform(0, 0.3),
-    )
-    document = orjson.loads(gt.read_bytes())
-    pred = work / f"weak_{seed}.json"
-    pred.write_bytes(orjson.dumps(weak_model(document, seed, **rates)))
+    pred = random_weak_model(gt, seed, work / f"weak_{seed}.json")
     weighed = weigh(gt, pred, work / "store", threshold="0")
     found = weighed.found
     return weighed.score, None if found is None else f"{found.reading.key}={found.reading.value}"

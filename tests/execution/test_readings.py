@@ -113,15 +113,7 @@ def test_cartucho_names_in_another_order_propose_the_mapping(tmp_path: Path) -> 
 @pytest.mark.parametrize("seed", range(4))
 def test_an_honest_weak_model_gets_no_reading(tmp_path: Path, gt: Path, seed: int) -> None:
     """The small version of `bench/readings.py` (the false-alarm rate, in docs/readings.md)."""
-    rng = np.random.default_rng(seed)
-    rates = dict(
-        miss=rng.uniform(0, 0.7),
-        confuse=rng.uniform(0, 0.6),
-        extra=rng.uniform(0, 1.5),
-        jitter=rng.uniform(0, 0.3),
-    )
-    pred = tmp_path / "weak.json"
-    pred.write_bytes(orjson.dumps(mixups.weak_model(orjson.loads(gt.read_bytes()), 100 + seed, **rates)))
+    pred = mixups.random_weak_model(gt, 100 + seed, tmp_path / "weak.json")
     assert mixups.weigh(gt, pred, tmp_path / "store", threshold="0").found is None
 
 
