@@ -33,6 +33,8 @@ from handler.datasets.read_options import option_flag
 from handler.engine.timecost import ACTIONS, ASSUMED, CITED, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
+    IMAGES_KEY,
+    IMAGES_TITLE,
     ConfidenceThreshold,
     NodeInputs,
     input_spec,
@@ -211,7 +213,9 @@ def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
     given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
     parsed = given | {key: value for key, value in forced.items() if value} | read_inputs(args)
-    return parse_inputs({"GT_DATASET": gt, "PRED_DATASET": pred}, parsed)
+    images = getattr(args, "images", None)  # `run`'s option, checked with the node's inputs
+    raw = {"GT_DATASET": gt, "PRED_DATASET": pred} | ({IMAGES_KEY: images} if images else {})
+    return parse_inputs(raw, parsed)
 
 
 def _command(
@@ -258,6 +262,11 @@ def _add_run(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     )
     parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
+    parser.add_argument(
+        "--images",
+        metavar="ROOT",
+        help=f"{IMAGES_TITLE} ({IMAGES_KEY}; default: a YOLO folder's images/, a VOC folder's JPEGImages/)",
+    )
     parser.add_argument(
         "--slices",
         metavar="FILE",

@@ -14,7 +14,9 @@ from handler.engine.readings.classes import class_map_json
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.execution.sketches import sketch_images
-from handler.inputs import NodeInputs
+from handler.images.pictures import draw_pictures
+from handler.images.source import found_root, given_root
+from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
 from handler.report import Findings, RunFacts, build_findings, render_html
 from handler.report.asset import report_location
@@ -28,7 +30,7 @@ from handler.storage import Content, Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
-PHASES: Final = ("read datasets", "match and score", "build report", "store report")
+PHASES: Final = ("read datasets", "match and score", "draw images", "build report", "store report")
 
 
 @runtime_checkable
@@ -118,23 +120,37 @@ def run(
     with _older_objects_left_alone() as settle:
         settle()
         with _phase("read datasets", log):
+            given = given_root(inputs.images, IMAGES_KEY) if inputs.images else None
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
         with staged_report(store) as staging:
             settle()
+            costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
                 # The smallest hook until the finishers' registry lands: re-score other readings.
                 reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
+                targets = sketch_targets(evaluated.state, costs, reading is not None)
+                drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
             chunks = evaluated.outcome_chunks
             if reading is not None:  # the GT is not blamed for a mix-up's misses, in outcomes.jsonl too
                 chunks = staging.rewrite_chunks(chunks, without_suspects)
             settle()
+            with _phase("draw images", log):
+                sketched = [sketch.asset_id for sketch in drawn]
+                root = given or found_root(evaluated.gt.source, evaluated.gt.format, sketched)
+                pictures = None if root is None else draw_pictures(root, sketched)
+            settle()
             with _phase("build report", log):
-                costs = costs or inputs.time_costs or TimeCosts()
-                targets = sketch_targets(evaluated.state, costs, reading is not None)
-                drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
                 facts = RunFacts(
-                    inputs, evaluated.gt, evaluated.pred, evaluated.state, costs, slices or {}, drawn, reading
+                    inputs,
+                    evaluated.gt,
+                    evaluated.pred,
+                    evaluated.state,
+                    costs,
+                    slices or {},
+                    sketches=drawn,
+                    pictures=pictures,
+                    reading=reading,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)

@@ -26,7 +26,7 @@ from handler.report.sections.near_misses import NearMissesSection
 from handler.report.sections.per_class import PerClassSection
 from handler.report.sections.reading import OtherReadingSection
 from handler.report.sections.routing import RoutingSection
-from handler.report.sections.sketches import SketchesSection
+from handler.report.sections.sketches import PicturesSection, SketchesSection
 from handler.report.sections.slices import SlicesSection
 from handler.report.sections.sweep import ConfidenceSweepSection
 from handler.report.sections.time_saved import TimeSaved as TimeSaved
@@ -152,6 +152,7 @@ class Findings(Section):
     other_reading: OtherReadingSection = None
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection
+    pictures: PicturesSection
     execution: Execution
 
     def document(self) -> dict[str, object]:

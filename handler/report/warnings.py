@@ -319,6 +319,10 @@ def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Fo
     )
 
 
+def _all_boxes_match(boxes: int) -> str:
+    return "the one box matches" if boxes == 1 else f"all {boxes} boxes match"
+
+
 def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
     """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
     tally = state.tally
@@ -327,8 +331,8 @@ def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Fo
     if tally.mean_iou != 1.0:
         return None
     message = (
-        f"The predictions equal the ground truth: all {int(tally.counts[Outcome.CORRECT])} boxes match with "
-        "IoU 1 and the same class. Was the same dataset given twice?"
+        f"The predictions equal the ground truth: {_all_boxes_match(int(tally.counts[Outcome.CORRECT]))} "
+        "with IoU 1 and the same class. Was the same dataset given twice?"
     )
     return DataWarning.of(
         "predictions_equal_ground_truth", "info", message, boxes=int(tally.counts[Outcome.CORRECT])
