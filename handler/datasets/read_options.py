@@ -154,8 +154,9 @@ def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
 
 def read_names_file(key: str, reference: str) -> ClassNames:
     """The names of the GT_NAMES / PRED_NAMES file at `reference` (a path or a URI)."""
+    source = open_source(reference, option_label(key))  # a path the OS refuses: one line naming the option
     try:
-        content = open_source(reference).read_bytes()
+        content = source.read_bytes()
     except (StorageError, OSError) as error:
         raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
     return parse_names_file(key, reference, content)

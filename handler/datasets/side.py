@@ -70,6 +70,6 @@ class OpenSide:
 
 def open_side(spec: SideSpec, store: Store) -> OpenSide:
     """Resolve the side's reference (`store` holds dataset ids) and read what its options name."""
-    source = resolve_dataset(spec.reference, store)
+    source = resolve_dataset(spec.reference, store, f"{spec.side.upper()}_DATASET")
     told = {option.field: option.opened(spec.side, getattr(spec, option.field)) for option in READ_OPTIONS}
     return OpenSide(spec, source, ReadOptions(spec.side, **told))
