@@ -89,6 +89,7 @@ SHOW_PARTS: Final = {
     "html": "the HTML page",
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
+    "class_map": "class_map.json: the class mapping a warning proposes (review it, then --pred-class-map)",
 }
 LATEST: Final = "latest"
 # Run from the project folder (the shipped examples/); tests/project/test_examples.py runs each line.
@@ -300,7 +301,8 @@ def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
-        which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
+        flag = "--" + part.replace("_", "-")
+        which.add_argument(flag, dest="part", action="store_const", const=part, help=f"print {what}")
     parser.set_defaults(command=_show)
 
 

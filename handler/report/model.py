@@ -24,6 +24,7 @@ from handler.report.sections.actions import ActionsSection, ConfusionsSection
 from handler.report.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.sections.near_misses import NearMissesSection
 from handler.report.sections.per_class import PerClassSection
+from handler.report.sections.reading import OtherReadingSection
 from handler.report.sections.routing import RoutingSection
 from handler.report.sections.sketches import PicturesSection, SketchesSection
 from handler.report.sections.slices import SlicesSection
@@ -79,8 +80,8 @@ class Skipped(Section):
 
 
 WarningCode = Literal[
+    "other_reading",
     "predictions_elsewhere",
-    "class_mapping",
     "layout_mismatch",
     "class_names_disjoint",
     "boxes_skipped",
@@ -148,6 +149,7 @@ class Findings(Section):
     uncertainty: UncertaintySection
     slices: SlicesSection
     routing: RoutingSection
+    other_reading: OtherReadingSection = None
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection
     pictures: PicturesSection

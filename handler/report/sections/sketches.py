@@ -87,13 +87,13 @@ class SketchTargets:
     shards: frozenset[int]
 
 
-def sketch_targets(state: EvaluationState, costs: TimeCosts) -> SketchTargets:
+def sketch_targets(state: EvaluationState, costs: TimeCosts, withheld: bool = False) -> SketchTargets:
     """The images the page lists: most work, suspected GT errors, near misses."""
     images = state.of(PER_IMAGE)
     shard_of = [block.shard for block in images.blocks for _ in block.asset_ids]
     asset_ids = images.asset_ids
     found = {(asset_ids[row], shard_of[row]) for row in most_work_rows(state, costs).tolist()}
-    found |= {(box.asset_id, box.shard) for box in suspects(state).listed}
+    found |= {(box.asset_id, box.shard) for box in suspects(state, withheld).listed}
     found |= {(pair.asset_id, pair.shard) for pair in state.of(NEAR_MISS_PAIRS)}
     return SketchTargets(frozenset(a for a, _ in found), frozenset(s for _, s in found))
 
