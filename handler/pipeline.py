@@ -10,19 +10,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
+from handler.datasets.slices import SliceFile
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
-from handler.execution.sketches import sketch_images
 from handler.inputs import NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report import Findings, RunFacts, build_findings, render_html
-from handler.report.asset import report_location
-from handler.report.model import Execution
-from handler.report.sections.routing import routing_part
-from handler.report.sections.sketches import sketch_targets
-from handler.report.slices import SliceFile
-from handler.report.staging import staged_report
-from handler.storage import Content, Store
+from handler.report.findings import Execution, Findings, RunFacts, build_findings
+from handler.report.finishers import FINISHERS
+from handler.report.finishing import Merged, finish_findings, finish_merged
+from handler.report.publish import report_location, staged_report
+from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
@@ -81,15 +78,6 @@ class RunResult:
     location: str
 
 
-def _report_parts(findings: Findings) -> dict[str, Content]:
-    """The parts besides the outcome lines (the shards wrote those)."""
-    return {
-        "findings": findings.to_json(),
-        "html": render_html(findings).encode("utf-8"),
-        "routing": routing_part(findings.routing),
-    }
-
-
 def run(
     inputs: NodeInputs,
     store: Store,
@@ -119,16 +107,16 @@ def run(
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
             settle()
             with _phase("build report", log):
-                costs = costs or TimeCosts()
-                targets = sketch_targets(evaluated.state, costs)
-                drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
+                merged = Merged(inputs, costs or TimeCosts(), evaluated.gt, evaluated.pred, evaluated.state)
+                finished = finish_merged(FINISHERS, merged, plan)
                 facts = RunFacts(
-                    inputs, evaluated.gt, evaluated.pred, evaluated.state, costs, slices or {}, drawn
+                    inputs, merged.gt, merged.pred, merged.state, merged.costs, slices or {}, finished.data
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)
+                parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
             with _phase("store report", log):
-                staging.publish(_report_parts(findings), evaluated.outcome_chunks)
+                staging.publish(parts, evaluated.outcome_chunks)
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id))
             if announce is not None:

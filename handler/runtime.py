@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 if TYPE_CHECKING:
     from handler.execution import ExecutionOptions
-    from handler.report.model import Findings
+    from handler.report.findings import Findings
     from handler.storage import Store
 
 from handler.datasets.layouts import parse_layout

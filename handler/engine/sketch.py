@@ -111,6 +111,13 @@ class ImageSketch:
     left_out: int  # boxes beyond MAX_SKETCH_BOXES, not drawn
 
 
+@dataclass(frozen=True)
+class Sketched:
+    """The sketches of the images a run lists (the sketches finisher's data, in asset order)."""
+
+    images: tuple[ImageSketch, ...] = ()
+
+
 def _frame(boxes: FloatArray, width: float, height: float, normalized: bool) -> tuple[float, float, float]:
     """(width, height, aspect) of the frame: the image's size, or the boxes' extent when it is unknown."""
     known = bool(np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0)

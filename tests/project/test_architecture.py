@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import re
+import subprocess
+import sys
 import tokenize
 from dataclasses import dataclass
 from functools import cache
@@ -115,7 +118,7 @@ RULES = (
         r"Production-grade|Strong assist|Partial assist|Minimal assist",
         # fields.py spells them once more as the schema's Literal enum; test_schema_drift checks
         # that Literal against GRADES, so the two cannot disagree.
-        ("handler/engine/score.py", "handler/report/fields.py"),
+        ("handler/engine/score.py", "handler/report/findings/fields.py"),
         "handler.engine.score.GRADES / grade_indices(), or OutcomeCounts.grade",
     ),
     Rule(
@@ -222,49 +225,48 @@ def test_each_home_still_spells_its_rule(rule: Rule) -> None:
     )
 
 
-# --- Layers: which part of handler/ may import which (a package or a top-level module) ---
+# --- Layers: which part of handler/ may import which (a package, a package of report/, a module) ---
 
-# The data flows inputs → datasets → engine → execution → report → storage → outputs; imports
-# point at what a part builds on. Each part lists every part it may import; a new part (a new
-# package or top-level module) must be added here, with what it needs.
-# Plain types, the error classes, packaged files, a map over forked local processes.
-FOUNDATION = {"boxes", "errors", "forked", "resources"}
-PACKAGES = FOUNDATION | {"storage", "datasets", "engine", "inputs", "report", "execution", "outputs"}
-LAYERS: dict[str, set[str]] = {
-    "boxes": set(),
-    "errors": set(),
-    "forked": set(),
-    "resources": set(),
-    "storage": {"errors"},
-    "datasets": FOUNDATION | {"storage"},
-    "engine": {"boxes"},  # pure numpy, no I/O
-    "inputs": FOUNDATION | {"datasets", "engine"},  # node.json options name formats and thresholds
-    "report": FOUNDATION | {"datasets", "engine", "inputs", "storage"},
-    # Shards write their outcome lines (report.outcome_lines) as chunks of the report.
-    "execution": FOUNDATION | {"datasets", "engine", "inputs", "report", "storage"},
-    "outputs": set(),
-    # The entry points sit above every package; among themselves they import downward too.
-    "pipeline": PACKAGES,
-    "comparison": PACKAGES,
-    "runtime": PACKAGES,
-    "metric": PACKAGES | {"runtime"},
-    "mmeval": PACKAGES | {"metric"},
-    "progress": PACKAGES | {"pipeline"},
-    "entry": set(),  # what the entry points set before numpy is imported
-    "cli": PACKAGES | {"comparison", "entry", "pipeline", "progress", "runtime"},
-    "__main__": PACKAGES | {"entry", "pipeline", "runtime"},
-    "__init__": PACKAGES | {"comparison", "metric"},  # the public API
-}
+# The real import order, from the ground up: a part imports only parts of the tiers below its own,
+# never one of its own tier or above. The data flows inputs → datasets → engine → execution →
+# report → storage → outputs; the imports point at what a part builds on, which is another order:
+# the datasets are read from a store, a shard's worker needs the engine and a storage sink but
+# nothing of the report, and the report's jobs build on the findings. A new part (a package, a
+# package of report/, a top-level module) goes in the tier above everything it imports.
+TIERS: tuple[tuple[str, ...], ...] = (
+    # Plain types, the error classes, packaged files, a map over forked local processes, the node's
+    # outputs line, and what the entry points set before numpy is imported.
+    ("boxes", "errors", "forked", "resources", "outputs", "entry"),
+    ("storage", "engine"),  # byte objects by URI; the matching and its analyses (pure numpy)
+    ("datasets",),  # every format read from a store into BoxTables, and paired
+    ("inputs",),  # node.json options name formats and thresholds
+    ("execution",),  # shards of whole assets mapped over an executor, merged exactly
+    ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
+    ("report.page", "report.exports"),  # drawn from the findings; files for other tools
+    ("report",),  # the report package's face names its jobs and imports none of them
+    ("pipeline", "comparison", "runtime"),  # the entry points, downward among themselves too
+    ("metric", "progress"),
+    ("mmeval", "cli", "__main__"),
+    ("__init__",),  # the public API
+)
+TIER_OF = {part: level for level, parts in enumerate(TIERS) for part in parts}
+
+
+def _part_of(dotted: str) -> str:
+    """handler.engine.state -> engine; handler.report.page.html -> report.page; handler.cli -> cli."""
+    inner = dotted.split(".")[1:]
+    return ".".join(inner[:2]) if inner[0] == "report" and len(inner) > 1 else inner[0]
 
 
 def _part(path: str) -> str:
-    """handler/engine/state.py -> engine; handler/cli.py -> cli."""
-    inner = path.removeprefix("handler/").split("/")
-    return inner[0] if len(inner) > 1 else inner[0].removesuffix(".py")
+    """handler/engine/state.py -> engine; handler/report/page/html.py -> report.page; handler/__init__.py
+    -> __init__ (the public API)."""
+    inner = path.removesuffix(".py").removesuffix("/__init__").split("/")
+    return _part_of(".".join(inner)) if len(inner) > 1 else "__init__"
 
 
 def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, module) of every import of handler code, type-only ones included."""
+    """(line, module) of every import of handler code, type-only and function-level ones included."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -282,30 +284,77 @@ def _trees() -> dict[str, ast.Module]:
     return {source.path: ast.parse((ROOT / source.path).read_text(encoding="utf-8")) for source in sources()}
 
 
+def against_the_layers(trees: dict[str, ast.Module]) -> list[str]:
+    """`path:line imports module (...)` for every import of a part of the same tier or above."""
+    return [
+        f"{path}:{line} imports {module}: {_part(path)} (tier {TIER_OF[_part(path)]}) may import only "
+        f"parts of the tiers below it, not {_part_of(module)} (tier {TIER_OF[_part_of(module)]})"
+        for path, tree in trees.items()
+        for line, module in _imported_modules(tree)
+        if _part_of(module) != _part(path) and TIER_OF[_part_of(module)] >= TIER_OF[_part(path)]
+    ]
+
+
 def test_each_part_imports_only_the_parts_below_it() -> None:
     parts = {_part(path) for path in _trees()}
-    assert parts <= set(LAYERS), f"parts of handler/ missing from LAYERS: {sorted(parts - set(LAYERS))}"
-    wrong = [
-        f"{path}:{line} imports {module} ({_part(path)} may import: {sorted(LAYERS[_part(path)])})"
-        for path, tree in _trees().items()
-        for line, module in _imported_modules(tree)
-        if (target := module.split(".")[1]) != _part(path) and target not in LAYERS[_part(path)]
-    ]
+    assert parts <= set(TIER_OF), f"parts of handler/ missing from TIERS: {sorted(parts - set(TIER_OF))}"
+    assert set(TIER_OF) <= parts, f"parts in TIERS that no longer exist: {sorted(set(TIER_OF) - parts)}"
+    wrong = against_the_layers(_trees())
     assert not wrong, "imports against the layers:\n  " + "\n  ".join(wrong)
 
 
-def test_the_layers_have_no_cycle() -> None:
-    done: set[str] = set()
+def test_the_layer_check_reads_imports_wherever_they_are() -> None:
+    """An import inside a function or under TYPE_CHECKING counts as much as one at the top."""
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from handler.report.findings import Findings\n"
+        "def later():\n    import handler.pipeline\n"
+    )
+    found = against_the_layers({"handler/execution/run.py": tree})
+    assert [line.split(" imports ")[1].split(":")[0] for line in found] == [
+        "handler.report.findings",
+        "handler.pipeline",
+    ]
 
-    def visit(part: str, path: tuple[str, ...]) -> None:
-        assert part not in path, f"a cycle in LAYERS: {' -> '.join((*path, part))}"
-        if part not in done:
-            for below in LAYERS[part]:
-                visit(below, (*path, part))
-            done.add(part)
 
-    for part in LAYERS:
-        visit(part, ())
+WORKER = """
+import sys
+from handler.engine import Thresholds
+from handler.engine.analyses import ANALYSES
+from handler.execution.run import ShardJob, run_shard
+from handler.execution.shards import FileShard
+from handler.storage import ObjectSink
+
+folder = sys.argv[1]
+gt, pred = f"{folder}/gt/0000.jsonl", f"{folder}/pred/0000.jsonl"
+shard = FileShard(0, gt, pred, Thresholds(0.5, 0.9, 0), 20, ANALYSES)
+job = ShardJob(
+    shard,
+    ObjectSink(f"{folder}/store", "reports/r/outcomes/00000.jsonl", "application/x-ndjson"),
+)
+output = run_shard(job)
+assert output.state.tally.total == 1 and output.written is not None, output
+print(" ".join(sorted(name for name in sys.modules if name.split(".")[0] in ("pydantic", "jinja2"))))
+print(" ".join(sorted(name for name in sys.modules if name.startswith("handler.report"))))
+"""
+
+
+def test_a_shard_worker_loads_neither_pydantic_nor_jinja2(tmp_path: Path) -> None:
+    """What a worker imports to run a shard (what unpickling `run_shard` and its job loads, then
+    the shard itself: read, evaluate, write its outcome lines): nothing of the report, whose
+    pydantic models and jinja2 templates stay on the driver."""
+    box = {"label": "cat", "x_min": 0, "y_min": 0, "x_max": 10, "y_max": 10}
+    for side, extra in (("gt", {}), ("pred", {"confidence": 0.9})):
+        (tmp_path / side).mkdir()
+        line = {"asset_id": "a", "annotations": [{**box, **extra}]}
+        (tmp_path / side / "0000.jsonl").write_text(json.dumps(line) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, str(tmp_path)], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    libraries, report = done.stdout.split("\n")[:2]
+    assert (libraries, report) == ("", ""), f"a shard's worker loaded: {libraries} {report}"
+    assert (tmp_path / "store/reports/r/outcomes/00000.jsonl").read_bytes().count(b"\n") == 2
 
 
 # --- Every public engine function or class has a caller in handler/, found through its import ---

@@ -10,15 +10,15 @@ import orjson
 import pytest
 from helpers.paths import EXAMPLES
 
-import handler.report.findings
-import handler.report.html
+import handler.report.findings.build
+import handler.report.page.html
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.context import RunFacts
-from handler.report.fields import Count, Section
-from handler.report.model import Findings
-from handler.report.sections import SectionSpec, fragments
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Section
+from handler.report.findings.model import Findings
+from handler.report.findings.sections import SectionSpec, fragments
 from handler.storage.local import LocalStore
 
 
@@ -67,10 +67,10 @@ def test_a_registered_section_reaches_the_findings_and_the_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     templates = tmp_path / "report_templates"
-    shutil.copytree(handler.report.html.resource_path("report_templates"), templates)
+    shutil.copytree(handler.report.page.html.resource_path("report_templates"), templates)
     (templates / "sections" / "busiest.html.j2").write_text(FRAGMENT, encoding="utf-8")
-    monkeypatch.setattr(handler.report.html, "resource_path", lambda relative: tmp_path / relative)
-    monkeypatch.setattr(handler.report.findings, "Findings", FindingsWithBusiest)
+    monkeypatch.setattr(handler.report.page.html, "resource_path", lambda relative: tmp_path / relative)
+    monkeypatch.setattr(handler.report.findings.build, "Findings", FindingsWithBusiest)
 
     inputs = parse_inputs(
         {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}

@@ -1,0 +1,69 @@
+"""`confidence_sweep`: the assistance score at every threshold of the grid, and the best one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.counts import OutcomeCounts
+from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
+from handler.engine.timecost import TimeCosts
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Counts, Score, Section, Threshold
+from handler.report.findings.sections import SectionSpec
+
+
+class SweepPointFigures(Section):
+    threshold: Threshold
+    assistance_score: Score
+    predictions_kept: Count
+    counts: Counts
+    saved_seconds: float = Field(
+        description="Labeler seconds saved against drawing every GT box (negative: lost), at this threshold."
+    )
+
+
+def _grid_text() -> str:
+    step = SWEEP_GRID[1] - SWEEP_GRID[0]
+    return f"{SWEEP_GRID[0]:.2f} to {SWEEP_GRID[-1]:.2f} in steps of {step:.2f}"
+
+
+class ConfidenceSweep(Section):
+    __doc__ = f"The assistance score at confidence thresholds {_grid_text()}, and at the one used."
+
+    points: tuple[SweepPointFigures, ...] = Field(min_length=1)
+    used_threshold: Threshold
+    used_score: Score
+    best_threshold: Threshold
+    best_score: Score
+    recommended: bool = Field(
+        description=f"The best threshold beats the used one by at least {float(RECOMMEND_GAIN):g}."
+    )
+
+
+def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
+    return SweepPointFigures(
+        threshold=point.threshold,
+        assistance_score=point.tally.assistance_score,
+        predictions_kept=point.predictions_kept,
+        counts=Counts.of(point.tally),
+        saved_seconds=float(OutcomeCounts(point.tally.counts).seconds_saved(costs)),
+    )
+
+
+def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
+    sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
+    return ConfidenceSweep(
+        points=tuple(_point(point, facts.costs) for point in sweep.points),
+        used_threshold=sweep.used.threshold,
+        used_score=sweep.used.tally.assistance_score,
+        best_threshold=sweep.best.threshold,
+        best_score=sweep.best.tally.assistance_score,
+        recommended=sweep.recommended,
+    )
+
+
+# Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
+ConfidenceSweepSection = Annotated[ConfidenceSweep, SectionSpec(confidence_sweep)]

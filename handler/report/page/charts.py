@@ -1,0 +1,370 @@
+"""The geometry of the page's figures: numbers in, positions out; report_templates/charts.html.j2 draws them.
+
+Every figure is static inline SVG (the preview widget is a sandboxed iframe: no script, nothing
+fetched). Text from a dataset is never placed here as markup: the templates print it through
+jinja2's autoescaping, in SVG `<text>` and `<title>` as anywhere else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Generic, TypeVar
+
+from handler.engine.score import GRADES
+from handler.engine.timecost import ACTIONS
+from handler.report.findings.fields import Counts
+
+# One colour per labeler action (and so per outcome), the same in every figure and legend.
+ACTION_COLORS: Final = dict(
+    zip(ACTIONS, ("#1a7f4b", "#2b6cb0", "#805ad5", "#dd6b20", "#c53030"), strict=True)
+)
+SCRATCH_COLOR: Final = "#a0aec0"
+# Grade bands, worst first (the gauge's colours).
+BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")
+INTERVAL_LABEL_HALF: Final = 42.0  # half the width of the interval label ("0.04 to 0.07" as drawn)
+WIDTH: Final = 860.0  # every wide figure's viewBox width; it scales down to the page's width
+LABEL_WIDTH: Final = 170.0  # the left column of the bar charts (row names)
+VALUE_WIDTH: Final = 240.0  # the right column (a row's value, its routing decision)
+ROW: Final = 22.0
+NAME_CHARS: Final = 22  # longer names are cut (the whole name is the row's <title>)
+
+
+def cut(name: str, limit: int = NAME_CHARS) -> str:
+    """A name short enough for its column: `a very long class na…`."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: str  # the action
+    x: float
+    width: float
+    seconds: float
+    boxes: int
+
+
+def seconds_by_action(counts: Counts, costs: dict[str, float]) -> dict[str, tuple[int, float]]:
+    """Each action's boxes and labeler seconds, in action order."""
+    boxes = dict(zip(ACTIONS, counts.outcomes().values(), strict=True))
+    return {action: (boxes[action], boxes[action] * costs[action]) for action in ACTIONS}
+
+
+def labeler_total(counts: Counts, costs: dict[str, float]) -> float:
+    return sum(seconds for _, seconds in seconds_by_action(counts, costs).values())
+
+
+def segments(by_action: dict[str, tuple[int, float]], left: float, scale: float) -> list[Segment]:
+    """The actions of one bar, side by side from `left`, `scale` units per second."""
+    result, x = [], left
+    for key, (boxes, seconds) in by_action.items():
+        width = seconds * scale
+        if width > 0:
+            result.append(Segment(key, round(x, 2), round(width, 2), seconds, boxes))
+        x += width
+    return result
+
+
+@dataclass(frozen=True)
+class TimeBar:
+    """Where the labeler's time goes: with the predictions (by action) against from scratch."""
+
+    with_predictions: list[Segment]
+    scratch_width: float
+    with_seconds: float
+    scratch_seconds: float
+    by_action: dict[str, tuple[int, float]]
+    left: float
+    plot: float  # the bars' full width
+
+
+def time_bar(counts: Counts, costs: dict[str, float], from_scratch: float) -> TimeBar:
+    by_action = seconds_by_action(counts, costs)
+    with_seconds = sum(seconds for _, seconds in by_action.values())
+    plot = WIDTH - LABEL_WIDTH - 110
+    scale = plot / max(with_seconds, from_scratch, 1e-9)
+    return TimeBar(
+        segments(by_action, LABEL_WIDTH, scale),
+        round(from_scratch * scale, 2),
+        with_seconds,
+        from_scratch,
+        by_action,
+        LABEL_WIDTH,
+        plot,
+    )
+
+
+@dataclass(frozen=True)
+class ClassBar:
+    name: str
+    label: str  # the name cut to its column
+    y: float
+    segments: list[Segment]
+    seconds: float
+    score: float
+    decision: str  # `pre-label ≥ 0.45`, `draw`
+
+
+@dataclass(frozen=True)
+class ClassChart:
+    rows: list[ClassBar]
+    height: float
+    left: float
+    plot: float
+
+
+ClassRow = tuple[str, Counts, float, str]  # name, outcome counts, score, routing decision
+
+
+def class_chart(rows: list[ClassRow], costs: dict[str, float], most: float) -> ClassChart:
+    """One bar per class (name, counts, score, routing decision) of labeler seconds by action.
+
+    `most` is the longest bar's seconds over the whole class list, so a folded tail keeps the scale.
+    """
+    plot = WIDTH - LABEL_WIDTH - VALUE_WIDTH
+    scale = plot / max(most, 1e-9)
+    bars = []
+    for index, (name, counts, score, decision) in enumerate(rows):
+        by_action = seconds_by_action(counts, costs)
+        bars.append(
+            ClassBar(
+                name,
+                cut(name),
+                index * ROW,
+                segments(by_action, LABEL_WIDTH, scale),
+                sum(seconds for _, seconds in by_action.values()),
+                score,
+                decision,
+            )
+        )
+    return ClassChart(bars, len(rows) * ROW, LABEL_WIDTH, plot)
+
+
+@dataclass(frozen=True)
+class Band:
+    name: str
+    x: float
+    width: float
+    color: str
+
+
+@dataclass(frozen=True)
+class IntervalFigure:
+    """The score's interval drawn on the grade bands (0 to 1 left to right)."""
+
+    bands: list[Band]
+    low: float
+    high: float
+    score: float
+    left: float
+    plot: float
+    touched: list[str]  # the grades the interval reaches, best first
+    label_x: float  # the interval's label: over the score, kept inside the figure near 0 and 1
+
+
+def _grade_edges() -> list[tuple[str, float, float]]:
+    """(grade, from, to), worst grade first."""
+    worst_first = list(reversed(GRADES))
+    bounds = [numerator / denominator for _, numerator, denominator in worst_first] + [1.0]
+    return [(name, bounds[i], bounds[i + 1]) for i, (name, _, _) in enumerate(worst_first)]
+
+
+def interval_figure(score: float, low: float, high: float, width: float = 420.0) -> IntervalFigure:
+    left, plot = 10.0, width - 20.0
+
+    def at(value: float) -> float:
+        return round(left + value * plot, 2)
+
+    edges = _grade_edges()
+    bands = [
+        Band(name, at(start), round(at(stop) - at(start), 2), color)
+        for (name, start, stop), color in zip(edges, BAND_COLORS, strict=True)
+    ]
+    touched = [name for name, start, stop in reversed(edges) if low < stop and high >= start]
+    label_x = min(max(at(score), left + INTERVAL_LABEL_HALF), left + plot - INTERVAL_LABEL_HALF)
+    return IntervalFigure(bands, at(low), at(high), at(score), left, plot, touched, label_x)
+
+
+@dataclass(frozen=True)
+class Line:
+    points: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    x: float
+    y_score: float
+    threshold: float
+    score: float
+    saved_share: float
+
+
+@dataclass(frozen=True)
+class SweepFigure:
+    score: Line
+    saved: Line
+    used: Mark
+    best: Mark
+    x_ticks: list[tuple[float, str]]
+    y_ticks: list[tuple[float, str]]
+    plot: tuple[float, float, float, float]  # left, right, top, bottom
+    y_floor: float  # the y axis' lowest value (below 0 when time is lost at some threshold)
+    clipped: bool  # some time share lies below the floor
+
+
+SWEEP_HEIGHT: Final = 250.0
+SWEEP_PLOT: Final = (52.0, WIDTH - 20.0, 14.0, SWEEP_HEIGHT - 40.0)
+SWEEP_FLOOR: Final = -1.0  # time lost beyond the from-scratch time itself is drawn at the floor
+
+
+def sweep_figure(points: list[tuple[float, float, float]], used: float, best: float) -> SweepFigure:
+    """`points`: (threshold, score, share of from-scratch time saved) for every threshold of the sweep."""
+    left, right, top, bottom = SWEEP_PLOT
+    lowest = min([0.0, *(share for _, _, share in points)])
+    floor = max(SWEEP_FLOOR, math.floor(lowest / 0.25) * 0.25)
+
+    def xy(threshold: float, value: float) -> tuple[float, float]:
+        shown = max(value, floor)
+        return (
+            round(left + threshold * (right - left), 2),
+            round(bottom - (shown - floor) / (1 - floor) * (bottom - top), 2),
+        )
+
+    def line(column: int, key: str) -> Line:
+        return Line(" ".join("{},{}".format(*xy(p[0], p[column])) for p in points), key)
+
+    def mark(threshold: float) -> Mark:
+        point = next(p for p in points if p[0] == threshold)
+        x, y = xy(point[0], point[1])
+        return Mark(x, y, point[0], point[1], point[2])
+
+    ticks = [floor + step * 0.25 for step in range(round((1 - floor) / 0.25) + 1)]
+    return SweepFigure(
+        score=line(1, "score"),
+        saved=line(2, "saved"),
+        used=mark(used),
+        best=mark(best),
+        x_ticks=[(xy(t, 0)[0], f"{t:g}") for t in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)],
+        y_ticks=[(xy(0, t)[1], f"{t:g}") for t in ticks],
+        plot=SWEEP_PLOT,
+        y_floor=floor,
+        clipped=lowest < floor,
+    )
+
+
+Chart = TypeVar("Chart")
+Row = TypeVar("Row")
+# Class rows shown before the rest is folded.
+CLASS_HEAD: Final = 15
+
+
+@dataclass(frozen=True)
+class Folded(Generic[Chart]):
+    head: Chart
+    tail: Chart | None
+
+
+def folded(chart: Callable[[list[Row]], Chart], rows: list[Row]) -> Folded[Chart]:
+    """The first CLASS_HEAD rows as one chart, the long tail (if any) as another, to fold."""
+    tail = rows[CLASS_HEAD:]
+    return Folded(chart(rows[:CLASS_HEAD]), chart(tail) if tail else None)
+
+
+@dataclass(frozen=True)
+class ClassPair:
+    name: str
+    label: str
+    y: float
+    a: float  # bar widths: the scores of A and B
+    b: float
+    score_a: float
+    score_b: float
+    difference: float
+    low: float  # the interval of B - A, on the difference axis
+    high: float
+    at: tuple[float, float, float]  # x of the difference, of its low end and of its high end
+
+
+@dataclass(frozen=True)
+class PairChart:
+    rows: list[ClassPair]
+    height: float
+    left: float
+    plot: float
+    axis: DifferenceAxis
+
+
+@dataclass(frozen=True)
+class DifferenceAxis:
+    """A symmetric axis around 0 from `left` over `plot` units, -bound to +bound."""
+
+    left: float
+    plot: float
+    bound: float
+
+    def at(self, value: float) -> float:
+        return round(self.left + (value + self.bound) / (2 * self.bound) * self.plot, 2)
+
+    @property
+    def zero(self) -> float:
+        return self.at(0.0)
+
+    @property
+    def ticks(self) -> list[tuple[float, str]]:
+        b = self.bound
+        return [(self.at(t), f"{t:+g}" if t else "0") for t in (-b, -b / 2, 0.0, b / 2, b)]
+
+
+def symmetric_bound(*values: float) -> float:
+    """The axis end (a tenth, 0.1 to 1) that holds every value."""
+    largest = max([0.0, *(abs(value) for value in values)])
+    return min(1.0, max(0.1, math.ceil(largest * 10 + 1e-9) / 10))
+
+
+PAIR_ROW: Final = 30.0
+PAIR_BARS: Final = 340.0  # the 0-1 score bars of A and B
+PAIR_GAP: Final = 44.0
+PAIR_VALUE: Final = 56.0  # the right column: B - A as text
+
+
+def pair_chart(rows: list[tuple[str, float, float, float, float]], bound: float) -> PairChart:
+    """Per class (name, score of A, score of B, interval of B - A): two bars on one 0-1 scale, then
+    B - A with its interval on a symmetric axis (-bound to +bound, shared by the folded charts)."""
+    left = LABEL_WIDTH + PAIR_BARS + PAIR_GAP
+    axis = DifferenceAxis(left, WIDTH - left - PAIR_VALUE - 12, bound)
+    pairs = [
+        ClassPair(
+            name,
+            cut(name),
+            i * PAIR_ROW,
+            round(a * PAIR_BARS, 2),
+            round(b * PAIR_BARS, 2),
+            a,
+            b,
+            b - a,
+            low,
+            high,
+            (axis.at(b - a), axis.at(low), axis.at(high)),
+        )
+        for i, (name, a, b, low, high) in enumerate(rows)
+    ]
+    return PairChart(pairs, len(rows) * PAIR_ROW, LABEL_WIDTH, PAIR_BARS, axis)
+
+
+@dataclass(frozen=True)
+class DifferenceFigure:
+    """B - A with its interval on a symmetric axis around 0."""
+
+    zero: float
+    value: float
+    low: float
+    high: float
+    bound: float  # the axis runs from -bound to +bound
+    ticks: list[tuple[float, str]]
+
+
+def difference_figure(value: float, low: float, high: float, width: float = 420.0) -> DifferenceFigure:
+    axis = DifferenceAxis(20.0, width - 40.0, symmetric_bound(low, high, value))
+    return DifferenceFigure(axis.zero, axis.at(value), axis.at(low), axis.at(high), axis.bound, axis.ticks)
