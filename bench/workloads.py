@@ -77,6 +77,14 @@ WORKLOADS: Final = {
             workers=(1, 2),
         ),
         Workload("smoke", "smoke", ("--images", "250", "--seed", "1"), "0", note="the CI smoke test's"),
+        Workload(
+            "kill",
+            "kill",
+            ("--images", "2500", "--seed", "3"),
+            "0.5",
+            peers=(),
+            note="bench/killed.py's: results over jsondoc.PARALLEL_MIN_BYTES, so the readers fork too",
+        ),
     )
 }
 

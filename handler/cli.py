@@ -21,18 +21,25 @@ import sys
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
 import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
-from handler.comparison import compare
+from handler.comparison import compare_parsed
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
 from handler.datasets.slices import read_slices
 from handler.engine.timecost import ASSUMED, TimeCosts
 from handler.errors import InputError, quoted
-from handler.inputs import confidence_threshold, input_spec, input_value, parse_inputs, select_options
+from handler.inputs import (
+    ConfidenceThreshold,
+    NodeInputs,
+    input_spec,
+    input_value,
+    parse_inputs,
+    select_options,
+)
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, log_to_stderr, run
 from handler.progress import phase_progress
@@ -103,20 +110,20 @@ GC_EXAMPLES: Final = """examples:
 """
 
 
-def _node_input_type(key: str) -> Callable[[str], str]:
-    """argparse `type=`: the value checked by the node's own rules, refused naming the option."""
+def _node_input_type(key: str) -> Callable[[str], Any]:
+    """argparse `type=`: the value parsed by the node's own rules, refused naming the option."""
 
-    def checked(text: str) -> str:
+    def parsed(text: str) -> Any:
         try:
             value = input_value(key, text)
         except InputError as error:
             raise argparse.ArgumentTypeError(error.detail) from None
-        if key == "CONFIDENCE_THRESHOLD" and confidence_threshold(value)[1]:
+        if isinstance(value, ConfidenceThreshold) and value.replaced:
             # The node reads a non-number as 0 (the platform's rule); a typed option is refused.
             raise argparse.ArgumentTypeError(f"{quoted(text)} is not a number: expected 0 to 1, e.g. 0.5")
         return value
 
-    return checked
+    return parsed
 
 
 def _node_input_parent() -> OneLineParser:
@@ -179,11 +186,13 @@ def time_costs(args: argparse.Namespace) -> TimeCosts:
     return TimeCosts(**{item.name: getattr(args, f"seconds_{item.name}") for item in fields(TimeCosts)})
 
 
-def _node_options(args: argparse.Namespace) -> dict[str, str]:
-    """The node inputs given as options, by node.json key (the formats only when forced)."""
+def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
+    """The inputs of a command line: the options come parsed (each by its `type=`), and are not
+    parsed again; the formats only when forced."""
     given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
-    return given | {key: value for key, value in forced.items() if value} | read_inputs(args)
+    parsed = given | {key: value for key, value in forced.items() if value} | read_inputs(args)
+    return parse_inputs({"GT_DATASET": gt, "PRED_DATASET": pred}, parsed)
 
 
 def _command(
@@ -382,8 +391,7 @@ def _time_line(time: TimeSaved) -> str:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args)}
-    inputs, store = parse_inputs(raw), chosen_store(args)
+    inputs, store = _node_inputs(args, args.gt, args.pred), chosen_store(args)
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
     with phase_progress(PHASES, log_to_stderr, enabled=not (args.quiet or args.verbose)) as log:
@@ -436,11 +444,9 @@ def _gc(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
     store = chosen_store(args)
-    found = compare(
-        args.gt,
-        args.pred_a,
+    found = compare_parsed(
+        _node_inputs(args, args.gt, args.pred_a),
         args.pred_b,
-        inputs=_node_options(args),
         costs=time_costs(args),
         store=store,
         execution=execution_options(args),

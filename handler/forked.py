@@ -5,16 +5,26 @@ Forked workers inherit the parent's imports and the tasks themselves (copy-on-wr
 task travels as its index, not pickled (a piece of a file read once, box tables); only the
 results come back. How many processes a run may use is set once by the entry point
 (`allowed_workers`), so the readers need no execution options of their own.
+
+A worker dies with the process that forked it, however that one ends (SIGKILL included, where no
+handler of ours runs): on Linux each worker asks the kernel for SIGKILL when its parent goes
+(`PR_SET_PDEATHSIG`), then checks that its parent is still the one that forked it, so a parent
+killed between the fork and the request leaves no worker either. The kernel's "parent" is the
+forking thread: the pool lives inside `forked_map`'s generator, which runs in the caller's thread.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from functools import cache
+from typing import Any, Final, TypeVar
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
@@ -23,6 +33,7 @@ Result = TypeVar("Result")
 _FORKED: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
 # `--workers` / PRELABEL_WORKERS of the run under way; None: every core the process may use.
 _ALLOWED: ContextVar[int | None] = ContextVar("prelabel_local_workers", default=None)
+PR_SET_PDEATHSIG: Final = 1  # <linux/prctl.h>
 
 
 def local_cores() -> int:
@@ -55,7 +66,12 @@ def forked_map(
 
     context = multiprocessing.get_context("fork")
     _FORKED.append((function, tasks))
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1, mp_context=context)
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)) or 1,
+        mp_context=context,
+        initializer=_die_with_parent,
+        initargs=(os.getpid(), _prctl()),
+    )
     try:
         yield from pool.map(_run_inherited, range(len(tasks)))
     finally:
@@ -66,3 +82,17 @@ def forked_map(
 def _run_inherited(index: int) -> Any:
     function, tasks = _FORKED[-1]
     return function(tasks[index])
+
+
+@cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl(2), looked up in the parent once (a worker needs no lookup); None off Linux."""
+    return ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent(parent: int, prctl: Callable[..., int] | None) -> None:
+    """A worker's first act: be killed by the kernel when `parent` dies; already dead, exit."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request: no signal will come
+        os._exit(1)

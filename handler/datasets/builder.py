@@ -140,7 +140,8 @@ def _out_of_range(checked: _Checked) -> BoolArray:
     low, high = CONFIDENCE_RANGE
     with np.errstate(invalid="ignore"):
         outside = (checked.confidence < low) | (checked.confidence > high)
-    return checked.written & np.isfinite(checked.confidence) & outside
+    out_of_range: BoolArray = checked.written & np.isfinite(checked.confidence) & outside
+    return out_of_range
 
 
 def _outside_phrase(checked: _Checked, row: int) -> str:

@@ -68,11 +68,11 @@ def _shared_images(gt: Dataset, pred: Dataset) -> tuple[IntArray, IntArray]:
     return np.array(gt_images, dtype=np.int64), np.array(pred_images, dtype=np.int64)
 
 
-def _identity(mapping: np.ndarray) -> bool:
+def _identity(mapping: IntArray) -> bool:
     return bool(np.array_equal(mapping, np.arange(len(mapping))))
 
 
-def _reindex(boxes: BoxTable, image_map: np.ndarray, class_map: np.ndarray) -> BoxTable:
+def _reindex(boxes: BoxTable, image_map: IntArray, class_map: IntArray) -> BoxTable:
     """Keep boxes on shared images, with image and class ids in the shared spaces.
 
     Columns that need no change are the dataset's own arrays, not copies (the common case:

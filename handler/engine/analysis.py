@@ -58,10 +58,12 @@ def most_time_left_first(counts: IntArray, seconds: FloatArray) -> IntArray:
     so a two-box class with a score of 0 no longer hides the class where the work is.
     """
     rows = np.flatnonzero(counts.sum(axis=1) > 0)
-    return rows[np.lexsort((rows, OutcomeCounts(counts[rows]).scores, -seconds[rows]))]
+    ordered: IntArray = rows[np.lexsort((rows, OutcomeCounts(counts[rows]).scores, -seconds[rows]))]
+    return ordered
 
 
 def most_work(seconds: FloatArray, top: int) -> IntArray:
     """The `top` rows with the most labeler seconds (> 0), most first, ties in row order."""
     rows = np.flatnonzero(seconds > 0)
-    return rows[np.lexsort((rows, -seconds[rows]))][:top]
+    ordered: IntArray = rows[np.lexsort((rows, -seconds[rows]))][:top]
+    return ordered

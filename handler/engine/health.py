@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoxTable, LayoutNote
+from handler.boxes import BoxTable, IntArray, LayoutNote
 from handler.engine.additive import add_fields
 from handler.engine.matching import candidate_pairs
 
@@ -49,7 +49,7 @@ def duplicate_pairs(gt: BoxTable, n_images: int) -> int:
     return int(np.count_nonzero(distinct & same_class))
 
 
-def by_class(class_id: np.ndarray, names: list[str]) -> dict[str, int]:
+def by_class(class_id: IntArray, names: list[str]) -> dict[str, int]:
     """Boxes per class name, for the classes that have any."""
     counts = np.bincount(class_id, minlength=len(names))
     return {names[i]: int(counts[i]) for i in np.flatnonzero(counts).tolist()}

@@ -14,7 +14,8 @@ from handler.boxes import FloatArray
 
 def overlap(low_a: FloatArray, high_a: FloatArray, low_b: FloatArray, high_b: FloatArray) -> FloatArray:
     """Signed length of the overlap of two intervals (negative when they are apart)."""
-    return np.minimum(high_a, high_b) - np.maximum(low_a, low_b)
+    length: FloatArray = np.minimum(high_a, high_b) - np.maximum(low_a, low_b)
+    return length
 
 
 def iou_of_overlap(

@@ -2,7 +2,7 @@
 
 Drawing a box from scratch: 25.5 s, the drawing task measured by Su, Deng and Fei-Fei,
 "Crowdsourcing Annotations for Visual Object Detection", AAAI HCOMP workshop 2012. The
-other four costs are assumptions of this node (stated on the page and in the README).
+other four costs are assumptions of this node (stated on the page and in docs/time-costs.md).
 """
 
 from __future__ import annotations

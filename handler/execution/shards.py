@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, FloatArray
+from handler.boxes import BoxTable, Dataset, FloatArray, IntArray
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_format
 from handler.engine import Thresholds, evaluate
 from handler.engine.analyses.box_counts import DatasetCounts
@@ -80,7 +80,7 @@ def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyse
     return ShardResult(EvaluationState(evaluation.tally, partials), lines)
 
 
-def _by_image(boxes: BoxTable) -> tuple[BoxTable, np.ndarray]:
+def _by_image(boxes: BoxTable) -> tuple[BoxTable, IntArray]:
     """Boxes ordered by image (stable: the input order within an image, which breaks ties), and
     their image column; the boxes themselves, not a copy, when they already are (a file written
     image by image)."""

@@ -2,8 +2,8 @@
 
 from handler.inputs.node_inputs import (
     DEFAULT_THRESHOLDS,
+    ConfidenceThreshold,
     NodeInputs,
-    confidence_threshold,
     input_spec,
     input_value,
     node_defaults,
@@ -16,8 +16,8 @@ from handler.inputs.node_inputs import (
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "ConfidenceThreshold",
     "NodeInputs",
-    "confidence_threshold",
     "input_spec",
     "input_value",
     "node_defaults",

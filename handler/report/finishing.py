@@ -99,16 +99,15 @@ class FinishedRun:
 def _checked(finisher: Finisher, finished: Finished) -> Finished:
     undeclared = set(finished.parts) - set(finisher.parts)
     if undeclared:
-        raise KeyError(
-            f"finisher {finisher.name!r} wrote undeclared parts: {sorted(p.key for p in undeclared)}"
-        )
+        keys = sorted(part.key for part in undeclared)
+        raise KeyError(f"finisher {finisher.name!r} wrote parts it did not declare: {keys}")
     return finished
 
 
 def finish_merged(finishers: Sequence[Finisher], merged: Merged, plan: ShardPlan) -> FinishedRun:
     """Run the finishers on the merged state and on the pass: one pass over all their images."""
     chosen = {f.name: f.needs.choose(merged) for f in finishers if isinstance(f.needs, ExactPass)}
-    images = image_pass(plan, merged.state, frozenset().union(*chosen.values()))
+    images = image_pass(plan, merged.state, frozenset(i for ids in chosen.values() for i in ids))
     done = [
         _checked(f, f.finish(Finishing(merged, chosen.get(f.name, frozenset()), images)))
         for f in finishers

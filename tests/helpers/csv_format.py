@@ -1,7 +1,7 @@
 """A throwaway format for the tests that prove extending: one module's worth, registered on demand.
 
 A folder of `.csv` files, one box a line: `asset,width,height,label,x_min,y_min,x_max,y_max`
-and an optional `,confidence`, in pixels. It is written the way README "Extending → A new
+and an optional `,confidence`, in pixels. It is written the way CONTRIBUTING.md "Extending → A new
 format" says: the reader only parses into `ParsedRows` (NaN where a value is not a number, a
 line it cannot split in `rejected`) and `build_dataset` applies every rule. `register(monkeypatch)`
 adds it to the registry for one test, as the line in `reading.FORMATS` would.

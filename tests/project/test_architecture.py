@@ -242,7 +242,9 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("inputs",),  # node.json options name formats and thresholds
     ("execution",),  # shards of whole assets mapped over an executor, merged exactly
     ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
-    ("report.page", "report.exports"),  # drawn from the findings; files for other tools
+    ("report.finishing",),  # what a finisher plugs into: work after the merge (an exact pass, parts)
+    ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
+    ("report.finishers",),  # the registered finishers
     ("report",),  # the report package's face names its jobs and imports none of them
     ("pipeline", "comparison", "runtime"),  # the entry points, downward among themselves too
     ("metric", "progress"),

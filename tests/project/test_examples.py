@@ -1,7 +1,8 @@
 """Every example a user is shown runs: the `examples:` of each `prelabel-eval --help`, and every
-`bash` / `python` block of README.md, from the project folder, against a fresh store.
+`bash` / `python` block of README.md, CONTRIBUTING.md and docs/*.md, from the project folder,
+against a fresh store.
 
-A README block that cannot run here says so in its first line (`# not run by the README test: why`).
+A block that cannot run here says so in its first line (`# not run by the README test: why`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,21 @@ import re
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Final
 
+import orjson
 import pytest
 from helpers.paths import ROOT
 
 from handler.cli import command_parsers, parser
 
 EXEMPT: Final = "# not run by the README test: "
+TEST_COMMAND: Final = f"{EXEMPT}it is the test command itself\n"
+# Blocks that cannot run here (an install, a Docker daemon, a cluster, hours of benchmark): few.
+MAX_EXEMPT: Final = 8
 BLOCK: Final = re.compile(r"^```(bash|python)\n(.*?)^```$", re.M | re.S)
 
 
@@ -55,25 +62,88 @@ def test_every_help_example_runs(tmp_path: Path) -> None:
         assert answer.stdout.strip(), line
 
 
-def readme_blocks() -> list[tuple[str, str]]:
-    return [(language, code) for language, code in BLOCK.findall((ROOT / "README.md").read_text("utf-8"))]
+@dataclass(frozen=True)
+class Block:
+    """One fenced `bash` / `python` block of a document, and where it is."""
+
+    document: str
+    line: int
+    language: str
+    code: str
+
+    @property
+    def exempt(self) -> bool:
+        return self.code.startswith(EXEMPT)
+
+    def __str__(self) -> str:
+        return f"{self.document}:{self.line} ({self.language})\n{self.code}"
 
 
-def test_exempt_readme_blocks_are_few_and_say_why() -> None:
-    exempt = [code for _, code in readme_blocks() if code.startswith(EXEMPT)]
-    assert len(exempt) <= 5 and all(len(code.splitlines()[0]) > len(EXEMPT) + 10 for code in exempt)
+def documents() -> list[str]:
+    """The files a user or contributor reads: the README, CONTRIBUTING and every page of the docs site."""
+    pages = sorted(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))
+    return ["README.md", "CONTRIBUTING.md", *pages]
 
 
-@pytest.mark.parametrize(
-    ("language", "code"),
-    [
-        pytest.param(lang, code, id=f"{lang}-{i}")
-        for i, (lang, code) in enumerate(readme_blocks())
-        if not code.startswith(EXEMPT)
-    ],
-)
-def test_readme_block_runs(language: str, code: str, tmp_path: Path) -> None:
-    command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
+def blocks(document: str) -> list[Block]:
+    text = (ROOT / document).read_text("utf-8")
+    return [
+        Block(document, text.count("\n", 0, found.start()) + 1, found.group(1), found.group(2))
+        for found in BLOCK.finditer(text)
+    ]
+
+
+def all_blocks() -> list[Block]:
+    return [block for document in documents() for block in blocks(document)]
+
+
+def test_exempt_blocks_are_few_and_say_why() -> None:
+    exempt = [block for block in all_blocks() if block.exempt]
+    assert len(exempt) <= MAX_EXEMPT, "\n\n".join(map(str, exempt))
+    for block in exempt:
+        assert len(block.code.splitlines()[0]) > len(EXEMPT) + 10, f"say why it cannot run: {block}"
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    """`.ci/run`'s last command is the README's test command, character for character."""
+    (readme_command,) = [
+        block.code.splitlines()[1] for block in blocks("README.md") if block.code.startswith(TEST_COMMAND)
+    ]
+    ci_lines = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+    ci_command = [line for line in ci_lines if line.strip() and not line.startswith("#")][-1]
+    assert ci_command == readme_command
+
+
+# One interpreter runs a run of consecutive python blocks, each in a namespace of its own, so the
+# suite pays for Python's start and the package's import once per run, not once per block.
+PYTHON_RUNNER: Final = """
+import sys, traceback, orjson
+for where, code in orjson.loads(sys.stdin.buffer.read()):
+    try:
+        exec(compile(code, where, "exec"), {"__name__": "__main__"})
+    except BaseException:
+        traceback.print_exc()
+        sys.exit(f"failed: {where}")
+"""
+
+
+def _runs(group: list[Block], env: dict[str, str]) -> None:
+    """Blocks of one language: each bash block in a shell of its own, python blocks in one interpreter."""
+    if group[0].language == "bash":
+        commands = [(["bash", "-euo", "pipefail", "-c", block.code], b"", str(block)) for block in group]
+    else:
+        payload = orjson.dumps([(f"{block.document}:{block.line}", block.code) for block in group])
+        commands = [([sys.executable, "-c", PYTHON_RUNNER], payload, "\n\n".join(map(str, group)))]
+    for command, stdin, shown in commands:
+        answer = subprocess.run(command, input=stdin, cwd=ROOT, env=env, capture_output=True, timeout=300)
+        output = (answer.stdout[-2000:] + b"\n" + answer.stderr[-3000:]).decode(errors="replace")
+        assert answer.returncode == 0, f"{shown}\n{output}"
+
+
+@pytest.mark.parametrize("document", [document for document in documents() if blocks(document)])
+def test_document_blocks_run(document: str, tmp_path: Path) -> None:
+    """Every block that is not exempt runs, in document order, against one fresh store per document."""
     env = _environment(tmp_path / "store")
-    answer = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert answer.returncode == 0, f"{code}\n{answer.stdout[-2000:]}\n{answer.stderr[-3000:]}"
+    runnable = [block for block in blocks(document) if not block.exempt]
+    for _, group in groupby(runnable, key=lambda block: block.language):
+        _runs(list(group), env)

@@ -66,7 +66,7 @@ def near_misses(facts: RunFacts) -> NearMisses:
     return NearMisses(
         count=found.count,
         missed_gt=found.missed_gt,
-        iou_min=facts.inputs.thresholds.iou_min,
+        iou_min=facts.inputs.iou_min,
         bands=bands,
         listed=listed,
     )

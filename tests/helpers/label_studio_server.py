@@ -1,0 +1,284 @@
+"""A real Label Studio server (the `label-studio` package, sqlite) on 127.0.0.1, one per pytest run.
+
+Its start-up (Django migrations on a fresh database) takes half a minute of CPU, so it starts once
+per run, in the background, as soon as a session has collected a test that needs it, and every
+xdist worker shares it: the first worker to take the run's file lock starts it and writes a state
+file beside the lock; the others read that file. The run's controller stops it when the run ends
+(`stop_shared`). A watchdog process stands between pytest and the server: when the process that
+owns the run dies without stopping it (a killed run), the watchdog stops the server, so no server
+outlives its run.
+
+The server knows one user, with a fixed legacy API token (`LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN`,
+`LABEL_STUDIO_USER_TOKEN`), created from environment variables so nothing prompts.
+
+Client helpers below speak label-studio-sdk, the way a user's script does: create a project with a
+labeling config, import tasks, add annotations and predictions, export through the export API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from helpers import watchdog
+from helpers.s3_server import HOST, free_port
+from helpers.watchdog import alive
+
+if TYPE_CHECKING:
+    from label_studio_sdk import LabelStudio
+
+TOKEN: Final = "prelabel-test-token-0123456789"
+USERNAME: Final = "lead@example.com"
+PASSWORD: Final = "prelabel-test-password"
+STATE_FILE: Final = "label-studio.json"
+LOCK_FILE: Final = "label-studio.lock"
+LOG_FILE: Final = "label-studio.log"
+# Migrations on a fresh sqlite take ~30 s on an idle core; a loaded machine takes longer.
+READY_TIMEOUT_S: Final = 300.0
+STOP_GRACE_S: Final = 10.0
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@dataclass(frozen=True)
+class LabelStudioServer:
+    """Where the run's server listens, and the process that owns it (the watchdog)."""
+
+    url: str
+    token: str
+    pid: int
+    log: str
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> LabelStudioServer:
+        """Block until `/health` answers 200; the user and its token exist by then."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not alive(self.pid):
+                raise RuntimeError(
+                    f"Label Studio exited during start-up; its log: {self.log}\n{_tail(self.log)}"
+                )
+            with (
+                contextlib.suppress(OSError, urllib.error.URLError),
+                urllib.request.urlopen(f"{self.url}/health", timeout=5) as answer,
+            ):
+                if answer.status == 200:
+                    return self
+            time.sleep(0.5)
+        raise TimeoutError(f"Label Studio did not answer within {timeout:.0f} s; its log: {self.log}")
+
+    def client(self) -> LabelStudio:
+        from label_studio_sdk import LabelStudio
+
+        return LabelStudio(base_url=self.url, api_key=self.token, timeout=120)
+
+
+def start_shared(run_dir: Path) -> LabelStudioServer:
+    """The run's server: started here if no worker started it yet (it may still be starting)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with _locked(run_dir / LOCK_FILE):
+        state = run_dir / STATE_FILE
+        if state.exists():
+            return LabelStudioServer(**json.loads(state.read_text()))
+        server = _spawn(run_dir, owner_pid=_run_owner_pid())
+        state.write_text(json.dumps(asdict(server)))
+        return server
+
+
+def stop_shared(run_dir: Path) -> None:
+    """Stop the run's server if one was started (called once, by the run's controller)."""
+    state = run_dir / STATE_FILE
+    if not state.exists():
+        return
+    server = LabelStudioServer(**json.loads(state.read_text()))
+    _stop_group(server.pid)
+    state.unlink()
+
+
+def _run_owner_pid() -> int:
+    # An xdist worker is a child of the controller, which outlives every worker of the run.
+    return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+
+
+def _spawn(run_dir: Path, *, owner_pid: int) -> LabelStudioServer:
+    port = free_port()
+    log = run_dir / LOG_FILE
+    command = [sys.executable, watchdog.__file__, str(owner_pid), "--", *_server_command(port)]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command,
+            env=_server_environment(run_dir / "data"),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped as one, untouched by Ctrl-C
+        )
+    _STARTED.append(process)  # kept referenced: the process outlives this call on purpose
+    return LabelStudioServer(url=f"http://{HOST}:{port}", token=TOKEN, pid=process.pid, log=str(log))
+
+
+def _server_command(port: int) -> list[str]:
+    label_studio = Path(sys.executable).with_name("label-studio")
+    return [str(label_studio), "start", "--no-browser", "--internal-host", HOST, "--port", str(port)]
+
+
+def _server_environment(data_dir: Path) -> dict[str, str]:
+    inherited = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("LABEL_STUDIO_", "DJANGO_", "PYTEST_"))
+    }
+    return {
+        **inherited,
+        "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+        "LABEL_STUDIO_USERNAME": USERNAME,
+        "LABEL_STUDIO_PASSWORD": PASSWORD,
+        "LABEL_STUDIO_USER_TOKEN": TOKEN,
+        "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+        # nothing leaves the machine: no version check, no analytics
+        "LATEST_VERSION_CHECK": "false",
+        "COLLECT_ANALYTICS": "false",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _stop_group(pid: int) -> None:
+    """SIGTERM the process group led by `pid`, SIGKILL it if it lingers."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _tail(path: str, lines: int = 20) -> str:
+    with contextlib.suppress(OSError):
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    return ""
+
+
+# --- client helpers (label-studio-sdk) ------------------------------------------------------------
+
+RECTANGLE_CONFIG: Final = (
+    '<View><Image name="{image}" value="$image"/>'
+    '<RectangleLabels name="{control}" toName="{image}">{labels}</RectangleLabels></View>'
+)
+
+
+def rectangle_config(classes: Sequence[str], *, control: str = "label", image: str = "image") -> str:
+    """A labeling config with one RectangleLabels control; names are configurable on purpose."""
+    from xml.sax.saxutils import quoteattr
+
+    labels = "".join(f"<Label value={quoteattr(name)}/>" for name in classes)
+    return RECTANGLE_CONFIG.format(image=image, control=control, labels=labels)
+
+
+def create_project(client: LabelStudio, label_config: str, title: str = "prelabel test project") -> int:
+    project = client.projects.create(title=title, label_config=label_config)
+    assert project.id is not None
+    return int(project.id)
+
+
+def import_tasks(client: LabelStudio, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Import `tasks` (with their `annotations` / `predictions`, if any); their ids, in order."""
+    client.projects.import_tasks(id=project_id, request=list(tasks), return_task_ids=True)
+    return sorted(int(task.id) for task in client.tasks.list(project=project_id) if task.id is not None)
+
+
+def add_annotation(
+    client: LabelStudio, task_id: int, result: Sequence[Mapping[str, Any]], *, was_cancelled: bool = False
+) -> int:
+    annotation = client.annotations.create(id=task_id, result=list(result), was_cancelled=was_cancelled)
+    assert annotation.id is not None
+    return int(annotation.id)
+
+
+def add_prediction(
+    client: LabelStudio,
+    task_id: int,
+    result: Sequence[Mapping[str, Any]],
+    *,
+    model_version: str,
+    score: float | None = None,
+) -> int:
+    prediction = client.predictions.create(
+        task=task_id, result=list(result), model_version=model_version, score=score
+    )
+    assert prediction.id is not None
+    return int(prediction.id)
+
+
+def export(client: LabelStudio, project_id: int, export_type: str = "JSON") -> bytes:
+    """An export snapshot of every task, as the UI's Export button makes it (full predictions)."""
+    snapshot = client.projects.exports.create(
+        id=project_id,
+        title="prelabel test export",
+        serialization_options={"predictions": {"only_id": False}},
+    )
+    deadline = time.monotonic() + 60
+    while snapshot.status != "completed":
+        if snapshot.status == "failed" or time.monotonic() > deadline:
+            raise RuntimeError(f"Label Studio export {snapshot.id} ended {snapshot.status}")
+        time.sleep(0.2)
+        assert snapshot.id is not None
+        snapshot = client.projects.exports.get(id=project_id, export_pk=snapshot.id)
+    assert snapshot.id is not None
+    return b"".join(
+        client.projects.exports.download(id=project_id, export_pk=snapshot.id, export_type=export_type)
+    )
+
+
+def rectangle(
+    label: str,
+    xyxy_px: Sequence[float],
+    size: tuple[int, int],
+    *,
+    score: float | None = None,
+    rotation: float = 0.0,
+    control: str = "label",
+    image: str = "image",
+) -> dict[str, Any]:
+    """One `rectanglelabels` region, in percent of the image (`size` = width, height)."""
+    width, height = size
+    x0, y0, x1, y1 = xyxy_px
+    region: dict[str, Any] = {
+        "from_name": control,
+        "to_name": image,
+        "type": "rectanglelabels",
+        "original_width": width,
+        "original_height": height,
+        "image_rotation": 0,
+        "value": {
+            "x": 100.0 * x0 / width,
+            "y": 100.0 * y0 / height,
+            "width": 100.0 * (x1 - x0) / width,
+            "height": 100.0 * (y1 - y0) / height,
+            "rotation": rotation,
+            "rectanglelabels": [label],
+        },
+    }
+    if score is not None:
+        region["score"] = score
+    return region

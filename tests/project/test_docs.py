@@ -1,0 +1,77 @@
+"""The documentation holds together: the mkdocs site builds with `--strict` (every link and anchor
+resolves, every page is in the nav), the README stays a five-minute read, and the README's and
+CONTRIBUTING's links reach files that exist.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Final
+
+import orjson
+import pytest
+from helpers.paths import ROOT
+
+from handler.datasets import format_names
+
+README_MAX_BYTES: Final = 12 * 1024
+# A markdown link or image to a relative path: [text](path) or [text](path#anchor).
+LINK: Final = re.compile(r"\]\((?!https?://|#)([^)#\s]+)(?:#[^)\s]*)?\)")
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    config, site = str(ROOT / "mkdocs.yml"), str(tmp_path / "site")
+    answer = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", config, "--site-dir", site],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert answer.returncode == 0, answer.stderr[-4000:]
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_readme_is_at_most_12_kb() -> None:
+    size = (ROOT / "README.md").stat().st_size
+    assert size <= README_MAX_BYTES, f"README.md is {size} bytes: move detail to a page of docs/"
+
+
+@pytest.mark.parametrize("document", ["README.md", "CONTRIBUTING.md"])
+def test_links_reach_files(document: str) -> None:
+    text = (ROOT / document).read_text("utf-8")
+    missing = [target for target in LINK.findall(text) if not (ROOT / target).exists()]
+    assert not missing, f"{document} links to missing files: {missing}"
+
+
+def _first_cells(text: str) -> str:
+    """The first cell of every table row: where a table names its formats."""
+    return "\n".join(line.split("|")[1] for line in text.splitlines() if line.startswith("| `"))
+
+
+def test_every_registered_format_is_documented() -> None:
+    """A format the node reads has a row in the README's table and in the Formats page's."""
+    for page in ("README.md", "docs/formats.md"):
+        cells = _first_cells((ROOT / page).read_text("utf-8"))
+        missing = [name for name in format_names() if f"`{name}`" not in cells]
+        assert not missing, f"{page}: formats without a row in its formats table: {missing}"
+
+
+def test_every_warning_code_is_documented() -> None:
+    """The warnings a run can raise (the findings schema's enum) each have a row on the Warnings page."""
+    schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
+    codes = schema["$defs"]["DataWarning"]["properties"]["code"]["enum"]
+    cells = _first_cells((ROOT / "docs" / "warnings.md").read_text("utf-8"))
+    assert [code for code in codes if f"`{code}`" not in cells] == []
+
+
+def test_every_findings_field_is_documented() -> None:
+    """Each top-level field of findings.json is named on the Report page, so a new section is explained."""
+    schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
+    page = (ROOT / "docs" / "report.md").read_text("utf-8")
+    assert [field for field in schema["properties"] if f"`{field}`" not in page] == []
