@@ -1,22 +1,22 @@
 """Each rule in one place (issue 9), as a test: after hotcoco's `tests/architecture.rs`.
 
-Someone checking a number should find one place that says how it is computed. These checks
-are deliberately crude, a grep over the code lines of `handler/` (comments and docstrings
-dropped: prose that mentions a rule is not a copy of it). A determined author can evade
-them; they catch the accidental second copy that review misses, and the message names the
-one home to call instead. A genuinely different rule gets its own home in `homes`, with a
-comment; do not weaken a pattern to let a copy through.
+Someone checking a number should find one place that says how it is computed. These checks are
+deliberately crude: each rule is a shape of code (an expression, a call, a literal), matched on
+the syntax tree of every module of `handler/` (docstrings and comments are no code: prose that
+mentions a rule is not a copy of it). A determined author can evade them; they catch the accidental
+second copy that review misses, and the message names the one home to call instead. Each rule is an
+allow-list of its homes; a genuinely different rule gets its own home in `homes`, with a comment; do
+not widen a home or loosen a shape to let a copy through.
 """
 
 from __future__ import annotations
 
 import ast
-import io
 import json
 import re
 import subprocess
 import sys
-import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,56 +31,240 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True)
 class Source:
     path: str  # relative to the project, e.g. handler/engine/score.py
-    lines: tuple[tuple[int, str], ...]  # (line number, code) with comments and docstrings dropped
+    tree: ast.Module
+    lines: tuple[str, ...]
 
 
-def _docstring_lines(tree: ast.AST) -> set[int]:
-    lines: set[int] = set()
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of a module, its classes and functions."""
+    found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
-            value = first.value if isinstance(first, ast.Expr) else None
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    return lines
-
-
-def _read(path: Path) -> Source:
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.COMMENT:
-            row, col = token.start
-            lines[row - 1] = lines[row - 1][:col]
-    skip = _docstring_lines(ast.parse(text))
-    code = tuple((n, line) for n, line in enumerate(lines, 1) if n not in skip and line.strip())
-    return Source(path.relative_to(ROOT).as_posix(), code)
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
 
 
 @cache
 def sources() -> tuple[Source, ...]:
-    found = tuple(_read(path) for path in sorted((ROOT / "handler").rglob("*.py")))
+    found = []
+    for path in sorted((ROOT / "handler").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        found.append(Source(path.relative_to(ROOT).as_posix(), ast.parse(text), tuple(text.splitlines())))
     # A conformance test that scans nothing must fail, never pass.
     assert len(found) > 20, f"found only {len(found)} source files under handler/"
+    return tuple(found)
+
+
+def code_nodes(source: Source) -> list[ast.expr | ast.stmt]:
+    """Every expression and statement of a module but its docstrings."""
+    skip = _docstrings(source.tree)
+    return [n for n in ast.walk(source.tree) if isinstance(n, ast.expr | ast.stmt) and id(n) not in skip]
+
+
+@cache
+def _code(path: str) -> list[ast.expr | ast.stmt]:
+    return code_nodes(next(source for source in sources() if source.path == path))
+
+
+Shape = Callable[[ast.AST], bool]
+
+
+def scan(shape: Shape, skip: tuple[str, ...] = ()) -> list[str]:
+    """`path:line  code` of every node of that shape, outside the files in `skip`."""
+    return [
+        f"{source.path}:{node.lineno}  {source.lines[node.lineno - 1].strip()}"
+        for source in sources()
+        if source.path not in skip
+        for node in _code(source.path)
+        if shape(node)
+    ]
+
+
+# --- the shapes rules are made of ---
+
+
+def names_in(node: ast.AST) -> set[str]:
+    """Every identifier an expression reads: names, attributes (`a.b.c`: b and c too)."""
+    found: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            found.add(inner.id)
+        elif isinstance(inner, ast.Attribute):
+            found.add(inner.attr)
     return found
 
 
-def scan(pattern: str, skip: tuple[str, ...] = ()) -> list[str]:
-    """`path:line  code` of every code line matching `pattern`, outside the files in `skip`."""
-    regex = re.compile(pattern)
-    return [
-        f"{source.path}:{n}  {line.strip()}"
-        for source in sources()
-        if source.path not in skip
-        for n, line in source.lines
-        if regex.search(line)
-    ]
+def mentions(node: ast.AST, pattern: str) -> bool:
+    return any(re.search(pattern, name, re.IGNORECASE) for name in names_in(node))
+
+
+def called(*names: str) -> Shape:
+    """A call of a function or method of one of these names."""
+
+    def shape(node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) in names
+
+    return shape
+
+
+def text(*patterns: str) -> Shape:
+    """A string literal that is one of these (full matches)."""
+    return lambda node: (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and any(re.fullmatch(pattern, node.value) for pattern in patterns)
+    )
+
+
+def assigned(*names: str) -> Shape:
+    """An assignment (plain or annotated) to a module-level or local name of these."""
+
+    def shape(node: ast.AST) -> bool:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        return any(isinstance(target, ast.Name) and target.id in names for target in targets)
+
+    return shape
+
+
+def any_of(*shapes: Shape) -> Shape:
+    return lambda node: any(shape(node) for shape in shapes)
+
+
+def binop(node: ast.AST, op: type[ast.operator]) -> ast.BinOp | None:
+    return node if isinstance(node, ast.BinOp) and isinstance(node.op, op) else None
+
+
+def is_number(node: ast.AST, value: float) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value and not isinstance(node.value, bool)
+
+
+def iou_shape(node: ast.AST) -> bool:
+    """`x / (a + b - x)`: an IoU denominator with the intersection taken back out."""
+    division = binop(node, ast.Div)
+    below = division and binop(division.right, ast.Sub)
+    return bool(below and binop(below.left, ast.Add) and ast.dump(below.right) == ast.dump(division.left))
+
+
+def named_union(node: ast.AST) -> bool:
+    """A variable named `union` or `intersection` (set methods of that name are not it)."""
+    return isinstance(node, ast.Name) and node.id in ("union", "intersection")
+
+
+def keep_rule(node: ast.AST) -> bool:
+    """`confidence >= threshold` or `confidence < threshold`, either way round."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return False
+    left, right, op = node.left, node.comparators[0], node.ops[0]
+    pairs = {ast.GtE: (left, right), ast.Lt: (left, right), ast.LtE: (right, left), ast.Gt: (right, left)}
+    sides = pairs.get(type(op))
+    return sides is not None and mentions(sides[0], "confidence|score") and mentions(sides[1], "threshold")
+
+
+def twice_correct(node: ast.AST) -> bool:
+    """`2 * correct` (the score's numerator 2C + S + X), or a Fraction built on `2 * ...`."""
+    product = binop(node, ast.Mult)
+    if product and (is_number(product.left, 2) or is_number(product.right, 2)):
+        other = product.right if is_number(product.left, 2) else product.left
+        return mentions(other, "^correct$")
+    return called("Fraction")(node) and any(binop(a, ast.Mult) and is_number(a.left, 2) for a in node.args)  # type: ignore[attr-defined]
+
+
+def grade_bound(node: ast.AST) -> bool:
+    """`... >= 2 * n * total`: a grade bound compared by hand."""
+    return (
+        isinstance(node, ast.Compare)
+        and isinstance(node.ops[0], ast.GtE)
+        and bool(binop(node.comparators[0], ast.Mult))
+        and "total" in names_in(node.comparators[0])
+        and any(is_number(inner, 2) for inner in ast.walk(node.comparators[0]))
+    )
+
+
+def positional_columns(node: ast.AST) -> bool:
+    """`c, s, x = ...` / `correct, shifted, confused = ...`, or `counts[:3]`: score columns by position."""
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple):
+        names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+        return names[:3] in (["c", "s", "x"], ["correct", "shifted", "confused"])
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.upper is not None
+        and is_number(node.slice.upper, 3)
+        and mentions(node.value, "^(counts?|whole)$")
+    )
+
+
+def minus_false_positives(node: ast.AST) -> bool:
+    difference = binop(node, ast.Sub)
+    return bool(difference and "FALSE_POSITIVE" in names_in(difference.right))
+
+
+def key_times_outcomes(node: ast.AST) -> bool:
+    """`key * N_OUTCOMES + outcome`: outcome counts by key, one bincount."""
+    total = binop(node, ast.Add)
+    product = total and binop(total.left, ast.Mult)
+    return bool(product and "N_OUTCOMES" in names_in(product.right))
+
+
+def column(node: ast.AST, index: int) -> bool:
+    """`xyxy[:, index]`."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple)):
+        return False
+    elts = node.slice.elts
+    return len(elts) == 2 and isinstance(elts[0], ast.Slice) and is_number(elts[1], index)
+
+
+def box_width(node: ast.AST) -> bool:
+    difference = binop(node, ast.Sub)
+    return bool(difference and column(difference.left, 2) and column(difference.right, 0))
+
+
+def s3_prefix_test(node: ast.AST) -> bool:
+    """`x.startswith("s3://")`: a scheme chosen by hand."""
+    return called("startswith")(node) and any(
+        isinstance(a, ast.Constant)
+        and isinstance(a.value, str | bytes)
+        and a.value[:5] in ("s3://", b"s3://")
+        for a in node.args  # type: ignore[attr-defined]
+    )
+
+
+def actions_tuple(node: ast.AST) -> bool:
+    """`("accept", "nudge", ...)`: the outcome actions spelled by position."""
+    return isinstance(node, ast.Tuple | ast.List) and [
+        e.value for e in node.elts[:2] if isinstance(e, ast.Constant)
+    ] == ["accept", "nudge"]
+
+
+def threshold_default(node: ast.AST) -> bool:
+    """A node.json default typed in code: `default=0.5`, `iou_min = 0.5`, the text "0.5"."""
+    if isinstance(node, ast.Call):
+        return any(
+            k.arg == "default" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, float)
+            for k in node.keywords
+        )
+    if assigned("iou_min", "iou_perfect", "confidence_threshold")(node):
+        value = node.value  # type: ignore[attr-defined]
+        return isinstance(value, ast.Constant) and isinstance(value.value, int | float)
+    return text(r"0\.\d+")(node)
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
-    pattern: str  # what a copy of the rule looks like in code
+    shape: Shape  # what a copy of the rule looks like in code
     homes: tuple[str, ...]  # the files allowed to spell it; empty: no file spells it this way
     instead: str  # what to call
 
@@ -88,34 +272,43 @@ class Rule:
         return self.name
 
 
+GRADE_NAMES = ("Production-grade", "Strong assist", "Partial assist", "Minimal assist")
+
 RULES = (
     Rule(
         "IoU formula",
-        r"\bunion\b|\bintersection\b",
+        any_of(iou_shape, named_union),
         ("handler/engine/iou.py",),
         "handler.engine.iou.iou_of_overlap (with overlap and box_area)",
     ),
     Rule(
         "greedy matcher",
-        r"best_for_(pred|gt)|def greedy_|np\.argsort\(-",
+        any_of(
+            lambda node: isinstance(node, ast.FunctionDef) and node.name.startswith("greedy_"),
+            lambda node: isinstance(node, ast.Name) and node.id in ("best_for_pred", "best_for_gt"),
+            lambda node: (
+                called("argsort")(node)
+                and any(isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) for a in node.args)
+            ),  # type: ignore[attr-defined]
+        ),
         ("handler/engine/matching.py",),
         "handler.engine.matching.greedy_match on candidate_pairs (or evaluation.match_kept)",
     ),
     Rule(
         "score fraction 2C + S + X",
-        r"\b2\s*\*\s*[\w.\[\]:, ]*\b(correct|CORRECT)\b|Fraction\([^)]*2\s*\*",
+        twice_correct,
         ("handler/engine/score.py",),
         "handler.engine.score (score_fraction, assistance_score, assistance_scores) or Tally.score_fraction",
     ),
     Rule(
         "keep rule `confidence >= threshold`",
-        r"confidence\s*(>=|<)\s*[\w.]*threshold\b|(>=|<)\s*[\w.]*threshold\b",
+        keep_rule,
         ("handler/engine/evaluation.py",),
         "handler.engine.evaluation.keep_mask(confidence, threshold)",
     ),
     Rule(
         "grade bands",
-        r"Production-grade|Strong assist|Partial assist|Minimal assist",
+        text(*GRADE_NAMES),
         # fields.py spells them once more as the schema's Literal enum; test_schema_drift checks
         # that Literal against GRADES, so the two cannot disagree.
         ("handler/engine/score.py", "handler/report/findings/fields.py"),
@@ -123,81 +316,80 @@ RULES = (
     ),
     Rule(
         "node.json defaults and options",
-        r"default\s*=\s*\"?\d*\.\d+|\b(iou_min|iou_perfect|confidence_threshold)\s*(:\s*float\s*)?=\s*\d|\"0\.\d+\"",
+        threshold_default,
         (),
         "handler.inputs: DEFAULT_THRESHOLDS, node_defaults(), select_options(key), input_spec(key)",
     ),
     Rule(
         "outcome actions as a positional tuple",
-        r"\"accept\",\s*\"nudge\"",
+        actions_tuple,
         (),
         "the Outcome attributes: outcome.action, .label, .short_label, .cost_field, .key",
     ),
-    # Being unified in handler/storage/ by another engineer right now: the scheme choice.
     Rule(
         'storage scheme choice `startswith("s3://")`',
-        r"startswith\(\s*b?[\"']s3://",
+        s3_prefix_test,
         (),
         "handler.storage.registry (open_store / open_source / resolve_dataset, S3_SCHEME)",
     ),
     Rule(
         "outcome labels on the page",
-        r"\"(Class-confused|False positive|False negative|Confused|FP|FN)\"",
+        text("Class-confused", "False positive", "False negative", "Confused", "FP", "FN"),
         ("handler/engine/outcomes.py",),
-        "Outcome.label / Outcome.short_label (report/html.py: CARD_LABELS, SHORT_LABELS)",
+        "Outcome.label / Outcome.short_label (report/page/html.py: CARD_LABELS, SHORT_LABELS)",
     ),
     # Issue 16: scoring a row of outcome counts is one type, `OutcomeCounts` (engine/counts.py).
     Rule(
         "scoring rows of outcome counts",
-        r"\b(weighted_halves|assistance_scores|grade_indices)\(",
+        called("weighted_halves", "assistance_scores", "grade_indices"),
         ("handler/engine/score.py", "handler/engine/counts.py"),
         "handler.engine.counts.OutcomeCounts(rows): .scores/.score, .grade_indices/.grade",
     ),
     Rule(
         "score columns picked by position",
-        r"\bc,\s*s,\s*x\b|\bcorrect,\s*shifted,\s*confused\s*=|counts?\[:3\]|whole\[:3\]",
+        positional_columns,
         ("handler/engine/counts.py",),
         "handler.engine.counts.OutcomeCounts(rows)",
     ),
     Rule(
         "GT boxes = total - false positives",
-        r"-\s*[\w.\[\]:,( ]*FALSE_POSITIVE\b",
+        minus_false_positives,
         ("handler/engine/counts.py",),
         "handler.engine.counts.OutcomeCounts(rows).gt_boxes",
     ),
     Rule(
         "grade bound d·(2C + S + X) >= 2·n·total",
-        r">=\s*2\s*\*\s*\w+\s*\*\s*total",
+        grade_bound,
         ("handler/engine/score.py",),
         "handler.engine.score.grade_indices (through OutcomeCounts) or score.grade",
     ),
     Rule(
         "labeler seconds `counts @ costs.per_outcome()`",
-        r"\.per_outcome\(\)",
+        called("per_outcome"),
         ("handler/engine/counts.py",),
         "handler.engine.counts.OutcomeCounts(rows).labeler_seconds(costs)",
     ),
     Rule(
         "N_OUTCOMES",
-        r"\bN_OUTCOMES\s*(:\s*[\w\[\]]+\s*)?=",
+        assigned("N_OUTCOMES"),
         ("handler/engine/outcomes.py",),
         "handler.engine.outcomes.N_OUTCOMES",
     ),
     Rule(
         "outcome counts by key (one bincount of key · N_OUTCOMES + outcome)",
-        r"\*\s*N_OUTCOMES\s*\+",
+        key_times_outcomes,
         ("handler/engine/analysis.py",),
         "handler.engine.analysis.count_outcomes / outcome_counts",
     ),
     Rule(
         "box area",
-        r"\[:,\s*2\]\s*-\s*[\w.]*\[:,\s*0\]",
+        box_width,
         ("handler/boxes.py",),
         "handler.boxes.box_area (or BoxTable.area)",
     ),
     Rule(
         "what a format is and does, by its name",
-        r"[\"'](" + "|".join(re.escape(name) for name in format_names()) + r")[\"']",
+        text(*(re.escape(name) for name in format_names())),
         tuple(sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "handler" / "datasets").glob("*.py"))),
         "a field of the format's record (handler.datasets.format.Format) or a function of "
         "handler.datasets.reading (names_from, sizes_from, shard_format, shards_readable)",
@@ -207,7 +399,7 @@ RULES = (
 
 @pytest.mark.parametrize("rule", RULES, ids=str)
 def test_each_rule_is_spelled_in_its_home_only(rule: Rule) -> None:
-    copies = scan(rule.pattern, skip=rule.homes)
+    copies = scan(rule.shape, skip=rule.homes)
     where = ", ".join(rule.homes) or "one place, not spelled like this in code"
     assert not copies, (
         f"the {rule.name} lives in {where}. Found what looks like another copy at:\n  "
@@ -218,11 +410,40 @@ def test_each_rule_is_spelled_in_its_home_only(rule: Rule) -> None:
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.homes], ids=str)
 def test_each_home_still_spells_its_rule(rule: Rule) -> None:
-    """A pattern that matches nothing, not even in its home, guards nothing: keep it current."""
-    assert scan(rule.pattern, skip=tuple(s.path for s in sources() if s.path not in rule.homes)), (
-        f"{rule.name}: the pattern {rule.pattern!r} no longer matches {', '.join(rule.homes)}; "
-        "update it with the code"
+    """A shape that matches nothing, not even in its home, guards nothing: keep it current."""
+    assert scan(rule.shape, skip=tuple(s.path for s in sources() if s.path not in rule.homes)), (
+        f"{rule.name}: its shape no longer matches {', '.join(rule.homes)}; update it with the code"
     )
+
+
+COPIES = {
+    "IoU formula": "iou = inter / (area_a + area_b - inter)",
+    "keep rule `confidence >= threshold`": "kept = pred.confidence >= inputs.confidence_threshold",
+    "score fraction 2C + S + X": "numerator = 2 * counts.correct + counts.shifted",
+    "grade bands": 'label = "Strong assist"',
+    "box area": "width = xyxy[:, 2] - xyxy[:, 0]",
+    "scoring rows of outcome counts": "scores = assistance_scores(c, s, x, total)",
+    "GT boxes = total - false positives": "gt = row.sum() - row[Outcome.FALSE_POSITIVE]",
+    'storage scheme choice `startswith("s3://")`': 'remote = uri.startswith("s3://")',
+}
+NOT_COPIES = {
+    "IoU formula": "chosen = frozenset().union(*ids)",
+    "keep rule `confidence >= threshold`": "guarded = boxes >= min_class_boxes_threshold",
+    "grade bands": '"""The Strong assist band."""',
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_a_copy_is_caught_and_a_look_alike_is_not(name: str) -> None:
+    """Each shape finds the copy it is for, and not code that merely looks like it."""
+    rule = next(rule for rule in RULES if rule.name == name)
+    source = Source("handler/x.py", ast.parse(COPIES[name]), (COPIES[name],))
+    assert any(rule.shape(node) for node in code_nodes(source))
+    if name in NOT_COPIES:
+        other = Source("handler/x.py", ast.parse(NOT_COPIES[name]), (NOT_COPIES[name],))
+        assert not any(
+            rule.shape(node) for node in code_nodes(other) if isinstance(node, ast.expr | ast.stmt)
+        )
 
 
 # --- Layers: which part of handler/ may import which (a package, a package of report/, a module) ---
