@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.engine.analysis import count_outcomes
+from handler.engine.breakdowns import count_outcomes
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
 from handler.engine.matching import CandidatePairs, greedy_match
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
@@ -143,7 +143,7 @@ def _counts_at(
 
     `kept` masks `usable.rows`, `kept_by_class` counts every kept prediction by class. Dropping
     predictions keeps the pairs' greedy order, so the matching is that of `pred[kept]`.
-    Class counts go as `analysis.counts_by_class`: FP by predicted class, the rest by GT class.
+    Class counts go as `breakdowns.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt = evaluation.gt
     match = greedy_match(usable.pairs[kept[usable.pairs.pred]], len(gt), len(usable.rows))

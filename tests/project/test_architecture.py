@@ -378,8 +378,8 @@ RULES = (
     Rule(
         "outcome counts by key (one bincount of key · N_OUTCOMES + outcome)",
         key_times_outcomes,
-        ("handler/engine/analysis.py",),
-        "handler.engine.analysis.count_outcomes / outcome_counts",
+        ("handler/engine/breakdowns.py",),
+        "handler.engine.breakdowns.count_outcomes / outcome_counts",
     ),
     Rule(
         "box area",
@@ -647,7 +647,7 @@ def _used_from_elsewhere() -> set[tuple[str, str]]:
                 used.add((_resolve(source, name or ""), module))
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 source, name = table.get(node.value.id, ("", ""))
-                if name is None:  # an imported module's attribute: `analysis.counts_by_class`
+                if name is None:  # an imported module's attribute: `breakdowns.counts_by_class`
                     used.add((_resolve(source, node.attr), module))
     return {target for target, user in used if target[0] != user}
 
@@ -687,7 +687,7 @@ def test_the_caller_check_resolves_imports_not_names() -> None:
     tests called: the section's name must not count as a call of the engine's."""
     elsewhere = _used_from_elsewhere()
     assert ("handler.engine.sweep", "class_sweep") in elsewhere  # imported by the sweep analysis
-    assert ("handler.engine.analysis", "counts_by_class") in elsewhere  # through `from ... import analysis`
+    assert ("handler.engine.breakdowns", "counts_by_class") in elsewhere  # `from ... import breakdowns`
     assert ("handler.engine.evaluation", "evaluate") in elsewhere  # through engine/__init__'s re-export
     assert not any(
         name == "confidence_sweep" and module.startswith("handler.engine") for module, name in elsewhere

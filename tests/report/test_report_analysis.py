@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
 from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate
-from handler.engine import analysis as an
+from handler.engine import breakdowns as an
 from handler.engine.analyses.by_size import counts_by_size, size_bucket
 from handler.engine.analyses.confusions import confusion_pairs, top_confusions
 from handler.engine.analyses.near_misses import band_edges, count_near_misses

@@ -10,7 +10,7 @@ from typing import Final
 
 from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.sketch import Sketched, image_sketch
+from handler.engine.drawn_boxes import Sketched, image_sketch
 from handler.report.findings.sections.gt_errors import suspects
 from handler.report.findings.sections.work import most_work_rows
 from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged

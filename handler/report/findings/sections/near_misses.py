@@ -8,8 +8,8 @@ from pydantic import AliasChoices, Field
 
 from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.near_misses import NEAR_MISSES
+from handler.engine.drawn_boxes import TOP_NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
-from handler.engine.sketch import TOP_NEAR_MISSES
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Section
 from handler.report.findings.sections import SectionSpec

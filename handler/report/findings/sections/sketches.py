@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field
 
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.sketch import MAX_SKETCH_BOXES, ImageSketch, Sketched
+from handler.engine.drawn_boxes import MAX_SKETCH_BOXES, ImageSketch, Sketched
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, OutcomeKey, Section
 from handler.report.findings.sections import SectionSpec
