@@ -462,6 +462,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("datasets",),  # every format read from a store into BoxTables, and paired
     ("inputs",),  # node.json options name formats and thresholds
     ("execution",),  # shards of whole assets mapped over an executor, merged exactly
+    ("report.charts",),  # the geometry of the page's SVG figures (pure Python)
     ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
     ("report.finishing",),  # what a finisher plugs into: work after the merge (an exact pass, parts)
     ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
@@ -493,13 +494,18 @@ def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = (
-                [f"{node.module}.{alias.name}" for alias in node.names] if node.module == "handler" else []
-            )
-            found += [(node.lineno, module) for module in names or [node.module]]
+            # `from handler.report import charts` imports the module handler.report.charts.
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            modules = [name for name in names if name in _module_names()]
+            found += [(node.lineno, module) for module in modules or [node.module]]
         elif isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
     return [(line, module) for line, module in found if module.startswith("handler.")]
+
+
+@cache
+def _module_names() -> set[str]:
+    return {_module(source.path) for source in sources()}
 
 
 @cache

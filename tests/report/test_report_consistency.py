@@ -18,7 +18,7 @@ from helpers.paths import EXAMPLES, THIRD_PARTY
 
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.page.charts import CLASS_HEAD
+from handler.report.charts import CLASS_HEAD
 from handler.report.page.html import duration
 from handler.storage.local import LocalStore
 

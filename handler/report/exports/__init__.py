@@ -4,6 +4,6 @@
 The per-box outcome lines are the one export a shard writes itself, chunk by chunk, so their
 encoding lives below execution (`handler.engine.outcome_lines`)."""
 
-from handler.report.exports.routing import ROUTING_JSON, ROUTING_PART, routing_part
+from handler.report.exports.routing_json import ROUTING_JSON, ROUTING_PART, routing_part
 
 __all__ = ["ROUTING_JSON", "ROUTING_PART", "routing_part"]

@@ -1,9 +1,9 @@
 """The findings of a run (kind `dataset_intelligence_findings_v1`) as a typed model, built from the
 merged state: the run-level parts (`model`), one module per section (`sections/`), the data
-warnings (`warnings`), and compare's model (`compare`)."""
+warnings (`warnings`), and compare's model (`compare_findings`)."""
 
 from handler.report.findings.build import build_findings
-from handler.report.findings.compare import Comparison, RunFigures, build_comparison, compare_summary
+from handler.report.findings.compare_findings import Comparison, RunFigures, build_comparison, compare_summary
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Counts, Grade, Score, Shares
 from handler.report.findings.model import KIND, DataWarning, Execution, Findings

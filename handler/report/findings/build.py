@@ -27,7 +27,6 @@ from handler.report.findings.model import (
 from handler.report.findings.sections import build_sections
 from handler.report.findings.sections.time_saved import time_saved
 from handler.report.findings.sections.uncertainty import borderline_clause
-from handler.report.findings.warnings import Formats, data_warnings
 from handler.report.findings.wording import counted, duration
 
 # What is left leans one way when one kind of fix is this many times the other.
@@ -104,7 +103,6 @@ def _dataset(facts: RunFacts) -> DatasetSection:
 
 def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
     tally, reason = facts.state.tally, facts.reason
-    warnings = data_warnings(facts.state, facts.inputs, Formats(facts.gt.format, facts.pred.format))
     # Each registered section is checked by its field's type when `Findings` is built.
     sections: dict[str, Any] = build_sections(Findings, facts)
     return Findings(
@@ -121,8 +119,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         parameters=_parameters(facts.inputs),
         dataset=_dataset(facts),
         skipped=_skipped(facts.state),
-        warnings=warnings,
-        notes=tuple(warning.message for warning in warnings),
+        notes=tuple(warning.message for warning in sections["warnings"]),
         execution=execution,
         **sections,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from handler.report.findings.fields import Count, Section, Threshold
 
@@ -32,6 +32,8 @@ from handler.report.findings.sections.time_saved import TimeSaved as TimeSaved
 from handler.report.findings.sections.time_saved import TimeSection
 from handler.report.findings.sections.uncertainty import UncertaintySection
 from handler.report.findings.sections.work import BySizeSection, ImagesWithMostWorkSection
+from handler.report.findings.warnings import DataWarning as DataWarning
+from handler.report.findings.warnings import WarningsSection
 
 KIND: Final = "dataset_intelligence_findings_v1"
 
@@ -78,44 +80,6 @@ class Skipped(Section):
     listed: tuple[SkippedBoxEntry, ...]
 
 
-WarningCode = Literal[
-    "predictions_elsewhere",
-    "class_mapping",
-    "layout_mismatch",
-    "class_names_disjoint",
-    "boxes_skipped",
-    "ground_truth_has_confidences",
-    "assets_unmatched",
-    "image_size_mismatch",
-    "duplicate_ground_truth",
-    "confidence_threshold_replaced",
-    "predictions_equal_ground_truth",
-    "crowd_excluded",
-]
-
-
-class DataWarning(BaseModel):
-    """Data that looks wrong in a way that changes the meaning of the score (or a note on what was
-    left out); the keys beyond code, severity and message are the figures it was decided from."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-    __pydantic_extra__: dict[str, int | float | str]
-
-    code: WarningCode
-    severity: Literal["warning", "info"] = Field(
-        description="warning: the score may mean something else than it seems; info: what was left out."
-    )
-    message: str = Field(min_length=1)
-
-    @classmethod
-    def of(cls, code: WarningCode, severity: str, message: str, **figures: int | float | str) -> DataWarning:
-        return cls.model_validate({"code": code, "severity": severity, "message": message, **figures})
-
-    @property
-    def figures(self) -> dict[str, int | float | str]:
-        return dict(self.__pydantic_extra__)
-
-
 class Findings(Section):
     """Prelabeling efficiency findings (dataset_intelligence_findings_v1)."""
 
@@ -132,9 +96,7 @@ class Findings(Section):
     parameters: Parameters
     dataset: DatasetFigures
     skipped: Skipped
-    warnings: tuple[DataWarning, ...] = Field(
-        description="Data-health warnings, most serious first; shown under the verdict and on stderr."
-    )
+    warnings: WarningsSection
     notes: tuple[str, ...] = Field(description="The warnings' messages, for v1 readers of `notes`.")
     # The analysis sections: one line each registers a section (handler/report/findings/sections/).
     actions: ActionsSection

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Annotated, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from handler.boxes import LayoutNote
 from handler.datasets import names_from
@@ -19,8 +21,8 @@ from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
-from handler.inputs import NodeInputs
-from handler.report.findings.model import DataWarning
+from handler.report.findings.context import RunFacts
+from handler.report.findings.sections import SectionSpec
 from handler.report.findings.wording import counted
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
@@ -41,7 +43,45 @@ SIZE_MISMATCH_MIN: Final = 1
 # A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
 DUPLICATE_SHARE_MIN: Final = 0.01
 
-Check = Callable[[EvaluationState, NodeInputs, "Formats"], DataWarning | None]
+WarningCode = Literal[
+    "predictions_elsewhere",
+    "class_mapping",
+    "layout_mismatch",
+    "class_names_disjoint",
+    "boxes_skipped",
+    "ground_truth_has_confidences",
+    "assets_unmatched",
+    "image_size_mismatch",
+    "duplicate_ground_truth",
+    "confidence_threshold_replaced",
+    "predictions_equal_ground_truth",
+    "crowd_excluded",
+]
+
+
+class DataWarning(BaseModel):
+    """Data that looks wrong in a way that changes the meaning of the score (or a note on what was
+    left out); the keys beyond code, severity and message are the figures it was decided from."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, int | float | str]
+
+    code: WarningCode
+    severity: Literal["warning", "info"] = Field(
+        description="warning: the score may mean something else than it seems; info: what was left out."
+    )
+    message: str = Field(min_length=1)
+
+    @classmethod
+    def of(cls, code: WarningCode, severity: str, message: str, **figures: int | float | str) -> DataWarning:
+        return cls.model_validate({"code": code, "severity": severity, "message": message, **figures})
+
+    @property
+    def figures(self) -> dict[str, int | float | str]:
+        return dict(self.__pydantic_extra__)
+
+
+Check = Callable[[RunFacts], DataWarning | None]
 
 
 @dataclass(frozen=True)
@@ -50,6 +90,10 @@ class Formats:
 
     gt: str
     pred: str
+
+
+def _formats(facts: RunFacts) -> Formats:
+    return Formats(facts.gt.format, facts.pred.format)
 
 
 def _share(part: int, whole: int) -> float:
@@ -95,7 +139,8 @@ def _mapping_text(mapping: ClassMapping) -> str:
     return f"{shown}{more}"
 
 
-def class_mix_up(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
+def class_mix_up(facts: RunFacts) -> DataWarning | None:
+    state, formats = facts.state, _formats(facts)
     mapping = class_mapping(state)
     if mapping is None:
         return None
@@ -154,8 +199,9 @@ def _layout_fix(key: str, note: LayoutNote) -> str:
     return f' Read them in that layout with {option_flag(key)} "{best}" ({key} in an inputs file).'
 
 
-def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def layout_mismatch(facts: RunFacts) -> DataWarning | None:
     """Text label lines that make no box, or an odd one, in the column layout read."""
+    state = facts.state
     health = state.health
     found = [("ground-truth", "GT_LAYOUT", note) for note in health.gt_layout]
     found += [("prediction", "PRED_LAYOUT", note) for note in health.pred_layout]
@@ -178,7 +224,8 @@ def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataW
     )
 
 
-def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
+def class_names_disjoint(facts: RunFacts) -> DataWarning | None:
+    state, formats = facts.state, _formats(facts)
     counts = _names_shared(state)
     # With a mapping found, the class-mapping warning says it all, and shows the mapping.
     if counts is None or class_mapping(state) is not None:
@@ -207,7 +254,8 @@ def _side_skips(what: str, skipped: int, boxes: int, reasons: Mapping[str, int])
     return f"{skipped} of {read} {what} ({_share(skipped, read):.0%}): {_reasons(reasons)}"
 
 
-def boxes_skipped(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def boxes_skipped(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
     figures, health = state.figures, state.health
     skipped = figures.gt_skipped + figures.pred_skipped
     read = skipped + health.gt_boxes + health.pred_boxes + figures.crowd_excluded
@@ -242,8 +290,9 @@ def boxes_skipped(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWar
     )
 
 
-def predictions_elsewhere(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
     """Few predictions name an image of the GT: a results file made for another dataset."""
+    state = facts.state
     figures, health = state.figures, state.health
     read = health.pred_boxes + figures.pred_skipped
     elsewhere = health.pred_skip_reasons.get(UNKNOWN_IMAGE, 0) + health.pred_boxes - figures.predictions
@@ -268,7 +317,8 @@ def predictions_elsewhere(state: EvaluationState, _: NodeInputs, __: Formats) ->
     )
 
 
-def ground_truth_has_confidences(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
     health = state.health
     share = _share(health.gt_confident, health.gt_boxes)
     if share < GT_CONFIDENT_SHARE_MIN or health.pred_confident or not health.pred_boxes:
@@ -286,7 +336,8 @@ def ground_truth_has_confidences(state: EvaluationState, _: NodeInputs, __: Form
     )
 
 
-def assets_unmatched(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def assets_unmatched(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
     figures = state.figures
     gt_share = _share(figures.gt_only_images, figures.images + figures.gt_only_images)
     pred_share = _share(figures.pred_only_images, figures.images + figures.pred_only_images)
@@ -314,7 +365,8 @@ def assets_unmatched(state: EvaluationState, _: NodeInputs, __: Formats) -> Data
     )
 
 
-def image_size_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
     mismatched, images = state.health.size_mismatched, state.figures.images
     if mismatched < SIZE_MISMATCH_MIN:
         return None
@@ -331,7 +383,8 @@ def image_size_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> D
     )
 
 
-def duplicate_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def duplicate_ground_truth(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
     pairs, gt = state.health.duplicate_gt, state.figures.gt_objects
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
         return None
@@ -343,7 +396,8 @@ def duplicate_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -
     return DataWarning.of("duplicate_ground_truth", "warning", message, pairs=pairs, gt_boxes=gt)
 
 
-def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Formats) -> DataWarning | None:
+def confidence_threshold_replaced(facts: RunFacts) -> DataWarning | None:
+    inputs = facts.inputs
     if not inputs.confidence.replaced:
         return None
     message = (
@@ -357,8 +411,9 @@ def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Fo
     )
 
 
-def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
     """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
+    state = facts.state
     tally = state.tally
     if tally.counts[Outcome.CORRECT] == 0 or tally.counts.sum() != tally.counts[Outcome.CORRECT]:
         return None
@@ -373,7 +428,8 @@ def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Fo
     )
 
 
-def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
+def crowd_excluded(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
     crowd = state.figures.crowd_excluded
     if not crowd:
         return None
@@ -399,6 +455,16 @@ CHECKS: Final[tuple[Check, ...]] = (
 )
 
 
-def data_warnings(state: EvaluationState, inputs: NodeInputs, formats: Formats) -> tuple[DataWarning, ...]:
-    found = (check(state, inputs, formats) for check in CHECKS)
+def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
+    """Every check's warning, in CHECKS order (most serious first)."""
+    found = (check(facts) for check in CHECKS)
     return tuple(warning for warning in found if warning is not None)
+
+
+# The warnings are a section like the others (a typed field of `Findings`, built from the `RunFacts`);
+# the page shows them as banners under the verdict, so they bring no fragment.
+WarningsSection = Annotated[
+    tuple[DataWarning, ...],
+    Field(description="Data-health warnings, most serious first; shown under the verdict and on stderr."),
+    SectionSpec(data_warnings),
+]

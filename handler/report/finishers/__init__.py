@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.report.exports.routing import ROUTING_JSON
+from handler.report.exports.routing_json import ROUTING_JSON
 from handler.report.finishers.findings_json import FINDINGS_JSON
-from handler.report.finishers.page import REPORT_PAGE
-from handler.report.finishers.sketches import SKETCHES
+from handler.report.finishers.image_sketches import SKETCHES
+from handler.report.finishers.report_page import REPORT_PAGE
 from handler.report.finishing import Finisher
 from handler.report.publish import OUTCOMES, ReportPart
 

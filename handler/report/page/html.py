@@ -1,6 +1,6 @@
 """The one-page HTML report (SPEC §8): self-contained, every dataset string escaped.
 
-The gauge's geometry is computed here and the other figures' in `handler.report.page.charts`, so the
+The gauge's geometry is computed here and the other figures' in `handler.report.charts`, so the
 templates only place numbers; every string from a dataset reaches the page through jinja2's
 autoescaping.
 """
@@ -17,12 +17,11 @@ if TYPE_CHECKING:
 from handler.engine import GRADES, Outcome
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
 from handler.engine.timecost import ACTIONS
+from handler.report import charts
 from handler.report.findings.model import Findings
-from handler.report.findings.sections import fragments
-from handler.report.findings.sections.routing import RoutedClass
+from handler.report.findings.sections import figures, fragments
 from handler.report.findings.sections.work import size_bounds_text
 from handler.report.findings.wording import counted, duration, saving, score_text
-from handler.report.page import charts
 from handler.resources import resource_path
 
 TEMPLATE: Final = "report.html.j2"
@@ -135,69 +134,19 @@ def sweep_grid_text() -> str:
     return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
 
 
-@dataclass(frozen=True)
-class ClassFigure:
-    classes: int
-    head: charts.ClassChart
-    tail: charts.ClassChart | None
-    tail_seconds: float
-    guarded: bool
-    unlisted: list[str]  # routed classes without a box at the threshold used
-
-
-def decision(route: RoutedClass) -> str:
-    """A class's routing in a few words: `pre-label ≥ 0.45`, `draw`."""
-    if route.threshold is None:
-        return "draw"
-    return f"pre-label ≥ {route.threshold:g}{' (few boxes)' if route.guarded else ''}"
-
-
-def class_figure(findings: Findings) -> ClassFigure:
-    """Every class with a box, most time left first, with its routing decision; the tail folded."""
-    routed = {row.class_name: row for row in findings.routing.classes}
-    costs = findings.time.costs_seconds.model_dump()
-    rows = [
-        (row.class_name, row.counts, row.assistance_score, decision(routed[row.class_name]))
-        for row in findings.per_class
-    ]
-    most = max([charts.labeler_total(counts, costs) for _, counts, _, _ in rows] or [0.0])
-    head, tail = rows[: charts.CLASS_HEAD], rows[charts.CLASS_HEAD :]
-    tail_chart = charts.class_chart(tail, costs, most) if tail else None
-    shown = {row.class_name for row in findings.per_class}
-    return ClassFigure(
-        classes=len(rows),
-        head=charts.class_chart(head, costs, most),
-        tail=tail_chart,
-        tail_seconds=sum(bar.seconds for bar in tail_chart.rows) if tail_chart else 0.0,
-        guarded=any(routed[name].guarded for name in shown),
-        unlisted=[row.class_name for row in findings.routing.classes if row.class_name not in shown],
-    )
-
-
-def sweep_figure(findings: Findings) -> charts.SweepFigure:
-    sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
-    points = [
-        (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
-    ]
-    return charts.sweep_figure(points, sweep.used_threshold, sweep.best_threshold)
-
-
-def figures(findings: Findings) -> dict[str, Any]:
-    """The figures of a scored run (nothing to draw when nothing was scored)."""
+def drawn(findings: Findings) -> dict[str, Any]:
+    """What the figures of a scored run draw (nothing when nothing was scored): each section's
+    figure's values, and the head's interval."""
     if findings.reason is not None:
         return {}
-    u, time = findings.uncertainty, findings.time
-    costs = time.costs_seconds.model_dump()
-    return {
-        "time_bar": charts.time_bar(findings.counts, costs, time.from_scratch_seconds),
-        "class_figure": class_figure(findings),
-        "routing_gain": findings.routing.seconds_saved - findings.routing.single_seconds_saved,
-        "sweep_fig": sweep_figure(findings),
-        "sketch_of": {sketch.asset_id: sketch for sketch in findings.sketches},
-        "interval": None
-        if u is None
-        else charts.interval_figure(findings.assistance_score, u.score_low, u.score_high),
+    u = findings.uncertainty
+    values: dict[str, Any] = {
+        k: v for figure in figures(type(findings)) for k, v in figure.draw(findings).items()
     }
+    values["interval"] = (
+        None if u is None else charts.interval_figure(findings.assistance_score, u.score_low, u.score_high)
+    )
+    return values
 
 
 def environment() -> jinja2.Environment:
@@ -239,7 +188,8 @@ def render_html(findings: Findings) -> str:
         sweep_grid=sweep_grid_text(),
         sweep_grid_values=SWEEP_GRID,
         sweep_gain=f"{float(RECOMMEND_GAIN):g}",
-        **figures(findings),
+        figures=[figure.template for figure in figures(type(findings))],
+        **drawn(findings),
         size_bounds=size_bounds_text(),
         outcomes=SHORT_LABELS,
         actions=ACTION_LABELS,

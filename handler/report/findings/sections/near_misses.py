@@ -6,9 +6,7 @@ from typing import Annotated
 
 from pydantic import AliasChoices, Field
 
-from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
-from handler.engine.analyses.near_misses import NEAR_MISSES
-from handler.engine.drawn_boxes import TOP_NEAR_MISSES
+from handler.engine.analyses.near_misses import NEAR_MISSES, TOP_NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Section
@@ -48,10 +46,11 @@ class NearMisses(Section):
 
 def near_misses(facts: RunFacts) -> NearMisses:
     found = facts.state.of(NEAR_MISSES)
-    edges = found.edges.tolist()
+    counts = found.counts
+    edges = counts.edges.tolist()
     bands = tuple(
         NearMissBand(iou_from=low, iou_to=high, count=count)
-        for low, high, count in zip(edges[:-1], edges[1:], found.counts.tolist(), strict=True)
+        for low, high, count in zip(edges[:-1], edges[1:], counts.counts.tolist(), strict=True)
     )
     listed = tuple(
         NearMissEntry(
@@ -61,11 +60,11 @@ def near_misses(facts: RunFacts) -> NearMisses:
             gt_box=pair.gt_box,
             pred_box=pair.pred_box,
         )
-        for pair in facts.state.of(NEAR_MISS_PAIRS)
+        for pair in found.pairs
     )
     return NearMisses(
-        count=found.count,
-        missed_gt=found.missed_gt,
+        count=counts.count,
+        missed_gt=counts.missed_gt,
         iou_min=facts.inputs.iou_min,
         bands=bands,
         listed=listed,

@@ -1,13 +1,13 @@
 """`sketches`: the boxes of every image the page draws small (issue 17 item 3).
 
 The images are those listed under "where the work is", in `suspected_gt_errors` and in
-`near_misses`; the sketches finisher (report/finishers/sketches.py) chooses them and draws their
+`near_misses`; the sketches finisher (report/finishers/image_sketches.py) chooses them and draws their
 boxes from the one extra pass over chosen images, so they are exact under any split into shards.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field
 
@@ -15,7 +15,10 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import MAX_SKETCH_BOXES, ImageSketch, Sketched
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, OutcomeKey, Section
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.sections import Figure, SectionSpec
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
 
 BoxSide = Literal["gt", "pred"]
 
@@ -64,11 +67,16 @@ def sketches(facts: RunFacts) -> tuple[Sketch, ...]:
     )
 
 
+def sketch_figure(findings: Findings) -> dict[str, Any]:
+    """The sketches by asset id, for the images the figure lists."""
+    return {"sketch_of": {sketch.asset_id: sketch for sketch in findings.sketches}}
+
+
 SketchesSection = Annotated[
     tuple[Sketch, ...],
     Field(
         description="The boxes of every image listed in images_with_most_work, suspected_gt_errors and "
         "near_misses (each once, in asset order), with their outcomes, to draw the image small."
     ),
-    SectionSpec(sketches),
+    SectionSpec(sketches, figure=Figure("sketches", sketch_figure, place=30)),
 ]

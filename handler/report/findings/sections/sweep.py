@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -10,9 +10,13 @@ from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.counts import OutcomeCounts
 from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
 from handler.engine.timecost import TimeCosts
+from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Counts, Score, Section, Threshold
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.sections import Figure, SectionSpec
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
 
 
 class SweepPointFigures(Section):
@@ -67,4 +71,14 @@ def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
 
 
 # Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
-ConfidenceSweepSection = Annotated[ConfidenceSweep, SectionSpec(confidence_sweep)]
+def sweep_figure(findings: Findings) -> dict[str, Any]:
+    sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
+    points = [
+        (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
+    ]
+    return {"sweep_fig": charts.sweep_figure(points, sweep.used_threshold, sweep.best_threshold)}
+
+
+ConfidenceSweepSection = Annotated[
+    ConfidenceSweep, SectionSpec(confidence_sweep, figure=Figure("sweep", sweep_figure, place=40))
+]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
 from handler.engine.timecost import ASSUMED, DRAW_SOURCE, TimeCosts
+from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Seconds, Section
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.sections import Figure, SectionSpec
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
 
 
 class ActionCosts(Section):
@@ -57,4 +61,11 @@ def time(facts: RunFacts) -> TimeSaved:
     return time_saved(facts.state.tally, facts.costs)
 
 
-TimeSection = Annotated[TimeSaved, SectionSpec(time, "time")]
+def time_figure(findings: Findings) -> dict[str, Any]:
+    """Where the labeler's time goes: with the predictions, by action, against from scratch."""
+    time = findings.time
+    bar = charts.time_bar(findings.counts, time.costs_seconds.model_dump(), time.from_scratch_seconds)
+    return {"time_bar": bar}
+
+
+TimeSection = Annotated[TimeSaved, SectionSpec(time, "time", Figure("time", time_figure, place=10))]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Final
 
-from handler.report.findings.compare import Comparison, compare_verdict
-from handler.report.page import charts
+from handler.report import charts
+from handler.report.findings.compare_findings import Comparison, compare_verdict
 from handler.report.page.html import SHORT_LABELS, environment
 
 TEMPLATE: Final = "compare.html.j2"

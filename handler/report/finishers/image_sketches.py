@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
+from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import Sketched, image_sketch
 from handler.report.findings.sections.gt_errors import suspects
@@ -22,7 +22,7 @@ def listed_images(merged: Merged) -> frozenset[str]:
     asset_ids = state.of(PER_IMAGE).asset_ids
     found = {asset_ids[row] for row in most_work_rows(state, merged.costs).tolist()}
     found |= {box.asset_id for box in suspects(state).listed}
-    found |= {pair.asset_id for pair in state.of(NEAR_MISS_PAIRS)}
+    found |= {pair.asset_id for pair in state.of(NEAR_MISSES).pairs}
     return frozenset(found)
 
 
