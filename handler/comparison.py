@@ -74,7 +74,7 @@ def compare_parsed(
     execution: ExecutionOptions | None = None,
 ) -> Comparison:
     """`compare` of inputs already parsed: `inputs.pred` is set A, `pred_b` set B, read as A is."""
-    costs, execution = costs or TimeCosts(), execution or ExecutionOptions()
+    costs, execution = costs or inputs.time_costs or TimeCosts(), execution or ExecutionOptions()
     with _store(store) as used:
         gt = open_side(inputs.gt, used)
         a, b = (

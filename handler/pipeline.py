@@ -13,7 +13,10 @@ from typing import Final, Protocol, runtime_checkable
 from handler.datasets.slices import SliceFile
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
-from handler.inputs import NodeInputs
+from handler.engine.drawn_boxes import Sketched
+from handler.images.pictures import draw_pictures
+from handler.images.source import found_root, given_root
+from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
 from handler.report.findings import Execution, Findings, RunFacts, build_findings
 from handler.report.finishers import FINISHERS
@@ -23,7 +26,7 @@ from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
-PHASES: Final = ("read datasets", "match and score", "build report", "store report")
+PHASES: Final = ("read datasets", "match and score", "draw images", "build report", "store report")
 
 
 @runtime_checkable
@@ -93,24 +96,38 @@ def run(
     outputs line): it runs inside the report's staging, so a run stopped before the id is out
     (SIGTERM, SIGINT, a closed pipe) withdraws the report, and "no report was published" is true.
 
-    `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
-    they are not node inputs); `execution` chooses where the shards run; `slices` names sets of
+    `costs` are the labeler's seconds per action for the time estimate (else the inputs'
+    TIME_COSTS file, else the defaults); `execution` chooses where the shards run; `slices` names sets of
     asset ids to score on their own (native asset tags are slices too).
     """
     with _older_objects_left_alone() as settle:
         settle()
         with _phase("read datasets", log):
+            given = given_root(inputs.images, IMAGES_KEY) if inputs.images else None
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
         with staged_report(store) as staging:
             settle()
+            costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
+                merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state)
+                finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
+            settle()
+            with _phase("draw images", log):
+                sketched = [sketch.asset_id for sketch in finished.of(Sketched).images]
+                root = given or found_root(evaluated.gt.source, evaluated.gt.format, sketched)
+                pictures = None if root is None else draw_pictures(root, sketched)
             settle()
             with _phase("build report", log):
-                merged = Merged(inputs, costs or TimeCosts(), evaluated.gt, evaluated.pred, evaluated.state)
-                finished = finish_merged(FINISHERS, merged, plan)
                 facts = RunFacts(
-                    inputs, merged.gt, merged.pred, merged.state, merged.costs, slices or {}, finished.data
+                    inputs,
+                    merged.gt,
+                    merged.pred,
+                    merged.state,
+                    costs,
+                    slices or {},
+                    finished.data,
+                    pictures=pictures,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)

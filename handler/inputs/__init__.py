@@ -2,6 +2,8 @@
 
 from handler.inputs.node_inputs import (
     DEFAULT_THRESHOLDS,
+    IMAGES_KEY,
+    IMAGES_TITLE,
     ConfidenceThreshold,
     NodeInputs,
     input_spec,
@@ -10,12 +12,15 @@ from handler.inputs.node_inputs import (
     option_labels,
     parse_inputs,
     read_environment,
+    read_time_costs,
     select_number,
     select_options,
 )
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "IMAGES_KEY",
+    "IMAGES_TITLE",
     "ConfidenceThreshold",
     "NodeInputs",
     "input_spec",
@@ -24,6 +29,7 @@ __all__ = [
     "option_labels",
     "parse_inputs",
     "read_environment",
+    "read_time_costs",
     "select_number",
     "select_options",
 ]

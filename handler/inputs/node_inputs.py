@@ -16,6 +16,7 @@ from handler.datasets import format_names
 from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, Side
 from handler.datasets.side import SideSpec
 from handler.engine import Thresholds
+from handler.engine.timecost import TimeCosts
 from handler.errors import InputError, quoted
 from handler.resources import node_config
 
@@ -24,7 +25,12 @@ if TYPE_CHECKING:
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
-EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS)
+# A costs file (`prelabel-eval calibrate` writes one): the seconds per action of the time estimate.
+TIME_COSTS_KEY: Final = "TIME_COSTS"
+# The folder or s3:// prefix of the images, drawn behind the page's sketches (`--images`).
+IMAGES_KEY: Final = "IMAGES"
+IMAGES_TITLE: Final = "folder or s3:// prefix of the images, drawn behind the page's sketches"
+EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, TIME_COSTS_KEY, IMAGES_KEY)
 _READ_OPTION_KEYS: Final = {option.key(side): (option, side) for option in READ_OPTIONS for side in SIDES}
 
 
@@ -62,6 +68,8 @@ class NodeInputs:
     iou_min: float
     iou_perfect: float
     confidence: ConfidenceThreshold
+    time_costs: TimeCosts | None = None  # read from the TIME_COSTS file, when one is given
+    images: str | None = None  # where the images are (IMAGES); None: found beside the labels, or none
 
     @property
     def thresholds(self) -> Thresholds:
@@ -130,9 +138,8 @@ def inputs_schema() -> dict[str, Any]:
     specs = node_config()["inputs"]
     properties = {spec["key"]: _property(spec) for spec in specs}
     properties.update({key: {"type": "string", "enum": format_names()} for key in FORMAT_KEYS})
-    properties.update(
-        {key: {"type": "string", "minLength": 1, "title": what} for key, what in READ_KEYS.items()}
-    )
+    extra = {**READ_KEYS, TIME_COSTS_KEY: "a costs file (calibrate's)", IMAGES_KEY: IMAGES_TITLE}
+    properties.update({key: {"type": "string", "minLength": 1, "title": what} for key, what in extra.items()})
     return {
         "type": "object",
         "properties": properties,
@@ -237,7 +244,19 @@ def _typed(key: str, text: str) -> Any:
     if key in _READ_OPTION_KEYS:
         option, side = _READ_OPTION_KEYS[key]
         return option.checked(side, text)
+    if key == TIME_COSTS_KEY:
+        return read_time_costs(text, key)
     return text
+
+
+def read_time_costs(path: str, key: str) -> TimeCosts:
+    """`TimeCosts.from_file`, its mistakes as the one-line error of the input or option `key`."""
+    try:
+        return TimeCosts.from_file(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the costs file ({error.strerror})", key) from None
+    except ValueError as error:
+        raise InputError(str(error), key) from None
 
 
 def _side(values: Mapping[str, Any], side: Side) -> SideSpec:
@@ -270,6 +289,8 @@ def parse_inputs(raw: Mapping[str, Any], parsed: Mapping[str, Any] | None = None
         iou_min=typed["IOU_MIN"],
         iou_perfect=typed["IOU_PERFECT"],
         confidence=typed["CONFIDENCE_THRESHOLD"],
+        time_costs=typed.get(TIME_COSTS_KEY),
+        images=typed.get(IMAGES_KEY),
     )
 
 

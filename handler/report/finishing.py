@@ -22,6 +22,7 @@ from handler.execution.image_pass import ImagePass, image_pass
 from handler.execution.run import ShardPlan
 from handler.inputs import NodeInputs
 from handler.report.findings import Findings
+from handler.report.findings.context import Data, first_of
 from handler.report.publish import ReportPart
 from handler.storage import Content
 
@@ -94,6 +95,10 @@ class FinishedRun:
 
     data: tuple[object, ...]
     parts: dict[ReportPart, Content]
+
+    def of(self, kind: type[Data]) -> Data:
+        """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
+        return first_of(kind, self.data)
 
 
 def _checked(finisher: Finisher, finished: Finished) -> Finished:

@@ -460,7 +460,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("boxes", "errors", "forked", "resources", "outputs", "entry"),
     ("storage", "engine"),  # byte objects by URI; the matching and its analyses (pure numpy)
     ("datasets",),  # every format read from a store into BoxTables, and paired
-    ("inputs",),  # node.json options name formats and thresholds
+    ("inputs", "images"),  # node.json options name formats and thresholds; a dataset's images, read
     ("execution",),  # shards of whole assets mapped over an executor, merged exactly
     ("report.charts",),  # the geometry of the page's SVG figures (pure Python)
     ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
@@ -468,7 +468,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
     ("report.finishers",),  # the registered finishers
     ("report",),  # the report package's face names its jobs and imports none of them
-    ("pipeline", "comparison", "runtime"),  # the entry points, downward among themselves too
+    ("pipeline", "comparison", "calibrate", "runtime"),  # the entry points, downward among themselves too
     ("metric", "progress"),
     ("mmeval", "cli", "__main__"),
     ("__init__",),  # the public API

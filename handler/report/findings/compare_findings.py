@@ -23,7 +23,7 @@ from handler.engine.plugin import ClassCounts
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.report.findings.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
-from handler.report.findings.wording import duration, saving
+from handler.report.findings.wording import counted, duration, saving
 
 Better = Literal["A", "B", "neither"]
 
@@ -227,7 +227,8 @@ def compare_summary(found: Comparison) -> str:
         compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
-        f"{c.images} images paired by asset id, {c.resamples} paired bootstrap resamples (seed {c.seed})",
+        f"{counted(c.images, 'image', 'images')} paired by asset id, "
+        f"{c.resamples} paired bootstrap resamples (seed {c.seed})",
     ]
     return "\n".join(lines)
 

@@ -12,9 +12,15 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
+from handler.images.pictures import Pictures
 from handler.inputs import NodeInputs
 
 Data = TypeVar("Data")
+
+
+def first_of(kind: type[Data], values: tuple[object, ...]) -> Data:
+    """The first of `values` of this type; `kind()`, its empty value, when none is."""
+    return next((value for value in values if isinstance(value, kind)), None) or kind()
 
 
 @dataclass(frozen=True)
@@ -28,13 +34,11 @@ class RunFacts:
     costs: TimeCosts = field(default_factory=TimeCosts)
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     finishers: tuple[object, ...] = ()  # the data the finishers gave (report/finishers/)
+    pictures: Pictures | None = None  # the sketched images, when the run has some (`--images`, found)
 
     def finished(self, kind: type[Data]) -> Data:
         """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
-        for data in self.finishers:
-            if isinstance(data, kind):
-                return data
-        return kind()
+        return first_of(kind, self.finishers)
 
     @cached_property
     def reason(self) -> str | None:

@@ -25,7 +25,7 @@ from handler.report.findings.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.findings.sections.near_misses import NearMissesSection
 from handler.report.findings.sections.per_class import PerClassSection
 from handler.report.findings.sections.routing import RoutingSection
-from handler.report.findings.sections.sketches import SketchesSection
+from handler.report.findings.sections.sketches import PicturesSection, SketchesSection
 from handler.report.findings.sections.slices import SlicesSection
 from handler.report.findings.sections.sweep import ConfidenceSweepSection
 from handler.report.findings.sections.time_saved import TimeSaved as TimeSaved
@@ -112,6 +112,7 @@ class Findings(Section):
     routing: RoutingSection
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection
+    pictures: PicturesSection
     execution: Execution
 
     def document(self) -> dict[str, object]:

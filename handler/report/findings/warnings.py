@@ -411,6 +411,10 @@ def confidence_threshold_replaced(facts: RunFacts) -> DataWarning | None:
     )
 
 
+def _all_boxes_match(boxes: int) -> str:
+    return "the one box matches" if boxes == 1 else f"all {boxes} boxes match"
+
+
 def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
     """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
     state = facts.state
@@ -420,8 +424,8 @@ def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
     if tally.mean_iou != 1.0:
         return None
     message = (
-        f"The predictions equal the ground truth: all {int(tally.counts[Outcome.CORRECT])} boxes match with "
-        "IoU 1 and the same class. Was the same dataset given twice?"
+        f"The predictions equal the ground truth: {_all_boxes_match(int(tally.counts[Outcome.CORRECT]))} "
+        "with IoU 1 and the same class. Was the same dataset given twice?"
     )
     return DataWarning.of(
         "predictions_equal_ground_truth", "info", message, boxes=int(tally.counts[Outcome.CORRECT])
