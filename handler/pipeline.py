@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from handler.datasets.slices import SliceFile
+from handler.engine.drawn_boxes import Sketched
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
-from handler.engine.drawn_boxes import Sketched
 from handler.images.pictures import draw_pictures
 from handler.images.source import found_root, given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
