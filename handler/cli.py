@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
+import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -75,6 +75,7 @@ from handler.runtime import (
     warning_lines,
 )
 from handler.storage import Store
+from handler.storage.paths import local_path
 
 PROG: Final = "prelabel-eval"
 # `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
@@ -88,6 +89,7 @@ SHOW_PARTS: Final = {
     "html": "the HTML page",
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
+    "class_map": "class_map.json: the class mapping a warning proposes (review it, then --pred-class-map)",
 }
 LATEST: Final = "latest"
 # Run from the project folder (the shipped examples/); tests/project/test_examples.py runs each line.
@@ -299,7 +301,8 @@ def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
-        which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
+        flag = "--" + part.replace("_", "-")
+        which.add_argument(flag, dest="part", action="store_const", const=part, help=f"print {what}")
     parser.set_defaults(command=_show)
 
 
@@ -414,7 +417,7 @@ def parse_command_line(argv: list[str]) -> argparse.Namespace:
 
 def _mistyped_command(word: str, names: list[str]) -> str | None:
     """The command `word` is close to, when `word` cannot be a dataset (no path, URI or file name)."""
-    if word.startswith("-") or any(mark in word for mark in "/\\.:") or Path(word).exists():
+    if word.startswith("-") or any(mark in word for mark in "/\\.:") or os.path.exists(word):
         return None
     return next(iter(difflib.get_close_matches(word, names, n=1)), None)
 
@@ -501,8 +504,9 @@ def _compare(args: argparse.Namespace) -> int:
         execution=execution_options(args),
     )
     if args.html:
+        page = local_path(args.html, "--html")  # what the OS refuses, said as such
         try:
-            Path(args.html).write_text(render_compare_html(found), encoding="utf-8")
+            page.write_text(render_compare_html(found), encoding="utf-8")
         except OSError as error:
             raise InputError(
                 f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"
@@ -514,8 +518,9 @@ def _compare(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
     costs = calibrate(args.logs)
+    out = local_path(args.out, "--out")  # what the OS refuses, said as such
     try:
-        Path(args.out).write_bytes(orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
+        out.write_bytes(orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
     except OSError as error:
         raise InputError(f"cannot write the costs file to {args.out}: {error.strerror}", "--out") from None
     print("\n".join([*calibration_lines(costs), f"wrote {args.out} (use it: --time-costs {args.out})"]))

@@ -18,6 +18,7 @@ from handler.images.pictures import draw_pictures
 from handler.images.source import found_root, given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
+from handler.engine.outcome_lines import without_suspects
 from handler.report.findings import Execution, Findings, RunFacts, build_findings
 from handler.report.finishers import FINISHERS
 from handler.report.finishing import Merged, finish_findings, finish_merged
@@ -110,8 +111,13 @@ def run(
             costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
-                merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state)
+                # Another reading of the predictions that scores clearly better (issue 24).
+                reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
+                merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
+            chunks = evaluated.outcome_chunks
+            if reading is not None:  # the GT is not blamed for a mix-up's misses, in outcomes.jsonl too
+                chunks = staging.rewrite_chunks(chunks, without_suspects)
             settle()
             with _phase("draw images", log):
                 sketched = [sketch.asset_id for sketch in finished.of(Sketched).images]
@@ -128,12 +134,13 @@ def run(
                     slices or {},
                     finished.data,
                     pictures=pictures,
+                    reading=reading,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)
                 parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
             with _phase("store report", log):
-                staging.publish(parts, evaluated.outcome_chunks)
+                staging.publish(parts, chunks)
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id))
             if announce is not None:

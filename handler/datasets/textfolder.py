@@ -13,8 +13,8 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import IntArray, LayoutNote
-from handler.datasets.builder import Images, build_dataset
+from handler.boxes import Images, IntArray, LayoutNote
+from handler.datasets.builder import build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
 from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
@@ -173,7 +173,8 @@ def read_text_folder(
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
     images = Images(assets.asset_ids, widths, heights)
-    parsed = collector.rows(syntax.normalized, sized=syntax.layout.box != "x1 y1 x2 y2")
+    box = syntax.layout.box
+    parsed = collector.rows(syntax.normalized, sized=box != "x1 y1 x2 y2", convention=box)
     dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.datasets.builder import Images, build_dataset
+from handler.boxes import BoolArray, FloatArray, Images, IntArray
+from handler.datasets.builder import build_dataset
 from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
 from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, number

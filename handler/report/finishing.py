@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from handler.datasets.loaded import DatasetNames
+from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.execution.image_pass import ImagePass, image_pass
@@ -36,6 +37,7 @@ class Merged:
     gt: DatasetNames
     pred: DatasetNames
     state: EvaluationState
+    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
 
 
 @dataclass(frozen=True)

@@ -406,7 +406,7 @@ def test_slices_section_shows_every_slice(
     for row in rows:
         assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
     assert [w["code"] for w in reports["warned"].findings["warnings"]] == [
-        "class_mapping",
+        "other_reading",
         "ground_truth_has_confidences",
     ]
 

@@ -1,5 +1,5 @@
 """Files for other tools, each built by a finisher once the run is merged and stored with its report
-(routing.json; a new one: handler/report/finishers/__init__.py says how).
+(routing.json, class_map.json; a new one: handler/report/finishers/__init__.py says how).
 
 The per-box outcome lines are the one export a shard writes itself, chunk by chunk, so their
 encoding lives below execution (`handler.engine.outcome_lines`)."""

@@ -10,6 +10,7 @@ from handler.datasets.loaded import DatasetNames
 from handler.datasets.slices import SliceFile
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
+from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.images.pictures import Pictures
@@ -35,6 +36,7 @@ class RunFacts:
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     finishers: tuple[object, ...] = ()  # the data the finishers gave (report/finishers/)
     pictures: Pictures | None = None  # the sketched images, when the run has some (`--images`, found)
+    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
 
     def finished(self, kind: type[Data]) -> Data:
         """The data a finisher gave of this type; `kind()`, its empty value, when none did."""

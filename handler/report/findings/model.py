@@ -24,6 +24,7 @@ from handler.report.findings.sections.actions import ActionsSection, ConfusionsS
 from handler.report.findings.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.findings.sections.near_misses import NearMissesSection
 from handler.report.findings.sections.per_class import PerClassSection
+from handler.report.findings.sections.reading import OtherReadingSection
 from handler.report.findings.sections.routing import RoutingSection
 from handler.report.findings.sections.sketches import PicturesSection, SketchesSection
 from handler.report.findings.sections.slices import SlicesSection
@@ -110,6 +111,7 @@ class Findings(Section):
     uncertainty: UncertaintySection
     slices: SlicesSection
     routing: RoutingSection
+    other_reading: OtherReadingSection = None
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection
     pictures: PicturesSection

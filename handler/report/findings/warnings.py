@@ -17,13 +17,15 @@ from handler.boxes import LayoutNote
 from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
 from handler.datasets.read_options import option_flag, option_label
-from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
+from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
+from handler.inputs import NodeInputs
+from handler.report.findings.wording import counted
 from handler.report.findings.context import RunFacts
 from handler.report.findings.sections import SectionSpec
-from handler.report.findings.wording import counted
+from handler.report.findings.sections.reading import OtherReading, other_reading
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
@@ -32,8 +34,6 @@ CLASS_OVERLAP_MIN: Final = 0.2
 SKIPPED_SHARE_MIN: Final = 0.05
 # Below this share of the predictions on an image of the GT, the results look made for other images.
 PLACED_SHARE_MIN: Final = 0.25
-# Mapped class pairs shown in the class-mapping warning (all are in the figures' count).
-MAPPING_SHOWN: Final = 6
 # "Most" GT boxes carrying a confidence: GT drawn by people carries none.
 GT_CONFIDENT_SHARE_MIN: Final = 0.5
 # From this share of one side's assets missing on the other, the run is visibly partial.
@@ -44,8 +44,8 @@ SIZE_MISMATCH_MIN: Final = 1
 DUPLICATE_SHARE_MIN: Final = 0.01
 
 WarningCode = Literal[
+    "other_reading",
     "predictions_elsewhere",
-    "class_mapping",
     "layout_mismatch",
     "class_names_disjoint",
     "boxes_skipped",
@@ -131,43 +131,6 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     )
 
 
-def _mapping_text(mapping: ClassMapping) -> str:
-    shown = ", ".join(f"`{pred}` → `{gt}` ({count})" for pred, gt, count in mapping.pairs[:MAPPING_SHOWN])
-    more = f" and {len(mapping.pairs) - MAPPING_SHOWN} more" if len(mapping.pairs) > MAPPING_SHOWN else ""
-    if mapping.shift is not None:
-        return f"{shown}{more}: the ids are shifted by {mapping.shift:+d} (0-based against 1-based ids?)"
-    return f"{shown}{more}"
-
-
-def class_mix_up(facts: RunFacts) -> DataWarning | None:
-    state, formats = facts.state, _formats(facts)
-    mapping = class_mapping(state)
-    if mapping is None:
-        return None
-    why = (
-        _ids_side(state, formats)
-        if _names_shared(state) is not None
-        else "the class ids of one side index another names list than the other's"
-    )
-    message = (
-        f"{mapping.confused} of {mapping.matched} matched boxes are class-confused, and "
-        f"{mapping.mapped} follow one class-to-class mapping (predicted → ground truth): "
-        f"{_mapping_text(mapping)}. So {why}. "
-        f"Give a side the names its ids index with {option_label('PRED_NAMES')} or "
-        f"{option_label('GT_NAMES')} (a .names/classes.txt list, a data.yaml, or a COCO file's "
-        "categories); these pairs are not listed as suspected ground-truth errors."
-    )
-    return DataWarning.of(
-        "class_mapping",
-        "warning",
-        message,
-        matched=mapping.matched,
-        class_confused=mapping.confused,
-        following_mapping=mapping.mapped,
-        mapped_classes=len(mapping.pairs),
-    )
-
-
 def _names_shared(state: EvaluationState) -> tuple[int, int] | None:
     """(kept predictions in a GT class, kept predictions) when few share the GT's class names."""
     health = state.health
@@ -227,8 +190,7 @@ def layout_mismatch(facts: RunFacts) -> DataWarning | None:
 def class_names_disjoint(facts: RunFacts) -> DataWarning | None:
     state, formats = facts.state, _formats(facts)
     counts = _names_shared(state)
-    # With a mapping found, the class-mapping warning says it all, and shows the mapping.
-    if counts is None or class_mapping(state) is not None:
+    if counts is None:
         return None
     shared, kept = counts
     message = (
@@ -442,11 +404,43 @@ def crowd_excluded(facts: RunFacts) -> DataWarning | None:
     return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
 
 
+def _applies(found: OtherReading) -> str:
+    if found.family == "classes":
+        return (
+            f"review the report's {CLASS_MAP_FILE} (`prelabel-eval show REPORT_ID --class-map > "
+            f"{CLASS_MAP_FILE}`) and pass it back with {found.flag} {CLASS_MAP_FILE} ({found.option} in an "
+            "inputs file, pred_class_map= in load_records)"
+        )
+    return (
+        f'apply it with {found.flag} "{found.value}" ({found.option} in an inputs file, '
+        f"{found.option.lower()}= in load_records)"
+    )
+
+
+def reading_warning(found: OtherReading) -> DataWarning:
+    message = (
+        f"Did you mean {found.says}? Read that way the predictions score {found.score:.2f} "
+        f"({found.grade}) instead of {found.score_as_read:.2f} ({found.grade_as_read}), re-scored on all "
+        f"{found.images} shared images (gain {found.score - found.score_as_read:+.2f}, "
+        f"{found.level:.0%} interval {found.gain_low:+.2f} to {found.gain_high:+.2f}): {_applies(found)}. "
+        "Suspected ground-truth errors are not listed while this reading explains the misses."
+    )
+    return DataWarning.of(
+        "other_reading",
+        "warning",
+        message,
+        reading=found.family,
+        option=found.option,
+        value=found.value,
+        score=round(found.score, 4),
+        grade=found.grade,
+    )
+
+
 # Most serious first: the order of the banners and of the stderr lines.
 CHECKS: Final[tuple[Check, ...]] = (
     predictions_elsewhere,
     layout_mismatch,
-    class_mix_up,
     class_names_disjoint,
     ground_truth_has_confidences,
     boxes_skipped,
@@ -459,10 +453,24 @@ CHECKS: Final[tuple[Check, ...]] = (
 )
 
 
+# What a proposed reading says better: a class reading the disjoint names, a box reading the
+# layout that fits (the reading is re-scored, the symptom was not).
+SAID_BY_READING: Final = {
+    "classes": ("class_names_disjoint",),
+    "box": ("layout_mismatch",),
+    "frame": (),
+}
+
+
 def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
-    """Every check's warning, in CHECKS order (most serious first)."""
-    found = (check(facts) for check in CHECKS)
-    return tuple(warning for warning in found if warning is not None)
+    """Every check's warning, in CHECKS order (most serious first); a proposed reading's first, in
+    place of the symptoms it says better."""
+    found = [warning for check in CHECKS if (warning := check(facts)) is not None]
+    reading = other_reading(facts)
+    if reading is None:
+        return tuple(found)
+    said = SAID_BY_READING[reading.family]
+    return (reading_warning(reading), *(warning for warning in found if warning.code not in said))
 
 
 # The warnings are a section like the others (a typed field of `Findings`, built from the `RunFacts`);

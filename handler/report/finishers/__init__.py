@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from handler.report.exports.class_map_json import CLASS_MAP_JSON
 from handler.report.exports.routing_json import ROUTING_JSON
 from handler.report.finishers.findings_json import FINDINGS_JSON
 from handler.report.finishers.image_sketches import SKETCHES
@@ -39,6 +40,7 @@ FINISHERS: Final[tuple[Finisher, ...]] = (
     FINDINGS_JSON,
     REPORT_PAGE,
     ROUTING_JSON,
+    CLASS_MAP_JSON,
 )
 # Every part a report may hold, by key: the outcome lines the shards write, then the finishers'.
 REPORT_PARTS: Final[dict[str, ReportPart]] = {

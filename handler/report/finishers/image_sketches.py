@@ -21,7 +21,7 @@ def listed_images(merged: Merged) -> frozenset[str]:
     state = merged.state
     asset_ids = state.of(PER_IMAGE).asset_ids
     found = {asset_ids[row] for row in most_work_rows(state, merged.costs).tolist()}
-    found |= {box.asset_id for box in suspects(state).listed}
+    found |= {box.asset_id for box in suspects(state, merged.reading is not None).listed}
     found |= {pair.asset_id for pair in state.of(NEAR_MISSES).pairs}
     return frozenset(found)
 

@@ -14,7 +14,7 @@ the report wrote; only SIGKILL leaves staging, which `collect_garbage` removes l
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 
@@ -87,6 +87,17 @@ class ReportStaging:
             for i in range(count)
         ]
         return self._sinks
+
+    def rewrite_chunks(
+        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes]
+    ) -> tuple[WrittenObject, ...]:
+        """The outcome chunks written again through `edit` (after the run learned something)."""
+        rewritten = []
+        for chunk in chunks:
+            content = edit(self.store.get(chunk.key))
+            self.store.put(chunk.key, content, OUTCOMES.content_type)
+            rewritten.append(WrittenObject(chunk.key, len(content)))
+        return tuple(rewritten)
 
     def publish(self, parts: Mapping[ReportPart, Content], chunks: Sequence[WrittenObject] = ()) -> None:
         """Write `parts` beside the outcome `chunks` the workers reported, check them all, write the
