@@ -12,13 +12,13 @@ from typing import Final, Protocol, runtime_checkable
 
 from handler.datasets.slices import SliceFile
 from handler.engine.drawn_boxes import Sketched
+from handler.engine.outcome_lines import without_suspects
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.images.pictures import draw_pictures
 from handler.images.source import found_root, given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
-from handler.engine.outcome_lines import without_suspects
 from handler.report.findings import Execution, Findings, RunFacts, build_findings
 from handler.report.finishers import FINISHERS
 from handler.report.finishing import Merged, finish_findings, finish_merged

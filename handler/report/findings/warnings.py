@@ -21,11 +21,10 @@ from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
-from handler.inputs import NodeInputs
-from handler.report.findings.wording import counted
 from handler.report.findings.context import RunFacts
 from handler.report.findings.sections import SectionSpec
 from handler.report.findings.sections.reading import OtherReading, other_reading
+from handler.report.findings.wording import counted
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
