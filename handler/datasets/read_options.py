@@ -35,7 +35,8 @@ class ReadOption:
     and of `ReadOptions` (what the reader is told) that holds its value. `parse` turns the text
     given into that value when the inputs are parsed (a ValueError says what was expected);
     `open`, for an option that names a file, reads it when the side is opened (`open_side`).
-    `applies_to` says which readers use it: a reader that `takes` it not is refused, naming it.
+    `applies_to` says which readers use it: a format that does not take it (`Format.takes`)
+    refuses it, naming it. `metavar` FILE marks an option that names a file (messages say so).
     """
 
     field: str
@@ -75,8 +76,8 @@ def option_flag(key: str) -> str:
 
 def option_label(key: str) -> str:
     """How messages name a read option: both spellings, since either may have been used."""
-    takes_file = key.endswith(("NAMES", "CLASS_MAP"))
-    return f"{option_flag(key)} FILE ({key})" if takes_file else f"{option_flag(key)} ({key})"
+    file_option = any(o.metavar == "FILE" and key == o.key(side) for o in READ_OPTIONS for side in SIDES)
+    return f"{option_flag(key)} FILE ({key})" if file_option else f"{option_flag(key)} ({key})"
 
 
 @dataclass(frozen=True)

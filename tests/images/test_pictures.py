@@ -7,6 +7,7 @@ drawn (missing, two of a name, not an image, too big) is a note, and the others 
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from handler.errors import InputError
 from handler.images.pictures import Pictures, draw_pictures
 from handler.images.source import found_root, given_root
 from handler.images.thumbnail import MAX_IMAGE_BYTES
+
+PILLOW_MISSING = "Pillow is not installed (pip install 'prelabel-eval[images]')"
 
 PHOTO = scene(320, 240, [("dog", 40, 40, 200, 200)])
 
@@ -152,18 +155,24 @@ def test_a_yolo_folder_on_s3_finds_its_images(tmp_path: Path, s3_bucket: str, s3
     assert draw_pictures(root, ["a"]).by_asset["a"].thumbnail is not None
 
 
-def test_without_pillow_no_picture_is_drawn_and_one_note_says_why(tmp_path: Path) -> None:
-    """Pillow is the `images` extra: a process that cannot import it draws the page as before."""
-    write_picture(tmp_path / "good.jpg", PHOTO)
+def test_without_pillow_the_page_is_as_before_with_one_note(tmp_path: Path) -> None:
+    """Pillow is the `images` extra: a process that cannot import it runs, and its page says why
+    the images it was given are not drawn, once; every sketch is drawn on its grey frame."""
+    images = tmp_path / "images"
+    for asset_id in ("street_0001.jpg", "street_0002.jpg"):
+        write_picture(images / asset_id, PHOTO)
+    store = tmp_path / "store"
     code = (
         "import sys; sys.modules['PIL'] = None\n"  # what an install without Pillow sees
-        "from handler.images.pictures import draw_pictures\n"
-        "from handler.images.source import given_root\n"
-        f"p = draw_pictures(given_root({str(tmp_path)!r}, 'IMAGES'), ['good'])\n"
-        "print(p.note, p.by_asset)\n"
+        "from handler.cli import main\n"
+        f"sys.exit(main(['examples/gt.json', 'examples/predictions.jsonl', '--images', {str(images)!r},"
+        f" '--store', {str(store)!r}, '-q']))\n"
     )
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    shown = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True
-    )
-    assert shown.stdout == "Pillow is not installed (pip install 'prelabel-eval[images]') {}\n"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, check=True, capture_output=True)
+    (report,) = (store / "reports").iterdir()
+    page = (report / "report.html").read_text(encoding="utf-8")
+    pictures = json.loads((report / "findings.json").read_text(encoding="utf-8"))["pictures"]
+    assert pictures["drawn"] == 0 and pictures["note"] == PILLOW_MISSING
+    assert page.count(PILLOW_MISSING.replace("'", "&#39;")) == 1 and "<image " not in page
+    assert 'data-field="image_note"' not in page  # one note for all, not one per sketch
