@@ -23,6 +23,7 @@ from helpers.labeler_logs import (
 from helpers.paths import EXAMPLES
 
 from handler.engine.timecost import ACTIONS, TimeCosts
+from handler.report.findings import duration
 
 GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
 
@@ -73,7 +74,12 @@ def test_run_and_the_node_price_the_work_with_the_costs_file(costs_file: Path, t
     store = str(tmp_path / "s")
     result = run(str(GT), str(PRED), "--time-costs", str(costs_file), "--json", "--store", store)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["time"]["costs_seconds"] == seconds
+    run_findings = json.loads(result.stdout)
+    assert run_findings["time"]["costs_seconds"] == seconds
+    compared = run("compare", str(GT), str(PRED), str(PRED), "--time-costs", str(costs_file))
+    assert compared.returncode == 0, compared.stderr
+    saved = duration(run_findings["time"]["saved_seconds"])
+    assert f"A: score 0.56 · Partial assist · {saved} saved" in compared.stdout
     inputs = {**node_env(GT, PRED), "TIME_COSTS": str(costs_file)}
     inputs_file = tmp_path / "inputs.json"
     inputs_file.write_text(json.dumps({k: v for k, v in inputs.items() if k != "PRELABEL_STORE"}))
