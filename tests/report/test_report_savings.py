@@ -28,7 +28,7 @@ def test_the_verdict_is_one_sentence_with_score_grade_time_and_lean(tmp_path: Pa
     findings = _run(tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl").findings
     assert findings.verdict == (
         f"Assistance score {findings.assistance_score:.2f} ({findings.efficiency_level}, "
-        "borderline with Strong assist): pre-labeling saves about 47 min of the 65 min it takes to draw "
+        "borderline with Strong assist): pre-labeling saves about 46 min of the 65 min it takes to draw "
         "every box; what is left is balanced between drawing and deleting (26 missed objects, "
         "32 invented boxes)."
     )
