@@ -74,14 +74,17 @@ def add_read_options(parser: argparse.ArgumentParser) -> None:
         "reading", "what a side's files do not say (also keys of an inputs file)"
     )
     for key, what in READ_KEYS.items():
-        names = key.endswith("NAMES")
+        layout = key.endswith("LAYOUT")
         group.add_argument(
             option_flag(key),
             dest=key.lower(),
-            metavar="FILE" if names else "COLUMNS",
-            type=str if names else _layout_text,
+            metavar=_METAVARS[key.split("_", 1)[1]],
+            type=_layout_text if layout else str,
             help=f"{what} ({key})",
         )
+
+
+_METAVARS: Final = {"NAMES": "FILE", "LAYOUT": "COLUMNS", "MODEL_VERSION": "VERSION"}
 
 
 def _layout_text(text: str) -> str:

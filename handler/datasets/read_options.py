@@ -28,6 +28,7 @@ READ_KEYS: Final = {
     "GT_LAYOUT": 'column order of the GT\'s text label lines, e.g. "class x y w h" (frame detected, or add '
     "normalized / pixels)",
     "PRED_LAYOUT": 'column order of the predictions\' text label lines, e.g. "class score cx cy w h"',
+    "PRED_MODEL_VERSION": "the model version whose predictions to read, in a Label Studio export",
 }
 
 
@@ -52,35 +53,36 @@ class ClassNames:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """What a side's reader is told: names of its class ids, the column layout of its lines."""
+    """What a side's reader is told: names of its class ids, the column layout of its lines,
+    the model version whose predictions to read."""
 
     side: Side = "gt"
     names: ClassNames | None = None
     layout: Layout | None = None
+    model_version: str | None = None
 
     def given(self) -> list[str]:
         """The keys of the options given (GT_NAMES, PRED_LAYOUT, ...)."""
-        return [
-            f"{self.side.upper()}_{what}"
-            for what, value in (("NAMES", self.names), ("LAYOUT", self.layout))
-            if value
-        ]
+        values = (("NAMES", self.names), ("LAYOUT", self.layout), ("MODEL_VERSION", self.model_version))
+        return [f"{self.side.upper()}_{what}" for what, value in values if value]
 
     def refuse(self, format_name: str, takes: frozenset[str]) -> None:
         """An option the format cannot apply is an error naming it, never silently ignored."""
         for key in self.given():
-            if key.split("_")[1].lower() not in takes:
-                where = (
-                    "yolo and cartucho text label files"
-                    if key.endswith("LAYOUT")
-                    else "yolo, cartucho and coco-results, whose classes are ids"
-                )
+            if key.split("_", 1)[1].lower() not in takes:
+                where = _APPLIES_TO[key.split("_", 1)[1]]
                 raise InputError(
                     f"{option_label(key)}: the {format_name} format has no use for it: it applies to {where}"
                 )
 
 
 NO_OPTIONS: Final = ReadOptions()
+# What each read option applies to, for the message refusing it elsewhere.
+_APPLIES_TO: Final = {
+    "NAMES": "yolo, cartucho and coco-results, whose classes are ids",
+    "LAYOUT": "yolo and cartucho text label files",
+    "MODEL_VERSION": "label-studio JSON exports, which may hold several models' predictions",
+}
 
 
 def checked_layout(key: str, text: str) -> Layout:

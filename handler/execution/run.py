@@ -106,7 +106,13 @@ def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Sou
     same assets, so a worker can read and pair them on its own."""
     forced = (inputs.gt_format, inputs.pred_format)
     # Read options are refused by the native reader, on the driver, with the option named.
-    options = (inputs.gt_names, inputs.pred_names, inputs.gt_layout, inputs.pred_layout)
+    options = (
+        inputs.gt_names,
+        inputs.pred_names,
+        inputs.gt_layout,
+        inputs.pred_layout,
+        inputs.pred_model_version,
+    )
     readable = all(map(shards_readable, forced)) and all(option is None for option in options)
     if not readable or not (gt.is_dir() and pred.is_dir()):
         return None
@@ -125,12 +131,13 @@ def _names_file(key: str, reference: str) -> ClassNames:
 
 
 def read_options(inputs: NodeInputs, side: Side) -> ReadOptions:
-    """The class names and column layout given for one side (GT_NAMES, PRED_LAYOUT, ...)."""
+    """The class names, column layout and model version given for one side (GT_NAMES, PRED_LAYOUT, ...)."""
     names, layout = (
         (inputs.gt_names, inputs.gt_layout) if side == "gt" else (inputs.pred_names, inputs.pred_layout)
     )
     key = f"{side.upper()}_NAMES"
-    return ReadOptions(side, None if names is None else _names_file(key, names), layout)
+    version = inputs.pred_model_version if side == "pred" else None
+    return ReadOptions(side, None if names is None else _names_file(key, names), layout, version)
 
 
 def _shard_count(workers: int, boxes: int) -> int:

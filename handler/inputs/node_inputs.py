@@ -42,6 +42,9 @@ class NodeInputs:
     pred_names: str | None = None
     gt_layout: Layout | None = None  # the column layout of text label lines (GT_LAYOUT)
     pred_layout: Layout | None = None
+    pred_model_version: str | None = (
+        None  # whose predictions a Label Studio export gives (PRED_MODEL_VERSION)
+    )
 
 
 def input_spec(key: str) -> Mapping[str, Any]:
@@ -247,6 +250,7 @@ def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
         pred_names=values.get("PRED_NAMES"),
         gt_layout=_layout(values, "GT_LAYOUT"),
         pred_layout=_layout(values, "PRED_LAYOUT"),
+        pred_model_version=values.get("PRED_MODEL_VERSION"),
     )
 
 

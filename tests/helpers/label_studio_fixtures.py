@@ -6,13 +6,14 @@ Loaded by `tests/conftest.py` (`pytest_plugins`).
   `label_studio` (so its half minute of migrations overlaps the tests that run first), once per
   run: the xdist workers share it through a file lock and a state file in the run's temp dir. The
   run's controller stops it when the run ends. A run that collects no such test starts nothing.
-- `label_studio` (session): the `LabelStudioServer`, ready (`.url`, `.token`, `.client()`).
+- `label_studio` (session): the `LabelStudioServer`, ready (`.url`, `.token`, `with .client()`).
 - `label_studio_client`: a label-studio-sdk client of that server, authenticated with its token.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,5 +50,6 @@ def label_studio(pytestconfig: pytest.Config) -> LabelStudioServer:
 
 
 @pytest.fixture
-def label_studio_client(label_studio: LabelStudioServer) -> LabelStudio:
-    return label_studio.client()
+def label_studio_client(label_studio: LabelStudioServer) -> Iterator[LabelStudio]:
+    with label_studio.client() as client:
+        yield client

@@ -77,10 +77,15 @@ class LabelStudioServer:
             time.sleep(0.5)
         raise TimeoutError(f"Label Studio did not answer within {timeout:.0f} s; its log: {self.log}")
 
-    def client(self) -> LabelStudio:
+    @contextlib.contextmanager
+    def client(self) -> Iterator[LabelStudio]:
+        """A label-studio-sdk client, its connections closed afterwards (no socket left to a GC
+        warning in a later test)."""
+        import httpx
         from label_studio_sdk import LabelStudio
 
-        return LabelStudio(base_url=self.url, api_key=self.token, timeout=120)
+        with httpx.Client(timeout=120) as connections:
+            yield LabelStudio(base_url=self.url, api_key=self.token, httpx_client=connections)
 
 
 def start_shared(run_dir: Path) -> LabelStudioServer:

@@ -39,4 +39,5 @@ def test_one_task_round_trips_through_the_export_api(label_studio_client: LabelS
 
 
 def test_the_server_is_shared_and_keeps_its_token(label_studio: LabelStudioServer) -> None:
-    assert label_studio.client().users.whoami().email == "lead@example.com"
+    with label_studio.client() as client:
+        assert client.users.whoami().email == "lead@example.com"
