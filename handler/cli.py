@@ -6,6 +6,7 @@ prelabel-eval list                                   (report ids, latest first)
 prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs]
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
+prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
 
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
 parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtime's). Every line of
@@ -19,19 +20,27 @@ import difflib
 import logging
 import sys
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
 import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
-from handler.comparison import compare
+from handler.calibrate import calibrate, calibration_lines
+from handler.comparison import compare_parsed
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
-from handler.engine.timecost import ASSUMED, TimeCosts
+from handler.engine.timecost import ACTIONS, ASSUMED, CITED, TimeCosts
 from handler.errors import InputError, quoted
-from handler.inputs import confidence_threshold, input_spec, input_value, parse_inputs, select_options
+from handler.inputs import (
+    ConfidenceThreshold,
+    NodeInputs,
+    input_spec,
+    input_value,
+    parse_inputs,
+    read_time_costs,
+    select_options,
+)
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, log_to_stderr, run
 from handler.progress import phase_progress
@@ -97,26 +106,30 @@ COMPARE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl
   prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl --json
 """
+CALIBRATE_EXAMPLES: Final = """examples (from the project folder):
+  prelabel-eval calibrate examples/label_studio_export.json --out /tmp/costs.json
+  prelabel-eval examples/gt.json examples/predictions.jsonl --time-costs /tmp/costs.json
+"""
 GC_EXAMPLES: Final = """examples:
   prelabel-eval gc
   prelabel-eval gc --older-than 7d
 """
 
 
-def _node_input_type(key: str) -> Callable[[str], str]:
-    """argparse `type=`: the value checked by the node's own rules, refused naming the option."""
+def _node_input_type(key: str) -> Callable[[str], Any]:
+    """argparse `type=`: the value parsed by the node's own rules, refused naming the option."""
 
-    def checked(text: str) -> str:
+    def parsed(text: str) -> Any:
         try:
             value = input_value(key, text)
         except InputError as error:
             raise argparse.ArgumentTypeError(error.detail) from None
-        if key == "CONFIDENCE_THRESHOLD" and confidence_threshold(value)[1]:
+        if isinstance(value, ConfidenceThreshold) and value.replaced:
             # The node reads a non-number as 0 (the platform's rule); a typed option is refused.
             raise argparse.ArgumentTypeError(f"{quoted(text)} is not a number: expected 0 to 1, e.g. 0.5")
         return value
 
-    return checked
+    return parsed
 
 
 def _node_input_parent() -> OneLineParser:
@@ -151,7 +164,7 @@ def _seconds_type(action: str) -> Callable[[str], float]:
     def checked(text: str) -> float:
         try:
             seconds = float(text)
-            TimeCosts(**{action: seconds})
+            TimeCosts.from_document({"seconds": {action: seconds}})
             return seconds
         except ValueError:
             raise argparse.ArgumentTypeError(f"{quoted(text)}: expected seconds, a number >= 0") from None
@@ -160,30 +173,44 @@ def _seconds_type(action: str) -> Callable[[str], float]:
 
 
 def _time_cost_parent() -> OneLineParser:
-    """--seconds-<action> for every labeler action of the time estimate (not node inputs)."""
+    """--seconds-<action> for every labeler action of the time estimate, or a costs file (not node inputs)."""
     parent = option_block()
     group = parent.add_argument_group("time estimate", "seconds a labeler spends per action")
-    for item in fields(TimeCosts):
-        why = ASSUMED.get(item.name, "Su, Deng, Fei-Fei 2012")
+    defaults = TimeCosts()
+    for action in ACTIONS:
+        why = CITED.get(action, "").split(":")[0] or f"assumed: {ASSUMED[action]}"
         group.add_argument(
-            f"--seconds-{item.name}",
-            type=_seconds_type(item.name),
-            default=item.default,
+            f"--seconds-{action}",
+            type=_seconds_type(action),
             metavar="S",
-            help=f"{item.name} one box (default {item.default}: {why})",
+            help=f"{action} one box (default {getattr(defaults, action)}: {why})",
         )
+    group.add_argument(
+        "--time-costs",
+        metavar="FILE",
+        help=f"a costs file ({PROG} calibrate writes one): the seconds, and whose they are, on the page",
+    )
     return parent
 
 
 def time_costs(args: argparse.Namespace) -> TimeCosts:
-    return TimeCosts(**{item.name: getattr(args, f"seconds_{item.name}") for item in fields(TimeCosts)})
+    given = {action: getattr(args, f"seconds_{action}") for action in ACTIONS}
+    given = {action: seconds for action, seconds in given.items() if seconds is not None}
+    if args.time_costs is None:
+        return TimeCosts.from_document({"seconds": given})
+    if given:
+        flags = ", ".join(f"--seconds-{action}" for action in given)
+        raise InputError(f"give the seconds in the costs file or as {flags}, not both", "--time-costs")
+    return read_time_costs(args.time_costs, "--time-costs")
 
 
-def _node_options(args: argparse.Namespace) -> dict[str, str]:
-    """The node inputs given as options, by node.json key (the formats only when forced)."""
+def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
+    """The inputs of a command line: the options come parsed (each by its `type=`), and are not
+    parsed again; the formats only when forced."""
     given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
-    return given | {key: value for key, value in forced.items() if value} | read_inputs(args)
+    parsed = given | {key: value for key, value in forced.items() if value} | read_inputs(args)
+    return parse_inputs({"GT_DATASET": gt, "PRED_DATASET": pred}, parsed)
 
 
 def _command(
@@ -293,6 +320,28 @@ def _add_compare(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.set_defaults(command=_compare)
 
 
+def _add_calibrate(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        "calibrate",
+        [common_parent()],
+        "fit a team's seconds per action from its labeling tool's logs",
+        "Fit the seconds a team's labelers spend per action (accept, nudge, relabel, delete, draw) "
+        "from a Label Studio JSON export (each annotation's lead_time and what it changed in the "
+        "prediction it started from) or a CVAT events CSV (each action's own time). Prints each "
+        "action's seconds with a bootstrap interval over tasks and how many tasks show it, and "
+        "writes a costs file for --time-costs. An action too few tasks show keeps its default.",
+        CALIBRATE_EXAMPLES,
+    )
+    parser.add_argument(
+        "logs", metavar="LOG", nargs="+", help="Label Studio JSON exports or CVAT events CSVs"
+    )
+    parser.add_argument(
+        "--out", default="costs.json", metavar="FILE", help="the costs file (default %(default)s)"
+    )
+    parser.set_defaults(command=_calibrate)
+
+
 def _add_gc(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser = _command(
         commands,
@@ -315,7 +364,7 @@ def parser() -> OneLineParser:
     """`prelabel-eval`, its commands and their options (`parse_command_line` picks the command)."""
     top = OneLineParser(
         prog=PROG,
-        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{list,show,compare,gc}} [options]",
+        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{list,show,compare,calibrate,gc}} [options]",
         description=(
             "How much labeling work would these predictions save? "
             f"`{PROG} GT PRED` evaluates PRED against GT and stores a report; the other commands "
@@ -325,7 +374,7 @@ def parser() -> OneLineParser:
     )
     add_version_option(top)
     commands = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_add_run, _add_list, _add_show, _add_compare, _add_gc):
+    for add in (_add_run, _add_list, _add_show, _add_compare, _add_calibrate, _add_gc):
         add(commands)
     return top
 
@@ -382,8 +431,7 @@ def _time_line(time: TimeSaved) -> str:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    raw = {"GT_DATASET": args.gt, "PRED_DATASET": args.pred, **_node_options(args)}
-    inputs, store = parse_inputs(raw), chosen_store(args)
+    inputs, store = _node_inputs(args, args.gt, args.pred), chosen_store(args)
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
     with phase_progress(PHASES, log_to_stderr, enabled=not (args.quiet or args.verbose)) as log:
@@ -436,11 +484,9 @@ def _gc(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
     store = chosen_store(args)
-    found = compare(
-        args.gt,
-        args.pred_a,
+    found = compare_parsed(
+        _node_inputs(args, args.gt, args.pred_a),
         args.pred_b,
-        inputs=_node_options(args),
         costs=time_costs(args),
         store=store,
         execution=execution_options(args),
@@ -453,6 +499,17 @@ def _compare(args: argparse.Namespace) -> int:
                 f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"
             ) from None
     print(found.to_json().decode() if args.json else compare_summary(found))
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    configure_logging(args, default=logging.WARNING)
+    costs = calibrate(args.logs)
+    try:
+        Path(args.out).write_bytes(orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
+    except OSError as error:
+        raise InputError(f"cannot write the costs file to {args.out}: {error.strerror}", "--out") from None
+    print("\n".join([*calibration_lines(costs), f"wrote {args.out} (use it: --time-costs {args.out})"]))
     return 0
 
 

@@ -1,8 +1,8 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`read_and_plan`, `evaluate_plan`) against the same
-GT with the same inputs; nothing is written: the shards keep no outcome lines. Images scored
-in both runs are paired by asset id.
+Both sets run through the node's code path (`plan_sides`, `evaluate_plan`) against one GT, opened
+and read once, with the inputs parsed once; nothing is written: the shards keep no outcome lines.
+Images scored in both runs are paired by asset id.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from handler.datasets.side import OpenSide, open_side
 from handler.engine.analyses import COMPARE_ONLY
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.image_classes import IMAGE_CLASSES
@@ -22,16 +24,16 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, read_and_plan
-from handler.inputs import parse_inputs
+from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
+from handler.inputs import NodeInputs, parse_inputs
 from handler.report.compare import Comparison, RunFigures, build_comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
-def _evaluate(raw: Mapping[str, str], store: Store, execution: ExecutionOptions) -> Evaluated:
+def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no outcome lines: nothing is published), with what only compare reads."""
-    return evaluate_plan(read_and_plan(parse_inputs(raw), store, execution, COMPARE_ONLY), None)
+    return evaluate_plan(plan_sides(gt, pred, inputs.thresholds, execution, COMPARE_ONLY), None)
 
 
 @contextmanager
@@ -59,11 +61,25 @@ def compare(
     `inputs` are further node inputs for both runs (IOU_MIN, CONFIDENCE_THRESHOLD, PRED_FORMAT...);
     `store` resolves dataset ids (default: a temporary folder, for paths and s3:// URIs).
     """
-    costs, execution = costs or TimeCosts(), execution or ExecutionOptions()
+    parsed = parse_inputs({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred_a})
+    return compare_parsed(parsed, pred_b, costs=costs, store=store, execution=execution)
+
+
+def compare_parsed(
+    inputs: NodeInputs,
+    pred_b: str,
+    *,
+    costs: TimeCosts | None = None,
+    store: Store | None = None,
+    execution: ExecutionOptions | None = None,
+) -> Comparison:
+    """`compare` of inputs already parsed: `inputs.pred` is set A, `pred_b` set B, read as A is."""
+    costs, execution = costs or inputs.time_costs or TimeCosts(), execution or ExecutionOptions()
     with _store(store) as used:
+        gt = open_side(inputs.gt, used)
         a, b = (
-            _evaluate({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred}, used, execution)
-            for pred in (pred_a, pred_b)
+            _evaluate(gt, open_side(pred, used), inputs, execution)
+            for pred in (inputs.pred, replace(inputs.pred, reference=pred_b))
         )
     images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
     rows_a, rows_b = paired_images(images_a.asset_ids, images_b.asset_ids)
@@ -82,8 +98,8 @@ def compare(
         )
         for run, image_counts, rows in zip((a, b), counts, (rows_a, rows_b), strict=True)
     )
-    thresholds = parse_inputs({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred_a}).thresholds
-    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, (thresholds, same_outcomes(a, b)))
+    context = (inputs.thresholds, same_outcomes(a, b))
+    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context)
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

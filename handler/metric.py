@@ -10,8 +10,9 @@ State is a `Tally` of additive figures, so metrics that saw disjoint images merg
 `PrelabelingEfficiency.merge(a, b)` equals one metric that saw both.
 
 `load_records(gt_ref, pred_ref)` reads any dataset reference the node reads (a file, a folder,
-an s3:// URI, a dataset id) into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)`
-reads them the same way and evaluates the box tables statelessly.
+an s3:// URI, a dataset id), with the node's read options (formats, class names files, column
+layouts), into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)` reads them the
+same way (`open_side`, as the node) and evaluates the box tables statelessly.
 
 `handler.mmeval.PrelabelingEfficiencyMetric` is the same metric as a real mmeval BaseMetric,
 synced across processes (the optional `[mmeval]` extra); it shares `metric_thresholds` and
@@ -29,14 +30,15 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable, FloatArray
-from handler.datasets import PairedBoxes, load_dataset, pair_datasets
+from handler.datasets import PairedBoxes, pair_datasets
+from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts
 from handler.inputs import DEFAULT_THRESHOLDS, select_number
 from handler.report.model import Counts, Grade, Score, Shares, TimeSaved
 from handler.report.sections.time_saved import time_saved
 from handler.runtime import store_uri
-from handler.storage import Store, open_store, resolve_dataset
+from handler.storage import Store, open_store
 
 ImageRecord = Mapping[str, Any]
 
@@ -98,14 +100,12 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
     return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
 
 
-def _read_paired(
-    gt_ref: str, pred_ref: str, store: Store | None, gt_format: str | None, pred_format: str | None
-) -> PairedBoxes:
-    """Two dataset references read and paired as the node does (formats detected unless given)."""
+def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBoxes:
+    """Two sides opened, read and paired as the node does."""
     store = store or open_store(store_uri(None))
-    gt = load_dataset(resolve_dataset(gt_ref, store), gt_format)
-    pred = load_dataset(resolve_dataset(pred_ref, store), pred_format, gt)
-    return pair_datasets(gt.dataset, pred.dataset)
+    gt_side = open_side(gt, store)
+    pred_read = open_side(pred, store).loaded_against(gt_side)
+    return pair_datasets(gt_side.loaded.dataset, pred_read.dataset)
 
 
 def load_records(
@@ -115,13 +115,24 @@ def load_records(
     store: Store | None = None,
     gt_format: str | None = None,
     pred_format: str | None = None,
+    gt_names: str | None = None,
+    pred_names: str | None = None,
+    gt_layout: str | None = None,
+    pred_layout: str | None = None,
 ) -> Records:
     """Read two dataset references as the node does (formats detected unless given) into records.
 
+    `gt_names` / `pred_names` name a side's class ids (a .names/classes.txt list, a data.yaml,
+    or a COCO file), `gt_layout` / `pred_layout` give the column order of its text label lines
+    ("class score cx cy w h"): the CLI's --gt-names ... and an inputs file's GT_NAMES ...
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
-    paired = _read_paired(gt_ref, pred_ref, store, gt_format, pred_format)
+    paired = _read_paired(
+        SideSpec.given("gt", gt_ref, gt_format, names=gt_names, layout=gt_layout),
+        SideSpec.given("pred", pred_ref, pred_format, names=pred_names, layout=pred_layout),
+        store,
+    )
     n_images = len(paired.asset_ids)
     return Records(
         predictions=_per_image(paired.pred, paired.class_names, n_images),
@@ -299,7 +310,7 @@ class PrelabelingEfficiency:
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
         does and evaluated as box tables (no per-image records in between)."""
-        paired = _read_paired(gt_ref, pred_ref, store, None, None)
+        paired = _read_paired(SideSpec("gt", gt_ref), SideSpec("pred", pred_ref), store)
         tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
         return EfficiencyResult.of(tally, self.time_costs)
 

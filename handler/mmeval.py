@@ -23,7 +23,7 @@ from logging import Logger
 from typing import Any
 
 from handler.engine import Tally
-from handler.engine.analysis import per_image_tallies
+from handler.engine.breakdowns import per_image_tallies
 from handler.engine.timecost import TimeCosts
 from handler.inputs import DEFAULT_THRESHOLDS
 from handler.metric import EfficiencyResult, ImageRecord, evaluate_records, metric_thresholds

@@ -105,8 +105,8 @@ def run(
     outputs line): it runs inside the report's staging, so a run stopped before the id is out
     (SIGTERM, SIGINT, a closed pipe) withdraws the report, and "no report was published" is true.
 
-    `costs` are the labeler's seconds per action for the time estimate (CLI and API only:
-    they are not node inputs); `execution` chooses where the shards run; `slices` names sets of
+    `costs` are the labeler's seconds per action for the time estimate (else the inputs'
+    TIME_COSTS file, else the defaults); `execution` chooses where the shards run; `slices` names sets of
     asset ids to score on their own (native asset tags are slices too).
     """
     with _older_objects_left_alone() as settle:
@@ -119,7 +119,7 @@ def run(
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
             settle()
             with _phase("build report", log):
-                costs = costs or TimeCosts()
+                costs = costs or inputs.time_costs or TimeCosts()
                 targets = sketch_targets(evaluated.state, costs)
                 drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
                 facts = RunFacts(

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from handler.report.model import Findings
     from handler.storage import Store
 
-from handler.datasets.layouts import parse_layout
-from handler.datasets.read_options import READ_KEYS, option_flag
+from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, ReadOption, option_flag
 from handler.errors import StorageError, UserError, escape_controls
 from handler.execution.executors import SCHEDULER_VARIABLE, WORKERS_VARIABLE, workers_from
 
@@ -68,36 +67,38 @@ def store_parent() -> OneLineParser:
 
 
 def add_read_options(parser: argparse.ArgumentParser) -> None:
-    """--gt-names/--pred-names FILE and --gt-layout/--pred-layout COLUMNS (issue 18), declared in
-    `handler.datasets.read_options`; `read_inputs(args)` turns them into their inputs-file keys."""
+    """--gt-names/--pred-names FILE, --gt-layout/--pred-layout COLUMNS and every other read option
+    of `handler.datasets.read_options.READ_OPTIONS`, each parsed as it is read; `read_inputs(args)`
+    gives their values by inputs-file key."""
     group = parser.add_argument_group(
         "reading", "what a side's files do not say (also keys of an inputs file)"
     )
-    for key, what in READ_KEYS.items():
-        layout = key.endswith("LAYOUT")
-        group.add_argument(
-            option_flag(key),
-            dest=key.lower(),
-            metavar=_METAVARS[key.split("_", 1)[1]],
-            type=_layout_text if layout else str,
-            help=f"{what} ({key})",
-        )
+    for option in READ_OPTIONS:
+        for side in SIDES:
+            key = option.key(side)
+            group.add_argument(
+                option_flag(key),
+                dest=key.lower(),
+                metavar=option.metavar,
+                type=_read_option_type(option),
+                help=f"{option.help[side]} ({key})",
+            )
 
 
-_METAVARS: Final = {"NAMES": "FILE", "LAYOUT": "COLUMNS", "MODEL_VERSION": "VERSION"}
+def _read_option_type(option: ReadOption) -> Callable[[str], Any]:
+    """argparse `type=`: the option's value, refused on the command line naming the option."""
+
+    def parsed(text: str) -> Any:
+        try:
+            return option.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parsed
 
 
-def _layout_text(text: str) -> str:
-    """argparse `type=` of --gt-layout / --pred-layout: refused on the command line, naming the option."""
-    try:
-        parse_layout(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
-def read_inputs(args: argparse.Namespace) -> dict[str, str]:
-    """The read options given on the command line, as GT_NAMES, PRED_LAYOUT, ... inputs."""
+def read_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The read options given on the command line, parsed, by inputs-file key (GT_NAMES, ...)."""
     return {key: value for key in READ_KEYS if (value := getattr(args, key.lower(), None)) is not None}
 
 

@@ -40,8 +40,8 @@ from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace
 from handler.datasets.loaded import Loaded
-from handler.datasets.read_options import ReadOptions
-from handler.errors import DatasetError, quoted
+from handler.datasets.read_options import ReadOptions, option_label
+from handler.errors import DatasetError, InputError, quoted
 
 BOX_TYPE: Final = "rectanglelabels"
 # Object regions that are not boxes: skipped and counted, each with its own reason.
@@ -357,6 +357,11 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
 def _read(where: str, document: list[Any], reference: Loaded | None, options: ReadOptions) -> Loaded:
     _check_tasks(where, document, _is_task, "a Label Studio task with `data` and `annotations`")
     if reference is None:
+        if options.model_version is not None:
+            raise InputError(
+                f"{option_label('GT_MODEL_VERSION')}: the ground truth of a Label Studio export is its "
+                f"annotations; a model version chooses the predictions ({option_label('PRED_MODEL_VERSION')})"
+            )
         return _dataset(where, "label-studio", document, _ground_truth(where, document))
     return _dataset(where, "label-studio", document, _predictions(where, document, options.model_version))
 

@@ -1,14 +1,17 @@
-"""How to read one side when its files do not say it (issue 18): class names and column layout.
+"""How to read one side when its files do not say it (issue 18): class names and column layout,
+and which model's predictions a Label Studio export gives (issue 28).
 
 `--gt-names FILE` / `--pred-names FILE` (a `.names` / `classes.txt` list, a `data.yaml`, or a
 COCO file's `categories`) name the class ids of a side; `--gt-layout` / `--pred-layout` give
 the column order of its text label files. They are not node inputs (node.json stays the
 platform's): an inputs file may carry them as GT_NAMES, PRED_NAMES, GT_LAYOUT, PRED_LAYOUT.
-This module declares them once; the CLIs, the inputs and the messages read them from here.
+This module declares them once (`READ_OPTIONS`); the CLIs, the inputs, `open_side` and the
+messages read them from here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -16,20 +19,57 @@ import orjson
 
 from handler.datasets.layouts import Layout, parse_layout
 from handler.datasets.names import parse_names
-from handler.errors import DatasetError, InputError, quoted
+from handler.errors import DatasetError, InputError, StorageError, quoted
+from handler.storage import open_source
 
 Side = Literal["gt", "pred"]
 SIDES: Final[tuple[Side, ...]] = ("gt", "pred")
-# Key → what it is, for --help; each key is also an option: GT_NAMES is --gt-names.
-READ_KEYS: Final = {
-    "GT_NAMES": "class names of the GT's ids: a .names/classes.txt list, a data.yaml, or a COCO file",
-    "PRED_NAMES": "class names of the predictions' ids: a .names/classes.txt list, a data.yaml, or a COCO "
-    "file",
-    "GT_LAYOUT": 'column order of the GT\'s text label lines, e.g. "class x y w h" (frame detected, or add '
-    "normalized / pixels)",
-    "PRED_LAYOUT": 'column order of the predictions\' text label lines, e.g. "class score cx cy w h"',
-    "PRED_MODEL_VERSION": "the model version whose predictions to read, in a Label Studio export",
-}
+
+
+@dataclass(frozen=True)
+class ReadOption:
+    """One option of how a side is read, declared once for both sides; `READ_OPTIONS` lists them.
+
+    `field` names it everywhere: the keys GT_<FIELD> / PRED_<FIELD> of an inputs file, the
+    options --gt-<field> / --pred-<field>, and the field of `side.SideSpec` (what was given)
+    and of `ReadOptions` (what the reader is told) that holds its value. `parse` turns the text
+    given into that value when the inputs are parsed (a ValueError says what was expected);
+    `open`, for an option that names a file, reads it when the side is opened (`open_side`).
+    `applies_to` says which readers use it: a reader that `takes` it not is refused, naming it.
+    """
+
+    field: str
+    metavar: str
+    help: Mapping[Side, str]
+    applies_to: str
+    parse: Callable[[str], Any]
+    open: Callable[[str, Any], Any] | None = None  # (key, parsed value) -> the value read
+
+    def key(self, side: Side) -> str:
+        return f"{side.upper()}_{self.field.upper()}"
+
+    def checked(self, side: Side, text: str) -> Any:
+        """The value of `text`; an error is an InputError naming the key and the option."""
+        try:
+            return self.parse(text)
+        except ValueError as error:
+            raise InputError(f"{option_label(self.key(side))}: {error}") from None
+
+    def opened(self, side: Side, value: Any) -> Any:
+        """What the reader is told: `open`'s reading of the value, else the value itself."""
+        return value if self.open is None or value is None else self.open(self.key(side), value)
+
+
+def _file_reference(text: str) -> str:
+    if not text:
+        raise ValueError("expected a file: a path or an s3:// URI")
+    return text
+
+
+def _model_version(text: str) -> str:
+    if not text:
+        raise ValueError("expected a model version, as the export's predictions name it")
+    return text
 
 
 def option_flag(key: str) -> str:
@@ -53,44 +93,31 @@ class ClassNames:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """What a side's reader is told: names of its class ids, the column layout of its lines,
-    the model version whose predictions to read."""
+    """What a side's reader is told: names of its class ids, the column layout of its lines.
+
+    One field per `ReadOption` (of the same name), None when not given.
+    """
 
     side: Side = "gt"
     names: ClassNames | None = None
     layout: Layout | None = None
     model_version: str | None = None
 
-    def given(self) -> list[str]:
-        """The keys of the options given (GT_NAMES, PRED_LAYOUT, ...)."""
-        values = (("NAMES", self.names), ("LAYOUT", self.layout), ("MODEL_VERSION", self.model_version))
-        return [f"{self.side.upper()}_{what}" for what, value in values if value]
+    def given(self) -> list[ReadOption]:
+        """The options given, in `READ_OPTIONS` order."""
+        return [option for option in READ_OPTIONS if getattr(self, option.field) is not None]
 
     def refuse(self, format_name: str, takes: frozenset[str]) -> None:
         """An option the format cannot apply is an error naming it, never silently ignored."""
-        for key in self.given():
-            if key.split("_", 1)[1].lower() not in takes:
-                where = _APPLIES_TO[key.split("_", 1)[1]]
+        for option in self.given():
+            if option.field not in takes:
                 raise InputError(
-                    f"{option_label(key)}: the {format_name} format has no use for it: it applies to {where}"
+                    f"{option_label(option.key(self.side))}: the {format_name} format has no use for it: "
+                    f"it applies to {option.applies_to}"
                 )
 
 
 NO_OPTIONS: Final = ReadOptions()
-# What each read option applies to, for the message refusing it elsewhere.
-_APPLIES_TO: Final = {
-    "NAMES": "yolo, cartucho and coco-results, whose classes are ids",
-    "LAYOUT": "yolo and cartucho text label files",
-    "MODEL_VERSION": "label-studio JSON exports, which may hold several models' predictions",
-}
-
-
-def checked_layout(key: str, text: str) -> Layout:
-    """The layout of a GT_LAYOUT / PRED_LAYOUT value; an error names the key and the option."""
-    try:
-        return parse_layout(text)
-    except ValueError as error:
-        raise InputError(f"{option_label(key)}: {error}") from None
 
 
 def _coco_categories(where: str, document: Any) -> dict[int, str]:
@@ -124,3 +151,53 @@ def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
     # A class id of a label file indexes the categories in their order (a model trained on the
     # COCO file counts from 0); a results list's category_id is the category's own id.
     return ClassNames(by_id, f"{quoted(where)} ({option_label(key)})", categories)
+
+
+def read_names_file(key: str, reference: str) -> ClassNames:
+    """The names of the GT_NAMES / PRED_NAMES file at `reference` (a path or a URI)."""
+    try:
+        content = open_source(reference).read_bytes()
+    except (StorageError, OSError) as error:
+        raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
+    return parse_names_file(key, reference, content)
+
+
+# Every read option, in the order of --help and of an inputs file's keys. A new one: an entry
+# here and a field of its name in `ReadOptions` and in `side.SideSpec` (see `ReadOption`).
+READ_OPTIONS: Final = (
+    ReadOption(
+        "names",
+        "FILE",
+        {
+            "gt": "class names of the GT's ids: a .names/classes.txt list, a data.yaml, or a COCO file",
+            "pred": "class names of the predictions' ids: a .names/classes.txt list, a data.yaml, or a "
+            "COCO file",
+        },
+        "yolo, cartucho and coco-results, whose classes are ids",
+        _file_reference,
+        read_names_file,
+    ),
+    ReadOption(
+        "layout",
+        "COLUMNS",
+        {
+            "gt": 'column order of the GT\'s text label lines, e.g. "class x y w h" (frame detected, or '
+            "add normalized / pixels)",
+            "pred": 'column order of the predictions\' text label lines, e.g. "class score cx cy w h"',
+        },
+        "yolo and cartucho text label files",
+        parse_layout,
+    ),
+    ReadOption(
+        "model_version",
+        "VERSION",
+        {
+            "gt": "not for the GT: a Label Studio export's GT is its annotations (see PRED_MODEL_VERSION)",
+            "pred": "the model version whose predictions a Label Studio export gives, when it holds several",
+        },
+        "label-studio JSON exports, which may hold several models' predictions",
+        _model_version,
+    ),
+)
+# Key → what it is, for --help and the inputs schema: GT_NAMES, PRED_NAMES, GT_LAYOUT, PRED_LAYOUT.
+READ_KEYS: Final = {option.key(side): option.help[side] for option in READ_OPTIONS for side in SIDES}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from handler.datasets.cache import PREDICTION_CACHE, PREDICTION_CACHE_JSONL
 from handler.datasets.coco import COCO, COCO_RESULTS
 from handler.datasets.cvat import CVAT
 from handler.datasets.folder import Folder
@@ -26,6 +25,7 @@ from handler.datasets.jsondoc import (
 from handler.datasets.labelstudio import LABEL_STUDIO, LABEL_STUDIO_MIN
 from handler.datasets.loaded import Loaded
 from handler.datasets.native import NATIVE, NATIVE_JSONL
+from handler.datasets.prediction_cache import PREDICTION_CACHE, PREDICTION_CACHE_JSONL
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.datasets.textfolder import CARTUCHO_FORMAT, YOLO_FORMAT
 from handler.datasets.voc import VOC

@@ -107,9 +107,11 @@ class Bootstrap:
     resamples: int
     level: Fraction
     score: tuple[float, float]
-    seconds_saved: tuple[float, float]
+    seconds_saved: tuple[float, float]  # with fitted costs: their uncertainty included
     grade_shares: tuple[float, ...]  # by GRADES order, summing to 1
     borderline: bool  # the score interval crosses a grade bound
+    # With fitted costs: the interval of the time saved at the fitted seconds, images only.
+    seconds_saved_images_only: tuple[float, float] | None = None
 
     @property
     def images_for_margin(self) -> int:
@@ -129,12 +131,23 @@ def bootstrap(counts: IntArray, costs: TimeCosts, resamples: int = RESAMPLES, se
     summed = OutcomeCounts(resampled_counts(counts, resamples, seed))
     scores = summed.scores
     grades = np.bincount(summed.grade_indices, minlength=len(GRADES))
+    images_only = percentile_interval(summed.seconds_saved(costs))
+    drawn_costs = costs.fit.replicates if costs.fit is not None and len(costs.fit.replicates) else None
     return Bootstrap(
         images=len(counts),
         resamples=resamples,
         level=LEVEL,
         score=percentile_interval(scores),
-        seconds_saved=percentile_interval(summed.seconds_saved(costs)),
+        seconds_saved=images_only if drawn_costs is None else _with_fitted_costs(summed, drawn_costs),
         grade_shares=tuple((grades / resamples).tolist()),
         borderline=crosses_grade_bound(summed.rows, scores),
+        seconds_saved_images_only=None if drawn_costs is None else images_only,
     )
+
+
+def _with_fitted_costs(summed: OutcomeCounts, replicates: FloatArray) -> tuple[float, float]:
+    """The time saved when each image resample is priced at one bootstrap replicate of the fitted
+    seconds (resample r takes replicate r mod their number): the images and the labelers' log are
+    independent samples, so drawing both in every resample carries both uncertainties."""
+    prices = replicates[np.arange(len(summed.rows)) % len(replicates)]
+    return percentile_interval(summed.seconds_saved_each_priced(prices))

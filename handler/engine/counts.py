@@ -76,6 +76,13 @@ class OutcomeCounts:
     def seconds_saved(self, costs: TimeCosts) -> FloatArray:
         return self.scratch_seconds(costs) - self.labeler_seconds(costs)
 
+    def seconds_saved_each_priced(self, seconds: FloatArray) -> FloatArray:
+        """Seconds saved by each row (rows, N_OUTCOMES) at its own seconds per action, a row of
+        `seconds` (rows, N_OUTCOMES) in Outcome order: the bootstrap's draw of fitted costs."""
+        labeler = np.einsum("ij,ij->i", self.rows, seconds)
+        saved: FloatArray = self.gt_boxes * seconds[:, Outcome.FALSE_NEGATIVE] - labeler
+        return saved
+
     def time_estimate(self, costs: TimeCosts) -> TimeEstimate:
         """With and without the predictions, for a single row."""
         return TimeEstimate(float(self.labeler_seconds(costs)), float(self.scratch_seconds(costs)))

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.engine.analysis import count_outcomes
+from handler.engine.breakdowns import count_outcomes
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
 from handler.engine.matching import CandidatePairs, greedy_match
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
@@ -45,28 +45,35 @@ class SweepPoint:
 
 @dataclass(frozen=True)
 class Sweep:
-    """Points in ascending threshold; `used` is the evaluation's own, `best` maximises the score.
+    """Points in ascending threshold, the threshold used among them (`sweep_thresholds`).
 
-    Sweeps of disjoint images add point by point (the thresholds are the same everywhere).
+    Which one was used is the inputs' to say (`NodeInputs.confidence`), not held here again:
+    `choice(used)` gives that point and the best. Sweeps of disjoint images add point by point
+    (the thresholds are the same everywhere).
     """
 
     points: tuple[SweepPoint, ...]
-    used_threshold: float
 
     def __add__(self, other: Sweep) -> Sweep:
         if len(other.points) != len(self.points):
             raise ValueError("Expected sweeps over the same thresholds")
-        return Sweep(
-            tuple(a + b for a, b in zip(self.points, other.points, strict=True)), self.used_threshold
-        )
+        return Sweep(tuple(a + b for a, b in zip(self.points, other.points, strict=True)))
 
-    @property
-    def used(self) -> SweepPoint:
-        return next(p for p in self.points if p.threshold == self.used_threshold)
+    def column(self, threshold: float) -> int:
+        """The position of `threshold` among the points (the sweep always has the used one)."""
+        return next(i for i, point in enumerate(self.points) if point.threshold == threshold)
 
-    @property
-    def best(self) -> SweepPoint:
-        return _best(self.points, self.used)
+    def choice(self, used: float) -> SweepChoice:
+        point = self.points[self.column(used)]
+        return SweepChoice(point, _best(self.points, point))
+
+
+@dataclass(frozen=True)
+class SweepChoice:
+    """The point of the threshold used, and the one that maximises the score."""
+
+    used: SweepPoint
+    best: SweepPoint
 
     @property
     def gain(self) -> Fraction:
@@ -136,7 +143,7 @@ def _counts_at(
 
     `kept` masks `usable.rows`, `kept_by_class` counts every kept prediction by class. Dropping
     predictions keeps the pairs' greedy order, so the matching is that of `pred[kept]`.
-    Class counts go as `analysis.counts_by_class`: FP by predicted class, the rest by GT class.
+    Class counts go as `breakdowns.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt = evaluation.gt
     match = greedy_match(usable.pairs[kept[usable.pairs.pred]], len(gt), len(usable.rows))
@@ -179,4 +186,4 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
         points.append(SweepPoint(threshold, count, tally))
         classes.append(by_class)
     by_threshold = np.stack(classes, axis=1) if classes else np.zeros((n_classes, 0, N_OUTCOMES), np.int64)
-    return Sweep(tuple(points), thresholds.confidence_threshold), by_threshold
+    return Sweep(tuple(points)), by_threshold

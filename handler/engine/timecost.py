@@ -1,17 +1,22 @@
-"""Labeler time with the predictions vs from scratch, from a cost per action (SPEC §6).
+"""Labeler time with the predictions vs from scratch, from a cost per action (SPEC §6, §13).
 
-Drawing a box from scratch: 25.5 s, the drawing task measured by Su, Deng and Fei-Fei,
-"Crowdsourcing Annotations for Visual Object Detection", AAAI HCOMP workshop 2012. The
-other four costs are assumptions of this node (stated on the page and in docs/time-costs.md).
+Defaults: verifying a box (accept) 1.8 s and drawing one 25.5 s are measured in the literature
+(CITED); nudge, relabel and delete have no primary source we know, and are assumptions (ASSUMED;
+docs/time-costs.md says so).
+A team's own seconds come in a costs file (`prelabel-eval calibrate` writes one): `TimeCosts.
+from_file`, whose `fit` says what they were fitted from and how sure the fit is.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
+import orjson
 
 from handler.boxes import FloatArray
 from handler.engine.outcomes import Outcome
@@ -20,10 +25,18 @@ from handler.engine.outcomes import Outcome
 ACTIONS: Final = tuple(outcome.action for outcome in Outcome)
 DRAW_SOURCE: Final = (
     "Su, Deng, Fei-Fei (2012), Crowdsourcing Annotations for Visual Object Detection, "
-    "AAAI Workshop on Human Computation"
+    "AAAI Workshop on Human Computation: 25.5 s to draw a box (about 35 s with their quality "
+    "control, as Papadopoulos et al., ICCV 2017, Extreme clicking, count it; extreme clicking "
+    "itself takes about 7 s)"
 )
+VERIFY_SOURCE: Final = (
+    "Papadopoulos, Uijlings, Keller, Ferrari (2016), We don't need no bounding-boxes, CVPR: "
+    "verifying a box takes about 1.6-1.8 s; 1.8 s is the verification time Konyushkova et al., "
+    "CVPR 2018, use (google/intelligent_annotation_dialogs)"
+)
+# The defaults measured in the literature, by action; the others are ASSUMED.
+CITED: Final = {"accept": VERIFY_SOURCE, "draw": DRAW_SOURCE}
 ASSUMED: Final = {
-    "accept": "a glance to confirm a box that is already right",
     "nudge": "dragging one or two edges of a box onto the object",
     "relabel": "picking the right class for a well-placed box",
     "delete": "selecting an invented box and deleting it",
@@ -31,20 +44,54 @@ ASSUMED: Final = {
 
 
 @dataclass(frozen=True)
-class TimeCosts:
-    """Seconds per labeler action; `draw` is measured (Su et al. 2012), the others assumed."""
+class ActionFit:
+    """One action's fitted seconds: the bootstrap interval, and how many tasks showed it."""
 
-    accept: float = 1.5
+    interval: tuple[float, float]
+    support: int
+    fitted: bool  # False: too few tasks showed it, so its default was kept
+
+
+@dataclass(frozen=True)
+class CostFit:
+    """Whose seconds these are: the log they were fitted from, and how sure the fit is."""
+
+    files: tuple[str, ...]
+    log_format: str
+    tasks: int  # the resampling unit of the fit (Label Studio tasks, CVAT jobs)
+    unit: str
+    date: str  # ISO date of the fit
+    actions: Mapping[str, ActionFit]
+    replicates: FloatArray  # (resamples, n_actions) the seconds of each bootstrap resample, ACTIONS order
+    skipped: Mapping[str, int] = field(default_factory=dict)  # why, how many
+    overhead_seconds: float | None = None  # per task besides the actions (lead-time fits)
+    r2: float | None = None
+    rmse_seconds: float | None = None
+
+    @property
+    def source(self) -> str:
+        """`fitted from 412 tasks of export.json, 2026-11-30`."""
+        return f"fitted from {self.tasks} {self.unit} of {', '.join(self.files)}, {self.date}"
+
+
+@dataclass(frozen=True)
+class TimeCosts:
+    """Seconds per labeler action: the defaults (CITED or ASSUMED), or a team's own (`fit`)."""
+
+    accept: float = 1.8
     nudge: float = 6.0
     relabel: float = 4.0
     delete: float = 2.0
     draw: float = 25.5
+    # What fitted these seconds; None for the defaults or seconds given by hand. Not compared:
+    # two costs with the same seconds price the same work.
+    fit: CostFit | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        for item in fields(self):
-            value = getattr(self, item.name)
+        for action in ACTIONS:
+            value = getattr(self, action)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-                raise ValueError(f"Expected the {item.name} time cost in seconds (>= 0) but got {value!r}")
+                raise ValueError(f"Expected the {action} time cost in seconds (>= 0) but got {value!r}")
 
     def seconds(self, outcome: Outcome) -> float:
         """What the action of `outcome` costs."""
@@ -56,6 +103,102 @@ class TimeCosts:
 
     def to_dict(self) -> dict[str, float]:
         return {outcome.cost_field: self.seconds(outcome) for outcome in Outcome}
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TimeCosts:
+        """The costs of a costs file (`{"seconds": {"draw": 30, ...}, ...}`; `calibrate` writes one).
+
+        Raises ValueError naming the file and what was expected (OSError when it cannot be read).
+        """
+        try:
+            document = orjson.loads(Path(path).read_bytes())
+        except orjson.JSONDecodeError as error:
+            where = f"{path}: line {error.lineno} column {error.colno}"
+            raise ValueError(f"{where}: expected a JSON costs file ({error.msg})") from None
+        try:
+            return cls.from_document(document)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+
+    @classmethod
+    def from_document(cls, document: Any) -> TimeCosts:
+        """The costs of a decoded costs file; actions it does not name keep their defaults."""
+        seconds = _mapping(document, "the costs file").get("seconds")
+        given = _mapping(seconds, "seconds")
+        unknown = sorted(set(given) - set(ACTIONS))
+        if unknown:
+            raise ValueError(f"seconds: unknown action {unknown[0]!r}: expected {', '.join(ACTIONS)}")
+        for action, value in given.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise ValueError(f"seconds.{action}: expected seconds, a number >= 0, but got {value!r}")
+        fit = _cost_fit(document["fitted_from"]) if "fitted_from" in document else None
+        return cls(**{action: float(value) for action, value in given.items()}, fit=fit)
+
+    def to_document(self) -> dict[str, Any]:
+        """The costs file's JSON object: `from_document` reads it back."""
+        document: dict[str, Any] = {"seconds": self.to_dict()}
+        if self.fit is not None:
+            document["fitted_from"] = _fit_document(self.fit)
+        return document
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _fit_document(fit: CostFit) -> dict[str, Any]:
+    return {
+        "files": list(fit.files),
+        "format": fit.log_format,
+        "tasks": fit.tasks,
+        "unit": fit.unit,
+        "date": fit.date,
+        "skipped": dict(fit.skipped),
+        "intervals": {action: list(item.interval) for action, item in fit.actions.items()},
+        "support": {action: item.support for action, item in fit.actions.items()},
+        "kept_default": [action for action, item in fit.actions.items() if not item.fitted],
+        "overhead_seconds": fit.overhead_seconds,
+        "r2": fit.r2,
+        "rmse_seconds": fit.rmse_seconds,
+        "replicates": np.round(fit.replicates, 4).tolist(),
+    }
+
+
+def _cost_fit(document: Any) -> CostFit:
+    """`fitted_from` of a costs file; a file that was edited by hand into nonsense is refused."""
+    found = _mapping(document, "fitted_from")
+    try:
+        replicates = np.asarray(found["replicates"], dtype=np.float64).reshape(-1, len(ACTIONS))
+        kept = set(found["kept_default"])
+        actions = {
+            action: ActionFit(
+                (float(found["intervals"][action][0]), float(found["intervals"][action][1])),
+                int(found["support"][action]),
+                action not in kept,
+            )
+            for action in ACTIONS
+        }
+        return CostFit(
+            files=tuple(str(name) for name in found["files"]),
+            log_format=str(found["format"]),
+            tasks=int(found["tasks"]),
+            unit=str(found["unit"]),
+            date=str(found["date"]),
+            actions=actions,
+            replicates=replicates,
+            skipped={str(why): int(n) for why, n in _mapping(found.get("skipped", {}), "skipped").items()},
+            overhead_seconds=_optional_float(found.get("overhead_seconds")),
+            r2=_optional_float(found.get("r2")),
+            rmse_seconds=_optional_float(found.get("rmse_seconds")),
+        )
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise ValueError(f"fitted_from: expected what `prelabel-eval calibrate` writes ({error!r})") from None
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Evaluation as a map over shards of whole assets and an exact merge (SPEC §11).
 
-`read_and_plan` reads both datasets and plans the shards (or leaves shard files to the
-workers); `evaluate_plan` maps `run_shard` over them with the chosen executor (in this process,
-a local process pool, or a dask cluster) and merges the partial states. Each shard writes its
+`read_and_plan` opens both sides, reads them and plans the shards, or leaves shard files to the
+workers (`plan_sides` does so for sides already open: compare's one GT); `evaluate_plan` maps
+`run_shard` over them with the chosen executor (in this process, a local process pool, or a
+dask cluster) and merges the partial states. Each shard writes its
 own outcome lines into the report's chunks, so only the partial states come back.
 """
 
@@ -10,9 +11,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from handler.execution.run import Evaluated, ExecutionOptions, ShardPlan, evaluate_plan, read_and_plan
+    from handler.execution.run import (
+        Evaluated,
+        ExecutionOptions,
+        ShardPlan,
+        evaluate_plan,
+        plan_sides,
+        read_and_plan,
+    )
 
-__all__ = ["Evaluated", "ExecutionOptions", "ShardPlan", "evaluate_plan", "read_and_plan"]
+__all__ = ["Evaluated", "ExecutionOptions", "ShardPlan", "evaluate_plan", "plan_sides", "read_and_plan"]
 
 
 def __getattr__(name: str) -> Any:

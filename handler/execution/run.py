@@ -7,13 +7,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Final
 
-from handler.datasets import load_dataset, pair_datasets, shard_format, shards_readable
+from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
-from handler.datasets.read_options import ClassNames, ReadOptions, Side, option_label, parse_names_file
-from handler.engine import analyses
+from handler.datasets.side import OpenSide, open_side
+from handler.engine import Thresholds, analyses
 from handler.engine.state import EvaluationState, ReadFigures
-from handler.errors import ExecutionError, InputError, StorageError, quoted
+from handler.errors import ExecutionError
 from handler.execution.executors import (
     SCHEDULER_VARIABLE,
     WORKERS_VARIABLE,
@@ -37,7 +37,7 @@ from handler.forked import allowed_workers
 from handler.inputs import NodeInputs
 from handler.report.findings import DatasetNames
 from handler.report.staging import ChunkSink, WrittenChunk
-from handler.storage import Source, Store, open_source, resolve_dataset
+from handler.storage import Source, Store
 
 # Local processes are forked once the input has this many boxes (GT and predictions) per core.
 # Measured on 2 idle cores (evaluate_plan, best of 15): 117k boxes 0.075 s in this process and
@@ -101,43 +101,18 @@ def run_shard(job: ShardJob) -> ShardOutput:
     return ShardOutput(result.state, job.sink.write(result.outcome_lines) if job.sink else None)
 
 
-def _shard_pairs(gt: Source, pred: Source, inputs: NodeInputs) -> list[tuple[Source, Source]] | None:
+def _shard_pairs(gt: OpenSide, pred: OpenSide) -> list[tuple[Source, Source]] | None:
     """Folders of JSONL shards with the same file names on both sides: shard i of each holds the
     same assets, so a worker can read and pair them on its own."""
-    forced = (inputs.gt_format, inputs.pred_format)
     # Read options are refused by the native reader, on the driver, with the option named.
-    options = (
-        inputs.gt_names,
-        inputs.pred_names,
-        inputs.gt_layout,
-        inputs.pred_layout,
-        inputs.pred_model_version,
-    )
-    readable = all(map(shards_readable, forced)) and all(option is None for option in options)
-    if not readable or not (gt.is_dir() and pred.is_dir()):
+    readable = all(shards_readable(side.spec.format) and not side.options.given() for side in (gt, pred))
+    if not readable or not (gt.source.is_dir() and pred.source.is_dir()):
         return None
-    gt_shards, pred_shards = Folder.of(gt).shards(SHARD_SUFFIX), Folder.of(pred).shards(SHARD_SUFFIX)
+    gt_shards = Folder.of(gt.source).shards(SHARD_SUFFIX)
+    pred_shards = Folder.of(pred.source).shards(SHARD_SUFFIX)
     if len(gt_shards) < 2 or [s.basename for s in gt_shards] != [s.basename for s in pred_shards]:
         return None
     return list(zip(gt_shards, pred_shards, strict=True))
-
-
-def _names_file(key: str, reference: str) -> ClassNames:
-    try:
-        content = open_source(reference).read_bytes()
-    except (StorageError, OSError) as error:
-        raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
-    return parse_names_file(key, reference, content)
-
-
-def read_options(inputs: NodeInputs, side: Side) -> ReadOptions:
-    """The class names, column layout and model version given for one side (GT_NAMES, PRED_LAYOUT, ...)."""
-    names, layout = (
-        (inputs.gt_names, inputs.gt_layout) if side == "gt" else (inputs.pred_names, inputs.pred_layout)
-    )
-    key = f"{side.upper()}_NAMES"
-    version = inputs.pred_model_version if side == "pred" else None
-    return ReadOptions(side, None if names is None else _names_file(key, names), layout, version)
 
 
 def _shard_count(workers: int, boxes: int) -> int:
@@ -164,40 +139,47 @@ class ShardPlan:
 def read_and_plan(
     inputs: NodeInputs, store: Store, options: ExecutionOptions, also: Analyses = ()
 ) -> ShardPlan:
-    """Shard files that workers read themselves, or both datasets read here and cut into shards.
+    """The node's plan: both sides opened (`open_side`) and planned by `plan_sides`."""
+    gt, pred = open_side(inputs.gt, store), open_side(inputs.pred, store)
+    return plan_sides(gt, pred, inputs.thresholds, options, also)
+
+
+def plan_sides(
+    gt: OpenSide, pred: OpenSide, thresholds: Thresholds, options: ExecutionOptions, also: Analyses = ()
+) -> ShardPlan:
+    """Shard files that workers read themselves, or both sides read here and cut into shards.
 
     The shards run every registered analysis, and `also` (compare's `analyses.COMPARE_ONLY`).
+    The GT is read once per `OpenSide` (`OpenSide.loaded`): compare plans two prediction sets
+    against one.
     """
-    gt_source = resolve_dataset(inputs.gt_dataset, store)
-    pred_source = resolve_dataset(inputs.pred_dataset, store)
-    pairs = _shard_pairs(gt_source, pred_source, inputs)
+    pairs = _shard_pairs(gt, pred)
     registered = (*analyses.ANALYSES, *also)  # read at plan time: a test may register one more
     if pairs is not None:
         files: list[PairedShard | FileShard] = [
-            FileShard(i, gt.name, pred.name, inputs.thresholds, LISTED_SKIPS, registered)
-            for i, (gt, pred) in enumerate(pairs)
+            FileShard(i, gt_shard.name, pred_shard.name, thresholds, LISTED_SKIPS, registered)
+            for i, (gt_shard, pred_shard) in enumerate(pairs)
         ]
         executor = _executor(options, MIN_BOXES_PER_WORKER * len(pairs))  # a shard file is worth a worker
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt_source.name, shard_format().name),
-            DatasetNames(pred_source.name, shard_format().name),
+            DatasetNames(gt.source.name, shard_format().name),
+            DatasetNames(pred.source.name, shard_format().name),
             ReadFigures(),
         )
     with allowed_workers(options.workers):  # a big file is decoded on that many processes
-        gt = load_dataset(gt_source, inputs.gt_format, None, read_options(inputs, "gt"))
-        pred = load_dataset(pred_source, inputs.pred_format, gt, read_options(inputs, "pred"))
-    paired = pair_datasets(gt.dataset, pred.dataset)
+        gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
+    paired = pair_datasets(gt_read.dataset, pred_read.dataset)
     boxes = len(paired.gt) + len(paired.pred)
     executor = _executor(options, boxes)
-    ranges = paired_shards(paired, inputs.thresholds, _shard_count(executor.workers, boxes), registered)
+    ranges = paired_shards(paired, thresholds, _shard_count(executor.workers, boxes), registered)
     return ShardPlan(
         list(ranges),
         executor,
-        DatasetNames(gt.dataset.source, gt.dataset.format),
-        DatasetNames(pred.dataset.source, pred.dataset.format),
-        read_figures(paired, gt.dataset, pred.dataset, 0, LISTED_SKIPS),
+        DatasetNames(gt_read.dataset.source, gt_read.dataset.format),
+        DatasetNames(pred_read.dataset.source, pred_read.dataset.format),
+        read_figures(paired, gt_read.dataset, pred_read.dataset, 0, LISTED_SKIPS),
     )
 
 

@@ -14,8 +14,8 @@ import numpy as np
 from handler.boxes import BoxTable, IntArray
 from handler.datasets import PairedBoxes
 from handler.engine import Thresholds, evaluate
+from handler.engine.drawn_boxes import ImageSketch, image_sketch
 from handler.engine.matching import enumerate_ranges
-from handler.engine.sketch import ImageSketch, image_sketch
 from handler.execution.run import ShardPlan
 from handler.execution.shards import FileShard, PairedShard, read_file_shard
 

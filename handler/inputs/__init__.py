@@ -2,28 +2,30 @@
 
 from handler.inputs.node_inputs import (
     DEFAULT_THRESHOLDS,
+    ConfidenceThreshold,
     NodeInputs,
-    confidence_threshold,
     input_spec,
     input_value,
     node_defaults,
     option_labels,
     parse_inputs,
     read_environment,
+    read_time_costs,
     select_number,
     select_options,
 )
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "ConfidenceThreshold",
     "NodeInputs",
-    "confidence_threshold",
     "input_spec",
     "input_value",
     "node_defaults",
     "option_labels",
     "parse_inputs",
     "read_environment",
+    "read_time_costs",
     "select_number",
     "select_options",
 ]

@@ -13,9 +13,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 from handler.datasets import format_names
-from handler.datasets.layouts import Layout
-from handler.datasets.read_options import READ_KEYS, checked_layout
+from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, Side
+from handler.datasets.side import SideSpec
 from handler.engine import Thresholds
+from handler.engine.timecost import TimeCosts
 from handler.errors import InputError, quoted
 from handler.resources import node_config
 
@@ -24,27 +25,52 @@ if TYPE_CHECKING:
 
 # Not node inputs (node.json stays the platform's): options a user may add in --inputs FILE.
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
-EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS)
+# A costs file (`prelabel-eval calibrate` writes one): the seconds per action of the time estimate.
+TIME_COSTS_KEY: Final = "TIME_COSTS"
+EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, TIME_COSTS_KEY)
+_READ_OPTION_KEYS: Final = {option.key(side): (option, side) for option in READ_OPTIONS for side in SIDES}
+
+
+@dataclass(frozen=True)
+class ConfidenceThreshold:
+    """CONFIDENCE_THRESHOLD, parsed once (SPEC §2): the text as given, the number used, and
+    whether that number replaced a text that is not one (0 then)."""
+
+    given: str
+    value: float
+    replaced: bool
+
+    @classmethod
+    def parse(cls, text: str) -> ConfidenceThreshold:
+        """Not a number → 0, replaced; a number outside [0, 1] → an InputError."""
+        try:
+            value = float(text.strip())
+        except ValueError:
+            return cls(text, 0.0, True)
+        if not math.isfinite(value):
+            return cls(text, 0.0, True)
+        if not 0.0 <= value <= 1.0:
+            raise InputError(
+                f"{quoted(text)} is outside the range 0 to 1 (enter e.g. 0.5, not 50)", "CONFIDENCE_THRESHOLD"
+            )
+        return cls(text, value, False)
 
 
 @dataclass(frozen=True)
 class NodeInputs:
-    """The validated inputs; a format is one of `format_names()` (checked by the schema)."""
+    """The validated inputs, each parsed once: everything downstream reads them from here."""
 
-    gt_dataset: str
-    pred_dataset: str
-    thresholds: Thresholds
-    threshold_input: str  # the raw CONFIDENCE_THRESHOLD, as given
-    threshold_replaced: bool  # not a number, so 0 was used (SPEC §2)
-    gt_format: str | None = None
-    pred_format: str | None = None
-    gt_names: str | None = None  # a names file reference (GT_NAMES)
-    pred_names: str | None = None
-    gt_layout: Layout | None = None  # the column layout of text label lines (GT_LAYOUT)
-    pred_layout: Layout | None = None
-    pred_model_version: str | None = (
-        None  # whose predictions a Label Studio export gives (PRED_MODEL_VERSION)
-    )
+    gt: SideSpec
+    pred: SideSpec
+    iou_min: float
+    iou_perfect: float
+    confidence: ConfidenceThreshold
+    time_costs: TimeCosts | None = None  # read from the TIME_COSTS file, when one is given
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The engine's view of the three thresholds (built from the fields above, never held)."""
+        return Thresholds(self.iou_min, self.iou_perfect, self.confidence.value)
 
 
 def input_spec(key: str) -> Mapping[str, Any]:
@@ -111,6 +137,7 @@ def inputs_schema() -> dict[str, Any]:
     properties.update(
         {key: {"type": "string", "minLength": 1, "title": what} for key, what in READ_KEYS.items()}
     )
+    properties[TIME_COSTS_KEY] = {"type": "string", "minLength": 1, "title": "a costs file (calibrate's)"}
     return {
         "type": "object",
         "properties": properties,
@@ -138,10 +165,11 @@ def _select_keys() -> set[str]:
     return {spec["key"] for spec in node_config()["inputs"] if spec["type"] == "select"}
 
 
-def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def _with_defaults(raw: Mapping[str, Any], schema: dict[str, Any], given: set[str]) -> dict[str, Any]:
+    """`raw` canonical, with the defaults of the keys neither in it nor `given` (already parsed)."""
     values = {key: _canonical(key, v) for key, v in raw.items()}
     for key, prop in schema["properties"].items():
-        if key not in values and "default" in prop:
+        if key not in values and key not in given and "default" in prop:
             values[key] = prop["default"]
     return values
 
@@ -205,25 +233,34 @@ def _check(values: Mapping[str, Any], schema: dict[str, Any]) -> None:
         raise _error(error, schema)
 
 
-def confidence_threshold(raw: str) -> tuple[float, bool]:
-    """SPEC §2: not a number → 0 (reported: the bool); a number outside [0, 1] → a clear error."""
+def _typed(key: str, text: str) -> Any:
+    """The value of one valid input text: a number, a `ConfidenceThreshold`, a read option's value."""
+    if key in ("IOU_MIN", "IOU_PERFECT"):
+        return float(text)
+    if key == "CONFIDENCE_THRESHOLD":
+        return ConfidenceThreshold.parse(text)
+    if key in _READ_OPTION_KEYS:
+        option, side = _READ_OPTION_KEYS[key]
+        return option.checked(side, text)
+    if key == TIME_COSTS_KEY:
+        return read_time_costs(text, key)
+    return text
+
+
+def read_time_costs(path: str, key: str) -> TimeCosts:
+    """`TimeCosts.from_file`, its mistakes as the one-line error of the input or option `key`."""
     try:
-        value = float(raw.strip())
-    except ValueError:
-        return 0.0, True
-    if not math.isfinite(value):
-        return 0.0, True
-    if not 0.0 <= value <= 1.0:
-        raise InputError(
-            f"{quoted(raw)} is outside the range 0 to 1 (enter e.g. 0.5, not 50)", "CONFIDENCE_THRESHOLD"
-        )
-    return value, False
+        return TimeCosts.from_file(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the costs file ({error.strerror})", key) from None
+    except ValueError as error:
+        raise InputError(str(error), key) from None
 
 
-def _thresholds(values: Mapping[str, str]) -> tuple[Thresholds, bool]:
-    """The thresholds of valid input strings, and whether CONFIDENCE_THRESHOLD was replaced."""
-    threshold, replaced = confidence_threshold(values["CONFIDENCE_THRESHOLD"])
-    return Thresholds(float(values["IOU_MIN"]), float(values["IOU_PERFECT"]), threshold), replaced
+def _side(values: Mapping[str, Any], side: Side) -> SideSpec:
+    prefix = side.upper()
+    given = {o.field: values[o.key(side)] for o in READ_OPTIONS if o.key(side) in values}
+    return SideSpec(side, values[f"{prefix}_DATASET"], values.get(f"{prefix}_FORMAT"), **given)
 
 
 @cache
@@ -233,42 +270,41 @@ def _inputs_schema(formats: tuple[str, ...]) -> dict[str, Any]:
     return inputs_schema()
 
 
-def parse_inputs(raw: Mapping[str, Any]) -> NodeInputs:
+def parse_inputs(raw: Mapping[str, Any], parsed: Mapping[str, Any] | None = None) -> NodeInputs:
+    """The inputs of `raw` (texts by node.json key, defaults filled in) checked and parsed.
+
+    `parsed` holds values a caller already parsed key by key with `input_value` (the CLI, as it
+    reads each option): they are taken as they are, never parsed a second time.
+    """
+    parsed = parsed or {}
     schema = _inputs_schema(tuple(format_names()))
-    values = _with_defaults(raw, schema)
+    values = _with_defaults(raw, schema, set(parsed))
     _check(values, schema)
-    thresholds, replaced = _thresholds(values)
+    typed = {key: _typed(key, text) for key, text in values.items()} | dict(parsed)
     return NodeInputs(
-        gt_dataset=values["GT_DATASET"],
-        pred_dataset=values["PRED_DATASET"],
-        thresholds=thresholds,
-        threshold_input=values["CONFIDENCE_THRESHOLD"],
-        threshold_replaced=replaced,
-        gt_format=values.get("GT_FORMAT"),
-        pred_format=values.get("PRED_FORMAT"),
-        gt_names=values.get("GT_NAMES"),
-        pred_names=values.get("PRED_NAMES"),
-        gt_layout=_layout(values, "GT_LAYOUT"),
-        pred_layout=_layout(values, "PRED_LAYOUT"),
-        pred_model_version=values.get("PRED_MODEL_VERSION"),
+        gt=_side(typed, "gt"),
+        pred=_side(typed, "pred"),
+        iou_min=typed["IOU_MIN"],
+        iou_perfect=typed["IOU_PERFECT"],
+        confidence=typed["CONFIDENCE_THRESHOLD"],
+        time_costs=typed.get(TIME_COSTS_KEY),
     )
 
 
-def _layout(values: Mapping[str, str], key: str) -> Layout | None:
-    return checked_layout(key, values[key]) if key in values else None
-
-
-def input_value(key: str, value: str) -> str:
+def input_value(key: str, value: str) -> Any:
     """One input checked on its own by `parse_inputs`' rules (the CLI checks each option as it is
-    read): its canonical text (`0.3` → `0.30`), else an InputError naming `key`."""
+    read), and parsed: what `parse_inputs` takes in `parsed`; else an InputError naming `key`."""
     properties = inputs_schema()["properties"]
     canonical = _canonical(key, value)
     schema = {"type": "object", "properties": {key: properties[key]}}
     _check({key: canonical}, schema)
-    if key == "CONFIDENCE_THRESHOLD":
-        confidence_threshold(canonical)
-    return str(canonical)
+    return _typed(key, str(canonical))
+
+
+def _thresholds(values: Mapping[str, str]) -> Thresholds:
+    typed = {key: _typed(key, values[key]) for key in ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")}
+    return Thresholds(typed["IOU_MIN"], typed["IOU_PERFECT"], typed["CONFIDENCE_THRESHOLD"].value)
 
 
 # The defaults of the metric API, the CLI and the tests: node.json's, nowhere else.
-DEFAULT_THRESHOLDS: Final = _thresholds(node_defaults())[0]
+DEFAULT_THRESHOLDS: Final = _thresholds(node_defaults())

@@ -102,16 +102,17 @@ class Comparison(Section):
         return orjson.dumps(self.document(), option=orjson.OPT_INDENT_2)
 
 
-def _side(dataset: str, counts: IntArray, sweep: Sweep, costs: TimeCosts) -> Side:
+def _side(dataset: str, counts: IntArray, sweep: Sweep, costs: TimeCosts, used: float) -> Side:
     whole = OutcomeCounts(counts.sum(axis=0))
+    best = sweep.choice(used).best
     return Side(
         dataset=dataset,
         assistance_score=whole.score,
         grade=cast(Grade, whole.grade),
         saved_seconds=float(whole.seconds_saved(costs)),
         counts=outcome_counts(whole.rows),
-        best_threshold=sweep.best.threshold,
-        best_score=sweep.best.tally.assistance_score,
+        best_threshold=best.threshold,
+        best_score=best.tally.assistance_score,
     )
 
 
@@ -199,8 +200,8 @@ def build_comparison(
         per_class=class_differences(a, b, paired.images),
         context=ComparisonContext(
             gt=gt,
-            a=_side(a.dataset, a.counts, a.sweep, costs),
-            b=_side(b.dataset, b.counts, b.sweep, costs),
+            a=_side(a.dataset, a.counts, a.sweep, costs, thresholds.confidence_threshold),
+            b=_side(b.dataset, b.counts, b.sweep, costs, thresholds.confidence_threshold),
             thresholds=thresholds,
             same_predictions=same,
             images=paired.images,

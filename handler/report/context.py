@@ -7,7 +7,7 @@ from functools import cached_property
 
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
-from handler.engine.sketch import ImageSketch
+from handler.engine.drawn_boxes import ImageSketch
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs

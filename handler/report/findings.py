@@ -82,13 +82,12 @@ def _skipped(state: EvaluationState) -> Skipped:
 
 
 def _parameters(inputs: NodeInputs) -> Parameters:
-    thresholds = inputs.thresholds
     return Parameters(
-        iou_min=thresholds.iou_min,
-        iou_perfect=thresholds.iou_perfect,
-        confidence_threshold=thresholds.confidence_threshold,
-        confidence_threshold_input=inputs.threshold_input,
-        confidence_threshold_replaced=inputs.threshold_replaced,
+        iou_min=inputs.iou_min,
+        iou_perfect=inputs.iou_perfect,
+        confidence_threshold=inputs.confidence.value,
+        confidence_threshold_input=inputs.confidence.given,
+        confidence_threshold_replaced=inputs.confidence.replaced,
     )
 
 

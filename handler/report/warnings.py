@@ -344,10 +344,10 @@ def duplicate_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -
 
 
 def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Formats) -> DataWarning | None:
-    if not inputs.threshold_replaced:
+    if not inputs.confidence.replaced:
         return None
     message = (
-        f"CONFIDENCE_THRESHOLD {inputs.threshold_input!r} is not a number, so 0 was used: "
+        f"CONFIDENCE_THRESHOLD {inputs.confidence.given!r} is not a number, so 0 was used: "
         "every prediction was kept."
     )
     return DataWarning.of(

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from handler.boxes import BoxTable, Dataset
-from handler.datasets.cache import read_prediction_cache
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, parse_cartucho, parse_cartucho_line
 from handler.datasets.labels import ClassSpace, Row, parse_lines
 from handler.datasets.loaded import Loaded
 from handler.datasets.names import parse_names, parse_yaml_names
+from handler.datasets.prediction_cache import read_prediction_cache
 from handler.datasets.voc import parse_voc
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo, parse_yolo_line

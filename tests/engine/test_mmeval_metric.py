@@ -21,7 +21,7 @@ from mmeval.core import BaseMetric
 
 from handler import PrelabelingEfficiency
 from handler.engine import Tally, Thresholds
-from handler.engine.analysis import per_image_tallies
+from handler.engine.breakdowns import per_image_tallies
 from handler.engine.exactsum import ExactSum
 from handler.metric import evaluate_records, load_records
 from handler.mmeval import PrelabelingEfficiencyMetric

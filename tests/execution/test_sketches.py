@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from handler.boxes import BoxTable, Dataset
 from handler.datasets import pair_datasets
 from handler.engine import evaluate
-from handler.engine.sketch import image_sketch
+from handler.engine.drawn_boxes import image_sketch
 from handler.execution.sketches import shard_sketches
 
 

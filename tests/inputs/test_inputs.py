@@ -39,7 +39,7 @@ def test_defaults_are_applied() -> None:
     inputs = parse_inputs(REQUIRED)
     assert (inputs.thresholds.iou_min, inputs.thresholds.iou_perfect) == (0.3, 0.8)
     assert inputs.thresholds.confidence_threshold == 0.5
-    assert inputs.threshold_input == "0.5" and not inputs.threshold_replaced
+    assert inputs.confidence.given == "0.5" and not inputs.confidence.replaced
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ def test_missing_dataset_is_refused() -> None:
 def test_non_numeric_threshold_is_zero_and_reported(raw: str) -> None:
     inputs = parse_inputs({**REQUIRED, "CONFIDENCE_THRESHOLD": raw})
     assert inputs.thresholds.confidence_threshold == 0.0
-    assert inputs.threshold_replaced and inputs.threshold_input == raw
+    assert inputs.confidence.replaced and inputs.confidence.given == raw
 
 
 @pytest.mark.parametrize(("raw", "value"), [("0", 0.0), ("1", 1.0), ("0.25", 0.25), (" 0.7 ", 0.7)])
@@ -102,7 +102,7 @@ def test_threshold_bounds_are_inclusive(raw: str, value: float) -> None:
 
 def test_numbers_in_an_inputs_file_are_read_as_their_text() -> None:
     inputs = parse_inputs({**REQUIRED, "IOU_MIN": 0.5, "CONFIDENCE_THRESHOLD": 0.25})
-    assert inputs.thresholds.iou_min == 0.5 and inputs.threshold_input == "0.25"
+    assert inputs.thresholds.iou_min == 0.5 and inputs.confidence.given == "0.25"
 
 
 def test_environment_reads_only_node_keys() -> None:
@@ -114,10 +114,10 @@ def test_every_default_comes_from_node_json() -> None:
     defaults = node_defaults()
     assert parse_inputs(REQUIRED).thresholds == DEFAULT_THRESHOLDS
     assert PrelabelingEfficiency().thresholds == DEFAULT_THRESHOLDS
-    args = parse_command_line(["gt", "pred"])
-    assert (args.iou_min, args.iou_perfect, args.confidence_threshold) == (
-        defaults["IOU_MIN"],
-        defaults["IOU_PERFECT"],
+    args = parse_command_line(["gt", "pred"])  # the CLI's options come parsed
+    assert (args.iou_min, args.iou_perfect, args.confidence_threshold.given) == (
+        float(defaults["IOU_MIN"]),
+        float(defaults["IOU_PERFECT"]),
         defaults["CONFIDENCE_THRESHOLD"],
     )
 

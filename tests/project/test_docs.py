@@ -5,6 +5,7 @@ CONTRIBUTING's links reach files that exist.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+import orjson
 import pytest
 from helpers.paths import ROOT
 
@@ -20,6 +22,14 @@ from handler.datasets import format_names
 README_MAX_BYTES: Final = 12 * 1024
 # A markdown link or image to a relative path: [text](path) or [text](path#anchor).
 LINK: Final = re.compile(r"\]\((?!https?://|#)([^)#\s]+)(?:#[^)\s]*)?\)")
+# A project path quoted as code: `handler/report/asset.py`, `tests/node/`, `examples/screenshot.py`.
+QUOTED_PATH: Final = re.compile(
+    r"`((?:handler|tests|bench|examples|schemas|report_templates|docs|\.ci)/[\w./-]*)`"
+)
+# A dotted name of the package quoted as code: `handler.mmeval.PrelabelingEfficiencyMetric`.
+QUOTED_NAME: Final = re.compile(r"`(handler(?:\.\w+)+)")
+# Made by a run, not shipped: the benchmark's work folder.
+GENERATED: Final = ("bench/.work",)
 
 
 def test_the_site_builds_strict(tmp_path: Path) -> None:
@@ -48,6 +58,39 @@ def test_links_reach_files(document: str) -> None:
     assert not missing, f"{document} links to missing files: {missing}"
 
 
+def _manual() -> dict[str, str]:
+    pages = ["README.md", "CONTRIBUTING.md", *(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
+    return {page: (ROOT / page).read_text("utf-8") for page in pages}
+
+
+def test_quoted_paths_exist() -> None:
+    """A file or folder the manual names is there: a move (tests/test_browser.py → tests/report/) shows."""
+    missing = [
+        (page, path)
+        for page, text in _manual().items()
+        for path in sorted(set(QUOTED_PATH.findall(text)))
+        if not path.startswith(GENERATED) and not (ROOT / path).exists()
+    ]
+    assert not missing, f"the manual names paths that do not exist: {missing}"
+
+
+def _resolves(dotted: str) -> bool:
+    """`handler.a.b.C`: the longest importable module prefix, then attributes for the rest."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        return all((found := getattr(found, name, None)) is not None for name in parts[cut:])
+    return False
+
+
+def test_quoted_names_resolve() -> None:
+    names = {name for text in _manual().values() for name in QUOTED_NAME.findall(text)}
+    assert sorted(name for name in names if not _resolves(name)) == []
+
+
 def _first_cells(text: str) -> str:
     """The first cell of every table row: where a table names its formats."""
     return "\n".join(line.split("|")[1] for line in text.splitlines() if line.startswith("| `"))
@@ -59,3 +102,18 @@ def test_every_registered_format_is_documented() -> None:
         cells = _first_cells((ROOT / page).read_text("utf-8"))
         missing = [name for name in format_names() if f"`{name}`" not in cells]
         assert not missing, f"{page}: formats without a row in its formats table: {missing}"
+
+
+def test_every_warning_code_is_documented() -> None:
+    """The warnings a run can raise (the findings schema's enum) each have a row on the Warnings page."""
+    schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
+    codes = schema["$defs"]["DataWarning"]["properties"]["code"]["enum"]
+    cells = _first_cells((ROOT / "docs" / "warnings.md").read_text("utf-8"))
+    assert [code for code in codes if f"`{code}`" not in cells] == []
+
+
+def test_every_findings_field_is_documented() -> None:
+    """Each top-level field of findings.json is named on the Report page, so a new section is explained."""
+    schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
+    page = (ROOT / "docs" / "report.md").read_text("utf-8")
+    assert [field for field in schema["properties"] if f"`{field}`" not in page] == []

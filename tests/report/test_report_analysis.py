@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
 from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate
-from handler.engine import analysis as an
+from handler.engine import breakdowns as an
 from handler.engine.analyses.by_size import counts_by_size, size_bucket
 from handler.engine.analyses.confusions import confusion_pairs, top_confusions
 from handler.engine.analyses.near_misses import band_edges, count_near_misses
@@ -57,16 +57,16 @@ def test_per_class_counts_fp_by_predicted_class_and_the_rest_by_gt_class(evaluat
     counts = an.counts_by_class(evaluation, 3)
     assert counts.tolist() == [[1, 1, 0, 2, 1], [0, 0, 1, 0, 1], [0, 0, 0, 0, 1]]
     assert OutcomeCounts(counts).scores.tolist() == [0.3, 0.25, 0.0]
-    # seconds left: car 1.5 + 6 + 2·2 + 25.5 = 37, dog 4 + 25.5 = 29.5, cat 25.5
+    # seconds left: car 1.8 + 6 + 2·2 + 25.5 = 37.3, dog 4 + 25.5 = 29.5, cat 25.5
     seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
     assert an.most_time_left_first(counts, seconds).tolist() == [CAR, DOG, CAT]
     assert counts.sum(axis=0).tolist() == evaluation.tally.counts.tolist()
 
 
 def test_most_time_left_breaks_ties_by_lowest_score_then_row_and_skips_empty_rows() -> None:
-    # rows 0, 1 and 4 each leave 25.5 s (one draw; 17 accepts); row 3 leaves 2 s; row 2 is empty
+    # rows 0, 1 and 4 each leave 25.5 s (one draw; 17 accepts of 1.5 s); row 3 leaves 2 s; row 2 is empty
     counts = np.array([[0, 0, 0, 0, 1], [17, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1]])
-    seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
+    seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts(accept=1.5))
     assert an.most_time_left_first(counts, seconds).tolist() == [0, 4, 1, 3]
 
 
@@ -87,7 +87,7 @@ def test_per_image_and_most_work(evaluation: Evaluation) -> None:
     counts = an.counts_by_image(evaluation, 2)
     assert counts.tolist() == [[1, 1, 1, 2, 2], [0, 0, 0, 0, 1]]
     seconds = OutcomeCounts(counts).labeler_seconds(TimeCosts())
-    assert seconds.tolist() == [1.5 + 6 + 4 + 2 * 2 + 2 * 25.5, 25.5]
+    assert seconds.tolist() == [1.8 + 6 + 4 + 2 * 2 + 2 * 25.5, 25.5]
     assert an.most_work(seconds, 10).tolist() == [0, 1]
     assert an.most_work(seconds, 1).tolist() == [0]
     assert an.most_work(np.array([0.0, 3.0, 3.0, 5.0]), 10).tolist() == [3, 1, 2]  # no work, no row
@@ -154,7 +154,7 @@ def test_band_edges(iou_min: float, edges: list[float]) -> None:
 
 def test_time_estimate_from_the_action_costs(evaluation: Evaluation) -> None:
     estimate = OutcomeCounts(evaluation.tally.counts).time_estimate(TimeCosts())
-    assert estimate.with_predictions == 1.5 + 6 + 4 + 2 * 2 + 3 * 25.5
+    assert estimate.with_predictions == 1.8 + 6 + 4 + 2 * 2 + 3 * 25.5
     assert estimate.from_scratch == 6 * 25.5  # every GT box drawn
     assert estimate.saved == estimate.from_scratch - estimate.with_predictions
     assert estimate.saved_share == pytest.approx(estimate.saved / (6 * 25.5))

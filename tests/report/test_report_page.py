@@ -238,7 +238,7 @@ def test_time_costs_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ]
     assert cli_main([*args, "--json"]) == 0
     time = json.loads(capsys.readouterr().out)["time"]
-    assert time["costs_seconds"] == {"accept": 1.5, "nudge": 6.0, "relabel": 4.0, "delete": 0.0, "draw": 10.0}
+    assert time["costs_seconds"] == {"accept": 1.8, "nudge": 6.0, "relabel": 4.0, "delete": 0.0, "draw": 10.0}
     assert time["costs_adjusted"] and time["from_scratch_seconds"] == 4 * 10
     assert time["with_predictions_seconds"] == 6 + 4 + 0 + 2 * 10
     assert cli_main(args) == 0
@@ -257,10 +257,36 @@ def test_time_costs_page_says_who_set_them(tmp_path: Path) -> None:
     }
     result = run(parse_inputs(raw), LocalStore(tmp_path / "store"), costs=TimeCosts(draw=30))
     page = render_html(result.findings)
-    assert "(set by the user)" in page and "Drawing a box: 30 s." in page
+    assert "(set by the user)" in page
+    assert starts(
+        cost_row(page, "draw"), "30", "set by the user; the default: measured: Su, Deng, Fei-Fei (2012)"
+    )
     default = render_html(run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings)
-    assert "Drawing a box: 25.5 s, measured by Su, Deng, Fei-Fei (2012)" in default
-    assert re.search(r"Nudge: 6 s, an assumption \(", default)
+    assert starts(cost_row(default, "draw"), "25.5", "measured: Su, Deng, Fei-Fei (2012)")
+    assert starts(
+        cost_row(default, "accept"), "1.8", "measured: Papadopoulos, Uijlings, Keller, Ferrari (2016)"
+    )
+    assert starts(cost_row(default, "nudge"), "6", "an assumption, no source we know (dragging one or two")
+    assert (
+        "verifying and drawing measured (Papadopoulos et al. 2016, Su et al. 2012), the others assumed"
+        in default
+    )
+
+
+def starts(row: tuple[str, str], seconds: str, basis: str) -> bool:
+    return row[0] == seconds and row[1].startswith(basis)
+
+
+def cost_row(page: str, action: str) -> tuple[str, str]:
+    """The seconds of `action` in the page's table of costs, and the start of its basis."""
+    found = re.search(
+        rf'<tr data-action="{action}"><td>{action}</td><td class="num" data-field="seconds">([^<]*)</td>'
+        r'<td data-field="basis">([^<]*)</td>',
+        page,
+    )
+    assert found, action
+    seconds, basis = found.groups()
+    return seconds, basis
 
 
 def test_time_costs_in_the_python_api() -> None:

@@ -35,19 +35,20 @@ def test_hand_case_sweep() -> None:
     assert scores[0.65] == Fraction(4, 14) and scores[0.7] == Fraction(4, 12)
     assert scores[0.75] == scores[0.8] == Fraction(3, 12)
     assert scores[0.85] == scores[0.9] == Fraction(2, 12) and scores[0.95] == 0
-    assert sweep.used.threshold == 0.5 and sweep.used.tally is not None
-    assert sweep.best.threshold == 0.25  # the lowest of the tied best thresholds
-    assert sweep.gain == Fraction(6, 16) - Fraction(4, 16) and sweep.recommended
+    choice = sweep.choice(THRESHOLDS.confidence_threshold)
+    assert choice.used.threshold == 0.5 and choice.used.tally is not None
+    assert choice.best.threshold == 0.25  # the lowest of the tied best thresholds
+    assert choice.gain == Fraction(6, 16) - Fraction(4, 16) and choice.recommended
 
 
 def test_no_recommendation_below_a_gain_of_002() -> None:
     gt, pred = hand_case()
     used = Thresholds(0.3, 0.8, 0.7)  # 4/12 = 0.333; the best (0.375) gains 0.0417
-    assert confidence_sweep(evaluate(gt, pred, 2, used), used).recommended
+    assert confidence_sweep(evaluate(gt, pred, 2, used), used).choice(0.7).recommended
     # one GT box and one perfect prediction: every threshold ties, so the used one is "best"
     one = BoxTable.build([[0, 0, 10, 10]], [0], [0])
-    sweep = confidence_sweep(evaluate(one, one, 1, THRESHOLDS), THRESHOLDS)
-    assert sweep.best is sweep.used and sweep.gain == 0 and not sweep.recommended
+    choice = confidence_sweep(evaluate(one, one, 1, THRESHOLDS), THRESHOLDS).choice(0.5)
+    assert choice.best is choice.used and choice.gain == 0 and not choice.recommended
 
 
 def test_sweep_reuses_one_tally_per_distinct_kept_set() -> None:
@@ -74,7 +75,7 @@ def test_sweep_equals_evaluating_from_scratch_at_each_threshold(
         assert point.tally.same_class_iou == scratch.same_class_iou
         assert point.predictions_kept == len(kept)
     best = max(p.tally.score_fraction for p in sweep.points)
-    assert sweep.best.tally.score_fraction == best
+    assert sweep.choice(used).best.tally.score_fraction == best
 
 
 def test_sweep_cost_times_the_steps_separately() -> None:

@@ -8,7 +8,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoxTable, FloatArray, IntArray
-from handler.engine.analysis import counts_by_key
+from handler.engine.breakdowns import counts_by_key
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
 

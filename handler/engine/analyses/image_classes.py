@@ -13,7 +13,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import IntArray
-from handler.engine.analysis import count_outcomes
+from handler.engine.breakdowns import count_outcomes
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import N_OUTCOMES, Outcome
 from handler.engine.plugin import Analysis, ShardContext

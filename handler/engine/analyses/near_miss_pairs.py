@@ -1,13 +1,13 @@
-"""The closest near misses with their boxes (`engine.sketch.near_miss_pairs`): a top-K that merges exactly."""
+"""The closest near misses with their boxes (`drawn_boxes.near_miss_pairs`): a top-K that merges exactly."""
 
 from __future__ import annotations
 
 from typing import Final
 
 from handler.engine.analyses.near_misses import band_edges
+from handler.engine.drawn_boxes import TOP_NEAR_MISSES, NearMissPair, first_ranked, near_miss_pairs
 from handler.engine.evaluation import Evaluation, pair_floor
 from handler.engine.plugin import Analysis, ShardContext
-from handler.engine.sketch import TOP_NEAR_MISSES, NearMissPair, first_ranked, near_miss_pairs
 
 NearMissPairs = tuple[NearMissPair, ...]
 

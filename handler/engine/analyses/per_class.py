@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.engine.analysis import counts_by_class
+from handler.engine.breakdowns import counts_by_class
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ClassCounts, ShardContext
 

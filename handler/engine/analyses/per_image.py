@@ -8,7 +8,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import AssetTags, IntArray
-from handler.engine.analysis import counts_by_image
+from handler.engine.breakdowns import counts_by_image
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import N_OUTCOMES
 from handler.engine.plugin import Analysis, ShardContext

@@ -8,8 +8,8 @@ from pydantic import AliasChoices, Field
 
 from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.near_misses import NEAR_MISSES
+from handler.engine.drawn_boxes import TOP_NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
-from handler.engine.sketch import TOP_NEAR_MISSES
 from handler.report.context import RunFacts
 from handler.report.fields import Count, Section
 from handler.report.sections import SectionSpec
@@ -66,7 +66,7 @@ def near_misses(facts: RunFacts) -> NearMisses:
     return NearMisses(
         count=found.count,
         missed_gt=found.missed_gt,
-        iou_min=facts.inputs.thresholds.iou_min,
+        iou_min=facts.inputs.iou_min,
         bands=bands,
         listed=listed,
     )

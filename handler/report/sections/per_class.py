@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
-from handler.engine import analysis
+from handler.engine import breakdowns
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.counts import OutcomeCounts
 from handler.report.context import RunFacts
@@ -39,7 +39,7 @@ def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, ScoredRow]
 def per_class(facts: RunFacts) -> tuple[ClassRow, ...]:
     classes = facts.state.of(PER_CLASS)
     counts = classes.counts
-    order = analysis.most_time_left_first(counts, OutcomeCounts(counts).labeler_seconds(facts.costs))
+    order = breakdowns.most_time_left_first(counts, OutcomeCounts(counts).labeler_seconds(facts.costs))
     rows = scored_rows(counts, order)
     return tuple(ClassRow(class_name=classes.names[row], **figures) for row, figures in rows)
 

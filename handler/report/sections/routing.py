@@ -51,8 +51,8 @@ class Routing(Section):
 def routing(facts: RunFacts) -> Routing:
     """The policy over every class with a box at some sweep threshold, in class order."""
     swept = facts.state.of(CONFIDENCE_SWEEP)
-    sweep, classes = swept.sweep, swept.by_class
-    used = next(i for i, point in enumerate(sweep.points) if point.threshold == sweep.used_threshold)
+    sweep, classes, single = swept.sweep, swept.by_class, facts.inputs.confidence.value
+    used = sweep.column(single)
     policy = engine_routing.route(classes.counts, used, facts.costs)
     thresholds = [point.threshold for point in sweep.points]
     boxes = classes.counts[:, used, :].sum(axis=1)
@@ -70,7 +70,7 @@ def routing(facts: RunFacts) -> Routing:
     )
     scratch = float(policy.scratch_seconds.sum())
     return Routing(
-        single_threshold=sweep.used_threshold,
+        single_threshold=single,
         min_class_boxes=engine_routing.MIN_CLASS_BOXES,
         classes=routed,
         score=OutcomeCounts(policy.counts).score,

@@ -14,7 +14,7 @@ from pydantic import AliasChoices, Field
 
 from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.sketch import MAX_SKETCH_BOXES, ImageSketch
+from handler.engine.drawn_boxes import MAX_SKETCH_BOXES, ImageSketch
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.report.context import RunFacts

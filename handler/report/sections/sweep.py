@@ -55,13 +55,14 @@ def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
+    choice = sweep.choice(facts.inputs.confidence.value)
     return ConfidenceSweep(
         points=tuple(_point(point, facts.costs) for point in sweep.points),
-        used_threshold=sweep.used.threshold,
-        used_score=sweep.used.tally.assistance_score,
-        best_threshold=sweep.best.threshold,
-        best_score=sweep.best.tally.assistance_score,
-        recommended=sweep.recommended,
+        used_threshold=facts.inputs.confidence.value,
+        used_score=choice.used.tally.assistance_score,
+        best_threshold=choice.best.threshold,
+        best_score=choice.best.tally.assistance_score,
+        recommended=choice.recommended,
     )
 
 

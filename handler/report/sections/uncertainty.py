@@ -34,7 +34,13 @@ class Uncertainty(Section):
     grade_probabilities: tuple[GradeShare, ...] = Field(
         description="Every grade with the share of resamples that reach it, best first; shares sum to 1."
     )
-    saved_seconds: Interval = Field(description="The same interval for time.saved_seconds.")
+    saved_seconds: Interval = Field(
+        description="The same interval for time.saved_seconds; with fitted costs (time.costs_source), each "
+        "resample is also priced at one bootstrap replicate of the fitted seconds, so it carries both."
+    )
+    saved_seconds_images_only: Interval | None = Field(
+        description="With fitted costs: the interval at the fitted seconds, held fixed (images only)."
+    )
     borderline: bool = Field(description="The interval crosses a grade bound.")
     images_for_margin: int = Field(
         ge=1,
@@ -56,6 +62,9 @@ def uncertainty(facts: RunFacts) -> Uncertainty | None:
         score_high=found.score[1],
         grade_probabilities=tuple(GradeShare(grade=cast(Grade, name), share=share) for name, share in shares),
         saved_seconds=Interval(low=found.seconds_saved[0], high=found.seconds_saved[1]),
+        saved_seconds_images_only=None
+        if found.seconds_saved_images_only is None
+        else Interval(low=found.seconds_saved_images_only[0], high=found.seconds_saved_images_only[1]),
         borderline=found.borderline,
         images_for_margin=found.images_for_margin,
     )

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from handler.boxes import IntArray
-from handler.engine import analysis
+from handler.engine import breakdowns
 from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.counts import OutcomeCounts
@@ -56,7 +56,7 @@ class BySize(Section):
 
 def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
     """The rows (in asset order) of the images that take the labeler longest, most first."""
-    return analysis.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
+    return breakdowns.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
 
 
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:

@@ -1,0 +1,108 @@
+"""Labelers simulated with known seconds per action: Label Studio tasks (a prediction, and the
+annotation a labeler made from it with its lead_time) and CVAT events, to calibrate back."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# The truth the tests fit back: a team somewhat slower than the defaults at everything.
+TRUTH = {"accept": 2.2, "nudge": 7.5, "relabel": 5.0, "delete": 3.0, "draw": 21.0}
+OVERHEAD = 4.0
+# How a predicted box fares, by share (the rest of a task's boxes are drawn new).
+FATES = {"accept": 0.55, "nudge": 0.2, "relabel": 0.1, "delete": 0.15}
+
+
+def box_region(region_id: str, x: float, y: float, label: str) -> dict[str, Any]:
+    """A Label Studio rectangle region, percent coordinates, as its own converters write it."""
+    return {
+        "id": region_id,
+        "type": "rectanglelabels",
+        "from_name": "label",
+        "to_name": "image",
+        "original_width": 640,
+        "original_height": 480,
+        "image_rotation": 0,
+        "value": {"x": x, "y": y, "width": 12.5, "height": 10.0, "rotation": 0, "rectanglelabels": [label]},
+    }
+
+
+@dataclass(frozen=True)
+class SimulatedTask:
+    prediction: list[dict[str, Any]]  # the prediction's result
+    annotation: list[dict[str, Any]]  # what the labeler submitted
+    lead_time: float
+    actions: dict[str, int]  # what the labeler did, by action
+
+
+def simulated_tasks(
+    n: int, seed: int = 25, noise_seconds: float = 2.0, truth: dict[str, float] | None = None
+) -> list[SimulatedTask]:
+    """`n` tasks: 1-7 predicted boxes each, every box's fate drawn from FATES, 0-3 new boxes;
+    lead_time = OVERHEAD + Σ truth · actions + normal noise (never below 0)."""
+    truth = truth or TRUTH
+    rng = np.random.default_rng(seed)
+    tasks = []
+    for task in range(n):
+        predicted = [
+            box_region(f"t{task}p{i}", float(rng.uniform(0, 80)), float(rng.uniform(0, 80)), "car")
+            for i in range(int(rng.integers(1, 8)))
+        ]
+        fates = rng.choice(list(FATES), size=len(predicted), p=list(FATES.values()))
+        submitted = [_after(region, str(fate)) for region, fate in zip(predicted, fates, strict=True)]
+        drawn = int(rng.poisson(0.8))
+        submitted += [box_region(f"t{task}n{j}", 5.0 + j, 5.0, "car") for j in range(drawn)]
+        actions = {action: int(np.sum(fates == action)) for action in FATES} | {"draw": drawn}
+        seconds = OVERHEAD + sum(truth[action] * count for action, count in actions.items())
+        lead_time = max(0.0, seconds + float(rng.normal(0, noise_seconds)))
+        tasks.append(SimulatedTask(predicted, [r for r in submitted if r is not None], lead_time, actions))
+    return tasks
+
+
+def _after(region: dict[str, Any], fate: str) -> dict[str, Any] | None:
+    """The predicted region as the labeler left it."""
+    if fate == "delete":
+        return None
+    changed = copy.deepcopy(region)
+    if fate == "nudge":
+        changed["value"]["x"] += 1.5
+        changed["value"]["width"] -= 0.8
+    if fate == "relabel":
+        changed["value"]["rectanglelabels"] = ["truck"]
+    return changed
+
+
+def label_studio_export(tasks: list[SimulatedTask]) -> list[dict[str, Any]]:
+    """The tasks as Label Studio's JSON export writes them (the fields the calibration reads)."""
+    return [
+        {
+            "id": number + 1,
+            "data": {"image": f"/data/{number}.jpg"},
+            "predictions": [{"id": 1000 + number, "result": task.prediction, "model_version": "sim"}],
+            "annotations": [
+                {
+                    "id": 5000 + number,
+                    "result": task.annotation,
+                    "lead_time": task.lead_time,
+                    "was_cancelled": False,
+                    "parent_prediction": 1000 + number,
+                    "prediction": {},
+                }
+            ],
+        }
+        for number, task in enumerate(tasks)
+    ]
+
+
+def cvat_events_csv(columns: list[str], events: list[dict[str, str]]) -> bytes:
+    """A CVAT events export: `columns` in order, each event's missing fields empty."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(events)
+    return text.getvalue().encode("utf-8")

@@ -1,0 +1,187 @@
+"""`prelabel-eval calibrate` and the costs file it writes, used by `run --time-costs`, by the node's
+TIME_COSTS input and by `TimeCosts.from_file`; bad logs and costs files are one line each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from helpers.builders import node_env
+from helpers.labeler_logs import TRUTH, label_studio_export, simulated_tasks
+from helpers.paths import EXAMPLES
+
+from handler.engine.timecost import ACTIONS, TimeCosts
+
+GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "handler.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, check=False, timeout=120)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def costs_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("calibrate")
+    export = folder / "team_export.json"
+    export.write_bytes(orjson.dumps(label_studio_export(simulated_tasks(240))))
+    result = run("calibrate", str(export), "--out", str(folder / "costs.json"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("fitted from 240 tasks of team_export.json, ")
+    assert "fit: R² 0.9" in result.stdout and "wrote " in result.stdout
+    return folder / "costs.json"
+
+
+def test_calibrate_writes_the_fitted_seconds_and_whose_they_are(costs_file: Path) -> None:
+    document = json.loads(costs_file.read_text())
+    assert set(document["seconds"]) == set(ACTIONS)
+    for action, truth in TRUTH.items():
+        assert document["seconds"][action] == pytest.approx(truth, rel=0.15), action
+        low, high = document["fitted_from"]["intervals"][action]
+        assert low <= document["seconds"][action] <= high
+    fitted = document["fitted_from"]
+    assert fitted["files"] == ["team_export.json"] and fitted["tasks"] == 240 and fitted["unit"] == "tasks"
+    assert fitted["kept_default"] == [] and len(fitted["replicates"]) == 1000
+    costs = TimeCosts.from_file(costs_file)
+    assert costs.to_dict() == document["seconds"] and costs.fit is not None
+    assert costs.fit.source.startswith("fitted from 240 tasks of team_export.json, 20")
+
+
+def test_run_and_the_node_price_the_work_with_the_costs_file(costs_file: Path, tmp_path: Path) -> None:
+    seconds = json.loads(costs_file.read_text())["seconds"]
+    store = str(tmp_path / "s")
+    result = run(str(GT), str(PRED), "--time-costs", str(costs_file), "--json", "--store", store)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["time"]["costs_seconds"] == seconds
+    inputs = {**node_env(GT, PRED), "TIME_COSTS": str(costs_file)}
+    inputs_file = tmp_path / "inputs.json"
+    inputs_file.write_text(json.dumps({k: v for k, v in inputs.items() if k != "PRELABEL_STORE"}))
+    node = subprocess.run(
+        [sys.executable, "-m", "handler", "--inputs", str(inputs_file), "--store", str(tmp_path / "n")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert node.returncode == 0, node.stderr
+    report_id = json.loads(node.stdout.strip().splitlines()[-1])["REPORT_ID"]
+    findings = json.loads((tmp_path / "n" / "reports" / report_id / "findings.json").read_text())
+    assert findings["time"]["costs_seconds"] == seconds
+
+
+def test_a_hand_written_costs_file_needs_only_the_seconds_it_changes(tmp_path: Path) -> None:
+    path = tmp_path / "costs.json"
+    path.write_text('{"seconds": {"draw": 30}}')
+    costs = TimeCosts.from_file(path)
+    assert costs == TimeCosts(draw=30.0) and costs.fit is None
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("not json", "line 1 column 1: expected a JSON costs file"),
+        ('{"seconds": {"draw": -1}}', "seconds.draw: expected seconds, a number >= 0, but got -1"),
+        ('{"seconds": {"drawing": 3}}', "seconds: unknown action 'drawing': expected accept, nudge"),
+        ('{"seconds": [1, 2]}', "seconds: expected a JSON object, got list"),
+        ('{"seconds": {}, "fitted_from": {"files": []}}', "fitted_from: expected what `prelabel-eval"),
+    ],
+)
+def test_a_bad_costs_file_is_one_line(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "costs.json"
+    path.write_text(content)
+    result = run(str(GT), str(PRED), "--time-costs", str(path), "--store", str(tmp_path / "s"))
+    one_line_error(result, "--time-costs", str(path), expected)
+
+
+def test_costs_file_and_seconds_options_together_are_refused(costs_file: Path, tmp_path: Path) -> None:
+    result = run(str(GT), str(PRED), "--time-costs", str(costs_file), "--seconds-draw", "3")
+    one_line_error(result, "--time-costs: give the seconds in the costs file or as --seconds-draw, not both")
+
+
+def test_a_missing_costs_file_on_the_node_names_the_input(tmp_path: Path) -> None:
+    env = {**node_env(GT, PRED), "TIME_COSTS": str(tmp_path / "nowhere.json")}
+    node = subprocess.run(
+        [sys.executable, "-m", "handler", "--store", str(tmp_path / "n")],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert node.returncode != 0 and "Traceback" not in node.stderr
+    assert "TIME_COSTS: " in node.stderr and "nowhere.json: cannot read the costs file" in node.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\x89PNG\r\n", "expected a Label Studio JSON export (a list of tasks) or a CVAT events CSV"),
+        (b"[1, 2", "line 1 column 6: expected a Label Studio JSON export"),
+        (b"scope,when\n", "line 1: expected CVAT's events columns"),
+    ],
+)
+def test_calibrating_what_is_no_log_is_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
+    log = tmp_path / "log.bin"
+    log.write_bytes(content)
+    one_line_error(run("calibrate", str(log), "--out", str(tmp_path / "c.json")), str(log), expected)
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_skipped_annotations_are_counted_on_the_first_line(tmp_path: Path) -> None:
+    tasks = label_studio_export(simulated_tasks(40))
+    tasks[0]["annotations"][0]["lead_time"] = -5
+    tasks[1]["annotations"][0]["was_cancelled"] = True
+    tasks[2]["annotations"][0]["parent_prediction"] = None
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps(tasks))
+    result = run("calibrate", str(export), "--out", str(tmp_path / "c.json"))
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("fitted from 37 tasks of export.json")
+    assert "skipped: 1 cancelled (skipped by the labeler), 1 negative lead_time, 1 unlinked" in first
+    # 37 tasks: relabel shows in fewer than 30 of them, and keeps its default, saying so.
+    (relabel,) = [line for line in result.stdout.splitlines() if line.startswith("relabel")]
+    assert "default kept" in relabel and "(fewer than 30 tasks show it)" in relabel
+    assert json.loads((tmp_path / "c.json").read_text())["seconds"]["relabel"] == TimeCosts().relabel
+
+
+def test_the_page_says_whose_seconds_with_each_interval_and_carries_them_into_the_savings(
+    costs_file: Path, tmp_path: Path
+) -> None:
+    document = json.loads(costs_file.read_text())
+    document["fitted_from"]["files"] = ["<b>team</b>.json"]  # a file name is user text: escaped
+    costs = tmp_path / "costs.json"
+    costs.write_text(json.dumps(document))
+    store = tmp_path / "s"
+    result = run(str(GT), str(PRED), "--time-costs", str(costs), "--json", "--store", str(store))
+    assert result.returncode == 0, result.stderr
+    findings = json.loads(result.stdout)
+    source = findings["time"]["costs_source"]
+    assert source["summary"].startswith("fitted from 240 tasks of <b>team</b>.json, 20")
+    assert source["actions"]["draw"]["fitted"] and source["actions"]["draw"]["tasks"] >= 50
+    page = (store / "reports" / findings["report_id"] / "report.html").read_text()
+    assert "<b>team</b>" not in page and "fitted from 240 tasks of &lt;b&gt;team&lt;/b&gt;.json, 20" in page
+    for action in ACTIONS:
+        low, high = document["fitted_from"]["intervals"][action]
+        shown = (
+            f"fitted: {low:.3g} \u2013 {high:.3g} s (95%), {document['fitted_from']['support'][action]} tasks"
+        )
+        assert shown in page, action
+    # The saved interval draws the images and the fitted seconds together; the images-only one is shown too.
+    spread, saved = findings["uncertainty"], findings["time"]["saved_seconds"]
+    joint, images_only = spread["saved_seconds"], spread["saved_seconds_images_only"]
+    assert joint != images_only
+    assert joint["low"] <= saved <= joint["high"] and images_only["low"] <= saved <= images_only["high"]
+    assert 'data-field="saved_interval_images_only"' in page
