@@ -220,6 +220,8 @@ def test_the_node_names_the_option_for_the_model_version(exports: Exports, tmp_p
 
     chosen = run_node(tmp_path, **inputs, PRED_MODEL_VERSION="m2", CONFIDENCE_THRESHOLD="0")
     assert chosen.code == 0, chosen.err
+    wrong_side = run_node(tmp_path, **inputs, GT_MODEL_VERSION="m2")
+    assert "the ground truth of a Label Studio export is its annotations" in one_error_line(wrong_side)
 
 
 @pytest.mark.parametrize(

@@ -206,9 +206,31 @@ def create_project(client: LabelStudio, label_config: str, title: str = "prelabe
     return int(project.id)
 
 
+# Imports tried at most: see `import_tasks`.
+IMPORT_ATTEMPTS: Final = 3
+
+
 def import_tasks(client: LabelStudio, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> list[int]:
-    """Import `tasks` (with their `annotations` / `predictions`, if any); their ids, in order."""
-    client.projects.import_tasks(id=project_id, request=list(tasks), return_task_ids=True)
+    """Import `tasks` (with their `annotations` / `predictions`, if any); their ids, in order.
+
+    The import is checked against what was sent: Label Studio's server (Django's runserver, a
+    thread per request) was seen to keep the tasks of a 100-task import but none of their
+    annotations and predictions while another test's requests ran alongside. Such an import is
+    undone and made again, and a third such one fails the test."""
+    expected = [
+        len(tasks),
+        *(sum(len(task.get(key, ())) for task in tasks) for key in ("annotations", "predictions")),
+    ]
+    for _ in range(IMPORT_ATTEMPTS):
+        imported = client.projects.import_tasks(id=project_id, request=list(tasks), return_task_ids=True)
+        written = [imported.task_count, imported.annotation_count or 0, imported.prediction_count or 0]
+        if written == expected:
+            break
+        client.tasks.delete_all_tasks(id=project_id)
+    else:
+        raise RuntimeError(
+            f"Label Studio imported {written} tasks, annotations, predictions; sent {expected}"
+        )
     return sorted(int(task.id) for task in client.tasks.list(project=project_id) if task.id is not None)
 
 

@@ -49,9 +49,9 @@ def coco_findings(
 
 
 def same_counts(found: dict[str, Any], coco: dict[str, Any]) -> None:
+    figures = ("images", "gt_objects", "predictions", "gt_only_images", "pred_only_images")
+    assert {f: found["dataset"][f] for f in figures} == {f: coco["dataset"][f] for f in figures}
     assert found["counts"] == coco["counts"]
-    for figure in ("images", "gt_objects", "predictions"):
-        assert found["dataset"][figure] == coco["dataset"][figure], figure
     # the tools' files hold no crowd regions: they were left out when the files were made
     assert coco["dataset"]["crowd_excluded"] == 9 and found["dataset"]["crowd_excluded"] == 0
 
