@@ -6,7 +6,8 @@ report, and photographs it with Debian's headless Chromium (`/usr/bin/chromium`,
 widget's size, into `examples/report-screenshot.png`.
 
 `python examples/screenshot.py --page report.html --out shots/` photographs any page instead, at
-900x700 and 1400x900, each as the viewport and as the full page (how a reviewer looks at a change).
+900x700 and 1400x900, each as the viewport and as the full page (how a reviewer looks at a change);
+`--page report.html --sketches sketches.png` photographs its sketches only (docs/images.md's picture).
 """
 
 from __future__ import annotations
@@ -71,11 +72,32 @@ def photograph(page_file: Path, shots: list[tuple[Path, tuple[int, int], bool]])
             browser.close()
 
 
+def photograph_part(page_file: Path, selector: str, path: Path) -> None:
+    """The part of the page `selector` picks, at 1400x900 (the docs' picture of a figure)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": VIEWPORTS[1][0], "height": VIEWPORTS[1][1]})
+            page.goto(page_file.resolve().as_uri(), wait_until="load")
+            page.locator(selector).screenshot(path=str(path))
+        finally:
+            browser.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", type=Path, help="photograph this page instead of the README's report")
     parser.add_argument("--out", type=Path, default=Path("."), help="folder for --page's screenshots")
+    parser.add_argument("--sketches", type=Path, help="photograph --page's sketches (1400x900) into this PNG")
     args = parser.parse_args()
+    if args.page is not None and args.sketches is not None:
+        photograph_part(args.page, "[data-section-figure=sketches]", args.sketches)
+        print(args.sketches)
+        return
     if args.page is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         stem = args.page.stem

@@ -8,8 +8,9 @@ index array returns the same type, so filtering by confidence is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -169,7 +170,122 @@ class Dataset:
     confidence_count: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     layout_note: LayoutNote | None = None  # text formats: the lines do not fit the layout read
+    # The parsed rows it was built from, for another reading of them (issue 24).
+    parsed: Parsed | None = field(default=None, repr=False, compare=False)
 
     @property
     def image_count(self) -> int:
         return len(self.asset_ids)
+
+
+# A row naming an image the dataset does not have (a COCO results list made for other images).
+UNKNOWN_IMAGE: Final = "image not in the images"
+# A row naming a class the dataset does not have (class ids of another list, or counted from 0).
+UNKNOWN_CLASS: Final = "class not in the categories"
+
+
+@dataclass(frozen=True)
+class Images:
+    """The assets of a dataset; sizes are NaN where unknown."""
+
+    asset_ids: list[str]
+    widths: FloatArray
+    heights: FloatArray
+    tags: list[AssetTags] | None = None  # per asset; None for formats without asset tags
+
+
+@dataclass(frozen=True)
+class ParsedRows:
+    """One row per box as the format wrote it, before any rule but the format's own.
+
+    `class_id` is -1 where the row names no usable class. `xyxy` and `confidence` are NaN
+    where a value is not a number (the rules then skip the row); `has_confidence` says which
+    rows wrote one (None: the rows whose value is not NaN; a format without confidences leaves
+    both None). `rejected` maps the rows the parser could not read to why, `reasons` some of
+    them to a reason in a few words for the count by reason (`UNKNOWN_IMAGE`, `UNKNOWN_CLASS`;
+    else `unreadable row`). `sized` says the format wrote a box as a position and a
+    size (COCO's `[x, y, width, height]`, YOLO's centre and size), so that a bad box is named
+    in those terms. `explain(row)` may phrase a skipped row in the format's own
+    words (None: the builder's words). `position(row)` names where a row was written.
+    """
+
+    xyxy: FloatArray
+    class_id: IntArray
+    image: IntArray
+    source_index: IntArray | None  # None: the well-formed rows numbered in order (`_numbered`)
+    position: Callable[[int], str]
+    confidence: FloatArray | None = None
+    has_confidence: BoolArray | None = None
+    normalized: BoolArray | None = None
+    difficult: BoolArray | None = None
+    crowd: BoolArray | None = None
+    rejected: Mapping[int, str] = field(default_factory=dict)
+    explain: Callable[[int], str | None] | None = None
+    reasons: Mapping[int, str] = field(default_factory=dict)  # a rejected row's reason in a few words
+    sized: bool = False
+    # How `xyxy` was made from the four numbers written (`layouts.BOX_KINDS`), and the class as
+    # written where classes are ids looked up in a table (a COCO results list's category_id; -1
+    # where not an integer): what another reading of the rows starts from (issue 24).
+    convention: str = "x1 y1 x2 y2"
+    written_class: IntArray | None = None
+
+    def __len__(self) -> int:
+        return len(self.class_id)
+
+    def subset(self, keep: BoolArray) -> ParsedRows:
+        """The rows of `keep`, in order, each still named where it was written."""
+        origin = np.flatnonzero(keep)
+        renumber = np.full(len(self), -1, dtype=np.int64)
+        renumber[origin] = np.arange(len(origin))
+        rejected = {int(renumber[row]): why for row, why in self.rejected.items() if keep[row]}
+        reasons = {int(renumber[row]): why for row, why in self.reasons.items() if keep[row]}
+        position, explain = self.position, self.explain
+
+        def column(values: Any) -> Any:
+            return None if values is None else values[keep]
+
+        return replace(
+            self,
+            xyxy=self.xyxy[keep],
+            class_id=self.class_id[keep],
+            image=self.image[keep],
+            source_index=self.source_index[keep] if self.source_index is not None else origin,
+            position=lambda row: position(int(origin[row])),
+            confidence=column(self.confidence),
+            has_confidence=column(self.has_confidence),
+            normalized=column(self.normalized),
+            difficult=column(self.difficult),
+            crowd=column(self.crowd),
+            rejected=rejected,
+            explain=None if explain is None else lambda row: explain(int(origin[row])),
+            reasons=reasons,
+            written_class=column(self.written_class),
+        )
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a dataset was built from: building it again from other rows is another reading."""
+
+    source: str
+    format_name: str
+    rows: ParsedRows
+    images: Images
+    class_names: list[str]
+
+
+BoxKind = Literal["cx cy w h", "x y w h", "x1 y1 x2 y2"]
+BOX_KINDS: Final[tuple[BoxKind, ...]] = ("cx cy w h", "x y w h", "x1 y1 x2 y2")
+
+
+def corners(kind: BoxKind, box: FloatArray) -> FloatArray:
+    """(n, 4) numbers written as `kind` → (n, 4) xyxy corners."""
+    # Hostile numbers (1e308) overflow to inf: the box rules then skip the row, quietly.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind == "cx cy w h":
+            half = box[:, 2:] / 2
+            return np.concatenate([box[:, :2] - half, box[:, :2] + half], axis=1)
+        if kind == "x y w h":
+            return np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1)
+    copied: FloatArray = box.copy()
+    return copied

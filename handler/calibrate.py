@@ -33,6 +33,10 @@ def calibrate(
     if len(formats) > 1:
         raise InputError(f"expected the logs of one tool, got {' and '.join(formats)}: calibrate them apart")
     fitted = _fit(logs, defaults)
+    skipped = dict(sum((Counter(log.skipped) for log in logs), Counter[str]()))
+    if not fitted.tasks:
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or "it is empty"
+        raise InputError(f"{', '.join(paths)}: no {logs[0].unit} to fit the seconds on (skipped: {why})")
     seconds = dict(zip(ACTIONS, fitted.seconds.tolist(), strict=True))
     fit = CostFit(
         files=tuple(Path(path).name for path in paths),
@@ -47,7 +51,7 @@ def calibrate(
             )
         },
         replicates=fitted.replicates,
-        skipped=dict(sum((Counter(log.skipped) for log in logs), Counter[str]())),
+        skipped=skipped,
         overhead_seconds=fitted.overhead,
         r2=fitted.r2,
         rmse_seconds=fitted.rmse,

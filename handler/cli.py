@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
+import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -33,6 +33,8 @@ from handler.datasets.read_options import option_flag
 from handler.engine.timecost import ACTIONS, ASSUMED, CITED, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
+    IMAGES_KEY,
+    IMAGES_TITLE,
     ConfidenceThreshold,
     NodeInputs,
     input_spec,
@@ -73,6 +75,7 @@ from handler.runtime import (
     warning_lines,
 )
 from handler.storage import Store
+from handler.storage.paths import local_path
 
 PROG: Final = "prelabel-eval"
 # `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
@@ -86,6 +89,7 @@ SHOW_PARTS: Final = {
     "html": "the HTML page",
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
+    "class_map": "class_map.json: the class mapping a warning proposes (review it, then --pred-class-map)",
 }
 LATEST: Final = "latest"
 # Run from the project folder (the shipped examples/); tests/project/test_examples.py runs each line.
@@ -210,7 +214,9 @@ def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
     given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
     parsed = given | {key: value for key, value in forced.items() if value} | read_inputs(args)
-    return parse_inputs({"GT_DATASET": gt, "PRED_DATASET": pred}, parsed)
+    images = getattr(args, "images", None)  # `run`'s option, checked with the node's inputs
+    raw = {"GT_DATASET": gt, "PRED_DATASET": pred} | ({IMAGES_KEY: images} if images else {})
+    return parse_inputs(raw, parsed)
 
 
 def _command(
@@ -258,6 +264,11 @@ def _add_run(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("pred", metavar="PRED", help="prediction dataset on the same images")
     parser.add_argument("--json", action="store_true", help="print the findings JSON instead of the summary")
     parser.add_argument(
+        "--images",
+        metavar="ROOT",
+        help=f"{IMAGES_TITLE} ({IMAGES_KEY}; default: a YOLO folder's images/, a VOC folder's JPEGImages/)",
+    )
+    parser.add_argument(
         "--slices",
         metavar="FILE",
         help="JSON object of slice name -> asset ids: each slice gets its own score, grade and interval",
@@ -290,7 +301,8 @@ def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
-        which.add_argument(f"--{part}", dest="part", action="store_const", const=part, help=f"print {what}")
+        flag = "--" + part.replace("_", "-")
+        which.add_argument(flag, dest="part", action="store_const", const=part, help=f"print {what}")
     parser.set_defaults(command=_show)
 
 
@@ -405,7 +417,7 @@ def parse_command_line(argv: list[str]) -> argparse.Namespace:
 
 def _mistyped_command(word: str, names: list[str]) -> str | None:
     """The command `word` is close to, when `word` cannot be a dataset (no path, URI or file name)."""
-    if word.startswith("-") or any(mark in word for mark in "/\\.:") or Path(word).exists():
+    if word.startswith("-") or any(mark in word for mark in "/\\.:") or os.path.exists(word):
         return None
     return next(iter(difflib.get_close_matches(word, names, n=1)), None)
 
@@ -492,8 +504,9 @@ def _compare(args: argparse.Namespace) -> int:
         execution=execution_options(args),
     )
     if args.html:
+        page = local_path(args.html, "--html")  # what the OS refuses, said as such
         try:
-            Path(args.html).write_text(render_compare_html(found), encoding="utf-8")
+            page.write_text(render_compare_html(found), encoding="utf-8")
         except OSError as error:
             raise InputError(
                 f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"
@@ -505,8 +518,9 @@ def _compare(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
     costs = calibrate(args.logs)
+    out = local_path(args.out, "--out")  # what the OS refuses, said as such
     try:
-        Path(args.out).write_bytes(orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
+        out.write_bytes(orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
     except OSError as error:
         raise InputError(f"cannot write the costs file to {args.out}: {error.strerror}", "--out") from None
     print("\n".join([*calibration_lines(costs), f"wrote {args.out} (use it: --time-costs {args.out})"]))

@@ -34,6 +34,7 @@ from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts
+from handler.execution.readings import read_sides
 from handler.inputs import DEFAULT_THRESHOLDS, select_number
 from handler.report.model import Counts, Grade, Score, Shares, TimeSaved
 from handler.report.sections.time_saved import time_saved
@@ -103,9 +104,8 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
 def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBoxes:
     """Two sides opened, read and paired as the node does."""
     store = store or open_store(store_uri(None))
-    gt_side = open_side(gt, store)
-    pred_read = open_side(pred, store).loaded_against(gt_side)
-    return pair_datasets(gt_side.loaded.dataset, pred_read.dataset)
+    sides = read_sides(open_side(gt, store), open_side(pred, store))
+    return pair_datasets(sides.gt, sides.pred)
 
 
 def load_records(
@@ -119,18 +119,32 @@ def load_records(
     pred_names: str | None = None,
     gt_layout: str | None = None,
     pred_layout: str | None = None,
+    pred_box: str | None = None,
+    pred_frame: str | None = None,
+    pred_class_map: str | None = None,
 ) -> Records:
     """Read two dataset references as the node does (formats detected unless given) into records.
 
     `gt_names` / `pred_names` name a side's class ids (a .names/classes.txt list, a data.yaml,
     or a COCO file), `gt_layout` / `pred_layout` give the column order of its text label lines
     ("class score cx cy w h"): the CLI's --gt-names ... and an inputs file's GT_NAMES ...
+    `pred_box`, `pred_frame` and `pred_class_map` read the predictions another way, as a "did you
+    mean" warning proposes (--pred-box "x1 y1 x2 y2", --pred-frame "letterbox 640", a class map).
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
     paired = _read_paired(
         SideSpec.given("gt", gt_ref, gt_format, names=gt_names, layout=gt_layout),
-        SideSpec.given("pred", pred_ref, pred_format, names=pred_names, layout=pred_layout),
+        SideSpec.given(
+            "pred",
+            pred_ref,
+            pred_format,
+            names=pred_names,
+            layout=pred_layout,
+            box=pred_box,
+            frame=pred_frame,
+            class_map=pred_class_map,
+        ),
         store,
     )
     n_images = len(paired.asset_ids)

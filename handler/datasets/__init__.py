@@ -4,6 +4,7 @@ from handler.datasets.pairing import PairedBoxes, pair_datasets
 from handler.datasets.reading import (
     Loaded,
     format_names,
+    images_folder,
     load_dataset,
     names_from,
     shard_format,
@@ -14,6 +15,7 @@ __all__ = [
     "Loaded",
     "PairedBoxes",
     "format_names",
+    "images_folder",
     "load_dataset",
     "names_from",
     "pair_datasets",

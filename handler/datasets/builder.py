@@ -9,14 +9,26 @@ with 1.0 (SPEC §3) and resolves the coordinate frame, for every format alike.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SkippedBox
+from handler.boxes import UNKNOWN_CLASS as UNKNOWN_CLASS
+from handler.boxes import UNKNOWN_IMAGE as UNKNOWN_IMAGE
+from handler.boxes import (
+    BoolArray,
+    BoxTable,
+    Dataset,
+    FloatArray,
+    Images,
+    IntArray,
+    Parsed,
+    ParsedRows,
+    SkippedBox,
+)
 from handler.datasets.columns import NEGATIVE_SIZE, bad_box_rows, box_problem, finite_rows
 from handler.datasets.frames import outside_image, to_common_frame
 from handler.resources import load_json_resource
@@ -28,50 +40,6 @@ CONFIDENCE_RANGE: Final = (
     float(_ANNOTATION["properties"]["confidence"]["maximum"]),
 )
 LABEL_MIN_LENGTH: Final = int(_ANNOTATION["properties"]["label"]["minLength"])
-
-
-@dataclass(frozen=True)
-class Images:
-    """The assets of a dataset; sizes are NaN where unknown."""
-
-    asset_ids: list[str]
-    widths: FloatArray
-    heights: FloatArray
-    tags: list[AssetTags] | None = None  # per asset; None for formats without asset tags
-
-
-@dataclass(frozen=True)
-class ParsedRows:
-    """One row per box as the format wrote it, before any rule but the format's own.
-
-    `class_id` is -1 where the row names no usable class. `xyxy` and `confidence` are NaN
-    where a value is not a number (the rules then skip the row); `has_confidence` says which
-    rows wrote one (None: the rows whose value is not NaN; a format without confidences leaves
-    both None). `rejected` maps the rows the parser could not read to why, `reasons` some of
-    them to a reason in a few words for the count by reason (`UNKNOWN_IMAGE`, `UNKNOWN_CLASS`;
-    else `unreadable row`). `sized` says the format wrote a box as a position and a
-    size (COCO's `[x, y, width, height]`, YOLO's centre and size), so that a bad box is named
-    in those terms. `explain(row)` may phrase a skipped row in the format's own
-    words (None: the builder's words). `position(row)` names where a row was written.
-    """
-
-    xyxy: FloatArray
-    class_id: IntArray
-    image: IntArray
-    source_index: IntArray | None  # None: the well-formed rows numbered in order (`_numbered`)
-    position: Callable[[int], str]
-    confidence: FloatArray | None = None
-    has_confidence: BoolArray | None = None
-    normalized: BoolArray | None = None
-    difficult: BoolArray | None = None
-    crowd: BoolArray | None = None
-    rejected: Mapping[int, str] = field(default_factory=dict)
-    explain: Callable[[int], str | None] | None = None
-    reasons: Mapping[int, str] = field(default_factory=dict)  # a rejected row's reason in a few words
-    sized: bool = False
-
-    def __len__(self) -> int:
-        return len(self.class_id)
 
 
 # Rows checked at a time: each rule's temporaries stay small (in cache, no page faults).
@@ -185,10 +153,6 @@ REJECTED: Final = len(_RULES) + 1
 # Each rule's reason in a word or two, for the count by reason; a bad box by its first defect.
 _REASONS: Final = ("no label", "bad box", "confidence not finite", "confidence out of range", "outside image")
 REJECTED_REASON: Final = "unreadable row"
-# A row naming an image the dataset does not have (a COCO results list made for other images).
-UNKNOWN_IMAGE: Final = "image not in the images"
-# A row naming a class the dataset does not have (class ids of another list, or counted from 0).
-UNKNOWN_CLASS: Final = "class not in the categories"
 
 
 def _bad_box_reasons(xyxy: FloatArray, sized: bool) -> npt.NDArray[np.str_]:
@@ -285,6 +249,11 @@ def _kept(column: Any, keep: BoolArray | None) -> Any:
     return column if keep is None or column is None else column[keep]
 
 
+def rebuild(parsed: Parsed, rows: ParsedRows, class_names: list[str]) -> Dataset:
+    """The dataset of other rows (another reading of them) parsed from the same source."""
+    return build_dataset(parsed.source, parsed.format_name, rows, parsed.images, class_names)
+
+
 def build_dataset(
     source: str, format_name: str, rows: ParsedRows, images: Images, class_names: list[str]
 ) -> Dataset:
@@ -328,4 +297,5 @@ def build_dataset(
         asset_tags=images.tags,
         confidence_count=int(np.count_nonzero(_kept(written, keep))),
         skip_reasons=_skip_reasons(columns, verdict) if skipped else {},
+        parsed=Parsed(source, format_name, rows, images, class_names),
     )

@@ -18,9 +18,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, Dataset, FloatArray, IntArray
+from handler.boxes import BoolArray, Dataset, FloatArray, Images, IntArray, ParsedRows
 from handler.datasets import jsondoc
-from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, Images, ParsedRows, build_dataset
+from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
@@ -188,6 +188,7 @@ class _Chunk:
     crowd: BoolArray
     rejected: dict[int, str]  # by row of the chunk
     reasons: dict[int, str]  # rows rejected for an unknown image or class
+    written_class: IntArray  # category_id as written, -1 where not an integer
 
 
 def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
@@ -211,7 +212,30 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
         row: UNKNOWN_CLASS for row in np.flatnonzero((class_id < 0) & (image >= 0)).tolist()
     }
     confidence, has_confidence = written.confidence, written.has_confidence
-    return _Chunk(xyxy, class_id, image, confidence, has_confidence, written.crowd, rejected, reasons)
+    return _Chunk(
+        xyxy,
+        class_id,
+        image,
+        confidence,
+        has_confidence,
+        written.crowd,
+        rejected,
+        reasons,
+        _ints(category_ids),
+    )
+
+
+def _ints(values: list[Any] | IntArray) -> IntArray:
+    """An id column as integers, -1 where a value is not one (an id column is its own)."""
+    if isinstance(values, np.ndarray):
+        return values
+    return np.array(
+        [
+            v if isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63 else -1
+            for v in values
+        ],
+        dtype=np.int64,
+    )
 
 
 def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, count: int) -> ParsedRows:
@@ -231,6 +255,7 @@ _COLUMNS: Final = {
     "confidence": (np.float64, ()),
     "has_confidence": (np.bool_, ()),
     "crowd": (np.bool_, ()),
+    "written_class": (np.int64, ()),
 }
 # Room for the rows of the chunks expected, guessed from the first: a little more than that.
 _ROOM: Final = 1.1
@@ -288,6 +313,8 @@ class _Filling:
             rejected=self._rejected,
             reasons=self._reasons,
             sized=True,
+            convention="x y w h",
+            written_class=self._columns["written_class"],
         )
 
 

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.boxes import BoolArray, FloatArray, IntArray, ParsedRows
 from handler.datasets.assetnames import IMAGE_EXTENSIONS, asset_key
-from handler.datasets.builder import ParsedRows
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
 
@@ -179,7 +178,7 @@ class RowCollector:
         self._prefixes.append(prefix)
         self._rows += len(rows.number)
 
-    def rows(self, normalized: bool, sized: bool = False) -> ParsedRows:
+    def rows(self, normalized: bool, sized: bool = False, convention: str = "x1 y1 x2 y2") -> ParsedRows:
         def column(name: str, empty: Any) -> Any:
             return np.concatenate([getattr(p, name) for p in self._parts]) if self._parts else empty
 
@@ -198,6 +197,7 @@ class RowCollector:
             difficult=column("difficult", np.empty(0, dtype=bool)),
             rejected=self._rejected,
             sized=sized,
+            convention=convention,
         )
 
 

@@ -21,6 +21,16 @@ ANY_NAMES_FILE: Final = "a class-names file"
 
 
 @dataclass(frozen=True)
+class ImagesFolder:
+    """Where a format keeps the images its label files describe: the folder `name` inside the
+    dataset folder, or in place of the `labels` folder of its path (YOLO's `labels/train` beside
+    `images/train`, VOC's `Annotations` beside `JPEGImages`)."""
+
+    name: str
+    labels: str
+
+
+@dataclass(frozen=True)
 class Format:
     """A dataset format: its name, how it is detected and how it reads, and what it advises.
 
@@ -35,6 +45,7 @@ class Format:
     A `reads_shards` format (JSON Lines only) is the one in which workers read a dataset's
     shard files on their own.
     A format that `takes` read options ("names", "layout") reads with `read_with`, given them too.
+    `images` says where its images are, when the format has a convention for it.
     """
 
     name: str
@@ -48,6 +59,7 @@ class Format:
     reads_shards: bool = False
     read_with: Callable[[str, Any, Loaded | None, ReadOptions], Loaded] | None = None
     takes: frozenset[str] = field(default_factory=frozenset)
+    images: ImagesFolder | None = None
 
     def read_as(self, where: str, content: Any, reference: Loaded | None, options: ReadOptions) -> Loaded:
         """`read`, or `read_with` when options are given (one this format cannot use is an error)."""

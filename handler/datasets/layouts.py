@@ -14,11 +14,10 @@ from typing import Final, Literal
 
 import numpy as np
 
-from handler.boxes import BoolArray, FloatArray
+from handler.boxes import BOX_KINDS as BOX_KINDS
+from handler.boxes import BoolArray, BoxKind, FloatArray, corners
 from handler.datasets.labels import Row, number
 
-BoxKind = Literal["cx cy w h", "x y w h", "x1 y1 x2 y2"]
-BOX_KINDS: Final[tuple[BoxKind, ...]] = ("cx cy w h", "x y w h", "x1 y1 x2 y2")
 SCORE: Final = "score"
 CLASS: Final = "class"
 FRAMES: Final = {"normalized": True, "normalised": True, "pixels": False}
@@ -58,14 +57,7 @@ class Layout:
         start = 1 if self.score == "first" else 0
         box = values[:, start : start + 4]
         score = None if self.score == "none" else values[:, 0 if self.score == "first" else 4]
-        # Hostile numbers (1e308) overflow to inf: the box rules then skip the row, quietly.
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self.box == "cx cy w h":
-                half = box[:, 2:] / 2
-                return np.concatenate([box[:, :2] - half, box[:, :2] + half], axis=1), score
-            if self.box == "x y w h":
-                return np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1), score
-        return box.copy(), score
+        return corners(self.box, box), score
 
 
 # The layouts looked for, by the count of numbers after the class.

@@ -15,9 +15,9 @@ import msgspec
 import numpy as np
 from msgspec import UNSET
 
-from handler.boxes import AssetTags, BoolArray, Dataset, FloatArray, IntArray
+from handler.boxes import AssetTags, BoolArray, Dataset, FloatArray, Images, IntArray, ParsedRows
 from handler.datasets import jsondoc
-from handler.datasets.builder import LABEL_MIN_LENGTH, Images, ParsedRows, build_dataset
+from handler.datasets.builder import LABEL_MIN_LENGTH, build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.jsondoc import LineRecords, gc_paused, parse_json

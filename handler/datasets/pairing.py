@@ -54,7 +54,7 @@ def _one_image_per_name(dataset: Dataset, keys: list[str]) -> None:
         first[key] = index
 
 
-def _shared_images(gt: Dataset, pred: Dataset) -> tuple[IntArray, IntArray]:
+def shared_images(gt: Dataset, pred: Dataset) -> tuple[IntArray, IntArray]:
     """The shared assets, in the GT's order: each one's image on the GT side and on the
     predictions' side. The same asset list on both sides (a COCO results list's) pairs
     every image with itself."""
@@ -140,7 +140,7 @@ def _image_map(images: IntArray, image_count: int) -> IntArray:
 
 
 def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
-    gt_images, pred_images = _shared_images(gt, pred)
+    gt_images, pred_images = shared_images(gt, pred)
     shared = len(gt_images)
     class_names = list(gt.class_names)
     class_index = {name: i for i, name in enumerate(class_names)}

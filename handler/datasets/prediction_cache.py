@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from handler.boxes import BoolArray, Dataset, FloatArray
-from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.boxes import BoolArray, Dataset, FloatArray, Images, ParsedRows
+from handler.datasets.builder import build_dataset
 from handler.datasets.columns import float_column
 from handler.datasets.format import Format
 from handler.datasets.jsondoc import LineRecords

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
+from handler.boxes import BOX_KINDS
 from handler.datasets.layouts import Layout, parse_layout
 from handler.datasets.names import parse_names
 from handler.errors import DatasetError, InputError, StorageError, quoted
@@ -35,7 +36,8 @@ class ReadOption:
     and of `ReadOptions` (what the reader is told) that holds its value. `parse` turns the text
     given into that value when the inputs are parsed (a ValueError says what was expected);
     `open`, for an option that names a file, reads it when the side is opened (`open_side`).
-    `applies_to` says which readers use it: a reader that `takes` it not is refused, naming it.
+    `applies_to` says which readers use it: a format that does not take it (`Format.takes`)
+    refuses it, naming it. `metavar` FILE marks an option that names a file (messages say so).
     """
 
     field: str
@@ -44,6 +46,8 @@ class ReadOption:
     applies_to: str
     parse: Callable[[str], Any]
     open: Callable[[str, Any], Any] | None = None  # (key, parsed value) -> the value read
+    # Another reading of the rows read (issue 24): applied after any reader, by `execution.readings`.
+    rereads: bool = False
 
     def key(self, side: Side) -> str:
         return f"{side.upper()}_{self.field.upper()}"
@@ -79,7 +83,8 @@ def option_flag(key: str) -> str:
 
 def option_label(key: str) -> str:
     """How messages name a read option: both spellings, since either may have been used."""
-    return f"{option_flag(key)} FILE ({key})" if key.endswith("NAMES") else f"{option_flag(key)} ({key})"
+    file_option = any(o.metavar == "FILE" and key == o.key(side) for o in READ_OPTIONS for side in SIDES)
+    return f"{option_flag(key)} FILE ({key})" if file_option else f"{option_flag(key)} ({key})"
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,9 @@ class ReadOptions:
     names: ClassNames | None = None
     layout: Layout | None = None
     model_version: str | None = None
+    box: str | None = None
+    frame: str | None = None
+    class_map: str | None = None
 
     def given(self) -> list[ReadOption]:
         """The options given, in `READ_OPTIONS` order."""
@@ -110,7 +118,7 @@ class ReadOptions:
     def refuse(self, format_name: str, takes: frozenset[str]) -> None:
         """An option the format cannot apply is an error naming it, never silently ignored."""
         for option in self.given():
-            if option.field not in takes:
+            if option.field not in takes and not option.rereads:
                 raise InputError(
                     f"{option_label(option.key(self.side))}: the {format_name} format has no use for it: "
                     f"it applies to {option.applies_to}"
@@ -155,11 +163,26 @@ def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
 
 def read_names_file(key: str, reference: str) -> ClassNames:
     """The names of the GT_NAMES / PRED_NAMES file at `reference` (a path or a URI)."""
+    source = open_source(reference, option_label(key))  # a path the OS refuses: one line naming the option
     try:
-        content = open_source(reference).read_bytes()
+        content = source.read_bytes()
     except (StorageError, OSError) as error:
         raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
     return parse_names_file(key, reference, content)
+
+
+def _box_kind(text: str) -> str:
+    kind = " ".join(text.replace(",", " ").split())
+    if kind not in BOX_KINDS:
+        raise ValueError(f"{text!r} is not a box convention: expected one of {' | '.join(BOX_KINDS)}")
+    return kind
+
+
+def _frame_text(text: str) -> str:
+    """Checked by `engine.readings.frames.reading` when the side is read (it names the forms)."""
+    if not text.strip():
+        raise ValueError('expected a frame: "normalized", "letterbox 640", "resized 640" or "scale 0.5"')
+    return text.strip()
 
 
 # Every read option, in the order of --help and of an inputs file's keys. A new one: an entry
@@ -197,6 +220,40 @@ READ_OPTIONS: Final = (
         },
         "label-studio JSON exports, which may hold several models' predictions",
         _model_version,
+    ),
+    ReadOption(
+        "box",
+        "BOX",
+        {
+            "gt": 'the four numbers of a GT box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
+            "pred": 'the four numbers of a prediction box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
+        },
+        "any format",
+        _box_kind,
+        rereads=True,
+    ),
+    ReadOption(
+        "frame",
+        "FRAME",
+        {
+            "gt": 'the GT\'s coordinate frame: "normalized", "letterbox 640", "resized 640" or "scale 0.5"',
+            "pred": 'the predictions\' coordinate frame: "normalized", "letterbox 640", "resized 640" or '
+            '"scale 0.5"',
+        },
+        "any format",
+        _frame_text,
+        rereads=True,
+    ),
+    ReadOption(
+        "class_map",
+        "FILE",
+        {
+            "gt": "a JSON object of GT class as written → GT class",
+            "pred": "a JSON object of prediction class as written → GT class (a report's class_map.json)",
+        },
+        "any format",
+        _file_reference,
+        rereads=True,
     ),
 )
 # Key → what it is, for --help and the inputs schema: GT_NAMES, PRED_NAMES, GT_LAYOUT, PRED_LAYOUT.

@@ -13,7 +13,7 @@ from typing import Any
 from handler.datasets.coco import COCO, COCO_RESULTS
 from handler.datasets.cvat import CVAT
 from handler.datasets.folder import Folder
-from handler.datasets.format import ANY_NAMES_FILE, Format, Kind
+from handler.datasets.format import ANY_NAMES_FILE, Format, ImagesFolder, Kind
 from handler.datasets.jsondoc import (
     LineRecords,
     looks_like_json,
@@ -36,6 +36,7 @@ __all__ = [
     "FORMATS",
     "Loaded",
     "format_names",
+    "images_folder",
     "load_dataset",
     "names_from",
     "parse_document",
@@ -81,6 +82,12 @@ def sizes_from(format_name: str) -> str:
     """Where a dataset read in this format gets image sizes when it cannot write them ('': nowhere)."""
     known = _named(format_name)
     return known.sizes_from if known else ""
+
+
+def images_folder(format_name: str) -> ImagesFolder | None:
+    """Where a dataset read in this format keeps its images, when the format says (None: it does not)."""
+    known = _named(format_name)
+    return known.images if known else None
 
 
 def shard_format() -> Format:

@@ -32,6 +32,9 @@ class SideSpec:
     names: str | None = None  # GT_NAMES: a names file, read when the side is opened
     layout: Layout | None = None
     model_version: str | None = None  # PRED_MODEL_VERSION: whose predictions a Label Studio export gives
+    box: str | None = None  # PRED_BOX ... : other readings of the rows read (issue 24)
+    frame: str | None = None
+    class_map: str | None = None  # a class map file, read when the side is read again
 
     @classmethod
     def given(cls, side: Side, reference: str, format: str | None = None, **texts: str | None) -> SideSpec:
@@ -68,6 +71,6 @@ class OpenSide:
 
 def open_side(spec: SideSpec, store: Store) -> OpenSide:
     """Resolve the side's reference (`store` holds dataset ids) and read what its options name."""
-    source = resolve_dataset(spec.reference, store)
+    source = resolve_dataset(spec.reference, store, f"{spec.side.upper()}_DATASET")
     told = {option.field: option.opened(spec.side, getattr(spec, option.field)) for option in READ_OPTIONS}
     return OpenSide(spec, source, ReadOptions(spec.side, **told))

@@ -13,12 +13,12 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import IntArray, LayoutNote
-from handler.datasets.builder import Images, build_dataset
+from handler.boxes import Images, IntArray, LayoutNote
+from handler.datasets.builder import build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
 from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
-from handler.datasets.format import Format
+from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
 from handler.datasets.layouts import Layout, LayoutCheck, check_layout, layout_line
 from handler.datasets.loaded import Loaded
@@ -173,12 +173,13 @@ def read_text_folder(
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
     images = Images(assets.asset_ids, widths, heights)
-    parsed = collector.rows(syntax.normalized, sized=syntax.layout.box != "x1 y1 x2 y2")
+    box = syntax.layout.box
+    parsed = collector.rows(syntax.normalized, sized=box != "x1 y1 x2 y2", convention=box)
     dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
 
 
-def _text_format(syntax: TextSyntax, sizes_from: str = "") -> Format:
+def _text_format(syntax: TextSyntax, images: ImagesFolder, sizes_from: str = "") -> Format:
     read = partial(read_text_folder, syntax)
     return Format(
         syntax.name,
@@ -189,8 +190,14 @@ def _text_format(syntax: TextSyntax, sizes_from: str = "") -> Format:
         sizes_from=sizes_from,
         read_with=read,
         takes=frozenset(("names", "layout")),
+        images=images,
     )
 
 
-YOLO_FORMAT = _text_format(YOLO, f"for a YOLO folder: a {SIZES_FILE} {{image name: [width, height]}} in it")
-CARTUCHO_FORMAT = _text_format(CARTUCHO)
+YOLO_FORMAT = _text_format(
+    YOLO,
+    ImagesFolder("images", "labels"),
+    f"for a YOLO folder: a {SIZES_FILE} {{image name: [width, height]}} in it",
+)
+# Cartucho's mAP tool reads input/ground-truth/ and shows input/images-optional/.
+CARTUCHO_FORMAT = _text_format(CARTUCHO, ImagesFolder("images-optional", "ground-truth"))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.datasets.builder import Images, build_dataset
+from handler.boxes import BoolArray, FloatArray, Images, IntArray
+from handler.datasets.builder import build_dataset
 from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
-from handler.datasets.format import Format
+from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
 from handler.datasets.xmlsafe import refuse_doctype
@@ -133,4 +133,6 @@ def read_voc_folder(_: str, folder: Folder, __: Loaded | None = None) -> Loaded:
     return Loaded(build_dataset(folder.name, "voc", collector.rows(normalized=False), images, classes.names))
 
 
-VOC = Format("voc", "folder", looks_like_voc, read_voc_folder)
+VOC = Format(
+    "voc", "folder", looks_like_voc, read_voc_folder, images=ImagesFolder("JPEGImages", "Annotations")
+)

@@ -101,6 +101,7 @@ class ImageSketch:
     """Every box of one image (up to MAX_SKETCH_BOXES) on its frame, in the boxes' own units.
 
     `aspect` is the image's height / width as shown: a normalised frame is 1 by 1 in box units.
+    `sized`: the dataset gave the image's size (else the frame is a guess: a square, the boxes' extent).
     """
 
     asset_id: str
@@ -109,11 +110,17 @@ class ImageSketch:
     aspect: float
     boxes: tuple[SketchBox, ...]
     left_out: int  # boxes beyond MAX_SKETCH_BOXES, not drawn
+    normalized: bool = False
+    sized: bool = True
+
+
+def _known(width: float, height: float) -> bool:
+    return bool(np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0)
 
 
 def _frame(boxes: FloatArray, width: float, height: float, normalized: bool) -> tuple[float, float, float]:
     """(width, height, aspect) of the frame: the image's size, or the boxes' extent when it is unknown."""
-    known = bool(np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0)
+    known = _known(width, height)
     if normalized:
         return 1.0, 1.0, height / width if known else 1.0
     if not known:
@@ -149,4 +156,6 @@ def image_sketch(
         SketchBox(side, (b[0], b[1], b[2], b[3]), class_names[c], keys[o])
         for side, b, c, o in zip(*columns, strict=True)
     )
-    return ImageSketch(asset_id, width, height, aspect, boxes, len(sides) - drawn)
+    return ImageSketch(
+        asset_id, width, height, aspect, boxes, len(sides) - drawn, size[2], _known(size[0], size[1])
+    )

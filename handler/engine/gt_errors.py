@@ -82,13 +82,9 @@ class SuspectTally:
     def count(self) -> int:
         return int(self.counts.sum())
 
-    def without_wrong_class(self) -> SuspectTally:
-        """The missing-GT suspects only: while the two sides' classes do not line up (a class
-        mix-up), a class-confused pair blames the export, not the GT."""
-        counts = self.counts.copy()
-        counts[WRONG_CLASS] = 0
-        listed = tuple(box for box in self.listed if box.kind != KINDS[WRONG_CLASS])
-        return SuspectTally(counts, listed, self.limit)
+    def none(self) -> SuspectTally:
+        """No suspect at all: another reading of the predictions explains their misses."""
+        return SuspectTally(np.zeros_like(self.counts), (), self.limit)
 
     def corrected(self, counts: IntArray) -> IntArray:
         """Outcome counts if every suspect's GT were fixed: each suspect becomes a correct box."""

@@ -22,6 +22,7 @@ from handler.execution.executors import (
     choose_executor,
     workers_from,
 )
+from handler.execution.readings import ReadSides, read_sides
 from handler.execution.shards import (
     SHARD_SUFFIX,
     Analyses,
@@ -134,6 +135,7 @@ class ShardPlan:
     gt: DatasetNames
     pred: DatasetNames
     read: ReadFigures
+    sides: ReadSides | None = None  # None when the workers read shard files
 
 
 def read_and_plan(
@@ -169,17 +171,19 @@ def plan_sides(
             ReadFigures(),
         )
     with allowed_workers(options.workers):  # a big file is decoded on that many processes
-        gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
-    paired = pair_datasets(gt_read.dataset, pred_read.dataset)
+        sides = read_sides(gt, pred)
+    gt_dataset, pred_dataset = sides.gt, sides.pred
+    paired = pair_datasets(gt_dataset, pred_dataset)
     boxes = len(paired.gt) + len(paired.pred)
     executor = _executor(options, boxes)
     ranges = paired_shards(paired, thresholds, _shard_count(executor.workers, boxes), registered)
     return ShardPlan(
         list(ranges),
         executor,
-        DatasetNames(gt_read.dataset.source, gt_read.dataset.format),
-        DatasetNames(pred_read.dataset.source, pred_read.dataset.format),
-        read_figures(paired, gt_read.dataset, pred_read.dataset, 0, LISTED_SKIPS),
+        DatasetNames(gt_dataset.source, gt_dataset.format),
+        DatasetNames(pred_dataset.source, pred_dataset.format),
+        read_figures(paired, gt_dataset, pred_dataset, 0, LISTED_SKIPS),
+        sides,
     )
 
 

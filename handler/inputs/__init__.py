@@ -2,6 +2,8 @@
 
 from handler.inputs.node_inputs import (
     DEFAULT_THRESHOLDS,
+    IMAGES_KEY,
+    IMAGES_TITLE,
     ConfidenceThreshold,
     NodeInputs,
     input_spec,
@@ -17,6 +19,8 @@ from handler.inputs.node_inputs import (
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "IMAGES_KEY",
+    "IMAGES_TITLE",
     "ConfidenceThreshold",
     "NodeInputs",
     "input_spec",

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 FORMAT_KEYS: Final = ("GT_FORMAT", "PRED_FORMAT")
 # A costs file (`prelabel-eval calibrate` writes one): the seconds per action of the time estimate.
 TIME_COSTS_KEY: Final = "TIME_COSTS"
-EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, TIME_COSTS_KEY)
+# The folder or s3:// prefix of the images, drawn behind the page's sketches (`--images`).
+IMAGES_KEY: Final = "IMAGES"
+IMAGES_TITLE: Final = "folder or s3:// prefix of the images, drawn behind the page's sketches"
+EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, TIME_COSTS_KEY, IMAGES_KEY)
 _READ_OPTION_KEYS: Final = {option.key(side): (option, side) for option in READ_OPTIONS for side in SIDES}
 
 
@@ -66,6 +69,7 @@ class NodeInputs:
     iou_perfect: float
     confidence: ConfidenceThreshold
     time_costs: TimeCosts | None = None  # read from the TIME_COSTS file, when one is given
+    images: str | None = None  # where the images are (IMAGES); None: found beside the labels, or none
 
     @property
     def thresholds(self) -> Thresholds:
@@ -134,10 +138,8 @@ def inputs_schema() -> dict[str, Any]:
     specs = node_config()["inputs"]
     properties = {spec["key"]: _property(spec) for spec in specs}
     properties.update({key: {"type": "string", "enum": format_names()} for key in FORMAT_KEYS})
-    properties.update(
-        {key: {"type": "string", "minLength": 1, "title": what} for key, what in READ_KEYS.items()}
-    )
-    properties[TIME_COSTS_KEY] = {"type": "string", "minLength": 1, "title": "a costs file (calibrate's)"}
+    extra = {**READ_KEYS, TIME_COSTS_KEY: "a costs file (calibrate's)", IMAGES_KEY: IMAGES_TITLE}
+    properties.update({key: {"type": "string", "minLength": 1, "title": what} for key, what in extra.items()})
     return {
         "type": "object",
         "properties": properties,
@@ -288,6 +290,7 @@ def parse_inputs(raw: Mapping[str, Any], parsed: Mapping[str, Any] | None = None
         iou_perfect=typed["IOU_PERFECT"],
         confidence=typed["CONFIDENCE_THRESHOLD"],
         time_costs=typed.get(TIME_COSTS_KEY),
+        images=typed.get(IMAGES_KEY),
     )
 
 

@@ -63,6 +63,8 @@ REPORT_PARTS: Final = {
     "html": ReportPart("report.html", "text/html; charset=utf-8"),
     "outcomes": ReportPart("outcomes.jsonl", "application/x-ndjson"),
     "routing": ReportPart("routing.json", "application/json"),  # class -> threshold or null
+    # Class as written -> GT class, when a class reading scores clearly better (issue 24).
+    "class_map": ReportPart("class_map.json", "application/json"),
 }
 
 

@@ -25,7 +25,7 @@ from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.report import charts
 from handler.report.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
-from handler.report.html import SHORT_LABELS, duration, environment, saving
+from handler.report.html import SHORT_LABELS, counted, duration, environment, saving
 
 TEMPLATE: Final = "compare.html.j2"
 Better = Literal["A", "B", "neither"]
@@ -230,7 +230,8 @@ def compare_summary(found: Comparison) -> str:
         compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
-        f"{c.images} images paired by asset id, {c.resamples} paired bootstrap resamples (seed {c.seed})",
+        f"{counted(c.images, 'image', 'images')} paired by asset id, "
+        f"{c.resamples} paired bootstrap resamples (seed {c.seed})",
     ]
     return "\n".join(lines)
 

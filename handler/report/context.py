@@ -8,8 +8,10 @@ from functools import cached_property
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.drawn_boxes import ImageSketch
+from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
+from handler.images.pictures import Pictures
 from handler.inputs import NodeInputs
 from handler.report.slices import SliceFile
 
@@ -33,6 +35,8 @@ class RunFacts:
     costs: TimeCosts = field(default_factory=TimeCosts)
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     sketches: tuple[ImageSketch, ...] = ()  # the boxes of the listed images (`sections.sketches`)
+    pictures: Pictures | None = None  # their images, when the run has some (`--images`, found)
+    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
 
     @cached_property
     def reason(self) -> str | None:

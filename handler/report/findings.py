@@ -111,9 +111,10 @@ def _dataset(facts: RunFacts) -> DatasetSection:
 
 def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Findings:
     tally, reason = facts.state.tally, facts.reason
-    warnings = data_warnings(facts.state, facts.inputs, Formats(facts.gt.format, facts.pred.format))
     # Each registered section is checked by its field's type when `Findings` is built.
     sections: dict[str, Any] = build_sections(Findings, facts)
+    formats = Formats(facts.gt.format, facts.pred.format)
+    warnings = data_warnings(facts.state, facts.inputs, formats, sections["other_reading"])
     return Findings(
         kind=KIND,
         report_id=report_id,

@@ -24,8 +24,9 @@ from handler.report.sections.actions import ActionsSection, ConfusionsSection
 from handler.report.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.sections.near_misses import NearMissesSection
 from handler.report.sections.per_class import PerClassSection
+from handler.report.sections.reading import OtherReadingSection
 from handler.report.sections.routing import RoutingSection
-from handler.report.sections.sketches import SketchesSection
+from handler.report.sections.sketches import PicturesSection, SketchesSection
 from handler.report.sections.slices import SlicesSection
 from handler.report.sections.sweep import ConfidenceSweepSection
 from handler.report.sections.time_saved import TimeSaved as TimeSaved
@@ -79,8 +80,8 @@ class Skipped(Section):
 
 
 WarningCode = Literal[
+    "other_reading",
     "predictions_elsewhere",
-    "class_mapping",
     "layout_mismatch",
     "class_names_disjoint",
     "boxes_skipped",
@@ -148,8 +149,10 @@ class Findings(Section):
     uncertainty: UncertaintySection
     slices: SlicesSection
     routing: RoutingSection
+    other_reading: OtherReadingSection = None
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection
+    pictures: PicturesSection
     execution: Execution
 
     def document(self) -> dict[str, object]:

@@ -6,19 +6,20 @@ The `slices` section built from it is handler/report/sections/slices.py.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import orjson
 
 from handler.errors import InputError
+from handler.storage.paths import local_path
 
 SliceFile = Mapping[str, Sequence[str]]
 
 
 def read_slices(path: str) -> dict[str, tuple[str, ...]]:
     """A JSON object of slice name -> list of asset ids; anything else is the user's to fix."""
+    checked = local_path(path, "--slices")  # what the OS refuses, said as such
     try:
-        document = orjson.loads(Path(path).read_bytes())
+        document = orjson.loads(checked.read_bytes())
     except OSError as error:
         raise InputError(f"--slices {path}: cannot read it ({error.strerror})") from None
     except orjson.JSONDecodeError as error:

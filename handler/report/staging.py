@@ -13,7 +13,7 @@ the report wrote; only SIGKILL leaves staging, which `collect_garbage` removes l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cache
@@ -107,6 +107,17 @@ class ReportStaging:
         """One sink per outcome chunk, in order (one per shard)."""
         self._sinks = [ChunkSink(self.store.uri, self._key(OUTCOMES.chunk(i))) for i in range(count)]
         return self._sinks
+
+    def rewrite_chunks(
+        self, chunks: Sequence[WrittenChunk], edit: Callable[[bytes], bytes]
+    ) -> tuple[WrittenChunk, ...]:
+        """The outcome chunks written again through `edit` (after the run learned something)."""
+        rewritten = []
+        for chunk in chunks:
+            content = edit(self.store.get(chunk.key))
+            self.store.put(chunk.key, content, OUTCOMES.content_type)
+            rewritten.append(WrittenChunk(chunk.key, len(content)))
+        return tuple(rewritten)
 
     def publish(self, parts: Mapping[str, Content], chunks: Sequence[WrittenChunk] = ()) -> None:
         """Write `parts` (keys of REPORT_PARTS) beside the outcome `chunks` the workers reported,

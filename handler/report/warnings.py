@@ -15,13 +15,14 @@ from handler.boxes import LayoutNote
 from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
 from handler.datasets.read_options import option_flag, option_label
-from handler.engine.class_mapping import ClassMapping, class_mapping
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
+from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
 from handler.inputs import NodeInputs
 from handler.report.html import counted
 from handler.report.model import DataWarning
+from handler.report.sections.reading import OtherReading
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
@@ -30,8 +31,6 @@ CLASS_OVERLAP_MIN: Final = 0.2
 SKIPPED_SHARE_MIN: Final = 0.05
 # Below this share of the predictions on an image of the GT, the results look made for other images.
 PLACED_SHARE_MIN: Final = 0.25
-# Mapped class pairs shown in the class-mapping warning (all are in the figures' count).
-MAPPING_SHOWN: Final = 6
 # "Most" GT boxes carrying a confidence: GT drawn by people carries none.
 GT_CONFIDENT_SHARE_MIN: Final = 0.5
 # From this share of one side's assets missing on the other, the run is visibly partial.
@@ -84,42 +83,6 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
     return (
         f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
         f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
-    )
-
-
-def _mapping_text(mapping: ClassMapping) -> str:
-    shown = ", ".join(f"`{pred}` → `{gt}` ({count})" for pred, gt, count in mapping.pairs[:MAPPING_SHOWN])
-    more = f" and {len(mapping.pairs) - MAPPING_SHOWN} more" if len(mapping.pairs) > MAPPING_SHOWN else ""
-    if mapping.shift is not None:
-        return f"{shown}{more}: the ids are shifted by {mapping.shift:+d} (0-based against 1-based ids?)"
-    return f"{shown}{more}"
-
-
-def class_mix_up(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
-    mapping = class_mapping(state)
-    if mapping is None:
-        return None
-    why = (
-        _ids_side(state, formats)
-        if _names_shared(state) is not None
-        else "the class ids of one side index another names list than the other's"
-    )
-    message = (
-        f"{mapping.confused} of {mapping.matched} matched boxes are class-confused, and "
-        f"{mapping.mapped} follow one class-to-class mapping (predicted → ground truth): "
-        f"{_mapping_text(mapping)}. So {why}. "
-        f"Give a side the names its ids index with {option_label('PRED_NAMES')} or "
-        f"{option_label('GT_NAMES')} (a .names/classes.txt list, a data.yaml, or a COCO file's "
-        "categories); these pairs are not listed as suspected ground-truth errors."
-    )
-    return DataWarning.of(
-        "class_mapping",
-        "warning",
-        message,
-        matched=mapping.matched,
-        class_confused=mapping.confused,
-        following_mapping=mapping.mapped,
-        mapped_classes=len(mapping.pairs),
     )
 
 
@@ -180,8 +143,7 @@ def layout_mismatch(state: EvaluationState, _: NodeInputs, __: Formats) -> DataW
 
 def class_names_disjoint(state: EvaluationState, _: NodeInputs, formats: Formats) -> DataWarning | None:
     counts = _names_shared(state)
-    # With a mapping found, the class-mapping warning says it all, and shows the mapping.
-    if counts is None or class_mapping(state) is not None:
+    if counts is None:
         return None
     shared, kept = counts
     message = (
@@ -357,6 +319,10 @@ def confidence_threshold_replaced(_: EvaluationState, inputs: NodeInputs, __: Fo
     )
 
 
+def _all_boxes_match(boxes: int) -> str:
+    return "the one box matches" if boxes == 1 else f"all {boxes} boxes match"
+
+
 def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWarning | None:
     """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
     tally = state.tally
@@ -365,8 +331,8 @@ def predictions_equal_ground_truth(state: EvaluationState, _: NodeInputs, __: Fo
     if tally.mean_iou != 1.0:
         return None
     message = (
-        f"The predictions equal the ground truth: all {int(tally.counts[Outcome.CORRECT])} boxes match with "
-        "IoU 1 and the same class. Was the same dataset given twice?"
+        f"The predictions equal the ground truth: {_all_boxes_match(int(tally.counts[Outcome.CORRECT]))} "
+        "with IoU 1 and the same class. Was the same dataset given twice?"
     )
     return DataWarning.of(
         "predictions_equal_ground_truth", "info", message, boxes=int(tally.counts[Outcome.CORRECT])
@@ -382,11 +348,43 @@ def crowd_excluded(state: EvaluationState, _: NodeInputs, __: Formats) -> DataWa
     return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
 
 
+def _applies(found: OtherReading) -> str:
+    if found.family == "classes":
+        return (
+            f"review the report's {CLASS_MAP_FILE} (`prelabel-eval show REPORT_ID --class-map > "
+            f"{CLASS_MAP_FILE}`) and pass it back with {found.flag} {CLASS_MAP_FILE} ({found.option} in an "
+            "inputs file, pred_class_map= in load_records)"
+        )
+    return (
+        f'apply it with {found.flag} "{found.value}" ({found.option} in an inputs file, '
+        f"{found.option.lower()}= in load_records)"
+    )
+
+
+def reading_warning(found: OtherReading) -> DataWarning:
+    message = (
+        f"Did you mean {found.says}? Read that way the predictions score {found.score:.2f} "
+        f"({found.grade}) instead of {found.score_as_read:.2f} ({found.grade_as_read}), re-scored on all "
+        f"{found.images} shared images (gain {found.score - found.score_as_read:+.2f}, "
+        f"{found.level:.0%} interval {found.gain_low:+.2f} to {found.gain_high:+.2f}): {_applies(found)}. "
+        "Suspected ground-truth errors are not listed while this reading explains the misses."
+    )
+    return DataWarning.of(
+        "other_reading",
+        "warning",
+        message,
+        reading=found.family,
+        option=found.option,
+        value=found.value,
+        score=round(found.score, 4),
+        grade=found.grade,
+    )
+
+
 # Most serious first: the order of the banners and of the stderr lines.
 CHECKS: Final[tuple[Check, ...]] = (
     predictions_elsewhere,
     layout_mismatch,
-    class_mix_up,
     class_names_disjoint,
     ground_truth_has_confidences,
     boxes_skipped,
@@ -399,6 +397,20 @@ CHECKS: Final[tuple[Check, ...]] = (
 )
 
 
-def data_warnings(state: EvaluationState, inputs: NodeInputs, formats: Formats) -> tuple[DataWarning, ...]:
-    found = (check(state, inputs, formats) for check in CHECKS)
-    return tuple(warning for warning in found if warning is not None)
+# What a proposed reading says better: a class reading the disjoint names, a box reading the
+# layout that fits (the reading is re-scored, the symptom was not).
+SAID_BY_READING: Final = {
+    "classes": ("class_names_disjoint",),
+    "box": ("layout_mismatch",),
+    "frame": (),
+}
+
+
+def data_warnings(
+    state: EvaluationState, inputs: NodeInputs, formats: Formats, reading: OtherReading | None = None
+) -> tuple[DataWarning, ...]:
+    found = [warning for check in CHECKS if (warning := check(state, inputs, formats)) is not None]
+    if reading is None:
+        return tuple(found)
+    said = SAID_BY_READING[reading.family]
+    return (reading_warning(reading), *(warning for warning in found if warning.code not in said))

@@ -109,6 +109,10 @@ class Source(ABC):
         """Every file under this folder, recursively, sorted by name."""
 
     @abstractmethod
+    def child(self, relative: str) -> Source:
+        """The file at the '/'-separated path `relative` under this folder (it need not exist)."""
+
+    @abstractmethod
     def open(self) -> BinaryIO:
         """A binary stream of the file's content; `ObjectNotFound` when there is none."""
 
@@ -117,16 +121,21 @@ class Source(ABC):
         a folder or a file that cannot be looked at is None too: `read_bytes` says why)."""
         return None
 
-    def read_bytes(self) -> bytes:
-        """The whole content, at most `max_file_bytes()`; any read failure is a StorageError line."""
-        limit = max_file_bytes()
+    def read_at_most(self, limit: int) -> bytes | None:
+        """The whole content, None when it holds more than `limit` bytes; any read failure is a
+        StorageError line."""
         try:
             with self.open() as stream:
-                content = _read_at_most(stream, limit)
+                return _read_at_most(stream, limit)
         except StorageError:
             raise
         except OSError as error:  # e.g. EIO from /proc/self/mem, a disk error mid-read
             raise StorageError(f"{self.name}: cannot be read ({error.strerror or error})") from error
+
+    def read_bytes(self) -> bytes:
+        """The whole content, at most `max_file_bytes()`; any read failure is a StorageError line."""
+        limit = max_file_bytes()
+        content = self.read_at_most(limit)
         if content is None:
             raise StorageError(
                 f"{self.name}: larger than {limit} bytes, the most read from one dataset file "

@@ -51,6 +51,9 @@ class LocalSource(Source):
     def files(self) -> list[Source]:
         return [LocalSource(path) for path in _regular_files(self._path)]
 
+    def child(self, relative: str) -> Source:
+        return LocalSource(self._path.joinpath(*relative.split("/")))
+
     def ranged(self) -> RangedFile | None:
         try:
             status = self._path.stat()

@@ -8,6 +8,7 @@ from typing import Final
 
 from handler.errors import StorageError, quoted
 from handler.storage.base import Source, Store, check_id, split_scheme
+from handler.storage.paths import local_path
 
 # scheme -> "module:class"; imported on first use, so boto3 loads only when S3 is used.
 BACKENDS: Final = {
@@ -15,6 +16,9 @@ BACKENDS: Final = {
     "file": "handler.storage.local:LocalStore",
     "s3": "handler.storage.s3:S3Store",
 }
+# Bytes a local store's own keys may add below its root (`reports/<id>/outcomes/...`, a
+# temporary file's name beside each): a root longer than PATH_MAX less this could not hold them.
+STORE_KEY_ROOM: Final = 200
 # A reference ending like a data file is a path that does not exist, not a dataset id.
 DATA_SUFFIXES = {".json", ".jsonl", ".txt", ".xml", ".yaml", ".yml", ".csv"}
 
@@ -32,21 +36,24 @@ def backend(uri: str) -> type[Store]:
 
 def open_store(uri: str) -> Store:
     """`s3://bucket/prefix` is an S3 store; a path (or `file://path`) is a local folder."""
+    _check_local(uri, "store root", STORE_KEY_ROOM)
     return backend(uri).from_uri(uri)
 
 
-def open_source(reference: str) -> Source:
-    """A file or folder named by a path or a URI."""
+def open_source(reference: str, what: str = "the file") -> Source:
+    """A file or folder named by a path or a URI; `what` names the input in a refusal."""
+    _check_local(reference, what)
     return backend(reference).source_at(reference)
 
 
-def resolve_dataset(reference: str, store: Store) -> Source:
-    """A dataset reference: a URI, an existing local path, or a dataset id in the store.
+def resolve_dataset(reference: str, store: Store, what: str = "dataset") -> Source:
+    """A dataset reference: a URI, an existing local path, or a dataset id in the store; `what`
+    names the input (`GT_DATASET`) when the OS would refuse the path.
 
     A bare id (e.g. `ds_01H...`) is looked up under `datasets/<id>/` of the store.
     """
-    if split_scheme(reference)[0] or _exists(reference):
-        return open_source(reference)
+    if split_scheme(reference)[0] or _exists(reference, what):
+        return open_source(reference, what)
     if "/" in reference or "\\" in reference or Path(reference).suffix.lower() in DATA_SUFFIXES:
         raise StorageError(f"dataset {quoted(reference)}: no such file or folder")
     folder = store.dataset(check_id(reference, "dataset id"))
@@ -58,11 +65,18 @@ def resolve_dataset(reference: str, store: Store) -> Source:
     return folder
 
 
-def _exists(reference: str) -> bool:
+def _exists(reference: str, what: str) -> bool:
+    path = local_path(reference, what)
     try:
-        return Path(reference).exists()
-    except OSError as error:  # e.g. a name longer than the file system allows
-        raise StorageError(f"dataset {quoted(reference)}: {error.strerror or error}") from None
+        return path.exists()
+    except OSError as error:  # one the check cannot foresee (a folder on the way not searchable)
+        raise StorageError(f"{what} {quoted(reference)}: {error.strerror or error}") from None
+
+
+def _check_local(uri: str, what: str, room: int = 0) -> None:
+    scheme, path = split_scheme(uri)
+    if scheme in ("", "file"):
+        local_path(path, what, room)
 
 
 def _has_files(store: Store, dataset_id: str) -> bool:

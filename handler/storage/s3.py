@@ -378,6 +378,9 @@ class S3Source(_Located, Source):
         keys.sort(key=path_order)
         return [S3Source(self._connection, self._bucket, key, folder=False) for key in keys]
 
+    def child(self, relative: str) -> Source:
+        return S3Source(self._connection, self._bucket, self._folder_prefix() + relative, folder=False)
+
     def ranged(self) -> RangedFile | None:
         if self._key == "" or self._key.endswith("/"):
             return None

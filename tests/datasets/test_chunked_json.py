@@ -13,9 +13,8 @@ import numpy as np
 import orjson
 import pytest
 
-from handler.boxes import Dataset
+from handler.boxes import Dataset, ParsedRows
 from handler.datasets import coco, jsondoc, load_dataset
-from handler.datasets.builder import ParsedRows
 from handler.datasets.coco import read_coco_instances, read_coco_results
 from handler.datasets.cocojson import Entry, LooseEntry, Result, decode_entries, is_typed
 from handler.datasets.ids import DatasetIds

@@ -8,33 +8,18 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers.labeler_logs import box_region, cvat_events_csv, label_studio_export, simulated_tasks
+from helpers.labeler_logs import (
+    CVAT_DOCS_COLUMNS,
+    box_region,
+    cvat_event,
+    cvat_events_csv,
+    label_studio_export,
+    simulated_tasks,
+)
 
 from handler.datasets.logs import ActionTimes, TaskTimes, read_log
 from handler.datasets.logs.label_studio import MAX_REGIONS
 from handler.errors import DatasetError
-
-# CVAT's docs, administration/advanced/analytics.md, "Events log structure": the fields of an
-# event, in the docs' order. Written here from the docs, not from the reader.
-CVAT_DOCS_COLUMNS = [
-    "scope",
-    "obj_name",
-    "obj_id",
-    "obj_val",
-    "source",
-    "timestamp",
-    "count",
-    "duration",
-    "project_id",
-    "task_id",
-    "job_id",
-    "user_id",
-    "user_name",
-    "user_email",
-    "org_id",
-    "org_slug",
-    "payload",
-]
 
 
 def write(tmp_path: Path, name: str, content: bytes) -> str:
@@ -136,11 +121,6 @@ def test_simulated_export_counts_match_what_the_labelers_did(tmp_path: Path) -> 
     assert isinstance(log.times, TaskTimes)
     for action, found in log.times.counts.items():
         assert found.tolist() == [task.actions[action] for task in tasks], action
-
-
-def cvat_event(scope: str, at: str, duration_ms: int = 0, **fields: str) -> dict[str, str]:
-    base = {"scope": scope, "timestamp": at, "duration": str(duration_ms), "count": "1", "source": "client"}
-    return base | {"job_id": "3", "task_id": "2", "user_id": "1", "obj_name": "", "obj_id": ""} | fields
 
 
 def test_cvat_events_become_timed_actions_by_its_working_time_rule(tmp_path: Path) -> None:

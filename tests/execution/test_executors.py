@@ -102,7 +102,7 @@ def test_three_executors_give_the_same_findings_and_outcome_lines(tmp_path: Path
             assert other_lines == lines, (name, engine)
         assert runs["local-processes"][2]["shards"] >= 2, name
     # The warnings are decided from the merged state: every executor raised the same ones.
-    assert warned["warned voc"] == {"class_mapping", "ground_truth_has_confidences"}
+    assert warned["warned voc"] == {"other_reading", "ground_truth_has_confidences"}
 
 
 def test_the_coco_counts_checked_by_hand_hold_on_every_executor(tmp_path: Path, cluster: str) -> None:

@@ -18,6 +18,7 @@ from handler.pipeline import run
 from handler.storage.local import LocalStore
 from helpers.builders import annotation, asset, write_json
 from helpers.paths import EXAMPLES, THIRD_PARTY
+from helpers.pictures import coco_pictures
 
 HOSTILE_CLASS: Final = "<img src=x onerror=alert(1)>"
 QUOTED_ASSET: Final = """street "quoted" 'id' <b>&amp; 0001.jpg"""
@@ -76,13 +77,16 @@ def empty(work: Path) -> StoredReport:
 
 
 def many_classes(work: Path) -> StoredReport:
-    """COCO val2014, 100 images, 80 classes, with cocoapi's 'fake' (detector-like) results."""
+    """COCO val2014, 100 images, 80 classes, with cocoapi's 'fake' (detector-like) results, and
+    its images (made here, named by the GT's `file_name`) behind the sketches: `--images`."""
     folder = THIRD_PARTY / "coco_val2014_100"
+    coco_pictures(folder / "instances_val2014_100.json", work / "val2014")
     return _run(
         "many-classes",
         work,
         folder / "instances_val2014_100.json",
         folder / "instances_val2014_fakebbox100_results.json",
+        IMAGES=str(work / "val2014"),
     )
 
 

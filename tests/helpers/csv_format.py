@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from handler.boxes import Images, ParsedRows
 from handler.datasets import reading
-from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.datasets.builder import build_dataset
 from handler.datasets.columns import float_column
 from handler.datasets.folder import Folder
 from handler.datasets.format import Format

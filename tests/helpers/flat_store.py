@@ -64,6 +64,9 @@ class FlatSource(Source):
         keys = sorted(_entries(self._root, self._key), key=path_order)
         return [FlatSource(self._root, key, folder=False) for key in keys]
 
+    def child(self, relative: str) -> Source:
+        return FlatSource(self._root, _folder_prefix(self._key) + relative, folder=False)
+
     def open(self) -> BinaryIO:
         try:
             return (self._root / quote(self._key, safe="")).open("rb")

@@ -7,6 +7,7 @@ import copy
 import csv
 import io
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,85 @@ def label_studio_export(tasks: list[SimulatedTask]) -> list[dict[str, Any]]:
         }
         for number, task in enumerate(tasks)
     ]
+
+
+# CVAT's docs, administration/advanced/analytics.md, "Events log structure": the fields of an
+# event, in the docs' order. Written here from the docs, not from the reader.
+CVAT_DOCS_COLUMNS = [
+    "scope",
+    "obj_name",
+    "obj_id",
+    "obj_val",
+    "source",
+    "timestamp",
+    "count",
+    "duration",
+    "project_id",
+    "task_id",
+    "job_id",
+    "user_id",
+    "user_name",
+    "user_email",
+    "org_id",
+    "org_slug",
+    "payload",
+]
+
+
+def cvat_event(scope: str, at: str, duration_ms: int = 0, **fields: str) -> dict[str, str]:
+    base = {"scope": scope, "timestamp": at, "duration": str(duration_ms), "count": "1", "source": "client"}
+    return base | {"job_id": "3", "task_id": "2", "user_id": "1", "obj_name": "", "obj_id": ""} | fields
+
+
+def simulated_cvat_events(
+    jobs: int, seed: int = 25, truth: dict[str, float] | None = None
+) -> list[dict[str, str]]:
+    """Each job: a user loads it, then draws, nudges (a drag then a resize of one object) and
+    deletes boxes, each action taking its true seconds (±30 %), part of it as the gap before the
+    event and the rest as its duration; now and then a break (> 100 s) and a frame change."""
+    truth = truth or TRUTH
+    rng = np.random.default_rng(seed)
+    events = []
+    for job in range(jobs):
+        clock = 1_764_000_000.0 + job * 10_000
+        events.append(cvat_event("load:job", _stamp(clock), job_id=str(job)))
+        for action in rng.choice(["draw", "nudge", "delete"], size=int(rng.integers(4, 12))):
+            seconds = truth[str(action)] * float(rng.uniform(0.7, 1.3))
+            if rng.random() < 0.1:  # a break (not work, by CVAT's rule), then back to the frame
+                clock += 300.0
+                events.append(cvat_event("change:frame", _stamp(clock), job_id=str(job)))
+            gap, duration = 0.4 * seconds, 0.6 * seconds
+            if action == "nudge":
+                obj = str(rng.integers(1, 10**6))
+                clock += gap / 2
+                events.append(
+                    cvat_event("drag:object", _stamp(clock), int(duration * 500), obj_id=obj, job_id=str(job))
+                )
+                clock += duration / 2 + gap / 2
+                events.append(
+                    cvat_event(
+                        "resize:object", _stamp(clock), int(duration * 500), obj_id=obj, job_id=str(job)
+                    )
+                )
+                clock += duration / 2
+                continue
+            scope = {"draw": "draw:object", "delete": "delete:object"}[str(action)]
+            clock += gap if action == "draw" else seconds
+            events.append(
+                cvat_event(
+                    scope, _stamp(clock), int(duration * 1000) if action == "draw" else 0, job_id=str(job)
+                )
+            )
+            clock += duration if action == "draw" else 0.0
+    return events
+
+
+def _stamp(seconds: float) -> str:
+    return (
+        datetime.fromtimestamp(seconds, tz=timezone.utc)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 def cvat_events_csv(columns: list[str], events: list[dict[str, str]]) -> bytes:

@@ -165,3 +165,15 @@ def test_a_schema_keyword_it_does_not_know_is_left_to_jsonschema() -> None:
         "properties": {**schema["properties"], "GT_DATASET": {"type": "string", "pattern": "x"}},
     }
     assert not _plainly_valid(valid, pattern)
+
+
+def test_images_is_an_inputs_file_key_and_a_run_option_never_a_node_json_input() -> None:
+    """IMAGES (`--images ROOT`) names where the images are; node.json stays the platform's."""
+    assert "IMAGES" not in {spec["key"] for spec in node_config()["inputs"]}
+    base = {"GT_DATASET": "gt.json", "PRED_DATASET": "pred.json"}
+    assert parse_inputs(base).images is None
+    assert parse_inputs({**base, "IMAGES": "s3://bucket/images"}).images == "s3://bucket/images"
+    with pytest.raises(InputError, match="IMAGES"):
+        parse_inputs({**base, "IMAGES": ""})
+    args = parse_command_line(["gt.json", "pred.json", "--images", "photos/"])
+    assert args.images == "photos/"

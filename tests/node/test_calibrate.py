@@ -12,10 +12,18 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers.builders import node_env
-from helpers.labeler_logs import TRUTH, label_studio_export, simulated_tasks
+from helpers.labeler_logs import (
+    CVAT_DOCS_COLUMNS,
+    TRUTH,
+    cvat_events_csv,
+    label_studio_export,
+    simulated_cvat_events,
+    simulated_tasks,
+)
 from helpers.paths import EXAMPLES
 
 from handler.engine.timecost import ACTIONS, TimeCosts
+from handler.report.html import duration
 
 GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
 
@@ -66,7 +74,12 @@ def test_run_and_the_node_price_the_work_with_the_costs_file(costs_file: Path, t
     store = str(tmp_path / "s")
     result = run(str(GT), str(PRED), "--time-costs", str(costs_file), "--json", "--store", store)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["time"]["costs_seconds"] == seconds
+    run_findings = json.loads(result.stdout)
+    assert run_findings["time"]["costs_seconds"] == seconds
+    compared = run("compare", str(GT), str(PRED), str(PRED), "--time-costs", str(costs_file))
+    assert compared.returncode == 0, compared.stderr
+    saved = duration(run_findings["time"]["saved_seconds"])
+    assert f"A: score 0.56 · Partial assist · {saved} saved" in compared.stdout
     inputs = {**node_env(GT, PRED), "TIME_COSTS": str(costs_file)}
     inputs_file = tmp_path / "inputs.json"
     inputs_file.write_text(json.dumps({k: v for k, v in inputs.items() if k != "PRELABEL_STORE"}))
@@ -185,3 +198,28 @@ def test_the_page_says_whose_seconds_with_each_interval_and_carries_them_into_th
     assert joint != images_only
     assert joint["low"] <= saved <= joint["high"] and images_only["low"] <= saved <= images_only["high"]
     assert 'data-field="saved_interval_images_only"' in page
+
+
+def test_cvat_events_calibrate_draw_nudge_delete_and_keep_the_rest(tmp_path: Path) -> None:
+    events = tmp_path / "events.csv"
+    events.write_bytes(cvat_events_csv(CVAT_DOCS_COLUMNS, simulated_cvat_events(60)))
+    result = run("calibrate", str(events), "--out", str(tmp_path / "c.json"))
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stdout.startswith("fitted from 60 jobs of events.csv, ") and "(cvat-events)" in result.stdout
+    )
+    seconds = json.loads((tmp_path / "c.json").read_text())["seconds"]
+    for action in ("draw", "nudge", "delete"):
+        assert seconds[action] == pytest.approx(TRUTH[action], rel=0.1), action
+    # CVAT logs no event for accepting or relabeling a box: both keep their defaults, saying so.
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
+    for action in ("accept", "relabel"):
+        assert seconds[action] == getattr(TimeCosts(), action)
+        assert "default kept" in lines[action] and "(fewer than 30 jobs show it)" in lines[action]
+
+
+def test_a_log_with_nothing_to_fit_is_one_line(tmp_path: Path) -> None:
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps([{"id": 1, "annotations": [{"result": [], "lead_time": -1}]}]))
+    result = run("calibrate", str(export), "--out", str(tmp_path / "c.json"))
+    one_line_error(result, "export.json: no tasks to fit the seconds on (skipped: 1 negative lead_time)")

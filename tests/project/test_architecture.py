@@ -229,7 +229,16 @@ def test_each_home_still_spells_its_rule(rule: Rule) -> None:
 # package or top-level module) must be added here, with what it needs.
 # Plain types, the error classes, packaged files, a map over forked local processes.
 FOUNDATION = {"boxes", "errors", "forked", "resources"}
-PACKAGES = FOUNDATION | {"storage", "datasets", "engine", "inputs", "report", "execution", "outputs"}
+PACKAGES = FOUNDATION | {
+    "storage",
+    "datasets",
+    "engine",
+    "inputs",
+    "images",
+    "report",
+    "execution",
+    "outputs",
+}
 LAYERS: dict[str, set[str]] = {
     "boxes": set(),
     "errors": set(),
@@ -239,7 +248,9 @@ LAYERS: dict[str, set[str]] = {
     "datasets": FOUNDATION | {"storage"},
     "engine": {"boxes"},  # pure numpy, no I/O
     "inputs": FOUNDATION | {"datasets", "engine"},  # node.json options name formats and thresholds
-    "report": FOUNDATION | {"datasets", "engine", "inputs", "storage"},
+    # Where a dataset's images are (a format's convention) and their thumbnails: read via storage.
+    "images": FOUNDATION | {"datasets", "storage"},
+    "report": FOUNDATION | {"datasets", "engine", "images", "inputs", "storage"},
     # Shards write their outcome lines (report.outcome_lines) as chunks of the report.
     "execution": FOUNDATION | {"datasets", "engine", "inputs", "report", "storage"},
     "outputs": set(),

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from helpers.paths import ROOT
 
+from handler.cli import command_parsers, parser
 from handler.datasets import format_names
 
 README_MAX_BYTES: Final = 12 * 1024
@@ -117,3 +118,16 @@ def test_every_findings_field_is_documented() -> None:
     schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())
     page = (ROOT / "docs" / "report.md").read_text("utf-8")
     assert [field for field in schema["properties"] if f"`{field}`" not in page] == []
+
+
+def test_every_command_option_is_documented() -> None:
+    """Each long option of each `prelabel-eval` command is named on a page of docs/."""
+    pages = "\n".join(text for page, text in _manual().items() if page.startswith("docs/"))
+    missing = sorted(
+        f"{name} {flag}"
+        for name, command in command_parsers(parser()).items()
+        for action in command._actions
+        for flag in action.option_strings
+        if flag.startswith("--") and flag != "--help" and not re.search(rf"(?<![\w-]){flag}(?![\w-])", pages)
+    )
+    assert not missing, f"options no page of docs/ names: {missing}"

@@ -7,8 +7,10 @@ they fail and say why. Screenshots go to `$PRELABEL_ARTIFACTS` (default `artifac
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -403,7 +405,7 @@ def test_slices_section_shows_every_slice(
     for row in rows:
         assert f"{row['name']}" in body and f"{row['assistance_score']:.2f}" in body
     assert [w["code"] for w in reports["warned"].findings["warnings"]] == [
-        "class_mapping",
+        "other_reading",
         "ground_truth_has_confidences",
     ]
 
@@ -545,3 +547,46 @@ def test_the_page_in_a_sandboxed_iframe(
     if name == "hostile":  # dataset text in SVG <text>/<title> and under the sketches is text, not markup
         assert HOSTILE_CLASS in shown["svgText"]
         assert QUOTED_ASSET in shown["captions"]
+
+
+PICTURED_JS: Final = """() => [...document.querySelectorAll('svg.sketch.pictured')].map((svg) => {
+  const image = svg.querySelector('image');
+  const frame = svg.getBoundingClientRect(), box = image.getBoundingClientRect();
+  return {
+    href: image.getAttribute('href').slice(0, 23),
+    frame: [frame.width, frame.height],
+    image: [box.width, box.height],
+  };
+})"""
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=[f"{w}x{h}" for w, h in VIEWPORTS])
+def test_the_sketches_carry_their_images_drawn_under_the_boxes(
+    browser: Browser, reports: dict[str, StoredReport], viewport: tuple[int, int]
+) -> None:
+    """many-classes has its images: each sketch shows its picture, filling its frame, from the page itself."""
+    report = reports["many-classes"]
+    assert report.findings["pictures"]["drawn"] == len(report.findings["sketches"]) > 0
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        page = context.new_page()
+        page.goto(report.html.resolve().as_uri(), wait_until="networkidle")
+        pictured = page.evaluate(PICTURED_JS)
+        first = page.locator("svg.sketch.pictured").first
+        first.scroll_into_view_if_needed()
+        shot = first.screenshot()
+    finally:
+        context.close()
+    assert len(pictured) == len(re.findall(r'<svg class="sketch', report.html.read_text(encoding="utf-8")))
+    for shown in pictured:
+        assert shown["href"] == "data:image/jpeg;base64"
+        assert shown["image"] == pytest.approx(shown["frame"], abs=1.5) and shown["frame"][0] > 50
+    # Drawn: the sketch's pixels are the picture's (sky, ground, objects), not the bare grey frame.
+    from PIL import Image
+
+    colours = Image.open(io.BytesIO(shot)).convert("RGB").getcolors(1 << 16) or []
+    frame = (0xF4, 0xF6, 0xF9)  # svg.sketch's background
+    bare = sum(
+        count for count, rgb in colours if max(abs(c - f) for c, f in zip(rgb, frame, strict=True)) < 8
+    )
+    assert bare < 0.2 * sum(count for count, _ in colours) and len(colours) > 200

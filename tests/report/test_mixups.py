@@ -13,7 +13,6 @@ import pytest
 from helpers.paths import THIRD_PARTY
 
 from handler.cli import main as cli_main
-from handler.engine.gt_errors import KINDS, WRONG_CLASS
 from handler.inputs import parse_inputs
 from handler.pipeline import RunResult, run
 from handler.report.model import DataWarning
@@ -46,20 +45,35 @@ def _warnings(result: RunResult) -> dict[str, DataWarning]:
     return {warning.code: warning for warning in result.findings.warnings}
 
 
-def test_a_class_order_mix_up_shows_the_mapping_and_blames_no_gt_box(tmp_path: Path) -> None:
+def _class_map(tmp_path: Path, result: RunResult) -> Path:
+    """The class map the warning proposes, written where the user would keep it after review."""
+    reading = result.findings.other_reading
+    assert reading is not None and reading.class_map
+    file = tmp_path / "class_map.json"
+    file.write_text(json.dumps(reading.class_map))
+    return file
+
+
+def test_a_class_order_mix_up_proposes_the_mapping_and_blames_no_gt_box(tmp_path: Path) -> None:
     result = _run(tmp_path, YOLO_GT, REL_XYWH, PRED_LAYOUT="class score cx cy w h")
-    assert set(_warnings(result)) == {"class_mapping"}
-    warning = _warnings(result)["class_mapping"]
-    assert warning.figures == {
-        "matched": 191,
-        "class_confused": 190,
-        "following_mapping": 185,
-        "mapped_classes": 20,
-    }
-    assert "`chair` → `person`" in warning.message and "--pred-names FILE (PRED_NAMES)" in warning.message
+    assert list(_warnings(result)) == ["other_reading"]
+    warning = _warnings(result)["other_reading"]
+    assert (
+        warning.figures["option"] == "PRED_CLASS_MAP" and "--pred-class-map class_map.json" in warning.message
+    )
     suspects = result.findings.suspected_gt_errors
-    assert suspects.wrong_class == 0 and all(box.kind != KINDS[WRONG_CLASS] for box in suspects.listed)
+    assert suspects.count == 0 and suspects.listed == () and suspects.withheld is not None
     assert result.findings.assistance_score == pytest.approx(0.216, abs=5e-4)
+    fixed = _run(
+        tmp_path,
+        YOLO_GT,
+        REL_XYWH,
+        PRED_LAYOUT="class score cx cy w h",
+        PRED_CLASS_MAP=str(_class_map(tmp_path, result)),
+    )
+    # The mapping read from the matches: classes with too few matches keep their ids.
+    assert fixed.findings.assistance_score == pytest.approx(warning.figures["score"], abs=1e-4)
+    assert fixed.findings.assistance_score == pytest.approx(0.32, abs=0.01)
 
 
 def test_the_names_the_warning_asks_for_give_the_right_score(tmp_path: Path) -> None:
@@ -92,12 +106,16 @@ def test_results_with_ids_counted_from_zero_name_the_shift_and_read_right_with_n
     ]
     pred = tmp_path / "results.json"
     pred.write_text(json.dumps(results))
-    warnings = _warnings(_run(tmp_path, gt, pred))
-    assert "the ids are shifted by +1" in warnings["class_mapping"].message
+    result = _run(tmp_path, gt, pred)
+    warnings = _warnings(result)
+    assert "counted from 0" in warnings["other_reading"].message
     assert warnings["boxes_skipped"].figures["reason"] == "class not in the categories"
-    fixed = _run(tmp_path, gt, pred, PRED_NAMES=str(YOLO_GT / "obj.names"))
-    assert fixed.findings.counts.correct == len(results)
-    assert [w.code for w in fixed.findings.warnings] == ["predictions_equal_ground_truth"]
+    for fixed in (
+        _run(tmp_path, gt, pred, PRED_NAMES=str(YOLO_GT / "obj.names")),
+        _run(tmp_path, gt, pred, PRED_CLASS_MAP=str(_class_map(tmp_path, result))),
+    ):
+        assert fixed.findings.counts.correct == len(results)
+        assert [w.code for w in fixed.findings.warnings] == ["predictions_equal_ground_truth"]
 
 
 def test_a_score_in_the_second_column_read_as_yolo_names_the_layout_that_fits(tmp_path: Path) -> None:
@@ -106,11 +124,15 @@ def test_a_score_in_the_second_column_read_as_yolo_names_the_layout_that_fits(tm
     assert '--pred-layout "class score cx cy w h"' in warning.message
 
 
-def test_pixel_corner_and_size_read_as_corners_names_x_y_w_h(tmp_path: Path) -> None:
+def test_pixel_corner_and_size_read_as_corners_proposes_x_y_w_h(tmp_path: Path) -> None:
     result = _run(tmp_path, XML_GT, ABS_XYWH, PRED_NAMES=str(VOC_NAMES))
-    assert _warnings(result)["layout_mismatch"].figures["layout_fitting"] == "class score x y w h (pixels)"
-    fixed = _run(tmp_path, XML_GT, ABS_XYWH, PRED_NAMES=str(VOC_NAMES), PRED_LAYOUT="class score x y w h")
-    assert fixed.findings.warnings == () and fixed.findings.counts.outcomes() == RIGHT_COUNTS
+    warning = _warnings(result)["other_reading"]
+    assert "layout_mismatch" not in _warnings(result)  # the re-scored reading says it
+    assert warning.figures["option"] == "PRED_BOX" and '--pred-box "x y w h"' in warning.message
+    for read_right in ({"PRED_LAYOUT": "class score x y w h"}, {"PRED_BOX": "x y w h"}):
+        fixed = _run(tmp_path, XML_GT, ABS_XYWH, PRED_NAMES=str(VOC_NAMES), **read_right)
+        assert fixed.findings.warnings == () and fixed.findings.counts.outcomes() == RIGHT_COUNTS
+        assert fixed.findings.assistance_score == pytest.approx(warning.figures["score"], abs=1e-4)
 
 
 def test_the_centre_normalised_toy_is_named_as_such_and_reads_right_with_the_layouts(tmp_path: Path) -> None:

@@ -333,3 +333,19 @@ def test_sweep_figure_stays_in_its_plot_and_marks_both_thresholds() -> None:
 )
 def test_duration(seconds: float, text: str) -> None:
     assert duration(seconds) == text
+
+
+def test_a_one_image_one_box_run_reads_in_the_singular(tmp_path: Path) -> None:
+    """Counts of one are said in the singular wherever the page counts (`counted`): no "1 images"."""
+    gt = write_json(
+        tmp_path / "gt.json", {"assets": [asset("only.jpg", [annotation(("car", 10, 10, 50, 50))])]}
+    )
+    missed = asset("only.jpg", [annotation(("car", 60, 60, 90, 90), 0.9)])
+    pred = write_json(tmp_path / "pred.json", {"assets": [missed]})
+    result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path / "s"))
+    text = re.sub(r"<[^>]+>", " ", render_html(result.findings))
+    assert "resamples of the 1 image " in text or "resamples of the 1 image;" in text
+    plurals = re.findall(
+        r"\b1 (?:images|boxes|objects|pairs|classes|missed objects|ground-truth boxes)\b", text
+    )
+    assert plurals == []

@@ -43,8 +43,8 @@ def test_each_phase_skips_older_objects_then_they_are_collected_again(
 ) -> None:
     watcher, store = example_run
     _run(watcher, store)
-    read, score, build, publish = (watcher.frozen[phase] for phase in PHASES)
-    assert 0 < read < score < build and publish > 0  # a phase settles what the ones before made
+    read, score, draw, build, publish = (watcher.frozen[phase] for phase in PHASES)
+    assert 0 < read < score < draw < build and publish > 0  # a phase settles what the ones before made
     assert gc.get_freeze_count() == 0
 
 

@@ -56,13 +56,14 @@ def _edited_xml(tmp_path: Path, files: int, edit: Any) -> Path:
 
 def test_numeric_ids_against_names_warn_and_name_the_names_file(tmp_path: Path) -> None:
     result = _run(tmp_path, XML_GT, DETECTIONS)
-    # Ids against names, one to one: the class-mapping warning says it, with the mapping.
+    # Ids against names, one to one: the re-scored class reading says it, with the mapping.
     assert "class_names_disjoint" not in _warnings(result)
-    warning = _warnings(result)["class_mapping"]
-    assert warning.severity == "warning" and warning.figures["class_confused"] == warning.figures["matched"]
-    assert "numeric ids in the predictions" in warning.message and ".names file" in warning.message
-    assert "`14` → `person`" in warning.message
+    warning = _warnings(result)["other_reading"]
+    assert warning.severity == "warning" and warning.figures["option"] == "PRED_CLASS_MAP"
+    reading = result.findings.other_reading
+    assert reading is not None and reading.class_map["14"] == "person"
     assert result.findings.assistance_score == pytest.approx(0.216, abs=5e-4)
+    assert reading.score > 0.3
 
 
 def test_the_names_file_the_warning_names_fixes_the_run(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 
 from handler.boxes import FloatArray, IntArray
 from handler.errors import DatasetError
+from handler.storage.paths import local_path
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,9 @@ HEAD_BYTES: Final = 4096
 
 def read_log(path: str) -> LabelerLog:
     """The log at `path`, in the format its content is of."""
+    checked = local_path(path, "log")  # what the OS refuses, said as such
     try:
-        content = Path(path).read_bytes()
+        content = checked.read_bytes()
     except OSError as error:
         raise DatasetError(f"{path}: cannot read the log ({error.strerror})") from None
     head = content[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, cast
+from typing import Annotated, Final, Literal, cast
 
 from pydantic import Field
 
 from handler.engine.analyses.gt_errors import GT_ERRORS
-from handler.engine.class_mapping import class_mapping
 from handler.engine.counts import OutcomeCounts
 from handler.engine.gt_errors import (
     MISSING_GT,
@@ -51,17 +50,28 @@ class SuspectedGtErrors(Section):
     )
     score_if_gt_fixed: Score = Field(description="The assistance score if every suspect's GT were wrong.")
     grade_if_gt_fixed: Grade
+    withheld: str | None = Field(
+        default=None,
+        description="Why no suspect is listed (another reading of the predictions explains the misses).",
+    )
 
 
-def suspects(state: EvaluationState) -> SuspectTally:
-    """The suspects the report lists: wrong-class ones are left out when a class mapping explains them."""
+# While another reading explains the misses, the GT is not blamed for them (issue 24).
+WITHHELD: Final = (
+    "not listed: another reading of the predictions scores clearly better (see the warning under the "
+    "verdict), so their misses are the export's, not the ground truth's; outcomes.jsonl flags none either"
+)
+
+
+def suspects(state: EvaluationState, withheld: bool = False) -> SuspectTally:
+    """The suspects the report lists: none while another reading explains the misses (`withheld`)."""
     found = state.of(GT_ERRORS)
-    return found if class_mapping(state) is None else found.without_wrong_class()
+    return found.none() if withheld else found
 
 
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     state = facts.state
-    found = suspects(state)
+    found = suspects(state, facts.reading is not None)
     fixed = OutcomeCounts(found.corrected(state.tally.counts))
     listed = tuple(
         SuspectedBoxEntry.model_validate(
@@ -85,6 +95,7 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
         listed=listed,
         score_if_gt_fixed=fixed.score,
         grade_if_gt_fixed=cast(Grade, fixed.grade),  # one of GRADES; the model checks it again
+        withheld=None if facts.reading is None else WITHHELD,
     )
 
 

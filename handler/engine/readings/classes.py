@@ -1,0 +1,176 @@
+"""The class ids: as read, the one-to-one mapping the matches follow, a list index, counted from 0 or 1.
+
+A class reading maps each class as the predictions wrote it (a COCO results list's
+`category_id`, else the class name read) to a GT class; rows it does not name keep their class.
+It is written out as `class_map.json`, which the user reviews and passes back with
+`--pred-class-map` (PRED_CLASS_MAP). Rows skipped because their id named no category are read
+again: a YOLO index written as `category_id` names many ids the COCO file does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Final
+
+import numpy as np
+import orjson
+
+from handler.boxes import UNKNOWN_CLASS, IntArray, Parsed, ParsedRows
+from handler.engine.readings.reading import Evidence, Family, Reading, Transform, classes_mixed
+
+KEY: Final = "PRED_CLASS_MAP"
+FILE: Final = "class_map.json"
+# A pair of classes is mapped on the evidence of at least this many matches.
+PAIRS_MIN: Final = 3
+
+
+def written_keys(parsed: Parsed, rows: ParsedRows | None = None) -> tuple[IntArray, list[str]]:
+    """Each row's class as written (an index into the returned keys; -1: none)."""
+    rows = parsed.rows if rows is None else rows
+    if rows.written_class is None:
+        return rows.class_id, list(parsed.class_names)
+    written = rows.written_class
+    keys, inverse = np.unique(written, return_inverse=True)
+    index = np.where(written >= 0, inverse.reshape(-1), -1)
+    return index.astype(np.int64), [str(key) for key in keys.tolist()]
+
+
+def _mapped(class_map: Mapping[str, str]) -> Transform:
+    def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
+        rows = parsed.rows
+        key_of_row, keys = written_keys(parsed)
+        names = list(parsed.class_names)
+        index = {name: i for i, name in enumerate(names)}
+        for gt_class in class_map.values():
+            if gt_class not in index:
+                index[gt_class] = len(names)
+                names.append(gt_class)
+        target_of_key = np.array(
+            [index.get(class_map.get(key, ""), -1) for key in keys] + [-1], dtype=np.int64
+        )
+        target = target_of_key[key_of_row]  # -1 (the appended end) for rows with no key
+        class_id = np.where(target >= 0, target, rows.class_id)
+        found = {row for row, why in rows.reasons.items() if why == UNKNOWN_CLASS and target[row] >= 0}
+        rejected = {row: why for row, why in rows.rejected.items() if row not in found}
+        reasons = {row: why for row, why in rows.reasons.items() if row not in found}
+        return replace(rows, class_id=class_id, rejected=rejected, reasons=reasons), names
+
+    return transform
+
+
+def reading(class_map: Mapping[str, str], says: str = "class ids mapped by the class map") -> Reading:
+    pairs = tuple(sorted(class_map.items(), key=lambda pair: (len(pair[0]), pair[0])))
+    return Reading("classes", KEY, FILE, says, _mapped(dict(pairs)), pairs)
+
+
+def parse_class_map(where: str, content: bytes) -> dict[str, str]:
+    """A class map file: a JSON object of class as written → GT class (ValueError says what is wrong)."""
+    try:
+        document = orjson.loads(content)
+    except orjson.JSONDecodeError as error:
+        raise ValueError(f"{where}: expected a JSON object of class → GT class ({error})") from None
+    if not isinstance(document, dict) or not all(
+        isinstance(value, str) and value for value in document.values()
+    ):
+        raise ValueError(f"{where}: expected a JSON object of class as written → GT class name (strings)")
+    return {str(key): value for key, value in document.items()}
+
+
+def class_map_json(pairs: tuple[tuple[str, str], ...]) -> bytes:
+    return orjson.dumps(dict(pairs), option=orjson.OPT_INDENT_2)
+
+
+def _greedy_one_to_one(matrix: IntArray) -> list[tuple[int, int]]:
+    """(GT, predicted) cells taken largest first, each row and column once (ties: the diagonal)."""
+    gts, preds = np.nonzero(matrix >= PAIRS_MIN)
+    order = np.lexsort((gts != preds, -matrix[gts, preds]))
+    taken_gt, taken_pred, found = set(), set(), []
+    for g, p in zip(gts[order].tolist(), preds[order].tolist(), strict=True):
+        if g not in taken_gt and p not in taken_pred:
+            taken_gt.add(g)
+            taken_pred.add(p)
+            found.append((g, p))
+    return found
+
+
+def _as_written(parsed: Parsed, by_name: Mapping[str, str]) -> dict[str, str]:
+    """A map of read class names → GT classes, in the keys the predictions wrote."""
+    rows = parsed.rows
+    key_of_row, keys = written_keys(parsed)
+    read = (rows.class_id >= 0) & (key_of_row >= 0)
+    pairs = np.unique(np.stack((rows.class_id[read], key_of_row[read]), axis=1), axis=0)
+    return {
+        keys[key]: by_name[parsed.class_names[class_id]]
+        for class_id, key in pairs.tolist()
+        if parsed.class_names[class_id] in by_name
+    }
+
+
+def mapping_candidate(evidence: Evidence) -> Reading | None:
+    """The one-to-one mapping most class-agnostic matches follow, when it is not the identity."""
+    names, matrix = evidence.matched_matrix()
+    crossed = {names[p]: names[g] for g, p in _greedy_one_to_one(matrix) if g != p}
+    if not crossed:
+        return None
+    class_map = _as_written(evidence.parsed, crossed)
+    shown = len(class_map)
+    return reading(class_map, f"class ids mapped one to one as the matched boxes say ({shown} classes moved)")
+
+
+def _numeric(keys: list[str]) -> IntArray | None:
+    if not keys or not all(key.lstrip("-").isdigit() for key in keys):
+        return None
+    return np.array([int(key) for key in keys], dtype=np.int64)
+
+
+def _read_as_map(parsed: Parsed) -> dict[str, str]:
+    """The class each written key was read as (what a candidate must differ from)."""
+    key_of_row, keys = written_keys(parsed)
+    rows = parsed.rows
+    read = (rows.class_id >= 0) & (key_of_row >= 0)
+    return {
+        keys[k]: parsed.class_names[c]
+        for k, c in zip(key_of_row[read].tolist(), rows.class_id[read].tolist(), strict=True)
+    }
+
+
+def id_candidates(evidence: Evidence) -> list[Reading]:
+    """Numeric ids read another way: the place in the GT's class list (from 0 or 1), or the GT's
+    own ids shifted by one (counted from another start)."""
+    _, keys = written_keys(evidence.parsed)
+    ids = _numeric(keys)
+    if ids is None:
+        return []
+    listed = evidence.gt.class_names
+    options: list[tuple[str, dict[int, str]]] = [
+        ("class ids as the place in the GT's class list, counted from 0", dict(enumerate(listed))),
+        ("class ids as the place in the GT's class list, counted from 1", dict(enumerate(listed, 1))),
+    ]
+    if evidence.gt_ids:
+        own = evidence.gt_ids
+        options += [
+            (
+                "class ids counted from 0 where the GT's count from 1",
+                {i - 1: name for i, name in own.items()},
+            ),
+            (
+                "class ids counted from 1 where the GT's count from 0",
+                {i + 1: name for i, name in own.items()},
+            ),
+        ]
+    as_read = _read_as_map(evidence.parsed)
+    found = []
+    for says, by_id in options:
+        class_map = {str(i): by_id[i] for i in ids.tolist() if i in by_id}
+        if class_map and class_map != {key: as_read[key] for key in class_map if key in as_read}:
+            found.append(reading(class_map, says))
+    return found
+
+
+def candidates(evidence: Evidence) -> list[Reading]:
+    mapping = mapping_candidate(evidence)
+    return id_candidates(evidence) + ([mapping] if mapping is not None else [])
+
+
+FAMILY: Final = Family("classes", KEY, classes_mixed, candidates)

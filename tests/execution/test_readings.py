@@ -1,0 +1,139 @@
+"""Did you mean…? (issue 24): each export mistake gets the reading that undoes it, with the clean score;
+honest weak models and clean pairs get none."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import orjson
+import pytest
+from helpers import mixups
+from helpers.node_run import run_node
+from helpers.paths import THIRD_PARTY
+
+from handler.__main__ import main
+from handler.comparison import compare
+
+COCO: Final = THIRD_PARTY / "coco_val2014_100"
+COCO_GT: Final = COCO / "instances_val2014_100.json"
+COCO_RESULTS: Final = COCO / "instances_val2014_fakebbox100_results.json"
+VOC_GT: Final = THIRD_PARTY / "voc_padilla_100" / "gts" / "coco_format_v1" / "instances_default.json"
+CARTUCHO: Final = THIRD_PARTY / "cartucho_mAP_85" / "input"
+# The mistake, the option that undoes it and its value (None: a class map file).
+MISTAKES: Final = {
+    "permuted": ([mixups.confused, mixups.permuted], "PRED_CLASS_MAP", None),
+    "yolo index": ([mixups.yolo_index], "PRED_CLASS_MAP", None),
+    "corners": ([mixups.corners], "PRED_BOX", "x1 y1 x2 y2"),
+    "letterbox 640": ([mixups.letterboxed(640)], "PRED_FRAME", "letterbox 640"),
+    "resized 416": ([mixups.resized(416)], "PRED_FRAME", "resized 416"),
+    "normalised": ([mixups.normalised], "PRED_FRAME", "normalized"),
+}
+
+
+def _applied(tmp_path: Path, gt: Path, pred: Path, found: mixups.Rescored) -> mixups.Weighed:
+    """The run with the proposed reading applied through its option (a class map as a file)."""
+    reading = found.reading
+    value = reading.value
+    if reading.class_map:
+        value = str(tmp_path / "class_map.json")
+        Path(value).write_text(json.dumps(dict(reading.class_map)))
+    return mixups.weigh(gt, pred, tmp_path / "store", **{reading.key: value})
+
+
+def _weak_results(tmp_path: Path, gt: Path) -> Path:
+    """A middling honest model of `gt`: what the VOC cases start from (it has no results file)."""
+    document = orjson.loads(gt.read_bytes())
+    path = tmp_path / "weak.json"
+    path.write_bytes(
+        orjson.dumps(mixups.weak_model(document, 7, miss=0.2, confuse=0.1, extra=0.3, jitter=0.05))
+    )
+    return path
+
+
+@pytest.mark.parametrize("ground_truth", ["coco", "voc"])
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_each_mistake_is_named_and_its_option_gives_back_the_clean_score(
+    tmp_path: Path, ground_truth: str, mistake: str
+) -> None:
+    gt = COCO_GT if ground_truth == "coco" else VOC_GT
+    clean_results = COCO_RESULTS if ground_truth == "coco" else _weak_results(tmp_path, gt)
+    edits, key, value = MISTAKES[mistake]
+    base = [mixups.confused] if mistake == "permuted" else []
+    clean_file = mixups.write_mistake(gt, clean_results, base, tmp_path / "clean.json")
+    clean = mixups.weigh(gt, clean_file, tmp_path / "store")
+    assert clean.found is None
+    wrong = mixups.write_mistake(gt, clean_results, edits, tmp_path / "wrong.json")
+    weighed = mixups.weigh(gt, wrong, tmp_path / "store")
+    found = weighed.found
+    assert found is not None and found.reading.key == key
+    assert value is None or found.reading.value == value
+    assert found.under.score > weighed.score + 0.05
+    applied = _applied(tmp_path, gt, wrong, found)
+    assert applied.score == pytest.approx(found.under.score, abs=1e-9) and applied.found is None
+    # A permutation is read back from the matches: classes with too few of them keep their ids.
+    assert applied.score == pytest.approx(clean.score, abs=0.02 if mistake == "permuted" else 1e-9)
+
+
+def test_the_clean_coco_pair_scores_as_the_issue_says(tmp_path: Path) -> None:
+    weighed = mixups.weigh(COCO_GT, COCO_RESULTS, tmp_path / "store")
+    assert weighed.score == pytest.approx(0.37, abs=0.005) and weighed.grade == "Partial assist"
+
+
+def test_cartucho_corners_written_as_size_propose_x_y_w_h(tmp_path: Path) -> None:
+    gt, dets = CARTUCHO / "ground-truth", CARTUCHO / "detection-results"
+    wrong = mixups.rewrite_lines(dets, tmp_path / "dets", mixups.corners_to_size)
+    clean = mixups.weigh(gt, dets, tmp_path / "store")
+    weighed = mixups.weigh(gt, wrong, tmp_path / "store")
+    assert clean.found is None and weighed.found is not None
+    assert (weighed.found.reading.key, weighed.found.reading.value) == ("PRED_BOX", "x y w h")
+    assert _applied(tmp_path, gt, wrong, weighed.found).score == pytest.approx(clean.score, abs=1e-9)
+
+
+def test_cartucho_names_in_another_order_propose_the_mapping(tmp_path: Path) -> None:
+    gt, dets = CARTUCHO / "ground-truth", CARTUCHO / "detection-results"
+    names = sorted(
+        {line.split()[0] for file in dets.glob("*.txt") for line in file.read_text().splitlines() if line}
+    )
+    shuffled = np.random.default_rng(3).permutation(names).tolist()
+    wrong = mixups.rewrite_lines(
+        dets, tmp_path / "dets", mixups.renamed(dict(zip(names, shuffled, strict=True)))
+    )
+    clean = mixups.weigh(gt, dets, tmp_path / "store")
+    weighed = mixups.weigh(gt, wrong, tmp_path / "store")
+    assert weighed.found is not None and weighed.found.reading.key == "PRED_CLASS_MAP"
+    assert _applied(tmp_path, gt, wrong, weighed.found).score == pytest.approx(clean.score, abs=0.02)
+
+
+@pytest.mark.parametrize("gt", [COCO_GT, VOC_GT], ids=["coco", "voc"])
+@pytest.mark.parametrize("seed", range(4))
+def test_an_honest_weak_model_gets_no_reading(tmp_path: Path, gt: Path, seed: int) -> None:
+    """The small version of `bench/readings.py` (the false-alarm rate, in docs/readings.md)."""
+    pred = mixups.random_weak_model(gt, 100 + seed, tmp_path / "weak.json")
+    assert mixups.weigh(gt, pred, tmp_path / "store", threshold="0").found is None
+
+
+def test_the_node_warns_on_stderr_and_its_inputs_file_applies_the_reading(tmp_path: Path) -> None:
+    wrong = mixups.write_mistake(COCO_GT, COCO_RESULTS, [mixups.corners], tmp_path / "wrong.json")
+    given = {"GT_DATASET": str(COCO_GT), "PRED_DATASET": str(wrong)}
+    warned = run_node(tmp_path / "store", **given)
+    assert warned.code == 0 and warned.outputs["EFFICIENCY_LEVEL"] == "Minimal assist"
+    assert any(
+        m.startswith("warning: Did you mean boxes written as [x1, y1, x2, y2]?") for m in warned.messages
+    )
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({**given, "PRED_BOX": "x1 y1 x2 y2"}))
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+        assert main(["--store", str(tmp_path / "store"), "--inputs", str(inputs)], environ={}) == 0
+    assert json.loads(out.getvalue().splitlines()[-1])["EFFICIENCY_LEVEL"] == "Partial assist"
+
+
+def test_compare_applies_the_reading_to_both_prediction_sets(tmp_path: Path) -> None:
+    wrong = mixups.write_mistake(COCO_GT, COCO_RESULTS, [mixups.normalised], tmp_path / "wrong.json")
+    both = compare(str(COCO_GT), str(wrong), str(wrong), inputs={"PRED_FRAME": "normalized"})
+    clean = mixups.weigh(COCO_GT, COCO_RESULTS, tmp_path / "store")
+    assert both.context.a.assistance_score == pytest.approx(clean.score, abs=1e-9)

@@ -1,0 +1,212 @@
+"""Export mistakes made on purpose (issue 24): a clean COCO results list written wrongly.
+
+Each mistake is one of those people make every week, built from a real pair of files; the
+"did you mean" re-scoring must name the reading that undoes it, and applying that reading
+must give back the clean score.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import orjson
+
+from handler.engine.counts import OutcomeCounts
+from handler.engine.readings.verdict import Rescored
+from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.inputs import parse_inputs
+from handler.storage.local import LocalStore
+
+Results = list[dict[str, Any]]
+Mistake = Callable[[dict[str, Any], Results], Results]
+SEED: Final = 24
+
+
+def _sizes(gt: dict[str, Any]) -> dict[int, tuple[float, float]]:
+    return {image["id"]: (float(image["width"]), float(image["height"])) for image in gt["images"]}
+
+
+def confused(gt: dict[str, Any], results: Results, share: float = 0.1) -> Results:
+    """The detector itself confuses `share` of its classes: each box of those, one by one, gets
+    another class at random (a real detector's confusions, not a mapping)."""
+    rng = np.random.default_rng(SEED)
+    ids = sorted(category["id"] for category in gt["categories"])
+    used = sorted({r["category_id"] for r in results})
+    chosen = set(rng.choice(used, max(1, round(share * len(used))), replace=False).tolist())
+    return [{**r, "category_id": int(rng.choice(ids))} if r["category_id"] in chosen else r for r in results]
+
+
+def permuted(gt: dict[str, Any], results: Results) -> Results:
+    """Category ids in another order: a one-to-one permutation of the GT's ids."""
+    ids = sorted(category["id"] for category in gt["categories"])
+    order = np.random.default_rng(SEED).permutation(ids).tolist()
+    mapping = dict(zip(ids, order, strict=True))
+    return [{**r, "category_id": mapping[r["category_id"]]} for r in results]
+
+
+def yolo_index(gt: dict[str, Any], results: Results) -> Results:
+    """A YOLO class index (0-based place in the category list) written as `category_id`."""
+    place = {category["id"]: i for i, category in enumerate(gt["categories"])}
+    return [{**r, "category_id": place[r["category_id"]]} for r in results]
+
+
+def corners(_: dict[str, Any], results: Results) -> Results:
+    """`bbox` written as [x1, y1, x2, y2] (a torchvision output dumped as is)."""
+    return [{**r, "bbox": [x, y, x + w, y + h]} for r in results for x, y, w, h in [r["bbox"]]]
+
+
+def normalised(gt: dict[str, Any], results: Results) -> Results:
+    """Boxes normalised to 0-1 in a pixel file."""
+    sizes = _sizes(gt)
+    out = []
+    for r in results:
+        width, height = sizes[r["image_id"]]
+        x, y, w, h = r["bbox"]
+        out.append({**r, "bbox": [x / width, y / height, w / width, h / height]})
+    return out
+
+
+def letterboxed(side: int) -> Mistake:
+    """Boxes left in the frame of a `side` by `side` letterboxed network input."""
+
+    def mistake(gt: dict[str, Any], results: Results) -> Results:
+        sizes = _sizes(gt)
+        out = []
+        for r in results:
+            width, height = sizes[r["image_id"]]
+            ratio = side / max(width, height)
+            pad_x, pad_y = (side - width * ratio) / 2, (side - height * ratio) / 2
+            x, y, w, h = r["bbox"]
+            out.append({**r, "bbox": [x * ratio + pad_x, y * ratio + pad_y, w * ratio, h * ratio]})
+        return out
+
+    return mistake
+
+
+def resized(side: int) -> Mistake:
+    """Boxes left in the frame of a `side` by `side` stretched network input."""
+
+    def mistake(gt: dict[str, Any], results: Results) -> Results:
+        sizes = _sizes(gt)
+        out = []
+        for r in results:
+            width, height = sizes[r["image_id"]]
+            x, y, w, h = r["bbox"]
+            sx, sy = side / width, side / height
+            out.append({**r, "bbox": [x * sx, y * sy, w * sx, h * sy]})
+        return out
+
+    return mistake
+
+
+def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:
+    gt = orjson.loads(gt_path.read_bytes())
+    results = orjson.loads(results_path.read_bytes())
+    for mistake in mistakes:
+        results = mistake(gt, results)
+    out.write_bytes(orjson.dumps(results))
+    return out
+
+
+def weak_model(
+    gt: dict[str, Any], seed: int, miss: float, confuse: float, extra: float, jitter: float
+) -> Results:
+    """An honest weak model: each GT box missed with `miss`, its class replaced by a random one with
+    `confuse`, its corners moved by `jitter` of its size at random, and `extra` invented boxes per
+    kept one, with random confidences (the boxes are in the GT's own frame and convention)."""
+    rng = np.random.default_rng(seed)
+    ids = [category["id"] for category in gt["categories"]]
+    sizes = _sizes(gt)
+    found: Results = []
+    annotations = [a for a in gt["annotations"] if not a.get("iscrowd")]
+    for annotation in annotations:
+        if rng.random() < miss:
+            continue
+        x, y, w, h = annotation["bbox"]
+        dx, dy, dw, dh = rng.normal(0, jitter, 4) * [w, h, w, h]
+        category = int(rng.choice(ids)) if rng.random() < confuse else annotation["category_id"]
+        box = [float(x + dx), float(y + dy), float(max(1.0, w + dw)), float(max(1.0, h + dh))]
+        found.append(
+            {
+                "image_id": annotation["image_id"],
+                "category_id": category,
+                "bbox": box,
+                "score": float(rng.random()),
+            }
+        )
+    images = list(sizes)
+    for _ in range(int(extra * len(found))):
+        image = images[int(rng.integers(len(images)))]
+        width, height = sizes[image]
+        w, h = rng.uniform(0.05, 0.5) * width, rng.uniform(0.05, 0.5) * height
+        box = [float(rng.uniform(0, width - w)), float(rng.uniform(0, height - h)), float(w), float(h)]
+        found.append(
+            {
+                "image_id": image,
+                "category_id": int(rng.choice(ids)),
+                "bbox": box,
+                "score": float(rng.random()),
+            }
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Weighed:
+    """A run's score as read, and the reading the re-scoring proposes (None: none)."""
+
+    score: float
+    grade: str
+    found: Rescored | None
+    seconds: float  # the re-scoring's own time
+
+
+def weigh(gt: Path, pred: Path, store: Path, threshold: str = "0.5", **read: str) -> Weighed:
+    """Evaluate `pred` against `gt` as the node does, then re-score the other readings."""
+    raw = {"GT_DATASET": str(gt), "PRED_DATASET": str(pred), "CONFIDENCE_THRESHOLD": threshold, **read}
+    inputs = parse_inputs(raw)
+    plan = read_and_plan(inputs, LocalStore(store), ExecutionOptions(workers=1))
+    state = evaluate_plan(plan, None).state
+    started = time.perf_counter()
+    found = plan.sides.best_reading(state, inputs.thresholds) if plan.sides else None
+    counts = OutcomeCounts(state.tally.counts)
+    return Weighed(counts.score, counts.grade, found, time.perf_counter() - started)
+
+
+def rewrite_lines(folder: Path, out: Path, edit: Callable[[list[str]], list[str]]) -> Path:
+    """A copy of a text label folder with each line's tokens passed through `edit`."""
+    out.mkdir(parents=True, exist_ok=True)
+    for file in sorted(folder.glob("*.txt")):
+        lines = [" ".join(edit(line.split())) for line in file.read_text().splitlines() if line.strip()]
+        (out / file.name).write_text("\n".join(lines) + "\n")
+    return out
+
+
+def corners_to_size(tokens: list[str]) -> list[str]:
+    """`class score x1 y1 x2 y2` written as `class score x y w h` (a Cartucho line)."""
+    x1, y1, x2, y2 = map(float, tokens[-4:])
+    return [*tokens[:-4], *(f"{v:g}" for v in (x1, y1, x2 - x1, y2 - y1))]
+
+
+def renamed(mapping: dict[str, str]) -> Callable[[list[str]], list[str]]:
+    """Each line's class name replaced by `mapping`'s (class names in another order)."""
+    return lambda tokens: [mapping.get(tokens[0], tokens[0]), *tokens[1:]]
+
+
+def random_weak_model(gt: Path, seed: int, out: Path) -> Path:
+    """A weak model of `gt` at random rates (missed 0-70 %, confused 0-60 %, jittered 0-30 % of the
+    box size, 0-1.5 invented boxes per kept one), written to `out`: one false-alarm trial."""
+    rng = np.random.default_rng(seed)
+    rates = {
+        "miss": rng.uniform(0, 0.7),
+        "confuse": rng.uniform(0, 0.6),
+        "extra": rng.uniform(0, 1.5),
+        "jitter": rng.uniform(0, 0.3),
+    }
+    out.write_bytes(orjson.dumps(weak_model(orjson.loads(gt.read_bytes()), seed, **rates)))
+    return out
