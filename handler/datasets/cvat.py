@@ -27,8 +27,8 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import IntArray
-from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.boxes import Images, IntArray, ParsedRows
+from handler.datasets.builder import build_dataset
 from handler.datasets.folder import AssetIndex, Folder
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number

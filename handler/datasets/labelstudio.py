@@ -34,8 +34,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
 
+from handler.boxes import Images, ParsedRows
 from handler.datasets.assetnames import IMAGE_EXTENSIONS
-from handler.datasets.builder import Images, ParsedRows, build_dataset
+from handler.datasets.builder import build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace
