@@ -79,8 +79,7 @@ class Exports:
 
 @pytest.fixture(scope="module")
 def exports(label_studio: LabelStudioServer, tmp_path_factory: pytest.TempPathFactory) -> Exports:
-    with label_studio.client() as client:
-        return _make_exports(client, tmp_path_factory.mktemp("label-studio-exports"))
+    return _make_exports(label_studio.client(), tmp_path_factory.mktemp("label-studio-exports"))
 
 
 def _make_exports(client: LabelStudio, folder: Path) -> Exports:

@@ -7,7 +7,7 @@ Loaded by `tests/conftest.py` (`pytest_plugins`).
   run: the xdist workers share it through a file lock and a state file in the run's folder (see
   `RUN_DIR_VARIABLE`). The run's controller stops it and removes the folder when the run ends. A
   run that collects no such test starts nothing.
-- `label_studio` (session): the `LabelStudioServer`, ready (`.url`, `.token`, `with .client()`).
+- `label_studio` (session): the `LabelStudioServer`, ready (`.url`, `.token`, `.client()`).
 - `label_studio_client`: a label-studio-sdk client of that server, authenticated with its token.
 """
 
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from helpers.label_studio_server import LabelStudioServer, start_shared, stop_shared
+from helpers.label_studio_server import LabelStudioServer, close_clients, start_shared, stop_shared
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
@@ -62,12 +62,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def label_studio() -> LabelStudioServer:
+def label_studio() -> Iterator[LabelStudioServer]:
     pytest.importorskip("label_studio_sdk", reason="label-studio is part of the test extra")
-    return start_shared(_run_dir()).wait_ready()
+    yield start_shared(_run_dir()).wait_ready()
+    close_clients()
 
 
 @pytest.fixture
-def label_studio_client(label_studio: LabelStudioServer) -> Iterator[LabelStudio]:
-    with label_studio.client() as client:
-        yield client
+def label_studio_client(label_studio: LabelStudioServer) -> LabelStudio:
+    return label_studio.client()

@@ -37,6 +37,7 @@ from helpers.s3_server import HOST, free_port
 from helpers.watchdog import alive
 
 if TYPE_CHECKING:
+    import httpx
     from label_studio_sdk import LabelStudio
 
 TOKEN: Final = "prelabel-test-token-0123456789"
@@ -49,6 +50,7 @@ LOG_FILE: Final = "label-studio.log"
 READY_TIMEOUT_S: Final = 300.0
 STOP_GRACE_S: Final = 10.0
 _STARTED: list[subprocess.Popen[bytes]] = []
+_CONNECTIONS: list[httpx.Client] = []
 
 
 @dataclass(frozen=True)
@@ -77,15 +79,21 @@ class LabelStudioServer:
             time.sleep(0.5)
         raise TimeoutError(f"Label Studio did not answer within {timeout:.0f} s; its log: {self.log}")
 
-    @contextlib.contextmanager
-    def client(self) -> Iterator[LabelStudio]:
-        """A label-studio-sdk client, its connections closed afterwards (no socket left to a GC
-        warning in a later test)."""
+    def client(self) -> LabelStudio:
+        """A label-studio-sdk client; its connections stay open until `close_clients` (a client
+        collected with a socket open would warn in whichever test runs then)."""
         import httpx
         from label_studio_sdk import LabelStudio
 
-        with httpx.Client(timeout=120) as connections:
-            yield LabelStudio(base_url=self.url, api_key=self.token, httpx_client=connections)
+        connections = httpx.Client(timeout=120)
+        _CONNECTIONS.append(connections)
+        return LabelStudio(base_url=self.url, api_key=self.token, httpx_client=connections)
+
+
+def close_clients() -> None:
+    """Close the connections of every client made in this process (at the session's end)."""
+    while _CONNECTIONS:
+        _CONNECTIONS.pop().close()
 
 
 def start_shared(run_dir: Path) -> LabelStudioServer:

@@ -39,5 +39,4 @@ def test_one_task_round_trips_through_the_export_api(label_studio_client: LabelS
 
 
 def test_the_server_is_shared_and_keeps_its_token(label_studio: LabelStudioServer) -> None:
-    with label_studio.client() as client:
-        assert client.users.whoami().email == "lead@example.com"
+    assert label_studio.client().users.whoami().email == "lead@example.com"
