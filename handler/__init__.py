@@ -13,13 +13,13 @@ if TYPE_CHECKING:
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
     from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_records
-    from handler.report.compare import Comparison
+    from handler.report.findings import Comparison
 
 # The public names, imported on first use: `python -m handler --help` and the node's error
 # paths do not pay for the metric API, pydantic models and the report code.
 _PUBLIC = {
     "BoxTable": "handler.boxes",
-    "Comparison": "handler.report.compare",
+    "Comparison": "handler.report.findings",
     "Dataset": "handler.boxes",
     "EfficiencyResult": "handler.metric",
     "PrelabelingEfficiency": "handler.metric",

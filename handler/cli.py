@@ -30,6 +30,7 @@ from handler.calibrate import calibrate, calibration_lines
 from handler.comparison import compare_parsed
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
+from handler.datasets.slices import read_slices
 from handler.engine.timecost import ACTIONS, ASSUMED, CITED, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
@@ -46,7 +47,10 @@ from handler.inputs import (
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, log_to_stderr, run
 from handler.progress import phase_progress
-from handler.report.asset import (
+from handler.report.findings import TimeSaved, compare_summary, duration
+from handler.report.finishers import REPORT_PARTS
+from handler.report.page import render_compare_html
+from handler.report.publish import (
     SAFE_AGE_SECONDS,
     collect_garbage,
     latest_report,
@@ -54,10 +58,6 @@ from handler.report.asset import (
     parse_duration,
     read_report_part,
 )
-from handler.report.compare import compare_summary, render_compare_html
-from handler.report.html import duration
-from handler.report.model import TimeSaved
-from handler.report.slices import read_slices
 from handler.runtime import (
     OneLineParser,
     add_read_options,
@@ -478,9 +478,9 @@ def _show(args: argparse.Namespace) -> int:
     store = chosen_store(args)
     part, report_id = args.part or "findings", _report_id(store, args.report_id)
     if part == "outputs":
-        content = _outputs(read_report_part(store, report_id, "findings"))
+        content = _outputs(read_report_part(store, report_id, REPORT_PARTS["findings"]))
     else:
-        content = read_report_part(store, report_id, part)
+        content = read_report_part(store, report_id, REPORT_PARTS[part])
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     return 0

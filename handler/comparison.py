@@ -26,7 +26,7 @@ from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
 from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
 from handler.inputs import NodeInputs, parse_inputs
-from handler.report.compare import Comparison, RunFigures, build_comparison
+from handler.report.findings import Comparison, RunFigures, build_comparison
 from handler.storage import Store
 from handler.storage.local import LocalStore
 

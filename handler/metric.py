@@ -36,8 +36,7 @@ from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.timecost import TimeCosts
 from handler.execution.readings import read_sides
 from handler.inputs import DEFAULT_THRESHOLDS, select_number
-from handler.report.model import Counts, Grade, Score, Shares, TimeSaved
-from handler.report.sections.time_saved import time_saved
+from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
 from handler.runtime import store_uri
 from handler.storage import Store, open_store
 

@@ -10,23 +10,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
-from handler.engine.readings.classes import class_map_json
+from handler.datasets.slices import SliceFile
+from handler.engine.drawn_boxes import Sketched
+from handler.engine.outcome_lines import without_suspects
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
-from handler.execution.sketches import sketch_images
 from handler.images.pictures import draw_pictures
 from handler.images.source import found_root, given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report import Findings, RunFacts, build_findings, render_html
-from handler.report.asset import report_location
-from handler.report.model import Execution
-from handler.report.outcome_lines import without_suspects
-from handler.report.sections.routing import routing_part
-from handler.report.sections.sketches import sketch_targets
-from handler.report.slices import SliceFile
-from handler.report.staging import staged_report
-from handler.storage import Content, Store
+from handler.report.findings import Execution, Findings, RunFacts, build_findings
+from handler.report.finishers import FINISHERS
+from handler.report.finishing import Merged, finish_findings, finish_merged
+from handler.report.publish import report_location, staged_report
+from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
@@ -85,19 +82,6 @@ class RunResult:
     location: str
 
 
-def _report_parts(findings: Findings) -> dict[str, Content]:
-    """The parts besides the outcome lines (the shards wrote those)."""
-    parts: dict[str, Content] = {
-        "findings": findings.to_json(),
-        "html": render_html(findings).encode("utf-8"),
-        "routing": routing_part(findings.routing),
-    }
-    reading = findings.other_reading
-    if reading is not None and reading.class_map:
-        parts["class_map"] = class_map_json(tuple(reading.class_map.items()))
-    return parts
-
-
 def run(
     inputs: NodeInputs,
     store: Store,
@@ -127,35 +111,36 @@ def run(
             costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
                 evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
-                # The smallest hook until the finishers' registry lands: re-score other readings.
+                # Another reading of the predictions that scores clearly better (issue 24).
                 reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
-                targets = sketch_targets(evaluated.state, costs, reading is not None)
-                drawn = tuple(sketch_images(plan, targets.shards, targets.assets))
+                merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
+                finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
             chunks = evaluated.outcome_chunks
             if reading is not None:  # the GT is not blamed for a mix-up's misses, in outcomes.jsonl too
                 chunks = staging.rewrite_chunks(chunks, without_suspects)
             settle()
             with _phase("draw images", log):
-                sketched = [sketch.asset_id for sketch in drawn]
+                sketched = [sketch.asset_id for sketch in finished.of(Sketched).images]
                 root = given or found_root(evaluated.gt.source, evaluated.gt.format, sketched)
                 pictures = None if root is None else draw_pictures(root, sketched)
             settle()
             with _phase("build report", log):
                 facts = RunFacts(
                     inputs,
-                    evaluated.gt,
-                    evaluated.pred,
-                    evaluated.state,
+                    merged.gt,
+                    merged.pred,
+                    merged.state,
                     costs,
                     slices or {},
-                    sketches=drawn,
+                    finished.data,
                     pictures=pictures,
                     reading=reading,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)
+                parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
             with _phase("store report", log):
-                staging.publish(_report_parts(findings), chunks)
+                staging.publish(parts, chunks)
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id))
             if announce is not None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 if TYPE_CHECKING:
     from handler.execution import ExecutionOptions
-    from handler.report.model import Findings
+    from handler.report.findings import Findings
     from handler.storage import Store
 
 from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, ReadOption, option_flag

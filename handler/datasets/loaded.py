@@ -21,3 +21,11 @@ class Loaded:
     dataset: Dataset
     ids: DatasetIds | None = None
     class_order: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class DatasetNames:
+    """Where a dataset came from and in which format it was read."""
+
+    source: str
+    format: str

@@ -1,10 +1,7 @@
-"""What the page draws of single images: listed near-miss pairs, and the boxes of chosen images.
+"""What the page draws of single images: every box of a chosen image with its outcome.
 
-Near-miss pairs are a mergeable top-K: each shard lists its `limit` closest misses (highest IoU
-below IOU_MIN), ranked by (IoU descending, shard, image, position), so the merged list is the one
-a single process makes, under any split. A sketch is every box of one image with its outcome: it is
-made from that image's own evaluation (matching never crosses images), so a second pass over the
-few chosen images gives exactly what the full run saw there.
+A sketch is made from that image's own evaluation (matching never crosses images), so the extra
+pass over the few chosen images (execution/image_pass.py) gives exactly what the full run saw there.
 """
 
 from __future__ import annotations
@@ -16,76 +13,12 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
-from handler.engine.evaluation import Evaluation, near_pairs
+from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Outcome
 
-# The closest near misses listed (and drawn) in the findings.
-TOP_NEAR_MISSES: Final = 8
 # Boxes drawn per image at most: a crowded image still costs the page little.
 MAX_SKETCH_BOXES: Final = 80
 Box = tuple[float, float, float, float]
-
-
-@dataclass(frozen=True)
-class NearMissPair:
-    """A false positive and the missed GT box of its class it overlaps best (IoU just below IOU_MIN)."""
-
-    iou: float
-    shard: int
-    image: int
-    position: int  # in the shard's predictions (all of them, as candidate pairs index them)
-    asset_id: str
-    class_name: str
-    gt_box: Box
-    pred_box: Box
-
-    @property
-    def rank(self) -> tuple[float, int, int, int]:
-        return (-self.iou, self.shard, self.image, self.position)
-
-
-def first_ranked(pairs: Sequence[NearMissPair], limit: int) -> tuple[NearMissPair, ...]:
-    return tuple(sorted(pairs, key=lambda pair: pair.rank)[:limit])
-
-
-def near_miss_pairs(
-    evaluation: Evaluation,
-    low: float,
-    iou_min: float,
-    shard: int,
-    names: tuple[Sequence[str], Sequence[str]],
-    limit: int = TOP_NEAR_MISSES,
-) -> tuple[NearMissPair, ...]:
-    """The shard's `limit` closest near misses, each false positive once at its best pair."""
-    asset_ids, class_names = names
-    pairs, gt, pred = evaluation.pairs, evaluation.gt, evaluation.all_pred
-    near = np.flatnonzero(near_pairs(evaluation, low, iou_min))
-    # Best pair per prediction: sort by prediction, then IoU descending (then GT index), take the first.
-    near = near[np.lexsort((pairs.gt[near], -pairs.iou[near], pairs.pred[near]))]
-    near = near[np.unique(pairs.pred[near], return_index=True)[1]]
-    pred_index, gt_index = pairs.pred[near], pairs.gt[near]
-    top = np.lexsort((pred_index, pred.image[pred_index], -pairs.iou[near]))[:limit]
-    return tuple(
-        NearMissPair(
-            iou=iou,
-            shard=shard,
-            image=image,
-            position=position,
-            asset_id=asset_ids[image],
-            class_name=class_names[class_id],
-            gt_box=(g[0], g[1], g[2], g[3]),
-            pred_box=(p[0], p[1], p[2], p[3]),
-        )
-        for iou, image, position, class_id, g, p in zip(
-            pairs.iou[near][top].tolist(),
-            pred.image[pred_index[top]].tolist(),
-            pred_index[top].tolist(),
-            pred.class_id[pred_index[top]].tolist(),
-            gt.xyxy[gt_index[top]].tolist(),
-            pred.xyxy[pred_index[top]].tolist(),
-            strict=True,
-        )
-    )
 
 
 @dataclass(frozen=True)
@@ -116,6 +49,13 @@ class ImageSketch:
 
 def _known(width: float, height: float) -> bool:
     return bool(np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0)
+
+
+@dataclass(frozen=True)
+class Sketched:
+    """The sketches of the images a run lists (the sketches finisher's data, in asset order)."""
+
+    images: tuple[ImageSketch, ...] = ()
 
 
 def _frame(boxes: FloatArray, width: float, height: float, normalized: bool) -> tuple[float, float, float]:

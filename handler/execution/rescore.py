@@ -23,7 +23,8 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import SEED
 from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
-from handler.engine.evaluation import Thresholds, evaluate
+from handler.engine.evaluation import Evaluation, Thresholds, evaluate
+from handler.engine.readings import frames
 from handler.engine.readings.reading import Evidence, Family, Reading
 from handler.engine.readings.verdict import Gain, Rescored, paired_gain
 from handler.errors import DatasetError
@@ -59,8 +60,8 @@ def read_with(reading: Reading, parsed: Parsed) -> Dataset:
     return rebuild(parsed, *reading.transform(parsed))
 
 
-def counts_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: Thresholds) -> IntArray:
-    """(images, N_OUTCOMES) outcome counts of the predictions read with `reading`, on `images`."""
+def evaluated_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: Thresholds) -> Evaluation:
+    """The evaluation of the predictions read with `reading`, on `images` (renumbered in order)."""
     on = np.zeros(len(parsed.images.asset_ids), dtype=bool)
     on[images.pred_images] = True
     rows = parsed.rows
@@ -70,8 +71,29 @@ def counts_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: 
     paired = pair_datasets(images.gt, dataset)
     n = len(paired.asset_ids)
     gt, pred = _only(paired.gt, images.shared, n), _only(paired.pred, images.shared, n)
-    evaluation = evaluate(gt, pred, len(images.shared), thresholds)
-    return counts_by_image(evaluation, len(images.shared))
+    return evaluate(gt, pred, len(images.shared), thresholds)
+
+
+def counts_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: Thresholds) -> IntArray:
+    """(images, N_OUTCOMES) outcome counts of the predictions read with `reading`, on `images`."""
+    return counts_by_image(evaluated_under(reading, parsed, images, thresholds), len(images.shared))
+
+
+# A scale read from box sizes is refined this many times on the pairs it matches.
+REFINE_STEPS: Final = 2
+
+
+def refined(reading: Reading, evidence: Evidence, images: _Images, thresholds: Thresholds) -> Reading:
+    """A global scale estimated again from the pairs it matches (others are returned as they are)."""
+    for _ in range(REFINE_STEPS if reading.value.startswith(frames.SCALE) else 0):
+        try:
+            ratio = frames.size_ratio(evaluated_under(reading, evidence.parsed, images, thresholds))
+        except DatasetError:
+            return reading
+        if ratio is None:
+            return reading
+        reading = frames.rescaled(reading, ratio)
+    return reading
 
 
 # Candidates are first re-scored on this many images drawn once (all, when there are no more).
@@ -120,6 +142,7 @@ def best_reading(
     screen = _images(evidence, pred, _screen(len(as_read)))
     if len(screen.pred_images) != len(screen.shared):
         return None
+    found = [refined(reading, evidence, screen, thresholds) for reading in found]
     scored = [(reading, _scored(reading, evidence, screen, as_read, thresholds)) for reading in found]
     passed = [
         (reading, result)

@@ -10,6 +10,7 @@ from typing import Final
 from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
+from handler.datasets.loaded import DatasetNames
 from handler.datasets.side import OpenSide, open_side
 from handler.engine import Thresholds, analyses
 from handler.engine.state import EvaluationState, ReadFigures
@@ -36,9 +37,7 @@ from handler.execution.shards import (
 )
 from handler.forked import allowed_workers
 from handler.inputs import NodeInputs
-from handler.report.findings import DatasetNames
-from handler.report.staging import ChunkSink, WrittenChunk
-from handler.storage import Source, Store
+from handler.storage import ObjectSink, Source, Store, WrittenObject
 
 # Local processes are forked once the input has this many boxes (GT and predictions) per core.
 # Measured on 2 idle cores (evaluate_plan, best of 15): 117k boxes 0.075 s in this process and
@@ -76,7 +75,7 @@ class Evaluated:
     engine: Engine
     workers: int
     shards: int
-    outcome_chunks: tuple[WrittenChunk, ...]
+    outcome_chunks: tuple[WrittenObject, ...]
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class ShardJob:
     """One shard and where its outcome lines go (nowhere: None): picklable, for any executor."""
 
     task: PairedShard | FileShard
-    sink: ChunkSink | None
+    sink: ObjectSink | None
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ class ShardOutput:
     """What comes back from a worker: the shard's state and the outcome chunk it wrote."""
 
     state: EvaluationState
-    written: WrittenChunk | None
+    written: WrittenObject | None
 
 
 def run_shard(job: ShardJob) -> ShardOutput:
@@ -187,7 +186,7 @@ def plan_sides(
     )
 
 
-def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, tuple[WrittenChunk, ...]]:
+def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, tuple[WrittenObject, ...]]:
     """Merge as the states come: only one partial state is held besides the running total."""
     first = next(outputs)
     merged, written = first.state, [first.written]
@@ -197,7 +196,7 @@ def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, tuple[Writ
     return merged, tuple(chunk for chunk in written if chunk is not None)
 
 
-def evaluate_plan(plan: ShardPlan, sinks: Sequence[ChunkSink] | None) -> Evaluated:
+def evaluate_plan(plan: ShardPlan, sinks: Sequence[ObjectSink] | None) -> Evaluated:
     """Match and score every shard; shard i writes its outcome lines to `sinks[i]` (None: the
     lines are not kept). Cleaning up after a failure is the caller's staging's business."""
     jobs = [ShardJob(task, sinks[i] if sinks else None) for i, task in enumerate(plan.tasks)]

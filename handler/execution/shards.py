@@ -19,9 +19,9 @@ from handler.engine import Thresholds, evaluate
 from handler.engine.analyses.box_counts import DatasetCounts
 from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
+from handler.engine.outcome_lines import outcome_lines
 from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, ShardContext
 from handler.engine.state import EvaluationState, ListedSkip, ReadFigures
-from handler.report.outcome_lines import outcome_lines
 from handler.storage import open_source
 
 SHARD_SUFFIX: Final = ".jsonl"
@@ -203,6 +203,13 @@ def read_file_shard(task: FileShard) -> tuple[PairedBoxes, Dataset, Dataset]:
         load_dataset(open_source(task.pred_reference), shard_format().name, gt_loaded).dataset,
     )
     return pair_datasets(gt, pred), gt, pred
+
+
+def shard_boxes(task: PairedShard | FileShard) -> tuple[PairedBoxes, Thresholds]:
+    """A shard's paired boxes (read again for a shard file) and its thresholds."""
+    if isinstance(task, PairedShard):
+        return task.paired, task.context.thresholds
+    return read_file_shard(task)[0], task.thresholds
 
 
 def run_file_shard(task: FileShard) -> ShardResult:

@@ -1,17 +1,10 @@
-"""Findings (a typed model), the HTML page and the per-box outcome lines built from an evaluation."""
+"""The report, by job; each package has one face (its `__init__`) and the rest is its own:
 
-from handler.report.context import RunFacts
-from handler.report.findings import build_findings, new_report_id
-from handler.report.html import render_html
-from handler.report.model import KIND, Findings
-from handler.report.outcome_lines import outcome_lines
+- `findings`: the typed findings (model, sections, warnings) and compare's model;
+- `page`: the HTML pages drawn from them (charts, templates, the compiled-template cache);
+- `exports`: files for other tools built from a run (routing.json);
+- `publish`: a report's life in the store (staging, parts, list, read, garbage collection).
 
-__all__ = [
-    "KIND",
-    "Findings",
-    "RunFacts",
-    "build_findings",
-    "new_report_id",
-    "outcome_lines",
-    "render_html",
-]
+Nothing here runs on a shard's worker: what the shards write (the outcome lines) is encoded by the
+engine (`engine.outcome_lines`) and put by a storage sink (`storage.sink`).
+"""

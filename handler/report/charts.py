@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 from handler.engine.score import GRADES
 from handler.engine.timecost import ACTIONS
-from handler.report.fields import Counts
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
@@ -34,6 +33,12 @@ NAME_CHARS: Final = 22  # longer names are cut (the whole name is the row's <tit
 def cut(name: str, limit: int = NAME_CHARS) -> str:
     """A name short enough for its column: `a very long class na…`."""
     return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+class Counts(Protocol):
+    """Boxes per outcome (the findings' `Counts`): what a bar of labeler time is drawn from."""
+
+    def outcomes(self) -> dict[str, int]: ...
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,17 @@ the backend by URL scheme (the idea of fsspec's registry).
 
 from handler.storage.base import AccessDenied, Content, Entry, ObjectNotFound, Source, Store
 from handler.storage.registry import open_source, open_store, resolve_dataset
+from handler.storage.sink import ObjectSink, WrittenObject
 
 __all__ = [
     "AccessDenied",
     "Content",
     "Entry",
     "ObjectNotFound",
+    "ObjectSink",
     "Source",
     "Store",
+    "WrittenObject",
     "open_source",
     "open_store",
     "resolve_dataset",

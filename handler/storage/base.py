@@ -2,7 +2,7 @@
 
 A store knows nothing about reports: it puts, gets, lists and deletes objects named by keys
 relative to its root (`reports/<id>/findings.json`), in the spirit of fsspec. What a report
-is made of, and how it is published, is `handler.report.asset`'s business.
+is made of, and how it is published, is `handler.report.publish.asset`'s business.
 """
 
 from __future__ import annotations

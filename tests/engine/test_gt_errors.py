@@ -12,7 +12,8 @@ from helpers.paths import THIRD_PARTY
 
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.asset import read_report_part
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish.asset import read_report_part
 from handler.storage.local import LocalStore
 
 COCO = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_100.json"
@@ -69,7 +70,7 @@ def test_deleted_and_relabeled_gt_boxes_are_found(tmp_path: Path) -> None:
     assert confidences == sorted(confidences, reverse=True) and len(found.listed) == 20
     lines = [
         json.loads(line)
-        for line in read_report_part(store, result.outputs.report_id, "outcomes").splitlines()
+        for line in read_report_part(store, result.outputs.report_id, REPORT_PARTS["outcomes"]).splitlines()
     ]
     flagged = [line for line in lines if line["suspected_gt_error"] is not None]
     by_kind = {
@@ -79,5 +80,5 @@ def test_deleted_and_relabeled_gt_boxes_are_found(tmp_path: Path) -> None:
     # a wrong-class pair flags both of its lines, a missing GT only the prediction's
     assert by_kind == {"missing_gt": expected_missing, "wrong_class": 2 * len(relabeled)}
     assert all(line["outcome"] in {"false_positive", "class_confused"} for line in flagged)
-    routing = json.loads(read_report_part(store, result.outputs.report_id, "routing"))
+    routing = json.loads(read_report_part(store, result.outputs.report_id, REPORT_PARTS["routing"]))
     assert set(routing) == {row.class_name for row in result.findings.routing.classes}

@@ -9,21 +9,24 @@ import numpy as np
 from handler.engine import Outcome
 from handler.engine.evaluation import keep_mask
 from handler.engine.score import assistance_score, assistance_scores, score_fraction
-from handler.engine.timecost import TimeCosts
+from handler.engine.timecost import ACTIONS, TimeCosts
 
 
-def test_each_outcome_carries_its_action_labels_and_cost() -> None:
-    assert [(o.key, o.action, o.label, o.short_label) for o in Outcome] == [
-        ("correct", "accept", "Correct", "Correct"),
-        ("shifted", "nudge", "Shifted", "Shifted"),
-        ("class_confused", "relabel", "Class-confused", "Confused"),
-        ("false_positive", "delete", "False positive", "FP"),
-        ("false_negative", "draw", "False negative", "FN"),
-    ]
-    costs = TimeCosts(accept=1, nudge=2, relabel=3, delete=4, draw=5)
-    assert [costs.seconds(o) for o in Outcome] == [1, 2, 3, 4, 5]
-    assert costs.per_outcome().tolist() == [1, 2, 3, 4, 5]
-    assert [int(o) for o in Outcome] == [0, 1, 2, 3, 4]
+def test_each_outcome_is_costed_by_its_own_action() -> None:
+    """Every action is some outcome's, once; an outcome costs its action's seconds, through every
+    path a cost is read (one outcome, the per-outcome column)."""
+    assert sorted(outcome.action for outcome in Outcome) == sorted(ACTIONS)
+    costs = TimeCosts(**{action: float(2**i) for i, action in enumerate(ACTIONS)})
+    assert [costs.seconds(outcome) for outcome in Outcome] == [getattr(costs, o.action) for o in Outcome]
+    assert costs.per_outcome().tolist() == [costs.seconds(outcome) for outcome in Outcome]
+
+
+def test_outcome_codes_index_the_outcome_tables() -> None:
+    """The codes in the evaluation's columns are positions in `Outcome`, and each name is its own."""
+    assert [int(outcome) for outcome in Outcome] == list(range(len(Outcome)))
+    for attribute in ("key", "label", "short_label", "action"):
+        values = [getattr(outcome, attribute) for outcome in Outcome]
+        assert len(set(values)) == len(values), f"two outcomes share a {attribute}"
 
 
 def test_equal_confidence_is_kept() -> None:

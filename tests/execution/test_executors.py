@@ -26,7 +26,8 @@ from handler.errors import ExecutionError
 from handler.execution import ExecutionOptions
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.asset import read_report_part
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish.asset import read_report_part
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
@@ -47,11 +48,11 @@ def _outcome(
 ) -> tuple[dict[str, Any], bytes, dict[str, Any]]:
     result = run(parse_inputs(inputs), store, execution=options)
     report_id = result.outputs.report_id
-    findings = json.loads(read_report_part(store, report_id, "findings"))
+    findings = json.loads(read_report_part(store, report_id, REPORT_PARTS["findings"]))
     execution = findings["execution"]
     for key in RUN_ONLY:
         findings.pop(key)
-    return findings, read_report_part(store, report_id, "outcomes"), execution
+    return findings, read_report_part(store, report_id, REPORT_PARTS["outcomes"]), execution
 
 
 def _workloads(tmp_path: Path) -> dict[str, dict[str, str]]:

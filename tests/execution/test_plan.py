@@ -14,7 +14,8 @@ import handler.execution.run as execution
 from handler.execution import ExecutionOptions, read_and_plan
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.asset import read_report_part
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish.asset import read_report_part
 from handler.storage.local import LocalStore
 
 COCO = THIRD_PARTY / "coco_val2014_100"
@@ -27,10 +28,10 @@ INPUTS = {
 
 def _findings_and_lines(store: LocalStore) -> tuple[dict[str, object], bytes]:
     result = run(parse_inputs(INPUTS), store)
-    findings = json.loads(read_report_part(store, result.outputs.report_id, "findings"))
+    findings = json.loads(read_report_part(store, result.outputs.report_id, REPORT_PARTS["findings"]))
     for key in ("report_id", "created_at", "execution"):
         findings.pop(key)
-    return findings, read_report_part(store, result.outputs.report_id, "outcomes")
+    return findings, read_report_part(store, result.outputs.report_id, REPORT_PARTS["outcomes"])
 
 
 def test_a_small_input_stays_in_this_process_in_one_shard(tmp_path: Path) -> None:

@@ -104,6 +104,15 @@ def resized(side: int) -> Mistake:
     return mistake
 
 
+def scaled(factor: float) -> Mistake:
+    """Every coordinate multiplied by `factor` (boxes of another resolution of the images)."""
+
+    def mistake(_: dict[str, Any], results: Results) -> Results:
+        return [{**r, "bbox": [v * factor for v in r["bbox"]]} for r in results]
+
+    return mistake
+
+
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:
     gt = orjson.loads(gt_path.read_bytes())
     results = orjson.loads(results_path.read_bytes())

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from handler.report.staging import staged_report
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish import staged_report
 from handler.storage import Content, Store
 
 
 def publish_report(
     store: Store, report_id: str, parts: Mapping[str, Content], chunks: Sequence[bytes] | None = None
 ) -> None:
-    """`parts` by REPORT_PARTS key; `chunks`, if given, are outcome chunks written through the
+    """`parts` by their key (`REPORT_PARTS`); `chunks`, if given, are outcome chunks written through the
     report's sinks (in this process) before the publish."""
     with staged_report(store, report_id) as staging:
         sinks = staging.outcome_sinks(len(chunks or ()))
         written = [sink.write(chunk) for sink, chunk in zip(sinks, chunks or (), strict=True)]
-        staging.publish(parts, written)
+        staging.publish({REPORT_PARTS[key]: content for key, content in parts.items()}, written)

@@ -23,7 +23,7 @@ from helpers.labeler_logs import (
 from helpers.paths import EXAMPLES
 
 from handler.engine.timecost import ACTIONS, TimeCosts
-from handler.report.html import duration
+from handler.report.findings import duration
 
 GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
 

@@ -1,19 +1,22 @@
 """Each rule in one place (issue 9), as a test: after hotcoco's `tests/architecture.rs`.
 
-Someone checking a number should find one place that says how it is computed. These checks
-are deliberately crude, a grep over the code lines of `handler/` (comments and docstrings
-dropped: prose that mentions a rule is not a copy of it). A determined author can evade
-them; they catch the accidental second copy that review misses, and the message names the
-one home to call instead. A genuinely different rule gets its own home in `homes`, with a
-comment; do not weaken a pattern to let a copy through.
+Someone checking a number should find one place that says how it is computed. These checks are
+deliberately crude: each rule is a shape of code (an expression, a call, a literal), matched on
+the syntax tree of every module of `handler/` (docstrings and comments are no code: prose that
+mentions a rule is not a copy of it). A determined author can evade them; they catch the accidental
+second copy that review misses, and the message names the one home to call instead. Each rule is an
+allow-list of its homes; a genuinely different rule gets its own home in `homes`, with a comment; do
+not widen a home or loosen a shape to let a copy through.
 """
 
 from __future__ import annotations
 
 import ast
-import io
+import json
 import re
-import tokenize
+import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,56 +31,240 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True)
 class Source:
     path: str  # relative to the project, e.g. handler/engine/score.py
-    lines: tuple[tuple[int, str], ...]  # (line number, code) with comments and docstrings dropped
+    tree: ast.Module
+    lines: tuple[str, ...]
 
 
-def _docstring_lines(tree: ast.AST) -> set[int]:
-    lines: set[int] = set()
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of a module, its classes and functions."""
+    found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
-            value = first.value if isinstance(first, ast.Expr) else None
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    return lines
-
-
-def _read(path: Path) -> Source:
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.COMMENT:
-            row, col = token.start
-            lines[row - 1] = lines[row - 1][:col]
-    skip = _docstring_lines(ast.parse(text))
-    code = tuple((n, line) for n, line in enumerate(lines, 1) if n not in skip and line.strip())
-    return Source(path.relative_to(ROOT).as_posix(), code)
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
 
 
 @cache
 def sources() -> tuple[Source, ...]:
-    found = tuple(_read(path) for path in sorted((ROOT / "handler").rglob("*.py")))
+    found = []
+    for path in sorted((ROOT / "handler").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        found.append(Source(path.relative_to(ROOT).as_posix(), ast.parse(text), tuple(text.splitlines())))
     # A conformance test that scans nothing must fail, never pass.
     assert len(found) > 20, f"found only {len(found)} source files under handler/"
+    return tuple(found)
+
+
+def code_nodes(source: Source) -> list[ast.expr | ast.stmt]:
+    """Every expression and statement of a module but its docstrings."""
+    skip = _docstrings(source.tree)
+    return [n for n in ast.walk(source.tree) if isinstance(n, ast.expr | ast.stmt) and id(n) not in skip]
+
+
+@cache
+def _code(path: str) -> list[ast.expr | ast.stmt]:
+    return code_nodes(next(source for source in sources() if source.path == path))
+
+
+Shape = Callable[[ast.AST], bool]
+
+
+def scan(shape: Shape, skip: tuple[str, ...] = ()) -> list[str]:
+    """`path:line  code` of every node of that shape, outside the files in `skip`."""
+    return [
+        f"{source.path}:{node.lineno}  {source.lines[node.lineno - 1].strip()}"
+        for source in sources()
+        if source.path not in skip
+        for node in _code(source.path)
+        if shape(node)
+    ]
+
+
+# --- the shapes rules are made of ---
+
+
+def names_in(node: ast.AST) -> set[str]:
+    """Every identifier an expression reads: names, attributes (`a.b.c`: b and c too)."""
+    found: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            found.add(inner.id)
+        elif isinstance(inner, ast.Attribute):
+            found.add(inner.attr)
     return found
 
 
-def scan(pattern: str, skip: tuple[str, ...] = ()) -> list[str]:
-    """`path:line  code` of every code line matching `pattern`, outside the files in `skip`."""
-    regex = re.compile(pattern)
-    return [
-        f"{source.path}:{n}  {line.strip()}"
-        for source in sources()
-        if source.path not in skip
-        for n, line in source.lines
-        if regex.search(line)
-    ]
+def mentions(node: ast.AST, pattern: str) -> bool:
+    return any(re.search(pattern, name, re.IGNORECASE) for name in names_in(node))
+
+
+def called(*names: str) -> Shape:
+    """A call of a function or method of one of these names."""
+
+    def shape(node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) in names
+
+    return shape
+
+
+def text(*patterns: str) -> Shape:
+    """A string literal that is one of these (full matches)."""
+    return lambda node: (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and any(re.fullmatch(pattern, node.value) for pattern in patterns)
+    )
+
+
+def assigned(*names: str) -> Shape:
+    """An assignment (plain or annotated) to a module-level or local name of these."""
+
+    def shape(node: ast.AST) -> bool:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        return any(isinstance(target, ast.Name) and target.id in names for target in targets)
+
+    return shape
+
+
+def any_of(*shapes: Shape) -> Shape:
+    return lambda node: any(shape(node) for shape in shapes)
+
+
+def binop(node: ast.AST, op: type[ast.operator]) -> ast.BinOp | None:
+    return node if isinstance(node, ast.BinOp) and isinstance(node.op, op) else None
+
+
+def is_number(node: ast.AST, value: float) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value and not isinstance(node.value, bool)
+
+
+def iou_shape(node: ast.AST) -> bool:
+    """`x / (a + b - x)`: an IoU denominator with the intersection taken back out."""
+    division = binop(node, ast.Div)
+    below = division and binop(division.right, ast.Sub)
+    return bool(below and binop(below.left, ast.Add) and ast.dump(below.right) == ast.dump(division.left))
+
+
+def named_union(node: ast.AST) -> bool:
+    """A variable named `union` or `intersection` (set methods of that name are not it)."""
+    return isinstance(node, ast.Name) and node.id in ("union", "intersection")
+
+
+def keep_rule(node: ast.AST) -> bool:
+    """`confidence >= threshold` or `confidence < threshold`, either way round."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return False
+    left, right, op = node.left, node.comparators[0], node.ops[0]
+    pairs = {ast.GtE: (left, right), ast.Lt: (left, right), ast.LtE: (right, left), ast.Gt: (right, left)}
+    sides = pairs.get(type(op))
+    return sides is not None and mentions(sides[0], "confidence|score") and mentions(sides[1], "threshold")
+
+
+def twice_correct(node: ast.AST) -> bool:
+    """`2 * correct` (the score's numerator 2C + S + X), or a Fraction built on `2 * ...`."""
+    product = binop(node, ast.Mult)
+    if product and (is_number(product.left, 2) or is_number(product.right, 2)):
+        other = product.right if is_number(product.left, 2) else product.left
+        return mentions(other, "^correct$")
+    return called("Fraction")(node) and any(binop(a, ast.Mult) and is_number(a.left, 2) for a in node.args)  # type: ignore[attr-defined]
+
+
+def grade_bound(node: ast.AST) -> bool:
+    """`... >= 2 * n * total`: a grade bound compared by hand."""
+    return (
+        isinstance(node, ast.Compare)
+        and isinstance(node.ops[0], ast.GtE)
+        and bool(binop(node.comparators[0], ast.Mult))
+        and "total" in names_in(node.comparators[0])
+        and any(is_number(inner, 2) for inner in ast.walk(node.comparators[0]))
+    )
+
+
+def positional_columns(node: ast.AST) -> bool:
+    """`c, s, x = ...` / `correct, shifted, confused = ...`, or `counts[:3]`: score columns by position."""
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple):
+        names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+        return names[:3] in (["c", "s", "x"], ["correct", "shifted", "confused"])
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.upper is not None
+        and is_number(node.slice.upper, 3)
+        and mentions(node.value, "^(counts?|whole)$")
+    )
+
+
+def minus_false_positives(node: ast.AST) -> bool:
+    difference = binop(node, ast.Sub)
+    return bool(difference and "FALSE_POSITIVE" in names_in(difference.right))
+
+
+def key_times_outcomes(node: ast.AST) -> bool:
+    """`key * N_OUTCOMES + outcome`: outcome counts by key, one bincount."""
+    total = binop(node, ast.Add)
+    product = total and binop(total.left, ast.Mult)
+    return bool(product and "N_OUTCOMES" in names_in(product.right))
+
+
+def column(node: ast.AST, index: int) -> bool:
+    """`xyxy[:, index]`."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple)):
+        return False
+    elts = node.slice.elts
+    return len(elts) == 2 and isinstance(elts[0], ast.Slice) and is_number(elts[1], index)
+
+
+def box_width(node: ast.AST) -> bool:
+    difference = binop(node, ast.Sub)
+    return bool(difference and column(difference.left, 2) and column(difference.right, 0))
+
+
+def s3_prefix_test(node: ast.AST) -> bool:
+    """`x.startswith("s3://")`: a scheme chosen by hand."""
+    return called("startswith")(node) and any(
+        isinstance(a, ast.Constant)
+        and isinstance(a.value, str | bytes)
+        and a.value[:5] in ("s3://", b"s3://")
+        for a in node.args  # type: ignore[attr-defined]
+    )
+
+
+def actions_tuple(node: ast.AST) -> bool:
+    """`("accept", "nudge", ...)`: the outcome actions spelled by position."""
+    return isinstance(node, ast.Tuple | ast.List) and [
+        e.value for e in node.elts[:2] if isinstance(e, ast.Constant)
+    ] == ["accept", "nudge"]
+
+
+def threshold_default(node: ast.AST) -> bool:
+    """A node.json default typed in code: `default=0.5`, `iou_min = 0.5`, the text "0.5"."""
+    if isinstance(node, ast.Call):
+        return any(
+            k.arg == "default" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, float)
+            for k in node.keywords
+        )
+    if assigned("iou_min", "iou_perfect", "confidence_threshold")(node):
+        value = node.value  # type: ignore[attr-defined]
+        return isinstance(value, ast.Constant) and isinstance(value.value, int | float)
+    return text(r"0\.\d+")(node)
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
-    pattern: str  # what a copy of the rule looks like in code
+    shape: Shape  # what a copy of the rule looks like in code
     homes: tuple[str, ...]  # the files allowed to spell it; empty: no file spells it this way
     instead: str  # what to call
 
@@ -85,116 +272,124 @@ class Rule:
         return self.name
 
 
+GRADE_NAMES = ("Production-grade", "Strong assist", "Partial assist", "Minimal assist")
+
 RULES = (
     Rule(
         "IoU formula",
-        r"\bunion\b|\bintersection\b",
+        any_of(iou_shape, named_union),
         ("handler/engine/iou.py",),
         "handler.engine.iou.iou_of_overlap (with overlap and box_area)",
     ),
     Rule(
         "greedy matcher",
-        r"best_for_(pred|gt)|def greedy_|np\.argsort\(-",
+        any_of(
+            lambda node: isinstance(node, ast.FunctionDef) and node.name.startswith("greedy_"),
+            lambda node: isinstance(node, ast.Name) and node.id in ("best_for_pred", "best_for_gt"),
+            lambda node: (
+                called("argsort")(node)
+                and any(isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) for a in node.args)
+            ),  # type: ignore[attr-defined]
+        ),
         ("handler/engine/matching.py",),
         "handler.engine.matching.greedy_match on candidate_pairs (or evaluation.match_kept)",
     ),
     Rule(
         "score fraction 2C + S + X",
-        r"\b2\s*\*\s*[\w.\[\]:, ]*\b(correct|CORRECT)\b|Fraction\([^)]*2\s*\*",
+        twice_correct,
         ("handler/engine/score.py",),
         "handler.engine.score (score_fraction, assistance_score, assistance_scores) or Tally.score_fraction",
     ),
     Rule(
         "keep rule `confidence >= threshold`",
-        r"confidence\s*(>=|<)\s*[\w.]*threshold\b|(>=|<)\s*[\w.]*threshold\b",
+        keep_rule,
         ("handler/engine/evaluation.py",),
         "handler.engine.evaluation.keep_mask(confidence, threshold)",
     ),
     Rule(
         "grade bands",
-        r"Production-grade|Strong assist|Partial assist|Minimal assist",
+        text(*GRADE_NAMES),
         # fields.py spells them once more as the schema's Literal enum; test_schema_drift checks
         # that Literal against GRADES, so the two cannot disagree.
-        ("handler/engine/score.py", "handler/report/fields.py"),
+        ("handler/engine/score.py", "handler/report/findings/fields.py"),
         "handler.engine.score.GRADES / grade_indices(), or OutcomeCounts.grade",
     ),
     Rule(
         "node.json defaults and options",
-        r"default\s*=\s*\"?\d*\.\d+|\b(iou_min|iou_perfect|confidence_threshold)\s*(:\s*float\s*)?=\s*\d|\"0\.\d+\"",
+        threshold_default,
         (),
         "handler.inputs: DEFAULT_THRESHOLDS, node_defaults(), select_options(key), input_spec(key)",
     ),
     Rule(
         "outcome actions as a positional tuple",
-        r"\"accept\",\s*\"nudge\"",
+        actions_tuple,
         (),
         "the Outcome attributes: outcome.action, .label, .short_label, .cost_field, .key",
     ),
-    # Being unified in handler/storage/ by another engineer right now: the scheme choice.
     Rule(
         'storage scheme choice `startswith("s3://")`',
-        r"startswith\(\s*b?[\"']s3://",
+        s3_prefix_test,
         (),
         "handler.storage.registry (open_store / open_source / resolve_dataset, S3_SCHEME)",
     ),
     Rule(
         "outcome labels on the page",
-        r"\"(Class-confused|False positive|False negative|Confused|FP|FN)\"",
+        text("Class-confused", "False positive", "False negative", "Confused", "FP", "FN"),
         ("handler/engine/outcomes.py",),
-        "Outcome.label / Outcome.short_label (report/html.py: CARD_LABELS, SHORT_LABELS)",
+        "Outcome.label / Outcome.short_label (report/page/html.py: CARD_LABELS, SHORT_LABELS)",
     ),
     # Issue 16: scoring a row of outcome counts is one type, `OutcomeCounts` (engine/counts.py).
     Rule(
         "scoring rows of outcome counts",
-        r"\b(weighted_halves|assistance_scores|grade_indices)\(",
+        called("weighted_halves", "assistance_scores", "grade_indices"),
         ("handler/engine/score.py", "handler/engine/counts.py"),
         "handler.engine.counts.OutcomeCounts(rows): .scores/.score, .grade_indices/.grade",
     ),
     Rule(
         "score columns picked by position",
-        r"\bc,\s*s,\s*x\b|\bcorrect,\s*shifted,\s*confused\s*=|counts?\[:3\]|whole\[:3\]",
+        positional_columns,
         ("handler/engine/counts.py",),
         "handler.engine.counts.OutcomeCounts(rows)",
     ),
     Rule(
         "GT boxes = total - false positives",
-        r"-\s*[\w.\[\]:,( ]*FALSE_POSITIVE\b",
+        minus_false_positives,
         ("handler/engine/counts.py",),
         "handler.engine.counts.OutcomeCounts(rows).gt_boxes",
     ),
     Rule(
         "grade bound d·(2C + S + X) >= 2·n·total",
-        r">=\s*2\s*\*\s*\w+\s*\*\s*total",
+        grade_bound,
         ("handler/engine/score.py",),
         "handler.engine.score.grade_indices (through OutcomeCounts) or score.grade",
     ),
     Rule(
         "labeler seconds `counts @ costs.per_outcome()`",
-        r"\.per_outcome\(\)",
+        called("per_outcome"),
         ("handler/engine/counts.py",),
         "handler.engine.counts.OutcomeCounts(rows).labeler_seconds(costs)",
     ),
     Rule(
         "N_OUTCOMES",
-        r"\bN_OUTCOMES\s*(:\s*[\w\[\]]+\s*)?=",
+        assigned("N_OUTCOMES"),
         ("handler/engine/outcomes.py",),
         "handler.engine.outcomes.N_OUTCOMES",
     ),
     Rule(
         "outcome counts by key (one bincount of key · N_OUTCOMES + outcome)",
-        r"\*\s*N_OUTCOMES\s*\+",
+        key_times_outcomes,
         ("handler/engine/breakdowns.py",),
         "handler.engine.breakdowns.count_outcomes / outcome_counts",
     ),
     Rule(
         "box area",
-        r"\[:,\s*2\]\s*-\s*[\w.]*\[:,\s*0\]",
+        box_width,
         ("handler/boxes.py",),
         "handler.boxes.box_area (or BoxTable.area)",
     ),
     Rule(
         "what a format is and does, by its name",
-        r"[\"'](" + "|".join(re.escape(name) for name in format_names()) + r")[\"']",
+        text(*(re.escape(name) for name in format_names())),
         tuple(sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "handler" / "datasets").glob("*.py"))),
         "a field of the format's record (handler.datasets.format.Format) or a function of "
         "handler.datasets.reading (names_from, sizes_from, shard_format, shards_readable)",
@@ -204,7 +399,7 @@ RULES = (
 
 @pytest.mark.parametrize("rule", RULES, ids=str)
 def test_each_rule_is_spelled_in_its_home_only(rule: Rule) -> None:
-    copies = scan(rule.pattern, skip=rule.homes)
+    copies = scan(rule.shape, skip=rule.homes)
     where = ", ".join(rule.homes) or "one place, not spelled like this in code"
     assert not copies, (
         f"the {rule.name} lives in {where}. Found what looks like another copy at:\n  "
@@ -215,79 +410,102 @@ def test_each_rule_is_spelled_in_its_home_only(rule: Rule) -> None:
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.homes], ids=str)
 def test_each_home_still_spells_its_rule(rule: Rule) -> None:
-    """A pattern that matches nothing, not even in its home, guards nothing: keep it current."""
-    assert scan(rule.pattern, skip=tuple(s.path for s in sources() if s.path not in rule.homes)), (
-        f"{rule.name}: the pattern {rule.pattern!r} no longer matches {', '.join(rule.homes)}; "
-        "update it with the code"
+    """A shape that matches nothing, not even in its home, guards nothing: keep it current."""
+    assert scan(rule.shape, skip=tuple(s.path for s in sources() if s.path not in rule.homes)), (
+        f"{rule.name}: its shape no longer matches {', '.join(rule.homes)}; update it with the code"
     )
 
 
-# --- Layers: which part of handler/ may import which (a package or a top-level module) ---
+COPIES = {
+    "IoU formula": "iou = inter / (area_a + area_b - inter)",
+    "keep rule `confidence >= threshold`": "kept = pred.confidence >= inputs.confidence_threshold",
+    "score fraction 2C + S + X": "numerator = 2 * counts.correct + counts.shifted",
+    "grade bands": 'label = "Strong assist"',
+    "box area": "width = xyxy[:, 2] - xyxy[:, 0]",
+    "scoring rows of outcome counts": "scores = assistance_scores(c, s, x, total)",
+    "GT boxes = total - false positives": "gt = row.sum() - row[Outcome.FALSE_POSITIVE]",
+    'storage scheme choice `startswith("s3://")`': 'remote = uri.startswith("s3://")',
+}
+NOT_COPIES = {
+    "IoU formula": "chosen = frozenset().union(*ids)",
+    "keep rule `confidence >= threshold`": "guarded = boxes >= min_class_boxes_threshold",
+    "grade bands": '"""The Strong assist band."""',
+}
 
-# The data flows inputs → datasets → engine → execution → report → storage → outputs; imports
-# point at what a part builds on. Each part lists every part it may import; a new part (a new
-# package or top-level module) must be added here, with what it needs.
-# Plain types, the error classes, packaged files, a map over forked local processes.
-FOUNDATION = {"boxes", "errors", "forked", "resources"}
-PACKAGES = FOUNDATION | {
-    "storage",
-    "datasets",
-    "engine",
-    "inputs",
-    "images",
-    "report",
-    "execution",
-    "outputs",
-}
-LAYERS: dict[str, set[str]] = {
-    "boxes": set(),
-    "errors": set(),
-    "forked": set(),
-    "resources": set(),
-    "storage": {"errors"},
-    "datasets": FOUNDATION | {"storage"},
-    "engine": {"boxes"},  # pure numpy, no I/O
-    "inputs": FOUNDATION | {"datasets", "engine"},  # node.json options name formats and thresholds
-    # Where a dataset's images are (a format's convention) and their thumbnails: read via storage.
-    "images": FOUNDATION | {"datasets", "storage"},
-    "report": FOUNDATION | {"datasets", "engine", "images", "inputs", "storage"},
-    # Shards write their outcome lines (report.outcome_lines) as chunks of the report.
-    "execution": FOUNDATION | {"datasets", "engine", "inputs", "report", "storage"},
-    "outputs": set(),
-    # The entry points sit above every package; among themselves they import downward too.
-    "pipeline": PACKAGES,
-    "comparison": PACKAGES,
-    # Reads a log (datasets) and fits it (engine): an entry point's job, like comparison's.
-    "calibrate": PACKAGES,
-    "runtime": PACKAGES,
-    "metric": PACKAGES | {"runtime"},
-    "mmeval": PACKAGES | {"metric"},
-    "progress": PACKAGES | {"pipeline"},
-    "entry": set(),  # what the entry points set before numpy is imported
-    "cli": PACKAGES | {"calibrate", "comparison", "entry", "pipeline", "progress", "runtime"},
-    "__main__": PACKAGES | {"entry", "pipeline", "runtime"},
-    "__init__": PACKAGES | {"comparison", "metric"},  # the public API
-}
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_a_copy_is_caught_and_a_look_alike_is_not(name: str) -> None:
+    """Each shape finds the copy it is for, and not code that merely looks like it."""
+    rule = next(rule for rule in RULES if rule.name == name)
+    source = Source("handler/x.py", ast.parse(COPIES[name]), (COPIES[name],))
+    assert any(rule.shape(node) for node in code_nodes(source))
+    if name in NOT_COPIES:
+        other = Source("handler/x.py", ast.parse(NOT_COPIES[name]), (NOT_COPIES[name],))
+        assert not any(
+            rule.shape(node) for node in code_nodes(other) if isinstance(node, ast.expr | ast.stmt)
+        )
+
+
+# --- Layers: which part of handler/ may import which (a package, a package of report/, a module) ---
+
+# The real import order, from the ground up: a part imports only parts of the tiers below its own,
+# never one of its own tier or above. The data flows inputs → datasets → engine → execution →
+# report → storage → outputs; the imports point at what a part builds on, which is another order:
+# the datasets are read from a store, a shard's worker needs the engine and a storage sink but
+# nothing of the report, and the report's jobs build on the findings. A new part (a package, a
+# package of report/, a top-level module) goes in the tier above everything it imports.
+TIERS: tuple[tuple[str, ...], ...] = (
+    # Plain types, the error classes, packaged files, a map over forked local processes, the node's
+    # outputs line, and what the entry points set before numpy is imported.
+    ("boxes", "errors", "forked", "resources", "outputs", "entry"),
+    ("storage", "engine"),  # byte objects by URI; the matching and its analyses (pure numpy)
+    ("datasets",),  # every format read from a store into BoxTables, and paired
+    ("inputs", "images"),  # node.json options name formats and thresholds; a dataset's images, read
+    ("execution",),  # shards of whole assets mapped over an executor, merged exactly
+    ("report.charts",),  # the geometry of the page's SVG figures (pure Python)
+    ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
+    ("report.finishing",),  # what a finisher plugs into: work after the merge (an exact pass, parts)
+    ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
+    ("report.finishers",),  # the registered finishers
+    ("report",),  # the report package's face names its jobs and imports none of them
+    ("pipeline", "comparison", "calibrate", "runtime"),  # the entry points, downward among themselves too
+    ("metric", "progress"),
+    ("mmeval", "cli", "__main__"),
+    ("__init__",),  # the public API
+)
+TIER_OF = {part: level for level, parts in enumerate(TIERS) for part in parts}
+
+
+def _part_of(dotted: str) -> str:
+    """handler.engine.state -> engine; handler.report.page.html -> report.page; handler.cli -> cli."""
+    inner = dotted.split(".")[1:]
+    return ".".join(inner[:2]) if inner[0] == "report" and len(inner) > 1 else inner[0]
 
 
 def _part(path: str) -> str:
-    """handler/engine/state.py -> engine; handler/cli.py -> cli."""
-    inner = path.removeprefix("handler/").split("/")
-    return inner[0] if len(inner) > 1 else inner[0].removesuffix(".py")
+    """handler/engine/state.py -> engine; handler/report/page/html.py -> report.page; handler/__init__.py
+    -> __init__ (the public API)."""
+    inner = path.removesuffix(".py").removesuffix("/__init__").split("/")
+    return _part_of(".".join(inner)) if len(inner) > 1 else "__init__"
 
 
 def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, module) of every import of handler code, type-only ones included."""
+    """(line, module) of every import of handler code, type-only and function-level ones included."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = (
-                [f"{node.module}.{alias.name}" for alias in node.names] if node.module == "handler" else []
-            )
-            found += [(node.lineno, module) for module in names or [node.module]]
+            # `from handler.report import charts` imports the module handler.report.charts.
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            modules = [name for name in names if name in _module_names()]
+            found += [(node.lineno, module) for module in modules or [node.module]]
         elif isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
     return [(line, module) for line, module in found if module.startswith("handler.")]
+
+
+@cache
+def _module_names() -> set[str]:
+    return {_module(source.path) for source in sources()}
 
 
 @cache
@@ -295,30 +513,77 @@ def _trees() -> dict[str, ast.Module]:
     return {source.path: ast.parse((ROOT / source.path).read_text(encoding="utf-8")) for source in sources()}
 
 
+def against_the_layers(trees: dict[str, ast.Module]) -> list[str]:
+    """`path:line imports module (...)` for every import of a part of the same tier or above."""
+    return [
+        f"{path}:{line} imports {module}: {_part(path)} (tier {TIER_OF[_part(path)]}) may import only "
+        f"parts of the tiers below it, not {_part_of(module)} (tier {TIER_OF[_part_of(module)]})"
+        for path, tree in trees.items()
+        for line, module in _imported_modules(tree)
+        if _part_of(module) != _part(path) and TIER_OF[_part_of(module)] >= TIER_OF[_part(path)]
+    ]
+
+
 def test_each_part_imports_only_the_parts_below_it() -> None:
     parts = {_part(path) for path in _trees()}
-    assert parts <= set(LAYERS), f"parts of handler/ missing from LAYERS: {sorted(parts - set(LAYERS))}"
-    wrong = [
-        f"{path}:{line} imports {module} ({_part(path)} may import: {sorted(LAYERS[_part(path)])})"
-        for path, tree in _trees().items()
-        for line, module in _imported_modules(tree)
-        if (target := module.split(".")[1]) != _part(path) and target not in LAYERS[_part(path)]
-    ]
+    assert parts <= set(TIER_OF), f"parts of handler/ missing from TIERS: {sorted(parts - set(TIER_OF))}"
+    assert set(TIER_OF) <= parts, f"parts in TIERS that no longer exist: {sorted(set(TIER_OF) - parts)}"
+    wrong = against_the_layers(_trees())
     assert not wrong, "imports against the layers:\n  " + "\n  ".join(wrong)
 
 
-def test_the_layers_have_no_cycle() -> None:
-    done: set[str] = set()
+def test_the_layer_check_reads_imports_wherever_they_are() -> None:
+    """An import inside a function or under TYPE_CHECKING counts as much as one at the top."""
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from handler.report.findings import Findings\n"
+        "def later():\n    import handler.pipeline\n"
+    )
+    found = against_the_layers({"handler/execution/run.py": tree})
+    assert [line.split(" imports ")[1].split(":")[0] for line in found] == [
+        "handler.report.findings",
+        "handler.pipeline",
+    ]
 
-    def visit(part: str, path: tuple[str, ...]) -> None:
-        assert part not in path, f"a cycle in LAYERS: {' -> '.join((*path, part))}"
-        if part not in done:
-            for below in LAYERS[part]:
-                visit(below, (*path, part))
-            done.add(part)
 
-    for part in LAYERS:
-        visit(part, ())
+WORKER = """
+import sys
+from handler.engine import Thresholds
+from handler.engine.analyses import ANALYSES
+from handler.execution.run import ShardJob, run_shard
+from handler.execution.shards import FileShard
+from handler.storage import ObjectSink
+
+folder = sys.argv[1]
+gt, pred = f"{folder}/gt/0000.jsonl", f"{folder}/pred/0000.jsonl"
+shard = FileShard(0, gt, pred, Thresholds(0.5, 0.9, 0), 20, ANALYSES)
+job = ShardJob(
+    shard,
+    ObjectSink(f"{folder}/store", "reports/r/outcomes/00000.jsonl", "application/x-ndjson"),
+)
+output = run_shard(job)
+assert output.state.tally.total == 1 and output.written is not None, output
+print(" ".join(sorted(name for name in sys.modules if name.split(".")[0] in ("pydantic", "jinja2"))))
+print(" ".join(sorted(name for name in sys.modules if name.startswith("handler.report"))))
+"""
+
+
+def test_a_shard_worker_loads_neither_pydantic_nor_jinja2(tmp_path: Path) -> None:
+    """What a worker imports to run a shard (what unpickling `run_shard` and its job loads, then
+    the shard itself: read, evaluate, write its outcome lines): nothing of the report, whose
+    pydantic models and jinja2 templates stay on the driver."""
+    box = {"label": "cat", "x_min": 0, "y_min": 0, "x_max": 10, "y_max": 10}
+    for side, extra in (("gt", {}), ("pred", {"confidence": 0.9})):
+        (tmp_path / side).mkdir()
+        line = {"asset_id": "a", "annotations": [{**box, **extra}]}
+        (tmp_path / side / "0000.jsonl").write_text(json.dumps(line) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, str(tmp_path)], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    libraries, report = done.stdout.split("\n")[:2]
+    assert (libraries, report) == ("", ""), f"a shard's worker loaded: {libraries} {report}"
+    assert (tmp_path / "store/reports/r/outcomes/00000.jsonl").read_bytes().count(b"\n") == 2
 
 
 # --- Every public engine function or class has a caller in handler/, found through its import ---

@@ -23,7 +23,7 @@ from handler.datasets import format_names
 README_MAX_BYTES: Final = 12 * 1024
 # A markdown link or image to a relative path: [text](path) or [text](path#anchor).
 LINK: Final = re.compile(r"\]\((?!https?://|#)([^)#\s]+)(?:#[^)\s]*)?\)")
-# A project path quoted as code: `handler/report/asset.py`, `tests/node/`, `examples/screenshot.py`.
+# A project path quoted as code: `handler/report/publish/asset.py`, `tests/node/`, `examples/screenshot.py`.
 QUOTED_PATH: Final = re.compile(
     r"`((?:handler|tests|bench|examples|schemas|report_templates|docs|\.ci)/[\w./-]*)`"
 )

@@ -17,8 +17,8 @@ from helpers.paths import EXAMPLES
 from helpers.states import canonical
 
 import handler.engine.analyses
-import handler.report.findings
-import handler.report.html
+import handler.report.findings.build
+import handler.report.page.html
 from handler.datasets import load_dataset, pair_datasets
 from handler.engine.analyses import ANALYSES
 from handler.engine.evaluation import Evaluation
@@ -27,10 +27,10 @@ from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.execution.shards import paired_shards, run_paired_shard
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.context import RunFacts
-from handler.report.fields import Count, Section
-from handler.report.model import Findings
-from handler.report.sections import SectionSpec
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Section
+from handler.report.findings.model import Findings
+from handler.report.findings.sections import SectionSpec
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 
@@ -58,7 +58,7 @@ def crowded(evaluation: Evaluation, context: ShardContext) -> Crowded:
 
 CROWDED = Analysis[Crowded]("crowded", crowded, Crowded.__add__)
 
-# --- its section (handler/report/sections/) and page fragment ---
+# --- its section (handler/report/findings/sections/) and page fragment ---
 
 
 class CrowdedSection(Section):
@@ -113,10 +113,10 @@ def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
     assert evaluated.state.of(CROWDED) == Crowded(13, 1)
 
     templates = tmp_path / "report_templates"
-    shutil.copytree(handler.report.html.resource_path("report_templates"), templates)
+    shutil.copytree(handler.report.page.html.resource_path("report_templates"), templates)
     (templates / "sections" / "crowded.html.j2").write_text(FRAGMENT, encoding="utf-8")
-    monkeypatch.setattr(handler.report.html, "resource_path", lambda relative: tmp_path / relative)
-    monkeypatch.setattr(handler.report.findings, "Findings", FindingsWithCrowded)
+    monkeypatch.setattr(handler.report.page.html, "resource_path", lambda relative: tmp_path / relative)
+    monkeypatch.setattr(handler.report.findings.build, "Findings", FindingsWithCrowded)
     result = run(inputs, store)
 
     expected = {"most_gt_boxes_on_an_image": 13, "images": 1}

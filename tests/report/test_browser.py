@@ -22,7 +22,8 @@ from helpers.builders import annotation, asset, write_json
 from helpers.paths import ROOT
 
 from handler.comparison import compare
-from handler.report.compare import Comparison, render_compare_html
+from handler.report.findings import Comparison
+from handler.report.page import render_compare_html
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request

@@ -15,7 +15,7 @@ from helpers.paths import THIRD_PARTY
 from handler.cli import main as cli_main
 from handler.inputs import parse_inputs
 from handler.pipeline import RunResult, run
-from handler.report.model import DataWarning
+from handler.report.findings import DataWarning
 from handler.storage.local import LocalStore
 
 VOC = THIRD_PARTY / "voc_padilla_100"

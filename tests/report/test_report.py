@@ -15,8 +15,10 @@ from pydantic import ValidationError
 from handler.errors import StorageError
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report import Findings, render_html
-from handler.report.asset import read_report_part
+from handler.report.findings import Findings
+from handler.report.finishers import REPORT_PARTS
+from handler.report.page import render_html
+from handler.report.publish.asset import read_report_part
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -79,10 +81,10 @@ def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
     with pytest.raises(KeyError):
         publish_report(store, "rpt_1", {"findings": b"{}", "unknown-part": b"x"})
     with pytest.raises(StorageError, match="no report 'rpt_1'"):
-        read_report_part(store, "rpt_1", "findings")
+        read_report_part(store, "rpt_1", REPORT_PARTS["findings"])
     assert list(tmp_path.iterdir()) == []  # nothing left behind
     publish_report(store, "rpt_1", {"findings": b"{}", "html": b"<p>"})
-    assert read_report_part(store, "rpt_1", "html") == b"<p>"
+    assert read_report_part(store, "rpt_1", REPORT_PARTS["html"]) == b"<p>"
     assert json.loads((tmp_path / "reports" / "rpt_1" / "manifest.json").read_text())["report_id"] == "rpt_1"
 
 
@@ -90,6 +92,6 @@ def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
 def test_ids_that_escape_the_store_are_refused(tmp_path: Path, bad_id: str) -> None:
     store = LocalStore(tmp_path)
     with pytest.raises(StorageError, match="is not a valid id"):
-        read_report_part(store, bad_id, "findings")
+        read_report_part(store, bad_id, REPORT_PARTS["findings"])
     with pytest.raises(StorageError, match="is not a valid id"):
         store.dataset(bad_id)

@@ -19,7 +19,7 @@ from helpers.paths import EXAMPLES, THIRD_PARTY
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.charts import CLASS_HEAD
-from handler.report.html import duration
+from handler.report.page.html import duration
 from handler.storage.local import LocalStore
 
 OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")

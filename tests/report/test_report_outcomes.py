@@ -19,9 +19,10 @@ from handler.cli import main as cli_main
 from handler.engine import OUTCOMES, evaluate
 from handler.engine.evaluation import Evaluation
 from handler.engine.gt_errors import suspect_kinds
+from handler.engine.outcome_lines import Field, Number, Text, json_lines, outcome_lines
 from handler.engine.timecost import ACTIONS
-from handler.report.asset import REPORT_PARTS, read_report_part
-from handler.report.outcome_lines import Field, Number, Text, json_lines, outcome_lines
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish import read_report_part
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -177,7 +178,7 @@ def test_json_lines_in_chunks_are_the_lines_at_once(monkeypatch: pytest.MonkeyPa
     records = [{key: value(field, line) for key, field in fields.items()} for line in order.tolist()]
     whole = json_lines(fields, order)
     assert whole == b"".join(orjson.dumps(record) + b"\n" for record in records)
-    monkeypatch.setattr(sys.modules["handler.report.outcome_lines"], "CHUNK_LINES", 4)
+    monkeypatch.setattr(sys.modules["handler.engine.outcome_lines"], "CHUNK_LINES", 4)
     assert json_lines(fields, order) == whole
 
 
@@ -217,7 +218,7 @@ def test_show_outcomes_of_an_empty_report_prints_nothing(
     pred = write_json(tmp_path / "pred.json", [asset("b", [])])
     report_id = json.loads(_run_cli(tmp_path, capsys, str(gt), str(pred), "--json"))["report_id"]
     assert _run_cli(tmp_path, capsys, "show", report_id, "--outcomes") == ""
-    assert read_report_part(LocalStore(tmp_path / "store"), report_id, "outcomes") == b""
+    assert read_report_part(LocalStore(tmp_path / "store"), report_id, REPORT_PARTS["outcomes"]) == b""
 
 
 def test_show_takes_one_part_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ from handler import TimeCosts
 from handler.engine.counts import OutcomeCounts
 from handler.inputs import parse_inputs
 from handler.pipeline import RunResult, run
-from handler.report import render_html
+from handler.report.page import render_html
 from handler.storage.local import LocalStore
 
 COCO = THIRD_PARTY / "coco_val2014_100"

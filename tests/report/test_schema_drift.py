@@ -14,9 +14,10 @@ from handler.engine import GRADES
 from handler.engine.analyses.by_size import SIZE_NAMES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.asset import read_report_part
-from handler.report.fields import Grade, SizeName
-from handler.report.schema import SCHEMA_FILE, schema_text
+from handler.report.findings.fields import Grade, SizeName
+from handler.report.findings.schema import SCHEMA_FILE, schema_text
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish.asset import read_report_part
 from handler.storage.local import LocalStore
 
 VOC = THIRD_PARTY / "voc_padilla_100"
@@ -37,7 +38,8 @@ RUNS = {
 def test_the_checked_in_schema_is_the_generated_one() -> None:
     checked_in = (ROOT / SCHEMA_FILE).read_text(encoding="utf-8")
     assert checked_in == schema_text(), (
-        f"{SCHEMA_FILE} differs from the Findings model: run `python -m handler.report.schema --write`"
+        f"{SCHEMA_FILE} differs from the Findings model: "
+        "run `python -m handler.report.findings.schema --write`"
     )
 
 
@@ -48,7 +50,9 @@ def test_the_model_literals_are_the_engine_names() -> None:
 
 def _stored_findings(store: LocalStore, gt: Path, pred: Path) -> dict[str, Any]:
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), store)
-    document: dict[str, Any] = json.loads(read_report_part(store, result.outputs.report_id, "findings"))
+    document: dict[str, Any] = json.loads(
+        read_report_part(store, result.outputs.report_id, REPORT_PARTS["findings"])
+    )
     return document
 
 

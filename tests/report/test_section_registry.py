@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Annotated
@@ -10,16 +11,20 @@ import orjson
 import pytest
 from helpers.paths import EXAMPLES
 
-import handler.report.findings
-import handler.report.html
+import handler.report.findings.build
+import handler.report.page.html
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.context import RunFacts
-from handler.report.fields import Count, Section
-from handler.report.model import Findings
-from handler.report.sections import SectionSpec, fragments
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Section
+from handler.report.findings.model import Findings
+from handler.report.findings.sections import Figure, SectionSpec, fragments
+from handler.report.page import render_html
+from handler.resources import resource_path
 from handler.storage.local import LocalStore
+
+TEMPLATES = resource_path("report_templates")
 
 
 class Busiest(Section):
@@ -41,25 +46,36 @@ FRAGMENT = (
 )
 
 
+# Its figure: a template under report_templates/figures/, and what it draws from the findings.
+FIGURE = '<section class="figure-block" data-section-figure="busiest">{{ busiest_bar }}</section>\n'
+
+
+def busiest_figure(findings: FindingsWithBusiest) -> dict[str, object]:
+    return {"busiest_bar": "#" * findings.busiest.images}
+
+
 class FindingsWithBusiest(Findings):
-    busiest: Annotated[Busiest, SectionSpec(busiest, "busiest")]  # the one registration line
+    # the one registration line
+    busiest: Annotated[Busiest, SectionSpec(busiest, "busiest", Figure("busiest", busiest_figure, place=25))]
 
 
-def test_the_fragments_follow_the_field_order() -> None:
-    assert fragments(Findings) == [
-        f"sections/{name}.html.j2"
-        for name in (
-            "actions",
-            "per_class",
-            "work",
-            "near_misses",
-            "time",
-            "uncertainty",
-            "slices",
-            "routing",
-            "gt_errors",
-        )
-    ]
+def _shown_as(template: str) -> str:
+    """The `data-section` a fragment file marks its fold with."""
+    found = re.search(r'data-section="(\w+)"', (TEMPLATES / template).read_text(encoding="utf-8"))
+    assert found, f"{template} marks no fold with data-section"
+    return found[1]
+
+
+def test_the_page_folds_every_registered_fragment_once_in_field_order(tmp_path: Path) -> None:
+    """What the page shows, not a list restated: each registered section's fold, in field order."""
+    inputs = parse_inputs(
+        {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
+    )
+    busiest_image = run(inputs, LocalStore(tmp_path)).findings.images_with_most_work[0].asset_id
+    page = render_html(run(inputs, LocalStore(tmp_path), slices={"busiest": [busiest_image]}).findings)
+    folds = re.findall(r'<details class="fold" data-section="(\w+)"', page)
+    assert folds == [_shown_as(template) for template in fragments(Findings)]
+    assert len(folds) == len(set(folds)) >= 5
     assert fragments(FindingsWithBusiest)[-1] == "sections/busiest.html.j2"
 
 
@@ -67,10 +83,11 @@ def test_a_registered_section_reaches_the_findings_and_the_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     templates = tmp_path / "report_templates"
-    shutil.copytree(handler.report.html.resource_path("report_templates"), templates)
+    shutil.copytree(handler.report.page.html.resource_path("report_templates"), templates)
     (templates / "sections" / "busiest.html.j2").write_text(FRAGMENT, encoding="utf-8")
-    monkeypatch.setattr(handler.report.html, "resource_path", lambda relative: tmp_path / relative)
-    monkeypatch.setattr(handler.report.findings, "Findings", FindingsWithBusiest)
+    (templates / "figures" / "busiest.html.j2").write_text(FIGURE, encoding="utf-8")
+    monkeypatch.setattr(handler.report.page.html, "resource_path", lambda relative: tmp_path / relative)
+    monkeypatch.setattr(handler.report.findings.build, "Findings", FindingsWithBusiest)
 
     inputs = parse_inputs(
         {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
@@ -85,3 +102,7 @@ def test_a_registered_section_reaches_the_findings_and_the_page(
     page = next((tmp_path / "store" / "reports").glob("*/report.html")).read_text(encoding="utf-8")
     assert '<details class="fold" data-section="busiest"><summary>Busiest: person</summary>' in page
     assert page.index('data-section="gt_errors"') < page.index('data-section="busiest"')
+    # The figure stands at its place among the page's figures (after the per-class one, before the sketches).
+    figures = re.findall(r'data-section-figure="(\w+)"', page)
+    assert figures == ["interval", "time", "per_class", "busiest", "sketches", "sweep"]
+    assert f'data-section-figure="busiest">{"#" * 24}</section>' in page

@@ -33,8 +33,8 @@ from handler.engine.timecost import TimeCosts
 from handler.execution.shards import paired_shards, run_paired_shard
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.context import DatasetNames, RunFacts
-from handler.report.sections.slices import slices
+from handler.report.findings.context import DatasetNames, RunFacts
+from handler.report.findings.sections.slices import slices
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 

@@ -19,7 +19,7 @@ from helpers.node_run import one_error_line, run_node
 from helpers.s3_server import DROP, FaultProxy
 
 from handler.cli import main as cli_main
-from handler.report.asset import collect_garbage, list_reports
+from handler.report.publish.asset import collect_garbage, list_reports
 from handler.storage import open_store
 
 GT = {

@@ -16,7 +16,7 @@ from helpers.builders import write_json
 from helpers.reports import publish_report
 
 from handler.cli import main as cli_main
-from handler.report.asset import SAFE_AGE_SECONDS, collect_garbage, list_reports, parse_duration
+from handler.report.publish.asset import SAFE_AGE_SECONDS, collect_garbage, list_reports, parse_duration
 from handler.storage import Store, open_store
 
 OLD = time.time() - 2 * SAFE_AGE_SECONDS

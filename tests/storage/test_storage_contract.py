@@ -32,16 +32,16 @@ from helpers.s3_server import FaultProxy
 from handler.cli import main as cli_main
 from handler.errors import StorageError
 from handler.forked import forked_map
-from handler.report.asset import (
-    REPORT_PARTS,
+from handler.report.finishers import REPORT_PARTS
+from handler.report.publish import staged_report
+from handler.report.publish.asset import (
     SAFE_AGE_SECONDS,
     collect_garbage,
     list_reports,
     read_report_part,
     report_location,
 )
-from handler.report.staging import ChunkSink, WrittenChunk, staged_report
-from handler.storage import ObjectNotFound, Store, open_store, resolve_dataset
+from handler.storage import ObjectNotFound, ObjectSink, Store, WrittenObject, open_store, resolve_dataset
 from handler.storage.local import LocalStore
 from handler.storage.registry import BACKENDS
 from handler.storage.s3 import DEFAULT_MAX_ATTEMPTS, S3Store, max_attempts
@@ -49,6 +49,7 @@ from handler.storage.s3 import DEFAULT_MAX_ATTEMPTS, S3Store, max_attempts
 PREFIX = "store"
 PARTS = {"findings": b'{"score": 0.5, "name": "\xc3\xa9"}', "html": b"<!doctype html><p>r\xc3\xa9port</p>"}
 MANIFEST_OF_PARTS = {"report_id": "r1", "parts": ["findings.json", "report.html"]}
+PUBLISHED = {REPORT_PARTS[key]: content for key, content in PARTS.items()}  # as staging takes them
 INVALID_IDS = ["../x", "/abs", "a/b", "", ".hidden", "a b", "x/../../y", "é"]
 
 
@@ -209,15 +210,15 @@ class TestPublishContract:
     def test_report_parts_read_back(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", PARTS)
         for key, content in PARTS.items():
-            assert read_report_part(backend.store, "r1", key) == content
+            assert read_report_part(backend.store, "r1", REPORT_PARTS[key]) == content
 
     def test_every_declared_part_round_trips(self, backend: Backend) -> None:
         everything = {key: f"{key} é\n".encode() for key in REPORT_PARTS}
         publish_report(backend.store, "r2", everything)
         for key, content in everything.items():
-            assert read_report_part(backend.store, "r2", key) == content
+            assert read_report_part(backend.store, "r2", REPORT_PARTS[key]) == content
         manifest = json.loads(backend.read_raw("reports/r2/manifest.json"))
-        assert manifest == {"report_id": "r2", "parts": [part.name for part in REPORT_PARTS.values()]}
+        assert manifest == {"report_id": "r2", "parts": [REPORT_PARTS[key].name for key in everything]}
 
     def test_manifest_is_the_same_json_on_every_backend(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", PARTS)
@@ -229,25 +230,25 @@ class TestPublishContract:
     def test_chunked_part_reads_as_one(self, backend: Backend) -> None:
         shards = [b'{"a": 1}\n{"a": 2}\n', b"", b'{"a": "\xc3\xa9"}\n']
         publish_report(backend.store, "r1", PARTS, chunks=shards)
-        assert read_report_part(backend.store, "r1", "outcomes") == b"".join(shards)
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b"".join(shards)
         chunks = [f"outcomes/{i:05d}.jsonl" for i in range(3)]
         manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
-        assert manifest["parts"] == [*MANIFEST_OF_PARTS["parts"], *chunks]
+        assert manifest["parts"] == [*chunks, *MANIFEST_OF_PARTS["parts"]]
         objects = [*manifest["parts"], "manifest.json"]
         assert backend.keys() == sorted(f"reports/r1/{name}" for name in objects)
 
     def test_a_part_may_stream(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", {"outcomes": iter([b"1\n", b"2\n", b"3\n"])})
-        assert read_report_part(backend.store, "r1", "outcomes") == b"1\n2\n3\n"
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b"1\n2\n3\n"
 
     def test_empty_chunked_part_exists_and_is_empty(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", {"findings": b"{}"}, chunks=[b""])
-        assert read_report_part(backend.store, "r1", "outcomes") == b""
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b""
 
     def test_a_part_never_written_is_named(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", PARTS)
         with pytest.raises(StorageError, match=r": report 'r1' has no outcomes$"):
-            read_report_part(backend.store, "r1", "outcomes")
+            read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"])
 
     @pytest.mark.parametrize("chunked", [False, True])
     def test_show_outcomes_prints_the_part(
@@ -265,16 +266,16 @@ class TestPublishContract:
         for part in REPORT_PARTS.values():
             backend.put(f"reports/r9/{part.name}", b"left over by a failed run")
         with pytest.raises(StorageError, match=r": no report 'r9'$"):
-            read_report_part(backend.store, "r9", "html")
+            read_report_part(backend.store, "r9", REPORT_PARTS["html"])
 
     def test_unknown_report_is_absent(self, backend: Backend) -> None:
         with pytest.raises(StorageError, match=r": no report 'never-written'$"):
-            read_report_part(backend.store, "never-written", "findings")
+            read_report_part(backend.store, "never-written", REPORT_PARTS["findings"])
 
     def test_damaged_manifest(self, backend: Backend) -> None:
         backend.put("reports/r1/manifest.json", b"{not json")
         with pytest.raises(StorageError, match=r": report 'r1' has a damaged manifest$"):
-            read_report_part(backend.store, "r1", "findings")
+            read_report_part(backend.store, "r1", REPORT_PARTS["findings"])
 
     @pytest.mark.parametrize("bad", INVALID_IDS)
     def test_invalid_ids_are_refused(self, backend: Backend, bad: str) -> None:
@@ -282,7 +283,7 @@ class TestPublishContract:
         with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
             publish_report(backend.store, bad, PARTS)
         with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
-            read_report_part(backend.store, bad, "html")
+            read_report_part(backend.store, bad, REPORT_PARTS["html"])
         with pytest.raises(StorageError, match=expected.replace(".", r"\.")):
             backend.store.dataset(bad)
         assert backend.keys() == []
@@ -291,7 +292,7 @@ class TestPublishContract:
         publish_report(backend.store, "r1", PARTS)
         with pytest.raises(StorageError, match="report 'r1' already exists"):
             publish_report(backend.store, "r1", {"findings": b"{}", "html": b"other"})
-        assert read_report_part(backend.store, "r1", "html") == PARTS["html"]
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["html"]) == PARTS["html"]
 
     def test_unknown_part_writes_nothing(self, backend: Backend) -> None:
         with pytest.raises(KeyError):
@@ -306,7 +307,7 @@ class TestPublishContract:
         if isinstance(error, StorageError):
             assert str(raised.value) == "cannot write report 'r1': shard 3: cannot be read"
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
-            read_report_part(backend.store, "r1", "findings")
+            read_report_part(backend.store, "r1", REPORT_PARTS["findings"])
         assert backend.keys() == []
 
     def test_location_names_the_report_folder(self, backend: Backend) -> None:
@@ -327,7 +328,7 @@ class TestPublishContract:
         assert capsys.readouterr().out == f"{ids[1]}\n"
 
 
-def write_chunk(sink: ChunkSink, content: bytes) -> WrittenChunk:
+def write_chunk(sink: ObjectSink, content: bytes) -> WrittenObject:
     """What a shard's worker does with its outcome lines (run in a pool process)."""
     return sink.write(content)
 
@@ -347,11 +348,11 @@ class TestChunksFromOtherProcesses:
             with pool:
                 written = list(pool.map(write_chunk, sinks, contents))
             assert [chunk.size for chunk in written] == [len(content) for content in contents]
-            staging.publish(PARTS, written)
-        assert read_report_part(backend.store, "r1", "outcomes") == b"".join(contents)
+            staging.publish(PUBLISHED, written)
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b"".join(contents)
         manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
         chunks = [f"outcomes/{i:05d}.jsonl" for i in range(4)]
-        assert manifest["parts"] == ["findings.json", "report.html", *chunks]
+        assert manifest["parts"] == [*chunks, "findings.json", "report.html"]
         assert backend.keys() == sorted(
             f"reports/r1/{name}" for name in [*manifest["parts"], "manifest.json"]
         )
@@ -367,19 +368,19 @@ class TestChunksFromOtherProcesses:
                 written = list(
                     pool.map(write_chunk, [sinks[0], replace(sinks[1], store_uri=elsewhere)], [b"a\n"] * 2)
                 )
-            staging.publish(PARTS, written)
+            staging.publish(PUBLISHED, written)
         message = str(raised.value)
         assert "\n" not in message and message.startswith("cannot write report 'r1': ")
         assert "outcomes/00001.jsonl: expected 2 bytes as written, the store holds none" in message
         assert backend.keys() == []
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
-            read_report_part(backend.store, "r1", "outcomes")
+            read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"])
 
     def test_a_chunk_of_another_size_publishes_nothing(self, backend: Backend) -> None:
         expected = r"expected 9 bytes as written, the store holds 3 bytes"
         with pytest.raises(StorageError, match=expected), staged_report(backend.store, "r1") as staging:
             (sink,) = staging.outcome_sinks(1)
-            staging.publish(PARTS, [replace(sink.write(b"ab\n"), size=9)])
+            staging.publish(PUBLISHED, [replace(sink.write(b"ab\n"), size=9)])
         assert backend.keys() == []
 
     def test_a_shard_that_reported_nothing_publishes_nothing(self, backend: Backend) -> None:
@@ -390,7 +391,7 @@ class TestChunksFromOtherProcesses:
             staged_report(backend.store, "r1") as staging,
         ):
             sinks = staging.outcome_sinks(2)
-            staging.publish(PARTS, [sinks[0].write(b"a\n")])
+            staging.publish(PUBLISHED, [sinks[0].write(b"a\n")])
         assert backend.keys() == []
 
     def test_an_object_no_writer_reported_publishes_nothing(self, backend: Backend) -> None:
@@ -398,7 +399,7 @@ class TestChunksFromOtherProcesses:
             (sink,) = staging.outcome_sinks(1)
             written = sink.write(b"a\n")
             replace(sink, key=sink.key.replace("00000", "00007")).write(b"b\n")  # never reported
-            staging.publish(PARTS, [written])
+            staging.publish(PUBLISHED, [written])
         assert str(raised.value).endswith(": objects no writer reported: ['outcomes/00007.jsonl']")
         assert backend.keys() == []
 
@@ -415,7 +416,7 @@ class TestLocalStaging:
                 "reports/.staging-r1/outcomes/00000.jsonl"
             ]
             assert list_reports(store) == []
-            staging.publish(PARTS, [WrittenChunk(sink.key, 3)])
+            staging.publish(PUBLISHED, [WrittenObject(sink.key, 3)])
         assert list_reports(store) == ["r1"]
         assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["r1"]
 
@@ -425,7 +426,7 @@ class TestLocalStaging:
             store.put(f"reports/.staging-r1/{name}", b"{}", "application/json")
         assert list_reports(store) == []
         with pytest.raises(StorageError, match="is not a valid id"):
-            read_report_part(store, ".staging-r1", "findings")
+            read_report_part(store, ".staging-r1", REPORT_PARTS["findings"])
         assert collect_garbage(store, SAFE_AGE_SECONDS) == []  # young: could be a live run
         assert len(collect_garbage(store, 0, now=float("inf"))) == 2
         assert list(tmp_path.iterdir()) == []
@@ -433,7 +434,7 @@ class TestLocalStaging:
     def test_an_interrupt_after_the_move_removes_the_report(self, tmp_path: Path) -> None:
         store = LocalStore(tmp_path)
         with pytest.raises(KeyboardInterrupt), staged_report(store, "r1") as staging:
-            staging.publish(PARTS)
+            staging.publish(PUBLISHED)
             raise KeyboardInterrupt  # e.g. SIGINT before the REPORT_ID was printed
         assert list(tmp_path.iterdir()) == []
 
@@ -593,7 +594,7 @@ class TestS3Store:
         store = S3Store.from_uri(f"s3://{s3_bucket}/team é/run 1/")
         assert store.uri == f"s3://{s3_bucket}/team é/run 1"
         publish_report(store, "r1", PARTS)
-        assert read_report_part(store, "r1", "findings") == PARTS["findings"]
+        assert read_report_part(store, "r1", REPORT_PARTS["findings"]) == PARTS["findings"]
         assert s3_client.get_object(Bucket=s3_bucket, Key="team é/run 1/reports/r1/report.html")
 
     def test_store_at_the_bucket_root(self, s3_bucket: str, s3_client: Any) -> None:
@@ -702,7 +703,7 @@ class TestS3Faults:
         # The right secret works, and sees that nothing was written.
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
-            read_report_part(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", "html")
+            read_report_part(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", REPORT_PARTS["html"])
 
     def test_no_credentials_at_all(self, s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("AWS_ACCESS_KEY_ID")
@@ -711,7 +712,7 @@ class TestS3Faults:
             StorageError,
             match=r"^cannot read report 'r1': s3://.*/manifest\.json: cannot read: no usable credentials",
         ):
-            read_report_part(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", "html")
+            read_report_part(S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}"), "r1", REPORT_PARTS["html"])
 
     def test_endpoint_down(self, s3_bucket: str, endpoint_down: str) -> None:
         with pytest.raises(StorageError) as error:
@@ -732,7 +733,7 @@ class TestS3Faults:
         fault_proxy.fail_next(2, method="PUT")
         publish_report(store, "r1", PARTS)
         fault_proxy.fail_next(2, method="GET")
-        assert read_report_part(store, "r1", "html") == PARTS["html"]
+        assert read_report_part(store, "r1", REPORT_PARTS["html"]) == PARTS["html"]
         assert [seen.status for seen in fault_proxy.seen].count(500) == 4
 
     def test_dataset_read_recovers_from_500s(
@@ -770,6 +771,6 @@ class TestS3Faults:
         )
         fault_proxy.heal()
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
-            read_report_part(store, "r1", "findings")
+            read_report_part(store, "r1", REPORT_PARTS["findings"])
         # The parts already uploaded were deleted again, best effort.
         assert s3_client.list_objects_v2(Bucket=s3_bucket).get("KeyCount") == 0

@@ -16,7 +16,6 @@ from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.analyses.gt_errors import GT_ERRORS
 from handler.engine.analyses.image_classes import IMAGE_CLASSES
-from handler.engine.analyses.near_miss_pairs import NEAR_MISS_PAIRS
 from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
@@ -30,7 +29,6 @@ ANALYSES: Final[tuple[Analysis[Any], ...]] = (
     CONFIDENCE_SWEEP,
     BY_SIZE,
     NEAR_MISSES,
-    NEAR_MISS_PAIRS,
     GT_ERRORS,
     DATA_HEALTH,
 )

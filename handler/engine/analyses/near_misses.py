@@ -1,7 +1,15 @@
-"""Near misses: false positives overlapping a missed GT box of their class just below IOU_MIN."""
+"""Near misses: false positives overlapping a missed GT box of their class just below IOU_MIN.
+
+One analysis, two figures: how many there are, by IoU band (`NearMissCounts`, which add band by
+band), and the closest few with their boxes (`NearMissPair`s, a mergeable top-K: each shard lists
+its TOP_NEAR_MISSES closest, ranked by (IoU descending, shard, image, position), so the merged list
+is the one a single process makes, under any split). The `near_misses` section shows both, and the
+page sketches the listed pairs' images.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -9,7 +17,11 @@ import numpy as np
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine.evaluation import Evaluation, near_pairs, pair_floor
-from handler.engine.plugin import Analysis, ShardContext
+from handler.engine.plugin import Analysis, ShardContext, plain
+
+# The closest near misses listed (and drawn) in the findings.
+TOP_NEAR_MISSES: Final = 8
+Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -50,9 +62,94 @@ def count_near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> N
     return NearMissCounts(edges, counts, len(np.unique(pairs.gt[near])))
 
 
-def _shard(evaluation: Evaluation, context: ShardContext) -> NearMissCounts:
+@dataclass(frozen=True)
+class NearMissPair:
+    """A false positive and the missed GT box of its class it overlaps best (IoU just below IOU_MIN)."""
+
+    iou: float
+    shard: int
+    image: int
+    position: int  # in the shard's predictions (all of them, as candidate pairs index them)
+    asset_id: str
+    class_name: str
+    gt_box: Box
+    pred_box: Box
+
+    @property
+    def rank(self) -> tuple[float, int, int, int]:
+        return (-self.iou, self.shard, self.image, self.position)
+
+
+def first_ranked(pairs: Sequence[NearMissPair], limit: int) -> tuple[NearMissPair, ...]:
+    return tuple(sorted(pairs, key=lambda pair: pair.rank)[:limit])
+
+
+def near_miss_pairs(
+    evaluation: Evaluation,
+    low: float,
+    iou_min: float,
+    shard: int,
+    names: tuple[Sequence[str], Sequence[str]],
+    limit: int = TOP_NEAR_MISSES,
+) -> tuple[NearMissPair, ...]:
+    """The shard's `limit` closest near misses, each false positive once at its best pair."""
+    asset_ids, class_names = names
+    pairs, gt, pred = evaluation.pairs, evaluation.gt, evaluation.all_pred
+    near = np.flatnonzero(near_pairs(evaluation, low, iou_min))
+    # Best pair per prediction: sort by prediction, then IoU descending (then GT index), take the first.
+    near = near[np.lexsort((pairs.gt[near], -pairs.iou[near], pairs.pred[near]))]
+    near = near[np.unique(pairs.pred[near], return_index=True)[1]]
+    pred_index, gt_index = pairs.pred[near], pairs.gt[near]
+    top = np.lexsort((pred_index, pred.image[pred_index], -pairs.iou[near]))[:limit]
+    return tuple(
+        NearMissPair(
+            iou=iou,
+            shard=shard,
+            image=image,
+            position=position,
+            asset_id=asset_ids[image],
+            class_name=class_names[class_id],
+            gt_box=(g[0], g[1], g[2], g[3]),
+            pred_box=(p[0], p[1], p[2], p[3]),
+        )
+        for iou, image, position, class_id, g, p in zip(
+            pairs.iou[near][top].tolist(),
+            pred.image[pred_index[top]].tolist(),
+            pred_index[top].tolist(),
+            pred.class_id[pred_index[top]].tolist(),
+            gt.xyxy[gt_index[top]].tolist(),
+            pred.xyxy[pred_index[top]].tolist(),
+            strict=True,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class NearMissFigures:
+    """The merged partial: the counts by band and the closest pairs."""
+
+    counts: NearMissCounts
+    pairs: tuple[NearMissPair, ...]
+
+    def __add__(self, other: NearMissFigures) -> NearMissFigures:
+        return NearMissFigures(
+            self.counts + other.counts, first_ranked((*self.pairs, *other.pairs), TOP_NEAR_MISSES)
+        )
+
+
+def _shard(evaluation: Evaluation, context: ShardContext) -> NearMissFigures:
     iou_min = context.thresholds.iou_min
-    return count_near_misses(evaluation, pair_floor(iou_min), iou_min)
+    counts = count_near_misses(evaluation, pair_floor(iou_min), iou_min)
+    names = (context.asset_ids, context.class_names)
+    return NearMissFigures(
+        counts, near_miss_pairs(evaluation, float(counts.edges[0]), iou_min, context.shard, names)
+    )
 
 
-NEAR_MISSES: Final = Analysis[NearMissCounts]("near_misses", _shard, NearMissCounts.__add__)
+def _value(found: NearMissFigures) -> object:
+    """Where a pair sat in its shard differs by split; the counts and the pairs themselves do not."""
+    pairs = [(p.iou, p.asset_id, p.class_name, p.gt_box, p.pred_box) for p in found.pairs]
+    return {"counts": plain(found.counts), "pairs": pairs}
+
+
+NEAR_MISSES: Final = Analysis[NearMissFigures]("near_misses", _shard, NearMissFigures.__add__, _value)

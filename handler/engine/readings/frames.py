@@ -15,6 +15,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import FloatArray, Parsed, ParsedRows, box_area
+from handler.engine.evaluation import Evaluation
 from handler.engine.readings.reading import (
     Evidence,
     Family,
@@ -38,7 +39,7 @@ NORMALIZED_EXTENT: Final = 1.05
 # A frame whose undoing moves the boxes less than this (as a share of the image) is the image's.
 SAME_FRAME: Final = 0.02
 # A box-size ratio outside these bounds (predictions / GT, medians) is a scale worth trying.
-SCALE_RANGE: Final = (0.67, 1.5)
+SCALE_RANGE: Final = (0.8, 1.25)
 
 
 def _sizes(parsed: Parsed, rows: ParsedRows) -> tuple[FloatArray, FloatArray]:
@@ -168,3 +169,25 @@ def candidates(evidence: Evidence) -> list[Reading]:
 
 
 FAMILY: Final = Family("frame", KEY, boxes_misplaced, candidates)
+
+
+def size_ratio(evaluation: Evaluation) -> float | None:
+    """The median GT / prediction box size over the matched pairs (None without pairs): what a
+    scale read from the box sizes alone is refined by, on the boxes that met."""
+    match = evaluation.outcomes.match
+    matched = np.flatnonzero(match.pred_match >= 0)
+    if not len(matched):
+        return None
+    gt_sizes = _box_sizes(evaluation.gt.xyxy[match.pred_match[matched]])
+    pred_sizes = _box_sizes(evaluation.pred.xyxy[matched])
+    if len(gt_sizes) != len(matched) or len(pred_sizes) != len(matched):
+        return None
+    return float(np.median(gt_sizes / pred_sizes))
+
+
+def rescaled(found: Reading, factor: float) -> Reading:
+    """A scale reading multiplied by `factor` (any other reading as it is)."""
+    words = found.value.split()
+    if words[0] != SCALE:
+        return found
+    return reading(f"{SCALE} {float(f'{float(words[1]) * factor:.4g}'):g}")

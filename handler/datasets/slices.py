@@ -1,0 +1,32 @@
+"""The `--slices` file (issue 13 item 5): slice name -> asset ids, read and checked.
+
+The `slices` section built from it is handler/report/findings/sections/slices.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import orjson
+
+from handler.errors import InputError
+from handler.storage.paths import local_path
+
+SliceFile = Mapping[str, Sequence[str]]
+
+
+def read_slices(path: str) -> dict[str, tuple[str, ...]]:
+    """A JSON object of slice name -> list of asset ids; anything else is the user's to fix."""
+    checked = local_path(path, "--slices")  # what the OS refuses, said as such
+    try:
+        document = orjson.loads(checked.read_bytes())
+    except OSError as error:
+        raise InputError(f"--slices {path}: cannot read it ({error.strerror})") from None
+    except orjson.JSONDecodeError as error:
+        raise InputError(f"--slices {path}: not JSON ({error})") from None
+    valid = isinstance(document, dict) and all(
+        isinstance(ids, list) and all(isinstance(i, str | int) for i in ids) for ids in document.values()
+    )
+    if not valid:
+        raise InputError(f"--slices {path}: expected a JSON object of slice name -> list of asset ids")
+    return {str(name): tuple(str(i) for i in ids) for name, ids in document.items()}

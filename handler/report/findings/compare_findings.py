@@ -1,0 +1,242 @@
+"""The comparison of two prediction sets on the same GT: its typed model, JSON and summary lines.
+
+`Comparison` serialises to exactly the `--json` document; `context` (what the page and the
+summary also say: the images, the resamples, both scores) is excluded from the JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, cast
+
+import numpy as np
+import orjson
+from pydantic import AliasChoices, Field
+
+from handler.boxes import IntArray
+from handler.engine.analyses.image_classes import ImageClassRows
+from handler.engine.bootstrap import SEED
+from handler.engine.counts import OutcomeCounts
+from handler.engine.evaluation import Thresholds
+from handler.engine.paired import ClassRows, Difference, PairedBootstrap, class_intervals
+from handler.engine.plugin import ClassCounts
+from handler.engine.sweep import Sweep
+from handler.engine.timecost import TimeCosts
+from handler.report.findings.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
+from handler.report.findings.wording import counted, duration, saving
+
+Better = Literal["A", "B", "neither"]
+
+
+class ScoreDifference(Section):
+    score: float = Field(description="Assistance score of B minus that of A, on the paired images.")
+    low: float
+    high: float
+
+
+class TimeDifference(Section):
+    seconds: float = Field(description="Labeler seconds B saves minus those A saves, on the paired images.")
+    low: float
+    high: float
+
+
+class ClassDifference(Section):
+    class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
+    score_a: Score
+    score_b: Score
+    difference: float
+    boxes_a: Count = Field(description="The class's boxes in A's run (GT objects plus A's false positives).")
+    boxes_b: Count
+    low: float = Field(
+        description="Low end of the interval of B - A of the class's score on the paired images."
+    )
+    high: float = Field(
+        description="High end of that interval: the same paired bootstrap resamples as the whole run's."
+    )
+
+
+class Side(Section):
+    """One prediction set's figures on the paired images."""
+
+    dataset: str
+    assistance_score: Score
+    grade: Grade
+    saved_seconds: float
+    counts: Counts
+    best_threshold: Threshold = Field(description="The best confidence threshold of the run's own sweep.")
+    best_score: Score
+
+
+class ComparisonContext(Section):
+    gt: str
+    a: Side
+    b: Side
+    thresholds: Thresholds
+    same_predictions: bool = Field(
+        description="A and B give the same outcomes on every image at every threshold."
+    )
+    images: int = Field(ge=1, description="Images scored in both runs, paired by asset id.")
+    resamples: int = Field(ge=1000)
+    level: float = Field(gt=0, lt=1)
+    seed: int
+
+
+class Comparison(Section):
+    """Which prediction set leaves less correction work: B - A with paired bootstrap intervals."""
+
+    better: Better = Field(description="The set whose score is higher with the interval excluding 0.")
+    difference: ScoreDifference
+    time_saved_difference: TimeDifference
+    per_class: tuple[ClassDifference, ...] = Field(
+        description="Every class with a box in either run, most boxes first; scores on each run's images."
+    )
+    context: ComparisonContext = Field(exclude=True)
+
+    def document(self) -> dict[str, object]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.document(), option=orjson.OPT_INDENT_2)
+
+
+def _side(dataset: str, counts: IntArray, sweep: Sweep, costs: TimeCosts, used: float) -> Side:
+    whole = OutcomeCounts(counts.sum(axis=0))
+    best = sweep.choice(used).best
+    return Side(
+        dataset=dataset,
+        assistance_score=whole.score,
+        grade=cast(Grade, whole.grade),
+        saved_seconds=float(whole.seconds_saved(costs)),
+        counts=outcome_counts(whole.rows),
+        best_threshold=best.threshold,
+        best_score=best.tally.assistance_score,
+    )
+
+
+def _aligned(table: ClassCounts, names: list[str]) -> IntArray:
+    """`table.counts` on the rows of `names` (zeros for a class the run never saw)."""
+    rows = {name: i for i, name in enumerate(table.names)}
+    aligned = np.zeros((len(names), table.counts.shape[1]), dtype=np.int64)
+    present = [i for i, name in enumerate(names) if name in rows]
+    aligned[present] = table.counts[[rows[names[i]] for i in present]]
+    return aligned
+
+
+def _class_rows(run: RunFigures, names: list[str]) -> ClassRows:
+    """The run's (image, class) rows on the paired images, classes as rows of `names` (others dropped)."""
+    found = run.image_classes
+    paired = np.full(len(found.asset_ids), -1, dtype=np.int64)
+    paired[run.paired] = np.arange(len(run.paired))
+    shown = {name: i for i, name in enumerate(names)}
+    to_shown = np.asarray([shown.get(name, -1) for name in found.class_names] or [-1], dtype=np.int64)
+    image, class_id = paired[found.image], to_shown[found.class_id]
+    keep = (image >= 0) & (class_id >= 0)
+    return ClassRows(image[keep], class_id[keep], found.counts[keep])
+
+
+def class_differences(a: RunFigures, b: RunFigures, images: int) -> tuple[ClassDifference, ...]:
+    """Every class with a box in A or B, most boxes (of both) first, ties in A's class order, with
+    the interval of B - A of its score over the paired images."""
+    names = [*a.classes.names, *(name for name in b.classes.names if name not in set(a.classes.names))]
+    counts_a, counts_b = _aligned(a.classes, names), _aligned(b.classes, names)
+    scores_a, scores_b = OutcomeCounts(counts_a).scores, OutcomeCounts(counts_b).scores
+    boxes_a, boxes_b = counts_a.sum(axis=1), counts_b.sum(axis=1)
+    rows = np.flatnonzero(boxes_a + boxes_b > 0)
+    rows = rows[np.lexsort((rows, -(boxes_a + boxes_b)[rows]))].tolist()
+    shown = [names[row] for row in rows]
+    intervals = class_intervals((_class_rows(a, shown), _class_rows(b, shown)), images, len(shown))
+    return tuple(
+        ClassDifference(
+            class_name=names[row],
+            score_a=float(scores_a[row]),
+            score_b=float(scores_b[row]),
+            difference=float(scores_b[row] - scores_a[row]),
+            boxes_a=int(boxes_a[row]),
+            boxes_b=int(boxes_b[row]),
+            low=interval.low,
+            high=interval.high,
+        )
+        for row, interval in zip(rows, intervals, strict=True)
+    )
+
+
+def _better(score: Difference) -> Better:
+    if score.low > 0:
+        return "B"
+    return "A" if score.high < 0 else "neither"
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """What the comparison reads of one run: per-image counts on the paired images, by class, the sweep,
+    its (image, class) rows and which of its images are paired (its image rows in pair order)."""
+
+    dataset: str
+    counts: IntArray
+    classes: ClassCounts
+    sweep: Sweep
+    image_classes: ImageClassRows
+    paired: IntArray
+
+
+def build_comparison(
+    gt: str,
+    runs: tuple[RunFigures, RunFigures],
+    paired: PairedBootstrap,
+    costs: TimeCosts,
+    options: tuple[Thresholds, bool],
+) -> Comparison:
+    """The comparison of A and B; `options` are both runs' thresholds and whether A and B are the same."""
+    a, b = runs
+    thresholds, same = options
+    score, saved = paired.score, paired.seconds_saved
+    return Comparison(
+        better=_better(score),
+        difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
+        time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
+        per_class=class_differences(a, b, paired.images),
+        context=ComparisonContext(
+            gt=gt,
+            a=_side(a.dataset, a.counts, a.sweep, costs, thresholds.confidence_threshold),
+            b=_side(b.dataset, b.counts, b.sweep, costs, thresholds.confidence_threshold),
+            thresholds=thresholds,
+            same_predictions=same,
+            images=paired.images,
+            resamples=paired.resamples,
+            level=float(paired.level),
+            seed=SEED,
+        ),
+    )
+
+
+def compare_verdict(found: Comparison) -> str:
+    """One sentence: which set leaves less work, or that the images cannot tell."""
+    d, level = found.difference, f"{found.context.level:.0%}"
+    if found.context.same_predictions:
+        return "A and B are the same predictions: every image has the same outcomes at every threshold."
+    interval = f"B - A {d.score:+.2f}, {level} interval {d.low:+.2f} to {d.high:+.2f}"
+    if found.better == "neither":
+        return f"Neither prediction set is clearly better on these images ({interval} includes 0)."
+    return f"Prediction set {found.better} leaves less correction work ({interval})."
+
+
+def compare_summary(found: Comparison) -> str:
+    """The CLI's few lines without --json."""
+    c, t = found.context, found.time_saved_difference
+    lines = [
+        compare_verdict(found),
+        *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
+        f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
+        f"{counted(c.images, 'image', 'images')} paired by asset id, "
+        f"{c.resamples} paired bootstrap resamples (seed {c.seed})",
+    ]
+    return "\n".join(lines)
+
+
+def _side_line(name: str, side: Side) -> str:
+    figures = f"score {side.assistance_score:.2f} · {side.grade} · {saving(side.saved_seconds)}"
+    return f"{name}: {figures}  ({side.dataset})"
+
+
+def _signed(seconds: float) -> str:
+    return ("+" if seconds >= 0 else "") + duration(seconds)

@@ -1,0 +1,57 @@
+"""What the findings sections are built from: the inputs, the datasets' names and the merged state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TypeVar
+
+from handler.datasets.loaded import DatasetNames
+from handler.datasets.slices import SliceFile
+from handler.engine.analyses.per_image import PER_IMAGE
+from handler.engine.bootstrap import Bootstrap, bootstrap
+from handler.engine.readings.verdict import Rescored
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
+from handler.images.pictures import Pictures
+from handler.inputs import NodeInputs
+
+Data = TypeVar("Data")
+
+
+def first_of(kind: type[Data], values: tuple[object, ...]) -> Data:
+    """The first of `values` of this type; `kind()`, its empty value, when none is."""
+    return next((value for value in values if isinstance(value, kind)), None) or kind()
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Every section's builder reads this one object (the context of `SectionSpec.build`)."""
+
+    inputs: NodeInputs
+    gt: DatasetNames
+    pred: DatasetNames
+    state: EvaluationState
+    costs: TimeCosts = field(default_factory=TimeCosts)
+    slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
+    finishers: tuple[object, ...] = ()  # the data the finishers gave (report/finishers/)
+    pictures: Pictures | None = None  # the sketched images, when the run has some (`--images`, found)
+    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
+
+    def finished(self, kind: type[Data]) -> Data:
+        """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
+        return first_of(kind, self.finishers)
+
+    @cached_property
+    def reason(self) -> str | None:
+        """Why nothing could be scored; None when something was."""
+        if not self.state.figures.images:
+            return "the ground-truth and prediction datasets share no image assets"
+        if self.state.tally.total == 0:
+            return "no boxes were left on the shared images after the confidence filter"
+        return None
+
+    @cached_property
+    def spread(self) -> Bootstrap | None:
+        """The per-image bootstrap, once per run: the verdict and the uncertainty section share it."""
+        return None if self.reason is not None else bootstrap(self.state.of(PER_IMAGE).counts, self.costs)

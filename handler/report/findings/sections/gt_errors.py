@@ -1,0 +1,102 @@
+"""`suspected_gt_errors` (issue 13 item 3): confident predictions that contradict the GT."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal, cast
+
+from pydantic import Field
+
+from handler.engine.analyses.gt_errors import GT_ERRORS
+from handler.engine.counts import OutcomeCounts
+from handler.engine.gt_errors import (
+    MISSING_GT,
+    MISSING_MAX_IOU,
+    SUSPECT_CONFIDENCE,
+    TOP_SUSPECTS,
+    WRONG_CLASS,
+    SuspectTally,
+)
+from handler.engine.state import EvaluationState
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Grade, Score, Section, Threshold
+from handler.report.findings.sections import SectionSpec
+
+
+class SuspectedBoxEntry(Section):
+    asset_id: str
+    box: tuple[float, float, float, float] = Field(
+        description="The prediction's [x_min, y_min, x_max, y_max]."
+    )
+    kind: Literal["missing_gt", "wrong_class"]
+    confidence: Threshold
+    iou: Score | None = Field(description="IoU with the matched GT box; null for missing_gt.")
+    pred_class: str
+    gt_class: str | None
+
+
+class SuspectedGtErrors(Section):
+    __doc__ = (
+        f"Predictions with confidence >= {SUSPECT_CONFIDENCE:g} that contradict the GT: missing_gt, a false "
+        f"positive no GT box of any class overlaps with IoU >= {MISSING_MAX_IOU:g}; wrong_class, a "
+        "class-confused match with IoU >= IOU_PERFECT. Flagged in outcomes.jsonl (suspected_gt_error)."
+    )
+
+    confidence_from: Threshold
+    count: Count
+    missing_gt: Count
+    wrong_class: Count
+    listed: tuple[SuspectedBoxEntry, ...] = Field(
+        max_length=TOP_SUSPECTS, description="The most confident suspects, most confident first."
+    )
+    score_if_gt_fixed: Score = Field(description="The assistance score if every suspect's GT were wrong.")
+    grade_if_gt_fixed: Grade
+    withheld: str | None = Field(
+        default=None,
+        description="Why no suspect is listed (another reading of the predictions explains the misses).",
+    )
+
+
+# While another reading explains the misses, the GT is not blamed for them (issue 24).
+WITHHELD: Final = (
+    "not listed: another reading of the predictions scores clearly better (see the warning under the "
+    "verdict), so their misses are the export's, not the ground truth's; outcomes.jsonl flags none either"
+)
+
+
+def suspects(state: EvaluationState, withheld: bool = False) -> SuspectTally:
+    """The suspects the report lists: none while another reading explains the misses (`withheld`)."""
+    found = state.of(GT_ERRORS)
+    return found.none() if withheld else found
+
+
+def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
+    state = facts.state
+    found = suspects(state, facts.reading is not None)
+    fixed = OutcomeCounts(found.corrected(state.tally.counts))
+    listed = tuple(
+        SuspectedBoxEntry.model_validate(
+            {
+                "asset_id": box.asset_id,
+                "box": box.box,
+                "kind": box.kind,
+                "confidence": box.confidence,
+                "iou": box.iou,
+                "pred_class": box.pred_class,
+                "gt_class": box.gt_class,
+            }
+        )
+        for box in found.listed
+    )
+    return SuspectedGtErrors(
+        confidence_from=SUSPECT_CONFIDENCE,
+        count=found.count,
+        missing_gt=int(found.counts[MISSING_GT]),
+        wrong_class=int(found.counts[WRONG_CLASS]),
+        listed=listed,
+        score_if_gt_fixed=fixed.score,
+        grade_if_gt_fixed=cast(Grade, fixed.grade),  # one of GRADES; the model checks it again
+        withheld=None if facts.reading is None else WITHHELD,
+    )
+
+
+SuspectedGtErrorsSection = Annotated[SuspectedGtErrors, SectionSpec(suspected_gt_errors, "gt_errors")]

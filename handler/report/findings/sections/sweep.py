@@ -1,0 +1,84 @@
+"""`confidence_sweep`: the assistance score at every threshold of the grid, and the best one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.counts import OutcomeCounts
+from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
+from handler.engine.timecost import TimeCosts
+from handler.report import charts
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Counts, Score, Section, Threshold
+from handler.report.findings.sections import Figure, SectionSpec
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
+
+
+class SweepPointFigures(Section):
+    threshold: Threshold
+    assistance_score: Score
+    predictions_kept: Count
+    counts: Counts
+    saved_seconds: float = Field(
+        description="Labeler seconds saved against drawing every GT box (negative: lost), at this threshold."
+    )
+
+
+def _grid_text() -> str:
+    step = SWEEP_GRID[1] - SWEEP_GRID[0]
+    return f"{SWEEP_GRID[0]:.2f} to {SWEEP_GRID[-1]:.2f} in steps of {step:.2f}"
+
+
+class ConfidenceSweep(Section):
+    __doc__ = f"The assistance score at confidence thresholds {_grid_text()}, and at the one used."
+
+    points: tuple[SweepPointFigures, ...] = Field(min_length=1)
+    used_threshold: Threshold
+    used_score: Score
+    best_threshold: Threshold
+    best_score: Score
+    recommended: bool = Field(
+        description=f"The best threshold beats the used one by at least {float(RECOMMEND_GAIN):g}."
+    )
+
+
+def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
+    return SweepPointFigures(
+        threshold=point.threshold,
+        assistance_score=point.tally.assistance_score,
+        predictions_kept=point.predictions_kept,
+        counts=Counts.of(point.tally),
+        saved_seconds=float(OutcomeCounts(point.tally.counts).seconds_saved(costs)),
+    )
+
+
+def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
+    sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
+    choice = sweep.choice(facts.inputs.confidence.value)
+    return ConfidenceSweep(
+        points=tuple(_point(point, facts.costs) for point in sweep.points),
+        used_threshold=facts.inputs.confidence.value,
+        used_score=choice.used.tally.assistance_score,
+        best_threshold=choice.best.threshold,
+        best_score=choice.best.tally.assistance_score,
+        recommended=choice.recommended,
+    )
+
+
+# Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
+def sweep_figure(findings: Findings) -> dict[str, Any]:
+    sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
+    points = [
+        (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
+    ]
+    return {"sweep_fig": charts.sweep_figure(points, sweep.used_threshold, sweep.best_threshold)}
+
+
+ConfidenceSweepSection = Annotated[
+    ConfidenceSweep, SectionSpec(confidence_sweep, figure=Figure("sweep", sweep_figure, place=40))
+]

@@ -1,0 +1,131 @@
+"""`time`: estimated labeler time with the predictions vs drawing every GT box from scratch."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from handler.engine.calibration import MIN_SUPPORT
+from handler.engine.counts import OutcomeCounts
+from handler.engine.outcomes import Tally
+from handler.engine.timecost import ACTIONS, ASSUMED, CITED, DRAW_SOURCE, CostFit, TimeCosts
+from handler.report import charts
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Seconds, Section
+from handler.report.findings.sections import Figure, SectionSpec
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
+
+
+class ActionCosts(Section):
+    """Seconds per labeler action."""
+
+    accept: Seconds
+    nudge: Seconds
+    relabel: Seconds
+    delete: Seconds
+    draw: Seconds
+
+
+class FittedAction(Section):
+    """One action's fitted seconds: the 95 % bootstrap interval over tasks and the tasks that show it."""
+
+    low: Seconds
+    high: Seconds
+    tasks: int = Field(ge=0, description="Tasks (Label Studio) or jobs (CVAT) that show the action.")
+    fitted: bool = Field(description="False: too few tasks show it, so its default was kept.")
+
+
+class CostsSource(Section):
+    """Whose seconds these are: the labeling tool's log they were fitted from (prelabel-eval calibrate)."""
+
+    summary: str = Field(description="`fitted from 412 tasks of export.json, 2026-11-30`.")
+    files: list[str]
+    log_format: str
+    tasks: int = Field(ge=0)
+    unit: str = Field(description="What a task is in that tool: tasks (Label Studio) or jobs (CVAT).")
+    date: str
+    actions: dict[str, FittedAction]
+    min_support: int = Field(description="Tasks an action needs before its seconds are fitted.")
+    skipped: dict[str, int] = Field(description="Log entries left out of the fit, by reason.")
+    overhead_seconds: float | None = Field(
+        description="Per task besides the actions (not used: it is paid either way)."
+    )
+    r2: float | None = Field(description="Share of the variance of the task times the fit explains.")
+    rmse_seconds: float | None
+
+
+class TimeSaved(Section):
+    """Estimated labeler time with the predictions vs drawing every GT box from scratch."""
+
+    costs_seconds: ActionCosts
+    costs_adjusted: bool = Field(description="The costs differ from the defaults.")
+    with_predictions_seconds: Seconds
+    from_scratch_seconds: Seconds
+    saved_seconds: float = Field(
+        description="Negative when correcting the predictions takes longer than drawing."
+    )
+    saved_share: float = Field(le=1)
+    draw_source: str
+    cited: dict[str, str] = Field(description="The sources of the default seconds the literature measures.")
+    assumptions: dict[str, str] = Field(description="The default seconds no source we know measures.")
+    costs_source: CostsSource | None = Field(
+        description="Where fitted seconds come from; null for the defaults or seconds set by hand."
+    )
+
+
+def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:
+    estimate = OutcomeCounts(tally.counts).time_estimate(costs)
+    return TimeSaved(
+        costs_seconds=ActionCosts(**costs.to_dict()),
+        costs_adjusted=costs != TimeCosts(),
+        with_predictions_seconds=estimate.with_predictions,
+        from_scratch_seconds=estimate.from_scratch,
+        saved_seconds=estimate.saved,
+        saved_share=estimate.saved_share,
+        draw_source=DRAW_SOURCE,
+        cited=dict(CITED),
+        assumptions=dict(ASSUMED),
+        costs_source=None if costs.fit is None else costs_source(costs.fit),
+    )
+
+
+def costs_source(fit: CostFit) -> CostsSource:
+    return CostsSource(
+        summary=fit.source,
+        files=list(fit.files),
+        log_format=fit.log_format,
+        tasks=fit.tasks,
+        unit=fit.unit,
+        date=fit.date,
+        actions={
+            action: FittedAction(
+                low=fit.actions[action].interval[0],
+                high=fit.actions[action].interval[1],
+                tasks=fit.actions[action].support,
+                fitted=fit.actions[action].fitted,
+            )
+            for action in ACTIONS
+        },
+        min_support=MIN_SUPPORT,
+        skipped=dict(fit.skipped),
+        overhead_seconds=fit.overhead_seconds,
+        r2=fit.r2,
+        rmse_seconds=fit.rmse_seconds,
+    )
+
+
+def time(facts: RunFacts) -> TimeSaved:
+    return time_saved(facts.state.tally, facts.costs)
+
+
+def time_figure(findings: Findings) -> dict[str, Any]:
+    """Where the labeler's time goes: with the predictions, by action, against from scratch."""
+    time = findings.time
+    bar = charts.time_bar(findings.counts, time.costs_seconds.model_dump(), time.from_scratch_seconds)
+    return {"time_bar": bar}
+
+
+TimeSection = Annotated[TimeSaved, SectionSpec(time, "time", Figure("time", time_figure, place=10))]

@@ -1,0 +1,93 @@
+"""Where the work is: `images_with_most_work` and `by_size` (one page fragment, `work`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+import numpy as np
+from pydantic import Field
+
+from handler.boxes import IntArray
+from handler.engine import breakdowns
+from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
+from handler.engine.analyses.per_image import PER_IMAGE
+from handler.engine.counts import OutcomeCounts
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
+from handler.report.findings.sections import SectionSpec
+from handler.report.findings.sections.per_class import scored_rows
+
+TOP_IMAGES: Final = 10
+NO_SIZES: Final = (
+    "Box sizes are not shown: the boxes are in normalised coordinates and the image sizes are not "
+    "known, so their areas in pixels are not either."
+)
+
+
+class ImageWork(Section):
+    asset_id: str
+    labeler_seconds: Seconds
+    counts: Counts
+
+
+class SizeRow(Section):
+    size: SizeName
+    counts: Counts
+    assistance_score: Score
+
+
+def size_bounds_text() -> str:
+    """`small < 32², medium < 96², large`, from the engine's bounds (areas in pixels²)."""
+    small, medium = (f"{bound**0.5:g}²" for bound in SIZE_BOUNDS)
+    return f"small < {small}, medium < {medium}, large"
+
+
+class BySize(Section):
+    __doc__ = (
+        f"Outcomes by GT box area in pixels ({size_bounds_text()}); a false positive by its own box's area."
+    )
+
+    available: bool
+    note: str | None = Field(description="Why the sizes are not available; null when they are.")
+    sizes: tuple[SizeRow, ...]
+
+
+def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
+    """The rows (in asset order) of the images that take the labeler longest, most first."""
+    return breakdowns.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
+
+
+def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
+    """The images that take the labeler longest with the predictions, by estimated seconds."""
+    images = facts.state.of(PER_IMAGE)
+    counts, asset_ids = images.counts, images.asset_ids
+    seconds = OutcomeCounts(counts).labeler_seconds(facts.costs)
+    return tuple(
+        ImageWork(
+            asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
+        )
+        for row in most_work_rows(facts.state, facts.costs).tolist()
+    )
+
+
+def by_size(facts: RunFacts) -> BySize:
+    sizes = facts.state.of(BY_SIZE).counts
+    if sizes is None:
+        return BySize(available=False, note=NO_SIZES, sizes=())
+    rows = scored_rows(sizes, np.arange(len(SIZE_NAMES)))
+    # model_validate: the engine's size names are plain strings, the model checks them against SizeName.
+    sizes_rows = tuple(SizeRow.model_validate({"size": SIZE_NAMES[row], **figures}) for row, figures in rows)
+    return BySize(available=True, note=None, sizes=sizes_rows)
+
+
+ImagesWithMostWorkSection = Annotated[
+    tuple[ImageWork, ...],
+    Field(
+        max_length=TOP_IMAGES, description="The images with the most estimated labeler time left, most first."
+    ),
+    SectionSpec(images_with_most_work, "work"),
+]
+# Shown in the work fragment.
+BySizeSection = Annotated[BySize, SectionSpec(by_size)]

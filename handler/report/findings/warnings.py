@@ -1,0 +1,481 @@
+"""Data-health warnings (SPEC §8, issue 11): decided from the merged state only, most serious first.
+
+A wrong-looking grade is never silent: each check below reads the merged `HealthFigures` and
+`DatasetFigures`, so every executor raises the same warnings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from handler.boxes import LayoutNote
+from handler.datasets import names_from
+from handler.datasets.builder import UNKNOWN_IMAGE
+from handler.datasets.read_options import option_flag, option_label
+from handler.engine.health import DUPLICATE_IOU
+from handler.engine.outcomes import Outcome
+from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
+from handler.engine.state import EvaluationState
+from handler.report.findings.context import RunFacts
+from handler.report.findings.sections import SectionSpec
+from handler.report.findings.sections.reading import OtherReading, other_reading
+from handler.report.findings.wording import counted
+
+# Below this share of kept predictions in a GT class, the two sides do not name classes alike
+# (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
+CLASS_OVERLAP_MIN: Final = 0.2
+# From this share of skipped boxes the score rests on a visibly smaller dataset.
+SKIPPED_SHARE_MIN: Final = 0.05
+# Below this share of the predictions on an image of the GT, the results look made for other images.
+PLACED_SHARE_MIN: Final = 0.25
+# "Most" GT boxes carrying a confidence: GT drawn by people carries none.
+GT_CONFIDENT_SHARE_MIN: Final = 0.5
+# From this share of one side's assets missing on the other, the run is visibly partial.
+UNMATCHED_SHARE_MIN: Final = 0.1
+# Even one asset with two sizes puts its boxes in two coordinate frames.
+SIZE_MISMATCH_MIN: Final = 1
+# A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
+DUPLICATE_SHARE_MIN: Final = 0.01
+
+WarningCode = Literal[
+    "other_reading",
+    "predictions_elsewhere",
+    "layout_mismatch",
+    "class_names_disjoint",
+    "boxes_skipped",
+    "ground_truth_has_confidences",
+    "assets_unmatched",
+    "image_size_mismatch",
+    "duplicate_ground_truth",
+    "confidence_threshold_replaced",
+    "predictions_equal_ground_truth",
+    "crowd_excluded",
+]
+
+
+class DataWarning(BaseModel):
+    """Data that looks wrong in a way that changes the meaning of the score (or a note on what was
+    left out); the keys beyond code, severity and message are the figures it was decided from."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, int | float | str]
+
+    code: WarningCode
+    severity: Literal["warning", "info"] = Field(
+        description="warning: the score may mean something else than it seems; info: what was left out."
+    )
+    message: str = Field(min_length=1)
+
+    @classmethod
+    def of(cls, code: WarningCode, severity: str, message: str, **figures: int | float | str) -> DataWarning:
+        return cls.model_validate({"code": code, "severity": severity, "message": message, **figures})
+
+    @property
+    def figures(self) -> dict[str, int | float | str]:
+        return dict(self.__pydantic_extra__)
+
+
+Check = Callable[[RunFacts], DataWarning | None]
+
+
+@dataclass(frozen=True)
+class Formats:
+    """The formats the two datasets were read in (the fix for numeric ids depends on them)."""
+
+    gt: str
+    pred: str
+
+
+def _formats(facts: RunFacts) -> Formats:
+    return Formats(facts.gt.format, facts.pred.format)
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _looks_like_ids(names: Mapping[str, int]) -> bool:
+    return bool(names) and all(name.isdigit() for name in names)
+
+
+def _examples(names: Mapping[str, int]) -> str:
+    commonest = sorted(names, key=lambda name: (-names[name], name))[:3]
+    return ", ".join(commonest) + (", …" if len(names) > 3 else "")
+
+
+def _ids_side(state: EvaluationState, formats: Formats) -> str:
+    health = state.health
+    gt_ids, pred_ids = _looks_like_ids(health.class_gt), _looks_like_ids(health.class_kept)
+    if gt_ids == pred_ids:
+        return (
+            f"the ground truth names classes like {_examples(health.class_gt)} and the predictions like "
+            f"{_examples(health.class_kept)}: check that both use the same class names"
+        )
+    side, other, fmt = (
+        ("predictions", "ground truth", formats.pred)
+        if pred_ids
+        else ("ground truth", "predictions", formats.gt)
+    )
+    ids = health.class_kept if pred_ids else health.class_gt
+    names = health.class_gt if pred_ids else health.class_kept
+    fix = f"{names_from(fmt)}, or {option_label('PRED_NAMES' if pred_ids else 'GT_NAMES')}"
+    return (
+        f"class names are numeric ids in the {side} ({_examples(ids)}) and words in the {other} "
+        f"({_examples(names)}): give the {side} their class names ({fix}) so that ids become names"
+    )
+
+
+def _names_shared(state: EvaluationState) -> tuple[int, int] | None:
+    """(kept predictions in a GT class, kept predictions) when few share the GT's class names."""
+    health = state.health
+    kept = sum(health.class_kept.values())
+    shared = sum(count for name, count in health.class_kept.items() if health.class_gt.get(name))
+    if not kept or not health.class_gt or _share(shared, kept) >= CLASS_OVERLAP_MIN:
+        return None
+    return shared, kept
+
+
+def _fitting(note: LayoutNote) -> str:
+    if not note.fitting:
+        return (
+            "they fit none of the known layouts (`class [score] cx cy w h | x y w h | x1 y1 x2 y2 [score]`, "
+            "normalised or pixels): check the export"
+        )
+    shown = " or ".join(f"`{name}` ({share:.0%})" for name, share in note.fitting)
+    return f"they fit {shown}"
+
+
+def _how_many(note: LayoutNote) -> str:
+    return "None of the" if note.read_share == 0 else f"Only {note.read_share:.0%} of"
+
+
+def _layout_fix(key: str, note: LayoutNote) -> str:
+    if not note.fitting:
+        return ""
+    best = note.fitting[0][0].replace(" (normalised)", "").replace(" (pixels)", "")
+    return f' Read them in that layout with {option_flag(key)} "{best}" ({key} in an inputs file).'
+
+
+def layout_mismatch(facts: RunFacts) -> DataWarning | None:
+    """Text label lines that make no box, or an odd one, in the column layout read."""
+    state = facts.state
+    health = state.health
+    found = [("ground-truth", "GT_LAYOUT", note) for note in health.gt_layout]
+    found += [("prediction", "PRED_LAYOUT", note) for note in health.pred_layout]
+    if not found:
+        return None
+    sides = [
+        f"{_how_many(note)} {note.lines} sampled {what} lines make a box in the layout read, "
+        f"`{note.read}`; {_fitting(note)}.{_layout_fix(key, note)}"
+        for what, key, note in found
+    ]
+    message = " ".join(sides)
+    first = found[0][2]
+    return DataWarning.of(
+        "layout_mismatch",
+        "warning",
+        message,
+        layout_read=first.read,
+        lines_fitting=round(first.read_share, 4),
+        layout_fitting=first.fitting[0][0] if first.fitting else "",
+    )
+
+
+def class_names_disjoint(facts: RunFacts) -> DataWarning | None:
+    state, formats = facts.state, _formats(facts)
+    counts = _names_shared(state)
+    if counts is None:
+        return None
+    shared, kept = counts
+    message = (
+        f"Only {shared} of {kept} kept predictions ({_share(shared, kept):.0%}) carry a class name that "
+        f"the ground truth has, so matches count as class-confused; {_ids_side(state, formats)}."
+    )
+    return DataWarning.of(
+        "class_names_disjoint",
+        "warning",
+        message,
+        kept_predictions=kept,
+        in_gt_classes=shared,
+    )
+
+
+def _reasons(reasons: Mapping[str, int]) -> str:
+    ordered = sorted(reasons, key=lambda reason: (-reasons[reason], reason))
+    return ", ".join(f"`{reason}` ({reasons[reason]})" for reason in ordered)
+
+
+def _side_skips(what: str, skipped: int, boxes: int, reasons: Mapping[str, int]) -> str:
+    read = skipped + boxes
+    return f"{skipped} of {read} {what} ({_share(skipped, read):.0%}): {_reasons(reasons)}"
+
+
+def boxes_skipped(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
+    figures, health = state.figures, state.health
+    skipped = figures.gt_skipped + figures.pred_skipped
+    read = skipped + health.gt_boxes + health.pred_boxes + figures.crowd_excluded
+    if not skipped or _share(skipped, read) < SKIPPED_SHARE_MIN:
+        return None
+    sides = [
+        _side_skips(what, count, boxes, reasons)
+        for what, count, boxes, reasons in (
+            (
+                "ground-truth boxes",
+                figures.gt_skipped,
+                health.gt_boxes + figures.crowd_excluded,
+                health.gt_skip_reasons,
+            ),
+            ("predictions", figures.pred_skipped, health.pred_boxes, health.pred_skip_reasons),
+        )
+        if count
+    ]
+    reasons = Counter(health.gt_skip_reasons) + Counter(health.pred_skip_reasons)
+    commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
+    message = (
+        f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped as defective, by reason: "
+        f"{'; '.join(sides)}. The score covers the rest only."
+    )
+    return DataWarning.of(
+        "boxes_skipped",
+        "warning",
+        message,
+        skipped=skipped,
+        boxes=read,
+        reason=commonest,
+    )
+
+
+def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
+    """Few predictions name an image of the GT: a results file made for another dataset."""
+    state = facts.state
+    figures, health = state.figures, state.health
+    read = health.pred_boxes + figures.pred_skipped
+    elsewhere = health.pred_skip_reasons.get(UNKNOWN_IMAGE, 0) + health.pred_boxes - figures.predictions
+    placed = read - elsewhere
+    if not read or _share(placed, read) >= PLACED_SHARE_MIN:
+        return None
+    gt_images = figures.images + figures.gt_only_images
+    message = (
+        f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
+        "results file for another dataset? The score counts every ground-truth box as missed."
+        if placed == 0
+        else f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
+        "results file for another dataset?"
+    )
+    return DataWarning.of(
+        "predictions_elsewhere",
+        "warning",
+        message,
+        predictions_read=read,
+        on_gt_images=placed,
+        gt_images=gt_images,
+    )
+
+
+def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
+    health = state.health
+    share = _share(health.gt_confident, health.gt_boxes)
+    if share < GT_CONFIDENT_SHARE_MIN or health.pred_confident or not health.pred_boxes:
+        return None
+    message = (
+        f"{health.gt_confident} of {health.gt_boxes} ground-truth boxes ({share:.0%}) carry a confidence and "
+        "the predictions carry none: the two datasets look swapped (GT_DATASET is the trusted one)."
+    )
+    return DataWarning.of(
+        "ground_truth_has_confidences",
+        "warning",
+        message,
+        gt_with_confidence=health.gt_confident,
+        gt_boxes=health.gt_boxes,
+    )
+
+
+def assets_unmatched(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
+    figures = state.figures
+    gt_share = _share(figures.gt_only_images, figures.images + figures.gt_only_images)
+    pred_share = _share(figures.pred_only_images, figures.images + figures.pred_only_images)
+    if max(gt_share, pred_share) < UNMATCHED_SHARE_MIN:
+        return None
+    sides = []
+    if figures.gt_only_images:
+        sides.append(
+            f"{figures.gt_only_images} of {figures.images + figures.gt_only_images} ground-truth images "
+            f"({gt_share:.0%}) have no entry in the predictions (a partial prediction run shrinks the set)"
+        )
+    if figures.pred_only_images:
+        sides.append(
+            f"{figures.pred_only_images} of {figures.images + figures.pred_only_images} prediction images "
+            f"({pred_share:.0%}) are not in the ground truth"
+        )
+    message = f"{'; '.join(sides)}: only the {figures.images} shared images were scored."
+    return DataWarning.of(
+        "assets_unmatched",
+        "warning",
+        message,
+        gt_only_images=figures.gt_only_images,
+        pred_only_images=figures.pred_only_images,
+        shared_images=figures.images,
+    )
+
+
+def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
+    mismatched, images = state.health.size_mismatched, state.figures.images
+    if mismatched < SIZE_MISMATCH_MIN:
+        return None
+    message = (
+        f"{mismatched} of {images} shared images have a different width or height in the two datasets: "
+        "their boxes may be in different coordinate frames (resized images?)."
+    )
+    return DataWarning.of(
+        "image_size_mismatch",
+        "warning",
+        message,
+        mismatched_images=mismatched,
+        images=images,
+    )
+
+
+def duplicate_ground_truth(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
+    pairs, gt = state.health.duplicate_gt, state.figures.gt_objects
+    if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
+        return None
+    message = (
+        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth boxes on one image overlap with IoU ≥ "
+        f"{DUPLICATE_IOU:g} "
+        f"({gt} GT boxes): one object drawn twice leaves a false negative that no prediction can fix."
+    )
+    return DataWarning.of("duplicate_ground_truth", "warning", message, pairs=pairs, gt_boxes=gt)
+
+
+def confidence_threshold_replaced(facts: RunFacts) -> DataWarning | None:
+    inputs = facts.inputs
+    if not inputs.confidence.replaced:
+        return None
+    message = (
+        f"CONFIDENCE_THRESHOLD {inputs.confidence.given!r} is not a number, so 0 was used: "
+        "every prediction was kept."
+    )
+    return DataWarning.of(
+        "confidence_threshold_replaced",
+        "info",
+        message,
+    )
+
+
+def _all_boxes_match(boxes: int) -> str:
+    return "the one box matches" if boxes == 1 else f"all {boxes} boxes match"
+
+
+def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
+    """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
+    state = facts.state
+    tally = state.tally
+    if tally.counts[Outcome.CORRECT] == 0 or tally.counts.sum() != tally.counts[Outcome.CORRECT]:
+        return None
+    if tally.mean_iou != 1.0:
+        return None
+    message = (
+        f"The predictions equal the ground truth: {_all_boxes_match(int(tally.counts[Outcome.CORRECT]))} "
+        "with IoU 1 and the same class. Was the same dataset given twice?"
+    )
+    return DataWarning.of(
+        "predictions_equal_ground_truth", "info", message, boxes=int(tally.counts[Outcome.CORRECT])
+    )
+
+
+def crowd_excluded(facts: RunFacts) -> DataWarning | None:
+    state = facts.state
+    crowd = state.figures.crowd_excluded
+    if not crowd:
+        return None
+    regions = counted(crowd, "COCO crowd region (iscrowd=1) was", "COCO crowd regions (iscrowd=1) were")
+    message = f"{regions} left out of the ground truth."
+    return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
+
+
+def _applies(found: OtherReading) -> str:
+    if found.family == "classes":
+        return (
+            f"review the report's {CLASS_MAP_FILE} (`prelabel-eval show REPORT_ID --class-map > "
+            f"{CLASS_MAP_FILE}`) and pass it back with {found.flag} {CLASS_MAP_FILE} ({found.option} in an "
+            "inputs file, pred_class_map= in load_records)"
+        )
+    return (
+        f'apply it with {found.flag} "{found.value}" ({found.option} in an inputs file, '
+        f"{found.option.lower()}= in load_records)"
+    )
+
+
+def reading_warning(found: OtherReading) -> DataWarning:
+    message = (
+        f"Did you mean {found.says}? Read that way the predictions score {found.score:.2f} "
+        f"({found.grade}) instead of {found.score_as_read:.2f} ({found.grade_as_read}), re-scored on all "
+        f"{found.images} shared images (gain {found.score - found.score_as_read:+.2f}, "
+        f"{found.level:.0%} interval {found.gain_low:+.2f} to {found.gain_high:+.2f}): {_applies(found)}. "
+        "Suspected ground-truth errors are not listed while this reading explains the misses."
+    )
+    return DataWarning.of(
+        "other_reading",
+        "warning",
+        message,
+        reading=found.family,
+        option=found.option,
+        value=found.value,
+        score=round(found.score, 4),
+        grade=found.grade,
+    )
+
+
+# Most serious first: the order of the banners and of the stderr lines.
+CHECKS: Final[tuple[Check, ...]] = (
+    predictions_elsewhere,
+    layout_mismatch,
+    class_names_disjoint,
+    ground_truth_has_confidences,
+    boxes_skipped,
+    assets_unmatched,
+    image_size_mismatch,
+    duplicate_ground_truth,
+    confidence_threshold_replaced,
+    predictions_equal_ground_truth,
+    crowd_excluded,
+)
+
+
+# What a proposed reading says better: a class reading the disjoint names, a box reading the
+# layout that fits (the reading is re-scored, the symptom was not).
+SAID_BY_READING: Final = {
+    "classes": ("class_names_disjoint",),
+    "box": ("layout_mismatch",),
+    "frame": (),
+}
+
+
+def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
+    """Every check's warning, in CHECKS order (most serious first); a proposed reading's first, in
+    place of the symptoms it says better."""
+    found = [warning for check in CHECKS if (warning := check(facts)) is not None]
+    reading = other_reading(facts)
+    if reading is None:
+        return tuple(found)
+    said = SAID_BY_READING[reading.family]
+    return (reading_warning(reading), *(warning for warning in found if warning.code not in said))
+
+
+# The warnings are a section like the others (a typed field of `Findings`, built from the `RunFacts`);
+# the page shows them as banners under the verdict, so they bring no fragment.
+WarningsSection = Annotated[
+    tuple[DataWarning, ...],
+    Field(description="Data-health warnings, most serious first; shown under the verdict and on stderr."),
+    SectionSpec(data_warnings),
+]

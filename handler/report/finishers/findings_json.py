@@ -1,0 +1,17 @@
+"""`findings.json`: the findings document itself."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from handler.report.finishing import FINDINGS, Finished, Finisher, Finishing
+from handler.report.publish import ReportPart
+
+FINDINGS_PART: Final = ReportPart("findings", "findings.json", "application/json")
+
+
+def _document(finishing: Finishing) -> Finished:
+    return Finished({FINDINGS_PART: finishing.built().to_json()})
+
+
+FINDINGS_JSON: Final = Finisher("findings.json", FINDINGS, _document, (FINDINGS_PART,))

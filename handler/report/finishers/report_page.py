@@ -1,0 +1,18 @@
+"""`report.html`: the findings drawn as one static page (handler/report/page/)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from handler.report.finishing import FINDINGS, Finished, Finisher, Finishing
+from handler.report.page import render_html
+from handler.report.publish import ReportPart
+
+PAGE_PART: Final = ReportPart("html", "report.html", "text/html; charset=utf-8")
+
+
+def _page(finishing: Finishing) -> Finished:
+    return Finished({PAGE_PART: render_html(finishing.built()).encode("utf-8")})
+
+
+REPORT_PAGE: Final = Finisher("report.html", FINDINGS, _page, (PAGE_PART,))

@@ -1,0 +1,135 @@
+"""What a finisher plugs into: work done once the shards are merged (the registry and how to add
+one: handler/report/finishers/__init__.py).
+
+A finisher declares what it needs (`needs`): the merged state only (`MERGED`), an extra exact pass
+over the images it chooses from the merged state (`ExactPass`), or the built findings (`FINDINGS`).
+It returns report parts (files stored with the report, each declared up front in `parts`) and/or
+data for the findings sections (a section reads it with `facts.finished(Kind)`). The pipeline runs
+them all: first those on the merged state and the pass (ONE pass over the union of their images),
+then the findings are built with their data, then those on the findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from handler.datasets.loaded import DatasetNames
+from handler.engine.readings.verdict import Rescored
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
+from handler.execution.image_pass import ImagePass, image_pass
+from handler.execution.run import ShardPlan
+from handler.inputs import NodeInputs
+from handler.report.findings import Findings
+from handler.report.findings.context import Data, first_of
+from handler.report.publish import ReportPart
+from handler.storage import Content
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What every finisher reads: the run's inputs and costs, both datasets' names, the merged state."""
+
+    inputs: NodeInputs
+    costs: TimeCosts
+    gt: DatasetNames
+    pred: DatasetNames
+    state: EvaluationState
+    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
+
+
+@dataclass(frozen=True)
+class ExactPass:
+    """An extra exact pass over the images `choose` picks (asset ids) from the merged state; the
+    finisher gets their paired boxes and evaluation (`Finishing.images`)."""
+
+    choose: Callable[[Merged], frozenset[str]]
+
+
+MERGED: Final = "merged state"
+FINDINGS: Final = "findings"
+Needs = ExactPass | Literal["merged state", "findings"]
+
+
+@dataclass(frozen=True)
+class Finishing:
+    """A finisher's input: the merged run, and what its `needs` asked for besides."""
+
+    merged: Merged
+    chosen: frozenset[str] = frozenset()  # ExactPass: the asset ids it chose
+    # ExactPass: the one pass over every finisher's images; its own are `images.images(chosen)`.
+    images: ImagePass = field(default_factory=ImagePass)
+    findings: Findings | None = None  # FINDINGS: the findings, built
+
+    def built(self) -> Findings:
+        """The built findings, for a finisher that needs FINDINGS."""
+        if self.findings is None:
+            raise ValueError("only a finisher that needs FINDINGS runs after the findings are built")
+        return self.findings
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finisher's output: its parts (of those it declared) and its data for the findings."""
+
+    parts: Mapping[ReportPart, Content] = field(default_factory=dict)
+    data: object = None
+
+
+@dataclass(frozen=True)
+class Finisher:
+    """One finisher: its name, what it needs, the parts it may write, and the function that runs it.
+
+    `finish` is a module-level function of `Finishing`; `parts` are every part it may return (the
+    report's parts are known without running a finisher: `show` reads them by key)."""
+
+    name: str
+    needs: Needs
+    finish: Callable[[Finishing], Finished]
+    parts: tuple[ReportPart, ...] = ()
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """The data for the findings (one value per finisher that gave one) and the parts so far."""
+
+    data: tuple[object, ...]
+    parts: dict[ReportPart, Content]
+
+    def of(self, kind: type[Data]) -> Data:
+        """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
+        return first_of(kind, self.data)
+
+
+def _checked(finisher: Finisher, finished: Finished) -> Finished:
+    undeclared = set(finished.parts) - set(finisher.parts)
+    if undeclared:
+        keys = sorted(part.key for part in undeclared)
+        raise KeyError(f"finisher {finisher.name!r} wrote parts it did not declare: {keys}")
+    return finished
+
+
+def finish_merged(finishers: Sequence[Finisher], merged: Merged, plan: ShardPlan) -> FinishedRun:
+    """Run the finishers on the merged state and on the pass: one pass over all their images."""
+    chosen = {f.name: f.needs.choose(merged) for f in finishers if isinstance(f.needs, ExactPass)}
+    images = image_pass(plan, merged.state, frozenset(i for ids in chosen.values() for i in ids))
+    done = [
+        _checked(f, f.finish(Finishing(merged, chosen.get(f.name, frozenset()), images)))
+        for f in finishers
+        if f.needs != FINDINGS
+    ]
+    return FinishedRun(
+        tuple(d.data for d in done if d.data is not None), {k: v for d in done for k, v in d.parts.items()}
+    )
+
+
+def finish_findings(
+    finishers: Sequence[Finisher], merged: Merged, findings: Findings
+) -> dict[ReportPart, Content]:
+    """Run the finishers on the findings: their parts."""
+    done = [
+        _checked(f, f.finish(Finishing(merged, findings=findings))) for f in finishers if f.needs == FINDINGS
+    ]
+    return {part: content for d in done for part, content in d.parts.items()}

@@ -1,0 +1,27 @@
+"""Compare's HTML page: the comparison of two prediction sets drawn as one static page."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Final
+
+from handler.report import charts
+from handler.report.findings.compare_findings import Comparison, compare_verdict
+from handler.report.page.html import SHORT_LABELS, environment
+
+TEMPLATE: Final = "compare.html.j2"
+
+
+def render_compare_html(found: Comparison) -> str:
+    ends = [end for r in found.per_class for end in (r.low, r.high, r.difference)]
+    template = environment().get_template(TEMPLATE)
+    return template.render(
+        c=found,
+        verdict=compare_verdict(found),
+        classes=charts.folded(
+            partial(charts.pair_chart, bound=charts.symmetric_bound(*ends)),
+            [(r.class_name, r.score_a, r.score_b, r.low, r.high) for r in found.per_class],
+        ),
+        spread=charts.difference_figure(found.difference.score, found.difference.low, found.difference.high),
+        outcomes=SHORT_LABELS,
+    )

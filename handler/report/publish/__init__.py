@@ -1,0 +1,30 @@
+"""A report's life in the store: written under staging and published whole (`staged_report`),
+its parts (`ReportPart`), listed, read back, and its leftovers collected."""
+
+from handler.report.publish.asset import (
+    OUTCOMES,
+    SAFE_AGE_SECONDS,
+    ReportPart,
+    collect_garbage,
+    latest_report,
+    list_reports,
+    parse_duration,
+    read_report_part,
+    report_location,
+)
+from handler.report.publish.staging import ReportStaging, new_report_id, staged_report
+
+__all__ = [
+    "OUTCOMES",
+    "SAFE_AGE_SECONDS",
+    "ReportPart",
+    "ReportStaging",
+    "collect_garbage",
+    "latest_report",
+    "list_reports",
+    "new_report_id",
+    "parse_duration",
+    "read_report_part",
+    "report_location",
+    "staged_report",
+]

@@ -1,0 +1,174 @@
+"""The report asset: which parts it has, where they live in a store, and how it is read.
+
+Layout under the store: `reports/<id>/findings.json`, `report.html`, `outcomes.jsonl` and
+`manifest.json`. A part may instead be written as numbered chunk objects
+(`outcomes/00000.jsonl`, `outcomes/00001.jsonl`, ...), e.g. one per shard of the evaluation;
+reading the part concatenates them in order, byte for byte what one object would hold.
+
+A report without a manifest does not exist for readers. `handler.report.publish.staging` writes a
+report (on a local store under the hidden `reports/.staging-<id>/`, moved into place whole).
+What a run that never finished left (SIGKILL, power loss, a cut connection) is staging: a
+`.staging-<id>` folder, everything under `reports/<id>/` without `manifest.json`, and the local
+store's hidden `.<name>.*.part` files. Staging whose newest object is older than a safe age
+cannot belong to a live run; `collect_garbage` deletes it, and every publish runs it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Final
+
+import orjson
+
+from handler.errors import InputError, StorageError
+from handler.storage import ObjectNotFound, Store
+from handler.storage.base import check_id
+
+MANIFEST: Final = "manifest.json"
+MANIFEST_TYPE: Final = "application/json"
+
+REPORTS: Final = "reports/"
+STAGING: Final = ".staging-"
+# Older than this, staging cannot belong to a live run: no evaluation takes a day.
+SAFE_AGE_SECONDS: Final = 24 * 3600
+# A temporary file of the local store: `.<name>.<random>.part` beside its target.
+_TEMPORARY: Final = re.compile(r"(^|/)\.[^/]+\.part$")
+_DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
+_UNIT_SECONDS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class ReportPart:
+    """One part of a report: the key `show` names it by, its file name and its content type.
+
+    The outcome lines are the part the shards write (`OUTCOMES`); every other part is declared by
+    the finisher that writes it (handler/report/finishers/)."""
+
+    key: str
+    name: str
+    content_type: str
+
+    def chunk(self, index: int) -> str:
+        path = PurePosixPath(self.name)
+        return f"{path.stem}/{index:05d}{path.suffix}"
+
+    def objects(self, listed: Iterable[str]) -> list[str]:
+        """The objects of a manifest that hold this part, in the order they were written."""
+        folder = f"{PurePosixPath(self.name).stem}/"
+        return [name for name in listed if name == self.name or name.startswith(folder)]
+
+
+# The per-box outcome lines: written by the shards, one chunk each, before the other parts.
+OUTCOMES: Final = ReportPart("outcomes", "outcomes.jsonl", "application/x-ndjson")
+
+
+def report_folder(report_id: str) -> str:
+    return f"{REPORTS}{check_id(report_id, 'report id')}"
+
+
+def staging_folder(report_id: str) -> str:
+    """Where a local store's report is written before it is moved into place: hidden, and
+    never a report id (ids do not start with a dot), so no reader takes it for a report."""
+    return f"{REPORTS}{STAGING}{check_id(report_id, 'report id')}"
+
+
+def report_location(store: Store, report_id: str) -> str:
+    """Where a human finds the report."""
+    return store.url(report_folder(report_id)) + "/"
+
+
+def is_temporary(key: str) -> bool:
+    """A local store's half-written object (a put that never finished)."""
+    return _TEMPORARY.search(key) is not None
+
+
+def _get(store: Store, key: str, report_id: str) -> bytes:
+    try:
+        return store.get(key)
+    except StorageError as error:
+        # The same kind, so a missing manifest stays recognisable as ObjectNotFound.
+        raise type(error)(f"cannot read report {report_id!r}: {error}") from error
+
+
+def _manifest(store: Store, folder: str, report_id: str) -> list[str]:
+    try:
+        document: Any = orjson.loads(_get(store, f"{folder}/{MANIFEST}", report_id))
+    except ObjectNotFound:
+        raise StorageError(f"{store.uri}: no report {report_id!r}") from None
+    except ValueError as error:
+        raise StorageError(f"{store.uri}: report {report_id!r} has a damaged manifest") from error
+    listed = document.get("parts") if isinstance(document, dict) else None
+    if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+        raise StorageError(f"{store.uri}: report {report_id!r} has a damaged manifest")
+    return listed
+
+
+def list_reports(store: Store) -> list[str]:
+    """The published reports (those with a manifest), latest first: report ids sort by creation time."""
+    manifests = (key.split("/") for key in store.list(REPORTS))
+    return sorted(
+        {
+            parts[1]
+            for parts in manifests
+            if len(parts) == 3 and parts[2] == MANIFEST and not parts[1].startswith(STAGING)
+        },
+        reverse=True,
+    )
+
+
+def latest_report(store: Store) -> str:
+    listed = list_reports(store)
+    if not listed:
+        raise StorageError(f"{store.uri}: no report yet (run prelabel-eval GT PRED first)")
+    return listed[0]
+
+
+def read_report_part(store: Store, report_id: str, part: ReportPart) -> bytes:
+    """One part of a published report, its chunks joined; a StorageError line when absent."""
+    folder = report_folder(report_id)
+    names = part.objects(_manifest(store, folder, report_id))
+    if not names:
+        raise StorageError(f"{store.uri}: report {report_id!r} has no {part.key}")
+    return b"".join(_get(store, f"{folder}/{name}", report_id) for name in names)
+
+
+def parse_duration(text: str) -> float:
+    """`90`, `90s`, `30m`, `24h`, `7d` -> seconds."""
+    found = _DURATION.fullmatch(text.strip().lower())
+    if found is None:
+        raise InputError(f"--older-than {text[:40]!r}: expected a duration such as 90s, 30m, 24h or 7d")
+    return float(found[1]) * _UNIT_SECONDS[found[2]]
+
+
+def _staging(keys: Iterable[str]) -> dict[str, list[str]]:
+    """Report folder -> the keys that are staging in it."""
+    folders: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        folder = "/".join(key.split("/")[:2])
+        folders[folder].append(key)
+    staging: dict[str, list[str]] = {}
+    for folder, listed in folders.items():
+        published = f"{folder}/{MANIFEST}" in listed and not folder.startswith(REPORTS + STAGING)
+        if published:
+            listed = [key for key in listed if is_temporary(key)]  # only a dead put's leftovers
+        if listed:
+            staging[folder] = listed
+    return staging
+
+
+def collect_garbage(store: Store, older_than: float, now: float | None = None) -> list[str]:
+    """Delete the staging of every report folder whose newest staging object is older than
+    `older_than` seconds; returns the deleted keys."""
+    cutoff = (time.time() if now is None else now) - older_than
+    entries = store.entries(REPORTS)
+    deleted: list[str] = []
+    for keys in _staging(entries).values():
+        if max(entries[key].modified for key in keys) <= cutoff:
+            store.delete(sorted(keys, reverse=True))
+            deleted.extend(keys)
+    return deleted

@@ -1,0 +1,142 @@
+"""A new finisher is one module (its part, its choice of images, its function) and one line in
+`FINISHERS`: the pipeline runs it, one extra pass serves it and the sketches together, its part is
+stored with the report and read back by key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import orjson
+import pytest
+from helpers.paths import EXAMPLES
+
+import handler.execution.image_pass
+import handler.pipeline
+from handler.datasets import PairedBoxes
+from handler.engine import Thresholds
+from handler.engine.analyses.per_image import PER_IMAGE
+from handler.execution import ExecutionOptions
+from handler.execution.shards import FileShard, PairedShard
+from handler.inputs import NodeInputs, parse_inputs
+from handler.pipeline import run
+from handler.report.finishers import FINISHERS, REPORT_PARTS
+from handler.report.finishing import MERGED, ExactPass, Finished, Finisher, Finishing, Merged
+from handler.report.publish import ReportPart, read_report_part
+from handler.storage.local import LocalStore
+
+# --- the finisher's module: pre-labels, the kept predictions of every image ---
+
+PRE_LABELS_PART: Final = ReportPart("pre_labels", "pre_labels.jsonl", "application/x-ndjson")
+
+
+def every_image(merged: Merged) -> frozenset[str]:
+    return frozenset(merged.state.of(PER_IMAGE).asset_ids)
+
+
+def pre_labels(finishing: Finishing) -> Finished:
+    lines = []
+    for passed, image in finishing.images.images(finishing.chosen):
+        kept = passed.evaluation.pred
+        on = np.flatnonzero(kept.image == image)
+        boxes = [
+            {"label": passed.paired.class_names[c], "box": b, "confidence": s}
+            for c, b, s in zip(
+                kept.class_id[on].tolist(), kept.xyxy[on].tolist(), kept.confidence[on].tolist(), strict=True
+            )
+        ]
+        lines.append(orjson.dumps({"asset_id": passed.paired.asset_ids[image], "boxes": boxes}))
+    return Finished({PRE_LABELS_PART: b"\n".join(lines) + b"\n"})
+
+
+PRE_LABELS = Finisher("pre-labels", ExactPass(every_image), pre_labels, (PRE_LABELS_PART,))
+
+# --- and its one registration line ---
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, PRE_LABELS))
+
+
+def _inputs() -> NodeInputs:
+    return parse_inputs(
+        {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
+    )
+
+
+def test_a_registered_finisher_writes_its_part_from_the_one_pass(
+    registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[int] = []
+    shard_boxes = handler.execution.image_pass.shard_boxes
+
+    def counted(task: PairedShard | FileShard) -> tuple[PairedBoxes, Thresholds]:
+        read.append(id(task))
+        return shard_boxes(task)
+
+    monkeypatch.setattr(handler.execution.image_pass, "shard_boxes", counted)
+    store = LocalStore(tmp_path / "store")
+    result = run(_inputs(), store, execution=ExecutionOptions(workers=2))
+    assert result.findings.execution.shards > 1
+
+    lines = read_report_part(store, result.outputs.report_id, PRE_LABELS_PART).splitlines()
+    assert len(lines) == result.findings.dataset.images
+    kept = sum(len(orjson.loads(line)["boxes"]) for line in lines)
+    assert kept == result.findings.dataset.predictions_kept
+    outcomes = read_report_part(store, result.outputs.report_id, REPORT_PARTS["outcomes"]).splitlines()
+    assert kept == sum(orjson.loads(line)["box"] == "pred" for line in outcomes)
+    # The sketches and the pre-labels asked for a pass; each shard was read once for both.
+    assert len(read) == len(set(read)) == result.findings.execution.shards
+    assert result.findings.sketches, "the sketches came from the same pass"
+    manifest = orjson.loads(
+        (tmp_path / "store" / "reports" / result.outputs.report_id / "manifest.json").read_bytes()
+    )
+    assert "pre_labels.jsonl" in manifest["parts"]
+
+
+def test_every_finisher_that_needs_a_pass_shares_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two finishers choosing images: the pass covers their union, and each finds its own in it."""
+    seen: dict[str, list[str]] = {}
+
+    def chooser(name: str, pick: slice) -> Finisher:
+        def choose(merged: Merged) -> frozenset[str]:
+            return frozenset(sorted(every_image(merged))[pick])
+
+        def finish(finishing: Finishing) -> Finished:
+            seen[name] = [p.paired.asset_ids[i] for p, i in finishing.images.images(finishing.chosen)]
+            seen[f"{name} pass"] = [a for p in finishing.images.shards for a in p.paired.asset_ids]
+            return Finished()
+
+        return Finisher(name, ExactPass(choose), finish)
+
+    monkeypatch.setattr(
+        handler.pipeline, "FINISHERS", (chooser("first", slice(0, 3)), chooser("last", slice(-2, None)))
+    )
+    store = LocalStore(tmp_path / "store")
+    run(_inputs(), store)
+    assert len(seen["first"]) == 3 and len(seen["last"]) == 2
+    assert sorted(seen["first pass"]) == sorted(seen["last pass"]) == sorted(seen["first"] + seen["last"])
+
+
+def test_a_part_no_finisher_declared_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def sneaky(finishing: Finishing) -> Finished:
+        return Finished({PRE_LABELS_PART: b"x"})
+
+    monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, Finisher("sneaky", MERGED, sneaky)))
+    store = LocalStore(tmp_path / "store")
+    with pytest.raises(KeyError, match=r"sneaky.*did not declare.*pre_labels"):
+        run(_inputs(), store)
+    assert not (tmp_path / "store" / "reports").exists() or not any(
+        (tmp_path / "store" / "reports").iterdir()
+    )
+
+
+def test_the_sketched_images_are_those_the_page_lists(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    findings = run(_inputs(), store).findings
+    listed = {row.asset_id for row in findings.images_with_most_work}
+    listed |= {box.asset_id for box in findings.suspected_gt_errors.listed}
+    listed |= {pair.asset_id for pair in findings.near_misses.listed}
+    assert {sketch.asset_id for sketch in findings.sketches} == listed
