@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.node_run import one_error_line, run_node
+from helpers.paths import EXAMPLES
 from helpers.tool_files import Shape, ToolImage, write_cvat
 
 from handler.datasets import Loaded, load_dataset
@@ -145,3 +146,18 @@ def test_a_pascal_voc_file_with_a_document_type_declaration_is_refused_too(tmp_p
     )
     with pytest.raises(DatasetError, match=r"a\.xml: a document type declaration: refused"):
         read(voc, "voc")
+
+
+def test_the_examples_cvat_files_are_the_native_examples(tmp_path: Path) -> None:
+    """docs/with-cvat.md's files: datumaro's CVAT XML of examples/gt.json and predictions.jsonl
+    (coordinates rounded to 0.01 px as its exporter writes them)."""
+    for native, written in (("gt.json", "gt.xml"), ("predictions.jsonl", "predictions.xml")):
+        gt = read(EXAMPLES / "gt.json")
+        expected = load_dataset(
+            open_source(str(EXAMPLES / native)), None, gt if native != "gt.json" else None
+        )
+        found = read(EXAMPLES / "cvat" / written).dataset
+        assert found.asset_ids == expected.dataset.asset_ids
+        names = np.array(found.class_names)[found.boxes.class_id].tolist()
+        assert names == np.array(expected.dataset.class_names)[expected.dataset.boxes.class_id].tolist()
+        np.testing.assert_allclose(found.boxes.xyxy, expected.dataset.boxes.xyxy, atol=0.005)
