@@ -109,7 +109,7 @@ class ReadOptions:
     model_version: str | None = None
     box: str | None = None
     frame: str | None = None
-    class_map: str | None = None
+    class_map: dict[str, str] | None = None  # class as written → GT class, read from the file
 
     def given(self) -> list[ReadOption]:
         """The options given, in `READ_OPTIONS` order."""
@@ -161,14 +161,39 @@ def parse_names_file(key: str, where: str, content: bytes) -> ClassNames:
     return ClassNames(by_id, f"{quoted(where)} ({option_label(key)})", categories)
 
 
-def read_names_file(key: str, reference: str) -> ClassNames:
-    """The names of the GT_NAMES / PRED_NAMES file at `reference` (a path or a URI)."""
+def _option_file(key: str, reference: str) -> bytes:
+    """The content of the file a read option names (a path or a URI); an error names the option."""
     source = open_source(reference, option_label(key))  # a path the OS refuses: one line naming the option
     try:
-        content = source.read_bytes()
+        return source.read_bytes()
     except (StorageError, OSError) as error:
         raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
-    return parse_names_file(key, reference, content)
+
+
+def read_names_file(key: str, reference: str) -> ClassNames:
+    """The names of the GT_NAMES / PRED_NAMES file at `reference` (a path or a URI)."""
+    return parse_names_file(key, reference, _option_file(key, reference))
+
+
+def parse_class_map(where: str, content: bytes) -> dict[str, str]:
+    """A class map file: a JSON object of class as written → GT class (ValueError says what is wrong)."""
+    try:
+        document = orjson.loads(content)
+    except orjson.JSONDecodeError as error:
+        raise ValueError(f"{where}: expected a JSON object of class → GT class ({error})") from None
+    if not isinstance(document, dict) or not all(
+        isinstance(value, str) and value for value in document.values()
+    ):
+        raise ValueError(f"{where}: expected a JSON object of class as written → GT class name (strings)")
+    return {str(key): value for key, value in document.items()}
+
+
+def read_class_map_file(key: str, reference: str) -> dict[str, str]:
+    """The map of the GT_CLASS_MAP / PRED_CLASS_MAP file at `reference`; an error names the option."""
+    try:
+        return parse_class_map(reference, _option_file(key, reference))
+    except ValueError as error:
+        raise InputError(f"{option_label(key)}: {error}") from None
 
 
 def _box_kind(text: str) -> str:
@@ -253,6 +278,7 @@ READ_OPTIONS: Final = (
         },
         "any format",
         _file_reference,
+        read_class_map_file,
         rereads=True,
     ),
 )

@@ -13,20 +13,8 @@ from handler.engine.evaluation import Thresholds
 from handler.engine.readings import FAMILIES, Evidence, Reading, boxes, classes, frames
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
-from handler.errors import InputError, StorageError, quoted
+from handler.errors import InputError
 from handler.execution.rescore import best_reading, read_with
-from handler.storage import open_source
-
-
-def _class_map(key: str, reference: str) -> Reading:
-    try:
-        content = open_source(reference).read_bytes()
-    except (StorageError, OSError) as error:
-        raise InputError(f"{option_label(key)}: {quoted(reference)}: cannot read it ({error})") from None
-    try:
-        return classes.reading(classes.parse_class_map(reference, content))
-    except ValueError as error:
-        raise InputError(f"{option_label(key)}: {error}") from None
 
 
 def _frame(key: str, text: str) -> Reading:
@@ -41,7 +29,7 @@ def given_readings(options: ReadOptions) -> list[Reading]:
     side = options.side.upper()
     found = [boxes.reading(options.box)] if options.box else []
     found += [_frame(f"{side}_FRAME", options.frame)] if options.frame else []
-    return found + ([_class_map(f"{side}_CLASS_MAP", options.class_map)] if options.class_map else [])
+    return found + ([classes.reading(options.class_map)] if options.class_map else [])
 
 
 def read_again(dataset: Dataset, readings: list[Reading]) -> Dataset:

@@ -1,9 +1,12 @@
 """The report, by job; each package has one face (its `__init__`) and the rest is its own:
 
-- `findings`: the typed findings (model, sections, warnings) and compare's model;
-- `page`: the HTML pages drawn from them (charts, templates, the compiled-template cache);
-- `exports`: files for other tools built from a run (routing.json);
-- `publish`: a report's life in the store (staging, parts, list, read, garbage collection).
+- `findings`: the typed findings (model, sections and their figures, warnings) and compare's model;
+- `page`: the HTML pages drawn from them (templates, the compiled-template cache);
+- `exports`: files for other tools, each written by a finisher (routing.json, class_map.json);
+- `publish`: a report's life in the store (staging, parts, list, read, garbage collection);
+- `finishing` and `finishers`: work done once the shards are merged (what a finisher needs and
+  gives; the registry, which the pipeline runs);
+- `charts`: the geometry of the pages' SVG figures, below the findings so a section can draw.
 
 Nothing here runs on a shard's worker: what the shards write (the outcome lines) is encoded by the
 engine (`engine.outcome_lines`) and put by a storage sink (`storage.sink`).

@@ -82,3 +82,15 @@ def test_compare_reads_the_gt_once(
         "a.json": 1,
         "b.json": 1,
     }
+
+
+def test_a_class_map_file_is_read_when_the_side_is_opened(tmp_path: Path) -> None:
+    class_map = tmp_path / "class_map.json"
+    class_map.write_text('{"14": "person"}')
+    opened = open_side(SideSpec.given("pred", str(REL_XYWH), class_map=str(class_map)), LocalStore(tmp_path))
+    assert opened.options.class_map == {"14": "person"}
+    class_map.write_text('["person"]')
+    with pytest.raises(
+        InputError, match=r"--pred-class-map FILE \(PRED_CLASS_MAP\): .*expected a JSON object"
+    ):
+        open_side(SideSpec.given("pred", str(REL_XYWH), class_map=str(class_map)), LocalStore(tmp_path))

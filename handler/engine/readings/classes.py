@@ -64,19 +64,6 @@ def reading(class_map: Mapping[str, str], says: str = "class ids mapped by the c
     return Reading("classes", KEY, FILE, says, _mapped(dict(pairs)), pairs)
 
 
-def parse_class_map(where: str, content: bytes) -> dict[str, str]:
-    """A class map file: a JSON object of class as written → GT class (ValueError says what is wrong)."""
-    try:
-        document = orjson.loads(content)
-    except orjson.JSONDecodeError as error:
-        raise ValueError(f"{where}: expected a JSON object of class → GT class ({error})") from None
-    if not isinstance(document, dict) or not all(
-        isinstance(value, str) and value for value in document.values()
-    ):
-        raise ValueError(f"{where}: expected a JSON object of class as written → GT class name (strings)")
-    return {str(key): value for key, value in document.items()}
-
-
 def class_map_json(pairs: tuple[tuple[str, str], ...]) -> bytes:
     return orjson.dumps(dict(pairs), option=orjson.OPT_INDENT_2)
 
