@@ -11,23 +11,22 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from handler.datasets.slices import SliceFile
-from handler.engine.drawn_boxes import Sketched
 from handler.engine.outcome_lines import without_suspects
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
-from handler.images.pictures import draw_pictures
-from handler.images.source import found_root, given_root
+from handler.images.source import given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
 from handler.report.findings import Execution, Findings, RunFacts, build_findings
 from handler.report.finishers import FINISHERS
+from handler.report.finishers.pictures import DRAW_IMAGES
 from handler.report.finishing import Merged, finish_findings, finish_merged
 from handler.report.publish import report_location, staged_report
 from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
-PHASES: Final = ("read datasets", "match and score", "draw images", "build report", "store report")
+PHASES: Final = ("read datasets", "match and score", DRAW_IMAGES, "build report", "store report")
 
 
 @runtime_checkable
@@ -104,7 +103,8 @@ def run(
     with _older_objects_left_alone() as settle:
         settle()
         with _phase("read datasets", log):
-            given = given_root(inputs.images, IMAGES_KEY) if inputs.images else None
+            if inputs.images:  # a mistyped --images fails now, not after the evaluation
+                given_root(inputs.images, IMAGES_KEY)
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
         with staged_report(store) as staging:
             settle()
@@ -119,10 +119,8 @@ def run(
             if reading is not None:  # the GT is not blamed for a mix-up's misses, in outcomes.jsonl too
                 chunks = staging.rewrite_chunks(chunks, without_suspects)
             settle()
-            with _phase("draw images", log):
-                sketched = [sketch.asset_id for sketch in finished.of(Sketched).images]
-                root = given or found_root(evaluated.gt.source, evaluated.gt.format, sketched)
-                pictures = None if root is None else draw_pictures(root, sketched)
+            with _phase(DRAW_IMAGES, log):
+                pictured = finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
             settle()
             with _phase("build report", log):
                 facts = RunFacts(
@@ -132,8 +130,7 @@ def run(
                     merged.state,
                     costs,
                     slices or {},
-                    finished.data,
-                    pictures=pictures,
+                    finished.data + pictured.data,
                     reading=reading,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)

@@ -7,9 +7,9 @@ Whatever goes wrong with one picture is its note, drawn on its sketch; nothing s
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from handler.errors import StorageError
@@ -30,12 +30,13 @@ class Picture:
 
 @dataclass(frozen=True)
 class Pictures:
-    """The run's images: where from, and each sketched asset's picture (none at all: `note`)."""
+    """The run's images: where from, and each sketched asset's picture (none at all: `note`).
+    The empty value (no `root`) is a run without images."""
 
-    root: str
-    found_by: str
-    by_asset: dict[str, Picture]
-    note: str | None = None  # why no picture is drawn at all (Pillow missing, an unlistable root)
+    root: str = ""
+    found_by: str = ""
+    by_asset: Mapping[str, Picture] = field(default_factory=dict)
+    note: str | None = None  # why no picture is drawn at all (Pillow is not installed)
 
 
 def _picture(root: ImagesRoot, asset_id: str) -> Picture:

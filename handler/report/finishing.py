@@ -6,7 +6,8 @@ over the images it chooses from the merged state (`ExactPass`), or the built fin
 It returns report parts (files stored with the report, each declared up front in `parts`) and/or
 data for the findings sections (a section reads it with `facts.finished(Kind)`). The pipeline runs
 them all: first those on the merged state and the pass (ONE pass over the union of their images),
-then the findings are built with their data, then those on the findings.
+then those that are a `phase` of their own (timed apart: drawing the images), then the findings
+are built with their data, then those on the findings.
 """
 
 from __future__ import annotations
@@ -83,12 +84,14 @@ class Finisher:
     """One finisher: its name, what it needs, the parts it may write, and the function that runs it.
 
     `finish` is a module-level function of `Finishing`; `parts` are every part it may return (the
-    report's parts are known without running a finisher: `show` reads them by key)."""
+    report's parts are known without running a finisher: `show` reads them by key). A finisher
+    with a `phase` (one of the pipeline's PHASES) runs in that phase, so its time is its own."""
 
     name: str
     needs: Needs
     finish: Callable[[Finishing], Finished]
     parts: tuple[ReportPart, ...] = ()
+    phase: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,12 @@ def _checked(finisher: Finisher, finished: Finished) -> Finished:
     return finished
 
 
-def finish_merged(finishers: Sequence[Finisher], merged: Merged, plan: ShardPlan) -> FinishedRun:
-    """Run the finishers on the merged state and on the pass: one pass over all their images."""
+def finish_merged(
+    finishers: Sequence[Finisher], merged: Merged, plan: ShardPlan, phase: str | None = None
+) -> FinishedRun:
+    """Run the finishers of `phase` (None: those of none) on the merged state and on the pass:
+    one pass over all their images."""
+    finishers = [f for f in finishers if f.phase == phase]
     chosen = {f.name: f.needs.choose(merged) for f in finishers if isinstance(f.needs, ExactPass)}
     images = image_pass(plan, merged.state, frozenset(i for ids in chosen.values() for i in ids))
     done = [

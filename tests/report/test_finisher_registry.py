@@ -140,3 +140,33 @@ def test_the_sketched_images_are_those_the_page_lists(tmp_path: Path) -> None:
     listed |= {box.asset_id for box in findings.suspected_gt_errors.listed}
     listed |= {pair.asset_id for pair in findings.near_misses.listed}
     assert {sketch.asset_id for sketch in findings.sketches} == listed
+
+
+class _CurrentPhase:
+    """A PhaseLog that knows which phase is running."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+
+    def start(self, phase: str) -> None:
+        self.current = phase
+
+    def __call__(self, phase: str, seconds: float) -> None:
+        self.current = None
+
+
+def test_a_finisher_with_a_phase_runs_in_that_phase_the_others_with_the_scoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pictures are a phase of their own ("draw images"): their time is not the evaluation's."""
+    assert {finisher.phase for finisher in FINISHERS} - {None} <= set(handler.pipeline.PHASES)
+    watch, seen = _CurrentPhase(), []
+
+    def note(finishing: Finishing) -> Finished:
+        seen.append(watch.current)
+        return Finished()
+
+    timed = Finisher("timed", MERGED, note, phase="draw images")
+    monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, timed, Finisher("untimed", MERGED, note)))
+    run(_inputs(), LocalStore(tmp_path / "store"), log=watch)
+    assert seen == ["match and score", "draw images"]

@@ -13,7 +13,6 @@ from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
-from handler.images.pictures import Pictures
 from handler.inputs import NodeInputs
 
 Data = TypeVar("Data")
@@ -35,7 +34,6 @@ class RunFacts:
     costs: TimeCosts = field(default_factory=TimeCosts)
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     finishers: tuple[object, ...] = ()  # the data the finishers gave (report/finishers/)
-    pictures: Pictures | None = None  # the sketched images, when the run has some (`--images`, found)
     reading: Rescored | None = None  # another reading of the predictions that scores clearly better
 
     def finished(self, kind: type[Data]) -> Data:

@@ -15,6 +15,8 @@ a `Finisher` (handler/report/finishing.py), and one line in `FINISHERS`:
     confidences, sizes, asset ids) and its evaluation (`passed.evaluation`: matches and outcomes,
     kept predictions), exactly as the full run saw them;
   - `FINDINGS`: the built findings too (`finishing.built()`), for a part that restates them.
+- `phase` (optional): one of the pipeline's PHASES, in which it runs, timed apart from the
+  scoring (`PICTURES`: "draw images");
 - `finish(finishing)` returns `Finished(parts, data)`: `parts` maps each `ReportPart` it declared in
   the finisher's `parts` to its content (a file stored with the report, listed in its manifest,
   read back with `prelabel-eval show`); `data` is a value for the findings, which a section reads
@@ -31,12 +33,14 @@ from handler.report.exports.class_map_json import CLASS_MAP_JSON
 from handler.report.exports.routing_json import ROUTING_JSON
 from handler.report.finishers.findings_json import FINDINGS_JSON
 from handler.report.finishers.image_sketches import SKETCHES
+from handler.report.finishers.pictures import PICTURES
 from handler.report.finishers.report_page import REPORT_PAGE
 from handler.report.finishing import Finisher
 from handler.report.publish import OUTCOMES, ReportPart
 
 FINISHERS: Final[tuple[Finisher, ...]] = (
     SKETCHES,
+    PICTURES,
     FINDINGS_JSON,
     REPORT_PAGE,
     ROUTING_JSON,

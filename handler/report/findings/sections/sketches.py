@@ -14,7 +14,7 @@ from pydantic import AliasChoices, Field
 
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import MAX_SKETCH_BOXES, ImageSketch, Sketched
-from handler.images.pictures import Picture
+from handler.images.pictures import Picture, Pictures
 from handler.images.thumbnail import Thumbnail
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, OutcomeKey, Section
@@ -129,16 +129,16 @@ def sketches(facts: RunFacts) -> tuple[Sketch, ...]:
     """One sketch per listed image, in asset order."""
     order = {asset_id: row for row, asset_id in enumerate(facts.state.of(PER_IMAGE).asset_ids)}
     drawn = sorted(facts.finished(Sketched).images, key=lambda s: order.get(s.asset_id, -1))
-    pictures = facts.pictures
-    if pictures is None:
+    pictures = facts.finished(Pictures)
+    if not pictures.root:
         return tuple(_model(s, None) for s in drawn)
     nowhere = Picture(pictures.root, note=pictures.note)
     return tuple(_model(s, pictures.by_asset.get(s.asset_id, nowhere)) for s in drawn)
 
 
 def pictures_used(facts: RunFacts) -> PicturesUsed | None:
-    pictures = facts.pictures
-    if pictures is None:
+    pictures = facts.finished(Pictures)
+    if not pictures.root:
         return None
     drawn = sum(picture.thumbnail is not None for picture in pictures.by_asset.values())
     return PicturesUsed(
