@@ -1,4 +1,5 @@
-"""How to read one side when its files do not say it (issue 18): class names and column layout.
+"""How to read one side when its files do not say it (issue 18): class names and column layout,
+and which model's predictions a Label Studio export gives (issue 28).
 
 `--gt-names FILE` / `--pred-names FILE` (a `.names` / `classes.txt` list, a `data.yaml`, or a
 COCO file's `categories`) name the class ids of a side; `--gt-layout` / `--pred-layout` give
@@ -69,6 +70,12 @@ def _file_reference(text: str) -> str:
     return text
 
 
+def _model_version(text: str) -> str:
+    if not text:
+        raise ValueError("expected a model version, as the export's predictions name it")
+    return text
+
+
 def option_flag(key: str) -> str:
     """GT_NAMES → --gt-names."""
     return "--" + key.lower().replace("_", "-")
@@ -99,6 +106,7 @@ class ReadOptions:
     side: Side = "gt"
     names: ClassNames | None = None
     layout: Layout | None = None
+    model_version: str | None = None
     box: str | None = None
     frame: str | None = None
     class_map: dict[str, str] | None = None  # class as written → GT class, read from the file
@@ -227,6 +235,16 @@ READ_OPTIONS: Final = (
         },
         "yolo and cartucho text label files",
         parse_layout,
+    ),
+    ReadOption(
+        "model_version",
+        "VERSION",
+        {
+            "gt": "not for the GT: a Label Studio export's GT is its annotations (see PRED_MODEL_VERSION)",
+            "pred": "the model version whose predictions a Label Studio export gives, when it holds several",
+        },
+        "label-studio JSON exports, which may hold several models' predictions",
+        _model_version,
     ),
     ReadOption(
         "box",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from handler.datasets.coco import COCO, COCO_RESULTS
+from handler.datasets.cvat import CVAT
 from handler.datasets.folder import Folder
 from handler.datasets.format import ANY_NAMES_FILE, Format, ImagesFolder, Kind
 from handler.datasets.jsondoc import (
@@ -21,6 +22,7 @@ from handler.datasets.jsondoc import (
     parse_json,
     parse_json_lines,
 )
+from handler.datasets.labelstudio import LABEL_STUDIO, LABEL_STUDIO_MIN
 from handler.datasets.loaded import Loaded
 from handler.datasets.native import NATIVE, NATIVE_JSONL
 from handler.datasets.prediction_cache import PREDICTION_CACHE, PREDICTION_CACHE_JSONL
@@ -50,9 +52,12 @@ FORMATS: list[Format] = [
     COCO,
     COCO_RESULTS,
     NATIVE,
+    LABEL_STUDIO,
+    LABEL_STUDIO_MIN,
     PREDICTION_CACHE,
     NATIVE_JSONL,
     PREDICTION_CACHE_JSONL,
+    CVAT,
     VOC,
     YOLO_FORMAT,
     CARTUCHO_FORMAT,

@@ -21,6 +21,7 @@ from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
 from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
+from handler.datasets.xmlsafe import refuse_doctype
 from handler.errors import DatasetError
 
 XML_SUFFIX = ".xml"
@@ -43,6 +44,7 @@ class VocImage:
 
 
 def _root(where: str, content: bytes) -> ET.Element:
+    refuse_doctype(where, content)
     try:
         root = ET.fromstring(content)
     except ET.ParseError as error:

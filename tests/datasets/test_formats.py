@@ -355,8 +355,8 @@ ERRORS = [
         id="voc-truncated",
     ),
     pytest.param(
-        {"a.xml": "<annotations><image/></annotations>"},
-        "a.xml: expected an <annotation> root element (Pascal VOC), found <annotations>",
+        {"a.xml": "<annotation-set><image/></annotation-set>"},  # (<annotations> is CVAT's)
+        "a.xml: expected an <annotation> root element (Pascal VOC), found <annotation-set>",
         id="voc-other-xml",
     ),
     pytest.param(

@@ -163,6 +163,56 @@ def csv(tmp: Path, boxes: list[Box]) -> Loaded:
     return _load(write_tree(tmp / "csv", {"a.csv": "".join(line(b) for b in boxes)}))
 
 
+def _label_studio_region(box: Box) -> dict[str, Any]:
+    (x0, y0, x1, y1), confidence = box
+    percent = [None if v is None else 100 * v / SIZE for v in (x0, y0)]
+    extent = [None if a is None or b is None else 100 * (b - a) / SIZE for a, b in ((x0, x1), (y0, y1))]
+    value = dict(zip(("x", "y", "width", "height"), percent + extent, strict=True))
+    region: dict[str, Any] = {
+        "type": "rectanglelabels",
+        "original_width": SIZE,
+        "original_height": SIZE,
+        "value": {**value, "rotation": 0, "rectanglelabels": ["car"]},
+    }
+    return region if confidence is None else {**region, "score": confidence}
+
+
+def label_studio(tmp: Path, boxes: list[Box]) -> Loaded:
+    task = {
+        "data": {"image": "/data/upload/1/a.jpg"},
+        "annotations": [{"result": [_label_studio_region(b) for b in boxes]}],
+    }
+    return _load(write_json(tmp / "export.json", [task]))
+
+
+def label_studio_min(tmp: Path, boxes: list[Box]) -> Loaded:
+    """JSON-MIN writes a region's value with the image size beside it, and no score."""
+    regions = [
+        {**r["value"], "original_width": SIZE, "original_height": SIZE}
+        for r in map(_label_studio_region, boxes)
+    ]
+    record = {"image": "/data/upload/1/a.jpg", "id": 1, "label": regions, "annotator": 1, "annotation_id": 1}
+    return _load(write_json(tmp / "export-min.json", [record]))
+
+
+def _cvat_box(box: Box) -> str:
+    corners, confidence = box
+    values = " ".join(f"{t}='{_text(v)}'" for t, v in zip(("xtl", "ytl", "xbr", "ybr"), corners, strict=True))
+    score = "" if confidence is None else f"<attribute name='score'>{_text(confidence)}</attribute>"
+    return f"<box label='car' occluded='0' {values}>{score}</box>"
+
+
+def cvat(tmp: Path, boxes: list[Box]) -> Loaded:
+    image = (
+        f"<image id='0' name='a.jpg' width='{SIZE}' height='{SIZE}'>{''.join(map(_cvat_box, boxes))}</image>"
+    )
+    return _load(
+        write_tree(
+            tmp / "cvat", {"annotations.xml": f"<annotations><version>1.1</version>{image}</annotations>"}
+        )
+    )
+
+
 WRITERS: dict[str, Writer] = {
     "native": native,
     "native-jsonl": native_jsonl,
@@ -173,9 +223,13 @@ WRITERS: dict[str, Writer] = {
     "voc": voc,
     "yolo": yolo,
     "cartucho": cartucho,
+    "label-studio": label_studio,
+    "label-studio-min": label_studio_min,
+    "cvat": cvat,
     CSV.name: csv,
 }
-WITH_CONFIDENCE = [name for name in WRITERS if name != "voc"]
+WITHOUT_CONFIDENCE = ("voc", "label-studio-min")
+WITH_CONFIDENCE = [name for name in WRITERS if name not in WITHOUT_CONFIDENCE]
 CONFIDENCE_OPTIONAL = [name for name in WRITERS if not name.startswith("prediction-cache")]
 
 
@@ -226,7 +280,7 @@ def test_an_inverted_or_non_finite_box_is_skipped_and_counted(
 def test_a_missing_confidence_is_fully_confident(name: str, tmp_path: Path) -> None:
     dataset = WRITERS[name](tmp_path, [((10, 10, 50, 50), None), GOOD]).dataset
     assert dataset.skipped_count == 0
-    assert dataset.boxes.confidence.tolist() == ([1.0, 1.0] if name == "voc" else [1.0, 0.9])
+    assert dataset.boxes.confidence.tolist() == ([1.0, 1.0] if name in WITHOUT_CONFIDENCE else [1.0, 0.9])
 
 
 def test_workers_read_shard_files_in_one_json_lines_format() -> None:
@@ -237,7 +291,7 @@ def test_workers_read_shard_files_in_one_json_lines_format() -> None:
 # The writers above that write a box as a position and a size (COCO's [x, y, w, h], YOLO's
 # cx cy w h): a box with its corners swapped reaches the reader as a negative size, and the reader
 # names it in those terms; every other writer writes corners.
-WRITES_SIZES = (coco, coco_results, yolo)
+WRITES_SIZES = (coco, coco_results, yolo, label_studio, label_studio_min)
 
 
 @pytest.mark.parametrize("name", list(WRITERS))
@@ -247,7 +301,7 @@ def test_the_builder_names_a_bad_box_in_the_layout_written(name: str, tmp_path: 
     assert dataset.skip_reasons == {inverted: 1}
 
 
-@pytest.mark.parametrize("name", ["yolo", "cartucho", CSV.name])
+@pytest.mark.parametrize("name", ["yolo", "cartucho", "cvat", CSV.name])
 def test_a_confidence_that_is_not_a_number_is_skipped_as_not_finite(name: str, tmp_path: Path) -> None:
     """As native skips a confidence that is not a number (JSON cannot write a NaN; text can)."""
     dataset = WRITERS[name](tmp_path, [GOOD, ((10, 10, 50, 50), float("nan"))]).dataset

@@ -37,6 +37,7 @@ from helpers.s3_server import HOST, free_port
 from helpers.watchdog import alive
 
 if TYPE_CHECKING:
+    import httpx
     from label_studio_sdk import LabelStudio
 
 TOKEN: Final = "prelabel-test-token-0123456789"
@@ -49,6 +50,7 @@ LOG_FILE: Final = "label-studio.log"
 READY_TIMEOUT_S: Final = 300.0
 STOP_GRACE_S: Final = 10.0
 _STARTED: list[subprocess.Popen[bytes]] = []
+_CONNECTIONS: list[httpx.Client] = []
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,20 @@ class LabelStudioServer:
         raise TimeoutError(f"Label Studio did not answer within {timeout:.0f} s; its log: {self.log}")
 
     def client(self) -> LabelStudio:
+        """A label-studio-sdk client; its connections stay open until `close_clients` (a client
+        collected with a socket open would warn in whichever test runs then)."""
+        import httpx
         from label_studio_sdk import LabelStudio
 
-        return LabelStudio(base_url=self.url, api_key=self.token, timeout=120)
+        connections = httpx.Client(timeout=120)
+        _CONNECTIONS.append(connections)
+        return LabelStudio(base_url=self.url, api_key=self.token, httpx_client=connections)
+
+
+def close_clients() -> None:
+    """Close the connections of every client made in this process (at the session's end)."""
+    while _CONNECTIONS:
+        _CONNECTIONS.pop().close()
 
 
 def start_shared(run_dir: Path) -> LabelStudioServer:
@@ -201,9 +214,31 @@ def create_project(client: LabelStudio, label_config: str, title: str = "prelabe
     return int(project.id)
 
 
+# Imports tried at most: see `import_tasks`.
+IMPORT_ATTEMPTS: Final = 3
+
+
 def import_tasks(client: LabelStudio, project_id: int, tasks: Sequence[Mapping[str, Any]]) -> list[int]:
-    """Import `tasks` (with their `annotations` / `predictions`, if any); their ids, in order."""
-    client.projects.import_tasks(id=project_id, request=list(tasks), return_task_ids=True)
+    """Import `tasks` (with their `annotations` / `predictions`, if any); their ids, in order.
+
+    The import is checked against what was sent: Label Studio's server (Django's runserver, a
+    thread per request) was seen to keep the tasks of a 100-task import but none of their
+    annotations and predictions while another test's requests ran alongside. Such an import is
+    undone and made again, and a third such one fails the test."""
+    expected = [
+        len(tasks),
+        *(sum(len(task.get(key, ())) for task in tasks) for key in ("annotations", "predictions")),
+    ]
+    for _ in range(IMPORT_ATTEMPTS):
+        imported = client.projects.import_tasks(id=project_id, request=list(tasks), return_task_ids=True)
+        written = [imported.task_count, imported.annotation_count or 0, imported.prediction_count or 0]
+        if written == expected:
+            break
+        client.tasks.delete_all_tasks(id=project_id)
+    else:
+        raise RuntimeError(
+            f"Label Studio imported {written} tasks, annotations, predictions; sent {expected}"
+        )
     return sorted(int(task.id) for task in client.tasks.list(project=project_id) if task.id is not None)
 
 

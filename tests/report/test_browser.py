@@ -580,7 +580,7 @@ def test_the_sketches_carry_their_images_drawn_under_the_boxes(
         context.close()
     assert len(pictured) == len(re.findall(r'<svg class="sketch', report.html.read_text(encoding="utf-8")))
     for shown in pictured:
-        assert shown["href"] == "data:image/jpeg;base64"
+        assert shown["href"] == "data:image/jpeg;base64,"
         assert shown["image"] == pytest.approx(shown["frame"], abs=1.5) and shown["frame"][0] > 50
     # Drawn: the sketch's pixels are the picture's (sky, ground, objects), not the bare grey frame.
     from PIL import Image

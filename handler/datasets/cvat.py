@@ -1,0 +1,246 @@
+"""CVAT for images 1.1: one XML file (`annotations.xml`), on its own, in its export folder or in
+the zip CVAT exports.
+
+datumaro's CVAT plugin (datumaro/plugins/data_formats/cvat) is the spec: an `<annotations>`
+root, `<meta>` with the task's (or project's) `<labels>`, then an `<image id name width height>`
+per image holding its shapes. A `<box label xtl ytl xbr ybr occluded>` is a box in pixels; a
+numeric `<attribute name="score">` is its confidence. An occluded box is a box (an object the
+labeler draws), kept as CVAT's own COCO export keeps it. A box with `rotation` ≠ 0 is skipped
+as a rotated box; polygons, polylines, points, masks, ellipses, cuboids and skeletons are
+skipped, each counted with its own reason; image tags are not objects. The asset is the
+image's file name (`name` without its folders).
+
+XML is parsed by the standard library's expat after `xmlsafe`'s guard (no document type
+declaration, so no entity), streaming image by image.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import xml.etree.ElementTree as ET
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+
+from handler.boxes import Images, IntArray, ParsedRows
+from handler.datasets.builder import build_dataset
+from handler.datasets.folder import AssetIndex, Folder
+from handler.datasets.format import Format
+from handler.datasets.labels import ClassSpace, number
+from handler.datasets.loaded import Loaded
+from handler.datasets.xmlsafe import refuse_doctype, root_start
+from handler.errors import DatasetError, quoted
+from handler.storage import Source
+
+ANNOTATIONS_FILE: Final = "annotations.xml"
+ROOT: Final = "annotations"
+BOX: Final = "box"
+SCORE: Final = "score"
+ROTATED: Final = "rotated box"
+# Shapes that are objects but not boxes: skipped, each with its own reason.
+OTHER_SHAPES: Final = ("polygon", "polyline", "points", "mask", "ellipse", "cuboid", "skeleton")
+CORNERS: Final = ("xtl", "ytl", "xbr", "ybr")
+# The most an archive member may hold once inflated: a zip that inflates further is refused.
+MAX_INFLATED_BYTES: Final = 2 << 30
+_ZIP_MAGIC: Final = b"PK\x03\x04"
+_ROOT_START: Final = re.compile(rb"<annotations[\s>/]")
+
+
+def looks_like_cvat_xml(content: bytes) -> bool:
+    return _ROOT_START.match(content, root_start(content)) is not None
+
+
+@dataclass
+class CvatShapes:
+    """The shapes of a CVAT file that are objects, as columns, and its images."""
+
+    names: list[str] = field(default_factory=list)  # image names, in file order
+    widths: list[float] = field(default_factory=list)
+    heights: list[float] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # the <meta> labels, declared order
+    image: list[int] = field(default_factory=list)  # per shape
+    corners: list[list[float]] = field(default_factory=list)
+    label: list[str] = field(default_factory=list)
+    score: list[float] = field(default_factory=list)  # NaN: no score attribute
+    has_score: list[bool] = field(default_factory=list)
+    position: list[str] = field(default_factory=list)
+    rejected: dict[int, tuple[str, str]] = field(default_factory=dict)  # row → (why, reason)
+
+
+def _attributes(shape: ET.Element) -> dict[str, str]:
+    return {a.get("name", ""): (a.text or "").strip() for a in shape.iter("attribute")}
+
+
+def _shape_problem(shape: ET.Element) -> tuple[str, str] | None:
+    if shape.tag != BOX:
+        return f"a {shape.tag} shape, not a box", f"{shape.tag}, not a box"
+    rotation = number(shape.get("rotation", "0") or "0")
+    if rotation is not None and rotation % 360 != 0:
+        return f"rotation {rotation:g}: a rotated box is not axis-aligned", ROTATED
+    return None
+
+
+def _add_shape(shapes: CvatShapes, image: int, shape: ET.Element, position: str) -> None:
+    row = len(shapes.label)
+    shapes.image.append(image)
+    shapes.position.append(position)
+    shapes.label.append(shape.get("label", "").strip())
+    values = [number(shape.get(corner, "")) for corner in CORNERS]
+    shapes.corners.append([math.nan if v is None else v for v in values])
+    score = _attributes(shape).get(SCORE)
+    value = number(score) if score else None  # a score that is not a number: the builder skips the box
+    shapes.has_score.append(score is not None)
+    shapes.score.append(math.nan if value is None else value)
+    problem = _shape_problem(shape)
+    if problem is None and None in values:
+        problem = "expected numbers in xtl, ytl, xbr, ybr", "unreadable row"
+    if problem is not None:
+        shapes.rejected[row] = problem
+
+
+def _size(image: ET.Element, key: str) -> float:
+    value = number(image.get(key, "") or "")
+    return value if value is not None and math.isfinite(value) and value > 0 else math.nan
+
+
+def _image_name(image: ET.Element, position: int) -> str:
+    name = (image.get("name") or "").replace("\\", "/").rsplit("/", 1)[-1]
+    return name or str(image.get("id", position))
+
+
+def _events(where: str, content: bytes) -> Iterator[tuple[str, ET.Element]]:
+    try:
+        yield from ET.iterparse(io.BytesIO(content), events=("start", "end"))
+    except ET.ParseError as error:
+        line, column = error.position
+        reason = str(error).split(":")[0]
+        raise DatasetError(
+            f"{where}: line {line} column {column + 1}: expected well-formed XML ({reason})"
+        ) from None
+
+
+def parse_cvat(where: str, content: bytes) -> CvatShapes:
+    """The boxes and other shapes of a CVAT for images 1.1 file (no file access)."""
+    refuse_doctype(where, content)
+    if not looks_like_cvat_xml(content):
+        raise DatasetError(f"{where}: expected an <{ROOT}> root element (CVAT for images 1.1 XML)")
+    shapes = CvatShapes()
+    inside: ET.Element | None = None
+    for event, element in _events(where, content):
+        if event == "start":
+            if element.tag == "image":
+                inside = element
+            elif element.tag == "track":
+                raise DatasetError(
+                    f"{where}: a <track>: this is CVAT for video; export the task as CVAT for images 1.1"
+                )
+            continue
+        if element.tag == "label" and inside is None and element.findtext("name"):
+            shapes.labels.append((element.findtext("name") or "").strip())
+        elif element.tag == "image":
+            _add_image(shapes, element)
+            inside = None
+            element.clear()  # the image is read: its subtree is not kept
+    return shapes
+
+
+def _add_image(shapes: CvatShapes, element: ET.Element) -> None:
+    index = len(shapes.names)
+    name = _image_name(element, index)
+    shapes.names.append(name)
+    shapes.widths.append(_size(element, "width"))
+    shapes.heights.append(_size(element, "height"))
+    objects = [shape for shape in element if shape.tag == BOX or shape.tag in OTHER_SHAPES]
+    for number_, shape in enumerate(objects, start=1):
+        _add_shape(shapes, index, shape, f"image {quoted(name)} shape #{number_} <{shape.tag}>")
+
+
+def _zip_member(where: str, content: bytes) -> bytes:
+    """The annotations.xml of a CVAT export zip (the shallowest one)."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+    except zipfile.BadZipFile as error:
+        raise DatasetError(f"{where}: expected a zip file ({error})") from None
+    with archive:
+        members = [m for m in archive.infolist() if m.filename.rsplit("/", 1)[-1] == ANNOTATIONS_FILE]
+        if not members:
+            raise DatasetError(
+                f"{where}: no {ANNOTATIONS_FILE} in the zip: expected a CVAT for images 1.1 export"
+            )
+        member = min(members, key=lambda m: m.filename.count("/"))
+        with archive.open(member) as stream:
+            inflated = stream.read(MAX_INFLATED_BYTES + 1)
+    if len(inflated) > MAX_INFLATED_BYTES:
+        raise DatasetError(
+            f"{where}: {member.filename} inflates beyond {MAX_INFLATED_BYTES >> 30} GiB: refused"
+        )
+    return inflated
+
+
+def _annotation_file(folder: Folder) -> Source | None:
+    """The folder's CVAT file: annotations.xml, else its one .xml or .zip (datumaro names the
+    file after the subset: default.xml)."""
+    named = folder.find(lambda name: 0 if name == ANNOTATIONS_FILE else None)
+    if named is not None:
+        return named
+    candidates = [f for f in folder.files if f.basename.lower().endswith((".xml", ".zip"))]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _xml_of(folder: Folder, file: Source) -> bytes:
+    content = folder.content(file)
+    return _zip_member(file.name, content) if content.startswith(_ZIP_MAGIC) else content
+
+
+def looks_like_cvat(folder: Folder) -> bool:
+    file = _annotation_file(folder)
+    if file is None:
+        return False
+    content = folder.content(file)
+    if content.startswith(_ZIP_MAGIC):
+        try:
+            with zipfile.ZipFile(io.BytesIO(content)) as archive:
+                return any(name.rsplit("/", 1)[-1] == ANNOTATIONS_FILE for name in archive.namelist())
+        except zipfile.BadZipFile:
+            return False
+    return looks_like_cvat_xml(content)
+
+
+def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
+    positions = shapes.position
+    n = len(shapes.label)
+    return ParsedRows(
+        xyxy=np.array(shapes.corners, dtype=np.float64).reshape(n, 4),
+        class_id=class_id,
+        image=np.array(shapes.image, dtype=np.int64),
+        source_index=np.arange(n),
+        position=lambda row: positions[row],
+        confidence=np.array(shapes.score, dtype=np.float64),
+        has_confidence=np.array(shapes.has_score, dtype=bool),
+        rejected={row: why for row, (why, _) in shapes.rejected.items()},
+        reasons={row: reason for row, (_, reason) in shapes.rejected.items()},
+    )
+
+
+def read_cvat(_: str, folder: Folder, __: Loaded | None = None) -> Loaded:
+    file = _annotation_file(folder)
+    if file is None:
+        raise DatasetError(f"{folder.name}: expected a CVAT for images 1.1 {ANNOTATIONS_FILE} (or its zip)")
+    shapes = parse_cvat(file.name, _xml_of(folder, file))
+    assets = AssetIndex(file.name)
+    for position, name in enumerate(shapes.names):
+        assets.add(name, f"<image> #{position + 1}", "image")  # an image listed twice is an error
+    classes = ClassSpace(None, "", ids_only=False)
+    for label in shapes.labels:
+        classes.index(label)
+    class_id = np.array([classes.index(label) if label else -1 for label in shapes.label], dtype=np.int64)
+    images = Images(assets.asset_ids, np.array(shapes.widths), np.array(shapes.heights))
+    return Loaded(build_dataset(file.name, "cvat", _rows(shapes, class_id), images, classes.names))
+
+
+CVAT = Format("cvat", "folder", looks_like_cvat, read_cvat)

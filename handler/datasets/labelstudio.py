@@ -1,0 +1,394 @@
+"""Label Studio: a JSON export (tasks with `annotations` and `predictions`) and a JSON-MIN export.
+
+Label Studio's own converter (label_studio_sdk/converter) is the spec: a box is a
+`rectanglelabels` region whose `value` holds `x`, `y`, `width`, `height` in percent of the
+region's `original_width` / `original_height` and its class in `rectanglelabels[0]`; the
+top-left corner is the rotation's pivot, so a box with `rotation` ≠ 0 is not axis-aligned and
+is skipped with its own reason. Regions of other shapes (polygons, ellipses, keypoints, brushes)
+are skipped with theirs; regions that are not objects (choices, text areas, ratings) are not
+boxes at all. Nothing depends on the labeling config's control names (`from_name`, `to_name`).
+
+Which boxes a task gives:
+- as the ground truth, its newest submitted annotation (`created_at`, then `id`), cancelled
+  ones (`was_cancelled`) left out;
+- as the predictions (the same export may be both sides), its prediction of the chosen model
+  version (`--pred-model-version`; one version in the file needs no choice), the newest if the
+  model predicted the task twice; `score` on a region, else on the prediction, is the
+  confidence. An export that lists predictions by id only (the community edition's quick export)
+  gives instead the prediction each annotation was made from (`annotation.prediction`).
+
+A task's asset is its image's file name, whatever form `data.image` takes: an upload path
+(`/data/upload/3/8f1e2a3b-a.jpg`, the 8-hex prefix that Label Studio adds removed), a URL, a
+cloud URI (`s3://bucket/a.jpg`) or a local-files link (`/data/local-files/?d=images/a.jpg`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import numpy as np
+
+from handler.boxes import Images, ParsedRows
+from handler.datasets.assetnames import IMAGE_EXTENSIONS
+from handler.datasets.builder import build_dataset
+from handler.datasets.columns import float_column, number_or_nan
+from handler.datasets.format import Format
+from handler.datasets.labels import ClassSpace
+from handler.datasets.loaded import Loaded
+from handler.datasets.read_options import ReadOptions, option_label
+from handler.errors import DatasetError, InputError, quoted
+
+BOX_TYPE: Final = "rectanglelabels"
+# Object regions that are not boxes: skipped and counted, each with its own reason.
+OTHER_SHAPES: Final = {
+    "polygonlabels": "polygon",
+    "polygon": "polygon",
+    "ellipselabels": "ellipse",
+    "ellipse": "ellipse",
+    "keypointlabels": "keypoint",
+    "keypoint": "keypoint",
+    "brushlabels": "brush mask",
+    "brush": "brush mask",
+}
+ROTATED: Final = "rotated box"
+# The random prefix Label Studio gives an uploaded file: `8f1e2a3b-a.jpg` is `a.jpg`.
+_UPLOAD_PREFIX: Final = re.compile(r"^[0-9a-f]{8}-")
+_UPLOAD_PATH: Final = "/data/upload/"
+# A JSON-MIN record's own keys, beside the task's data and its regions.
+_MIN_KEYS: Final = ("annotator", "annotation_id")
+# Records looked at to recognise an export, at most.
+_PROBE: Final = 20
+
+
+def image_name(reference: str) -> str:
+    """The image's file name in any form a task's `data.image` takes (see the module's top)."""
+    parts = urlsplit(reference)
+    path = unquote(parts.path)
+    if "/data/local-files" in path and "d" in parse_qs(parts.query):
+        path = parse_qs(parts.query)["d"][0]
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or reference
+    return _UPLOAD_PREFIX.sub("", name) if path.startswith(_UPLOAD_PATH) else name
+
+
+def _image_reference(data: dict[str, Any]) -> str | None:
+    """The task's image: the first data value naming an image file, else `image`, else the first text."""
+    texts = [value for value in data.values() if isinstance(value, str) and value]
+    named = next((t for t in texts if image_name(t).lower().endswith(tuple(IMAGE_EXTENSIONS))), None)
+    image = data.get("image")
+    return named or (image if isinstance(image, str) and image else None) or next(iter(texts), None)
+
+
+def _is_task(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("data"), dict)
+        and ("annotations" in value or "predictions" in value or "completions" in value)
+    )
+
+
+def is_label_studio(document: Any) -> bool:
+    return isinstance(document, list) and bool(document) and _is_task(document[0])
+
+
+def _carries_boxes(record: Any) -> bool:
+    return isinstance(record, dict) and any(
+        isinstance(value, list) and any(isinstance(v, dict) and BOX_TYPE in v for v in value)
+        for value in record.values()
+    )
+
+
+def is_label_studio_min(document: Any) -> bool:
+    if not isinstance(document, list) or not document or not isinstance(document[0], dict):
+        return False
+    first = document[0]
+    return all(key in first for key in _MIN_KEYS) or any(map(_carries_boxes, document[:_PROBE]))
+
+
+@dataclass
+class _Regions:
+    """The regions read, one entry per region that is an object; columns are built from them."""
+
+    task: list[int]
+    position: list[str]
+    region: list[dict[str, Any]]
+    score: list[Any]  # the region's confidence as written (None: none)
+
+    def add(self, task: int, prefix: str, regions: list[Any], default_score: Any) -> None:
+        for number, region in enumerate(regions):
+            if isinstance(region, dict) and _region_type(region) is not None:
+                self.task.append(task)
+                self.position.append(f"{prefix}[{number}]")
+                self.region.append(region)
+                self.score.append(region.get("score", default_score))
+
+
+def _region_type(region: dict[str, Any]) -> str | None:
+    """`rectanglelabels` or another object shape; None for a region that is not an object."""
+    kind = region.get("type")
+    if kind is None:  # JSON-MIN writes no type: its labels key says it
+        kind = next((key for key in (BOX_TYPE, *OTHER_SHAPES) if key in _value(region)), None)
+    return kind if kind == BOX_TYPE or kind in OTHER_SHAPES or kind == "rectangle" else None
+
+
+def _value(region: dict[str, Any]) -> dict[str, Any]:
+    value = region.get("value")
+    return value if isinstance(value, dict) else region  # JSON-MIN writes the value itself
+
+
+def _size(region: dict[str, Any], key: str) -> float:
+    size = number_or_nan(region.get(key))
+    return size if size > 0 else math.nan
+
+
+def _stamp(item: dict[str, Any]) -> tuple[str, float]:
+    """Newest first by `created_at` (ISO 8601 text sorts in time order), then by id."""
+    created = item.get("created_at")
+    number = item.get("id")
+    return (created if isinstance(created, str) else "", float(number) if type(number) is int else -1.0)
+
+
+def _newest(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return max(items, key=_stamp, default=None)
+
+
+def _submitted(task: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    annotations = task.get("annotations", task.get("completions")) or []
+    return [
+        (number, a)
+        for number, a in enumerate(annotations)
+        if isinstance(a, dict) and not a.get("was_cancelled") and not a.get("skipped")
+    ]
+
+
+def _ground_truth(where: str, tasks: list[dict[str, Any]]) -> _Regions:
+    regions = _Regions([], [], [], [])
+    for index, task in enumerate(tasks):
+        chosen = _newest([a for _, a in _submitted(task)])
+        if chosen is not None:
+            number = next(n for n, a in _submitted(task) if a is chosen)
+            key = "annotations" if "annotations" in task else "completions"
+            regions.add(index, f"{where}: tasks[{index}].{key}[{number}].result", _result(chosen), None)
+    return regions
+
+
+def _result(item: dict[str, Any]) -> list[Any]:
+    result = item.get("result")
+    return result if isinstance(result, list) else []
+
+
+def _full_predictions(task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The task's predictions written in full, with where; else those its annotations were made from."""
+    listed = task.get("predictions") or []
+    full = [(f"predictions[{n}]", p) for n, p in enumerate(listed) if isinstance(p, dict)]
+    if full or not listed:
+        return full
+    return [
+        (f"annotations[{n}].prediction", a["prediction"])
+        for n, a in _submitted(task)
+        if isinstance(a.get("prediction"), dict) and a["prediction"].get("result")
+    ]
+
+
+def _model_version(prediction: dict[str, Any]) -> str:
+    version = prediction.get("model_version")
+    return "" if version is None else str(version)
+
+
+def _listed_by_id(task: dict[str, Any]) -> bool:
+    return any(type(p) is int for p in task.get("predictions") or [])
+
+
+def _chosen_version(where: str, tasks: list[dict[str, Any]], wanted: str | None) -> str | None:
+    versions = Counter(_model_version(p) for task in tasks for _, p in _full_predictions(task))
+    if not versions and any(map(_listed_by_id, tasks)):
+        raise DatasetError(
+            f"{where}: the predictions are listed by id only (as Project → Export → JSON writes them) "
+            "and no annotation holds the prediction it was made from: export a snapshot with full "
+            "predictions (the export API with serialization_options.predictions.only_id false)"
+        )
+    listing = ", ".join(f"{quoted(v)} ({n} tasks)" for v, n in sorted(versions.items()))
+    if wanted is not None and wanted not in versions:
+        raise DatasetError(
+            f"{where}: no prediction of model version {quoted(wanted)}; the export holds {listing or 'none'}"
+        )
+    if wanted is None and len(versions) > 1:
+        raise DatasetError(
+            f"{where}: predictions of {len(versions)} model versions: {listing}; "
+            "choose one with --pred-model-version"
+        )
+    return wanted if wanted is not None else next(iter(versions), None)
+
+
+def _predictions(where: str, tasks: list[dict[str, Any]], wanted: str | None) -> _Regions:
+    version = _chosen_version(where, tasks, wanted)
+    regions = _Regions([], [], [], [])
+    for index, task in enumerate(tasks):
+        of_version = [(at, p) for at, p in _full_predictions(task) if _model_version(p) == version]
+        chosen = _newest([p for _, p in of_version])
+        if chosen is not None:
+            at = next(at for at, p in of_version if p is chosen)
+            regions.add(index, f"{where}: tasks[{index}].{at}.result", _result(chosen), chosen.get("score"))
+    return regions
+
+
+def _min_records(where: str, records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], _Regions]:
+    """JSON-MIN: a record per annotation (several for a task annotated twice: the newest counts)."""
+    newest: dict[Any, int] = {}
+    for number, record in enumerate(records):
+        task = record.get("id", f"record {number}")
+        best = newest.get(task)
+        if best is None or _stamp(record) > _stamp(records[best]):
+            newest[task] = number
+    kept = sorted(newest.values())
+    regions = _Regions([], [], [], [])
+    for index, number in enumerate(kept):
+        for key, value in records[number].items():
+            if isinstance(value, list):
+                regions.add(index, f"{where}: [{number}].{key}", value, None)
+    return [{"data": records[n]} for n in kept], regions
+
+
+def _check_tasks(where: str, document: list[Any], what: Callable[[Any], bool], expected: str) -> None:
+    for index, task in enumerate(document):
+        if not what(task):
+            raise DatasetError(f"{where}: [{index}]: expected {expected}")
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The regions as columns: pixel boxes where the region gave its image size, else 0-1."""
+
+    xyxy: Any
+    normalized: Any
+    widths: Any
+    heights: Any
+
+
+def _columns(regions: _Regions) -> _Columns:
+    values = [_value(r) for r in regions.region]
+    xywh = np.array(
+        [[number_or_nan(v.get(key)) for key in ("x", "y", "width", "height")] for v in values],
+        dtype=np.float64,
+    ).reshape(len(values), 4)
+    widths = np.array([_size(r, "original_width") for r in regions.region], dtype=np.float64)
+    heights = np.array([_size(r, "original_height") for r in regions.region], dtype=np.float64)
+    normalized = ~(np.isfinite(widths) & np.isfinite(heights))
+    # percent of the image: pixels where the region gave its image's size, else the 0-1 frame
+    scale = np.stack([np.where(normalized, 1.0, widths), np.where(normalized, 1.0, heights)], axis=1) / 100.0
+    corner, size = xywh[:, :2] * scale, xywh[:, 2:] * scale
+    return _Columns(np.concatenate([corner, corner + size], axis=1), normalized, widths, heights)
+
+
+def _task_sizes(regions: _Regions, columns: _Columns, tasks: int) -> tuple[Any, Any]:
+    """Each task's image size: the first of its regions that wrote one (NaN: none did)."""
+    widths, heights = np.full(tasks, np.nan), np.full(tasks, np.nan)
+    task = np.array(regions.task, dtype=np.int64)
+    sized = np.flatnonzero(~columns.normalized)[::-1]  # the first region of a task is written last
+    widths[task[sized]] = columns.widths[sized]
+    heights[task[sized]] = columns.heights[sized]
+    return widths, heights
+
+
+def _why_not(region: dict[str, Any]) -> tuple[str, str] | None:
+    """(why, reason in a few words) a region is not read as a box, or None when it is one."""
+    kind = _region_type(region)
+    if kind in OTHER_SHAPES:
+        shape = OTHER_SHAPES[kind]
+        return f"a {shape} region, not a box", f"{shape}, not a box"
+    rotation = _value(region).get("rotation", 0)
+    if type(rotation) in (int, float) and rotation % 360 != 0:
+        return f"rotation {rotation:g}: a rotated box is not axis-aligned", ROTATED
+    return None
+
+
+def _label(region: dict[str, Any]) -> str:
+    labels = _value(region).get(BOX_TYPE)
+    first = labels[0] if isinstance(labels, list) and labels else None
+    return first if isinstance(first, str) else ""
+
+
+def _asset_ids(where: str, tasks: list[dict[str, Any]]) -> list[str]:
+    names: list[str] = []
+    first: dict[str, int] = {}
+    for index, task in enumerate(tasks):
+        reference = _image_reference(task["data"])
+        name = image_name(reference) if reference else str(task.get("id", index))
+        if first.setdefault(name, index) != index:
+            raise DatasetError(
+                f"{where}: tasks[{first[name]}] and tasks[{index}] are the same image {quoted(name)}: "
+                "expected one task per image"
+            )
+        names.append(name)
+    return names
+
+
+def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions: _Regions) -> Loaded:
+    columns = _columns(regions)
+    problems = [_why_not(region) for region in regions.region]
+    classes = ClassSpace(None, "", ids_only=False)
+    labels = [_label(region) for region in regions.region]
+    class_id = np.array([classes.index(label) if label else -1 for label in labels], dtype=np.int64)
+    has_confidence = np.array([type(s) in (int, float) for s in regions.score], dtype=bool)
+    confidence = float_column([s if type(s) in (int, float) else math.nan for s in regions.score])
+    positions = regions.position
+    rows = ParsedRows(
+        xyxy=columns.xyxy,
+        class_id=class_id,
+        image=np.array(regions.task, dtype=np.int64),
+        source_index=np.arange(len(labels)),
+        position=lambda row: positions[row],
+        confidence=confidence,
+        has_confidence=has_confidence,
+        normalized=columns.normalized,
+        rejected={row: p[0] for row, p in enumerate(problems) if p},
+        reasons={row: p[1] for row, p in enumerate(problems) if p},
+        sized=True,  # x, y, width, height
+    )
+    widths, heights = _task_sizes(regions, columns, len(tasks))
+    images = Images(_asset_ids(where, tasks), widths, heights)
+    return Loaded(build_dataset(where, format_name, rows, images, classes.names))
+
+
+def _read(where: str, document: list[Any], reference: Loaded | None, options: ReadOptions) -> Loaded:
+    _check_tasks(where, document, _is_task, "a Label Studio task with `data` and `annotations`")
+    if reference is None:
+        if options.model_version is not None:
+            raise InputError(
+                f"{option_label('GT_MODEL_VERSION')}: the ground truth of a Label Studio export is its "
+                f"annotations; a model version chooses the predictions ({option_label('PRED_MODEL_VERSION')})"
+            )
+        return _dataset(where, "label-studio", document, _ground_truth(where, document))
+    return _dataset(where, "label-studio", document, _predictions(where, document, options.model_version))
+
+
+def _read_min(where: str, document: list[Any], reference: Loaded | None, _: ReadOptions) -> Loaded:
+    if reference is not None:
+        raise DatasetError(
+            f"{where}: a Label Studio JSON-MIN export holds annotations only, no predictions: "
+            "export the project as JSON to read its predictions"
+        )
+    _check_tasks(where, document, lambda r: isinstance(r, dict), "a JSON-MIN record (an object)")
+    tasks, regions = _min_records(where, document)
+    return _dataset(where, "label-studio-min", tasks, regions)
+
+
+LABEL_STUDIO = Format(
+    "label-studio",
+    "json",
+    is_label_studio,
+    lambda where, document, reference: _read(where, document, reference, ReadOptions()),
+    read_with=_read,
+    takes=frozenset({"model_version"}),
+)
+LABEL_STUDIO_MIN = Format(
+    "label-studio-min",
+    "json",
+    is_label_studio_min,
+    lambda where, document, reference: _read_min(where, document, reference, ReadOptions()),
+)

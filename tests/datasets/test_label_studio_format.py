@@ -1,0 +1,243 @@
+"""The Label Studio reader, on exports that the real server made through its export API.
+
+One project (its controls deliberately not named `label` / `image`) holds four tasks whose
+images take the four forms a task's `data.image` takes, annotations submitted one after the
+other (the newest submitted one counts, a cancelled one never), a rotated box, a polygon, and
+the predictions of two model versions.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers.label_studio_server import (
+    LabelStudioServer,
+    add_annotation,
+    add_prediction,
+    create_project,
+    export,
+    import_tasks,
+    rectangle,
+)
+from helpers.node_run import one_error_line, run_node
+from label_studio_sdk import LabelStudio
+
+from handler.datasets import Loaded, load_dataset
+from handler.datasets.labelstudio import image_name
+from handler.datasets.read_options import ReadOptions
+from handler.errors import DatasetError
+from handler.storage import open_source
+
+CONFIG = """<View>
+  <Image name="photo" value="$img"/>
+  <RectangleLabels name="bbox" toName="photo"><Label value="cat"/><Label value="dog"/></RectangleLabels>
+  <PolygonLabels name="outline" toName="photo"><Label value="cat"/><Label value="dog"/></PolygonLabels>
+  <Choices name="quality" toName="photo"><Choice value="sharp"/><Choice value="blurry"/></Choices>
+</View>"""
+IMAGES = [
+    ("/data/upload/7/8f1e2a3b-a.jpg", (640, 480)),
+    ("https://bucket.example.com/imgs/b%20c.jpg?X-Amz-Signature=abc", (200, 100)),
+    ("s3://bucket/deep/c.png", (300, 300)),
+    ("/data/local-files/?d=images/sub/d.jpg", (50, 40)),
+]
+ASSETS = ["a.jpg", "b c.jpg", "c.png", "d.jpg"]
+
+
+def box(
+    label: str, xyxy: tuple[float, float, float, float], size: tuple[int, int], **extra: Any
+) -> dict[str, Any]:
+    return rectangle(label, xyxy, size, control="bbox", image="photo", **extra)
+
+
+POLYGON: dict[str, Any] = {
+    "from_name": "outline",
+    "to_name": "photo",
+    "type": "polygonlabels",
+    "original_width": 200,
+    "original_height": 100,
+    "value": {"points": [[10, 10], [50, 10], [30, 40]], "polygonlabels": ["cat"]},
+}
+CHOICE: dict[str, Any] = {
+    "from_name": "quality",
+    "to_name": "photo",
+    "type": "choices",
+    "value": {"choices": ["sharp"]},
+}
+
+
+@dataclass(frozen=True)
+class Exports:
+    json: Path  # an export snapshot: predictions written in full
+    json_min: Path
+    quick: Path  # the quick (synchronous) export: predictions listed by id only
+
+
+@pytest.fixture(scope="module")
+def exports(label_studio: LabelStudioServer, tmp_path_factory: pytest.TempPathFactory) -> Exports:
+    return _make_exports(label_studio.client(), tmp_path_factory.mktemp("label-studio-exports"))
+
+
+def _make_exports(client: LabelStudio, folder: Path) -> Exports:
+    project = create_project(client, CONFIG, title="reader rules")
+    a, b, _, _ = import_tasks(client, project, [{"data": {"img": image}} for image, _ in IMAGES])
+    size_a, size_b = IMAGES[0][1], IMAGES[1][1]
+    add_annotation(client, a, [box("cat", (10, 20, 110, 220), size_a)])
+    add_annotation(
+        client, a, [box("dog", (12, 20, 110, 220), size_a), box("cat", (300, 100, 400, 300), size_a)]
+    )
+    add_annotation(client, a, [box("cat", (0, 0, 5, 5), size_a)], was_cancelled=True)  # newest, cancelled
+    add_annotation(
+        client,
+        b,
+        [
+            box("dog", (20, 10, 120, 60), size_b, rotation=30),
+            POLYGON,
+            CHOICE,
+            box("cat", (1, 2, 50, 60), size_b),
+        ],
+    )
+    add_prediction(
+        client,
+        a,
+        [box("dog", (10, 20, 110, 220), size_a, score=0.9), box("cat", (300, 100, 400, 300), size_a)],
+        model_version="m1",
+        score=0.4,
+    )
+    add_prediction(client, a, [box("cat", (0, 0, 100, 100), size_a, score=0.7)], model_version="m2")
+    add_prediction(client, b, [box("cat", (1, 2, 50, 60), size_b, score=0.8)], model_version="m1")
+    paths = Exports(folder / "snapshot.json", folder / "snapshot-min.json", folder / "quick.json")
+    paths.json.write_bytes(export(client, project))
+    paths.json_min.write_bytes(export(client, project, "JSON_MIN"))
+    quick = client.projects.exports.download_sync(id=project, export_type="JSON", download_all_tasks=True)
+    paths.quick.write_bytes(b"".join(quick))
+    return paths
+
+
+def read(path: Path, reference: Loaded | None = None, version: str | None = None) -> Loaded:
+    options = ReadOptions("pred", model_version=version) if version else ReadOptions()
+    return load_dataset(open_source(str(path)), None, reference, options)
+
+
+def test_the_ground_truth_is_the_newest_submitted_annotation(exports: Exports) -> None:
+    gt = read(exports.json).dataset
+
+    assert gt.format == "label-studio" and gt.asset_ids == ASSETS
+    assert [gt.class_names[c] for c in gt.boxes.class_id] == ["dog", "cat", "cat"]
+    np.testing.assert_allclose(
+        gt.boxes.xyxy, [[12, 20, 110, 220], [300, 100, 400, 300], [1, 2, 50, 60]], atol=1e-9
+    )
+    np.testing.assert_array_equal(gt.boxes.image, [0, 0, 1])
+    np.testing.assert_array_equal(gt.widths, [640, 200, np.nan, np.nan])
+    assert gt.confidence_count == 0
+
+
+def test_a_rotated_box_and_a_polygon_are_skipped_each_with_its_reason(exports: Exports) -> None:
+    gt = read(exports.json).dataset
+
+    assert gt.skip_reasons == {"polygon, not a box": 1, "rotated box": 1}
+    problems = {skip.position.split(": ", 1)[1]: skip.problem for skip in gt.skipped}
+    assert problems == {
+        "tasks[1].annotations[0].result[0]": "rotation 30: a rotated box is not axis-aligned",
+        "tasks[1].annotations[0].result[1]": "a polygon region, not a box",
+    }
+
+
+def test_several_model_versions_need_a_choice_listing_them(exports: Exports) -> None:
+    gt = read(exports.json)
+    with pytest.raises(DatasetError) as raised:
+        read(exports.json, gt)
+    assert str(raised.value).endswith(
+        "snapshot.json: predictions of 2 model versions: 'm1' (2 tasks), 'm2' (1 tasks); "
+        "choose one with --pred-model-version"
+    )
+    with pytest.raises(DatasetError, match="no prediction of model version 'm3'; the export holds 'm1'"):
+        read(exports.json, gt, "m3")
+
+
+def test_the_same_export_as_predictions_reads_the_chosen_models_boxes_and_scores(exports: Exports) -> None:
+    pred = read(exports.json, read(exports.json), "m1").dataset
+
+    assert pred.asset_ids == ASSETS
+    assert [pred.class_names[c] for c in pred.boxes.class_id] == ["dog", "cat", "cat"]
+    np.testing.assert_allclose(
+        pred.boxes.xyxy, [[10, 20, 110, 220], [300, 100, 400, 300], [1, 2, 50, 60]], atol=1e-9
+    )
+    # a region's score, else its prediction's
+    np.testing.assert_array_equal(pred.boxes.confidence, [0.9, 0.4, 0.8])
+
+
+def test_a_quick_export_lists_predictions_by_id_and_then_says_how_to_get_them(exports: Exports) -> None:
+    tasks = json.loads(exports.quick.read_text())
+    assert {type(p) for task in tasks for p in task["predictions"]} == {int}
+    with pytest.raises(DatasetError, match=r"predictions are listed by id only .* export a snapshot"):
+        read(exports.quick, read(exports.quick), "m1")
+
+
+def test_a_quick_export_gives_the_predictions_the_annotations_were_made_from(
+    label_studio_client: LabelStudio, tmp_path: Path
+) -> None:
+    client = label_studio_client
+    project = create_project(client, CONFIG, title="viewed predictions")
+    size = (640, 480)
+    # imported with its prediction: the project's model version becomes m1, whose prediction an
+    # annotation then records as the one shown (what a labeler correcting a pre-label submits)
+    prediction = {"model_version": "m1", "result": [box("cat", (10, 20, 110, 220), size, score=0.6)]}
+    (task,) = import_tasks(client, project, [{"data": {"img": "a.jpg"}, "predictions": [prediction]}])
+    add_annotation(client, task, [box("cat", (12, 20, 110, 220), size)])
+    quick = tmp_path / "quick.json"
+    quick.write_bytes(b"".join(client.projects.exports.download_sync(id=project, export_type="JSON")))
+
+    pred = read(quick, read(quick)).dataset
+
+    np.testing.assert_allclose(pred.boxes.xyxy, [[10, 20, 110, 220]], atol=1e-9)
+    np.testing.assert_array_equal(pred.boxes.confidence, [0.6])
+
+
+def test_json_min_gives_the_same_ground_truth(exports: Exports) -> None:
+    full, small = read(exports.json).dataset, read(exports.json_min).dataset
+
+    assert small.format == "label-studio-min"
+    assert small.asset_ids == ASSETS  # a record per annotation, and one per task without any
+    np.testing.assert_allclose(small.boxes.xyxy, full.boxes.xyxy, atol=1e-9)
+    assert small.skip_reasons == full.skip_reasons
+
+
+def test_json_min_as_predictions_is_refused(exports: Exports) -> None:
+    with pytest.raises(DatasetError, match="JSON-MIN export holds annotations only, no predictions"):
+        read(exports.json_min, read(exports.json))
+
+
+def test_the_node_names_the_option_for_the_model_version(exports: Exports, tmp_path: Path) -> None:
+    inputs = {"GT_DATASET": str(exports.json), "PRED_DATASET": str(exports.json)}
+    refused = run_node(tmp_path, **inputs)
+    assert "choose one with --pred-model-version" in one_error_line(refused)
+
+    chosen = run_node(tmp_path, **inputs, PRED_MODEL_VERSION="m2", CONFIDENCE_THRESHOLD="0")
+    assert chosen.code == 0, chosen.err
+    wrong_side = run_node(tmp_path, **inputs, GT_MODEL_VERSION="m2")
+    assert "the ground truth of a Label Studio export is its annotations" in one_error_line(wrong_side)
+
+
+@pytest.mark.parametrize(
+    ("reference", "name"),
+    [
+        ("/data/upload/7/8f1e2a3b-a.jpg", "a.jpg"),
+        ("/data/upload/7/a.jpg", "a.jpg"),
+        ("https://host/imgs/b%20c.jpg?X-Amz-Signature=abc", "b c.jpg"),
+        ("s3://bucket/deep/c.png", "c.png"),
+        ("gs://bucket/c.png", "c.png"),
+        ("/data/local-files/?d=images/sub/d.jpg", "d.jpg"),
+        ("/data/local-files/?d=images%2Fsub%2Fd.jpg", "d.jpg"),
+        ("C:\\photos\\e.jpg", "e.jpg"),
+        ("f.jpg", "f.jpg"),
+        # the upload prefix is Label Studio's only on its upload path
+        ("https://host/8f1e2a3b-g.jpg", "8f1e2a3b-g.jpg"),
+    ],
+)
+def test_an_image_reference_names_the_image_file(reference: str, name: str) -> None:
+    assert image_name(reference) == name
