@@ -6,7 +6,7 @@
 #   docker run --rm -e GT_DATASET=/src/examples/gt.json \
 #       -e PRED_DATASET=/src/examples/predictions.jsonl prelabel-eval
 #
-# tests/test_dockerfile.py runs this file's `pip install` and ENTRYPOINT lines in a fresh venv.
+# tests/node/test_dockerfile.py runs this file's `pip install` and ENTRYPOINT lines in a fresh venv.
 
 # Any official Python slim image of version >= 3.11 (the dependency layer reads pyproject.toml
 # with tomllib; the package itself supports 3.10 too).
@@ -19,9 +19,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /src
 # The runtime dependencies first, in their own layer, from pyproject.toml alone: a code change
-# reuses this layer from the cache; only a change of pyproject.toml reinstalls them.
+# reuses this layer from the cache; only a change of pyproject.toml reinstalls them. The `images`
+# extra (Pillow) too: on the platform the store holds the assets, so the sketches can show them.
 COPY pyproject.toml /src/
-RUN python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > requirements.txt && pip install --no-cache-dir -r requirements.txt && rm requirements.txt
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(*p['dependencies'], *p['optional-dependencies']['images'], sep='\n')" > requirements.txt && pip install --no-cache-dir -r requirements.txt && rm requirements.txt
 # Then the code, and the package without dependencies (installed above; no dev/test extras).
 COPY . /src
 RUN pip install --no-cache-dir --no-deps .

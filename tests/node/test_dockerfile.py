@@ -118,8 +118,10 @@ def test_dependencies_are_a_cached_layer_before_the_code(dockerfile: Dockerfile)
     dependencies, package = dockerfile.installs()
     copies_before = [args for word, args in dockerfile.before(dependencies) if word == "COPY"]
     assert copies_before == ["pyproject.toml /src/"], "only pyproject.toml may reach the dependency layer"
-    # project.dependencies only: the test extras (optional-dependencies) stay out of the image
-    assert "['project']['dependencies']" in dependencies and "optional" not in dependencies
+    # project.dependencies and the `images` extra (Pillow, for the sketches' pictures) only: the
+    # test extra stays out of the image
+    assert "['dependencies']" in dependencies and "['optional-dependencies']['images']" in dependencies
+    assert "'test'" not in dependencies
     assert "pip install --no-cache-dir -r requirements.txt" in dependencies
     copies_after = [args for word, args in dockerfile.before(package) if word == "COPY"][1:]
     assert copies_after == [f". {IMAGE_CHECKOUT}"], "the code is copied after the dependency layer"
