@@ -64,7 +64,7 @@ def most_time_left_first(counts: IntArray, seconds: FloatArray) -> IntArray:
 
 def review_order(seconds: FloatArray) -> IntArray:
     """Every row, most labeler seconds first, ties in row order: the review queue's order."""
-    order: IntArray = np.argsort(-seconds, kind="stable")
+    order: IntArray = np.lexsort((np.arange(len(seconds)), -seconds))
     return order
 
 

@@ -50,7 +50,7 @@ def pooled_shares(right: IntArray, kept: IntArray) -> tuple[IntArray, IntArray]:
             pools[-1][0] += r
             pools[-1][1] += k
     pooled_right, pooled_kept = np.zeros(len(kept), np.int64), np.zeros(len(kept), np.int64)
-    ends = [*(pool[2] for pool in pools[1:]), len(kept)]
+    ends = [pool[2] for pool in pools[1:]] + [len(kept)] * bool(pools)
     for (r, k, first), end in zip(pools, ends, strict=True):
         pooled_right[first:end], pooled_kept[first:end] = r, k
     has_boxes = kept > 0

@@ -209,17 +209,13 @@ def test_the_run_s_costs_price_the_queue(tmp_path: Path, capsys: pytest.CaptureF
     )
     invented = [annotation(("car", 0, 0, 10, 10), 0.9), annotation(("car", 50, 50, 60, 60), 0.9)]
     pred = write_json(tmp_path / "pred.json", [asset("draw.jpg", []), asset("delete.jpg", invented)])
-    _cli(tmp_path, capsys, str(gt), str(pred))
-    assert [row["asset_id"] for row in _rows(_cli(tmp_path, capsys, "show", "latest", "--queue"))] == [
-        "draw.jpg",
-        "delete.jpg",
-    ]
-    _cli(tmp_path, capsys, str(gt), str(pred), "--seconds-delete", "20")
-    rows = _rows(_cli(tmp_path, capsys, "show", "latest", "--queue"))
-    assert [(row["asset_id"], row["expected_seconds"], row["delete"]) for row in rows] == [
-        ("delete.jpg", "40.0", "2"),
-        ("draw.jpg", "25.5", "0"),
-    ]
+    for extra, expected in (
+        ((), [("draw.jpg", "25.5", "0"), ("delete.jpg", "4.0", "2")]),
+        (("--seconds-delete", "20"), [("delete.jpg", "40.0", "2"), ("draw.jpg", "25.5", "0")]),
+    ):
+        report_id = json.loads(_cli(tmp_path, capsys, str(gt), str(pred), *extra, "--json"))["report_id"]
+        rows = _rows(_cli(tmp_path, capsys, "show", report_id, "--queue"))
+        assert [(row["asset_id"], row["expected_seconds"], row["delete"]) for row in rows] == expected
 
 
 def test_pooled_shares_pool_adjacent_violators_only() -> None:

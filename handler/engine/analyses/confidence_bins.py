@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import FloatArray, IntArray
+from handler.engine.breakdowns import count_outcomes
 from handler.engine.evaluation import Evaluation
-from handler.engine.outcomes import N_OUTCOMES
 from handler.engine.plugin import Analysis, ShardContext
 from handler.engine.sweep import sweep_thresholds
 
@@ -69,11 +69,12 @@ def _shard(evaluation: Evaluation, context: ShardContext) -> ConfidenceBins:
     pred, n_bins = evaluation.pred, len(edges)
     bins = confidence_bin(pred.confidence, edges)
     per_image = np.bincount(pred.image * n_bins + bins, minlength=len(context.asset_ids) * n_bins)
-    outcome = evaluation.outcomes.pred_outcome
-    by_outcome = np.bincount(bins * N_OUTCOMES + outcome, minlength=n_bins * N_OUTCOMES)
+    # Each prediction's outcome under its bin (a GT key's slot of count_outcomes; no false positive
+    # is added on top: the predictions' own outcomes hold them).
+    by_outcome = count_outcomes(bins, evaluation.outcomes.pred_outcome, np.empty(0, np.int64), n_bins)
     small = per_image.astype(np.min_scalar_type(int(per_image.max(initial=0))))
     block = BinBlock(context.shard, small.reshape(-1, n_bins))
-    return ConfidenceBins(edges, (block,), by_outcome.reshape(n_bins, N_OUTCOMES).astype(np.int64))
+    return ConfidenceBins(edges, (block,), by_outcome)
 
 
 def _value(bins: ConfidenceBins) -> object:

@@ -10,7 +10,9 @@ from pydantic import Field
 from handler.boxes import IntArray
 from handler.engine import breakdowns
 from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
-from handler.engine.review import ReviewQueue, review_queue
+from handler.engine.analyses.per_image import PER_IMAGE
+from handler.engine.counts import OutcomeCounts
+from handler.engine.review import ReviewQueue
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.report.findings.context import RunFacts
@@ -60,8 +62,9 @@ class BySize(Section):
 
 
 def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
-    """The rows (in asset order) of the images that take the labeler longest, most first."""
-    return listed_rows(review_queue(state, costs))
+    """The rows (in asset order) of the images that take the labeler longest, most first: the
+    review queue's first (`listed_rows`), from the per-image counts alone."""
+    return breakdowns.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
 
 
 def listed_rows(queue: ReviewQueue) -> IntArray:
