@@ -9,4 +9,5 @@ pytest_plugins = [
     "helpers.dask_fixtures",
     "helpers.label_studio_fixtures",
     "helpers.dockerfile",
+    "helpers.browser_reports",
 ]
