@@ -19,7 +19,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
-from handler.engine.analyses.confidence_bins import CONFIDENCE_BINS
+from handler.engine.analyses.confidence_bins import CONFIDENCE_BINS, confidence_bin
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.breakdowns import review_order
 from handler.engine.counts import OutcomeCounts
@@ -81,6 +81,11 @@ class ReviewQueue:
     edges: FloatArray  # (n_bins,) the bins' lower edges
     by_outcome: IntArray  # (n_bins, N_OUTCOMES) the run's kept predictions by bin and outcome
     uncertain_bin: BoolArray  # (n_bins,)
+
+    def uncertain_at(self, confidence: FloatArray) -> BoolArray:
+        """Whether each kept prediction's confidence falls in an uncertain bin."""
+        found: BoolArray = self.uncertain_bin[np.maximum(confidence_bin(confidence, self.edges), 0)]
+        return found
 
 
 def review_queue(state: EvaluationState, costs: TimeCosts) -> ReviewQueue:

@@ -23,6 +23,7 @@ from helpers.paths import ROOT
 
 from handler.comparison import compare
 from handler.report.findings import Comparison
+from handler.report.findings.wording import duration, image_duration
 from handler.report.page import render_compare_html
 
 if TYPE_CHECKING:
@@ -591,3 +592,54 @@ def test_the_sketches_carry_their_images_drawn_under_the_boxes(
         count for count, rgb in colours if max(abs(c - f) for c, f in zip(rgb, frame, strict=True)) < 8
     )
     assert bare < 0.2 * sum(count for count, _ in colours) and len(colours) > 200
+
+
+QUEUE_JS: Final = """() => {
+  const text = (el) => el.textContent.replace(/\\s+/g, ' ').trim();
+  const table = document.querySelector('table[data-table=review_queue]');
+  return {
+    visible: table !== null && table.offsetParent !== null,
+    rows: [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map(text)),
+    note: text(document.querySelector('[data-field=queue_note]')),
+    sketched: [...document.querySelectorAll('figure[data-sketch=work] figcaption')].map(
+      (el) => el.innerText.replace(/\\s+/g, ' ').trim()),  // innerText: the <br> is a break
+    uncertainBoxes: document.querySelectorAll('svg.sketch rect.pred.uncertain').length,
+  };
+}"""
+
+
+@pytest.mark.parametrize("name", ["strong", "hostile"])
+def test_the_review_queue_table_is_the_queue_s_first_rows_as_the_sketches_show_them(
+    browser: Browser, reports: dict[str, StoredReport], name: str
+) -> None:
+    """One story: the table's rows are images_with_most_work (the queue's first rows) in rank order,
+    the sketches show the same images in the same order with the same seconds, and the note says
+    what the figures count; dataset text stays text."""
+    findings = reports[name].findings
+    queue, listed = findings["review_queue"], findings["images_with_most_work"]
+    context = browser.new_context(viewport={"width": 900, "height": 700})
+    try:
+        page = context.new_page()
+        page.goto(reports[name].html.resolve().as_uri(), wait_until="load")
+        page.locator("details[data-section=work] > summary").click()
+        shown = page.evaluate(QUEUE_JS)
+    finally:
+        context.close()
+    assert shown["visible"] and len(shown["rows"]) == len(listed) > 0
+    assert [row[:4] for row in shown["rows"]] == [
+        [str(w["rank"]), w["asset_id"], image_duration(w["labeler_seconds"]), str(w["uncertain_boxes"])]
+        for w in listed
+    ]
+    assert [int(row[0]) for row in shown["rows"]] == list(range(1, len(listed) + 1))
+    for caption, w in zip(shown["sketched"], listed, strict=True):
+        assert caption.startswith(f"#{w['rank']} {w['asset_id']} {image_duration(w['labeler_seconds'])}")
+    note = shown["note"]
+    assert f"of the {duration(queue['seconds'])} the labelers need with the predictions" in note
+    assert (
+        f"prelabel-eval show {findings['report_id']} --queue (review_queue.csv, {queue['images']} images)"
+        in note
+    )
+    flagged = sum(box["uncertain"] for sketch in findings["sketches"] for box in sketch["boxes"])
+    assert shown["uncertainBoxes"] == flagged
+    if name == "hostile":
+        assert QUOTED_ASSET in [row[1] for row in shown["rows"]]

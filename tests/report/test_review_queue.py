@@ -17,6 +17,7 @@ from helpers.builders import annotation, asset, write_json
 from handler.cli import main as cli_main
 from handler.engine.review import MIN_BIN_PREDICTIONS, pooled_shares, uncertain_bins
 from handler.engine.timecost import ACTIONS, TimeCosts
+from handler.report.findings.sections.review import ConfidenceBin, ReviewQueueTotals
 from handler.report.finishers import REPORT_PARTS
 from handler.report.finishers.review_queue import COLUMNS
 
@@ -236,3 +237,61 @@ def test_uncertain_bins_bounds_are_inclusive_and_need_enough_predictions() -> No
     assert [bool(uncertain_bins(by_outcome[i : i + 1])[0]) for i in range(4)] == [True, True, False, False]
     assert not uncertain_bins(np.array([bins(5, 5)]))[0]  # 1/2, but of 10 predictions only
     assert uncertain_bins(np.array([bins(10, 10)]))[0]  # 1/2 of 20
+
+
+def _in_uncertain_bin(confidence: float, bins: list[dict[str, Any]]) -> bool:
+    return any(
+        b["uncertain"] and b["low"] <= confidence and (b["high"] is None or confidence < b["high"])
+        for b in bins
+    )
+
+
+def test_the_sketches_flag_the_uncertain_predictions_the_queue_counts(reported: dict[str, Any]) -> None:
+    findings = reported["findings"]
+    bins = findings["review_queue"]["confidence_bins"]
+    boxes = [box for sketch in findings["sketches"] for box in sketch["boxes"]]
+    assert any(box["uncertain"] for box in boxes)
+    for box in boxes:
+        expected = box["side"] == "pred" and _in_uncertain_bin(box["confidence"], bins)
+        assert box["uncertain"] == expected
+        assert (box["confidence"] is None) == (box["side"] == "gt")
+    by_image = {
+        sketch["asset_id"]: sum(b["uncertain"] for b in sketch["boxes"]) for sketch in findings["sketches"]
+    }
+    for row in findings["images_with_most_work"]:  # every box drawn: the flags are the row's count
+        assert by_image[row["asset_id"]] == row["uncertain_boxes"]
+
+
+def test_the_uncertain_text_names_the_spans_of_adjacent_uncertain_bins() -> None:
+    def totals(flags: list[bool]) -> ReviewQueueTotals:
+        lows = [0.5 + 0.05 * i for i in range(len(flags))]
+        bins = [
+            ConfidenceBin(
+                low=round(low, 2),
+                high=round(low + 0.05, 2) if i < len(flags) - 1 else None,
+                predictions=30,
+                right_share=0.5,
+                pooled_right_share=0.5,
+                pooled_predictions=30,
+                uncertain=flag,
+            )
+            for i, (low, flag) in enumerate(zip(lows, flags, strict=True))
+        ]
+        return ReviewQueueTotals(
+            part="review_queue.csv",
+            images=1,
+            images_with_work=1,
+            seconds=1.0,
+            listed_seconds=1.0,
+            uncertain_boxes=0,
+            images_with_uncertain_boxes=0,
+            uncertain_shares=(1 / 3, 2 / 3),
+            min_bin_predictions=20,
+            confidence_bins=tuple(bins),
+        )
+
+    assert totals([False, True, True, False, True]).uncertain_text() == (
+        "with confidence 0.55 to 0.65, 0.70 and up, "
+        "where this run's predictions are right 33 to 67 % of the time"
+    )
+    assert totals([False, False]).uncertain_text().startswith("none: at no confidence")

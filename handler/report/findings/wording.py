@@ -17,6 +17,13 @@ def duration(seconds: float) -> str:
     return f"{sign}{minutes // 60} h {minutes % 60:02d} min"
 
 
+def image_duration(seconds: float) -> str:
+    """One image's labeler time, to the second (the review queue's rows differ by seconds):
+    `45 s`, `1 min 46 s`."""
+    whole = round(seconds)
+    return f"{whole} s" if whole < 90 else f"{whole // 60} min {whole % 60:02d} s"
+
+
 def saving(seconds: float) -> str:
     """A time saved that may be a loss, in words: `12 min saved`, `3 min lost`."""
     return f"{duration(abs(seconds))} {'lost' if seconds < 0 else 'saved'}"

@@ -21,7 +21,7 @@ from handler.report import charts
 from handler.report.findings.model import Findings
 from handler.report.findings.sections import figures, fragments
 from handler.report.findings.sections.work import size_bounds_text
-from handler.report.findings.wording import counted, duration, saving, score_text
+from handler.report.findings.wording import counted, duration, image_duration, saving, score_text
 from handler.resources import resource_path
 
 TEMPLATE: Final = "report.html.j2"
@@ -162,6 +162,7 @@ def environment() -> jinja2.Environment:
     )
     use_compiled_templates(environment)  # compiled once per user, not once per run
     environment.filters["duration"] = duration
+    environment.filters["image_duration"] = image_duration
     environment.filters["saving"] = saving
     environment.globals.update(
         counted=counted,

@@ -63,6 +63,27 @@ class ReviewQueueTotals(Section):
         description="The sweep's steps from the threshold used up, over the kept predictions."
     )
 
+    def uncertain_text(self) -> str:
+        """`with confidence 0.60 to 0.75, where this run's predictions are right 33 to 67 % of the time`."""
+        low, high = (f"{share:.0%}".rstrip("%") for share in self.uncertain_shares)
+        where = f"right {low} to {high} % of the time"
+        spans = _spans(self.confidence_bins)
+        if not spans:
+            enough = f"of {self.min_bin_predictions} or more"
+            return f"none: at no confidence are this run's predictions {where} ({enough})"
+        return f"with confidence {', '.join(spans)}, where this run's predictions are {where}"
+
+
+def _spans(bins: tuple[ConfidenceBin, ...]) -> list[str]:
+    """The runs of adjacent uncertain bins, as `0.60 to 0.75` (`0.95 and up` for the open end)."""
+    spans: list[tuple[float, float | None]] = []
+    for item in bins:
+        if item.uncertain and spans and spans[-1][1] == item.low:
+            spans[-1] = (spans[-1][0], item.high)
+        elif item.uncertain:
+            spans.append((item.low, item.high))
+    return [f"{low:.2f} to {high:.2f}" if high is not None else f"{low:.2f} and up" for low, high in spans]
+
 
 def _share(right: int, kept: int) -> float | None:
     return right / kept if kept else None

@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
+import numpy as np
 from pydantic import AliasChoices, Field
 
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import MAX_SKETCH_BOXES, ImageSketch, Sketched
+from handler.engine.review import ReviewQueue
 from handler.images.pictures import Picture, Pictures
 from handler.images.thumbnail import Thumbnail
 from handler.report.findings.context import RunFacts
@@ -33,6 +35,10 @@ class SketchBox(Section):
     )
     class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
     outcome: OutcomeKey
+    confidence: float | None = Field(description="A prediction's confidence; null for a ground-truth box.")
+    uncertain: bool = Field(
+        description="A prediction whose confidence is in an uncertain bin (review_queue.confidence_bins)."
+    )
 
 
 class SketchImage(Section):
@@ -107,8 +113,10 @@ def _image(picture: Picture, note: str | None) -> dict[str, object]:
     }
 
 
-def _model(sketch: ImageSketch, picture: Picture | None) -> Sketch:
+def _model(sketch: ImageSketch, picture: Picture | None, queue: ReviewQueue) -> Sketch:
     width, height, aspect, note = _frame(sketch, picture.thumbnail if picture else None)
+    confidence = np.array([np.nan if b.confidence is None else b.confidence for b in sketch.boxes])
+    uncertain = (queue.uncertain_at(confidence) & ~np.isnan(confidence)).tolist()
     return Sketch.model_validate(
         {
             "asset_id": sketch.asset_id,
@@ -116,8 +124,15 @@ def _model(sketch: ImageSketch, picture: Picture | None) -> Sketch:
             "height": height,
             "aspect": aspect,
             "boxes": [
-                {"side": b.side, "box": b.box, "class_name": b.class_name, "outcome": b.outcome}
-                for b in sketch.boxes
+                {
+                    "side": b.side,
+                    "box": b.box,
+                    "class_name": b.class_name,
+                    "outcome": b.outcome,
+                    "confidence": b.confidence,
+                    "uncertain": flagged,
+                }
+                for b, flagged in zip(sketch.boxes, uncertain, strict=True)
             ],
             "left_out": sketch.left_out,
             "image": None if picture is None else _image(picture, note),
@@ -131,9 +146,9 @@ def sketches(facts: RunFacts) -> tuple[Sketch, ...]:
     drawn = sorted(facts.finished(Sketched).images, key=lambda s: order.get(s.asset_id, -1))
     pictures = facts.finished(Pictures)
     if not pictures.root:
-        return tuple(_model(s, None) for s in drawn)
+        return tuple(_model(s, None, facts.queue) for s in drawn)
     nowhere = Picture(pictures.root, note=pictures.note)
-    return tuple(_model(s, pictures.by_asset.get(s.asset_id, nowhere)) for s in drawn)
+    return tuple(_model(s, pictures.by_asset.get(s.asset_id, nowhere), facts.queue) for s in drawn)
 
 
 def pictures_used(facts: RunFacts) -> PicturesUsed | None:
