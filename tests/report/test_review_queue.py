@@ -283,15 +283,15 @@ def test_the_uncertain_text_names_the_spans_of_adjacent_uncertain_bins() -> None
             images_with_work=1,
             seconds=1.0,
             listed_seconds=1.0,
-            uncertain_boxes=0,
-            images_with_uncertain_boxes=0,
+            uncertain_boxes=3,
+            images_with_uncertain_boxes=2,
             uncertain_shares=(1 / 3, 2 / 3),
             min_bin_predictions=20,
             confidence_bins=tuple(bins),
         )
 
     assert totals([False, True, True, False, True]).uncertain_text() == (
-        "with confidence 0.55 to 0.65, 0.70 and up, "
-        "where this run's predictions are right 33 to 67 % of the time"
+        "Uncertain: kept predictions with confidence 0.55 to 0.65, 0.70 and up, "
+        "where this run's predictions are right 33 to 67 % of the time (3 boxes on 2 images)."
     )
-    assert totals([False, False]).uncertain_text().startswith("none: at no confidence")
+    assert totals([False, False]).uncertain_text().startswith("No prediction is uncertain: at no confidence")

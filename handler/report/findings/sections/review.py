@@ -17,6 +17,7 @@ from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Score, Seconds, Section, Threshold
 from handler.report.findings.sections import SectionSpec
 from handler.report.findings.sections.work import listed_rows
+from handler.report.findings.wording import counted
 
 QUEUE_FILE = "review_queue.csv"
 
@@ -64,14 +65,22 @@ class ReviewQueueTotals(Section):
     )
 
     def uncertain_text(self) -> str:
-        """`with confidence 0.60 to 0.75, where this run's predictions are right 33 to 67 % of the time`."""
+        """`Uncertain: kept predictions with confidence 0.60 to 0.75, where this run's predictions
+        are right 33 to 67 % of the time (75 boxes on 23 images).`"""
         low, high = (f"{share:.0%}".rstrip("%") for share in self.uncertain_shares)
         where = f"right {low} to {high} % of the time"
         spans = _spans(self.confidence_bins)
         if not spans:
             enough = f"of {self.min_bin_predictions} or more"
-            return f"none: at no confidence are this run's predictions {where} ({enough})"
-        return f"with confidence {', '.join(spans)}, where this run's predictions are {where}"
+            return (
+                f"No prediction is uncertain: at no confidence are this run's predictions {where} ({enough})."
+            )
+        boxes, images = (
+            counted(self.uncertain_boxes, "box", "boxes"),
+            counted(self.images_with_uncertain_boxes, "image", "images"),
+        )
+        spanned = f"with confidence {', '.join(spans)}, where this run's predictions are {where}"
+        return f"Uncertain: kept predictions {spanned} ({boxes} on {images})."
 
 
 def _spans(bins: tuple[ConfidenceBin, ...]) -> list[str]:
