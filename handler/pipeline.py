@@ -110,7 +110,10 @@ def run(
             settle()
             costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
-                evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
+                shards = len(plan.tasks)
+                evaluated = evaluate_plan(
+                    plan, staging.outcome_sinks(shards), staging.pre_label_sinks(shards)
+                )
                 # Another reading of the predictions that scores clearly better (issue 24).
                 reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
                 merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
@@ -137,7 +140,7 @@ def run(
                 findings = build_findings(facts, staging.report_id, ran)
                 parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
             with _phase("store report", log):
-                staging.publish(parts, chunks)
+                staging.publish(parts, (*chunks, *evaluated.pre_label_chunks))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id))
             if announce is not None:

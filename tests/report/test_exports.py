@@ -1,0 +1,223 @@
+"""`prelabel-eval export`: the pre-labels of a stored report, in each tool's format, read back by
+our own readers to the boxes of the prediction dataset that the policy keeps.
+
+The expected boxes are found apart from the report: the example datasets read and paired again,
+each prediction kept when its confidence reaches its class's threshold in `routing.json` (or the
+run's one threshold). Every export is read back by the reader of its format and paired with the
+same GT (a YOLO folder's fractions become pixels through the GT's image sizes).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers.node_run import run_node
+from helpers.paths import EXAMPLES
+
+from handler.cli import main
+from handler.datasets import PairedBoxes, load_dataset, pair_datasets
+from handler.datasets.loaded import Loaded
+from handler.datasets.read_options import ReadOptions
+from handler.storage import open_source
+
+GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
+# A box written to 3 decimals of a pixel (7 of a fraction) and read back is this close.
+TOLERANCE_PX = 0.01
+
+
+@dataclass(frozen=True)
+class Report:
+    store: Path
+    report_id: str
+    findings: dict[str, Any]
+    routing: dict[str, float | None]
+
+
+def stored_report(store: Path, **inputs: str) -> Report:
+    run = run_node(store, GT_DATASET=str(GT), PRED_DATASET=str(PRED), CONFIDENCE_THRESHOLD="0.5", **inputs)
+    assert run.code == 0, run.err
+    folder = store / "reports" / run.outputs["REPORT_ID"]
+    findings = json.loads((folder / "findings.json").read_text())
+    return Report(store, findings["report_id"], findings, json.loads((folder / "routing.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """Routing pre-labels `person` from 0.35, the other classes at the run's 0.5."""
+    found = stored_report(tmp_path_factory.mktemp("store"))
+    assert found.routing["person"] == 0.35 and set(found.routing.values()) == {0.35, 0.5}
+    return found
+
+
+@pytest.fixture(scope="module")
+def drawing_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """Drawing a box takes a second here: routing sends `person` (the one class with enough boxes
+    to route) to drawing."""
+    folder = tmp_path_factory.mktemp("drawing")
+    costs = folder / "costs.json"
+    costs.write_text(json.dumps({"seconds": {"draw": 1.0}}))
+    found = stored_report(folder / "store", TIME_COSTS=str(costs))
+    assert found.routing["person"] is None
+    return found
+
+
+def export(report: Report, target: str, out: Path, *options: str) -> Path:
+    code = main(
+        [
+            "export",
+            report.report_id,
+            "--store",
+            str(report.store),
+            "--to",
+            target,
+            "--out",
+            str(out),
+            *options,
+        ]
+    )
+    assert code == 0
+    return out
+
+
+def gt() -> Loaded:
+    return load_dataset(open_source(str(GT)))
+
+
+def paired_with_gt(
+    pred: Path, reference: Loaded, fmt: str | None = None, version: str | None = None
+) -> PairedBoxes:
+    options = ReadOptions("pred", model_version=version) if version else ReadOptions()
+    exported = load_dataset(open_source(str(pred)), fmt, reference, options)
+    return pair_datasets(reference.dataset, exported.dataset)
+
+
+Boxes = list[tuple[str, str, float]]  # asset id, class, confidence, in a sorted order
+
+
+def boxes(paired: PairedBoxes) -> tuple[Boxes, np.ndarray]:
+    """Every prediction as (asset, class, confidence) and its xyxy, sorted by all of them."""
+    pred = paired.pred
+    keys = [
+        (paired.asset_ids[i], paired.class_names[c], round(float(s), 6))
+        for i, c, s in zip(pred.image.tolist(), pred.class_id.tolist(), pred.confidence.tolist(), strict=True)
+    ]
+    order = sorted(range(len(keys)), key=lambda row: (keys[row], *pred.xyxy[row].round(1).tolist()))
+    return [keys[row] for row in order], pred.xyxy[order]
+
+
+def expected(report: Report, policy: str) -> tuple[Boxes, np.ndarray]:
+    """The predictions the policy keeps, found from the datasets themselves."""
+    reference = gt()
+    paired = pair_datasets(reference.dataset, load_dataset(open_source(str(PRED)), None, reference).dataset)
+    single = report.findings["parameters"]["confidence_threshold"]
+    thresholds = [single if policy == "single" else report.routing.get(name) for name in paired.class_names]
+    limit = np.array([np.nan if t is None else t for t in thresholds], dtype=float)[paired.pred.class_id]
+    return boxes(replace(paired, pred=paired.pred[paired.pred.confidence >= limit]))
+
+
+def same_boxes(found: tuple[Boxes, np.ndarray], wanted: tuple[Boxes, np.ndarray]) -> None:
+    assert found[0] == wanted[0]
+    np.testing.assert_allclose(found[1], wanted[1], atol=TOLERANCE_PX, rtol=0)
+
+
+def read_label_studio(path: Path, reference: Loaded) -> PairedBoxes:
+    (version,) = {task["predictions"][0]["model_version"] for task in json.loads(path.read_text())}
+    return paired_with_gt(path, reference, version=version)
+
+
+READERS: dict[str, tuple[str, Callable[[Path, Loaded], PairedBoxes]]] = {
+    "label-studio": ("tasks.json", read_label_studio),
+    "cvat": ("annotations.xml", lambda path, reference: paired_with_gt(path, reference)),
+    "coco": ("coco.json", lambda path, reference: paired_with_gt(path, reference)),
+    "yolo": ("labels", lambda path, reference: paired_with_gt(path, reference, "yolo")),
+}
+
+
+@pytest.mark.parametrize("policy", ["routing", "single"])
+@pytest.mark.parametrize("target", list(READERS))
+def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
+    report: Report, target: str, policy: str, tmp_path: Path
+) -> None:
+    name, read = READERS[target]
+    out = export(report, target, tmp_path / name, "--policy", policy)
+
+    found = boxes(read(out, gt()))
+
+    wanted = expected(report, policy)
+    same_boxes(found, wanted)
+    if policy == "single":
+        assert len(found[0]) == report.findings["dataset"]["predictions_kept"]
+
+
+def test_routing_leaves_out_the_classes_it_sends_to_drawing(drawing_report: Report, tmp_path: Path) -> None:
+    found = boxes(read_label_studio(export(drawing_report, "label-studio", tmp_path / "t.json"), gt()))
+    single = boxes(
+        read_label_studio(
+            export(drawing_report, "label-studio", tmp_path / "s.json", "--policy", "single"), gt()
+        )
+    )
+
+    same_boxes(found, expected(drawing_report, "routing"))
+    assert {row[1] for row in single[0]} - {row[1] for row in found[0]} == {"person"}
+
+
+def test_label_studio_tasks_fit_their_config_and_sort_the_most_work_first(
+    report: Report, tmp_path: Path
+) -> None:
+    out = export(
+        report, "label-studio", tmp_path / "tasks.json", "--image-root", "/data/local-files/?d=images/"
+    )
+    tasks = json.loads(out.read_text())
+    config = (tmp_path / "tasks.xml").read_text()
+
+    assert len(tasks) == report.findings["dataset"]["images"]
+    assert all(task["data"]["image"].startswith("/data/local-files/?d=images/") for task in tasks)
+    regions = [region for task in tasks for region in task["predictions"][0]["result"]]
+    assert {(r["from_name"], r["to_name"], r["type"]) for r in regions} == {
+        ("label", "image", "rectanglelabels")
+    }
+    assert (
+        '<Image name="image" value="$image"/>' in config
+        and '<RectangleLabels name="label" toName="image">' in config
+    )
+    assert {r["value"]["rectanglelabels"][0] for r in regions} <= {
+        line.split('"')[1] for line in config.splitlines() if "<Label " in line
+    }
+    # ascending prediction score: no pre-label first, then the least sure pre-label first
+    for task in tasks:
+        prediction = task["predictions"][0]
+        scores = [region["score"] for region in prediction["result"]]
+        assert prediction["score"] == (min(scores) if scores else 0)
+        assert (
+            "routing policy" in prediction["model_version"]
+            and report.report_id in prediction["model_version"]
+        )
+
+
+def test_a_report_without_pre_label_candidates_says_to_run_again(
+    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(report.store, store)
+    folder = store / "reports" / report.report_id
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["parts"] = [part for part in manifest["parts"] if not part.startswith("pre_labels/")]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    code = main(
+        ["export", "latest", "--store", str(store), "--to", "coco", "--out", str(tmp_path / "c.json")]
+    )
+
+    assert code == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("has no pre_labels (made before `prelabel-eval export` existed: run it again)")
+    )
