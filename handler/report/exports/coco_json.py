@@ -40,7 +40,7 @@ def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
         *(piece for i in range(4) for piece in ((b"," if i else b""), numbers(pixels[:, i]))),
         b'],"area":',
         numbers(pixels[:, 2] * pixels[:, 3]),
-        b',"iscrowd":0,"score":',
+        b',"segmentation":[],"iscrowd":0,"score":',
         numbers(boxes.confidence),
         b"}",
     )
