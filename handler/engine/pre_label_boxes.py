@@ -1,22 +1,26 @@
-"""`pre_labels/*.npz`: every prediction some confidence threshold of the run could pre-label, and
-each image's size, for `prelabel-eval export` (report/exports/) without reading the datasets again.
+"""`pre_labels/*.npz`: the predictions a policy could pre-label, and each image's size, for
+`prelabel-eval export` (report/exports/) without reading the datasets again.
 
 A shard writes one chunk beside its outcome lines (the outcome lines hold only the kept
-predictions, no box and no image size). Each chunk is an uncompressed `.npz` of columns: per
-image `widths`, `heights` (NaN where unknown) and the shard's `asset_ids` and `class_names` (as
-JSON bytes); per prediction `image` (into the chunk's assets), `class_id` (into its classes),
-`confidence` (float64: a threshold compares it exactly as the run did) and `xywh` (float32 left,
-top, width, height: a 10,000 px image keeps them within 0.001 px), in pixels or, where `normalized`
-is set, in 0-1 image fractions. Chunks of shard files name their own classes: `read_chunks` joins
-them by name.
+predictions, no box and no image size), with every prediction some threshold of the sweep keeps:
+the policy is decided from the merged run, after the shards. Once it is, the run rewrites each
+chunk keeping only what a policy keeps (`trimmed`: per class, its lowest threshold), so the stored
+report holds those and not the long tail of low confidences.
+
+Each chunk is an uncompressed `.npz` of columns: per image `widths`, `heights` (NaN where
+unknown) and the shard's `asset_ids` and `class_names` (as JSON bytes); per prediction `image`
+(into the chunk's assets), `class_id` (into its classes), `confidence` (float64: a threshold
+compares it exactly as the run did) and `xywh` (float32 left, top, width, height: a 10,000 px
+image keeps them within 0.001 px), in pixels or, where `normalized` is set, in 0-1 image
+fractions. Chunks of shard files name their own classes: `read_chunks` joins them by name.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +29,8 @@ import orjson
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.evaluation import keep_mask
 
+# The columns with a row per prediction (the others have one per image, or are one value).
+PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh")
 # float32 coordinates and int32 indices: 32 bytes a prediction with its float64 confidence.
 COORDINATES: Final = np.float32
 INDICES: Final = np.int32
@@ -45,25 +51,44 @@ def _json(values: Sequence[str]) -> npt.NDArray[np.uint8]:
     return np.frombuffer(orjson.dumps(list(values)), dtype=np.uint8)
 
 
-def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> bytes:
-    """The chunk of one shard: its predictions kept at `lowest_threshold`, its images' sizes."""
-    boxes = pred[keep_mask(pred.confidence, lowest_threshold)]
-    xyxy = boxes.xyxy
-    xywh = np.concatenate((xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]), axis=1).astype(COORDINATES)
+def _saved(columns: Mapping[str, npt.NDArray[Any]]) -> bytes:
     buffer = io.BytesIO()
-    np.savez(
-        buffer,
-        asset_ids=_json(images.asset_ids),
-        class_names=_json(images.class_names),
-        widths=images.widths,
-        heights=images.heights,
-        normalized=np.array(images.normalized),
-        image=boxes.image.astype(INDICES),
-        class_id=boxes.class_id.astype(INDICES),
-        confidence=boxes.confidence,
-        xywh=xywh,
-    )
+    np.savez(buffer, allow_pickle=False, **columns)
     return buffer.getvalue()
+
+
+def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> bytes:
+    """The chunk of one shard: its predictions kept at `lowest_threshold`, its images' sizes.
+
+    Only the four columns are taken, not the whole table: a worker's peak stays the chunk's size."""
+    kept = keep_mask(pred.confidence, lowest_threshold)
+    rows: slice | IntArray = slice(None) if bool(kept.all()) else np.flatnonzero(kept)
+    xyxy = pred.xyxy[rows].astype(COORDINATES)
+    xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
+    return _saved(
+        {
+            "asset_ids": _json(images.asset_ids),
+            "class_names": _json(images.class_names),
+            "widths": images.widths,
+            "heights": images.heights,
+            "normalized": np.array(images.normalized),
+            "image": pred.image[rows].astype(INDICES),
+            "class_id": pred.class_id[rows].astype(INDICES),
+            "confidence": pred.confidence[rows],
+            "xywh": xyxy,
+        }
+    )
+
+
+def trimmed(content: bytes, lowest: Mapping[str, float]) -> bytes:
+    """A chunk keeping the predictions at or above their class's `lowest` threshold (a class it
+    does not name keeps none)."""
+    chunk = dict(np.load(io.BytesIO(content)))
+    floor = np.array([lowest.get(name, np.nan) for name in orjson.loads(chunk["class_names"].tobytes())])
+    kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
+    for key in PER_PREDICTION:
+        chunk[key] = chunk[key][kept]
+    return _saved(chunk)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,14 @@ from typing import Final
 from handler.report.exports.coco_json import COCO
 from handler.report.exports.cvat_xml import CVAT
 from handler.report.exports.label_studio_json import LABEL_STUDIO
-from handler.report.exports.pre_labels import POLICIES, ExportTarget, Policy, PreLabels, pre_labels
+from handler.report.exports.pre_labels import (
+    POLICIES,
+    ExportTarget,
+    Policy,
+    PreLabels,
+    lowest_thresholds,
+    pre_labels,
+)
 from handler.report.exports.routing_json import ROUTING_JSON, ROUTING_PART, routing_part
 from handler.report.exports.yolo_txt import YOLO
 
@@ -38,6 +45,7 @@ __all__ = [
     "ExportTarget",
     "Policy",
     "PreLabels",
+    "lowest_thresholds",
     "pre_labels",
     "routing_part",
 ]

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from functools import reduce
-from operator import add
+from typing import Final
 
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
-from handler.engine.outcome_lines import ObjectArray, number_texts
+from handler.engine.outcome_lines import CHUNK_LINES, ObjectArray, number_texts
 
 Piece = ObjectArray | bytes
+ROW_END: Final = b"\0"
 
 
 def numbers(values: IntArray | FloatArray) -> ObjectArray:
@@ -31,11 +31,26 @@ def texts(values: Sequence[str], index: IntArray, encode: Callable[[str], bytes]
     return found
 
 
+def _block(pieces: Sequence[Piece], rows_of: slice, count: int) -> list[bytes]:
+    grid = np.empty((count, len(pieces) + 1), dtype=object)
+    for column, piece in enumerate(pieces):
+        grid[:, column] = piece if isinstance(piece, bytes) else piece[rows_of]
+    grid[:, -1] = ROW_END
+    cut = b"".join(grid.ravel().tolist()).split(ROW_END)[:-1]
+    if len(cut) != count:
+        raise ValueError("Expected text pieces without a NUL byte but got one")
+    return cut
+
+
 def rows(count: int, *pieces: Piece) -> ObjectArray:
-    """Each row's pieces concatenated (a `bytes` piece is the same in every row)."""
-    start = np.empty(count, dtype=object)
-    start[:] = [b""] * count
-    joined: ObjectArray = reduce(add, pieces, start)
+    """Each row's pieces concatenated (a `bytes` piece is the same in every row): the pieces laid
+    out row by row, joined once, and cut at a NUL byte after each row (no JSON or XML text holds
+    one; a piece that did would cut a row short, and is refused). CHUNK_LINES rows at a time, so
+    the pieces in flight stay few."""
+    joined = np.empty(count, dtype=object)
+    for start in range(0, count, CHUNK_LINES):
+        stop = min(start + CHUNK_LINES, count)
+        joined[start:stop] = _block(pieces, slice(start, stop), stop - start)
     return joined
 
 

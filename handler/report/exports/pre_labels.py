@@ -87,6 +87,15 @@ def class_thresholds(routing: Routing, class_names: list[str], policy: Policy) -
     return np.array([chosen.get(name) for name in class_names], dtype=np.float64)  # None -> NaN
 
 
+def lowest_thresholds(routing: Routing) -> dict[str, float]:
+    """Per class, the lowest threshold either policy pre-labels it at (what a stored report keeps)."""
+    single = routing.single_threshold
+    return {
+        row.class_name: min(single, single if row.threshold is None else row.threshold)
+        for row in routing.classes
+    }
+
+
 def pre_labels(findings_json: bytes, chunks: Sequence[bytes], policy: Policy) -> PreLabels:
     """The pre-labels of a report under `policy`, from its findings and its `pre_labels` chunks."""
     findings = orjson.loads(findings_json)

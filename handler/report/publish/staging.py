@@ -102,13 +102,14 @@ class ReportStaging:
         return [sink for sinks in self._chunks.values() for sink in sinks]
 
     def rewrite_chunks(
-        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes]
+        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart = OUTCOMES
     ) -> tuple[WrittenObject, ...]:
-        """The outcome chunks written again through `edit` (after the run learned something)."""
+        """The chunks of `part` written again through `edit`, one at a time (after the run
+        learned something)."""
         rewritten = []
         for chunk in chunks:
             content = edit(self.store.get(chunk.key))
-            self.store.put(chunk.key, content, OUTCOMES.content_type)
+            self.store.put(chunk.key, content, part.content_type)
             rewritten.append(WrittenObject(chunk.key, len(content)))
         return tuple(rewritten)
 
