@@ -3,7 +3,7 @@
 prelabel-eval [run] GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
               [--seconds-accept|nudge|relabel|delete|draw S] [-q | -v] [--version]
 prelabel-eval list                                   (report ids, latest first)
-prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs]
+prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs | --class-map | --queue]
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
 prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
@@ -95,6 +95,7 @@ SHOW_PARTS: Final = {
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
     "class_map": "class_map.json: the class mapping a warning proposes (review it, then --pred-class-map)",
+    "queue": "review_queue.csv: every image, most expected correction time first, as CSV",
 }
 LATEST: Final = "latest"
 COMMANDS: Final = ("list", "show", "compare", "calibrate", "export", "gc")  # besides the default, run
@@ -111,6 +112,7 @@ SHOW_EXAMPLES: Final = """examples:
   prelabel-eval show latest
   prelabel-eval show latest --html
   prelabel-eval show latest --outputs
+  prelabel-eval show latest --queue
 """
 COMPARE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl

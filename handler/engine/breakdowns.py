@@ -62,8 +62,14 @@ def most_time_left_first(counts: IntArray, seconds: FloatArray) -> IntArray:
     return ordered
 
 
+def review_order(seconds: FloatArray) -> IntArray:
+    """Every row, most labeler seconds first, ties in row order: the review queue's order."""
+    order: IntArray = np.lexsort((np.arange(len(seconds)), -seconds))
+    return order
+
+
 def most_work(seconds: FloatArray, top: int) -> IntArray:
-    """The `top` rows with the most labeler seconds (> 0), most first, ties in row order."""
-    rows = np.flatnonzero(seconds > 0)
-    ordered: IntArray = rows[np.lexsort((rows, -seconds[rows]))][:top]
-    return ordered
+    """The first `top` rows of the review order that have labeler seconds (> 0)."""
+    order = review_order(seconds)
+    first: IntArray = order[seconds[order] > 0][:top]
+    return first

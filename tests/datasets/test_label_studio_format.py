@@ -9,21 +9,14 @@ the predictions of two model versions.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from helpers.label_studio_server import (
-    LabelStudioServer,
-    add_annotation,
-    add_prediction,
-    create_project,
-    export,
-    import_tasks,
-    rectangle,
-)
+from helpers.label_studio_prepared import READER_CONFIG, READER_EXPORTS, reader_box
+from helpers.label_studio_server import add_annotation, create_project, import_tasks
 from helpers.node_run import one_error_line, run_node
 from label_studio_sdk import LabelStudio
 
@@ -33,41 +26,7 @@ from handler.datasets.read_options import ReadOptions
 from handler.errors import DatasetError
 from handler.storage import open_source
 
-CONFIG = """<View>
-  <Image name="photo" value="$img"/>
-  <RectangleLabels name="bbox" toName="photo"><Label value="cat"/><Label value="dog"/></RectangleLabels>
-  <PolygonLabels name="outline" toName="photo"><Label value="cat"/><Label value="dog"/></PolygonLabels>
-  <Choices name="quality" toName="photo"><Choice value="sharp"/><Choice value="blurry"/></Choices>
-</View>"""
-IMAGES = [
-    ("/data/upload/7/8f1e2a3b-a.jpg", (640, 480)),
-    ("https://bucket.example.com/imgs/b%20c.jpg?X-Amz-Signature=abc", (200, 100)),
-    ("s3://bucket/deep/c.png", (300, 300)),
-    ("/data/local-files/?d=images/sub/d.jpg", (50, 40)),
-]
 ASSETS = ["a.jpg", "b c.jpg", "c.png", "d.jpg"]
-
-
-def box(
-    label: str, xyxy: tuple[float, float, float, float], size: tuple[int, int], **extra: Any
-) -> dict[str, Any]:
-    return rectangle(label, xyxy, size, control="bbox", image="photo", **extra)
-
-
-POLYGON: dict[str, Any] = {
-    "from_name": "outline",
-    "to_name": "photo",
-    "type": "polygonlabels",
-    "original_width": 200,
-    "original_height": 100,
-    "value": {"points": [[10, 10], [50, 10], [30, 40]], "polygonlabels": ["cat"]},
-}
-CHOICE: dict[str, Any] = {
-    "from_name": "quality",
-    "to_name": "photo",
-    "type": "choices",
-    "value": {"choices": ["sharp"]},
-}
 
 
 @dataclass(frozen=True)
@@ -78,44 +37,10 @@ class Exports:
 
 
 @pytest.fixture(scope="module")
-def exports(label_studio: LabelStudioServer, tmp_path_factory: pytest.TempPathFactory) -> Exports:
-    return _make_exports(label_studio.client(), tmp_path_factory.mktemp("label-studio-exports"))
-
-
-def _make_exports(client: LabelStudio, folder: Path) -> Exports:
-    project = create_project(client, CONFIG, title="reader rules")
-    a, b, _, _ = import_tasks(client, project, [{"data": {"img": image}} for image, _ in IMAGES])
-    size_a, size_b = IMAGES[0][1], IMAGES[1][1]
-    add_annotation(client, a, [box("cat", (10, 20, 110, 220), size_a)])
-    add_annotation(
-        client, a, [box("dog", (12, 20, 110, 220), size_a), box("cat", (300, 100, 400, 300), size_a)]
-    )
-    add_annotation(client, a, [box("cat", (0, 0, 5, 5), size_a)], was_cancelled=True)  # newest, cancelled
-    add_annotation(
-        client,
-        b,
-        [
-            box("dog", (20, 10, 120, 60), size_b, rotation=30),
-            POLYGON,
-            CHOICE,
-            box("cat", (1, 2, 50, 60), size_b),
-        ],
-    )
-    add_prediction(
-        client,
-        a,
-        [box("dog", (10, 20, 110, 220), size_a, score=0.9), box("cat", (300, 100, 400, 300), size_a)],
-        model_version="m1",
-        score=0.4,
-    )
-    add_prediction(client, a, [box("cat", (0, 0, 100, 100), size_a, score=0.7)], model_version="m2")
-    add_prediction(client, b, [box("cat", (1, 2, 50, 60), size_b, score=0.8)], model_version="m1")
-    paths = Exports(folder / "snapshot.json", folder / "snapshot-min.json", folder / "quick.json")
-    paths.json.write_bytes(export(client, project))
-    paths.json_min.write_bytes(export(client, project, "JSON_MIN"))
-    quick = client.projects.exports.download_sync(id=project, export_type="JSON", download_all_tasks=True)
-    paths.quick.write_bytes(b"".join(quick))
-    return paths
+def exports(label_studio_prepared: Callable[[str], Path]) -> Exports:
+    """The server's exports of the `reader-rules` project (helpers/label_studio_prepared.py)."""
+    folder = label_studio_prepared("reader-rules")
+    return Exports(*(folder / READER_EXPORTS[key] for key in ("json", "json_min", "quick")))
 
 
 def read(path: Path, reference: Loaded | None = None, version: str | None = None) -> Loaded:
@@ -182,13 +107,13 @@ def test_a_quick_export_gives_the_predictions_the_annotations_were_made_from(
     label_studio_client: LabelStudio, tmp_path: Path
 ) -> None:
     client = label_studio_client
-    project = create_project(client, CONFIG, title="viewed predictions")
+    project = create_project(client, READER_CONFIG, title="viewed predictions")
     size = (640, 480)
     # imported with its prediction: the project's model version becomes m1, whose prediction an
     # annotation then records as the one shown (what a labeler correcting a pre-label submits)
-    prediction = {"model_version": "m1", "result": [box("cat", (10, 20, 110, 220), size, score=0.6)]}
+    prediction = {"model_version": "m1", "result": [reader_box("cat", (10, 20, 110, 220), size, score=0.6)]}
     (task,) = import_tasks(client, project, [{"data": {"img": "a.jpg"}, "predictions": [prediction]}])
-    add_annotation(client, task, [box("cat", (12, 20, 110, 220), size)])
+    add_annotation(client, task, [reader_box("cat", (12, 20, 110, 220), size)])
     quick = tmp_path / "quick.json"
     quick.write_bytes(b"".join(client.projects.exports.download_sync(id=project, export_type="JSON")))
 

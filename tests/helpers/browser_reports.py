@@ -2,6 +2,9 @@
 
 Each report is produced exactly as the node produces it: `handler.pipeline.run` on parsed inputs, stored in
 a `LocalStore`; the tests then open the stored `report.html` and compare it with the stored `findings.json`.
+
+They are made once per run, by a background job (helpers/background.py) started as soon as the run
+has collected a test that uses `browser_reports`, and shared by the xdist workers.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import pytest
+
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.storage.local import LocalStore
+from helpers.background import collected, finish_job, helper_command, start_once, wait_for
 from helpers.builders import annotation, asset, write_json
 from helpers.paths import EXAMPLES, THIRD_PARTY
 from helpers.pictures import coco_pictures
@@ -154,3 +160,43 @@ BUILDERS: Final[dict[str, Callable[[Path], StoredReport]]] = {
     "hostile": hostile,
     "warned": warned,
 }
+
+
+JOB: Final = "browser-reports"
+INDEX: Final = "reports.json"  # name -> the stored report.html
+FIXTURE: Final = "browser_reports"
+
+
+def build_all(folder: Path) -> None:
+    """Every report of `BUILDERS`, each in a folder of its own, and the index of their pages."""
+    pages = {}
+    for name, build in BUILDERS.items():
+        (folder / name).mkdir()
+        pages[name] = str(build(folder / name).html)
+    (folder / INDEX).write_text(json.dumps(pages), encoding="utf-8")
+
+
+def _start() -> None:
+    start_once(JOB, lambda: (*helper_command("browser_reports"), {}))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if collected(session, [FIXTURE]):
+        _start()
+
+
+@pytest.fixture(scope="session")
+def browser_reports() -> dict[str, StoredReport]:
+    """The reports the run's background job made, by name (started here if no worker started it)."""
+    _start()
+    pages = json.loads((wait_for(JOB) / INDEX).read_text(encoding="utf-8"))
+    return {name: _stored(name, Path(html)) for name, html in pages.items()}
+
+
+def _stored(name: str, html: Path) -> StoredReport:
+    findings = json.loads((html.parent / "findings.json").read_text(encoding="utf-8"))
+    return StoredReport(name, html, findings)
+
+
+if __name__ == "__main__":
+    finish_job(JOB, build_all)

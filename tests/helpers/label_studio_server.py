@@ -2,11 +2,8 @@
 
 Its start-up (Django migrations on a fresh database) takes half a minute of CPU, so it starts once
 per run, in the background, as soon as a session has collected a test that needs it, and every
-xdist worker shares it: the first worker to take the run's file lock starts it and writes a state
-file beside the lock; the others read that file. The run's controller stops it when the run ends
-(`stop_shared`). A watchdog process stands between pytest and the server: when the process that
-owns the run dies without stopping it (a killed run), the watchdog stops the server, so no server
-outlives its run.
+xdist worker shares it: a job of helpers/background.py, which also stops it when the run ends and,
+through a watchdog, when the run is killed, so no server outlives its run.
 
 The server knows one user, with a fixed legacy API token (`LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN`,
 `LABEL_STUDIO_USER_TOKEN`), created from environment variables so nothing prompts.
@@ -18,21 +15,20 @@ labeling config, import tasks, add annotations and predictions, export through t
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
+import importlib.metadata
 import os
-import signal
-import subprocess
+import shutil
+import sqlite3
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from helpers import watchdog
+from helpers.background import run_dir, start_once
 from helpers.s3_server import HOST, free_port
 from helpers.watchdog import alive
 
@@ -43,13 +39,9 @@ if TYPE_CHECKING:
 TOKEN: Final = "prelabel-test-token-0123456789"
 USERNAME: Final = "lead@example.com"
 PASSWORD: Final = "prelabel-test-password"
-STATE_FILE: Final = "label-studio.json"
-LOCK_FILE: Final = "label-studio.lock"
-LOG_FILE: Final = "label-studio.log"
 # Migrations on a fresh sqlite take ~30 s on an idle core; a loaded machine takes longer.
 READY_TIMEOUT_S: Final = 300.0
-STOP_GRACE_S: Final = 10.0
-_STARTED: list[subprocess.Popen[bytes]] = []
+DATABASE: Final = "label_studio.sqlite3"
 _CONNECTIONS: list[httpx.Client] = []
 
 
@@ -96,48 +88,47 @@ def close_clients() -> None:
         _CONNECTIONS.pop().close()
 
 
-def start_shared(run_dir: Path) -> LabelStudioServer:
-    """The run's server: started here if no worker started it yet (it may still be starting)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(run_dir / LOCK_FILE):
-        state = run_dir / STATE_FILE
-        if state.exists():
-            return LabelStudioServer(**json.loads(state.read_text()))
-        server = _spawn(run_dir, owner_pid=_run_owner_pid())
-        state.write_text(json.dumps(asdict(server)))
-        return server
+SERVER_JOB: Final = "label-studio"
 
 
-def stop_shared(run_dir: Path) -> None:
-    """Stop the run's server if one was started (called once, by the run's controller)."""
-    state = run_dir / STATE_FILE
-    if not state.exists():
-        return
-    server = LabelStudioServer(**json.loads(state.read_text()))
-    _stop_group(server.pid)
-    state.unlink()
+def start_shared() -> LabelStudioServer:
+    """The run's server: started here if no worker started it yet (it may still be starting).
+    helpers/background.py stops it when the run ends."""
+    state = start_once(SERVER_JOB, _server_job)
+    return LabelStudioServer(url=state["url"], token=TOKEN, pid=state["pid"], log=state["log"])
 
 
-def _run_owner_pid() -> int:
-    # An xdist worker is a child of the controller, which outlives every worker of the run.
-    return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
-
-
-def _spawn(run_dir: Path, *, owner_pid: int) -> LabelStudioServer:
+def _server_job() -> tuple[list[str], dict[str, str], dict[str, Any]]:
     port = free_port()
-    log = run_dir / LOG_FILE
-    command = [sys.executable, watchdog.__file__, str(owner_pid), "--", *_server_command(port)]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command,
-            env=_server_environment(run_dir / "data"),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: stopped as one, untouched by Ctrl-C
-        )
-    _STARTED.append(process)  # kept referenced: the process outlives this call on purpose
-    return LabelStudioServer(url=f"http://{HOST}:{port}", token=TOKEN, pid=process.pid, log=str(log))
+    data = run_dir() / "label-studio-data"
+    data.mkdir(parents=True, exist_ok=True)
+    if _template().exists():  # migrated already: the start skips the half minute of migrations
+        shutil.copyfile(_template(), data / DATABASE)
+    return _server_command(port), _server_environment(data), {"url": f"http://{HOST}:{port}"}
+
+
+def keep_template() -> None:
+    """Keep the fresh database of a ready server (migrated, its user made, no project yet) as the
+    machine's template for the next runs' servers, if there is none for this Label Studio yet.
+
+    The template is a cache, as pip's is: it lives outside the checkout, under `~/.cache`, per
+    Label Studio version; the first run on a machine migrates, and deleting it costs one such run."""
+    template = _template()
+    if template.exists():
+        return
+    template.parent.mkdir(parents=True, exist_ok=True)
+    partial = template.with_suffix(f".{os.getpid()}.partial")
+    with (
+        contextlib.closing(sqlite3.connect(run_dir() / "label-studio-data" / DATABASE)) as source,
+        contextlib.closing(sqlite3.connect(partial)) as copy,
+    ):
+        source.backup(copy)  # consistent even while the server runs
+    partial.replace(template)
+
+
+def _template() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "prelabel-eval-tests"
+    return cache / f"label-studio-{importlib.metadata.version('label-studio')}.sqlite3"
 
 
 def _server_command(port: int) -> list[str]:
@@ -163,27 +154,6 @@ def _server_environment(data_dir: Path) -> dict[str, str]:
         "COLLECT_ANALYTICS": "false",
         "LOG_LEVEL": "WARNING",
     }
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _stop_group(pid: int) -> None:
-    """SIGTERM the process group led by `pid`, SIGKILL it if it lingers."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_S
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _tail(path: str, lines: int = 20) -> str:

@@ -84,8 +84,8 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, StoredReport]:
-    return {name: build(tmp_path_factory.mktemp(name)) for name, build in BUILDERS.items()}
+def reports(browser_reports: dict[str, StoredReport]) -> dict[str, StoredReport]:
+    return browser_reports
 
 
 @dataclass
@@ -191,7 +191,7 @@ def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Ob
         page.on("dialog", on_dialog)
         page.goto(observed.url, wait_until="networkidle")
         stem = f"{report.name}-{width}x{height}"
-        page.screenshot(path=str(artifacts_dir() / f"{stem}.png"), full_page=True)
+        page.screenshot(path=str(artifacts_dir() / f"{stem}.png"))  # what the reader sees first
         observed.overflow_folded = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
         _unfold(page)
         observed.overflow_unfolded = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
@@ -204,9 +204,9 @@ def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Ob
 
 
 def _unfold(page: Page) -> None:
-    """Open every folded block, the way a reader clicking each summary would."""
-    for summary in page.locator("details > summary").all():
-        summary.click()
+    """Open every folded block, as a reader clicking each summary would (all at once: a click each
+    waits for the page to settle, a second apiece)."""
+    page.evaluate("() => document.querySelectorAll('details').forEach((block) => { block.open = true; })")
 
 
 @pytest.fixture(

@@ -10,71 +10,23 @@ that export must come within 15 % of the truth for every action at least 50 task
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import pytest
-from helpers.label_studio_server import (
-    LabelStudioServer,
-    create_project,
-    export,
-    import_tasks,
-    rectangle_config,
-)
-from helpers.labeler_logs import OVERHEAD, TRUTH, SimulatedTask, simulated_tasks
+from helpers.label_studio_prepared import CALIBRATION_EXPORT, CALIBRATION_TASKS, calibration_tasks
+from helpers.labeler_logs import OVERHEAD, TRUTH, SimulatedTask
 
 from handler.calibrate import calibrate, calibration_lines
 from handler.engine.timecost import ACTIONS
 
-if TYPE_CHECKING:
-    from label_studio_sdk import LabelStudio
-
-TASKS = 180
 SUPPORT_FOR_THE_15_PERCENT = 50
 
 
-def annotate(client: LabelStudio, tasks: list[SimulatedTask], project_id: int) -> None:
-    """Import the tasks with their predictions, then submit each labeler's annotation; plus one
-    cancelled and one unlinked annotation, which the calibration must skip and count."""
-    with_predictions = [
-        {
-            "data": {"image": f"/data/{n}.jpg"},
-            "predictions": [{"result": task.prediction, "model_version": "sim"}],
-        }
-        for n, task in enumerate(tasks)
-    ]
-    imported = import_tasks(client, project_id, with_predictions)
-    predictions = _prediction_ids(client, project_id)
-    for task_id, task in zip(imported, tasks, strict=True):
-        client.annotations.create(
-            id=task_id,
-            result=task.annotation,
-            lead_time=task.lead_time,
-            parent_prediction=predictions[task_id],
-            was_cancelled=False,
-        )
-    extra = import_tasks(client, project_id, [{"data": {"image": "/data/extra.jpg"}}])[-1:]
-    client.annotations.create(id=extra[0], result=[], lead_time=9.0)  # no prediction: unlinked
-    client.annotations.create(id=imported[0], result=[], lead_time=3.0, was_cancelled=True)
-
-
-def _prediction_ids(client: LabelStudio, project_id: int) -> dict[int, int]:
-    """Each task's prediction id, as the export reports them."""
-    document: list[dict[str, Any]] = json.loads(export(client, project_id))
-    return {task["id"]: task["predictions"][0]["id"] for task in document if task["predictions"]}
-
-
 @pytest.fixture(scope="module")
-def exported(
-    tmp_path_factory: pytest.TempPathFactory, label_studio: LabelStudioServer
-) -> tuple[Path, list[SimulatedTask]]:
-    tasks = simulated_tasks(TASKS, seed=2511)
-    client = label_studio.client()
-    project_id = create_project(client, rectangle_config(["car", "truck"]), title="calibration")
-    annotate(client, tasks, project_id)
-    path = tmp_path_factory.mktemp("label-studio") / "label_studio_export.json"
-    path.write_bytes(export(client, project_id))
-    return path, tasks
+def exported(label_studio_prepared: Callable[[str], Path]) -> tuple[Path, list[SimulatedTask]]:
+    """The project helpers/label_studio_prepared.py `calibration` made, exported, and its tasks."""
+    return label_studio_prepared("calibration") / CALIBRATION_EXPORT, calibration_tasks()
 
 
 def test_the_export_keeps_what_the_calibration_reads(exported: tuple[Path, list[SimulatedTask]]) -> None:
@@ -82,7 +34,7 @@ def test_the_export_keeps_what_the_calibration_reads(exported: tuple[Path, list[
     document = json.loads(path.read_text())
     annotations = [a for task in document for a in task["annotations"]]
     linked = [a for a in annotations if a.get("parent_prediction") and not a["was_cancelled"]]
-    assert len(linked) == TASKS
+    assert len(linked) == CALIBRATION_TASKS
     assert sorted(a["lead_time"] for a in linked) == pytest.approx(sorted(t.lead_time for t in tasks))
 
 
@@ -93,7 +45,7 @@ def test_a_real_label_studio_export_calibrates_back_to_the_truth(
     costs = calibrate([str(path)])
     report = "\n".join(calibration_lines(costs))
     print(f"\n{report}\ntruth: {TRUTH}, overhead {OVERHEAD} s")  # the closing note's table
-    assert costs.fit is not None and costs.fit.tasks == TASKS, report
+    assert costs.fit is not None and costs.fit.tasks == CALIBRATION_TASKS, report
     assert costs.fit.skipped == {
         "cancelled (skipped by the labeler)": 1,
         "unlinked (no prediction it started from)": 1,

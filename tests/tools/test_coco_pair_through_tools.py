@@ -10,27 +10,23 @@ rounded to 0.01 px, as its exporter writes them).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.label_studio_server import create_project, export, import_tasks, rectangle_config
+from helpers.label_studio_prepared import COCO_PAIR, COCO_PAIR_EXPORT, COCO_PAIR_GT, COCO_PAIR_RESULTS
 from helpers.node_run import run_node
-from helpers.paths import THIRD_PARTY
-from helpers.tool_files import coco_images, label_studio_tasks, write_cvat
-from label_studio_sdk import LabelStudio
+from helpers.tool_files import coco_images, write_cvat
 
-PAIR = THIRD_PARTY / "coco_val2014_100"
-GT_FILE = PAIR / "instances_val2014_100.json"
-RESULTS_FILE = PAIR / "instances_val2014_fakebbox100_results.json"
 INPUTS = {"CONFIDENCE_THRESHOLD": "0", "IOU_MIN": "0.5"}
 
 
 @pytest.fixture(scope="module")
 def coco_pair() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    if not PAIR.exists():
-        pytest.skip(f"third-party data not found at {PAIR}")
-    return json.loads(GT_FILE.read_text()), json.loads(RESULTS_FILE.read_text())
+    if not COCO_PAIR.exists():
+        pytest.skip(f"third-party data not found at {COCO_PAIR}")
+    return json.loads(COCO_PAIR_GT.read_text()), json.loads(COCO_PAIR_RESULTS.read_text())
 
 
 def findings(store: Path, gt: Path, pred: Path) -> dict[str, Any]:
@@ -45,7 +41,7 @@ def findings(store: Path, gt: Path, pred: Path) -> dict[str, Any]:
 def coco_findings(
     coco_pair: tuple[dict[str, Any], list[dict[str, Any]]], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:
-    return findings(tmp_path_factory.mktemp("coco-store"), GT_FILE, RESULTS_FILE)
+    return findings(tmp_path_factory.mktemp("coco-store"), COCO_PAIR_GT, COCO_PAIR_RESULTS)
 
 
 def same_counts(found: dict[str, Any], coco: dict[str, Any]) -> None:
@@ -57,22 +53,10 @@ def same_counts(found: dict[str, Any], coco: dict[str, Any]) -> None:
 
 
 def test_a_label_studio_export_of_the_pair_counts_as_the_coco_files(
-    coco_pair: tuple[dict[str, Any], list[dict[str, Any]]],
-    coco_findings: dict[str, Any],
-    label_studio_client: LabelStudio,
-    tmp_path: Path,
+    coco_findings: dict[str, Any], label_studio_prepared: Callable[[str], Path], tmp_path: Path
 ) -> None:
-    gt, results = coco_pair
-    tasks = label_studio_tasks(
-        coco_images(gt),
-        coco_images(gt, results),
-        model_version="fakebbox100",
-        image_root="http://images.cocodataset.org/val2014/",
-    )
-    project = create_project(label_studio_client, rectangle_config([c["name"] for c in gt["categories"]]))
-    assert len(import_tasks(label_studio_client, project, tasks)) == 100
-    exported = tmp_path / "project-export.json"
-    exported.write_bytes(export(label_studio_client, project))
+    # the pair's project, made and exported by helpers/label_studio_prepared.py (`coco-pair`)
+    exported = label_studio_prepared("coco-pair") / COCO_PAIR_EXPORT
 
     found = findings(tmp_path / "store", exported, exported)
 

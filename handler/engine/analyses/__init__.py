@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.by_size import BY_SIZE
+from handler.engine.analyses.confidence_bins import CONFIDENCE_BINS
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.data_health import DATA_HEALTH
@@ -27,6 +28,7 @@ ANALYSES: Final[tuple[Analysis[Any], ...]] = (
     PER_CLASS,
     CONFUSIONS,
     CONFIDENCE_SWEEP,
+    CONFIDENCE_BINS,
     BY_SIZE,
     NEAR_MISSES,
     GT_ERRORS,

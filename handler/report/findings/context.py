@@ -11,6 +11,7 @@ from handler.datasets.slices import SliceFile
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.readings.verdict import Rescored
+from handler.engine.review import ReviewQueue, review_queue
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
@@ -53,3 +54,8 @@ class RunFacts:
     def spread(self) -> Bootstrap | None:
         """The per-image bootstrap, once per run: the verdict and the uncertainty section share it."""
         return None if self.reason is not None else bootstrap(self.state.of(PER_IMAGE).counts, self.costs)
+
+    @cached_property
+    def queue(self) -> ReviewQueue:
+        """The review queue, once per run: `images_with_most_work` are its first rows."""
+        return review_queue(self.state, self.costs)

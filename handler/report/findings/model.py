@@ -25,6 +25,7 @@ from handler.report.findings.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.findings.sections.near_misses import NearMissesSection
 from handler.report.findings.sections.per_class import PerClassSection
 from handler.report.findings.sections.reading import OtherReadingSection
+from handler.report.findings.sections.review import ReviewQueueSection
 from handler.report.findings.sections.routing import RoutingSection
 from handler.report.findings.sections.sketches import PicturesSection, SketchesSection
 from handler.report.findings.sections.slices import SlicesSection
@@ -105,6 +106,7 @@ class Findings(Section):
     per_class: PerClassSection
     confidence_sweep: ConfidenceSweepSection
     images_with_most_work: ImagesWithMostWorkSection
+    review_queue: ReviewQueueSection
     by_size: BySizeSection
     near_misses: NearMissesSection
     time: TimeSection

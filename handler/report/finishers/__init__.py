@@ -35,6 +35,7 @@ from handler.report.finishers.findings_json import FINDINGS_JSON
 from handler.report.finishers.image_sketches import SKETCHES
 from handler.report.finishers.pictures import PICTURES
 from handler.report.finishers.report_page import REPORT_PAGE
+from handler.report.finishers.review_queue import REVIEW_QUEUE
 from handler.report.finishing import Finisher
 from handler.report.publish import OUTCOMES, ReportPart
 
@@ -45,6 +46,7 @@ FINISHERS: Final[tuple[Finisher, ...]] = (
     REPORT_PAGE,
     ROUTING_JSON,
     CLASS_MAP_JSON,
+    REVIEW_QUEUE,
 )
 # Every part a report may hold, by key: the outcome lines the shards write, then the finishers'.
 REPORT_PARTS: Final[dict[str, ReportPart]] = {

@@ -12,10 +12,11 @@ from handler.engine import breakdowns
 from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.counts import OutcomeCounts
+from handler.engine.review import ReviewQueue
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Counts, Score, Seconds, Section, SizeName, outcome_counts
+from handler.report.findings.fields import Count, Counts, Score, Seconds, Section, SizeName, outcome_counts
 from handler.report.findings.sections import SectionSpec
 from handler.report.findings.sections.per_class import scored_rows
 
@@ -27,9 +28,15 @@ NO_SIZES: Final = (
 
 
 class ImageWork(Section):
+    """One image of the review queue (review_queue), in its place."""
+
+    rank: int = Field(ge=1, description="The image's place in the review queue (review_queue.csv).")
     asset_id: str
     labeler_seconds: Seconds
     counts: Counts
+    uncertain_boxes: Count = Field(
+        description="Its kept predictions of uncertain confidence (review_queue.confidence_bins)."
+    )
 
 
 class SizeRow(Section):
@@ -55,20 +62,29 @@ class BySize(Section):
 
 
 def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
-    """The rows (in asset order) of the images that take the labeler longest, most first."""
+    """The rows (in asset order) of the images that take the labeler longest, most first: the
+    review queue's first (`listed_rows`), from the per-image counts alone."""
     return breakdowns.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
 
 
+def listed_rows(queue: ReviewQueue) -> IntArray:
+    """The review queue's rows that the page lists: its first TOP_IMAGES with any seconds."""
+    return breakdowns.most_work(queue.seconds, TOP_IMAGES)
+
+
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:
-    """The images that take the labeler longest with the predictions, by estimated seconds."""
-    images = facts.state.of(PER_IMAGE)
-    counts, asset_ids = images.counts, images.asset_ids
-    seconds = OutcomeCounts(counts).labeler_seconds(facts.costs)
+    """The first rows of the review queue: the images that take the labeler longest with the
+    predictions, by estimated seconds (those with any)."""
+    queue = facts.queue
     return tuple(
         ImageWork(
-            asset_id=asset_ids[row], labeler_seconds=float(seconds[row]), counts=outcome_counts(counts[row])
+            rank=rank,
+            asset_id=queue.asset_ids[row],
+            labeler_seconds=float(queue.seconds[row]),
+            counts=outcome_counts(queue.counts[row]),
+            uncertain_boxes=int(queue.uncertain[row]),
         )
-        for row in most_work_rows(facts.state, facts.costs).tolist()
+        for rank, row in enumerate(listed_rows(queue).tolist(), start=1)
     )
 
 

@@ -1,0 +1,118 @@
+"""`review_queue`: the totals of the review queue and what its "uncertain" means (engine/review.py).
+
+The queue's first rows are `images_with_most_work`; every image is in the report part
+review_queue.csv (report/finishers/review_queue.py). Shown in the work fragment.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import numpy as np
+from pydantic import Field
+
+from handler.engine.counts import OutcomeCounts
+from handler.engine.review import MIN_BIN_PREDICTIONS, RIGHT, UNCERTAIN_SHARES, ReviewQueue, pooled_shares
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Score, Seconds, Section, Threshold
+from handler.report.findings.sections import SectionSpec
+from handler.report.findings.sections.work import listed_rows
+
+QUEUE_FILE = "review_queue.csv"
+
+
+class ConfidenceBin(Section):
+    """The run's kept predictions with confidence from `low` up to `high`, and how often the
+    labeler keeps them."""
+
+    low: Threshold
+    high: Threshold | None = Field(description="Null: up to any confidence (the last bin).")
+    predictions: Count
+    right_share: Score | None = Field(
+        description="Share of them the labeler keeps (correct or shifted); null when there are none."
+    )
+    pooled_right_share: Score | None = Field(
+        description="The share it is judged by: of the adjacent bins pooled so that the share never "
+        "falls as confidence rises (isotonic regression); null when there are none."
+    )
+    pooled_predictions: Count = Field(description="The predictions of that pool.")
+    uncertain: bool = Field(
+        description="pooled_right_share within uncertain_shares, of at least min_bin_predictions."
+    )
+
+
+class ReviewQueueTotals(Section):
+    """Every shared image, most expected correction time first; its first rows are
+    images_with_most_work, the whole queue is the report part review_queue.csv."""
+
+    part: str = Field(description="The report part with every image's row (prelabel-eval show --queue).")
+    images: Count = Field(description="Images in the queue: every shared image.")
+    images_with_work: Count = Field(description="Images with expected seconds above 0.")
+    seconds: Seconds = Field(
+        description="Every image's expected seconds added: time.with_predictions_seconds, the same "
+        "counts priced the same."
+    )
+    listed_seconds: Seconds = Field(description="The seconds of the images in images_with_most_work.")
+    uncertain_boxes: Count = Field(description="Kept predictions in an uncertain confidence bin.")
+    images_with_uncertain_boxes: Count
+    uncertain_shares: tuple[Score, Score] = Field(
+        description="A bin is uncertain when this share of its predictions, or a share between, is right."
+    )
+    min_bin_predictions: Count = Field(description="A bin with fewer predictions is never uncertain.")
+    confidence_bins: tuple[ConfidenceBin, ...] = Field(
+        description="The sweep's steps from the threshold used up, over the kept predictions."
+    )
+
+
+def _share(right: int, kept: int) -> float | None:
+    return right / kept if kept else None
+
+
+def _bins(queue: ReviewQueue) -> tuple[ConfidenceBin, ...]:
+    kept = queue.by_outcome.sum(axis=1)
+    right = queue.by_outcome[:, list(RIGHT)].sum(axis=1)
+    pooled_right, pooled_kept = pooled_shares(right, kept)
+    highs = [*queue.edges[1:].tolist(), None]
+    columns = (
+        queue.edges.tolist(),
+        highs,
+        kept.tolist(),
+        right.tolist(),
+        pooled_right.tolist(),
+        pooled_kept.tolist(),
+    )
+    return tuple(
+        ConfidenceBin(
+            low=low,
+            high=high,
+            predictions=n,
+            right_share=_share(r, n),
+            pooled_right_share=_share(pr, pn),
+            pooled_predictions=pn,
+            uncertain=uncertain,
+        )
+        for (low, high, n, r, pr, pn), uncertain in zip(
+            zip(*columns, strict=True), queue.uncertain_bin.tolist(), strict=True
+        )
+    )
+
+
+def review_queue(facts: RunFacts) -> ReviewQueueTotals:
+    queue = facts.queue
+    listed = listed_rows(queue)
+    return ReviewQueueTotals(
+        part=QUEUE_FILE,
+        images=len(queue.asset_ids),
+        images_with_work=int(np.count_nonzero(queue.seconds > 0)),
+        # Priced from the summed counts, as `time` prices the run's: the same figure, not a re-sum.
+        seconds=float(OutcomeCounts(queue.counts.sum(axis=0)).labeler_seconds(facts.costs)),
+        listed_seconds=float(queue.seconds[listed].sum()),
+        uncertain_boxes=int(queue.uncertain.sum()),
+        images_with_uncertain_boxes=int(np.count_nonzero(queue.uncertain)),
+        uncertain_shares=(float(UNCERTAIN_SHARES[0]), float(UNCERTAIN_SHARES[1])),
+        min_bin_predictions=MIN_BIN_PREDICTIONS,
+        confidence_bins=_bins(queue),
+    )
+
+
+ReviewQueueSection = Annotated[ReviewQueueTotals, SectionSpec(review_queue)]
