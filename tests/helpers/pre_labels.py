@@ -33,8 +33,10 @@ class Report:
     routing: dict[str, float | None]
 
 
-def stored_report(store: Path, **inputs: str) -> Report:
-    run = run_node(store, GT_DATASET=str(GT), PRED_DATASET=str(PRED), CONFIDENCE_THRESHOLD="0.5", **inputs)
+def stored_report(store: Path, gt_file: Path = GT, pred_file: Path = PRED, **inputs: str) -> Report:
+    """The node run on the pair (the shipped example unless given) at 0.5 unless told, its report."""
+    inputs = {"CONFIDENCE_THRESHOLD": "0.5", **inputs}
+    run = run_node(store, GT_DATASET=str(gt_file), PRED_DATASET=str(pred_file), **inputs)
     assert run.code == 0, run.err
     folder = store / "reports" / run.outputs["REPORT_ID"]
     findings = json.loads((folder / "findings.json").read_text())

@@ -14,8 +14,10 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers.pre_labels import (
+    TOLERANCE_PX,
     Report,
     boxes,
     expected,
@@ -29,8 +31,9 @@ from helpers.pre_labels import (
 )
 
 from handler.cli import main
-from handler.datasets import PairedBoxes
+from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
+from handler.storage import open_source
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +142,56 @@ def test_a_report_without_pre_label_candidates_says_to_run_again(
         .err.strip()
         .endswith("has no pre_labels (made before `prelabel-eval export` existed: run it again)")
     )
+
+
+def _native_pair(folder: Path, asset: str, sized: bool) -> tuple[Path, Path]:
+    """A one-image native pair, the image's size given or not."""
+    folder.mkdir(parents=True, exist_ok=True)
+    size = {"width": 200, "height": 100} if sized else {}
+    box = {"label": 'a "b" <c> & d', "x_min": 10.25, "y_min": 20.5, "x_max": 110.125, "y_max": 70.0}
+    paths = []
+    for side, extra in (("gt", {}), ("pred", {"confidence": 0.75})):
+        path = folder / f"{side}.jsonl"
+        path.write_text(json.dumps({"asset_id": asset, **size, "annotations": [{**box, **extra}]}) + "\n")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+HOSTILE_ASSET = 'we<ird> & "quoted" %41 name.jpg'
+
+
+@pytest.mark.parametrize("target", ["label-studio", "cvat", "coco", "yolo"])
+def test_names_that_are_markup_or_escapes_come_back_as_they_were(target: str, tmp_path: Path) -> None:
+    gt_file, pred_file = _native_pair(tmp_path / "data", HOSTILE_ASSET, sized=True)
+    made = stored_report(tmp_path / "store", gt_file, pred_file, CONFIDENCE_THRESHOLD="0")
+    name, read = READERS[target]
+    reference = load_dataset(open_source(str(gt_file)))
+
+    paired = read(export(made, target, tmp_path / name), reference)
+
+    assert paired.asset_ids == [HOSTILE_ASSET] and paired.class_names == ['a "b" <c> & d']
+    np.testing.assert_allclose(paired.pred.xyxy, [[10.25, 20.5, 110.125, 70.0]], atol=TOLERANCE_PX, rtol=0)
+
+
+@pytest.mark.parametrize(("target", "works"), [("cvat", False), ("label-studio", False), ("coco", True)])
+def test_a_tool_that_needs_image_sizes_refuses_a_report_without_them_in_one_line(
+    target: str, works: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt_file, pred_file = _native_pair(tmp_path / "data", "a.jpg", sized=False)
+    made = stored_report(tmp_path / "store", gt_file, pred_file, CONFIDENCE_THRESHOLD="0")
+    capsys.readouterr()
+
+    code = main(
+        ["export", "latest", "--store", str(made.store), "--to", target, "--out", str(tmp_path / "x.json")]
+    )
+
+    err = capsys.readouterr().err
+    if works:  # COCO boxes are pixels: the file says the size is unknown (null)
+        assert code == 0 and json.loads((tmp_path / "x.json").read_text())["images"][0]["width"] is None
+    else:
+        assert code == 2 and err.count("\n") == 1
+        tool = "CVAT" if target == "cvat" else "Label Studio"
+        assert err == (
+            f"error: report {made.report_id}: image 'a.jpg' has no known size, and {tool} needs one "
+            "(the datasets gave neither a size nor the image)\n"
+        )
