@@ -7,6 +7,7 @@ prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs | --class-m
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
 prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
+prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy routing|single] [--image-root PREFIX]
 
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
 parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtime's). Every line of
@@ -21,6 +22,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any, Final
 
 import orjson
@@ -47,15 +49,18 @@ from handler.inputs import (
 from handler.outputs import NodeOutputs
 from handler.pipeline import PHASES, RunResult, log_to_stderr, run
 from handler.progress import phase_progress
+from handler.report.exports import EXPORT_TARGETS, POLICIES, pre_labels
 from handler.report.findings import TimeSaved, compare_summary, duration
 from handler.report.finishers import REPORT_PARTS
 from handler.report.page import render_compare_html
 from handler.report.publish import (
+    PRE_LABELS,
     SAFE_AGE_SECONDS,
     collect_garbage,
     latest_report,
     list_reports,
     parse_duration,
+    read_report_chunks,
     read_report_part,
 )
 from handler.runtime import (
@@ -93,6 +98,7 @@ SHOW_PARTS: Final = {
     "queue": "review_queue.csv: every image, most expected correction time first, as CSV",
 }
 LATEST: Final = "latest"
+COMMANDS: Final = ("list", "show", "compare", "calibrate", "export", "gc")  # besides the default, run
 # Run from the project folder (the shipped examples/); tests/project/test_examples.py runs each line.
 RUN_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval examples/gt.json examples/predictions.jsonl
@@ -115,6 +121,10 @@ COMPARE_EXAMPLES: Final = """examples (from the project folder):
 CALIBRATE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval calibrate examples/label_studio_export.json --out /tmp/costs.json
   prelabel-eval examples/gt.json examples/predictions.jsonl --time-costs /tmp/costs.json
+"""
+EXPORT_EXAMPLES: Final = """examples (after a run):
+  prelabel-eval export latest --to label-studio --out /tmp/pre-labels.json --image-root /data/local-files/?d=
+  prelabel-eval export latest --to cvat --out /tmp/annotations.xml --policy single
 """
 GC_EXAMPLES: Final = """examples:
   prelabel-eval gc
@@ -356,6 +366,39 @@ def _add_calibrate(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.set_defaults(command=_calibrate)
 
 
+def _add_export(commands: argparse._SubParsersAction[OneLineParser]) -> None:
+    parser = _command(
+        commands,
+        "export",
+        [store_parent()],
+        "write the pre-labels a report's policy keeps, for a labeling tool to import",
+        "Write the predictions a stored report's policy pre-labels, in a labeling tool's import format, "
+        "from the report alone (no dataset is read again). The routing policy keeps each class at its "
+        "own threshold and leaves out the classes it sends to drawing; `--policy single` keeps every "
+        "class at the run's one confidence threshold.",
+        EXPORT_EXAMPLES,
+    )
+    parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
+    targets = "; ".join(f"{name}: {target.help}" for name, target in EXPORT_TARGETS.items())
+    parser.add_argument("--to", required=True, choices=list(EXPORT_TARGETS), help=targets)
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="the file to write (yolo: the folder; label-studio: .json)",
+    )
+    parser.add_argument(
+        "--policy", choices=POLICIES, default=POLICIES[0], help="which thresholds (default %(default)s)"
+    )
+    parser.add_argument(
+        "--image-root",
+        default="",
+        metavar="PREFIX",
+        help="label-studio: put before each asset id in data.image, so Label Studio opens the image",
+    )
+    parser.set_defaults(command=_export)
+
+
 def _add_gc(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser = _command(
         commands,
@@ -378,7 +421,7 @@ def parser() -> OneLineParser:
     """`prelabel-eval`, its commands and their options (`parse_command_line` picks the command)."""
     top = OneLineParser(
         prog=PROG,
-        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{list,show,compare,calibrate,gc}} [options]",
+        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{{','.join(COMMANDS)}}} [options]",
         description=(
             "How much labeling work would these predictions save? "
             f"`{PROG} GT PRED` evaluates PRED against GT and stores a report; the other commands "
@@ -388,7 +431,7 @@ def parser() -> OneLineParser:
     )
     add_version_option(top)
     commands = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_add_run, _add_list, _add_show, _add_compare, _add_calibrate, _add_gc):
+    for add in (_add_run, _add_list, _add_show, _add_compare, _add_calibrate, _add_export, _add_gc):
         add(commands)
     return top
 
@@ -486,6 +529,36 @@ def _show(args: argparse.Namespace) -> int:
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    store = chosen_store(args)
+    report_id = _report_id(store, args.report_id)
+    findings = read_report_part(store, report_id, REPORT_PARTS["findings"])
+    chunks = read_report_chunks(
+        store, report_id, PRE_LABELS, f"(made before `{PROG} export` existed: run it again)"
+    )
+    labels = pre_labels(findings, chunks, args.policy)
+    files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
+    for path, content in files.items():
+        _write(path, content)
+    boxes = labels.boxes
+    print(
+        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({args.policy} policy, "
+        f"model_version {labels.model_version!r}) to {args.out}"
+        + (f" ({len(files)} files)" if len(files) > 1 else "")
+    )
+    return 0
+
+
+def _write(path: PurePath, content: bytes) -> None:
+    """One exported file, its folders made; what the OS refuses is said as such."""
+    target = local_path(str(path), "--out")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error.strerror}", "--out") from None
 
 
 def _gc(args: argparse.Namespace) -> int:

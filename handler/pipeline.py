@@ -8,20 +8,23 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, Protocol, runtime_checkable
 
 from handler.datasets.slices import SliceFile
 from handler.engine.outcome_lines import without_suspects
+from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.images.source import given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
+from handler.report.exports import lowest_thresholds
 from handler.report.findings import Execution, Findings, RunFacts, build_findings
 from handler.report.finishers import FINISHERS
 from handler.report.finishers.pictures import DRAW_IMAGES
 from handler.report.finishing import Merged, finish_findings, finish_merged
-from handler.report.publish import report_location, staged_report
+from handler.report.publish import PRE_LABELS, report_location, staged_report
 from handler.storage import Store
 
 PhaseLog = Callable[[str, float], None]
@@ -110,7 +113,10 @@ def run(
             settle()
             costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log):
-                evaluated = evaluate_plan(plan, staging.outcome_sinks(len(plan.tasks)))
+                shards = len(plan.tasks)
+                evaluated = evaluate_plan(
+                    plan, staging.outcome_sinks(shards), staging.pre_label_sinks(shards)
+                )
                 # Another reading of the predictions that scores clearly better (issue 24).
                 reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
                 merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
@@ -136,8 +142,13 @@ def run(
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)
                 parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
+                # The pre-label candidates down to what a policy keeps, now that routing is known.
+                lowest = lowest_thresholds(findings.routing)
+                pre_labels = staging.rewrite_chunks(
+                    evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS
+                )
             with _phase("store report", log):
-                staging.publish(parts, chunks)
+                staging.publish(parts, (*chunks, *pre_labels))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id))
             if announce is not None:

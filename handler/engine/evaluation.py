@@ -61,8 +61,9 @@ class Evaluation:
     pairs: CandidatePairs
 
 
-def keep_mask(confidence: FloatArray, threshold: float) -> BoolArray:
-    """SPEC §3, the one home of the rule: a prediction is kept when confidence ≥ threshold."""
+def keep_mask(confidence: FloatArray, threshold: float | FloatArray) -> BoolArray:
+    """SPEC §3, the one home of the rule: a prediction is kept when confidence ≥ threshold (one
+    threshold, or each prediction's own; NaN keeps none)."""
     kept: BoolArray = confidence >= threshold
     return kept
 

@@ -85,12 +85,19 @@ class _Encoded:
 Part = _Encoded | tuple[bytes, Number]
 
 
+def number_texts(values: IntArray | FloatArray, prefix: bytes = b"") -> ObjectArray:
+    """`prefix` and the JSON text of each value: orjson writes the values at once, and the prefix
+    goes before each one by turning every separating comma into a newline (no number holds one)
+    and the prefix. NaN is `null`."""
+    if not len(values):
+        return _objects([])
+    encoded = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
+    return _objects((prefix + encoded.replace(b",", b"\n" + prefix)).split(b"\n"))
+
+
 def _number_column(prefix: bytes, field: Number, lines: IntArray) -> ObjectArray:
-    """`"key":value` of each line: orjson writes the values at once, and the key goes before each
-    one by turning every separating comma into a newline (no number holds one) and the key."""
-    values = np.ascontiguousarray(field.values[lines])
-    encoded = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1]
-    column = _objects((prefix + encoded.replace(b",", b"\n" + prefix)).split(b"\n"))
+    """`"key":value` of each line (`number_texts`)."""
+    column = number_texts(field.values[lines], prefix)
     if field.null is not None:
         column[field.null[lines]] = prefix + b"null"
     return column

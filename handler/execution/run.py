@@ -67,7 +67,8 @@ class ExecutionOptions:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """The merged state of every shard, how it was computed, and the outcome chunks written."""
+    """The merged state of every shard, how it was computed, and the outcome and pre-label chunks
+    written."""
 
     state: EvaluationState
     gt: DatasetNames
@@ -76,29 +77,38 @@ class Evaluated:
     workers: int
     shards: int
     outcome_chunks: tuple[WrittenObject, ...]
+    pre_label_chunks: tuple[WrittenObject, ...] = ()
 
 
 @dataclass(frozen=True)
 class ShardJob:
-    """One shard and where its outcome lines go (nowhere: None): picklable, for any executor."""
+    """One shard and where its outcome lines and pre-label candidates go (nowhere: None):
+    picklable, for any executor."""
 
     task: PairedShard | FileShard
     sink: ObjectSink | None
+    pre_labels: ObjectSink | None = None
 
 
 @dataclass(frozen=True)
 class ShardOutput:
-    """What comes back from a worker: the shard's state and the outcome chunk it wrote."""
+    """What comes back from a worker: the shard's state and the chunks it wrote."""
 
     state: EvaluationState
     written: WrittenObject | None
+    pre_labels_written: WrittenObject | None = None
 
 
 def run_shard(job: ShardJob) -> ShardOutput:
-    """The mapped function: evaluate a shard, write its outcome lines, return its state."""
+    """The mapped function: evaluate a shard, write its outcome lines and pre-label candidates,
+    return its state."""
     task = job.task
     result: ShardResult = run_paired_shard(task) if isinstance(task, PairedShard) else run_file_shard(task)
-    return ShardOutput(result.state, job.sink.write(result.outcome_lines) if job.sink else None)
+    return ShardOutput(
+        result.state,
+        job.sink.write(result.outcome_lines) if job.sink else None,
+        job.pre_labels.write(result.pre_labels) if job.pre_labels else None,
+    )
 
 
 def _shard_pairs(gt: OpenSide, pred: OpenSide) -> list[tuple[Source, Source]] | None:
@@ -186,26 +196,38 @@ def plan_sides(
     )
 
 
-def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, tuple[WrittenObject, ...]]:
+Written = tuple[WrittenObject, ...]
+
+
+def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, Written, Written]:
     """Merge as the states come: only one partial state is held besides the running total."""
     first = next(outputs)
-    merged, written = first.state, [first.written]
+    merged, written = first.state, [(first.written, first.pre_labels_written)]
     for output in outputs:
         merged = merged + output.state
-        written.append(output.written)
-    return merged, tuple(chunk for chunk in written if chunk is not None)
+        written.append((output.written, output.pre_labels_written))
+    outcomes, pre_labels = zip(*written, strict=True)
+    return merged, tuple(o for o in outcomes if o is not None), tuple(p for p in pre_labels if p is not None)
 
 
-def evaluate_plan(plan: ShardPlan, sinks: Sequence[ObjectSink] | None) -> Evaluated:
-    """Match and score every shard; shard i writes its outcome lines to `sinks[i]` (None: the
-    lines are not kept). Cleaning up after a failure is the caller's staging's business."""
-    jobs = [ShardJob(task, sinks[i] if sinks else None) for i, task in enumerate(plan.tasks)]
+def evaluate_plan(
+    plan: ShardPlan, sinks: Sequence[ObjectSink] | None, pre_label_sinks: Sequence[ObjectSink] = ()
+) -> Evaluated:
+    """Match and score every shard; shard i writes its outcome lines to `sinks[i]` and its
+    pre-label candidates to `pre_label_sinks[i]` (none given: not kept). Cleaning up after a
+    failure is the caller's staging's business."""
+    jobs = [
+        ShardJob(task, sinks[i] if sinks else None, pre_label_sinks[i] if pre_label_sinks else None)
+        for i, task in enumerate(plan.tasks)
+    ]
     try:
-        merged, written = _merged(plan.executor.map(run_shard, jobs))
+        merged, written, pre_labels = _merged(plan.executor.map(run_shard, jobs))
         state = merged.adding(plan.read)
     except BrokenProcessPool:
         raise ExecutionError(
             "a worker process died while evaluating a shard; no report was published"
         ) from None
     executor = plan.executor
-    return Evaluated(state, plan.gt, plan.pred, executor.engine, executor.workers, len(jobs), written)
+    return Evaluated(
+        state, plan.gt, plan.pred, executor.engine, executor.workers, len(jobs), written, pre_labels
+    )

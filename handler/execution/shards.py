@@ -21,7 +21,9 @@ from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
 from handler.engine.outcome_lines import outcome_lines
 from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, ShardContext
+from handler.engine.pre_label_boxes import ChunkImages, candidate_chunk
 from handler.engine.state import EvaluationState, ListedSkip, ReadFigures
+from handler.engine.sweep import sweep_thresholds
 from handler.storage import open_source
 
 SHARD_SUFFIX: Final = ".jsonl"
@@ -33,6 +35,7 @@ Analyses = tuple[Analysis[Any], ...]
 class ShardResult:
     state: EvaluationState
     outcome_lines: bytes
+    pre_labels: bytes  # the pre-label candidates' chunk (`pre_label_boxes`)
 
 
 def area_scale(paired: PairedBoxes) -> FloatArray | None:
@@ -77,7 +80,15 @@ def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyse
     partials = {analysis: analysis.shard(evaluation, context) for analysis in analyses}
     kinds = suspect_kinds(evaluation, context.thresholds.iou_perfect)
     lines = outcome_lines(evaluation, paired.asset_ids, paired.class_names, kinds)
-    return ShardResult(EvaluationState(evaluation.tally, partials), lines)
+    return ShardResult(EvaluationState(evaluation.tally, partials), lines, pre_label_chunk(paired, context))
+
+
+def pre_label_chunk(paired: PairedBoxes, context: ShardContext) -> bytes:
+    """The shard's predictions that any threshold of the sweep (routing picks among them) keeps."""
+    images = ChunkImages(
+        paired.asset_ids, paired.class_names, paired.widths, paired.heights, paired.normalized
+    )
+    return candidate_chunk(paired.pred, images, sweep_thresholds(context.thresholds.confidence_threshold)[0])
 
 
 def _by_image(boxes: BoxTable) -> tuple[BoxTable, IntArray]:

@@ -66,6 +66,7 @@ class MotoServer:
 
     def __init__(self) -> None:
         self._server = ThreadedMotoServer(ip_address=HOST, port=0, verbose=False)
+        self._clients: dict[str, Any] = {}
 
     def start(self) -> MotoServer:
         self._server.start()
@@ -80,7 +81,13 @@ class MotoServer:
         return f"http://{host}:{port}"
 
     def client(self, service: str = "s3") -> Any:
-        """A client straight to moto with the fake keys, for seeding and checking (never proxied)."""
+        """A client straight to moto with the fake keys, for seeding and checking (never proxied);
+        one per service, made once (a client costs a session's parse of the service's models)."""
+        if service not in self._clients:
+            self._clients[service] = self._new_client(service)
+        return self._clients[service]
+
+    def _new_client(self, service: str) -> Any:
         return boto3.session.Session().client(
             service,  # type: ignore[call-overload]
             endpoint_url=self.endpoint,

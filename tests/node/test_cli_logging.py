@@ -83,7 +83,7 @@ def test_cli_is_quiet_by_default_verbose_with_v_and_names_the_page(
 
 # --- the commands, and mistakes on the command line (issue 18, item 6), through real processes ---
 
-COMMANDS = ("run", "list", "show", "compare", "gc")
+COMMANDS = ("run", "list", "show", "compare", "export", "gc")
 
 
 def _cli(

@@ -28,7 +28,7 @@ from handler.storage.local import LocalStore
 
 # --- the finisher's module: pre-labels, the kept predictions of every image ---
 
-PRE_LABELS_PART: Final = ReportPart("pre_labels", "pre_labels.jsonl", "application/x-ndjson")
+PRE_LABELS_PART: Final = ReportPart("kept_predictions", "kept_predictions.jsonl", "application/x-ndjson")
 
 
 def every_image(merged: Merged) -> frozenset[str]:
@@ -93,7 +93,7 @@ def test_a_registered_finisher_writes_its_part_from_the_one_pass(
     manifest = orjson.loads(
         (tmp_path / "store" / "reports" / result.outputs.report_id / "manifest.json").read_bytes()
     )
-    assert "pre_labels.jsonl" in manifest["parts"]
+    assert "kept_predictions.jsonl" in manifest["parts"]
 
 
 def test_every_finisher_that_needs_a_pass_shares_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,7 +126,7 @@ def test_a_part_no_finisher_declared_is_refused(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, Finisher("sneaky", MERGED, sneaky)))
     store = LocalStore(tmp_path / "store")
-    with pytest.raises(KeyError, match=r"sneaky.*did not declare.*pre_labels"):
+    with pytest.raises(KeyError, match=r"sneaky.*did not declare.*kept_predictions"):
         run(_inputs(), store)
     assert not (tmp_path / "store" / "reports").exists() or not any(
         (tmp_path / "store" / "reports").iterdir()

@@ -386,7 +386,7 @@ class TestChunksFromOtherProcesses:
     def test_a_shard_that_reported_nothing_publishes_nothing(self, backend: Backend) -> None:
         with (
             pytest.raises(
-                StorageError, match=r"1 outcome chunks were reported written, expected one from each of 2"
+                StorageError, match=r"1 chunks were reported written, expected one from each of 2 sinks"
             ),
             staged_report(backend.store, "r1") as staging,
         ):

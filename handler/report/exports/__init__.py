@@ -1,9 +1,51 @@
-"""Files for other tools, each built by a finisher once the run is merged and stored with its report
-(routing.json, class_map.json; a new one: handler/report/finishers/__init__.py says how).
+"""Files for other tools.
 
-The per-box outcome lines are the one export a shard writes itself, chunk by chunk, so their
-encoding lives below execution (`handler.engine.outcome_lines`)."""
+- Built by a finisher once the run is merged and stored with its report: routing.json,
+  class_map.json (a new one: handler/report/finishers/__init__.py says how).
+- Written by `prelabel-eval export` from a stored report: the pre-labels a policy keeps
+  (`pre_labels`), in a labeling tool's import format. A new target is one module defining an
+  `ExportTarget` (its `files(pre_labels, out, image_root)` gives each file's content) and one line
+  in `EXPORT_TARGETS`.
 
+The per-box outcome lines and the pre-label candidates are what a shard writes itself, chunk by
+chunk, so their encoding lives below execution (`handler.engine.outcome_lines`,
+`handler.engine.pre_label_boxes`)."""
+
+from typing import Final
+
+from handler.report.exports.coco_json import COCO
+from handler.report.exports.cvat_xml import CVAT
+from handler.report.exports.label_studio_json import LABEL_STUDIO
+from handler.report.exports.pre_labels import (
+    POLICIES,
+    ExportTarget,
+    Policy,
+    PreLabels,
+    lowest_thresholds,
+    pre_labels,
+)
 from handler.report.exports.routing_json import ROUTING_JSON, ROUTING_PART, routing_part
+from handler.report.exports.yolo_txt import YOLO
 
-__all__ = ["ROUTING_JSON", "ROUTING_PART", "routing_part"]
+EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
+    target.name: target
+    for target in (
+        LABEL_STUDIO,
+        CVAT,
+        COCO,
+        YOLO,
+    )
+}
+
+__all__ = [
+    "EXPORT_TARGETS",
+    "POLICIES",
+    "ROUTING_JSON",
+    "ROUTING_PART",
+    "ExportTarget",
+    "Policy",
+    "PreLabels",
+    "lowest_thresholds",
+    "pre_labels",
+    "routing_part",
+]

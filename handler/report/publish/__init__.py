@@ -3,12 +3,14 @@ its parts (`ReportPart`), listed, read back, and its leftovers collected."""
 
 from handler.report.publish.asset import (
     OUTCOMES,
+    PRE_LABELS,
     SAFE_AGE_SECONDS,
     ReportPart,
     collect_garbage,
     latest_report,
     list_reports,
     parse_duration,
+    read_report_chunks,
     read_report_part,
     report_location,
 )
@@ -16,6 +18,7 @@ from handler.report.publish.staging import ReportStaging, new_report_id, staged_
 
 __all__ = [
     "OUTCOMES",
+    "PRE_LABELS",
     "SAFE_AGE_SECONDS",
     "ReportPart",
     "ReportStaging",
@@ -24,6 +27,7 @@ __all__ = [
     "list_reports",
     "new_report_id",
     "parse_duration",
+    "read_report_chunks",
     "read_report_part",
     "report_location",
     "staged_report",

@@ -65,6 +65,8 @@ class ReportPart:
 
 # The per-box outcome lines: written by the shards, one chunk each, before the other parts.
 OUTCOMES: Final = ReportPart("outcomes", "outcomes.jsonl", "application/x-ndjson")
+# The pre-label candidates (handler/engine/pre_label_boxes.py): one .npz chunk per shard too.
+PRE_LABELS: Final = ReportPart("pre_labels", "pre_labels.npz", "application/octet-stream")
 
 
 def report_folder(report_id: str) -> str:
@@ -128,13 +130,19 @@ def latest_report(store: Store) -> str:
     return listed[0]
 
 
-def read_report_part(store: Store, report_id: str, part: ReportPart) -> bytes:
-    """One part of a published report, its chunks joined; a StorageError line when absent."""
+def read_report_chunks(store: Store, report_id: str, part: ReportPart, why_absent: str = "") -> list[bytes]:
+    """The objects of one part of a published report, in order; a StorageError line when absent
+    (ending with `why_absent`, when the caller knows why it may be)."""
     folder = report_folder(report_id)
     names = part.objects(_manifest(store, folder, report_id))
     if not names:
-        raise StorageError(f"{store.uri}: report {report_id!r} has no {part.key}")
-    return b"".join(_get(store, f"{folder}/{name}", report_id) for name in names)
+        raise StorageError(f"{store.uri}: report {report_id!r} has no {part.key} {why_absent}".rstrip())
+    return [_get(store, f"{folder}/{name}", report_id) for name in names]
+
+
+def read_report_part(store: Store, report_id: str, part: ReportPart) -> bytes:
+    """One part of a published report, its chunks joined; a StorageError line when absent."""
+    return b"".join(read_report_chunks(store, report_id, part))
 
 
 def parse_duration(text: str) -> float:

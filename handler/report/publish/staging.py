@@ -25,6 +25,7 @@ from handler.report.publish.asset import (
     MANIFEST,
     MANIFEST_TYPE,
     OUTCOMES,
+    PRE_LABELS,
     SAFE_AGE_SECONDS,
     ReportPart,
     collect_garbage,
@@ -75,33 +76,46 @@ class ReportStaging:
         self.report_id = report_id
         self._final = report_folder(report_id)
         self._folder = staging_folder(report_id) if store.renames_folders else self._final
-        self._sinks: list[ObjectSink] = []
+        self._chunks: dict[str, list[ObjectSink]] = {}  # part key -> its chunks' sinks
 
     def _key(self, name: str) -> str:
         return f"{self._folder}/{name}"
 
     def outcome_sinks(self, count: int) -> list[ObjectSink]:
         """One sink per outcome chunk, in order (one per shard)."""
-        self._sinks = [
-            ObjectSink(self.store.uri, self._key(OUTCOMES.chunk(i)), OUTCOMES.content_type)
-            for i in range(count)
+        return self._chunk_sinks(OUTCOMES, count)
+
+    def pre_label_sinks(self, count: int) -> list[ObjectSink]:
+        """One sink per chunk of pre-label candidates, in order (one per shard)."""
+        return self._chunk_sinks(PRE_LABELS, count)
+
+    def _chunk_sinks(self, part: ReportPart, count: int) -> list[ObjectSink]:
+        sinks = [
+            ObjectSink(self.store.uri, self._key(part.chunk(i)), part.content_type) for i in range(count)
         ]
-        return self._sinks
+        self._chunks[part.key] = sinks
+        return sinks
+
+    @property
+    def _sinks(self) -> list[ObjectSink]:
+        """Every chunk sink handed out, part by part in the order asked for."""
+        return [sink for sinks in self._chunks.values() for sink in sinks]
 
     def rewrite_chunks(
-        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes]
+        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart = OUTCOMES
     ) -> tuple[WrittenObject, ...]:
-        """The outcome chunks written again through `edit` (after the run learned something)."""
+        """The chunks of `part` written again through `edit`, one at a time (after the run
+        learned something)."""
         rewritten = []
         for chunk in chunks:
             content = edit(self.store.get(chunk.key))
-            self.store.put(chunk.key, content, OUTCOMES.content_type)
+            self.store.put(chunk.key, content, part.content_type)
             rewritten.append(WrittenObject(chunk.key, len(content)))
         return tuple(rewritten)
 
     def publish(self, parts: Mapping[ReportPart, Content], chunks: Sequence[WrittenObject] = ()) -> None:
-        """Write `parts` beside the outcome `chunks` the workers reported, check them all, write the
-        manifest, move the report into place."""
+        """Write `parts` beside the `chunks` (outcome lines, pre-label candidates) the workers
+        reported, check them all, write the manifest, move the report into place."""
         try:
             listed = self._write_parts(parts, chunks)
             self._check(listed)
@@ -117,8 +131,8 @@ class ReportStaging:
     def _write_parts(
         self, parts: Mapping[ReportPart, Content], chunks: Sequence[WrittenObject]
     ) -> dict[str, int]:
-        """The manifest's names and sizes in the order they were written: the outcome chunks (the
-        shards wrote them), then each part in the order given."""
+        """The manifest's names and sizes in the order they were written: the outcome and pre-label
+        chunks (the shards wrote them), then each part in the order given."""
         listed = self._reported(chunks) if self._sinks or chunks else {}
         for part, content in parts.items():
             if part.objects(listed):
@@ -129,12 +143,12 @@ class ReportStaging:
         return listed
 
     def _reported(self, chunks: Sequence[WrittenObject]) -> dict[str, int]:
-        """The outcome chunks by name, once each sink has reported its chunk exactly once."""
+        """The chunks by name, once each sink has reported its chunk exactly once."""
         expected = [sink.key for sink in self._sinks]
         if sorted(chunk.key for chunk in chunks) != sorted(expected):
             raise StorageError(
-                f"{len(chunks)} outcome chunks were reported written, expected one from each of "
-                f"{len(expected)} shards"
+                f"{len(chunks)} chunks were reported written, expected one from each of "
+                f"{len(expected)} sinks (outcome lines and pre-label candidates, one of each per shard)"
             )
         sizes = {chunk.key: chunk.size for chunk in chunks}
         start = len(self._folder) + 1

@@ -1,0 +1,163 @@
+"""`pre_labels/*.npz`: the predictions a policy could pre-label, and each image's size, for
+`prelabel-eval export` (report/exports/) without reading the datasets again.
+
+A shard writes one chunk beside its outcome lines (the outcome lines hold only the kept
+predictions, no box and no image size), with every prediction some threshold of the sweep keeps:
+the policy is decided from the merged run, after the shards. Once it is, the run rewrites each
+chunk keeping only what a policy keeps (`trimmed`: per class, its lowest threshold), so the stored
+report holds those and not the long tail of low confidences.
+
+Each chunk is an uncompressed `.npz` of columns: per image `widths`, `heights` (NaN where
+unknown) and the shard's `asset_ids` and `class_names` (as JSON bytes); per prediction `image`
+(into the chunk's assets), `class_id` (into its classes), `confidence` (float64: a threshold
+compares it exactly as the run did) and `xywh` (float32 left, top, width, height: a 10,000 px
+image keeps them within 0.001 px), in pixels or, where `normalized` is set, in 0-1 image
+fractions. Chunks of shard files name their own classes: `read_chunks` joins them by name.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
+from handler.engine.evaluation import keep_mask
+
+# The columns with a row per prediction (the others have one per image, or are one value).
+PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh")
+# float32 coordinates and int32 indices: 32 bytes a prediction with its float64 confidence.
+COORDINATES: Final = np.float32
+INDICES: Final = np.int32
+
+
+@dataclass(frozen=True)
+class ChunkImages:
+    """The images of one shard, as the paired boxes name them."""
+
+    asset_ids: Sequence[str]
+    class_names: Sequence[str]
+    widths: FloatArray
+    heights: FloatArray
+    normalized: bool
+
+
+def _json(values: Sequence[str]) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(orjson.dumps(list(values)), dtype=np.uint8)
+
+
+def _saved(columns: Mapping[str, npt.NDArray[Any]]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **columns)
+    return buffer.getvalue()
+
+
+def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> bytes:
+    """The chunk of one shard: its predictions kept at `lowest_threshold`, its images' sizes.
+
+    Only the four columns are taken, not the whole table: a worker's peak stays the chunk's size."""
+    kept = keep_mask(pred.confidence, lowest_threshold)
+    rows: slice | IntArray = slice(None) if bool(kept.all()) else np.flatnonzero(kept)
+    xyxy = pred.xyxy[rows].astype(COORDINATES)
+    xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
+    return _saved(
+        {
+            "asset_ids": _json(images.asset_ids),
+            "class_names": _json(images.class_names),
+            "widths": images.widths,
+            "heights": images.heights,
+            "normalized": np.array(images.normalized),
+            "image": pred.image[rows].astype(INDICES),
+            "class_id": pred.class_id[rows].astype(INDICES),
+            "confidence": pred.confidence[rows],
+            "xywh": xyxy,
+        }
+    )
+
+
+def trimmed(content: bytes, lowest: Mapping[str, float]) -> bytes:
+    """A chunk keeping the predictions at or above their class's `lowest` threshold (a class it
+    does not name keeps none)."""
+    chunk = dict(np.load(io.BytesIO(content)))
+    floor = np.array([lowest.get(name, np.nan) for name in orjson.loads(chunk["class_names"].tobytes())])
+    kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
+    for key in PER_PREDICTION:
+        chunk[key] = chunk[key][kept]
+    return _saved(chunk)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Every chunk's predictions as one table over all the report's images and classes.
+
+    `image` indexes `asset_ids` / `widths` / `heights`, `class_id` indexes `class_names`;
+    predictions are in asset order, each image's in the order the run read them."""
+
+    asset_ids: list[str]
+    class_names: list[str]
+    widths: FloatArray
+    heights: FloatArray
+    normalized: bool
+    image: IntArray
+    class_id: IntArray
+    confidence: FloatArray
+    xywh: FloatArray  # (n, 4), float64 from here on
+
+    def __getitem__(self, rows: BoolArray | IntArray) -> Candidates:
+        """The same images and classes, the predictions `rows` only."""
+        return Candidates(
+            self.asset_ids,
+            self.class_names,
+            self.widths,
+            self.heights,
+            self.normalized,
+            self.image[rows],
+            self.class_id[rows],
+            self.confidence[rows],
+            self.xywh[rows],
+        )
+
+    def __len__(self) -> int:
+        return len(self.image)
+
+
+def _names(chunk: np.lib.npyio.NpzFile, key: str) -> list[str]:
+    names: list[str] = orjson.loads(chunk[key].tobytes())
+    return names
+
+
+def read_chunks(contents: Sequence[bytes]) -> Candidates:
+    """The chunks of a report, in shard order, as one table (classes joined by name)."""
+    chunks = [np.load(io.BytesIO(content)) for content in contents]
+    class_names: dict[str, int] = {}
+    asset_ids: list[str] = []
+    images, classes = [], []
+    for chunk in chunks:
+        names = _names(chunk, "class_names")
+        remap = np.array([class_names.setdefault(name, len(class_names)) for name in names], dtype=np.int64)
+        images.append(chunk["image"].astype(np.int64) + len(asset_ids))
+        classes.append(remap[chunk["class_id"]] if len(remap) else chunk["class_id"].astype(np.int64))
+        asset_ids.extend(_names(chunk, "asset_ids"))
+
+    def joined(key: str, dtype: type = np.float64) -> FloatArray:
+        return np.concatenate([chunk[key].astype(dtype) for chunk in chunks]) if chunks else np.empty(0)
+
+    candidates = Candidates(
+        asset_ids=asset_ids,
+        class_names=list(class_names),
+        widths=joined("widths"),
+        heights=joined("heights"),
+        normalized=any(bool(chunk["normalized"]) for chunk in chunks),
+        image=np.concatenate(images) if chunks else np.empty(0, dtype=np.int64),
+        class_id=np.concatenate(classes) if chunks else np.empty(0, dtype=np.int64),
+        confidence=joined("confidence"),
+        xywh=np.concatenate([chunk["xywh"].astype(np.float64) for chunk in chunks])
+        if chunks
+        else np.empty((0, 4)),
+    )
+    return candidates[np.argsort(candidates.image, kind="stable")]

@@ -1,0 +1,74 @@
+"""CVAT for images 1.1: an `annotations.xml` whose `<meta>` declares each class as a label with a
+numeric `score` attribute, then an `<image id name width height>` per image of the report
+holding its pre-labels as `<box label source="auto" occluded="0" xtl ytl xbr ybr>` with the
+confidence in `<attribute name="score">` (CVAT's own field layout, as datumaro reads it). CVAT
+needs each image's size: a report whose images have none cannot be exported to it."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Final
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from handler.datasets.cvat import CVAT as CVAT_FORMAT
+from handler.report.exports.columns_text import by_image, numbers, rows, texts
+from handler.report.exports.pre_labels import PIXEL_DECIMALS, ExportTarget, Files, PreLabels
+
+XML_DECLARATION: Final = '<?xml version="1.0" encoding="utf-8"?>\n'
+SCORE_ATTRIBUTE: Final = (
+    "<attributes><attribute><name>score</name><mutable>True</mutable><input_type>number</input_type>"
+    "<default_value>0</default_value><values>0;1;0.000001</values></attribute></attributes>"
+)
+
+
+def _meta(class_names: list[str]) -> str:
+    labels = "".join(
+        f"<label><name>{escape(name)}</name><type>rectangle</type>{SCORE_ATTRIBUTE}</label>"
+        for name in class_names
+    )
+    return f"<meta><task><mode>annotation</mode><labels>{labels}</labels></task></meta>"
+
+
+def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    boxes = labels.boxes
+    widths, heights = labels.image_sizes("CVAT")
+    left, top, width, height = labels.pixels("CVAT").T
+    corners = np.round(np.stack((left, top, left + width, top + height)), PIXEL_DECIMALS)
+    box_lines = rows(
+        len(boxes),
+        b"    <box label=",
+        texts(boxes.class_names, boxes.class_id, lambda name: quoteattr(name).encode()),
+        b' source="auto" occluded="0"',
+        *(
+            piece
+            for name, column in zip((b"xtl", b"ytl", b"xbr", b"ybr"), corners, strict=True)
+            for piece in (b" " + name + b'="', numbers(column), b'"')
+        ),
+        b' z_order="0">\n      <attribute name="score">',
+        numbers(boxes.confidence),
+        b"</attribute>\n    </box>\n",
+    )
+    count = len(boxes.asset_ids)
+    starts = rows(
+        count,
+        b'  <image id="',
+        numbers(np.arange(count)),
+        b'" name=',
+        texts(boxes.asset_ids, np.arange(count), lambda name: quoteattr(name).encode()),
+        b' width="',
+        numbers(widths.astype(np.int64)),
+        b'" height="',
+        numbers(heights.astype(np.int64)),
+        b'">\n',
+    ).tolist()
+    inside = by_image(box_lines, boxes.image, count, b"")
+    body = b"".join(start + shapes + b"  </image>\n" for start, shapes in zip(starts, inside, strict=True))
+    head = f"{XML_DECLARATION}<annotations>\n  <version>1.1</version>\n  {_meta(boxes.class_names)}\n"
+    return {out: head.encode() + body + b"</annotations>\n"}
+
+
+CVAT: Final = ExportTarget(
+    CVAT_FORMAT.name, cvat_files, "a CVAT for images 1.1 XML (source=auto, a score attribute)"
+)

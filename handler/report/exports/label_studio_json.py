@@ -1,0 +1,118 @@
+"""Label Studio: a JSON list of tasks, one per image of the report, each with one prediction (its
+`model_version` naming the model, the policy and the report) whose `result` holds the pre-labels
+as `rectanglelabels` regions in percent of `original_width` / `original_height`, each with its
+`score`; and beside it (`.xml`) the labeling config the tasks fit: an `Image` named `image` and a
+`RectangleLabels` named `label` listing the classes.
+
+The prediction's `score` is the lowest score of its regions (0 for a task with none): sorted by
+"Prediction score" ascending, the Data Manager shows first the images where nothing is
+pre-labeled (every object is drawn), then those whose least sure pre-label is the least sure.
+`data.image` is the asset id (URL-quoted), after `--image-root` when given: a URL or path that
+the user's Label Studio opens (`/data/local-files/?d=`, `s3://`, `https://`).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Final
+from urllib.parse import quote
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+import orjson
+
+from handler.boxes import FloatArray
+from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
+from handler.engine.outcome_lines import ObjectArray
+from handler.errors import InputError
+from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
+from handler.report.exports.pre_labels import ExportTarget, Files, PreLabels
+
+CONTROL: Final = "label"  # the RectangleLabels control's name (`from_name`)
+IMAGE: Final = "image"  # the Image object's name (`to_name`) and the task data key
+CONFIG_SUFFIX: Final = ".xml"
+
+
+def labeling_config(class_names: list[str]) -> str:
+    """The `<View>` the tasks fit: one Image, one RectangleLabels with a Label per class."""
+    labels = "".join(f"    <Label value={quoteattr(name)}/>\n" for name in class_names)
+    return (
+        f'<View>\n  <Image name="{IMAGE}" value="${IMAGE}"/>\n'
+        f'  <RectangleLabels name="{CONTROL}" toName="{IMAGE}">\n{labels}  </RectangleLabels>\n</View>\n'
+    )
+
+
+def config_path(out: PurePath) -> PurePath:
+    if out.suffix == CONFIG_SUFFIX:
+        raise InputError(
+            f"{out}: the labeling config goes beside the tasks as {CONFIG_SUFFIX}; name them .json", "--out"
+        )
+    return out.with_suffix(CONFIG_SUFFIX)
+
+
+def task_scores(labels: PreLabels) -> FloatArray:
+    """Per image, the lowest score of its pre-labels; 0 where it has none."""
+    boxes = labels.boxes
+    lowest = np.full(len(boxes.asset_ids), np.inf)
+    np.minimum.at(lowest, boxes.image, boxes.confidence)
+    return np.where(np.isfinite(lowest), lowest, 0.0)
+
+
+def _regions(labels: PreLabels) -> ObjectArray:
+    boxes = labels.boxes
+    percent = 100 * labels.fractions("Label Studio")
+    widths, heights = boxes.widths[boxes.image], boxes.heights[boxes.image]
+    sized = bool(np.isfinite(widths).all() and np.isfinite(heights).all())
+    size: tuple[Piece, ...] = (
+        (
+            b',"original_width":',
+            numbers(widths.astype(np.int64)),
+            b',"original_height":',
+            numbers(heights.astype(np.int64)),
+        )
+        if sized
+        else ()
+    )
+    return rows(
+        len(boxes),
+        b'{"id":"p',
+        numbers(np.arange(len(boxes))),
+        f'","from_name":"{CONTROL}","to_name":"{IMAGE}","type":"rectanglelabels"'.encode(),
+        *size,
+        b',"image_rotation":0,"value":{"x":',
+        numbers(percent[:, 0]),
+        b',"y":',
+        numbers(percent[:, 1]),
+        b',"width":',
+        numbers(percent[:, 2]),
+        b',"height":',
+        numbers(percent[:, 3]),
+        b',"rotation":0,"rectanglelabels":[',
+        texts(boxes.class_names, boxes.class_id, orjson.dumps),
+        b']},"score":',
+        numbers(boxes.confidence),
+        b"}",
+    )
+
+
+def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    boxes = labels.boxes
+    count = len(boxes.asset_ids)
+    heads = rows(
+        count,
+        b'{"data":{"' + IMAGE.encode() + b'":',
+        texts(boxes.asset_ids, np.arange(count), lambda asset: orjson.dumps(image_root + quote(asset))),
+        b'},"predictions":[{"model_version":' + orjson.dumps(labels.model_version) + b',"score":',
+        numbers(task_scores(labels)),
+        b',"result":[',
+    ).tolist()
+    inside = by_image(_regions(labels), boxes.image, count, b",")
+    tasks = b",\n".join(head + regions + b"]}]}" for head, regions in zip(heads, inside, strict=True))
+    return {out: b"[\n" + tasks + b"\n]\n", config_path(out): labeling_config(boxes.class_names).encode()}
+
+
+LABEL_STUDIO: Final = ExportTarget(
+    LABEL_STUDIO_FORMAT.name,
+    label_studio_files,
+    "Label Studio tasks with one prediction each, and the labeling config (.xml)",
+)

@@ -1,0 +1,46 @@
+"""YOLO: one `<image stem>.txt` per image in the folder `--out` (`class cx cy w h confidence`, in
+0-1 image fractions; an image with no pre-label gets an empty file, as YOLO marks a background
+image), and `classes.txt` naming the class ids, one a line (what YOLO tools and our reader read)."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Final
+
+import numpy as np
+
+from handler.datasets.textfolder import YOLO_FORMAT
+from handler.report.exports.columns_text import by_image, numbers, rows
+from handler.report.exports.pre_labels import FRACTION_DECIMALS, ExportTarget, Files, PreLabels
+
+CLASSES_FILE: Final = "classes.txt"
+
+
+def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    boxes = labels.boxes
+    left, top, width, height = np.round(labels.fractions("YOLO"), FRACTION_DECIMALS).T
+    centre_x, centre_y = (
+        np.round(left + width / 2, FRACTION_DECIMALS),
+        np.round(top + height / 2, FRACTION_DECIMALS),
+    )
+    lines = rows(
+        len(boxes),
+        numbers(boxes.class_id),
+        *(
+            piece
+            for column in (centre_x, centre_y, width, height, boxes.confidence)
+            for piece in (b" ", numbers(column))
+        ),
+        b"\n",
+    )
+    texts = by_image(lines, boxes.image, len(boxes.asset_ids), b"")
+    files = {
+        out / f"{PurePath(asset).stem}.txt": text for asset, text in zip(boxes.asset_ids, texts, strict=True)
+    }
+    files[out / CLASSES_FILE] = "".join(f"{name}\n" for name in boxes.class_names).encode()
+    return files
+
+
+YOLO: Final = ExportTarget(
+    YOLO_FORMAT.name, yolo_files, "a folder of YOLO .txt files (with confidences) and classes.txt"
+)

@@ -1,0 +1,197 @@
+"""`prelabel-eval export`: the pre-labels of a stored report, in each tool's format, read back by
+our own readers to the boxes of the prediction dataset that the policy keeps.
+
+The expected boxes are found apart from the report: the example datasets read and paired again,
+each prediction kept when its confidence reaches its class's threshold in `routing.json` (or the
+run's one threshold). Every export is read back by the reader of its format and paired with the
+same GT (a YOLO folder's fractions become pixels through the GT's image sizes).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers.pre_labels import (
+    TOLERANCE_PX,
+    Report,
+    boxes,
+    expected,
+    export,
+    gt,
+    paired_with_gt,
+    read_label_studio,
+    routed_report,
+    same_boxes,
+    stored_report,
+)
+
+from handler.cli import main
+from handler.datasets import PairedBoxes, load_dataset
+from handler.datasets.loaded import Loaded
+from handler.storage import open_source
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    return routed_report(tmp_path_factory.mktemp("store"))
+
+
+@pytest.fixture(scope="module")
+def drawing_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """Drawing a box takes a second here: routing sends `person` (the one class with enough boxes
+    to route) to drawing."""
+    folder = tmp_path_factory.mktemp("drawing")
+    costs = folder / "costs.json"
+    costs.write_text(json.dumps({"seconds": {"draw": 1.0}}))
+    found = stored_report(folder / "store", TIME_COSTS=str(costs))
+    assert found.routing["person"] is None
+    return found
+
+
+READERS: dict[str, tuple[str, Callable[[Path, Loaded], PairedBoxes]]] = {
+    "label-studio": ("tasks.json", read_label_studio),
+    "cvat": ("annotations.xml", lambda path, reference: paired_with_gt(path, reference)),
+    "coco": ("coco.json", lambda path, reference: paired_with_gt(path, reference)),
+    "yolo": ("labels", lambda path, reference: paired_with_gt(path, reference, "yolo")),
+}
+
+
+@pytest.mark.parametrize("policy", ["routing", "single"])
+@pytest.mark.parametrize("target", list(READERS))
+def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
+    report: Report, target: str, policy: str, tmp_path: Path
+) -> None:
+    name, read = READERS[target]
+    out = export(report, target, tmp_path / name, "--policy", policy)
+
+    found = boxes(read(out, gt()))
+
+    wanted = expected(report, policy)
+    same_boxes(found, wanted)
+    if policy == "single":
+        assert len(found[0]) == report.findings["dataset"]["predictions_kept"]
+
+
+def test_routing_leaves_out_the_classes_it_sends_to_drawing(drawing_report: Report, tmp_path: Path) -> None:
+    found = boxes(read_label_studio(export(drawing_report, "label-studio", tmp_path / "t.json"), gt()))
+    single = boxes(
+        read_label_studio(
+            export(drawing_report, "label-studio", tmp_path / "s.json", "--policy", "single"), gt()
+        )
+    )
+
+    same_boxes(found, expected(drawing_report, "routing"))
+    assert {row[1] for row in single[0]} - {row[1] for row in found[0]} == {"person"}
+
+
+def test_label_studio_tasks_fit_their_config_and_sort_the_most_work_first(
+    report: Report, tmp_path: Path
+) -> None:
+    out = export(
+        report, "label-studio", tmp_path / "tasks.json", "--image-root", "/data/local-files/?d=images/"
+    )
+    tasks = json.loads(out.read_text())
+    config = (tmp_path / "tasks.xml").read_text()
+
+    assert len(tasks) == report.findings["dataset"]["images"]
+    assert all(task["data"]["image"].startswith("/data/local-files/?d=images/") for task in tasks)
+    regions = [region for task in tasks for region in task["predictions"][0]["result"]]
+    assert {(r["from_name"], r["to_name"], r["type"]) for r in regions} == {
+        ("label", "image", "rectanglelabels")
+    }
+    assert (
+        '<Image name="image" value="$image"/>' in config
+        and '<RectangleLabels name="label" toName="image">' in config
+    )
+    assert {r["value"]["rectanglelabels"][0] for r in regions} <= {
+        line.split('"')[1] for line in config.splitlines() if "<Label " in line
+    }
+    # ascending prediction score: no pre-label first, then the least sure pre-label first
+    for task in tasks:
+        prediction = task["predictions"][0]
+        scores = [region["score"] for region in prediction["result"]]
+        assert prediction["score"] == (min(scores) if scores else 0)
+        assert (
+            "routing policy" in prediction["model_version"]
+            and report.report_id in prediction["model_version"]
+        )
+
+
+def test_a_report_without_pre_label_candidates_says_to_run_again(
+    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(report.store, store)
+    folder = store / "reports" / report.report_id
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["parts"] = [part for part in manifest["parts"] if not part.startswith("pre_labels/")]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    code = main(
+        ["export", "latest", "--store", str(store), "--to", "coco", "--out", str(tmp_path / "c.json")]
+    )
+
+    assert code == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("has no pre_labels (made before `prelabel-eval export` existed: run it again)")
+    )
+
+
+def _native_pair(folder: Path, asset: str, sized: bool) -> tuple[Path, Path]:
+    """A one-image native pair, the image's size given or not."""
+    folder.mkdir(parents=True, exist_ok=True)
+    size = {"width": 200, "height": 100} if sized else {}
+    box = {"label": 'a "b" <c> & d', "x_min": 10.25, "y_min": 20.5, "x_max": 110.125, "y_max": 70.0}
+    paths = []
+    for side, extra in (("gt", {}), ("pred", {"confidence": 0.75})):
+        path = folder / f"{side}.jsonl"
+        path.write_text(json.dumps({"asset_id": asset, **size, "annotations": [{**box, **extra}]}) + "\n")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+HOSTILE_ASSET = 'we<ird> & "quoted" %41 name.jpg'
+
+
+@pytest.mark.parametrize("target", ["label-studio", "cvat", "coco", "yolo"])
+def test_names_that_are_markup_or_escapes_come_back_as_they_were(target: str, tmp_path: Path) -> None:
+    gt_file, pred_file = _native_pair(tmp_path / "data", HOSTILE_ASSET, sized=True)
+    made = stored_report(tmp_path / "store", gt_file, pred_file, CONFIDENCE_THRESHOLD="0")
+    name, read = READERS[target]
+    reference = load_dataset(open_source(str(gt_file)))
+
+    paired = read(export(made, target, tmp_path / name), reference)
+
+    assert paired.asset_ids == [HOSTILE_ASSET] and paired.class_names == ['a "b" <c> & d']
+    np.testing.assert_allclose(paired.pred.xyxy, [[10.25, 20.5, 110.125, 70.0]], atol=TOLERANCE_PX, rtol=0)
+
+
+@pytest.mark.parametrize(("target", "works"), [("cvat", False), ("label-studio", False), ("coco", True)])
+def test_a_tool_that_needs_image_sizes_refuses_a_report_without_them_in_one_line(
+    target: str, works: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt_file, pred_file = _native_pair(tmp_path / "data", "a.jpg", sized=False)
+    made = stored_report(tmp_path / "store", gt_file, pred_file, CONFIDENCE_THRESHOLD="0")
+    capsys.readouterr()
+
+    code = main(
+        ["export", "latest", "--store", str(made.store), "--to", target, "--out", str(tmp_path / "x.json")]
+    )
+
+    err = capsys.readouterr().err
+    if works:  # COCO boxes are pixels: the file says the size is unknown (null)
+        assert code == 0 and json.loads((tmp_path / "x.json").read_text())["images"][0]["width"] is None
+    else:
+        assert code == 2 and err.count("\n") == 1
+        tool = "CVAT" if target == "cvat" else "Label Studio"
+        assert err == (
+            f"error: report {made.report_id}: image 'a.jpg' has no known size, and {tool} needs one "
+            "(the datasets gave neither a size nor the image)\n"
+        )
