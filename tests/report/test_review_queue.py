@@ -15,11 +15,11 @@ import pytest
 from helpers.builders import annotation, asset, write_json
 
 from handler.cli import main as cli_main
-from handler.engine.review import MIN_BIN_PREDICTIONS, pooled_shares, uncertain_bins
+from handler.engine.review import MIN_BIN_PREDICTIONS, ReviewQueue, pooled_shares, uncertain_bins
 from handler.engine.timecost import ACTIONS, TimeCosts
 from handler.report.findings.sections.review import ConfidenceBin, ReviewQueueTotals
 from handler.report.finishers import REPORT_PARTS
-from handler.report.finishers.review_queue import COLUMNS
+from handler.report.finishers.review_queue import COLUMNS, queue_csv
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = "street \"quoted\", \\ 'id' é\n.jpg"
@@ -295,3 +295,37 @@ def test_the_uncertain_text_names_the_spans_of_adjacent_uncertain_bins() -> None
         "where this run's predictions are right 33 to 67 % of the time (3 boxes on 2 images)."
     )
     assert totals([False, False]).uncertain_text().startswith("No prediction is uncertain: at no confidence")
+
+
+@pytest.mark.parametrize(
+    "asset_ids",
+    [["a.jpg", "b.jpg"], ["plain.jpg", 'x,"y"\r\n.jpg'], ["nul\x00inside.jpg", "é.jpg"], [HOSTILE, QUOTED]],
+)
+def test_queue_csv_quotes_only_what_needs_it_and_reads_back(asset_ids: list[str]) -> None:
+    n = len(asset_ids)
+    queue = ReviewQueue(
+        asset_ids=asset_ids,
+        counts=np.array([[1, 0, 0, 0, 1], [0, 2, 0, 0, 0]][:n]),
+        seconds=np.array([27.3, 12.0][:n]),
+        uncertain=np.array([1, 0][:n]),
+        order=np.array([0, 1][:n]),
+        edges=np.array([0.5]),
+        by_outcome=np.zeros((1, 5), dtype=np.int64),
+        uncertain_bin=np.array([False]),
+    )
+    text = queue_csv(queue).decode("utf-8")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == list(COLUMNS)
+    assert rows[1:] == [
+        ["1", asset_ids[0], "27.3", "0.6947", "1", "1", "0", "0", "0", "1"],
+        ["2", asset_ids[1], "12.0", "1.0", "0", "0", "2", "0", "0", "0"],
+    ]
+    plain = all(not any(c in i for c in '",\r\n\x00') for i in asset_ids)
+    assert ('"' not in text) == plain  # nothing is quoted that need not be
+
+
+def test_an_empty_run_s_queue_is_its_header(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gt = write_json(tmp_path / "gt.json", [asset("a.jpg", [annotation(("car", 0, 0, 10, 10))])])
+    pred = write_json(tmp_path / "pred.json", [asset("other.jpg", [annotation(("car", 0, 0, 10, 10), 0.9)])])
+    report_id = json.loads(_cli(tmp_path, capsys, str(gt), str(pred), "--json"))["report_id"]
+    assert _rows(_cli(tmp_path, capsys, "show", report_id, "--queue")) == []
