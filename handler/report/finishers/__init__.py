@@ -3,7 +3,7 @@
 A new finisher is one module (here, or in report/exports/ for a file for other tools) that defines
 a `Finisher` (handler/report/finishing.py), and one line in `FINISHERS`:
 
-    PRE_LABELS: Final = Finisher("pre-labels", ExactPass(choose), make, (PRE_LABELS_PART,))
+    CROPS: Final = Finisher("crops", ExactPass(choose), make, (CROPS_PART,))
 
 - `needs` says what it reads besides the merged run (`Merged`: inputs, costs, dataset names, the
   merged `EvaluationState`):
