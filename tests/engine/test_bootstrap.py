@@ -11,9 +11,17 @@ from helpers.bootstrap_reference import reference_bootstrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handler.engine.bootstrap import LEVEL, bootstrap, order_statistics, resampled_counts
+from handler.engine.bootstrap import (
+    LEVEL,
+    THREADED_DRAWS,
+    bootstrap,
+    order_statistics,
+    resample_times,
+    resampled_counts,
+)
 from handler.engine.score import GRADES
 from handler.engine.timecost import TimeCosts
+from handler.forked import allowed_workers
 
 COSTS = TimeCosts()
 
@@ -44,6 +52,23 @@ def test_chunking_does_not_change_the_draws() -> None:
     whole = resampled_counts(counts, 101, seed=3)
     for draws in (1, 37, 100, 999):
         assert np.array_equal(resampled_counts(counts, 101, seed=3, draws_per_chunk=draws), whole)
+
+
+def test_resamples_from_a_later_one_are_drawn_as_from_the_first() -> None:
+    whole = [times for _, times in resample_times(37, 101, seed=3, draws_per_chunk=37 * 4)]
+    later = [times for _, times in resample_times(37, 101, seed=3, draws_per_chunk=37 * 4, first=40)]
+    assert np.array_equal(np.vstack(whole)[40:], np.vstack(later))
+
+
+def test_two_threads_draw_what_one_draws() -> None:
+    counts = _images(11, 1000)
+    resamples = THREADED_DRAWS // len(counts) + 1  # enough draws for the second thread
+    with allowed_workers(2):
+        threaded = resampled_counts(counts, resamples, seed=5)
+    with allowed_workers(1):
+        serial = resampled_counts(counts, resamples, seed=5)
+    assert np.array_equal(threaded, serial)
+    assert np.array_equal(threaded[:100], resampled_counts(counts, 100, seed=5))
 
 
 def test_memory_stays_bounded_for_many_images() -> None:
