@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
+from handler.entry import leave  # first of the package: before numpy is imported
 from handler.errors import InputError
 from handler.runtime import (
     OneLineParser,
@@ -112,4 +112,4 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

@@ -91,3 +91,30 @@ def test_the_entry_points_turn_numpy_huge_pages_off_unless_the_user_chose() -> N
     assert _huge_pages_after_importing("handler.__main__", NUMPY_MADVISE_HUGEPAGE="1") == "True"
     # The Python API leaves the caller's process as numpy sets it.
     assert _huge_pages_after_importing("handler.metric") == _huge_pages_after_importing("json")
+
+
+# A command that leaves: an exit handler registered after the entry's runs, the teardown does not
+# (a module-level object's finaliser would print at the teardown).
+LEAVING = """
+import atexit, sys
+from handler.entry import leave
+
+class Finalised:
+    def __del__(self):
+        print("torn down", flush=True)
+
+kept = Finalised()
+atexit.register(lambda: print("exit handler", flush=True))
+print("ran", end=" ", flush=True)
+sys.stdout.write("unflushed")
+leave(3)
+"""
+
+
+def test_a_command_leaves_after_its_exit_handlers_without_the_teardown() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", LEAVING], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 3
+    assert done.stdout.split() == ["ran", "unflushedexit", "handler"]
