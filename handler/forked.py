@@ -6,6 +6,9 @@ task travels as its index, not pickled (a piece of a file read once, box tables)
 results come back. How many processes a run may use is set once by the entry point
 (`allowed_workers`), so the readers need no execution options of their own.
 
+While the workers of a map run, the process that forked them would only wait: `meanwhile` gives it
+work for then (the pipeline imports the report's code while the read's workers decode).
+
 A worker dies with the process that forked it, however that one ends (SIGKILL included, where no
 handler of ours runs): on Linux each worker asks the kernel for SIGKILL when its parent goes
 (`PR_SET_PDEATHSIG`), then checks that its parent is still the one that forked it, so a parent
@@ -21,7 +24,7 @@ import signal
 import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from functools import cache
 from typing import Any, Final, TypeVar
@@ -34,6 +37,8 @@ _FORKED: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
 # `--workers` / PRELABEL_WORKERS of the run under way; None: every core the process may use.
 _ALLOWED: ContextVar[int | None] = ContextVar("prelabel_local_workers", default=None)
 PR_SET_PDEATHSIG: Final = 1  # <linux/prctl.h>
+# What this process does once the workers of its next map have started (`meanwhile`).
+_MEANWHILE: list[Callable[[], object]] = []
 
 
 def local_cores() -> int:
@@ -49,6 +54,18 @@ def allowed_workers(workers: int | None) -> Iterator[None]:
         yield
     finally:
         _ALLOWED.reset(token)
+
+
+@contextmanager
+def meanwhile(work: Callable[[], object]) -> Iterator[None]:
+    """Inside the block, the first `forked_map` to start its workers runs `work` here before it
+    waits for their results; a block that forks none leaves it undone (its caller does it after)."""
+    _MEANWHILE.append(work)
+    try:
+        yield
+    finally:
+        with suppress(ValueError):  # done already
+            _MEANWHILE.remove(work)
 
 
 def worker_budget() -> int:
@@ -73,7 +90,10 @@ def forked_map(
         initargs=(os.getpid(), _prctl()),
     )
     try:
-        yield from pool.map(_run_inherited, range(len(tasks)))
+        results = pool.map(_run_inherited, range(len(tasks)))  # the workers are forked by now
+        while _MEANWHILE:
+            _MEANWHILE.pop(0)()
+        yield from results
     finally:
         pool.shutdown(cancel_futures=True)  # a caller that stops early does not wait for the rest
         _FORKED.pop()
@@ -91,8 +111,10 @@ def _prctl() -> Callable[..., int] | None:
 
 
 def _die_with_parent(parent: int, prctl: Callable[..., int] | None) -> None:
-    """A worker's first act: be killed by the kernel when `parent` dies; already dead, exit."""
+    """A worker's first act: be killed by the kernel when `parent` dies; already dead, exit.
+    The parent's work for while it waits is not the worker's."""
     if prctl is not None:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it died before the request: no signal will come
         os._exit(1)
+    _MEANWHILE.clear()

@@ -9,23 +9,22 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from handler.datasets.slices import SliceFile
 from handler.engine.outcome_lines import without_suspects
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.forked import meanwhile
+from handler.images.pictures import DRAW_IMAGES
 from handler.images.source import given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
 from handler.outputs import NodeOutputs
-from handler.report.exports import lowest_thresholds
-from handler.report.findings import Execution, Findings, RunFacts, build_findings
-from handler.report.finishers import FINISHERS
-from handler.report.finishers.pictures import DRAW_IMAGES
-from handler.report.finishing import Merged, finish_findings, finish_merged
-from handler.report.publish import PRE_LABELS, report_location, staged_report
 from handler.storage import Store
+
+if TYPE_CHECKING:
+    from handler.report.findings import Findings
 
 PhaseLog = Callable[[str, float], None]
 # The phases of `run`, in order (a progress display counts them).
@@ -77,6 +76,16 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
         gc.unfreeze()
 
 
+def _import_report() -> None:
+    """The report's code (its pydantic models, the page's templates): ~0.2 s of CPU to import,
+    done while the read's workers decode (`meanwhile`), else after the read."""
+    import jinja2  # noqa: F401
+    import numpy.random  # noqa: F401
+
+    import handler.report.finishers
+    import handler.report.page.compiled  # noqa: F401
+
+
 @dataclass(frozen=True)
 class RunResult:
     outputs: NodeOutputs
@@ -105,10 +114,16 @@ def run(
     """
     with _older_objects_left_alone() as settle:
         settle()
-        with _phase("read datasets", log):
+        with _phase("read datasets", log), meanwhile(_import_report):
             if inputs.images:  # a mistyped --images fails now, not after the evaluation
                 given_root(inputs.images, IMAGES_KEY)
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
+        from handler.report.exports import lowest_thresholds
+        from handler.report.findings import Execution, RunFacts, build_findings
+        from handler.report.finishers import FINISHERS
+        from handler.report.finishing import Merged, finish_findings, finish_merged
+        from handler.report.publish import PRE_LABELS, report_location, staged_report
+
         with staged_report(store) as staging:
             settle()
             costs = costs or inputs.time_costs or TimeCosts()

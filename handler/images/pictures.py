@@ -17,6 +17,8 @@ from handler.images.source import ImagesRoot
 from handler.images.thumbnail import MAX_IMAGE_BYTES, Thumbnail, Unreadable, pillow_missing, thumbnail
 
 READ_THREADS: Final = 8
+# The pipeline's phase that draws them: a phase of its own, its time is not the evaluation's.
+DRAW_IMAGES: Final = "draw images"
 
 
 @dataclass(frozen=True)

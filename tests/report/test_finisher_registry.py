@@ -14,6 +14,7 @@ from helpers.paths import EXAMPLES
 
 import handler.execution.image_pass
 import handler.pipeline
+import handler.report.finishers
 from handler.datasets import PairedBoxes
 from handler.engine import Thresholds
 from handler.engine.analyses.per_image import PER_IMAGE
@@ -57,7 +58,7 @@ PRE_LABELS = Finisher("pre-labels", ExactPass(every_image), pre_labels, (PRE_LAB
 
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, PRE_LABELS))
+    monkeypatch.setattr(handler.report.finishers, "FINISHERS", (*FINISHERS, PRE_LABELS))
 
 
 def _inputs() -> NodeInputs:
@@ -112,7 +113,9 @@ def test_every_finisher_that_needs_a_pass_shares_one(tmp_path: Path, monkeypatch
         return Finisher(name, ExactPass(choose), finish)
 
     monkeypatch.setattr(
-        handler.pipeline, "FINISHERS", (chooser("first", slice(0, 3)), chooser("last", slice(-2, None)))
+        handler.report.finishers,
+        "FINISHERS",
+        (chooser("first", slice(0, 3)), chooser("last", slice(-2, None))),
     )
     store = LocalStore(tmp_path / "store")
     run(_inputs(), store)
@@ -124,7 +127,9 @@ def test_a_part_no_finisher_declared_is_refused(tmp_path: Path, monkeypatch: pyt
     def sneaky(finishing: Finishing) -> Finished:
         return Finished({PRE_LABELS_PART: b"x"})
 
-    monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, Finisher("sneaky", MERGED, sneaky)))
+    monkeypatch.setattr(
+        handler.report.finishers, "FINISHERS", (*FINISHERS, Finisher("sneaky", MERGED, sneaky))
+    )
     store = LocalStore(tmp_path / "store")
     with pytest.raises(KeyError, match=r"sneaky.*did not declare.*kept_predictions"):
         run(_inputs(), store)
@@ -167,6 +172,8 @@ def test_a_finisher_with_a_phase_runs_in_that_phase_the_others_with_the_scoring(
         return Finished()
 
     timed = Finisher("timed", MERGED, note, phase="draw images")
-    monkeypatch.setattr(handler.pipeline, "FINISHERS", (*FINISHERS, timed, Finisher("untimed", MERGED, note)))
+    monkeypatch.setattr(
+        handler.report.finishers, "FINISHERS", (*FINISHERS, timed, Finisher("untimed", MERGED, note))
+    )
     run(_inputs(), LocalStore(tmp_path / "store"), log=watch)
     assert seen == ["match and score", "draw images"]

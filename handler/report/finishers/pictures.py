@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.images.pictures import Pictures, draw_pictures
+from handler.images.pictures import DRAW_IMAGES, Pictures, draw_pictures
 from handler.images.source import found_root, given_root
 from handler.inputs import IMAGES_KEY
 from handler.report.finishers.image_sketches import listed_images
 from handler.report.finishing import MERGED, Finished, Finisher, Finishing
-
-DRAW_IMAGES: Final = "draw images"
 
 
 def _pictures(finishing: Finishing) -> Finished:
