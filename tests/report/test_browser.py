@@ -27,7 +27,7 @@ from handler.report.findings.wording import duration, image_duration
 from handler.report.page import render_compare_html
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
+    from playwright.sync_api import Browser, ConsoleMessage, Dialog, Frame, Page, Request
 
 CHROMIUM: Final = Path("/usr/bin/chromium")
 CHROMIUM_ARGS: Final = [
@@ -204,7 +204,7 @@ def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Ob
         context.close()
 
 
-def _unfold(page: Page) -> None:
+def _unfold(page: Page | Frame) -> None:
     """Open every folded block, as a reader clicking each summary would (all at once: a click each
     waits for the page to settle, a second apiece)."""
     page.evaluate("() => document.querySelectorAll('details').forEach((block) => { block.open = true; })")
@@ -528,8 +528,7 @@ def test_the_page_in_a_sandboxed_iframe(
         page.on("request", lambda request: requests.append(request.url))
         page.goto(host.resolve().as_uri(), wait_until="networkidle")
         frame = page.frames[1]
-        for summary in frame.locator("details > summary").all():
-            summary.click()
+        _unfold(frame)
         shown = frame.evaluate(FRAME_JS)
         page.screenshot(path=str(artifacts_dir() / f"{name}-{viewport[0]}x{viewport[1]}-iframe.png"))
         page.wait_for_timeout(50)
