@@ -30,7 +30,7 @@ IMAGE_CHECKOUT = "/src"  # where the Dockerfile copies the checkout
 # What a checkout may hold that `COPY .` would also copy but that is no part of the package.
 NOT_THE_CHECKOUT = shutil.ignore_patterns(
     ".git",
-    ".venv",
+    ".venv*",  # .ci/run's .venv-ci too: as .dockerignore says
     "__pycache__",
     "*.egg-info",
     ".*_cache",
