@@ -108,6 +108,11 @@ def start_once(
         return state
 
 
+def start_helper_job(name: str, module: str) -> None:
+    """Start job `name` as `python -m helpers.MODULE` (whose main is `finish_job`), once per run."""
+    start_once(name, lambda: (*helper_command(module), {}))
+
+
 def helper_command(module: str, *arguments: str) -> tuple[list[str], dict[str, str]]:
     """`python -m helpers.MODULE ARGUMENTS`, and an environment that finds `helpers` and `handler`."""
     inherited = os.environ.get("PYTHONPATH")

@@ -21,7 +21,7 @@ import pytest
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.storage.local import LocalStore
-from helpers.background import collected, finish_job, helper_command, start_once, wait_for
+from helpers.background import collected, finish_job, start_helper_job, wait_for
 from helpers.builders import annotation, asset, write_json
 from helpers.paths import EXAMPLES, THIRD_PARTY
 from helpers.pictures import coco_pictures
@@ -177,7 +177,7 @@ def build_all(folder: Path) -> None:
 
 
 def _start() -> None:
-    start_once(JOB, lambda: (*helper_command("browser_reports"), {}))
+    start_helper_job(JOB, "browser_reports")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.background import collected, finish_job, helper_command, run_late, start_once, wait_for
+from helpers.background import collected, finish_job, run_late, start_helper_job, wait_for
 from helpers.paths import ROOT
 
 DOCKERFILE = ROOT / "Dockerfile"
@@ -128,13 +128,13 @@ def make_venv(base: Path) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     if collected(session, [FIXTURE]):
-        start_once(VENV_JOB, lambda: (*helper_command("dockerfile"), {}))
+        start_helper_job(VENV_JOB, "dockerfile")
 
 
 @pytest.fixture(scope="session")
 def dockerfile_venv() -> Venv:
     """The venv the run's background job made (started here if no worker started it)."""
-    start_once(VENV_JOB, lambda: (*helper_command("dockerfile"), {}))
+    start_helper_job(VENV_JOB, "dockerfile")
     base = wait_for(VENV_JOB)
     return Venv(base / "venv" / "bin" / "python", base / "work")
 

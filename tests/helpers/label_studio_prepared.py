@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from helpers.background import finish_job, helper_command, start_once, wait_for
+from helpers.background import finish_job, start_helper_job, wait_for
 from helpers.label_studio_server import (
     add_annotation,
     add_prediction,
@@ -198,7 +198,7 @@ PROJECTS_JOB: Final = "label-studio-projects"
 def start_preparing() -> None:
     """Start the job that makes every preparation (once per run), with the server it needs."""
     start_shared()
-    start_once(PROJECTS_JOB, lambda: (*helper_command("label_studio_prepared"), {}))
+    start_helper_job(PROJECTS_JOB, "label_studio_prepared")
 
 
 def prepared(name: str) -> Path:
