@@ -12,6 +12,10 @@ prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy routing|sin
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
 parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtime's). Every line of
 an `examples:` epilog runs in tests/project/test_examples.py.
+
+Each command imports the code it runs when it runs: every start builds the whole parser, and the
+pipeline, the report models and rich are not what `--help`, `list` or `show` need (each start of
+`prelabel-eval` is ~0.25 s shorter; tests/node/test_startup.py keeps it so).
 """
 
 from __future__ import annotations
@@ -23,16 +27,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import PurePath
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
-from handler.calibrate import calibrate, calibration_lines
-from handler.comparison import compare_parsed
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
-from handler.datasets.slices import read_slices
 from handler.engine.timecost import ACTIONS, ASSUMED, CITED, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
@@ -46,23 +47,8 @@ from handler.inputs import (
     read_time_costs,
     select_options,
 )
-from handler.outputs import NodeOutputs
-from handler.pipeline import PHASES, RunResult, log_to_stderr, run
-from handler.progress import phase_progress
-from handler.report.exports import EXPORT_TARGETS, POLICIES, pre_labels
-from handler.report.findings import TimeSaved, compare_summary, duration
-from handler.report.finishers import REPORT_PARTS
-from handler.report.page import render_compare_html
-from handler.report.publish import (
-    PRE_LABELS,
-    SAFE_AGE_SECONDS,
-    collect_garbage,
-    latest_report,
-    list_reports,
-    parse_duration,
-    read_report_chunks,
-    read_report_part,
-)
+from handler.report.exports import EXPORT_TARGETS, POLICIES
+from handler.report.publish import SAFE_AGE_SECONDS, latest_report, read_report_part
 from handler.runtime import (
     OneLineParser,
     add_read_options,
@@ -79,8 +65,12 @@ from handler.runtime import (
     store_parent,
     warning_lines,
 )
-from handler.storage import Store
 from handler.storage.paths import local_path
+
+if TYPE_CHECKING:
+    from handler.pipeline import RunResult
+    from handler.report.findings import TimeSaved
+    from handler.storage import Store
 
 PROG: Final = "prelabel-eval"
 # `prelabel-eval GT PRED` is `prelabel-eval run GT PRED`: the command a user types most goes unnamed.
@@ -481,6 +471,8 @@ def summary(result: RunResult) -> str:
 
 
 def _time_line(time: TimeSaved) -> str:
+    from handler.report.findings import duration
+
     return (
         f"labeler time: about {duration(time.with_predictions_seconds)} with the predictions, "
         f"{duration(time.from_scratch_seconds)} from scratch"
@@ -488,6 +480,10 @@ def _time_line(time: TimeSaved) -> str:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from handler.datasets.slices import read_slices
+    from handler.pipeline import PHASES, log_to_stderr, run
+    from handler.progress import phase_progress
+
     inputs, store = _node_inputs(args, args.gt, args.pred), chosen_store(args)
     # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
@@ -501,6 +497,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from handler.report.publish import list_reports
+
     store = chosen_store(args)
     report_ids = list_reports(store)
     for report_id in report_ids:
@@ -515,11 +513,15 @@ def _report_id(store: Store, given: str) -> str:
 
 
 def _outputs(findings: bytes) -> bytes:
+    from handler.outputs import NodeOutputs
+
     document = orjson.loads(findings)
     return NodeOutputs(document["report_id"], document["efficiency_level"]).to_json().encode("utf-8")
 
 
 def _show(args: argparse.Namespace) -> int:
+    from handler.report.finishers import REPORT_PARTS
+
     store = chosen_store(args)
     part, report_id = args.part or "findings", _report_id(store, args.report_id)
     if part == "outputs":
@@ -532,6 +534,10 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from handler.report.exports import pre_labels
+    from handler.report.finishers import REPORT_PARTS
+    from handler.report.publish import PRE_LABELS, read_report_chunks
+
     store = chosen_store(args)
     report_id = _report_id(store, args.report_id)
     findings = read_report_part(store, report_id, REPORT_PARTS["findings"])
@@ -562,6 +568,8 @@ def _write(path: PurePath, content: bytes) -> None:
 
 
 def _gc(args: argparse.Namespace) -> int:
+    from handler.report.publish import collect_garbage, parse_duration
+
     store = chosen_store(args)
     deleted = collect_garbage(store, parse_duration(args.older_than))
     print(f"deleted {len(deleted)} staging objects from {store.uri}")
@@ -569,6 +577,10 @@ def _gc(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from handler.comparison import compare_parsed
+    from handler.report.findings import compare_summary
+    from handler.report.page import render_compare_html
+
     configure_logging(args, default=logging.WARNING)
     store = chosen_store(args)
     found = compare_parsed(
@@ -591,6 +603,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from handler.calibrate import calibrate, calibration_lines
+
     configure_logging(args, default=logging.WARNING)
     costs = calibrate(args.logs)
     out = local_path(args.out, "--out")  # what the OS refuses, said as such

@@ -101,7 +101,7 @@ def start_shared() -> LabelStudioServer:
 def _server_job() -> tuple[list[str], dict[str, str], dict[str, Any]]:
     port = free_port()
     data = run_dir() / "label-studio-data"
-    data.mkdir(parents=True, exist_ok=True)
+    (data / "tmp").mkdir(parents=True, exist_ok=True)
     if _template().exists():  # migrated already: the start skips the half minute of migrations
         shutil.copyfile(_template(), data / DATABASE)
     return _server_command(port), _server_environment(data), {"url": f"http://{HOST}:{port}"}
@@ -145,6 +145,7 @@ def _server_environment(data_dir: Path) -> dict[str, str]:
     return {
         **inherited,
         "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+        "TMPDIR": str(data_dir / "tmp"),  # its exports' temporary files go with the run, not into /tmp
         "LABEL_STUDIO_USERNAME": USERNAME,
         "LABEL_STUDIO_PASSWORD": PASSWORD,
         "LABEL_STUDIO_USER_TOKEN": TOKEN,

@@ -6,7 +6,6 @@ the input, through the node's entry point: no traceback, no OSError or ValueErro
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -37,8 +36,8 @@ LABELS = {
 
 
 @pytest.fixture(scope="module")
-def files() -> dict[str, str]:
-    folder = Path(tempfile.mkdtemp(prefix="hostile-paths-"))
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("hostile-paths")
     return {
         "gt": str(write_json(folder / "gt.json", GT)),
         "pred": str(write_json(folder / "pred.json", RESULTS)),

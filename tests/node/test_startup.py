@@ -10,19 +10,27 @@ from pathlib import Path
 from helpers.builders import write_json
 from helpers.paths import ROOT
 
-# Runs the node as `python -m handler` would, then names the modules of interest it imported.
+# Runs the node as `python -m handler` would (or the CLI, as `python -m handler.cli`), then names
+# the modules of interest it imported.
 PROBE = """
 import runpy, sys
-watched, sys.argv = sys.argv[1].split(","), ["handler", *sys.argv[2:]]
+watched, module, sys.argv = sys.argv[1].split(","), sys.argv[2], [sys.argv[2], *sys.argv[3:]]
 try:
-    runpy.run_module("handler", run_name="__main__", alter_sys=True)
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 except SystemExit as stop:
     code = stop.code
 print(code, *sorted(name for name in watched if name in sys.modules))
 """
 
 
-def _imported(tmp_path: Path, watched: list[str], *args: str, exit_code: int = 0, **inputs: str) -> list[str]:
+def _imported(
+    tmp_path: Path,
+    watched: list[str],
+    *args: str,
+    exit_code: int = 0,
+    module: str = "handler",
+    **inputs: str,
+) -> list[str]:
     gt = write_json(
         tmp_path / "gt.json",
         {
@@ -38,7 +46,7 @@ def _imported(tmp_path: Path, watched: list[str], *args: str, exit_code: int = 0
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GT_DATASET": str(gt), "PRED_DATASET": str(pred), **inputs}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, ",".join(watched), *args],
+        [sys.executable, "-c", PROBE, ",".join(watched), module, *args],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -60,6 +68,14 @@ def test_help_and_version_load_no_run_code(tmp_path: Path) -> None:
     watched = ["pydantic", "jinja2", "jsonschema", "importlib.metadata", "handler.pipeline"]
     assert _imported(tmp_path, watched, "--help") == []
     assert _imported(tmp_path, watched, "--version") == ["importlib.metadata"]  # asked for, looked up
+
+
+def test_the_cli_loads_a_commands_code_only_when_it_runs(tmp_path: Path) -> None:
+    # Every `prelabel-eval` start builds the whole parser (~0.25 s shorter than importing it all).
+    watched = ["pydantic", "jinja2", "rich", "handler.pipeline", "handler.report.findings"]
+    assert _imported(tmp_path, watched, "--help", module="handler.cli") == []
+    assert _imported(tmp_path, watched, "list", "--store", str(tmp_path), module="handler.cli") == []
+    assert _imported(tmp_path, watched, "export", "--help", module="handler.cli") == []
 
 
 def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Path) -> None:

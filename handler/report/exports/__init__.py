@@ -9,7 +9,10 @@
 
 The per-box outcome lines and the pre-label candidates are what a shard writes itself, chunk by
 chunk, so their encoding lives below execution (`handler.engine.outcome_lines`,
-`handler.engine.pre_label_boxes`)."""
+`handler.engine.pre_label_boxes`).
+
+The finishers import their modules themselves: importing this package (the CLI lists the targets
+on every start) loads no report model."""
 
 from typing import Final
 
@@ -24,7 +27,6 @@ from handler.report.exports.pre_labels import (
     lowest_thresholds,
     pre_labels,
 )
-from handler.report.exports.routing_json import ROUTING_JSON, ROUTING_PART, routing_part
 from handler.report.exports.yolo_txt import YOLO
 
 EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
@@ -40,12 +42,9 @@ EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
 __all__ = [
     "EXPORT_TARGETS",
     "POLICIES",
-    "ROUTING_JSON",
-    "ROUTING_PART",
     "ExportTarget",
     "Policy",
     "PreLabels",
     "lowest_thresholds",
     "pre_labels",
-    "routing_part",
 ]

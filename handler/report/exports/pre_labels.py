@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Final, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
 import numpy as np
 import orjson
@@ -22,7 +22,9 @@ from handler.boxes import FloatArray
 from handler.engine.evaluation import keep_mask
 from handler.engine.pre_label_boxes import Candidates, read_chunks
 from handler.errors import DatasetError, quoted
-from handler.report.findings import Routing
+
+if TYPE_CHECKING:
+    from handler.report.findings import Routing
 
 Policy = Literal["routing", "single"]
 POLICIES: Final[tuple[Policy, ...]] = get_args(Policy)
@@ -98,6 +100,8 @@ def lowest_thresholds(routing: Routing) -> dict[str, float]:
 
 def pre_labels(findings_json: bytes, chunks: Sequence[bytes], policy: Policy) -> PreLabels:
     """The pre-labels of a report under `policy`, from its findings and its `pre_labels` chunks."""
+    from handler.report.findings import Routing  # the CLI lists the targets without the report models
+
     findings = orjson.loads(findings_json)
     report_id, routing = findings["report_id"], Routing.model_validate(findings["routing"])
     candidates = read_chunks(chunks)
