@@ -18,7 +18,7 @@ from handler.pipeline import run
 from handler.report.findings import Findings
 from handler.report.finishers import REPORT_PARTS
 from handler.report.page import render_html
-from handler.report.publish.asset import read_report_part
+from handler.report.publish import latest_report, list_reports, new_report_id, read_report_part
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -86,6 +86,15 @@ def test_report_is_invisible_until_complete(tmp_path: Path) -> None:
     publish_report(store, "rpt_1", {"findings": b"{}", "html": b"<p>"})
     assert read_report_part(store, "rpt_1", REPORT_PARTS["html"]) == b"<p>"
     assert json.loads((tmp_path / "reports" / "rpt_1" / "manifest.json").read_text())["report_id"] == "rpt_1"
+
+
+def test_the_latest_of_reports_made_in_one_second_is_the_last_made(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    made = [new_report_id() for _ in range(20)]  # well within one second
+    for report_id in made:
+        publish_report(store, report_id, {"findings": b"{}"})
+    assert list_reports(store) == made[::-1]
+    assert latest_report(store) == made[-1]
 
 
 @pytest.mark.parametrize("bad_id", ["../escape", "/abs", "a/b", "..", ".hidden", ""])
