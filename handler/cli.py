@@ -536,6 +536,7 @@ def _show(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from handler.report.exports import pre_labels
     from handler.report.finishers import REPORT_PARTS
+    from handler.report.finishers.review_queue import work_seconds
     from handler.report.publish import PRE_LABELS, read_report_chunks
 
     store = chosen_store(args)
@@ -544,7 +545,8 @@ def _export(args: argparse.Namespace) -> int:
     chunks = read_report_chunks(
         store, report_id, PRE_LABELS, f"(made before `{PROG} export` existed: run it again)"
     )
-    labels = pre_labels(findings, chunks, args.policy)
+    queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
+    labels = pre_labels(findings, chunks, args.policy, queue)
     files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
     for path, content in files.items():
         _write(path, content)

@@ -9,10 +9,12 @@ same GT (a YOLO folder's fractions become pixels through the GT's image sizes).
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -111,15 +113,25 @@ def test_label_studio_tasks_fit_their_config_and_sort_the_most_work_first(
     assert {r["value"]["rectanglelabels"][0] for r in regions} <= {
         line.split('"')[1] for line in config.splitlines() if "<Label " in line
     }
-    # ascending prediction score: no pre-label first, then the least sure pre-label first
-    for task in tasks:
+    # Ascending prediction score lists the images as the review queue does, the most work first.
+    queue = list(csv.DictReader((report.store / "reports" / report.report_id / "review_queue.csv").open()))
+    seconds = {row["asset_id"]: float(row["expected_seconds"]) for row in queue}
+    by_image = {
+        unquote(task["data"]["image"].removeprefix("/data/local-files/?d=images/")): task for task in tasks
+    }
+    most = max(seconds.values())
+    for asset_id, task in by_image.items():
         prediction = task["predictions"][0]
-        scores = [region["score"] for region in prediction["result"]]
-        assert prediction["score"] == (min(scores) if scores else 0)
+        assert prediction["score"] == pytest.approx(1 - seconds.get(asset_id, 0.0) / most, abs=1e-6)
         assert (
             "routing policy" in prediction["model_version"]
             and report.report_id in prediction["model_version"]
         )
+    listed = sorted(by_image, key=lambda asset_id: by_image[asset_id]["predictions"][0]["score"])
+    assert [seconds.get(asset_id, 0.0) for asset_id in listed] == sorted(seconds.values(), reverse=True) + [
+        0.0
+    ] * (len(listed) - len(seconds))
+    assert seconds[listed[0]] == most > 0 and seconds[queue[0]["asset_id"]] == most
 
 
 def test_a_report_without_pre_label_candidates_says_to_run_again(

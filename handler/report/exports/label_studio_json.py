@@ -4,9 +4,10 @@ as `rectanglelabels` regions in percent of `original_width` / `original_height`,
 `score`; and beside it (`.xml`) the labeling config the tasks fit: an `Image` named `image` and a
 `RectangleLabels` named `label` listing the classes.
 
-The prediction's `score` is the lowest score of its regions (0 for a task with none): sorted by
-"Prediction score" ascending, the Data Manager shows first the images where nothing is
-pre-labeled (every object is drawn), then those whose least sure pre-label is the least sure.
+The prediction's `score` is its image's place in the report's review queue, 1 - its expected
+seconds / the most any image needs (`task_scores`): sorted by "Prediction score" ascending, the
+Data Manager lists the images as review_queue.csv does, the most correcting first. Each region's
+`score` is its confidence.
 `data.image` is the asset id (URL-quoted), after `--image-root` when given: a URL or path that
 the user's Label Studio opens (`/data/local-files/?d=`, `s3://`, `https://`).
 """
@@ -51,11 +52,11 @@ def config_path(out: PurePath) -> PurePath:
 
 
 def task_scores(labels: PreLabels) -> FloatArray:
-    """Per image, the lowest score of its pre-labels; 0 where it has none."""
-    boxes = labels.boxes
-    lowest = np.full(len(boxes.asset_ids), np.inf)
-    np.minimum.at(lowest, boxes.image, boxes.confidence)
-    return np.where(np.isfinite(lowest), lowest, 0.0)
+    """Per image, 1 - its expected seconds / the most of any image: 0 for the most work, 1 for
+    none (every image 1 when no image needs any)."""
+    seconds = labels.work_seconds
+    most = float(seconds.max(initial=0.0))
+    return np.round(1.0 - seconds / most, 6) if most > 0 else np.ones(len(seconds))
 
 
 def _regions(labels: PreLabels) -> ObjectArray:

@@ -10,7 +10,7 @@ Nothing here reads a dataset: the report's parts are all it takes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final, Literal, get_args
@@ -42,6 +42,9 @@ class PreLabels:
     report_id: str
     policy: Policy
     model: str  # the prediction dataset's file name
+    # Per image (as `boxes.asset_ids`), the review queue's expected seconds of correction (0 for
+    # an image the queue does not list: one with no GT).
+    work_seconds: FloatArray
 
     @property
     def model_version(self) -> str:
@@ -98,8 +101,11 @@ def lowest_thresholds(routing: Routing) -> dict[str, float]:
     }
 
 
-def pre_labels(findings_json: bytes, chunks: Sequence[bytes], policy: Policy) -> PreLabels:
-    """The pre-labels of a report under `policy`, from its findings and its `pre_labels` chunks."""
+def pre_labels(
+    findings_json: bytes, chunks: Sequence[bytes], policy: Policy, work_seconds: Mapping[str, float]
+) -> PreLabels:
+    """The pre-labels of a report under `policy`, from its findings, its `pre_labels` chunks and
+    its review queue's seconds by asset id."""
     from handler.report.findings import Routing  # the CLI lists the targets without the report models
 
     findings = orjson.loads(findings_json)
@@ -108,7 +114,8 @@ def pre_labels(findings_json: bytes, chunks: Sequence[bytes], policy: Policy) ->
     thresholds = class_thresholds(routing, candidates.class_names, policy)
     kept = keep_mask(candidates.confidence, thresholds[candidates.class_id])  # NaN keeps nothing
     model = PurePath(findings["dataset"]["pred_source"]).name or findings["dataset"]["pred_source"]
-    return PreLabels(candidates[kept], report_id, policy, model)
+    seconds = np.array([work_seconds.get(asset, 0.0) for asset in candidates.asset_ids], dtype=np.float64)
+    return PreLabels(candidates[kept], report_id, policy, model, seconds)
 
 
 # An exporter's files: path -> content, written by the caller (`--out` is the first).

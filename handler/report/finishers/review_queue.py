@@ -11,6 +11,8 @@ quoting per image.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -72,6 +74,12 @@ def queue_csv(queue: ReviewQueue) -> bytes:
     for column, piece in enumerate(pieces):
         grid[:, column] = piece
     return header + b"".join(grid.ravel().tolist())
+
+
+def work_seconds(queue: bytes) -> dict[str, float]:
+    """Each image's expected seconds, read back from the CSV text (`prelabel-eval export`)."""
+    rows = csv.DictReader(io.StringIO(queue.decode("utf-8"), newline=""))
+    return {row["asset_id"]: float(row["expected_seconds"]) for row in rows}
 
 
 def _queue(finishing: Finishing) -> Finished:
