@@ -95,7 +95,9 @@ def _pipes_close(node: subprocess.Popen[bytes]) -> bool:
     return True
 
 
-def _survivors(session: int) -> tuple[str, ...]:
+def survivors(session: int) -> tuple[str, ...]:
+    """The processes of `session` still alive after up to GRACE_SECONDS (none, once the kernel
+    has ended the workers of a killed node)."""
     deadline = time.monotonic() + GRACE_SECONDS
     while (left := session_processes(session)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -113,11 +115,11 @@ def kill_once(environment: dict[str, str], store: Path, after: float | None) -> 
     node.kill()
     node.wait()
     closed = _pipes_close(node)
-    survivors = _survivors(node.pid)
-    for line in survivors:  # a failed kill test must not leave its orphans on the machine
+    left = survivors(node.pid)
+    for line in left:  # a failed kill test must not leave its orphans on the machine
         os.kill(int(line.split()[0]), signal.SIGKILL)
     moment = "at the first worker" if after is None else f"{after:.2f} s"
-    return Kill(moment, workers, survivors, closed)
+    return Kill(moment, workers, left, closed)
 
 
 def clean_run(environment: dict[str, str], store: Path) -> tuple[float, subprocess.CompletedProcess[str]]:

@@ -18,6 +18,7 @@ from helpers.builders import write_json
 from helpers.node_run import one_error_line, run_node
 from helpers.s3_server import DROP, FaultProxy
 
+from bench.killed import survivors
 from handler.cli import main as cli_main
 from handler.report.publish.asset import collect_garbage, list_reports
 from handler.storage import open_store
@@ -83,11 +84,16 @@ def _killed_while_storing(gt: Path, store: Path) -> bool:
     so the first object opens a window of the whole report build."""
     env = {**os.environ, "GT_DATASET": str(gt), "PRED_DATASET": str(gt), "PYTHONPATH": os.getcwd()}
     command = [sys.executable, "-m", "handler", "--store", str(store)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     while not _objects(store) and process.poll() is None:
         time.sleep(0.002)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    # Its workers end with it, a moment later (the kernel's parent-death signal): until they
+    # have, one may still be writing its chunk, after gc has looked.
+    assert survivors(process.pid) == ()
     return not any(p.name == "manifest.json" for p in _objects(store))
 
 
