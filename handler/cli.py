@@ -25,7 +25,7 @@ import difflib
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -548,25 +548,39 @@ def _export(args: argparse.Namespace) -> int:
     queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
     labels = pre_labels(findings, chunks, args.policy, queue)
     files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
-    for path, content in files.items():
-        _write(path, content)
+    written = 0
+    for path, pieces in files:
+        _write(path, pieces)
+        written += 1
     boxes = labels.boxes
     print(
         f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({args.policy} policy, "
         f"model_version {labels.model_version!r}) to {args.out}"
-        + (f" ({len(files)} files)" if len(files) > 1 else "")
+        + (f" ({written} files)" if written > 1 else "")
     )
     return 0
 
 
-def _write(path: PurePath, content: bytes) -> None:
-    """One exported file, its folders made; what the OS refuses is said as such."""
+def _write(path: PurePath, content: bytes | Iterator[bytes]) -> None:
+    """One exported file, its folders made; what the OS refuses is said as such. Content given
+    whole is written at once; content in pieces goes into a hidden file beside it, renamed once
+    whole, so an interrupted export leaves no half file under the name (a YOLO folder's 50k small
+    files took twice as long that way)."""
     target = local_path(str(path), "--out")
+    partial = target.with_name(f".{target.name}.part")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-    except OSError as error:
-        raise InputError(f"cannot write {path}: {error.strerror}", "--out") from None
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+            return
+        with partial.open("wb") as out:
+            out.writelines(content)
+        partial.replace(target)
+    except BaseException as error:  # a refusal while writing, an interrupt: no half file left
+        partial.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InputError(f"cannot write {path}: {error.strerror}", "--out") from None
+        raise
 
 
 def _gc(args: argparse.Namespace) -> int:

@@ -125,6 +125,26 @@ class Candidates:
     def __len__(self) -> int:
         return len(self.image)
 
+    def rows_of_images(self, start: int, stop: int) -> slice:
+        """The rows of images [start, stop) (`image` ascends)."""
+        low, high = np.searchsorted(self.image, (start, stop)).tolist()
+        return slice(low, high)
+
+    def images(self, start: int, stop: int) -> Candidates:
+        """Images [start, stop) and their predictions, `image` counted from `start`."""
+        rows = self.rows_of_images(start, stop)
+        return Candidates(
+            self.asset_ids[start:stop],
+            self.class_names,
+            self.widths[start:stop],
+            self.heights[start:stop],
+            self.normalized,
+            self.image[rows] - start,
+            self.class_id[rows],
+            self.confidence[rows],
+            self.xywh[rows],
+        )
+
 
 def _names(chunk: np.lib.npyio.NpzFile, key: str) -> list[str]:
     names: list[str] = orjson.loads(chunk[key].tobytes())

@@ -10,9 +10,10 @@ same GT (a YOLO folder's fractions become pixels through the GT's image sizes).
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -32,7 +33,7 @@ from helpers.pre_labels import (
     stored_report,
 )
 
-from handler.cli import main
+from handler.cli import _write, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
 from handler.storage import open_source
@@ -202,8 +203,66 @@ def test_a_tool_that_needs_image_sizes_refuses_a_report_without_them_in_one_line
         assert code == 0 and json.loads((tmp_path / "x.json").read_text())["images"][0]["width"] is None
     else:
         assert code == 2 and err.count("\n") == 1
+        assert not list(tmp_path.glob("*x.*")), "a refused export wrote a file"
         tool = "CVAT" if target == "cvat" else "Label Studio"
         assert err == (
             f"error: report {made.report_id}: image 'a.jpg' has no known size, and {tool} needs one "
             "(the datasets gave neither a size nor the image)\n"
         )
+
+
+# The module, not the function the package names `pre_labels` too.
+PRE_LABELS_MODULE = importlib.import_module("handler.report.exports.pre_labels")
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def first_images_bare(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """Five images, the first two with nothing to pre-label: blocks with no box come first."""
+    folder = tmp_path_factory.mktemp("bare")
+    box = {"label": "cat", "x_min": 10, "y_min": 20, "x_max": 110, "y_max": 70}
+    assets = [{"asset_id": f"{n}.jpg", "width": 200, "height": 100} for n in range(5)]
+    gt, pred = folder / "gt.jsonl", folder / "pred.jsonl"
+    gt.write_text("".join(json.dumps({**a, "annotations": [box]}) + "\n" for a in assets))
+    pred.write_text(
+        "".join(
+            json.dumps({**a, "annotations": [{**box, "confidence": 0.9}] if n >= 2 else []}) + "\n"
+            for n, a in enumerate(assets)
+        )
+    )
+    return stored_report(folder / "store", gt, pred)
+
+
+@pytest.mark.parametrize("which", ["report", "first_images_bare"])
+@pytest.mark.parametrize("target", list(READERS))
+def test_blocks_of_any_size_give_the_same_files(
+    which: str, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    # The text is built BLOCK_IMAGES images at a time (an export's memory is one block's text):
+    # ids, separators and scores must not show where a block ended.
+    made: Report = request.getfixturevalue(which)
+    name = READERS[target][0]
+    export(made, target, tmp_path / "whole" / name)
+    assert made.findings["dataset"]["images"] > 3
+    for size in (1, 3):
+        monkeypatch.setattr(PRE_LABELS_MODULE, "BLOCK_IMAGES", size)
+        export(made, target, tmp_path / f"by{size}" / name)
+        assert _files(tmp_path / f"by{size}") == _files(tmp_path / "whole")
+
+
+def test_a_file_interrupted_while_written_is_not_left_half_written(tmp_path: Path) -> None:
+    def pieces() -> Iterator[bytes]:
+        yield b"[\n"
+        raise KeyboardInterrupt
+
+    target = tmp_path / "out" / "tasks.json"
+    with pytest.raises(KeyboardInterrupt):
+        _write(target, pieces())
+    assert list(target.parent.iterdir()) == []
+    _write(target, iter([b"[", b"]"]))
+    assert target.read_bytes() == b"[]" and list(target.parent.iterdir()) == [target]

@@ -7,6 +7,7 @@ our reader take an instances file with scores as predictions)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Final
 
@@ -16,7 +17,7 @@ import orjson
 from handler.boxes import FloatArray
 from handler.datasets.coco import COCO as COCO_FORMAT
 from handler.report.exports.columns_text import numbers, rows
-from handler.report.exports.pre_labels import ExportTarget, Files, PreLabels
+from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
 
 
 def _sizes(values: FloatArray) -> list[int | float | None]:
@@ -24,16 +25,17 @@ def _sizes(values: FloatArray) -> list[int | float | None]:
     return [None if math.isnan(v) else int(v) if v.is_integer() else v for v in values.tolist()]
 
 
-def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
-    boxes = labels.boxes
-    pixels = labels.pixels("COCO")
-    count = len(boxes)
+def _annotations(block: Block) -> bytes:
+    """Some images' annotations, joined by commas; ids, image ids counted from the block's first."""
+    boxes = block.labels.boxes
+    pixels = block.labels.pixels("COCO")
+    first = block.first_box + 1
     annotations = rows(
-        count,
+        len(boxes),
         b'{"id":',
-        numbers(np.arange(1, count + 1)),
+        numbers(np.arange(first, first + len(boxes))),
         b',"image_id":',
-        numbers(boxes.image + 1),
+        numbers(boxes.image + block.first_image + 1),
         b',"category_id":',
         numbers(boxes.class_id + 1),
         b',"bbox":[',
@@ -44,6 +46,11 @@ def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
         numbers(boxes.confidence),
         b"}",
     )
+    return b",".join(annotations.tolist())
+
+
+def _document(labels: PreLabels) -> Iterator[bytes]:
+    boxes = labels.boxes
     images = [
         {"id": i + 1, "file_name": asset, "width": width, "height": height}
         for i, (asset, width, height) in enumerate(
@@ -51,8 +58,18 @@ def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
         )
     ]
     categories = [{"id": i + 1, "name": name} for i, name in enumerate(boxes.class_names)]
-    head = orjson.dumps({"images": images, "categories": categories})[:-1]
-    return {out: head + b',"annotations":[' + b",".join(annotations.tolist()) + b"]}"}
+    yield orjson.dumps({"images": images, "categories": categories})[:-1] + b',"annotations":['
+    written = False
+    for block in labels.blocks():
+        if len(block.labels.boxes):  # a block of images without pre-labels adds no comma
+            yield (b"," if written else b"") + _annotations(block)
+            written = True
+    yield b"]}"
+
+
+def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    labels.pixels("COCO")  # a refusal before anything is written
+    yield out, _document(labels)
 
 
 COCO: Final = ExportTarget(

@@ -6,6 +6,7 @@ needs each image's size: a report whose images have none cannot be exported to i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Final
 from xml.sax.saxutils import escape, quoteattr
@@ -14,7 +15,7 @@ import numpy as np
 
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.report.exports.columns_text import by_image, numbers, rows, texts
-from handler.report.exports.pre_labels import PIXEL_DECIMALS, ExportTarget, Files, PreLabels
+from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
 
 XML_DECLARATION: Final = '<?xml version="1.0" encoding="utf-8"?>\n'
 SCORE_ATTRIBUTE: Final = (
@@ -31,7 +32,9 @@ def _meta(class_names: list[str]) -> str:
     return f"<meta><task><mode>annotation</mode><labels>{labels}</labels></task></meta>"
 
 
-def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+def _images(block: Block) -> bytes:
+    """Some images' `<image>` elements, ids counted from the block's first image."""
+    labels = block.labels
     boxes = labels.boxes
     widths, heights = labels.image_sizes("CVAT")
     left, top, width, height = labels.pixels("CVAT").T
@@ -54,7 +57,7 @@ def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
     starts = rows(
         count,
         b'  <image id="',
-        numbers(np.arange(count)),
+        numbers(np.arange(block.first_image, block.first_image + count)),
         b'" name=',
         texts(boxes.asset_ids, np.arange(count), lambda name: quoteattr(name).encode()),
         b' width="',
@@ -64,9 +67,19 @@ def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
         b'">\n',
     ).tolist()
     inside = by_image(box_lines, boxes.image, count, b"")
-    body = b"".join(start + shapes + b"  </image>\n" for start, shapes in zip(starts, inside, strict=True))
-    head = f"{XML_DECLARATION}<annotations>\n  <version>1.1</version>\n  {_meta(boxes.class_names)}\n"
-    return {out: head.encode() + body + b"</annotations>\n"}
+    return b"".join(start + shapes + b"  </image>\n" for start, shapes in zip(starts, inside, strict=True))
+
+
+def _document(labels: PreLabels) -> Iterator[bytes]:
+    meta = _meta(labels.boxes.class_names)
+    yield f"{XML_DECLARATION}<annotations>\n  <version>1.1</version>\n  {meta}\n".encode()
+    yield from map(_images, labels.blocks())
+    yield b"</annotations>\n"
+
+
+def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    labels.image_sizes("CVAT")  # a refusal before anything is written
+    yield out, _document(labels)
 
 
 CVAT: Final = ExportTarget(

@@ -14,6 +14,7 @@ the user's Label Studio opens (`/data/local-files/?d=`, `s3://`, `https://`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Final
 from urllib.parse import quote
@@ -27,7 +28,7 @@ from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.engine.outcome_lines import ObjectArray
 from handler.errors import InputError
 from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
-from handler.report.exports.pre_labels import ExportTarget, Files, PreLabels
+from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
 
 CONTROL: Final = "label"  # the RectangleLabels control's name (`from_name`)
 IMAGE: Final = "image"  # the Image object's name (`to_name`) and the task data key
@@ -59,7 +60,9 @@ def task_scores(labels: PreLabels) -> FloatArray:
     return np.round(1.0 - seconds / most, 6) if most > 0 else np.ones(len(seconds))
 
 
-def _regions(labels: PreLabels) -> ObjectArray:
+def _regions(block: Block) -> ObjectArray:
+    """Each box's region, its id `p<the box's row in the export>`."""
+    labels = block.labels
     boxes = labels.boxes
     percent = 100 * labels.fractions("Label Studio")
     widths, heights = boxes.widths[boxes.image], boxes.heights[boxes.image]
@@ -77,7 +80,7 @@ def _regions(labels: PreLabels) -> ObjectArray:
     return rows(
         len(boxes),
         b'{"id":"p',
-        numbers(np.arange(len(boxes))),
+        numbers(np.arange(block.first_box, block.first_box + len(boxes))),
         f'","from_name":"{CONTROL}","to_name":"{IMAGE}","type":"rectanglelabels"'.encode(),
         *size,
         b',"image_rotation":0,"value":{"x":',
@@ -96,7 +99,9 @@ def _regions(labels: PreLabels) -> ObjectArray:
     )
 
 
-def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+def _tasks(block: Block, scores: FloatArray, image_root: str) -> bytes:
+    """Some images' tasks, joined by `,\n`, with their images' `scores`."""
+    labels = block.labels
     boxes = labels.boxes
     count = len(boxes.asset_ids)
     heads = rows(
@@ -104,12 +109,26 @@ def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Fil
         b'{"data":{"' + IMAGE.encode() + b'":',
         texts(boxes.asset_ids, np.arange(count), lambda asset: orjson.dumps(image_root + quote(asset))),
         b'},"predictions":[{"model_version":' + orjson.dumps(labels.model_version) + b',"score":',
-        numbers(task_scores(labels)),
+        numbers(scores),
         b',"result":[',
     ).tolist()
-    inside = by_image(_regions(labels), boxes.image, count, b",")
-    tasks = b",\n".join(head + regions + b"]}]}" for head, regions in zip(heads, inside, strict=True))
-    return {out: b"[\n" + tasks + b"\n]\n", config_path(out): labeling_config(boxes.class_names).encode()}
+    inside = by_image(_regions(block), boxes.image, count, b",")
+    return b",\n".join(head + regions + b"]}]}" for head, regions in zip(heads, inside, strict=True))
+
+
+def _task_list(labels: PreLabels, image_root: str) -> Iterator[bytes]:
+    scores = task_scores(labels)  # over every image: the most work is the whole report's
+    yield b"[\n"
+    for block in labels.blocks():
+        yield (b",\n" if block.first_image else b"") + _tasks(block, block.of_images(scores), image_root)
+    yield b"\n]\n"
+
+
+def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    config = config_path(out)
+    labels.fractions("Label Studio")  # a refusal before anything is written
+    yield out, _task_list(labels, image_root)
+    yield config, labeling_config(labels.boxes.class_names).encode()
 
 
 LABEL_STUDIO: Final = ExportTarget(

@@ -16,7 +16,8 @@ from handler.report.exports.pre_labels import FRACTION_DECIMALS, ExportTarget, F
 CLASSES_FILE: Final = "classes.txt"
 
 
-def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+def _texts(labels: PreLabels) -> list[bytes]:
+    """Some images' label files' texts, image by image."""
     boxes = labels.boxes
     left, top, width, height = np.round(labels.fractions("YOLO"), FRACTION_DECIMALS).T
     centre_x, centre_y = (
@@ -33,12 +34,15 @@ def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
         ),
         b"\n",
     )
-    texts = by_image(lines, boxes.image, len(boxes.asset_ids), b"")
-    files = {
-        out / f"{PurePath(asset).stem}.txt": text for asset, text in zip(boxes.asset_ids, texts, strict=True)
-    }
-    files[out / CLASSES_FILE] = "".join(f"{name}\n" for name in boxes.class_names).encode()
-    return files
+    return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
+
+
+def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    labels.fractions("YOLO")  # a refusal before anything is written
+    for block in labels.blocks():
+        for asset, text in zip(block.labels.boxes.asset_ids, _texts(block.labels), strict=True):
+            yield out / f"{PurePath(asset).stem}.txt", text
+    yield out / CLASSES_FILE, "".join(f"{name}\n" for name in labels.boxes.class_names).encode()
 
 
 YOLO: Final = ExportTarget(
