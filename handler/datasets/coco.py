@@ -330,7 +330,11 @@ def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) 
         entries = decode_entries(text) if text is not None else None
         if not entries or not (is_typed(entries) or all(isinstance(e, dict) for e in entries)):
             return None
-        return _chunk_rows(entries, ids)
+        rows = _chunk_rows(entries, ids)
+        # Freed while collections are paused: its tuples would make the next allocation's collection
+        # walk them all (~4 ms per piece).
+        del entries
+    return rows
 
 
 def _parallel_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
