@@ -33,7 +33,7 @@ POLICIES: Final[tuple[Policy, ...]] = get_args(Policy)
 PIXEL_DECIMALS: Final = 3
 FRACTION_DECIMALS: Final = 7
 # Images whose text is built at once: an export's peak memory is the report's candidates and one
-# block's text, not the whole file's (a 50k-image Label Studio export: 947 MB before, for 139 MB).
+# block's text, not the whole file's (a 50k-image Label Studio export: 986 MB before, 185-204 MB now).
 BLOCK_IMAGES: Final = 2000
 
 
