@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from helpers.dask_fixtures import wait_for_full_cluster
+from helpers.needs import module
 from helpers.paths import THIRD_PARTY
 from helpers.shards import write_shards
 
@@ -31,7 +32,7 @@ from handler.report.publish.asset import read_report_part
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
-distributed = pytest.importorskip("distributed", reason="dask.distributed is part of the test extra")
+distributed = module("distributed", "dask.distributed is part of the test extra")
 
 COCO = THIRD_PARTY / "coco_val2014_100"
 CARTUCHO = THIRD_PARTY / "cartucho_mAP_85" / "input"

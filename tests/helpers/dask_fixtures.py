@@ -17,6 +17,7 @@ from typing import Final
 
 import pytest
 
+from helpers.needs import module
 from helpers.s3_fixtures import TEST_MAX_ATTEMPTS
 from helpers.s3_server import FAKE_KEY, REGION, MotoServer
 
@@ -38,7 +39,7 @@ def _worker_environment(moto: MotoServer, nowhere: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def dask_cluster(moto_server: MotoServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    distributed = pytest.importorskip("distributed", reason="dask.distributed is part of the test extra")
+    distributed = module("distributed", "dask.distributed is part of the test extra")
     env = _worker_environment(moto_server, tmp_path_factory.mktemp("dask-aws") / "absent")
     with distributed.LocalCluster(
         n_workers=DASK_WORKERS, threads_per_worker=1, processes=True, dashboard_address=":0", env=env

@@ -25,6 +25,7 @@ import pytest
 from helpers.background import collected, run_late
 from helpers.label_studio_prepared import PREPARATIONS, prepared, start_preparing
 from helpers.label_studio_server import LabelStudioServer, close_clients, start_shared
+from helpers.needs import module
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
@@ -40,7 +41,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session")
 def label_studio() -> Iterator[LabelStudioServer]:
-    pytest.importorskip("label_studio_sdk", reason="label-studio is part of the test extra")
+    module("label_studio_sdk", "label-studio is part of the test extra")
     for name in PREPARATIONS:
         prepared(name)
     yield start_shared().wait_ready()
@@ -50,7 +51,7 @@ def label_studio() -> Iterator[LabelStudioServer]:
 @pytest.fixture(scope="session")
 def label_studio_prepared() -> Callable[[str], Path]:
     """The folder of a prepared project's exports (helpers/label_studio_prepared.py), by name."""
-    pytest.importorskip("label_studio_sdk", reason="label-studio is part of the test extra")
+    module("label_studio_sdk", "label-studio is part of the test extra")
     return prepared
 
 

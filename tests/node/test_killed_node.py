@@ -9,21 +9,19 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers.needs import existing
 
 from bench.killed import KILL, clean_run, kill_once, node_environment
 from bench.smoke import GENERATOR
 from bench.workloads import ensure_data
 from handler.forked import _die_with_parent, _prctl
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/stat").exists() or not GENERATOR.exists(),
-    reason="needs Linux's /proc and the workload generator",
-)
-
 
 @pytest.fixture(scope="module")
 def environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    files = ensure_data(KILL, tmp_path_factory.mktemp("kill"), GENERATOR)
+    existing(Path("/proc/self/stat"), "Linux's /proc (the test finds a session's processes there)")
+    generator = existing(GENERATOR, "the workload generator")
+    files = ensure_data(KILL, tmp_path_factory.mktemp("kill"), generator)
     return node_environment(files.gt, files.results)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from helpers.builders import node_env, write_json
+from helpers.needs import existing
 from helpers.paths import EXAMPLES, THIRD_PARTY
 
 GRADES = {"Production-grade", "Strong assist", "Partial assist", "Minimal assist"}
@@ -106,9 +107,7 @@ def test_cli_help_stands_on_its_own(args: list[str]) -> None:
 
 
 def coco_findings(tmp_path: Path, **inputs: str) -> dict[str, Any]:
-    folder = THIRD_PARTY / "coco_val2014_100"
-    if not folder.exists():
-        pytest.skip(f"third-party data not found at {folder}")
+    folder = existing(THIRD_PARTY / "coco_val2014_100", "the third-party data")
     env = node_env(
         folder / "instances_val2014_100.json", folder / "instances_val2014_fakebbox100_results.json", **inputs
     )

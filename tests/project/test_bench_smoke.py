@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.needs import existing
 
 from bench.smoke import BASELINE, GENERATOR, SMOKE, measure, smoke_tables
 from bench.verify import Tables, verify
@@ -19,7 +20,10 @@ from bench.workloads import ensure_data
 
 SLOWDOWN_ALLOWED = 5.0
 
-needs_generator = pytest.mark.skipif(not GENERATOR.exists(), reason=f"no workload generator at {GENERATOR}")
+
+@pytest.fixture(scope="module")
+def generator() -> Path:
+    return existing(GENERATOR, "the workload generator")
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +32,10 @@ def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tables(work_dir: Path) -> Tables:
+def tables(generator: Path, work_dir: Path) -> Tables:
     return smoke_tables(work_dir)
 
 
-@needs_generator
 def test_engine_is_not_more_than_5x_slower_than_the_baseline(tables: Tables) -> None:
     baseline = json.loads(BASELINE.read_text())
     assert baseline["workload"] == list(SMOKE.generator_args), "bench/baseline.json is for another workload"
@@ -45,10 +48,11 @@ def test_engine_is_not_more_than_5x_slower_than_the_baseline(tables: Tables) -> 
     )
 
 
-@needs_generator
 @pytest.mark.parametrize("threshold", [0.5, 0.0])
-def test_engine_equals_the_reference_on_a_generated_workload(work_dir: Path, threshold: float) -> None:
-    files = ensure_data(SMOKE, work_dir, GENERATOR)
+def test_engine_equals_the_reference_on_a_generated_workload(
+    generator: Path, work_dir: Path, threshold: float
+) -> None:
+    files = ensure_data(SMOKE, work_dir, generator)
     result = verify(str(files.gt), str(files.results), threshold)
     assert result["equal"], result
     assert result["engine"]["counts"]["total"] > 2000  # the workload is not trivially empty

@@ -14,11 +14,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 from helpers.browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, StoredReport
 from helpers.builders import annotation, asset, write_json
+from helpers.needs import missing
 from helpers.paths import ROOT
 
 from handler.comparison import compare
@@ -48,17 +49,6 @@ OVERFLOW_SCOPE: Final = (
 )
 
 
-def _under_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
-
-
-def _unavailable(reason: str) -> NoReturn:
-    """Skip on a developer's machine; under CI a missing browser is a broken setup, so fail."""
-    if _under_ci():
-        pytest.fail(f"CI=true but the browser tests cannot run: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def artifacts_dir() -> Path:
     folder = Path(os.environ.get("PRELABEL_ARTIFACTS") or ROOT / "artifacts" / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
@@ -68,11 +58,11 @@ def artifacts_dir() -> Path:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
-        _unavailable(f"{CHROMIUM} is missing: run .ci/install-chromium (Debian's chromium package)")
+        missing(f"{CHROMIUM} is missing: run .ci/install-chromium (Debian's chromium package)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as error:
-        _unavailable(f"the playwright package is missing ({error}): pip install '.[test]'")
+        missing(f"the playwright package is missing ({error}): pip install '.[test]'")
     # Playwright gives every launch a fresh temporary user data dir and deletes it on close.
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from helpers.label_studio_prepared import COCO_PAIR, COCO_PAIR_EXPORT, COCO_PAIR_GT, COCO_PAIR_RESULTS
+from helpers.needs import existing
 from helpers.node_run import run_node
 from helpers.tool_files import coco_images, write_cvat
 
@@ -24,8 +25,7 @@ INPUTS = {"CONFIDENCE_THRESHOLD": "0", "IOU_MIN": "0.5"}
 
 @pytest.fixture(scope="module")
 def coco_pair() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    if not COCO_PAIR.exists():
-        pytest.skip(f"third-party data not found at {COCO_PAIR}")
+    existing(COCO_PAIR, "the third-party data")
     return json.loads(COCO_PAIR_GT.read_text()), json.loads(COCO_PAIR_RESULTS.read_text())
 
 
