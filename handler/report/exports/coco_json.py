@@ -68,7 +68,7 @@ def _document(labels: PreLabels) -> Iterator[bytes]:
 
 
 def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
-    labels.pixels("COCO")  # a refusal before anything is written
+    labels.convertible("pixels", "COCO")  # a refusal before anything is written
     yield out, _document(labels)
 
 

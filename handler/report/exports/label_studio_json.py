@@ -52,11 +52,9 @@ def config_path(out: PurePath) -> PurePath:
     return out.with_suffix(CONFIG_SUFFIX)
 
 
-def task_scores(labels: PreLabels) -> FloatArray:
-    """Per image, 1 - its expected seconds / the most of any image: 0 for the most work, 1 for
-    none (every image 1 when no image needs any)."""
-    seconds = labels.work_seconds
-    most = float(seconds.max(initial=0.0))
+def task_scores(seconds: FloatArray, most: float) -> FloatArray:
+    """Per image, 1 - its expected seconds / `most`, the most of any image of the export: 0 for
+    the most work, 1 for none (every image 1 when no image needs any)."""
     return np.round(1.0 - seconds / most, 6) if most > 0 else np.ones(len(seconds))
 
 
@@ -117,16 +115,17 @@ def _tasks(block: Block, scores: FloatArray, image_root: str) -> bytes:
 
 
 def _task_list(labels: PreLabels, image_root: str) -> Iterator[bytes]:
-    scores = task_scores(labels)  # over every image: the most work is the whole report's
+    most = float(labels.work_seconds.max(initial=0.0))  # the whole report's, not a block's
     yield b"[\n"
     for block in labels.blocks():
-        yield (b",\n" if block.first_image else b"") + _tasks(block, block.of_images(scores), image_root)
+        scores = task_scores(block.labels.work_seconds, most)
+        yield (b",\n" if block.first_image else b"") + _tasks(block, scores, image_root)
     yield b"\n]\n"
 
 
 def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
     config = config_path(out)
-    labels.fractions("Label Studio")  # a refusal before anything is written
+    labels.convertible("fractions", "Label Studio")  # a refusal before anything is written
     yield out, _task_list(labels, image_root)
     yield config, labeling_config(labels.boxes.class_names).encode()
 

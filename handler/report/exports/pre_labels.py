@@ -45,10 +45,6 @@ class Block:
     first_box: int
     labels: PreLabels
 
-    def of_images(self, per_image: FloatArray) -> FloatArray:
-        """The block's values of a column over every image of the export."""
-        return per_image[self.first_image : self.first_image + len(self.labels.boxes.asset_ids)]
-
 
 @dataclass(frozen=True)
 class PreLabels:
@@ -87,6 +83,12 @@ class PreLabels:
                 f"no known size, and {target} needs one (the datasets gave neither a size nor the image)"
             )
         return boxes.widths, boxes.heights
+
+    def convertible(self, unit: Literal["pixels", "fractions"], target: str) -> None:
+        """Raise now what `pixels` or `fractions` would for an image of unknown size, without
+        converting a box: what an exporter checks of the whole report before its first file."""
+        if self.boxes.normalized == (unit == "pixels"):  # the conversion needs the images' sizes
+            self.image_sizes(target)
 
     def _sizes(self, target: str) -> tuple[FloatArray, FloatArray]:
         """Each box's image width and height (every image's size known)."""

@@ -38,7 +38,7 @@ def _texts(labels: PreLabels) -> list[bytes]:
 
 
 def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
-    labels.fractions("YOLO")  # a refusal before anything is written
+    labels.convertible("fractions", "YOLO")  # a refusal before anything is written
     for block in labels.blocks():
         for asset, text in zip(block.labels.boxes.asset_ids, _texts(block.labels), strict=True):
             yield out / f"{PurePath(asset).stem}.txt", text
