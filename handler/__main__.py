@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
 
         def announce(result: RunResult) -> None:
             log_detail(result.findings, result.location)
+            if result.findings.reason is None:  # the one recommendation, as the page and the CLI give it
+                print(f"recommended: {result.findings.recommendation.says}", file=sys.stderr, flush=True)
             for line in warning_lines(result.findings):
                 print(line, file=sys.stderr, flush=True)
             if args.outputs is not None:

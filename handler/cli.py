@@ -7,7 +7,7 @@ prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs | --class-m
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
 prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
-prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy routing|single] [--image-root PREFIX]
+prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy POLICY] [--image-root PREFIX]
 
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
 parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtime's). Every line of
@@ -48,7 +48,7 @@ from handler.inputs import (
     select_options,
 )
 from handler.report.exports import EXPORT_TARGETS, POLICIES
-from handler.report.publish import SAFE_AGE_SECONDS, latest_report, read_report_part
+from handler.report.publish import SAFE_AGE_SECONDS, latest_report, read_report_part, report_location
 from handler.runtime import (
     OneLineParser,
     add_read_options,
@@ -69,7 +69,7 @@ from handler.storage.paths import local_path
 
 if TYPE_CHECKING:
     from handler.pipeline import RunResult
-    from handler.report.findings import TimeSaved
+    from handler.report.findings import Findings, TimeSaved
     from handler.storage import Store
 
 PROG: Final = "prelabel-eval"
@@ -81,6 +81,7 @@ TOP_LEVEL: Final = ("-h", "--help", "--version")
 THRESHOLD_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
 # `show` prints one part of the stored report; the default is the findings JSON.
 SHOW_PARTS: Final = {
+    "json": "findings.json: the findings document",
     "html": "the HTML page",
     "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
@@ -100,6 +101,7 @@ LIST_EXAMPLES: Final = """examples:
 """
 SHOW_EXAMPLES: Final = """examples:
   prelabel-eval show latest
+  prelabel-eval show latest --json
   prelabel-eval show latest --html
   prelabel-eval show latest --outputs
   prelabel-eval show latest --queue
@@ -283,9 +285,10 @@ def _add_list(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         commands,
         "list",
         [store_parent()],
-        "print the ids of the stored reports, latest first",
-        "Print the ids of the stored reports, latest first (ids sort by creation time). "
-        "An empty store prints no id, and says so on stderr.",
+        "list the stored reports, latest first: id, date, grade, score, predictions",
+        "List the stored reports, latest first (ids sort by creation time), a line each: the id, "
+        "the date, the grade, the assistance score and the predictions' file. An empty store prints "
+        "nothing, and says so on stderr.",
         LIST_EXAMPLES,
     )
     parser.set_defaults(command=_list)
@@ -296,8 +299,9 @@ def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         commands,
         "show",
         [store_parent()],
-        "print a stored report (findings JSON, page, outcomes, outputs)",
-        "Print a stored report: by default its findings JSON.",
+        "print a stored report (a summary, or its findings JSON, page, outcomes, outputs)",
+        "Print a stored report: by default a summary for people (what was evaluated, the verdict, "
+        "the counts, the recommendation); one of the flags prints a part as stored.",
         SHOW_EXAMPLES,
     )
     parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
@@ -363,9 +367,10 @@ def _add_export(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         [store_parent()],
         "write the pre-labels a report's policy keeps, for a labeling tool to import",
         "Write the predictions a stored report's policy pre-labels, in a labeling tool's import format, "
-        "from the report alone (no dataset is read again). The routing policy keeps each class at its "
-        "own threshold and leaves out the classes it sends to drawing; `--policy single` keeps every "
-        "class at the run's one confidence threshold.",
+        "from the report alone (no dataset is read again). By default the report's recommendation "
+        "(routing.json): each class at its threshold there, none of the classes it leaves to draw; "
+        "`--policy per-class`: each class at its own fastest threshold; `--policy single`: every class at "
+        "the recommendation's single threshold; `--policy threshold X`: every class at X.",
         EXPORT_EXAMPLES,
     )
     parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
@@ -378,7 +383,11 @@ def _add_export(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         help="the file to write (yolo: the folder; label-studio: .json)",
     )
     parser.add_argument(
-        "--policy", choices=POLICIES, default=POLICIES[0], help="which thresholds (default %(default)s)"
+        "--policy",
+        nargs="+",
+        default=[POLICIES[0]],
+        metavar="POLICY",
+        help=f"which thresholds: {', '.join(POLICIES[:-1])} or threshold X (default %(default)s)",
     )
     parser.add_argument(
         "--image-root",
@@ -458,16 +467,30 @@ def _mistyped_command(word: str, names: list[str]) -> str | None:
 
 
 def summary(result: RunResult) -> str:
-    findings = result.findings
+    return findings_summary(result.findings, result.location)
+
+
+def findings_summary(findings: Findings, location: str) -> str:
+    """The run for people: what was evaluated, the verdict (with the recommendation), the figures."""
+    data, parameters = findings.dataset, findings.parameters
     lines = [
+        f"{data.pred_source} ({data.pred_format}) against {data.gt_source} ({data.gt_format}): "
+        f"{data.images} images, confidence >= {parameters.confidence_threshold:g}, "
+        f"IoU {parameters.iou_min:g} / {parameters.iou_perfect:g}, {findings.created_at}",
         findings.verdict,
         f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
         _time_line(findings.time),
         *warning_lines(findings),
-        f"report {result.outputs.report_id} at {result.location}report.html",
+        f"report {findings.report_id} at {location}report.html",
     ]
     return "\n".join(lines)
+
+
+def _summary_of_stored(document: bytes, location: str) -> bytes:
+    from handler.report.findings import Findings
+
+    return findings_summary(Findings.model_validate_json(document), location).encode()
 
 
 def _time_line(time: TimeSaved) -> str:
@@ -496,13 +519,31 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def listed_line(report_id: str, findings: dict[str, Any]) -> str:
+    """A report in one line: id, date, grade, score, predictions (id first, for `cut`/`awk`)."""
+    created = str(findings.get("created_at", "")).replace("T", " ").replace("+00:00", " UTC")
+    source = str(findings.get("dataset", {}).get("pred_source", ""))
+    return "  ".join(
+        (
+            report_id,
+            created,
+            f"{findings.get('efficiency_level', '?'):<16}",
+            f"{findings.get('assistance_score', 0.0):.2f}",
+            PurePath(source).name or source,
+        )
+    )
+
+
 def _list(args: argparse.Namespace) -> int:
+    from handler.report.finishers import REPORT_PARTS
     from handler.report.publish import list_reports
 
     store = chosen_store(args)
     report_ids = list_reports(store)
     for report_id in report_ids:
-        print(report_id)
+        print(
+            listed_line(report_id, orjson.loads(read_report_part(store, report_id, REPORT_PARTS["findings"])))
+        )
     if not report_ids:  # stdout stays empty for a script; the person at the terminal is told why
         print(f"no reports in {store.uri} yet (run {PROG} GT PRED first)", file=sys.stderr)
     return 0
@@ -523,9 +564,14 @@ def _show(args: argparse.Namespace) -> int:
     from handler.report.finishers import REPORT_PARTS
 
     store = chosen_store(args)
-    part, report_id = args.part or "findings", _report_id(store, args.report_id)
-    if part == "outputs":
+    part, report_id = args.part or "summary", _report_id(store, args.report_id)
+    if part == "summary":
+        findings = read_report_part(store, report_id, REPORT_PARTS["findings"])
+        content = _summary_of_stored(findings, report_location(store, report_id))
+    elif part == "outputs":
         content = _outputs(read_report_part(store, report_id, REPORT_PARTS["findings"]))
+    elif part == "json":
+        content = read_report_part(store, report_id, REPORT_PARTS["findings"])
     else:
         content = read_report_part(store, report_id, REPORT_PARTS[part])
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
@@ -534,11 +580,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from handler.report.exports import pre_labels
+    from handler.report.exports import Policy, pre_labels
     from handler.report.finishers import REPORT_PARTS
     from handler.report.finishers.review_queue import work_seconds
     from handler.report.publish import PRE_LABELS, read_report_chunks
 
+    try:
+        policy = Policy.parse(args.policy)
+    except ValueError as error:
+        raise InputError(f"--policy {error}") from None
     store = chosen_store(args)
     report_id = _report_id(store, args.report_id)
     findings = read_report_part(store, report_id, REPORT_PARTS["findings"])
@@ -546,7 +596,7 @@ def _export(args: argparse.Namespace) -> int:
         store, report_id, PRE_LABELS, f"(made before `{PROG} export` existed: run it again)"
     )
     queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
-    labels = pre_labels(findings, chunks, args.policy, queue)
+    labels = pre_labels(findings, chunks, policy, queue)
     files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
     written = 0
     for path, pieces in files:
@@ -554,7 +604,7 @@ def _export(args: argparse.Namespace) -> int:
         written += 1
     boxes = labels.boxes
     print(
-        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({args.policy} policy, "
+        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy, "
         f"model_version {labels.model_version!r}) to {args.out}"
         + (f" ({written} files)" if written > 1 else "")
     )

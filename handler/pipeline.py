@@ -157,8 +157,8 @@ def run(
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)
                 parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
-                # The pre-label candidates down to what a policy keeps, now that routing is known.
-                lowest = lowest_thresholds(findings.routing)
+                # The pre-label candidates down to what a policy keeps, now that it is known.
+                lowest = lowest_thresholds(findings.recommendation, inputs.confidence.value)
                 pre_labels = staging.rewrite_chunks(
                     evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS
                 )

@@ -1,27 +1,33 @@
-"""Per-class pre-labeling policy: pre-label each class at its own threshold, or let labelers draw it.
+"""The recommendation: pre-label each class at its own threshold, or let labelers draw it, or all
+of them at the one best threshold; whichever saves the most labeler time.
 
-From the merged per-class sweep counts (n_classes, n_thresholds, 5): for every class, each
-sweep threshold is a candidate row of outcome counts, and "draw" is the row where its GT
-boxes are all drawn from scratch and none of its predictions is shown. The policy takes
-the row with the fewest labeler seconds per class. Classes are treated as independent:
-hiding one class's predictions is assumed not to change how the others match (a
+One criterion decides everything here: labeler seconds (the fewest is best). From the merged
+per-class sweep counts (n_classes, n_thresholds, 5): the best single threshold is the sweep
+column with the fewest seconds over every class; then each class with enough boxes takes its own
+fastest row (a sweep column, or "draw": its GT boxes all drawn, none of its predictions shown),
+and a class with too few boxes takes the best single threshold, whose own optimum would fit noise.
+Every class's row is at most its row at the best single threshold, so the policy never costs more
+than the best single threshold (nor any threshold of the sweep). Classes are treated as
+independent: hiding one class's predictions is assumed not to change how the others match (a
 prediction of one class can in fact be a class-confused match of another class's box).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
-from handler.engine.outcomes import Outcome
+from handler.engine.evaluation import Evaluation, Thresholds, keep_mask, match_kept
+from handler.engine.outcomes import Outcome, Tally, assign_outcomes
 from handler.engine.timecost import TimeCosts
 
-# A class with fewer boxes than this (GT objects plus its false positives at the single
-# threshold) keeps the single threshold: its own optimum would fit noise.
+# A class with fewer boxes than this (GT objects plus its false positives at the best single
+# threshold) takes the best single threshold: its own optimum would fit noise.
 MIN_CLASS_BOXES: Final = 30
 DRAW: Final = -1  # the choice "do not pre-label this class"
 
@@ -30,10 +36,13 @@ DRAW: Final = -1  # the choice "do not pre-label this class"
 class RoutingPolicy:
     """Per class: the chosen sweep column (DRAW for none), and the seconds of each choice."""
 
+    best_single: int  # the sweep column with the fewest labeler seconds over every class
     choice: IntArray  # (n_classes,) index into the sweep thresholds, or DRAW
-    guarded: BoolArray  # (n_classes,) kept the single threshold for lack of boxes
+    own: IntArray  # (n_classes,) each class's own fastest choice, whatever its boxes (per-class)
+    guarded: BoolArray  # (n_classes,) took the best single threshold for lack of boxes
     seconds: FloatArray  # (n_classes,) labeler seconds of the chosen row
-    single_seconds: FloatArray  # (n_classes,) labeler seconds at the single threshold
+    used_seconds: FloatArray  # (n_classes,) labeler seconds at the threshold given
+    best_single_seconds: FloatArray  # (n_classes,) labeler seconds at the best single threshold
     scratch_seconds: FloatArray  # (n_classes,) seconds to draw every GT box of the class
     counts: IntArray  # (5,) outcome counts of the whole policy
 
@@ -46,27 +55,58 @@ def draw_rows(class_sweep: IntArray) -> IntArray:
     return rows
 
 
-def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> RoutingPolicy:
-    """The policy with the fewest labeler seconds, class by class.
+def best_single(seconds_by_column: FloatArray, used: int) -> int:
+    """The column with the fewest seconds; on a tie the used one, else the lowest threshold."""
+    fastest = np.flatnonzero(seconds_by_column == seconds_by_column.min())
+    return used if used in fastest else int(fastest[0])
 
-    `used` is the column of the single threshold (the sweep always has it). Ties keep the
-    single threshold, else the lowest threshold; "draw" only when strictly faster than all.
-    """
+
+def _fastest(seconds: FloatArray, draw_seconds: FloatArray, prefer: int) -> IntArray:
+    """Each row's fastest column (ties: `prefer`, else the lowest), DRAW when strictly faster."""
+    fastest = seconds == seconds.min(axis=1, keepdims=True)
+    best = np.where(fastest[:, prefer], prefer, np.argmax(fastest, axis=1))  # thresholds ascend
+    rows = np.arange(len(seconds))
+    return np.where(draw_seconds < seconds[rows, best], DRAW, best).astype(np.int64)
+
+
+def route(class_sweep: IntArray, used: int, costs: TimeCosts) -> RoutingPolicy:
+    """The recommendation over the sweep's (n_classes, n_thresholds, 5) counts; `used` is the
+    column of the threshold given (the sweep always has it)."""
     rows = np.arange(len(class_sweep))
     draw = draw_rows(class_sweep)
     seconds = OutcomeCounts(class_sweep).labeler_seconds(costs)  # (n_classes, n_thresholds)
     draw_seconds = OutcomeCounts(draw).labeler_seconds(costs)
-    fastest = seconds == seconds.min(axis=1, keepdims=True)
-    best = np.where(fastest[:, used], used, np.argmax(fastest, axis=1))  # thresholds ascend
-    guarded = class_sweep[:, used, :].sum(axis=1) < MIN_CLASS_BOXES
-    choice = np.where(draw_seconds < seconds[rows, best], DRAW, best)
-    choice = np.where(guarded, used, choice)
+    # From the summed integer counts, as `Sweep.choice` decides it: the same column, ties included.
+    by_column = OutcomeCounts(class_sweep.sum(axis=0)).labeler_seconds(costs)
+    single = best_single(by_column, used) if len(class_sweep) else used
+    own = _fastest(seconds, draw_seconds, single)
+    guarded = class_sweep[:, single, :].sum(axis=1) < MIN_CLASS_BOXES
+    choice = np.where(guarded, single, own)
     chosen = np.where((choice == DRAW)[:, None], draw, class_sweep[rows, np.maximum(choice, 0)])
     return RoutingPolicy(
-        choice=choice.astype(np.int64),
+        best_single=single,
+        choice=choice,
+        own=own,
         guarded=guarded,
         seconds=OutcomeCounts(chosen).labeler_seconds(costs),
-        single_seconds=seconds[:, used],
+        used_seconds=seconds[:, used],
+        best_single_seconds=seconds[:, single],
         scratch_seconds=draw_seconds,
         counts=chosen.sum(axis=0).astype(np.int64),
     )
+
+
+def counts_under_policy(
+    evaluation: Evaluation, class_thresholds: FloatArray, thresholds: Thresholds, n_images: int
+) -> IntArray:
+    """(n_images, 5) outcome counts with each prediction kept at its class's threshold
+    (`class_thresholds` by class id; +inf draws the class: none of its predictions is shown, and
+    its GT boxes that nothing else matches are drawn). The whole policy applied to these images,
+    matching as the run does (one greedy pass over every class): what the recommendation's
+    interval resamples."""
+    pred = evaluation.all_pred
+    kept = keep_mask(pred.confidence, class_thresholds[pred.class_id])
+    match = match_kept(evaluation.pairs, kept, thresholds.iou_min, len(evaluation.gt))
+    outcomes = assign_outcomes(evaluation.gt, pred[kept], match, thresholds.iou_perfect)
+    applied = replace(evaluation, pred=pred[kept], kept=kept, outcomes=outcomes, tally=Tally.of(outcomes))
+    return counts_by_image(applied, n_images)

@@ -7,7 +7,6 @@ threshold only selects pairs and re-runs the greedy matching: no IoU is computed
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Final
 
 import numpy as np
@@ -15,16 +14,17 @@ import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.engine.breakdowns import count_outcomes
+from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
 from handler.engine.matching import CandidatePairs, greedy_match
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
+from handler.engine.routing import best_single
+from handler.engine.timecost import TimeCosts
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
 # Per prediction, at how many sweep thresholds it is kept (one byte: at most 21 thresholds).
 Levels = npt.NDArray[np.int8]
-# A better threshold is recommended only when it gains at least this much score.
-RECOMMEND_GAIN: Final = Fraction(2, 100)
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ class Sweep:
     """Points in ascending threshold, the threshold used among them (`sweep_thresholds`).
 
     Which one was used is the inputs' to say (`NodeInputs.confidence`), not held here again:
-    `choice(used)` gives that point and the best. Sweeps of disjoint images add point by point
-    (the thresholds are the same everywhere).
+    `choice(used, costs)` gives that point and the best (most labeler time saved). Sweeps of
+    disjoint images add point by point (the thresholds are the same everywhere).
     """
 
     points: tuple[SweepPoint, ...]
@@ -63,34 +63,25 @@ class Sweep:
         """The position of `threshold` among the points (the sweep always has the used one)."""
         return next(i for i, point in enumerate(self.points) if point.threshold == threshold)
 
-    def choice(self, used: float) -> SweepChoice:
-        point = self.points[self.column(used)]
-        return SweepChoice(point, _best(self.points, point))
+    def choice(self, used: float, costs: TimeCosts) -> SweepChoice:
+        """The used point, and the one whose labeler seconds are fewest (`routing.best_single`)."""
+        column = self.column(used)
+        seconds = OutcomeCounts(np.stack([point.tally.counts for point in self.points])).labeler_seconds(
+            costs
+        )
+        return SweepChoice(self.points[column], self.points[best_single(seconds, column)])
 
 
 @dataclass(frozen=True)
 class SweepChoice:
-    """The point of the threshold used, and the one that maximises the score."""
+    """The point of the threshold used, and the one that saves the most labeler time."""
 
     used: SweepPoint
     best: SweepPoint
 
-    @property
-    def gain(self) -> Fraction:
-        return self.best.tally.score_fraction - self.used.tally.score_fraction
-
-    @property
-    def recommended(self) -> bool:
-        return self.gain >= RECOMMEND_GAIN
-
 
 def sweep_thresholds(used: float) -> list[float]:
     return sorted({*SWEEP_GRID, used})
-
-
-def _best(points: tuple[SweepPoint, ...], used: SweepPoint) -> SweepPoint:
-    """Highest score; on a tie the used threshold, else the lowest one."""
-    return max(points, key=lambda p: (p.tally.score_fraction, p is used, -p.threshold))
 
 
 @dataclass(frozen=True)

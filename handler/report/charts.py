@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
-from handler.engine.score import GRADES
 from handler.engine.timecost import ACTIONS
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
@@ -22,7 +21,6 @@ ACTION_COLORS: Final = dict(
 SCRATCH_COLOR: Final = "#a0aec0"
 # Grade bands, worst first (the gauge's colours).
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")
-INTERVAL_LABEL_HALF: Final = 42.0  # half the width of the interval label ("0.04 to 0.07" as drawn)
 WIDTH: Final = 860.0  # every wide figure's viewBox width; it scales down to the page's width
 LABEL_WIDTH: Final = 170.0  # the left column of the bar charts (row names)
 VALUE_WIDTH: Final = 240.0  # the right column (a row's value, its routing decision)
@@ -101,6 +99,55 @@ def time_bar(counts: Counts, costs: dict[str, float], from_scratch: float) -> Ti
 
 
 @dataclass(frozen=True)
+class SavingBar:
+    label: str
+    seconds: float  # saved (negative: lost)
+    x: float
+    width: float
+    y: float
+    low: float | None  # the interval's ends, in the figure's units (None: no interval)
+    high: float | None
+    interval: tuple[float, float] | None  # in seconds
+
+
+@dataclass(frozen=True)
+class SavingBars:
+    """Time saved by a few policies, on one scale from zero (losses to the left of it)."""
+
+    bars: list[SavingBar]
+    zero: float
+    height: float
+    scratch_seconds: float
+
+
+def saving_bars(rows: list[tuple[str, float, tuple[float, float] | None]], scratch: float) -> SavingBars:
+    """One bar per (label, seconds saved, its interval or None), on one scale from zero."""
+    ends = [0.0] + [v for _, seconds, ci in rows for v in (seconds, *(ci or ()))]
+    low, high = min(ends), max(ends)
+    plot = WIDTH - LABEL_WIDTH - 150  # room on the right for the value, past the interval's end
+    scale = plot / max(high - low, 1e-9)
+    zero = LABEL_WIDTH - low * scale
+
+    def at(seconds: float) -> float:
+        return round(float(zero + seconds * scale), 2)
+
+    bars = [
+        SavingBar(
+            label,
+            seconds,
+            min(at(0), at(seconds)),
+            round(abs(seconds) * scale, 2),
+            index * 30.0,
+            None if interval is None else at(interval[0]),
+            None if interval is None else at(interval[1]),
+            interval,
+        )
+        for index, (label, seconds, interval) in enumerate(rows)
+    ]
+    return SavingBars(bars, round(zero, 2), len(rows) * 30.0 + 6, scratch)
+
+
+@dataclass(frozen=True)
 class ClassBar:
     name: str
     label: str  # the name cut to its column
@@ -144,51 +191,6 @@ def class_chart(rows: list[ClassRow], costs: dict[str, float], most: float) -> C
             )
         )
     return ClassChart(bars, len(rows) * ROW, LABEL_WIDTH, plot)
-
-
-@dataclass(frozen=True)
-class Band:
-    name: str
-    x: float
-    width: float
-    color: str
-
-
-@dataclass(frozen=True)
-class IntervalFigure:
-    """The score's interval drawn on the grade bands (0 to 1 left to right)."""
-
-    bands: list[Band]
-    low: float
-    high: float
-    score: float
-    left: float
-    plot: float
-    touched: list[str]  # the grades the interval reaches, best first
-    label_x: float  # the interval's label: over the score, kept inside the figure near 0 and 1
-
-
-def _grade_edges() -> list[tuple[str, float, float]]:
-    """(grade, from, to), worst grade first."""
-    worst_first = list(reversed(GRADES))
-    bounds = [numerator / denominator for _, numerator, denominator in worst_first] + [1.0]
-    return [(name, bounds[i], bounds[i + 1]) for i, (name, _, _) in enumerate(worst_first)]
-
-
-def interval_figure(score: float, low: float, high: float, width: float = 420.0) -> IntervalFigure:
-    left, plot = 10.0, width - 20.0
-
-    def at(value: float) -> float:
-        return round(left + value * plot, 2)
-
-    edges = _grade_edges()
-    bands = [
-        Band(name, at(start), round(at(stop) - at(start), 2), color)
-        for (name, start, stop), color in zip(edges, BAND_COLORS, strict=True)
-    ]
-    touched = [name for name, start, stop in reversed(edges) if low < stop and high >= start]
-    label_x = min(max(at(score), left + INTERVAL_LABEL_HALF), left + plot - INTERVAL_LABEL_HALF)
-    return IntervalFigure(bands, at(low), at(high), at(score), left, plot, touched, label_x)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 from helpers.reference import GtBox, PredBox, RefImage
 from helpers.routing_reference import brute_force_seconds, class_counts
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
 from handler.engine import evaluate
+from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Thresholds
 from handler.engine.routing import DRAW, MIN_CLASS_BOXES, route
 from handler.engine.sweep import class_sweep, sweep_thresholds
@@ -69,10 +72,11 @@ def test_policy_is_the_brute_force_optimum(seed: int) -> None:
     assert counts.transpose(1, 0, 2).tolist() == [[list(row) for row in rows] for rows in reference]
     used = thresholds.index(THRESHOLDS.confidence_threshold)
     policy = route(counts, used, costs)
-    fixed = {c: used for c in range(N_CLASSES) if sum(reference[used][c]) < MIN_CLASS_BOXES}
+    single = policy.best_single
+    fixed = {c: single for c in range(N_CLASSES) if sum(reference[single][c]) < MIN_CLASS_BOXES}
     optimum = brute_force_seconds(reference, fixed, costs.per_outcome().tolist())
     assert float(policy.seconds.sum()) == pytest.approx(optimum)
-    assert float(policy.seconds.sum()) <= float(policy.single_seconds.sum())
+    assert float(policy.seconds.sum()) <= float(policy.best_single_seconds.sum())
     assert int(policy.counts.sum()) <= int(counts[:, used].sum()) + int(counts[:, 0].sum())
 
 
@@ -86,5 +90,32 @@ def test_confident_invented_class_is_drawn_and_a_small_class_keeps_the_single_th
     small = counts.copy()
     small[2] = np.minimum(small[2], 1)  # at most 5 boxes: below MIN_CLASS_BOXES
     guarded = route(small, used, TimeCosts(delete=30.0))
-    assert guarded.guarded[2] and guarded.choice[2] == used
-    assert guarded.seconds[2] == guarded.single_seconds[2]
+    assert guarded.guarded[2] and guarded.choice[2] == guarded.best_single
+    assert guarded.seconds[2] == guarded.best_single_seconds[2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 8),
+    st.integers(0, 2**32 - 1),
+    st.tuples(*(st.floats(0.5, 40.0) for _ in range(5))),
+)
+def test_the_recommendation_never_costs_more_than_any_single_threshold(
+    n_classes: int, n_thresholds: int, seed: int, seconds: tuple[float, ...]
+) -> None:
+    """By construction: whatever the counts and the seconds per action, the policy's labeler
+    seconds are at most those of every sweep column, the best single threshold's included."""
+    rng = np.random.default_rng(seed)
+    gt = rng.integers(0, 60, n_classes)
+    counts = np.zeros((n_classes, n_thresholds, 5), dtype=np.int64)
+    for c in range(n_classes):  # per column, the GT boxes split over four outcomes, plus FPs
+        split = rng.multinomial(gt[c], [0.4, 0.2, 0.1, 0.3], size=n_thresholds)
+        counts[c, :, [0, 1, 2, 4]] = split.T
+        counts[c, :, 3] = rng.integers(0, 80, n_thresholds)
+    costs = TimeCosts(*seconds)
+    used = int(rng.integers(0, n_thresholds))
+    policy = route(counts, used, costs)
+    by_column = OutcomeCounts(counts).labeler_seconds(costs).sum(axis=0)
+    assert float(policy.seconds.sum()) <= float(by_column.min()) + 1e-6
+    assert float(policy.best_single_seconds.sum()) == pytest.approx(float(by_column.min()))

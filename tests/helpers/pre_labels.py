@@ -44,9 +44,9 @@ def stored_report(store: Path, gt_file: Path = GT, pred_file: Path = PRED, **inp
 
 
 def routed_report(store: Path) -> Report:
-    """Routing pre-labels `person` from 0.35, the other classes at the run's 0.5."""
+    """The recommendation pre-labels `person` from 0.35, the other classes at 0.45 (the run: 0.5)."""
     found = stored_report(store)
-    assert found.routing["person"] == 0.35 and set(found.routing.values()) == {0.35, 0.5}
+    assert found.routing["person"] == 0.35 and set(found.routing.values()) == {0.35, 0.45}
     return found
 
 
@@ -98,8 +98,11 @@ def expected(report: Report, policy: str) -> tuple[Boxes, np.ndarray]:
     """The predictions the policy keeps, found from the datasets themselves."""
     reference = gt()
     paired = pair_datasets(reference.dataset, load_dataset(open_source(str(PRED)), None, reference).dataset)
-    single = report.findings["parameters"]["confidence_threshold"]
-    thresholds = [single if policy == "single" else report.routing.get(name) for name in paired.class_names]
+    single = {
+        "single": report.findings["recommendation"]["threshold"],
+        "threshold": float(policy.split()[-1]) if policy.startswith("threshold ") else None,
+    }.get(policy.split()[0])
+    thresholds = [report.routing.get(name) if single is None else single for name in paired.class_names]
     limit = np.array([np.nan if t is None else t for t in thresholds], dtype=float)[paired.pred.class_id]
     return boxes(replace(paired, pred=paired.pred[paired.pred.confidence >= limit]))
 

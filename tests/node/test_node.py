@@ -92,8 +92,13 @@ def test_cli_runs_and_shows_the_stored_report(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "assistance score" in result.stdout and "report rpt_" in result.stdout
     report_id = result.stdout.split("report ")[-1].split()[0]
-    shown = run_cli("show", report_id, "--store", store)
+    shown = run_cli("show", report_id, "--store", store, "--json")
     assert json.loads(shown.stdout)["report_id"] == report_id
+    summary = run_cli("show", report_id, "--store", store)  # for people: what, the verdict, where
+    assert summary.stdout.startswith("predictions.jsonl") or "predictions.jsonl (" in summary.stdout
+    assert "Recommended: " in summary.stdout and f"report {report_id} at " in summary.stdout
+    listed = run_cli("list", "--store", store).stdout.split()
+    assert listed[0] == report_id and "predictions.jsonl" in listed
     page = run_cli("show", report_id, "--store", store, "--html")
     assert page.stdout.startswith("<!DOCTYPE html>")
     missing = run_cli("show", "rpt_nope", "--store", store)

@@ -59,7 +59,7 @@ def test_datasets_in_a_bucket_and_the_report_uploaded(s3_bucket: str, s3_client:
     }
     assert types["findings.json"] == "application/json"
     assert types["report.html"].startswith("text/html")
-    shown = cli("show", outputs["REPORT_ID"], "--store", store)
+    shown = cli("show", outputs["REPORT_ID"], "--json", "--store", store)
     assert shown.returncode == 0, shown.stderr
     findings = json.loads(shown.stdout)
     assert findings["efficiency_level"] == outputs["EFFICIENCY_LEVEL"]
@@ -78,7 +78,9 @@ def test_coco_results_list_from_s3_equals_local(s3_bucket: str, s3_client: Any, 
     local = outputs_of(
         node(GT_DATASET=str(gt_path), PRED_DATASET=str(pred_path), PRELABEL_STORE=str(tmp_path))
     )
-    remote_findings = json.loads(cli("show", remote["REPORT_ID"], "--store", f"s3://{s3_bucket}/r").stdout)
+    remote_findings = json.loads(
+        cli("show", remote["REPORT_ID"], "--json", "--store", f"s3://{s3_bucket}/r").stdout
+    )
     local_findings = json.loads((tmp_path / "reports" / local["REPORT_ID"] / "findings.json").read_text())
     assert remote_findings["counts"] == local_findings["counts"]
 
@@ -143,7 +145,7 @@ def test_missing_dataset_in_s3_is_one_line(s3_bucket: str, missing: str) -> None
 
 
 def counts_of(result: subprocess.CompletedProcess[str], store: str) -> dict[str, int]:
-    shown = cli("show", outputs_of(result)["REPORT_ID"], "--store", store)
+    shown = cli("show", outputs_of(result)["REPORT_ID"], "--json", "--store", store)
     counts: dict[str, int] = json.loads(shown.stdout)["counts"]
     return counts
 

@@ -10,6 +10,7 @@ same GT (a YOLO folder's fractions become pixels through the GT's image sizes).
 from __future__ import annotations
 
 import csv
+import html
 import importlib
 import json
 import shutil
@@ -64,19 +65,19 @@ READERS: dict[str, tuple[str, Callable[[Path, Loaded], PairedBoxes]]] = {
 }
 
 
-@pytest.mark.parametrize("policy", ["routing", "single"])
+@pytest.mark.parametrize("policy", ["recommended", "single", "threshold 0.5"])
 @pytest.mark.parametrize("target", list(READERS))
 def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
     report: Report, target: str, policy: str, tmp_path: Path
 ) -> None:
     name, read = READERS[target]
-    out = export(report, target, tmp_path / name, "--policy", policy)
+    out = export(report, target, tmp_path / name, "--policy", *policy.split())
 
     found = boxes(read(out, gt()))
 
     wanted = expected(report, policy)
     same_boxes(found, wanted)
-    if policy == "single":
+    if policy == "threshold 0.5":  # the threshold given: what the graded run kept
         assert len(found[0]) == report.findings["dataset"]["predictions_kept"]
 
 
@@ -88,7 +89,7 @@ def test_routing_leaves_out_the_classes_it_sends_to_drawing(drawing_report: Repo
         )
     )
 
-    same_boxes(found, expected(drawing_report, "routing"))
+    same_boxes(found, expected(drawing_report, "recommended"))
     assert {row[1] for row in single[0]} - {row[1] for row in found[0]} == {"person"}
 
 
@@ -125,7 +126,7 @@ def test_label_studio_tasks_fit_their_config_and_sort_the_most_work_first(
         prediction = task["predictions"][0]
         assert prediction["score"] == pytest.approx(1 - seconds.get(asset_id, 0.0) / most, abs=1e-6)
         assert (
-            "routing policy" in prediction["model_version"]
+            "recommended policy" in prediction["model_version"]
             and report.report_id in prediction["model_version"]
         )
     listed = sorted(by_image, key=lambda asset_id: by_image[asset_id]["predictions"][0]["score"])
@@ -266,3 +267,62 @@ def test_a_file_interrupted_while_written_is_not_left_half_written(tmp_path: Pat
     assert list(target.parent.iterdir()) == []
     _write(target, iter([b"[", b"]"]))
     assert target.read_bytes() == b"[]" and list(target.parent.iterdir()) == [target]
+
+
+def test_page_findings_routing_json_and_export_give_one_recommendation(
+    report: Report, tmp_path: Path
+) -> None:
+    """The four places a lead meets the recommendation say the same policy."""
+    recommended = report.findings["recommendation"]
+    folder = report.store / "reports" / report.report_id
+    page = (folder / "report.html").read_text()
+    # findings -> routing.json: every class at the threshold the findings give it
+    assert report.routing == {row["class"]: row["threshold"] for row in recommended["classes"]}
+    # findings -> the verdict and the page: the one sentence, and the recommendation figure
+    assert f"Recommended: {recommended['says']}." in report.findings["verdict"]
+    assert html.escape(recommended["says"]) in page and 'data-section-figure="recommendation"' in page
+    # routing.json -> the export's default policy: exactly the boxes it keeps
+    default = boxes(read_label_studio(export(report, "label-studio", tmp_path / "d.json"), gt()))
+    same_boxes(default, expected(report, "recommended"))
+    # never less time saved than any single threshold of the sweep
+    sweep = report.findings["confidence_sweep"]["points"]
+    assert recommended["seconds_saved"] >= max(point["saved_seconds"] for point in sweep) - 1e-6
+
+
+def test_a_threshold_below_what_the_report_kept_is_refused_by_name(
+    report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "low.json"
+    code = main(
+        [
+            "export",
+            report.report_id,
+            "--store",
+            str(report.store),
+            "--to",
+            "coco",
+            "--out",
+            str(out),
+            "--policy",
+            "threshold",
+            "0.1",
+        ]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and not out.exists()
+    assert err.startswith("error:") and "--policy threshold 0.1" in err and "\n" not in err
+    bad = main(
+        [
+            "export",
+            report.report_id,
+            "--store",
+            str(report.store),
+            "--to",
+            "coco",
+            "--out",
+            str(out),
+            "--policy",
+            "routing",
+        ]
+    )
+    assert bad != 0 and "expected recommended, per-class, single or threshold X" in capsys.readouterr().err

@@ -208,7 +208,7 @@ def test_show_outcomes_and_outputs(tmp_path: Path, capsys: pytest.CaptureFixture
     ]
     outputs = json.loads(_run_cli(tmp_path, capsys, "show", report_id, "--outputs"))
     assert outputs == {"REPORT_ID": report_id, "EFFICIENCY_LEVEL": findings["efficiency_level"]}
-    assert json.loads(_run_cli(tmp_path, capsys, "show", report_id)) == findings
+    assert json.loads(_run_cli(tmp_path, capsys, "show", report_id, "--json")) == findings
 
 
 def test_show_outcomes_of_an_empty_report_prints_nothing(

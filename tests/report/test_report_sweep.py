@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 from bench.inprocess import sweep_cost
 from handler.boxes import BoxTable
 from handler.engine import Thresholds, assign_outcomes, evaluate
+from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
 from handler.engine.sweep import SWEEP_GRID, sweep_thresholds
+from handler.engine.timecost import TimeCosts
 
 
 def test_grid_is_0_to_095_by_005_plus_the_used_threshold() -> None:
@@ -35,20 +37,20 @@ def test_hand_case_sweep() -> None:
     assert scores[0.65] == Fraction(4, 14) and scores[0.7] == Fraction(4, 12)
     assert scores[0.75] == scores[0.8] == Fraction(3, 12)
     assert scores[0.85] == scores[0.9] == Fraction(2, 12) and scores[0.95] == 0
-    choice = sweep.choice(THRESHOLDS.confidence_threshold)
+    choice = sweep.choice(THRESHOLDS.confidence_threshold, TimeCosts())
     assert choice.used.threshold == 0.5 and choice.used.tally is not None
-    assert choice.best.threshold == 0.25  # the lowest of the tied best thresholds
-    assert choice.gain == Fraction(6, 16) - Fraction(4, 16) and choice.recommended
+    seconds = {
+        p.threshold: float(OutcomeCounts(p.tally.counts).labeler_seconds(TimeCosts())) for p in sweep.points
+    }
+    assert seconds[choice.best.threshold] == min(seconds.values())  # the best saves the most time
+    assert choice.best.threshold == min(t for t, s in seconds.items() if s == min(seconds.values()))
 
 
-def test_no_recommendation_below_a_gain_of_002() -> None:
-    gt, pred = hand_case()
-    used = Thresholds(0.3, 0.8, 0.7)  # 4/12 = 0.333; the best (0.375) gains 0.0417
-    assert confidence_sweep(evaluate(gt, pred, 2, used), used).choice(0.7).recommended
+def test_ties_keep_the_threshold_given() -> None:
     # one GT box and one perfect prediction: every threshold ties, so the used one is "best"
     one = BoxTable.build([[0, 0, 10, 10]], [0], [0])
-    choice = confidence_sweep(evaluate(one, one, 1, THRESHOLDS), THRESHOLDS).choice(0.5)
-    assert choice.best is choice.used and choice.gain == 0 and not choice.recommended
+    choice = confidence_sweep(evaluate(one, one, 1, THRESHOLDS), THRESHOLDS).choice(0.5, TimeCosts())
+    assert choice.best is choice.used
 
 
 def test_sweep_reuses_one_tally_per_distinct_kept_set() -> None:
@@ -74,8 +76,9 @@ def test_sweep_equals_evaluating_from_scratch_at_each_threshold(
         assert point.tally.count_dict() == scratch.count_dict(), point.threshold
         assert point.tally.same_class_iou == scratch.same_class_iou
         assert point.predictions_kept == len(kept)
-    best = max(p.tally.score_fraction for p in sweep.points)
-    assert sweep.choice(used).best.tally.score_fraction == best
+    fewest = min(float(OutcomeCounts(p.tally.counts).labeler_seconds(TimeCosts())) for p in sweep.points)
+    best = sweep.choice(used, TimeCosts()).best
+    assert float(OutcomeCounts(best.tally.counts).labeler_seconds(TimeCosts())) == fewest
 
 
 def test_sweep_cost_times_the_steps_separately() -> None:

@@ -1,15 +1,19 @@
 """The pre-labels of a stored report under a policy: its candidates (the `pre_labels` chunks the
 shards wrote, handler/engine/pre_label_boxes.py) kept at the thresholds the policy says.
 
-- `routing`: each class at the threshold its row of the report's `routing` section chose;
-  a class routing sends to drawing, or one it does not list (no box at any threshold), has none.
-- `single`: every class at the run's one confidence threshold.
+- `recommended` (the default): the report's recommendation, `routing.json`: each class at its
+  threshold there; a class it sends to drawing, or one it does not list (no box at any
+  threshold), has none.
+- `per-class`: each class at its own fastest threshold, whatever its boxes (small classes too).
+- `single`: every class at the recommendation's single threshold.
+- `threshold X`: every class at X (the threshold given reproduces the graded run).
 
 Nothing here reads a dataset: the report's parts are all it takes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
@@ -24,10 +28,39 @@ from handler.engine.pre_label_boxes import Candidates, read_chunks
 from handler.errors import DatasetError, quoted
 
 if TYPE_CHECKING:
-    from handler.report.findings import Routing
+    from handler.report.findings import Recommendation
 
-Policy = Literal["routing", "single"]
-POLICIES: Final[tuple[Policy, ...]] = get_args(Policy)
+PolicyName = Literal["recommended", "per-class", "single", "threshold"]
+POLICIES: Final[tuple[PolicyName, ...]] = get_args(PolicyName)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Which thresholds an export applies: a policy's name, and X for `threshold X`."""
+
+    name: PolicyName = "recommended"
+    threshold: float | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.threshold is None else f"{self.name} {self.threshold:g}"
+
+    @classmethod
+    def parse(cls, words: Sequence[str]) -> Policy:
+        """`recommended`, `per-class`, `single` or `threshold X` (ValueError says what was expected)."""
+        expected = "expected recommended, per-class, single or threshold X (X from 0 to 1)"
+        name = words[0] if words else ""
+        if name == "threshold" and len(words) == 2:
+            try:
+                value = float(words[1].replace(",", "."))
+            except ValueError:
+                value = math.nan
+            if 0 <= value <= 1:
+                return cls("threshold", value)
+        elif name in POLICIES and name != "threshold" and len(words) == 1:
+            return cls(name)
+        raise ValueError(f"{' '.join(words)!r}: {expected}")
+
+
 # The candidates' float32 coordinates hold about 7 digits: written to these decimals, the text
 # carries no float32 noise, and a box moves by at most 0.0005 px (of a 10,000 px image in fractions).
 PIXEL_DECIMALS: Final = 3
@@ -71,7 +104,7 @@ class PreLabels:
     @property
     def model_version(self) -> str:
         """What names these pre-labels in a labeling tool: the model, the policy, the report."""
-        return f"{self.model} ({self.policy} policy, {self.report_id})"
+        return f"{self.model} ({self.policy} policy, {self.report_id})"  # Policy's str: its name
 
     def image_sizes(self, target: str) -> tuple[FloatArray, FloatArray]:
         """Every image's width and height; a DatasetError naming the first of unknown size."""
@@ -112,21 +145,40 @@ class PreLabels:
         return self.pixels(target) / np.stack((widths, heights, widths, heights), axis=1)
 
 
-def class_thresholds(routing: Routing, class_names: list[str], policy: Policy) -> FloatArray:
+def class_thresholds(recommended: Recommendation, class_names: list[str], policy: Policy) -> FloatArray:
     """Per class, the confidence threshold its boxes are pre-labeled at; NaN for none."""
-    if policy == "single":
-        return np.full(len(class_names), routing.single_threshold)
-    chosen = {row.class_name: row.threshold for row in routing.classes}
+    if policy.name == "single":
+        return np.full(len(class_names), recommended.threshold)
+    if policy.threshold is not None:
+        return np.full(len(class_names), policy.threshold)
+    own = policy.name == "per-class"
+    chosen = {row.class_name: row.own_threshold if own else row.threshold for row in recommended.classes}
     return np.array([chosen.get(name) for name in class_names], dtype=np.float64)  # None -> NaN
 
 
-def lowest_thresholds(routing: Routing) -> dict[str, float]:
-    """Per class, the lowest threshold either policy pre-labels it at (what a stored report keeps)."""
-    single = routing.single_threshold
+def lowest_thresholds(recommended: Recommendation, used: float) -> dict[str, float]:
+    """Per class, the lowest threshold a policy but `threshold X` pre-labels it at, or the
+    threshold given: what a stored report keeps of the candidates."""
     return {
-        row.class_name: min(single, single if row.threshold is None else row.threshold)
-        for row in routing.classes
+        row.class_name: min(
+            t for t in (used, recommended.threshold, row.threshold, row.own_threshold) if t is not None
+        )
+        for row in recommended.classes
     }
+
+
+def _kept_enough(recommended: Recommendation, used: float, policy: Policy, report_id: str) -> None:
+    """`threshold X` below what the report kept of some class's candidates is refused, by name."""
+    if policy.threshold is None:
+        return
+    lowest = lowest_thresholds(recommended, used)
+    short = sorted((t, name) for name, t in lowest.items() if t > policy.threshold)
+    if short:
+        t, name = short[-1]
+        raise DatasetError(
+            f"report {report_id}: --policy threshold {policy.threshold:g} needs predictions below what "
+            f"the report kept ({quoted(name)} from {t:g}); use a threshold of at least {t:g}"
+        )
 
 
 def pre_labels(
@@ -134,12 +186,14 @@ def pre_labels(
 ) -> PreLabels:
     """The pre-labels of a report under `policy`, from its findings, its `pre_labels` chunks and
     its review queue's seconds by asset id."""
-    from handler.report.findings import Routing  # the CLI lists the targets without the report models
+    from handler.report.findings import Recommendation  # the CLI lists the targets without the models
 
     findings = orjson.loads(findings_json)
-    report_id, routing = findings["report_id"], Routing.model_validate(findings["routing"])
+    report_id = findings["report_id"]
+    recommended = Recommendation.model_validate(findings["recommendation"])
+    _kept_enough(recommended, findings["parameters"]["confidence_threshold"], policy, report_id)
     candidates = read_chunks(chunks)
-    thresholds = class_thresholds(routing, candidates.class_names, policy)
+    thresholds = class_thresholds(recommended, candidates.class_names, policy)
     kept = keep_mask(candidates.confidence, thresholds[candidates.class_id])  # NaN keeps nothing
     model = PurePath(findings["dataset"]["pred_source"]).name or findings["dataset"]["pred_source"]
     seconds = np.array([work_seconds.get(asset, 0.0) for asset in candidates.asset_ids], dtype=np.float64)

@@ -7,7 +7,7 @@ from handler.report.findings.compare_findings import Comparison, RunFigures, bui
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Counts, Grade, Score, Shares
 from handler.report.findings.model import KIND, DataWarning, Execution, Findings
-from handler.report.findings.sections.routing import Routing
+from handler.report.findings.sections.recommendation import Recommendation
 from handler.report.findings.sections.time_saved import TimeSaved, time_saved
 from handler.report.findings.wording import counted, duration, saving, score_text
 
@@ -19,7 +19,7 @@ __all__ = [
     "Execution",
     "Findings",
     "Grade",
-    "Routing",
+    "Recommendation",
     "RunFacts",
     "RunFigures",
     "Score",

@@ -57,14 +57,17 @@ def time_clause(time: TimeSaved) -> str:
     return f"pre-labeling saves about {saved} of the {scratch} it takes to draw every box"
 
 
-def verdict(tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None) -> str:
-    """One sentence: the score and grade, the time it saves, and which way what is left leans."""
+def verdict(
+    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, recommended: str
+) -> str:
+    """Two sentences: the score and grade at the threshold given, the time it saves and which way
+    what is left leans; then the recommendation."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
     return (
         f"Assistance score {tally.assistance_score:.2f} ({tally.grade}{borderline}): "
-        f"{time_clause(time)}; {lean(tally)}."
+        f"{time_clause(time)}; {lean(tally)}. Recommended: {recommended}."
     )
 
 
@@ -111,7 +114,9 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, time_saved(tally, facts.costs), facts.spread),
+        verdict=verdict(
+            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].says
+        ),
         reason=reason,
         counts=Counts.of(tally),
         shares=Shares.of(tally),

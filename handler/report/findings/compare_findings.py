@@ -63,7 +63,9 @@ class Side(Section):
     grade: Grade
     saved_seconds: float
     counts: Counts
-    best_threshold: Threshold = Field(description="The best confidence threshold of the run's own sweep.")
+    best_threshold: Threshold = Field(
+        description="The confidence threshold of the run's own sweep that saves the most labeler time."
+    )
     best_score: Score
 
 
@@ -101,7 +103,7 @@ class Comparison(Section):
 
 def _side(dataset: str, counts: IntArray, sweep: Sweep, costs: TimeCosts, used: float) -> Side:
     whole = OutcomeCounts(counts.sum(axis=0))
-    best = sweep.choice(used).best
+    best = sweep.choice(used, costs).best
     return Side(
         dataset=dataset,
         assistance_score=whole.score,

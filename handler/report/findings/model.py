@@ -25,8 +25,8 @@ from handler.report.findings.sections.gt_errors import SuspectedGtErrorsSection
 from handler.report.findings.sections.near_misses import NearMissesSection
 from handler.report.findings.sections.per_class import PerClassSection
 from handler.report.findings.sections.reading import OtherReadingSection
+from handler.report.findings.sections.recommendation import RecommendationSection
 from handler.report.findings.sections.review import ReviewQueueSection
-from handler.report.findings.sections.routing import RoutingSection
 from handler.report.findings.sections.sketches import PicturesSection, SketchesSection
 from handler.report.findings.sections.slices import SlicesSection
 from handler.report.findings.sections.sweep import ConfidenceSweepSection
@@ -91,6 +91,7 @@ class Findings(Section):
     efficiency_level: Grade
     assistance_score: Score
     verdict: str = Field(min_length=1)
+    recommendation: RecommendationSection
     reason: str | None = Field(description="Why nothing could be scored; null when something was.")
     counts: Counts
     shares: Shares
@@ -112,7 +113,6 @@ class Findings(Section):
     time: TimeSection
     uncertainty: UncertaintySection
     slices: SlicesSection
-    routing: RoutingSection
     other_reading: OtherReadingSection = None
     suspected_gt_errors: SuspectedGtErrorsSection
     sketches: SketchesSection

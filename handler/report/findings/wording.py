@@ -18,10 +18,10 @@ def duration(seconds: float) -> str:
 
 
 def image_duration(seconds: float) -> str:
-    """One image's labeler time, to the second (the review queue's rows differ by seconds):
-    `45 s`, `1 min 46 s`."""
+    """One image's labeler time, to the second (the review queue's rows differ by seconds), in
+    one format from a minute on: `45 s`, `1 min 23 s`, `11 min 30 s`."""
     whole = round(seconds)
-    return f"{whole} s" if whole < 90 else f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
 
 
 def saving(seconds: float) -> str:

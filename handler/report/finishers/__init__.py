@@ -34,6 +34,7 @@ from handler.report.exports.routing_json import ROUTING_JSON
 from handler.report.finishers.findings_json import FINDINGS_JSON
 from handler.report.finishers.image_sketches import SKETCHES
 from handler.report.finishers.pictures import PICTURES
+from handler.report.finishers.recommendation_spread import RECOMMENDATION_SPREAD
 from handler.report.finishers.report_page import REPORT_PAGE
 from handler.report.finishers.review_queue import REVIEW_QUEUE
 from handler.report.finishing import Finisher
@@ -41,6 +42,7 @@ from handler.report.publish import OUTCOMES, ReportPart
 
 FINISHERS: Final[tuple[Finisher, ...]] = (
     SKETCHES,
+    RECOMMENDATION_SPREAD,
     PICTURES,
     FINDINGS_JSON,
     REPORT_PAGE,

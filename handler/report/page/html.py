@@ -8,14 +8,17 @@ autoescaping.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import jinja2
+    from markupsafe import Markup
 
 from handler.engine import GRADES, Outcome
-from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID
+from handler.engine.routing import MIN_CLASS_BOXES
+from handler.engine.sweep import SWEEP_GRID
 from handler.engine.timecost import ACTIONS
 from handler.report import charts
 from handler.report.findings.model import Findings
@@ -44,6 +47,9 @@ ACTION_LABELS: Final = dict(
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")  # Minimal → Production
 CENTER, RADIUS = (110.0, 110.0), 90.0
 SCORE_BELOW: Final = 32.0  # the score's baseline, this far below the gauge's centre
+# An escaped asset id breaks after these (`&amp;` and the like are left whole: `;` is not one).
+SEPARATORS: Final = re.compile(r"([_\-./:])")
+CODE: Final = re.compile(r"`([^`]+)`")
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,9 @@ def _point(score: float, radius: float = RADIUS) -> tuple[float, float]:
     return CENTER[0] + radius * math.cos(angle), CENTER[1] - radius * math.sin(angle)
 
 
-def _arc(start: float, end: float) -> str:
-    (x0, y0), (x1, y1) = _point(start), _point(end)
-    return f"M {x0:.2f} {y0:.2f} A {RADIUS} {RADIUS} 0 0 1 {x1:.2f} {y1:.2f}"
+def _arc(start: float, end: float, radius: float = RADIUS) -> str:
+    (x0, y0), (x1, y1) = _point(start, radius), _point(end, radius)
+    return f"M {x0:.2f} {y0:.2f} A {radius} {radius} 0 0 1 {x1:.2f} {y1:.2f}"
 
 
 def _tick(bound: float) -> dict[str, Any]:
@@ -96,7 +102,9 @@ def _listed(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def gauge(score: float) -> dict[str, Any]:
+def gauge(score: float, interval: tuple[float, float] | None = None) -> dict[str, Any]:
+    """The half-circle gauge: grade bands, their bounds, the needle, and the score's interval as a
+    dark arc just inside the bands (the same scale, so it is said once)."""
     bounds = sorted(numerator / denominator for _, numerator, denominator in GRADES)
     edges = [*bounds, 1.0]
     bands = [{"path": _arc(edges[i], edges[i + 1]), "color": BAND_COLORS[i]} for i in range(len(bounds))]
@@ -109,6 +117,7 @@ def gauge(score: float) -> dict[str, Any]:
         "center": tuple(f"{v:g}" for v in CENTER),
         "score_at": (f"{CENTER[0]:g}", f"{CENTER[1] + SCORE_BELOW:g}"),
         "needle": f"M {CENTER[0]} {CENTER[1]} L {x:.2f} {y:.2f}",
+        "interval": None if interval is None else _arc(*interval, radius=RADIUS - 12),
     }
 
 
@@ -136,17 +145,27 @@ def sweep_grid_text() -> str:
 
 def drawn(findings: Findings) -> dict[str, Any]:
     """What the figures of a scored run draw (nothing when nothing was scored): each section's
-    figure's values, and the head's interval."""
+    figure's values."""
     if findings.reason is not None:
         return {}
-    u = findings.uncertainty
-    values: dict[str, Any] = {
-        k: v for figure in figures(type(findings)) for k, v in figure.draw(findings).items()
-    }
-    values["interval"] = (
-        None if u is None else charts.interval_figure(findings.assistance_score, u.score_low, u.score_high)
-    )
-    return values
+    return {k: v for figure in figures(type(findings)) for k, v in figure.draw(findings).items()}
+
+
+def as_text(message: str, report_id: str) -> Markup:
+    """A warning's message for the page: escaped, `code` between backticks set as code, and the
+    placeholder REPORT_ID given as this report's own id."""
+    from markupsafe import Markup, escape
+
+    text = str(escape(message.replace("REPORT_ID", report_id)))
+    return Markup(CODE.sub(r"<code>\1</code>", text))
+
+
+def breakable(text: str) -> Markup:
+    """`text` escaped, with a line-break opportunity after each separator (`_ - . / :`), so a
+    narrow caption wraps a long asset id between its parts, never inside a number."""
+    from markupsafe import Markup, escape
+
+    return Markup(SEPARATORS.sub(r"\1<wbr>", str(escape(text))))
 
 
 def environment() -> jinja2.Environment:
@@ -164,6 +183,8 @@ def environment() -> jinja2.Environment:
     environment.filters["duration"] = duration
     environment.filters["image_duration"] = image_duration
     environment.filters["saving"] = saving
+    environment.filters["breakable"] = breakable
+    environment.filters["as_text"] = as_text
     environment.globals.update(
         counted=counted,
         score2=score_text,
@@ -183,12 +204,17 @@ def render_html(findings: Findings) -> str:
     return template.render(
         f=findings,
         fragments=fragments(type(findings)),  # the registered sections' fragments, in field order
-        gauge=gauge(findings.assistance_score),
+        gauge=gauge(
+            findings.assistance_score,
+            None
+            if findings.uncertainty is None
+            else (findings.uncertainty.score_low, findings.uncertainty.score_high),
+        ),
         grade_bounds=" / ".join(f"{n / d:g}" for _, n, d in reversed(GRADES[:-1])),
         cards=cards(findings),
         sweep_grid=sweep_grid_text(),
         sweep_grid_values=SWEEP_GRID,
-        sweep_gain=f"{float(RECOMMEND_GAIN):g}",
+        min_class_boxes=MIN_CLASS_BOXES,
         figures=[figure.template for figure in figures(type(findings))],
         **drawn(findings),
         size_bounds=size_bounds_text(),

@@ -99,4 +99,4 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     )
 
 
-SuspectedGtErrorsSection = Annotated[SuspectedGtErrors, SectionSpec(suspected_gt_errors, "gt_errors")]
+SuspectedGtErrorsSection = Annotated[SuspectedGtErrors, SectionSpec(suspected_gt_errors)]

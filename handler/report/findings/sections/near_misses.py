@@ -71,4 +71,4 @@ def near_misses(facts: RunFacts) -> NearMisses:
     )
 
 
-NearMissesSection = Annotated[NearMisses, SectionSpec(near_misses, "near_misses")]
+NearMissesSection = Annotated[NearMisses, SectionSpec(near_misses)]

@@ -18,7 +18,7 @@ from handler.report.findings.sections import Figure, SectionSpec
 
 if TYPE_CHECKING:
     from handler.report.findings.model import Findings
-    from handler.report.findings.sections.routing import RoutedClass
+    from handler.report.findings.sections.recommendation import RecommendedClass
 
 
 class ClassRow(Section):
@@ -56,23 +56,30 @@ class ClassFigure:
     head: charts.ClassChart
     tail: charts.ClassChart | None
     tail_seconds: float
-    guarded: bool
-    unlisted: list[str]  # routed classes without a box at the threshold used
+    threshold: float  # the recommendation's single threshold
+    unlisted: list[str]  # recommended classes without a box at the threshold used
 
 
-def decision(route: RoutedClass) -> str:
-    """A class's routing in a few words: `pre-label ≥ 0.45`, `draw`."""
+def decision(route: RecommendedClass, single: float) -> str:
+    """A class's recommendation in a few words when it is its own: `pre-label ≥ 0.45`, `draw`;
+    nothing for a class at the recommendation's single threshold (the note says it once)."""
     if route.threshold is None:
         return "draw"
-    return f"pre-label ≥ {route.threshold:g}{' (few boxes)' if route.guarded else ''}"
+    return "" if route.threshold == single else f"pre-label ≥ {route.threshold:g}"
 
 
 def class_figure(findings: Findings) -> ClassFigure:
-    """Every class with a box, most time left first, with its routing decision; the tail folded."""
-    routed = {row.class_name: row for row in findings.routing.classes}
+    """Every class with a box, most time left first, with its own recommendation; the tail folded."""
+    recommended = findings.recommendation
+    routed = {row.class_name: row for row in recommended.classes}
     costs = findings.time.costs_seconds.model_dump()
     rows: list[charts.ClassRow] = [
-        (row.class_name, row.counts, row.assistance_score, decision(routed[row.class_name]))
+        (
+            row.class_name,
+            row.counts,
+            row.assistance_score,
+            decision(routed[row.class_name], recommended.threshold),
+        )
         for row in findings.per_class
     ]
     most = max([charts.labeler_total(counts, costs) for _, counts, _, _ in rows] or [0.0])
@@ -84,14 +91,13 @@ def class_figure(findings: Findings) -> ClassFigure:
         head=charts.class_chart(head, costs, most),
         tail=tail_chart,
         tail_seconds=sum(bar.seconds for bar in tail_chart.rows) if tail_chart else 0.0,
-        guarded=any(routed[name].guarded for name in shown),
-        unlisted=[row.class_name for row in findings.routing.classes if row.class_name not in shown],
+        threshold=recommended.threshold,
+        unlisted=[row.class_name for row in recommended.classes if row.class_name not in shown],
     )
 
 
 def per_class_figure(findings: Findings) -> dict[str, Any]:
-    gain = findings.routing.seconds_saved - findings.routing.single_seconds_saved
-    return {"class_figure": class_figure(findings), "routing_gain": gain}
+    return {"class_figure": class_figure(findings)}
 
 
 PerClassSection = Annotated[
@@ -100,5 +106,5 @@ PerClassSection = Annotated[
         description="Every class with a box on the scored images, most labeler seconds left first (ties: "
         "lowest score first); false positives by predicted class, the rest by GT class."
     ),
-    SectionSpec(per_class, "per_class", Figure("per_class", per_class_figure, place=20)),
+    SectionSpec(per_class, figure=Figure("per_class", per_class_figure, place=20)),
 ]

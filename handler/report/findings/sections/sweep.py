@@ -1,4 +1,4 @@
-"""`confidence_sweep`: the assistance score at every threshold of the grid, and the best one."""
+"""`confidence_sweep`: the assistance score and time saved at every threshold of the grid."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pydantic import Field
 
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.counts import OutcomeCounts
-from handler.engine.sweep import RECOMMEND_GAIN, SWEEP_GRID, SweepPoint
+from handler.engine.sweep import SWEEP_GRID, SweepPoint
 from handler.engine.timecost import TimeCosts
 from handler.report import charts
 from handler.report.findings.context import RunFacts
@@ -40,11 +40,6 @@ class ConfidenceSweep(Section):
     points: tuple[SweepPointFigures, ...] = Field(min_length=1)
     used_threshold: Threshold
     used_score: Score
-    best_threshold: Threshold
-    best_score: Score
-    recommended: bool = Field(
-        description=f"The best threshold beats the used one by at least {float(RECOMMEND_GAIN):g}."
-    )
 
 
 def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
@@ -59,14 +54,11 @@ def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
-    choice = sweep.choice(facts.inputs.confidence.value)
+    used = sweep.points[sweep.column(facts.inputs.confidence.value)]
     return ConfidenceSweep(
         points=tuple(_point(point, facts.costs) for point in sweep.points),
         used_threshold=facts.inputs.confidence.value,
-        used_score=choice.used.tally.assistance_score,
-        best_threshold=choice.best.threshold,
-        best_score=choice.best.tally.assistance_score,
-        recommended=choice.recommended,
+        used_score=used.tally.assistance_score,
     )
 
 
@@ -76,7 +68,7 @@ def sweep_figure(findings: Findings) -> dict[str, Any]:
     points = [
         (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
     ]
-    return {"sweep_fig": charts.sweep_figure(points, sweep.used_threshold, sweep.best_threshold)}
+    return {"sweep_fig": charts.sweep_figure(points, sweep.used_threshold, findings.recommendation.threshold)}
 
 
 ConfidenceSweepSection = Annotated[

@@ -81,5 +81,5 @@ def borderline_clause(found: Bootstrap, grade: str) -> str:
 UncertaintySection = Annotated[
     Uncertainty | None,
     Field(description="Null when nothing was scored."),
-    SectionSpec(uncertainty, "uncertainty"),
+    SectionSpec(uncertainty),
 ]

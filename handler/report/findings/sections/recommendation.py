@@ -1,0 +1,238 @@
+"""`recommendation`: the one policy the report recommends, by one criterion, labeler time saved.
+
+Each class with enough boxes at its own fastest threshold (or drawn), every other class at the
+best single threshold of the sweep: never worse than that threshold, by construction
+(engine/routing.py). The page, the verdict, the CLI summary, `routing.json` and `export` (its
+default policy) all say this one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+
+import numpy as np
+from pydantic import AliasChoices, Field
+
+from handler.boxes import FloatArray, IntArray
+from handler.engine import routing as engine_routing
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
+from handler.engine.counts import OutcomeCounts
+from handler.engine.outcomes import N_OUTCOMES
+from handler.engine.routing import DRAW, MIN_CLASS_BOXES, RoutingPolicy
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
+from handler.report import charts
+from handler.report.findings.context import RunFacts
+from handler.report.findings.fields import Count, Score, Section, Threshold
+from handler.report.findings.sections import Figure, SectionSpec
+from handler.report.findings.wording import duration
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
+
+CRITERION: Final = "labeler time saved"
+# Classes named one by one in the recommendation's sentence; more are counted.
+NAMED_CLASSES: Final = 3
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The merged run's recommendation: the engine's policy and what it is over."""
+
+    routing: RoutingPolicy
+    thresholds: list[float]  # the sweep's
+    class_names: tuple[str, ...]
+    class_counts: IntArray  # (n_classes, n_thresholds, 5)
+
+    @property
+    def single(self) -> float:
+        return self.thresholds[self.routing.best_single]
+
+    def threshold_of(self, row: int) -> float | None:
+        choice = int(self.routing.choice[row])
+        return None if choice == DRAW else self.thresholds[choice]
+
+    def thresholds_by_name(self) -> dict[str, float]:
+        """Each class's threshold, +inf to draw it (a class the policy does not know: the single)."""
+        return {
+            name: math.inf if (t := self.threshold_of(row)) is None else t
+            for row, name in enumerate(self.class_names)
+        }
+
+
+def policy_of(state: EvaluationState, used_threshold: float, costs: TimeCosts) -> Policy:
+    swept = state.of(CONFIDENCE_SWEEP)
+    thresholds = [point.threshold for point in swept.sweep.points]
+    counts = swept.by_class.counts
+    used = swept.sweep.column(used_threshold)
+    return Policy(engine_routing.route(counts, used, costs), thresholds, tuple(swept.by_class.names), counts)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The finisher's data: outcome counts under the policy on a seeded sample of the images."""
+
+    counts: IntArray = field(default_factory=lambda: np.zeros((0, N_OUTCOMES), dtype=np.int64))
+    images: int = 0  # every scored image (the sample is of them)
+
+
+def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
+    """The 95 % interval of the time saved over the images: the bootstrap of the sample's per-image
+    counts, its spread scaled to all the images (a total's spread grows as the square root of the
+    images), around the exact figure."""
+    sample = spread.counts
+    if not len(sample):
+        return None
+    resampled = OutcomeCounts(resampled_counts(sample)).seconds_saved(costs)
+    centre = float(OutcomeCounts(sample.sum(axis=0)).seconds_saved(costs))
+    low, high = percentile_interval(resampled - centre, LEVEL)
+    scale = math.sqrt(spread.images / len(sample))
+    return saved + low * scale, saved + high * scale
+
+
+class RecommendedClass(Section):
+    class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
+    action: Literal["pre-label", "draw"]
+    threshold: Threshold | None = Field(description="The confidence threshold to pre-label at; null to draw.")
+    own_threshold: Threshold | None = Field(
+        description="The class's own fastest threshold, whatever its boxes (--policy per-class); null: draw."
+    )
+    own: bool = Field(
+        description=f"Decided on the class's own boxes (at least {MIN_CLASS_BOXES}); false: it takes the "
+        "recommendation's single threshold."
+    )
+    boxes: Count = Field(description="GT objects plus the class's false positives at the single threshold.")
+    seconds_saved_vs_single: float = Field(
+        description="Labeler seconds this class saves against the recommendation's single threshold (>= 0)."
+    )
+
+
+class Recommendation(Section):
+    __doc__ = (
+        f"The policy that saves the most labeler time: each class with at least {MIN_CLASS_BOXES} boxes at "
+        "its own fastest threshold or drawn, every other class at the single threshold that saves the most; "
+        "never worse than any single threshold. Classes are treated as independent."
+    )
+
+    criterion: Literal["labeler time saved"]
+    says: str = Field(description="The recommendation in one sentence, as the verdict gives it.")
+    threshold: Threshold = Field(
+        description="The single threshold that saves the most (for every class without its own evidence)."
+    )
+    classes: tuple[RecommendedClass, ...]
+    seconds_saved: float = Field(description="Labeler seconds the recommendation saves against drawing all.")
+    seconds_saved_low: float | None = Field(
+        description="95 % interval over the images (null: nothing scored)."
+    )
+    seconds_saved_high: float | None
+    interval_images: Count = Field(
+        description="Images the interval's spread was measured on (a seeded sample)."
+    )
+    score: Score = Field(
+        description="The assistance score under the recommendation (drawn classes as drawn)."
+    )
+    threshold_seconds_saved: float = Field(description="What the single threshold alone saves.")
+    used_seconds_saved: float = Field(description="What the threshold given saves (the graded run).")
+
+
+def _threshold_text(threshold: float) -> str:
+    return f"≥ {threshold:g}"
+
+
+def _exceptions(classes: tuple[RecommendedClass, ...], single: float) -> list[RecommendedClass]:
+    """The classes that leave the single threshold, most seconds saved first."""
+    other = [row for row in classes if row.threshold != single]
+    return sorted(other, key=lambda row: -row.seconds_saved_vs_single)
+
+
+def says(
+    classes: tuple[RecommendedClass, ...],
+    single: float,
+    saved: float,
+    interval: tuple[float, float] | None,
+    used: float,
+    used_saved: float,
+) -> str:
+    """`pre-label at ≥ 0.15, with person at ≥ 0.4, to save 4 h 40 min (95% interval …) instead of
+    2 h 18 min at the 0.5 given`."""
+    if classes and all(row.action == "draw" for row in classes):
+        return "draw every box: no threshold saves time over drawing from scratch"
+    named = _exceptions(classes, single)
+    parts = [
+        f"{row.class_name} {'drawn' if row.threshold is None else 'at ' + _threshold_text(row.threshold)}"
+        for row in named[:NAMED_CLASSES]
+    ]
+    if len(named) > NAMED_CLASSES:
+        parts.append(f"{len(named) - NAMED_CLASSES} more classes at their own (routing.json)")
+    head = f"pre-label at {_threshold_text(single)}" + (f", with {', '.join(parts)}," if parts else "")
+    spread = "" if interval is None else f" (95% interval {duration(interval[0])} to {duration(interval[1])})"
+    if math.isclose(saved, used_saved) and not parts and single == used:
+        return f"{head} as given: no threshold saves more than its {duration(saved)}{spread}"
+    return f"{head} to save {duration(saved)}{spread} instead of {duration(used_saved)} at the {used:g} given"
+
+
+def recommendation(facts: RunFacts) -> Recommendation:
+    used = facts.inputs.confidence.value
+    policy = policy_of(facts.state, used, facts.costs)
+    routed = policy.routing
+    boxes = policy.class_counts[:, routed.best_single, :].sum(axis=1)
+    listed = np.flatnonzero(policy.class_counts.sum(axis=(1, 2)) > 0)
+    classes = tuple(
+        RecommendedClass(
+            class_name=policy.class_names[row],
+            action="draw" if routed.choice[row] == DRAW else "pre-label",
+            threshold=policy.threshold_of(row),
+            own_threshold=None if routed.own[row] == DRAW else policy.thresholds[int(routed.own[row])],
+            own=not bool(routed.guarded[row]),
+            boxes=int(boxes[row]),
+            seconds_saved_vs_single=float(routed.best_single_seconds[row] - routed.seconds[row]),
+        )
+        for row in listed.tolist()
+    )
+    scratch = float(routed.scratch_seconds.sum())
+    saved = scratch - float(routed.seconds.sum())
+    used_saved = scratch - float(routed.used_seconds.sum())
+    spread = facts.finished(Spread)
+    interval = saved_interval(spread, saved, facts.costs)
+    return Recommendation(
+        criterion="labeler time saved",
+        says=says(classes, policy.single, saved, interval, used, used_saved),
+        threshold=policy.single,
+        classes=classes,
+        seconds_saved=saved,
+        seconds_saved_low=None if interval is None else interval[0],
+        seconds_saved_high=None if interval is None else interval[1],
+        interval_images=len(spread.counts),
+        score=OutcomeCounts(routed.counts).score,
+        threshold_seconds_saved=scratch - float(routed.best_single_seconds.sum()),
+        used_seconds_saved=used_saved,
+    )
+
+
+def recommendation_figure(findings: Findings) -> dict[str, Any]:
+    """Three bars of time saved: at the threshold given, at the best single one, recommended."""
+    r, scratch = findings.recommendation, findings.time.from_scratch_seconds
+    given = f"{findings.parameters.confidence_threshold:g}"
+    low, high = r.seconds_saved_low, r.seconds_saved_high
+    bars: list[tuple[str, float, tuple[float, float] | None]] = [
+        (f"at {given} (given, graded)", r.used_seconds_saved, None),
+        (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None),
+        ("recommended", r.seconds_saved, None if low is None or high is None else (low, high)),
+    ]
+    return {"recommendation_fig": charts.saving_bars(bars, scratch)}
+
+
+def class_thresholds(recommended: Recommendation, class_names: list[str]) -> FloatArray:
+    """Per class (in `class_names`), the threshold the recommendation pre-labels it at; NaN for
+    none (drawn, or a class it does not list: no box at any threshold)."""
+    chosen = {row.class_name: row.threshold for row in recommended.classes}
+    return np.array([chosen.get(name) for name in class_names], dtype=np.float64)
+
+
+RecommendationSection = Annotated[
+    Recommendation,
+    SectionSpec(recommendation, figure=Figure("recommendation", recommendation_figure, place=5)),
+]

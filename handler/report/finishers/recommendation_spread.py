@@ -1,0 +1,55 @@
+"""The recommendation's interval: the policy applied to a seeded sample of the images, in the one
+exact pass (the `recommendation` section scales the sample's spread to every image)."""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import numpy as np
+
+from handler.engine.analyses.per_image import PER_IMAGE
+from handler.engine.bootstrap import SEED
+from handler.engine.routing import counts_under_policy
+from handler.report.findings.sections.recommendation import Spread, policy_of
+from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
+
+# Images the interval's spread is measured on: the bootstrap of 500 images gives the spread of a
+# total to a few percent, at the cost of an evaluation of 500 images.
+SAMPLE_IMAGES: Final = 500
+
+
+def sampled_images(merged: Merged) -> frozenset[str]:
+    """Up to SAMPLE_IMAGES scored images, drawn once (seeded): all of them when there are no more."""
+    if merged.state.tally.total == 0:
+        return frozenset()
+    asset_ids = merged.state.of(PER_IMAGE).asset_ids
+    if len(asset_ids) <= SAMPLE_IMAGES:
+        return frozenset(asset_ids)
+    drawn = np.random.default_rng(SEED).choice(len(asset_ids), SAMPLE_IMAGES, replace=False)
+    return frozenset(asset_ids[row] for row in drawn.tolist())
+
+
+def _spread(finishing: Finishing) -> Finished:
+    merged = finishing.merged
+    if not finishing.chosen:
+        return Finished()
+    by_name = policy_of(merged.state, merged.inputs.confidence.value, merged.costs)
+    thresholds, single = by_name.thresholds_by_name(), by_name.single
+    rows = []
+    for passed in finishing.images.shards:
+        wanted = [i for i, asset in enumerate(passed.paired.asset_ids) if asset in finishing.chosen]
+        if not wanted:
+            continue
+        per_class = np.array(
+            [thresholds.get(name, single) for name in passed.paired.class_names] or [math.inf]
+        )
+        counts = counts_under_policy(
+            passed.evaluation, per_class, merged.inputs.thresholds, len(passed.paired.asset_ids)
+        )
+        rows.append(counts[wanted])
+    counts = np.concatenate(rows) if rows else np.zeros((0, 5), dtype=np.int64)
+    return Finished(data=Spread(counts, len(merged.state.of(PER_IMAGE).asset_ids)))
+
+
+RECOMMENDATION_SPREAD: Final = Finisher("recommendation spread", ExactPass(sampled_images), _spread)
