@@ -17,6 +17,7 @@ import orjson
 from handler.entry import leave  # first of the package: before numpy is imported
 from handler.errors import InputError
 from handler.runtime import (
+    LOGGER,
     OneLineParser,
     chosen_store,
     common_parent,
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         def announce(result: RunResult) -> None:
             log_detail(result.findings, result.location)
             if result.findings.reason is None:  # the one recommendation, as the page and the CLI give it
-                print(f"recommended: {result.findings.recommendation.says}", file=sys.stderr, flush=True)
+                LOGGER.info("recommended: %s", result.findings.recommendation.says)
             for line in warning_lines(result.findings):
                 print(line, file=sys.stderr, flush=True)
             if args.outputs is not None:

@@ -535,15 +535,12 @@ def listed_line(report_id: str, findings: dict[str, Any]) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from handler.report.finishers import REPORT_PARTS
-    from handler.report.publish import list_reports
+    from handler.report.publish import FINDINGS_PART, list_reports
 
     store = chosen_store(args)
     report_ids = list_reports(store)
     for report_id in report_ids:
-        print(
-            listed_line(report_id, orjson.loads(read_report_part(store, report_id, REPORT_PARTS["findings"])))
-        )
+        print(listed_line(report_id, orjson.loads(read_report_part(store, report_id, FINDINGS_PART))))
     if not report_ids:  # stdout stays empty for a script; the person at the terminal is told why
         print(f"no reports in {store.uri} yet (run {PROG} GT PRED first)", file=sys.stderr)
     return 0

@@ -20,10 +20,17 @@ GT, PRED = str(EXAMPLES / "gt.json"), str(EXAMPLES / "predictions.jsonl")
 
 def _threshold_places(findings: dict[str, Any]) -> tuple[float, float, float]:
     """The three places of findings.json (the published schema) that give the threshold used."""
+    given = findings["parameters"]["confidence_threshold"]
+    saved = {point["threshold"]: point["saved_seconds"] for point in findings["confidence_sweep"]["points"]}
+    # the recommendation's "instead of" is the time the threshold given saves
+    assert findings["recommendation"]["used_seconds_saved"] == saved[given]
+    assert (
+        f"at the {given:g} given" in findings["recommendation"]["says"] or "as given" in findings["verdict"]
+    )
     return (
-        findings["parameters"]["confidence_threshold"],
+        given,
         findings["confidence_sweep"]["used_threshold"],
-        findings["routing"]["single_threshold"],
+        findings["parameters"]["confidence_threshold"],
     )
 
 

@@ -44,13 +44,14 @@ def test_version(program: list[str]) -> None:
 
 
 def test_node_logs_one_line_per_phase_by_default_none_with_q_detail_with_v(tmp_path: Path) -> None:
-    default = _node(tmp_path).stderr.splitlines()
+    *default, recommended = _node(tmp_path).stderr.splitlines()
     assert [line.split(":")[0] for line in default] == [f"[prelabel] {phase}" for phase in PHASES]
     assert all(line.endswith(" s") for line in default)
+    assert recommended.startswith("[prelabel] recommended: pre-label at ≥ ")  # the page's, the summary's
     assert _node(tmp_path, "-q").stderr == ""
     verbose = _node(tmp_path, "-v").stderr.splitlines()
     assert [line.split(":")[0] for line in verbose[: len(PHASES)]] == [f"[prelabel] {p}" for p in PHASES]
-    detail = verbose[len(PHASES) :]
+    detail = [line for line in verbose[len(PHASES) :] if "recommended: " not in line]
     assert detail[0] == "[prelabel] ground truth: " + EXAMPLE["GT_DATASET"] + " (native), 153 objects"
     assert detail[-1].startswith("[prelabel] report: " + str(tmp_path / "store" / "reports" / "rpt_"))
 

@@ -85,8 +85,8 @@ def test_differences_are_those_of_the_two_reports(tmp_path: Path) -> None:
     )
     assert not found.context.same_predictions
     assert (found.context.a.best_threshold, found.context.b.best_threshold) == (
-        a["confidence_sweep"]["best_threshold"],
-        b["confidence_sweep"]["best_threshold"],
+        a["recommendation"]["threshold"],
+        b["recommendation"]["threshold"],
     )
     assert found.difference.low <= found.difference.score <= found.difference.high
 

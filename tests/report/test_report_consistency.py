@@ -87,13 +87,17 @@ def test_counts_actions_and_classes_are_the_outcome_lines(report: Any) -> None:
 def test_routing_time_and_work_agree_with_the_counts(report: Any) -> None:
     findings, lines, _ = report
     _, _, assets = _counted(lines)
-    routing, time = findings["routing"], findings["time"]
+    routing, time = findings["recommendation"], findings["time"]
     per_class = {row["class"]: row["counts"]["total"] for row in findings["per_class"]}
     routed = {row["class"]: row["boxes"] for row in routing["classes"]}
     assert set(per_class) <= set(routed)
     assert all(routed[name] == total for name, total in per_class.items())
     assert all(boxes == 0 for name, boxes in routed.items() if name not in per_class)
-    assert routing["single_seconds_saved"] == pytest.approx(time["saved_seconds"])
+    assert routing["used_seconds_saved"] == pytest.approx(time["saved_seconds"])
+    saved = [point["saved_seconds"] for point in findings["confidence_sweep"]["points"]]
+    assert routing["threshold_seconds_saved"] == pytest.approx(max(saved))
+    assert routing["seconds_saved"] >= routing["threshold_seconds_saved"] - 1e-6
+    assert routing["seconds_saved_low"] <= routing["seconds_saved"] <= routing["seconds_saved_high"]
     costs, counts = time["costs_seconds"], findings["counts"]
     with_predictions = sum(costs[ACTIONS[key]] * counts[key] for key in OUTCOMES)
     assert time["with_predictions_seconds"] == pytest.approx(with_predictions)
@@ -161,7 +165,7 @@ def test_the_page_figures_say_what_the_findings_say(report: Any) -> None:
     assert f"{u['score_low']:.2f} \u2013 {u['score_high']:.2f}" in text
     assert u["score_low"] <= findings["assistance_score"] <= u["score_high"]
     decisions = re.findall(r'data-field="decision">([^<]*)<', page)
-    routed = {row["class"]: row for row in findings["routing"]["classes"]}
+    routed = {row["class"]: row for row in findings["recommendation"]["classes"]}
     assert len(decisions) == classes
     assert sum(d == "draw" for d in decisions) == sum(
         routed[row["class"]]["action"] == "draw" for row in findings["per_class"]

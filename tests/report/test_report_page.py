@@ -25,16 +25,7 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
-SECTIONS = [
-    "actions",
-    "per_class",
-    "work",
-    "near_misses",
-    "time",
-    "uncertainty",
-    "routing",
-    "gt_errors",
-]
+SECTIONS = ["actions", "work", "time"]  # the folds: only what no figure shows
 
 
 class Elements(HTMLParser):
@@ -119,9 +110,10 @@ def test_findings_carry_the_new_sections(findings: Findings) -> None:
     assert findings.near_misses.count == 1 and findings.near_misses.bands[1].count == 1
     assert findings.document()["images_with_most_work"][0]["asset_id"] == QUOTED
     assert findings.document()["by_size"]["available"] and len(findings.document()["by_size"]["sizes"]) == 3
-    sweep = findings.document()["confidence_sweep"]
-    assert sweep["best_threshold"] == 0.0 and sweep["recommended"]
-    assert "0 would score 0.33 instead of 0.17 at the 0.5 used" in " ".join(render_html(findings).split())
+    recommended = findings.document()["recommendation"]
+    assert recommended["threshold"] == 0.0 and recommended["criterion"] == "labeler time saved"
+    page = " ".join(render_html(findings).split())
+    assert "0 saves the most time" in page and f"Recommended: {recommended['says']}." in findings.verdict
     assert findings.document()["time"]["costs_adjusted"] is False
     assert "Su, Deng, Fei-Fei" in findings.document()["time"]["draw_source"]
 
@@ -135,16 +127,15 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
     assert page.index('class="cards"') < page.index('data-section="actions"')
     assert page.index("Dataset figures") < page.index('data-section="actions"')
     texts = elements.texts
-    assert texts["data-field=sweep_advice"][0].startswith("0 would score") and texts[
-        "data-field=near_miss_count"
-    ] == ["1"]
-    assert [t for t in texts["data-field=class"]] == ["car", "dog", HOSTILE]
+    assert texts["data-field=sweep_advice"][0].startswith("0 saves the most time")
+    assert [t for t in texts["data-field=class_label"]] == ["car", "dog", HOSTILE[:21] + "…"]  # cut to fit
     assert texts["data-field=asset_id"][0] == QUOTED
-    assert len(texts["data-field=time_saved"]) == 1 and texts["data-field=time_saved_share"][0].endswith("%")
     figures = [
         attrs["data-figure"] for tag, attrs in elements.tags if tag == "svg" and "data-figure" in attrs
     ]
-    assert figures == ["interval", "time", "per_class", "sweep"]
+    # each topic once: the interval is on the gauge, the rest are figures, not folds as well
+    assert figures == ["recommendation", "time", "per_class", "sweep"]
+    assert page.count('data-field="gauge_interval"') == 1
     drawn = len(findings.images_with_most_work) + len(findings.suspected_gt_errors.listed)
     assert page.count('<svg class="sketch"') == drawn + len(findings.near_misses.listed) == 4
 
@@ -152,8 +143,8 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
 def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None:
     page = render_html(findings)
     assert HOSTILE not in page and "<b>" not in page
-    # per class (table, chart row and its <title>s), confusions, routing, a suspected GT error, the sketches
-    assert page.count("&lt;img src=x onerror=alert(1)&gt;") >= 8
+    # per class (chart row and its <title>s), confusions, a suspected GT error, the sketches
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") >= 6
     assert re.search(r"<title>[^<]*&lt;img src=x onerror=alert\(1\)&gt;", page)  # an SVG <title> too
     assert "street &#34;quoted&#34; &#39;id&#39; &lt;b&gt;&amp;amp; 0001.jpg" in page
     body = page.split("</head>")[1]
@@ -167,7 +158,7 @@ def test_empty_report_shows_the_reason_without_sections_or_charts(tmp_path: Path
     validate_document(findings.document())
     page = render_html(findings)
     assert "share no image assets" in page and "<svg" not in page and "data-section" not in page
-    assert findings.confidence_sweep.recommended is False and findings.per_class == ()
+    assert findings.recommendation.classes == () and findings.per_class == ()
 
 
 def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
@@ -177,9 +168,11 @@ def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
     findings = run_on(tmp_path, gt, pred)
     assert len(findings.document()["per_class"]) == 85 and len(findings.document()["confusions"]) == 10
     page = render_html(findings)
-    per_class = page[page.index('data-section="per_class"') : page.index('data-section="work"')]
-    assert per_class.count('data-field="class"') == 85 and '<div class="scroll">' in per_class
-    assert "max-height:320px; overflow-y:auto" in page and "overflow-wrap:anywhere" in page
+    per_class = page[
+        page.index('data-section-figure="per_class"') : page.index('data-section-figure="sketches"')
+    ]
+    assert per_class.count("<g data-class-row>") == 85 and 'data-field="class_tail"' in per_class
+    assert "overflow-wrap:anywhere" in page
 
 
 def test_page_prints_the_headline_on_one_a4_page(findings: Findings) -> None:
@@ -345,7 +338,7 @@ def test_a_one_image_one_box_run_reads_in_the_singular(tmp_path: Path) -> None:
     pred = write_json(tmp_path / "pred.json", {"assets": [missed]})
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path / "s"))
     text = re.sub(r"<[^>]+>", " ", render_html(result.findings))
-    assert "resamples of the 1 image " in text or "resamples of the 1 image;" in text
+    assert "resamples of the 1 image:" in text
     plurals = re.findall(
         r"\b1 (?:images|boxes|objects|pairs|classes|missed objects|ground-truth boxes)\b", text
     )

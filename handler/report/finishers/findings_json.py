@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from handler.report.finishing import FINDINGS, Finished, Finisher, Finishing
-from handler.report.publish import ReportPart
-
-FINDINGS_PART: Final = ReportPart("findings", "findings.json", "application/json")
+from handler.report.publish import FINDINGS_PART
 
 
 def _document(finishing: Finishing) -> Finished:

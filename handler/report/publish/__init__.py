@@ -2,6 +2,7 @@
 its parts (`ReportPart`), listed, read back, and its leftovers collected."""
 
 from handler.report.publish.asset import (
+    FINDINGS_PART,
     OUTCOMES,
     PRE_LABELS,
     SAFE_AGE_SECONDS,
@@ -17,6 +18,7 @@ from handler.report.publish.asset import (
 from handler.report.publish.staging import ReportStaging, new_report_id, staged_report
 
 __all__ = [
+    "FINDINGS_PART",
     "OUTCOMES",
     "PRE_LABELS",
     "SAFE_AGE_SECONDS",

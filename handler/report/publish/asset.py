@@ -65,6 +65,8 @@ class ReportPart:
 
 # The per-box outcome lines: written by the shards, one chunk each, before the other parts.
 OUTCOMES: Final = ReportPart("outcomes", "outcomes.jsonl", "application/x-ndjson")
+# The findings document (its finisher writes it): `list` and `show` read it without the models.
+FINDINGS_PART: Final = ReportPart("findings", "findings.json", "application/json")
 # The pre-label candidates (handler/engine/pre_label_boxes.py): one .npz chunk per shard too.
 PRE_LABELS: Final = ReportPart("pre_labels", "pre_labels.npz", "application/octet-stream")
 

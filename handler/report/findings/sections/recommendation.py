@@ -168,10 +168,15 @@ def says(
     if len(named) > NAMED_CLASSES:
         parts.append(f"{len(named) - NAMED_CLASSES} more classes at their own (routing.json)")
     head = f"pre-label at {_threshold_text(single)}" + (f", with {', '.join(parts)}," if parts else "")
-    spread = "" if interval is None else f" (95% interval {duration(interval[0])} to {duration(interval[1])})"
+    spread = "" if interval is None else f" (95% interval {_time(interval[0])} to {_time(interval[1])})"
     if math.isclose(saved, used_saved) and not parts and single == used:
-        return f"{head} as given: no threshold saves more than its {duration(saved)}{spread}"
-    return f"{head} to save {duration(saved)}{spread} instead of {duration(used_saved)} at the {used:g} given"
+        return f"{head} as given: no threshold saves more than its {_time(saved)}{spread}"
+    return f"{head} to save {_time(saved)}{spread} instead of {_time(used_saved)} at the {used:g} given"
+
+
+def _time(seconds: float) -> str:
+    """A time saved in the sentence: `47 min`, or `12 min lost` (never a negative duration)."""
+    return duration(seconds) if seconds >= 0 else f"{duration(-seconds)} lost"
 
 
 def recommendation(facts: RunFacts) -> Recommendation:

@@ -128,4 +128,4 @@ def time_figure(findings: Findings) -> dict[str, Any]:
     return {"time_bar": bar}
 
 
-TimeSection = Annotated[TimeSaved, SectionSpec(time, figure=Figure("time", time_figure, place=10))]
+TimeSection = Annotated[TimeSaved, SectionSpec(time, "time", Figure("time", time_figure, place=10))]
