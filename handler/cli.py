@@ -522,16 +522,27 @@ def _evaluate(args: argparse.Namespace) -> int:
 def listed_line(report_id: str, findings: dict[str, Any]) -> str:
     """A report in one line: id, date, grade, score, predictions (id first, for `cut`/`awk`)."""
     created = str(findings.get("created_at", "")).replace("T", " ").replace("+00:00", " UTC")
-    source = str(findings.get("dataset", {}).get("pred_source", ""))
+    dataset = findings.get("dataset")
+    source = str(dataset.get("pred_source", "")) if isinstance(dataset, dict) else ""
+    score = findings.get("assistance_score")
     return "  ".join(
         (
             report_id,
-            created,
-            f"{findings.get('efficiency_level', '?'):<16}",
-            f"{findings.get('assistance_score', 0.0):.2f}",
-            PurePath(source).name or source,
+            created or "?",
+            f"{findings.get('efficiency_level', '?')!s:<16}",
+            f"{score:.2f}" if isinstance(score, float | int) else "?",
+            PurePath(source).name or source or "?",
         )
     )
+
+
+def _document(content: bytes) -> dict[str, Any]:
+    """A stored findings document as a dict; {} for a damaged one (`list` still names the report)."""
+    try:
+        document = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return {}
+    return document if isinstance(document, dict) else {}
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -540,7 +551,7 @@ def _list(args: argparse.Namespace) -> int:
     store = chosen_store(args)
     report_ids = list_reports(store)
     for report_id in report_ids:
-        print(listed_line(report_id, orjson.loads(read_report_part(store, report_id, FINDINGS_PART))))
+        print(listed_line(report_id, _document(read_report_part(store, report_id, FINDINGS_PART))))
     if not report_ids:  # stdout stays empty for a script; the person at the terminal is told why
         print(f"no reports in {store.uri} yet (run {PROG} GT PRED first)", file=sys.stderr)
     return 0

@@ -323,7 +323,8 @@ class TestPublishContract:
         backend.put("reports/rpt_20261202T000000_0000dddd/report.html", b"no manifest: not a report")
         assert list_reports(backend.store) == sorted(ids, reverse=True)
         assert cli_main(["list", *store]) == 0
-        assert capsys.readouterr().out.split() == sorted(ids, reverse=True)
+        listed = capsys.readouterr().out.splitlines()  # a line each: id first, then date, grade, score
+        assert [line.split()[0] for line in listed] == sorted(ids, reverse=True)
         assert cli_main(["show", "latest", "--html", *store]) == 0
         assert capsys.readouterr().out == f"{ids[1]}\n"
 

@@ -162,7 +162,8 @@ def says(
         return "draw every box: no threshold saves time over drawing from scratch"
     named = _exceptions(classes, single)
     parts = [
-        f"{row.class_name} {'drawn' if row.threshold is None else 'at ' + _threshold_text(row.threshold)}"
+        f"{_named(row.class_name)} "
+        + ("drawn" if row.threshold is None else f"at {_threshold_text(row.threshold)}")
         for row in named[:NAMED_CLASSES]
     ]
     if len(named) > NAMED_CLASSES:
@@ -172,6 +173,11 @@ def says(
     if math.isclose(saved, used_saved) and not parts and single == used:
         return f"{head} as given: no threshold saves more than its {_time(saved)}{spread}"
     return f"{head} to save {_time(saved)}{spread} instead of {_time(used_saved)} at the {used:g} given"
+
+
+def _named(class_name: str) -> str:
+    """A class in the sentence: `person`; a name that reads as a number is quoted (`"14"`)."""
+    return f'"{class_name}"' if class_name.replace(".", "").isdigit() else class_name
 
 
 def _time(seconds: float) -> str:
