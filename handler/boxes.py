@@ -276,6 +276,14 @@ class Parsed:
 
 BoxKind = Literal["cx cy w h", "x y w h", "x1 y1 x2 y2"]
 BOX_KINDS: Final[tuple[BoxKind, ...]] = ("cx cy w h", "x y w h", "x1 y1 x2 y2")
+# The same conventions written y first (TF's `[ymin, xmin, ymax, xmax]`), each with its x-first kind:
+# what a read option may name besides BOX_KINDS.
+Y_FIRST: Final[dict[str, BoxKind]] = {
+    "cy cx h w": "cx cy w h",
+    "y x h w": "x y w h",
+    "y1 x1 y2 x2": "x1 y1 x2 y2",
+}
+BOX_OPTIONS: Final[tuple[str, ...]] = (*BOX_KINDS, *Y_FIRST)
 
 
 def corners(kind: BoxKind, box: FloatArray) -> FloatArray:

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from handler.boxes import BOX_KINDS
+from handler.boxes import BOX_OPTIONS
 from handler.datasets.layouts import Layout, parse_layout
 from handler.datasets.names import parse_names
 from handler.errors import DatasetError, InputError, StorageError, quoted
@@ -198,15 +198,18 @@ def read_class_map_file(key: str, reference: str) -> dict[str, str]:
 
 def _box_kind(text: str) -> str:
     kind = " ".join(text.replace(",", " ").split())
-    if kind not in BOX_KINDS:
-        raise ValueError(f"{text!r} is not a box convention: expected one of {' | '.join(BOX_KINDS)}")
+    if kind not in BOX_OPTIONS:
+        raise ValueError(f"{text!r} is not a box convention: expected one of {' | '.join(BOX_OPTIONS)}")
     return kind
 
 
 def _frame_text(text: str) -> str:
     """Checked by `engine.readings.frames.reading` when the side is read (it names the forms)."""
     if not text.strip():
-        raise ValueError('expected a frame: "normalized", "letterbox 640", "resized 640" or "scale 0.5"')
+        raise ValueError(
+            'expected a frame: "normalized", "swapped", "letterbox 640", "letterbox 640 stride 32", '
+            '"letterbox-top-left 640", "resized 640" or "scale 0.5"'
+        )
     return text.strip()
 
 
@@ -250,8 +253,10 @@ READ_OPTIONS: Final = (
         "box",
         "BOX",
         {
-            "gt": 'the four numbers of a GT box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
-            "pred": 'the four numbers of a prediction box: "x y w h", "x1 y1 x2 y2" or "cx cy w h"',
+            "gt": 'the four numbers of a GT box: "x y w h", "x1 y1 x2 y2" or "cx cy w h" (or y first: '
+            '"y1 x1 y2 x2", ...)',
+            "pred": 'the four numbers of a prediction box: "x y w h", "x1 y1 x2 y2" or "cx cy w h" (or y '
+            'first: "y1 x1 y2 x2", ...)',
         },
         "any format",
         _box_kind,

@@ -1,5 +1,5 @@
-"""Other readings of the predictions in a run (issue 24): the ones given as options, applied to the
-rows read, and the one the re-scoring finds clearly better after the main evaluation."""
+"""Other readings of both sides in a run: the ones given as options, applied to the rows read,
+and the one the search finds clearly better after the main evaluation (`rescore`)."""
 
 from __future__ import annotations
 
@@ -10,40 +10,45 @@ from handler.datasets.ids import DatasetIds
 from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
-from handler.engine.readings import FAMILIES, Evidence, Reading, boxes, classes, frames
+from handler.engine.readings import Reading, boxes, classes, frames
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.errors import InputError
-from handler.execution.rescore import best_reading, read_with
+from handler.execution.rescore import Sides, best_reading, read_with
 
 
-def _frame(key: str, text: str) -> Reading:
+def _parsed_option(key: str, read: object, text: str) -> Reading:
     try:
-        return frames.reading(text)
+        return read(text)  # type: ignore[operator,no-any-return]
     except ValueError as error:
         raise InputError(f"{option_label(key)}: {error}") from None
 
 
 def given_readings(options: ReadOptions) -> list[Reading]:
     """The readings a side's options name, in the order they apply: box, frame, classes."""
-    side = options.side.upper()
-    found = [boxes.reading(options.box)] if options.box else []
-    found += [_frame(f"{side}_FRAME", options.frame)] if options.frame else []
+    side = options.side
+    found = []
+    if options.box:
+        found.append(_parsed_option(f"{side.upper()}_BOX", lambda v: boxes.reading(v, side), options.box))
+    if options.frame:
+        found.append(
+            _parsed_option(f"{side.upper()}_FRAME", lambda v: frames.reading(v, side), options.frame)
+        )
     return found + ([classes.reading(options.class_map)] if options.class_map else [])
 
 
 def read_again(dataset: Dataset, readings: list[Reading]) -> Dataset:
     """The dataset built again from its rows read each way in turn (itself when none is given)."""
-    for reading in readings:
-        parsed = dataset.parsed
-        if parsed is None:
-            raise InputError(
-                f"{option_label(reading.key)}: {dataset.format} datasets cannot be read another way"
-            )
-        # A box convention given says how the lines' numbers are read: their layout note is moot.
-        note = None if reading.family == "box" else dataset.layout_note
-        dataset = replace(read_with(reading, parsed), layout_note=note)
-    return dataset
+    if not readings:
+        return dataset
+    parsed = dataset.parsed
+    if parsed is None:
+        raise InputError(
+            f"{option_label(readings[0].key)}: {dataset.format} datasets cannot be read another way"
+        )
+    # A box convention given says how the lines' numbers are read: their layout note is moot.
+    note = None if any(reading.family == "box" for reading in readings) else dataset.layout_note
+    return replace(read_with(tuple(readings), parsed), layout_note=note)
 
 
 def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | None:
@@ -55,23 +60,25 @@ def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | No
 
 @dataclass(frozen=True)
 class ReadSides:
-    """The two datasets as the run read them, kept for the re-scoring of other readings."""
+    """The two datasets as the run read them, kept for the search of other readings."""
 
-    gt: Dataset  # without its parsed rows
-    pred: Dataset
-    gt_ids: dict[int, str] | None
+    sides: Sides
+
+    @property
+    def gt(self) -> Dataset:
+        return self.sides.gt
+
+    @property
+    def pred(self) -> Dataset:
+        return self.sides.pred
 
     def best_reading(self, state: EvaluationState, thresholds: Thresholds) -> Rescored | None:
-        parsed = self.pred.parsed
-        if parsed is None:
-            return None
-        evidence = Evidence(parsed, self.gt, self.gt_ids, state)
-        return best_reading(evidence, self.pred, thresholds, FAMILIES)
+        return best_reading(self.sides, state, thresholds)
 
 
 def read_sides(gt: OpenSide, pred: OpenSide) -> ReadSides:
     """Both sides read (the predictions against the GT), each with the readings its options give."""
     gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
-    gt_dataset = replace(read_again(gt_read.dataset, given_readings(gt.options)), parsed=None)
+    gt_dataset = read_again(gt_read.dataset, given_readings(gt.options))
     pred_dataset = read_again(pred_read.dataset, given_readings(pred.options))
-    return ReadSides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names))
+    return ReadSides(Sides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names)))

@@ -1,12 +1,23 @@
-"""Re-score, don't guess: each plausible reading is evaluated by the same engine and kept only
-when it scores clearly better than the rows as read.
+"""Re-score, don't guess: how each side was written is inferred from the data with the same engine.
 
-"Clearly better" (issue 24) is a gain in assistance score of at least MIN_GAIN whose paired
-bootstrap over images (the report's resampling, the same draws for both readings) stays above
-MIN_LOW_END at the 99 % level: chance on the images cannot give it. Candidates are screened on
-SCREEN_IMAGES images drawn once (all of them when there are no more); the one that passes with
-the best score is then re-scored on every shared image, which is the score the warning gives
-and exactly what applying its option gives.
+Every run is looked at (no pre-check a small offset could slip under), on a seeded sample of at
+most SCREEN_IMAGES shared images (the probe):
+
+1. **geometry**, jointly, on each side: every box convention and axis order in which the rows make
+   boxes, times every frame their coordinates fit (normalised, a network input of a usual size and
+   mode, a global scale), for the predictions; box conventions for the ground truth. Each is scored
+   by its class-agnostic well-placed matches (IoU ≥ IOU_PERFECT, any class) on the first
+   PLACE_IMAGES images of the probe; the best few that place clearly more than the rows as read go on;
+2. **classes**, under each geometry kept (and the rows' own): the class readings the matched pairs
+   suggest (numeric ids as places in the GT's list, shifted ids, the one-to-one mapping the matches
+   follow), promoted when they would make clearly more matched pairs same-class;
+3. **the verdict**: each candidate (a geometry, a class reading, or both: two mistakes at once) is
+   evaluated on the whole probe and compared with the rows as read by the paired bootstrap
+   (`readings.verdict`); the clear one with the best score is re-scored on every shared image and
+   must pass again: that score is the one the warning gives, exactly what applying its options gives.
+
+A prediction-side reading is preferred to a ground-truth one at equal score: the ground truth is
+the trusted side, and is blamed only for what no reading of the predictions explains.
 """
 
 from __future__ import annotations
@@ -16,92 +27,328 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, IntArray, Parsed
+from handler.boxes import (
+    UNKNOWN_CLASS,
+    BoxTable,
+    Dataset,
+    FloatArray,
+    Images,
+    IntArray,
+    Parsed,
+    ParsedRows,
+    box_area,
+)
 from handler.datasets.builder import rebuild
 from handler.datasets.pairing import pair_datasets, shared_images
+from handler.engine.analyses.confusions import CONFUSIONS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import SEED
 from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
-from handler.engine.evaluation import Evaluation, Thresholds, evaluate
-from handler.engine.readings import frames
-from handler.engine.readings.reading import Evidence, Family, Reading
+from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mask
+from handler.engine.iou import iou_of_overlap, overlap
+from handler.engine.matching import enumerate_ranges
+from handler.engine.outcomes import Outcome
+from handler.engine.readings import boxes, classes, frames
+from handler.engine.readings.reading import Combined, Reading, apply, matched_matrix, pixel_frame, sample
 from handler.engine.readings.verdict import Gain, Rescored, paired_gain
+from handler.engine.state import EvaluationState
 from handler.errors import DatasetError
+
+SCREEN_IMAGES: Final = 500
+# Geometries are first placed on this many images of the probe: enough boxes for a share, cheap.
+PLACE_IMAGES: Final = 100
+# A geometry goes on when it places at least this much more than the rows as read (and PLACED_MIN more).
+PLACED_RATIO: Final = 1.1
+PLACED_MIN: Final = 3
+# Geometries kept per side for the verdict.
+KEPT_GEOMETRIES: Final = 2
+# A class reading goes on when it makes this share of the matched pairs (at least SAME_CLASS_MIN) same-class.
+SAME_CLASS_SHARE: Final = 0.05
+SAME_CLASS_MIN: Final = 3
+# A scale read from box sizes is refined this many times on the pairs it matches.
+REFINE_STEPS: Final = 2
+AS_READ: Final = Combined(())
 
 
 @dataclass(frozen=True)
-class _Images:
-    """The shared images scored (in asset order) and the GT restricted to them."""
+class Sides:
+    """Both sides as the run read them (after the readings their options gave)."""
 
-    shared: IntArray  # rows among the shared images
-    pred_images: IntArray  # their images in the predictions' dataset
     gt: Dataset
+    pred: Dataset
+    gt_ids: dict[int, str] | None  # the GT's own numeric class ids (a COCO file's category ids)
 
 
-def _only(boxes: BoxTable, shared: IntArray, n: int) -> BoxTable:
-    renumber = np.full(n, -1, dtype=np.int64)
-    renumber[shared] = np.arange(len(shared))
-    new = renumber[boxes.image]
-    keep = new >= 0
-    return boxes[keep].with_columns(image=new[keep])
-
-
-def _images(evidence: Evidence, pred: Dataset, shared: IntArray) -> _Images:
-    gt_images, pred_images = shared_images(evidence.gt, pred)
-    on = np.zeros(evidence.gt.image_count, dtype=bool)
-    on[gt_images[shared]] = True
-    gt = replace(evidence.gt, boxes=evidence.gt.boxes[on[evidence.gt.boxes.image]], parsed=None)
-    return _Images(shared, pred_images[shared], gt)
-
-
-def read_with(reading: Reading, parsed: Parsed) -> Dataset:
-    """The dataset of the rows read with `reading`."""
-    return rebuild(parsed, *reading.transform(parsed))
-
-
-def evaluated_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: Thresholds) -> Evaluation:
-    """The evaluation of the predictions read with `reading`, on `images` (renumbered in order)."""
-    on = np.zeros(len(parsed.images.asset_ids), dtype=bool)
-    on[images.pred_images] = True
+def _on_images(parsed: Parsed, images: IntArray) -> Parsed:
+    """The parsed rows of `images` only, the images renumbered 0.. in the order given."""
+    renumber = np.full(len(parsed.images.asset_ids), -1, dtype=np.int64)
+    renumber[images] = np.arange(len(images))
     rows = parsed.rows
-    known = (rows.image >= 0) & (rows.image < len(on))
-    keep = known & on[np.where(known, rows.image, 0)]
-    dataset = read_with(reading, replace(parsed, rows=rows.subset(keep)))
-    paired = pair_datasets(images.gt, dataset)
-    n = len(paired.asset_ids)
-    gt, pred = _only(paired.gt, images.shared, n), _only(paired.pred, images.shared, n)
-    return evaluate(gt, pred, len(images.shared), thresholds)
+    known = (rows.image >= 0) & (rows.image < len(renumber))
+    keep = known & (renumber[np.where(known, rows.image, 0)] >= 0)
+    kept = rows.subset(keep)
+    kept = replace(kept, image=renumber[kept.image])
+    tags = parsed.images.tags
+    picked = images.tolist()
+    small = Images(
+        [parsed.images.asset_ids[i] for i in picked],
+        parsed.images.widths[images],
+        parsed.images.heights[images],
+        None if tags is None else [tags[i] for i in picked],
+    )
+    return replace(parsed, rows=kept, images=small)
 
 
-def counts_under(reading: Reading, parsed: Parsed, images: _Images, thresholds: Thresholds) -> IntArray:
-    """(images, N_OUTCOMES) outcome counts of the predictions read with `reading`, on `images`."""
-    return counts_by_image(evaluated_under(reading, parsed, images, thresholds), len(images.shared))
+def _boxes_on(dataset: Dataset, images: IntArray) -> Dataset:
+    """A dataset without parsed rows, on `images` only (a side that cannot be read again)."""
+    renumber = np.full(dataset.image_count, -1, dtype=np.int64)
+    renumber[images] = np.arange(len(images))
+    new = renumber[dataset.boxes.image]
+    kept: BoxTable = dataset.boxes[new >= 0].with_columns(image=new[new >= 0])
+    return replace(
+        dataset, boxes=kept, asset_ids=[dataset.asset_ids[i] for i in images.tolist()], parsed=None
+    )
 
 
-# A scale read from box sizes is refined this many times on the pairs it matches.
-REFINE_STEPS: Final = 2
+@dataclass(frozen=True)
+class Probe:
+    """Some shared images (in the run's order), each side's rows on them only."""
 
+    gt: Parsed | Dataset
+    pred: Parsed
+    images: int
 
-def refined(reading: Reading, evidence: Evidence, images: _Images, thresholds: Thresholds) -> Reading:
-    """A global scale estimated again from the pairs it matches (others are returned as they are)."""
-    for _ in range(REFINE_STEPS if reading.value.startswith(frames.SCALE) else 0):
+    @classmethod
+    def of(cls, sides: Sides, shared: IntArray) -> Probe:
+        gt_images, pred_images = shared_images(sides.gt, sides.pred)
+        gt_on, pred_on = gt_images[shared], pred_images[shared]  # each side's, in the run's order
+        gt = _boxes_on(sides.gt, gt_on) if sides.gt.parsed is None else _on_images(sides.gt.parsed, gt_on)
+        if sides.pred.parsed is None:
+            raise ValueError("the predictions' rows are needed to read them again")
+        return cls(gt, _on_images(sides.pred.parsed, pred_on), len(shared))
+
+    def datasets(self, candidate: Combined) -> tuple[Dataset, Dataset]:
+        gt = rebuild(self.gt, *apply(candidate.of("gt"), self.gt)) if isinstance(self.gt, Parsed) else self.gt
+        return gt, rebuild(self.pred, *apply(candidate.of("pred"), self.pred))
+
+    def evaluate(self, candidate: Combined, thresholds: Thresholds) -> tuple[Evaluation, list[str]] | None:
+        """The candidate's evaluation on the probe's images, and the paired class names; None when
+        the candidate is no reading of these files (normalised boxes on images of unknown size)."""
         try:
-            ratio = frames.size_ratio(evaluated_under(reading, evidence.parsed, images, thresholds))
+            gt, pred = self.datasets(candidate)
+            paired = pair_datasets(gt, pred)
         except DatasetError:
-            return reading
-        if ratio is None:
-            return reading
-        reading = frames.rescaled(reading, ratio)
-    return reading
+            return None
+        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), thresholds), paired.class_names
+
+    def counts(self, candidate: Combined, thresholds: Thresholds) -> IntArray | None:
+        """(images, N_OUTCOMES) outcome counts of the candidate on the probe's images."""
+        found = self.evaluate(candidate, thresholds)
+        return None if found is None else counts_by_image(found[0], self.images)
+
+    def head(self, n: int) -> Probe:
+        """The probe's first `n` images."""
+        first = np.arange(min(n, self.images), dtype=np.int64)
+        gt = _on_images(self.gt, first) if isinstance(self.gt, Parsed) else _boxes_on(self.gt, first)
+        return Probe(gt, _on_images(self.pred, first), len(first))
 
 
-# Candidates are first re-scored on this many images drawn once (all, when there are no more).
-SCREEN_IMAGES: Final = 500
+def _pixels(rows: ParsedRows, images: Images) -> FloatArray:
+    """The rows' corners in pixels (normalised rows times their image's size; NaN if unknown)."""
+    if rows.normalized is None or not rows.normalized.any():
+        return rows.xyxy
+    known = (rows.image >= 0) & (rows.image < len(images.widths))
+    at = np.where(known, rows.image, 0)
+    width = np.where(known, images.widths[at], np.nan) if len(images.widths) else np.full(len(rows), np.nan)
+    height = (
+        np.where(known, images.heights[at], np.nan) if len(images.heights) else np.full(len(rows), np.nan)
+    )
+    factor = np.where(rows.normalized[:, None], np.stack((width, height, width, height), axis=1), 1.0)
+    xyxy: FloatArray = rows.xyxy * factor
+    return xyxy
 
 
-def _score(counts: IntArray) -> float:
-    return OutcomeCounts(counts.sum(axis=0)).score
+@dataclass(frozen=True)
+class Placer:
+    """How many GT boxes some prediction overlaps well (IoU ≥ IOU_PERFECT, any class) under a
+    geometry: a count over the same-image pairs of GT rows and kept prediction rows, numpy only,
+    so that every geometry can be tried on every run for the price of a few array passes."""
+
+    probe: Probe
+    gt_row: IntArray  # per pair
+    pred_row: IntArray
+    kept: IntArray  # the prediction rows the threshold keeps
+    iou_perfect: float
+
+    @classmethod
+    def of(cls, probe: Probe, thresholds: Thresholds) -> Placer:
+        gt_image = probe.gt.rows.image if isinstance(probe.gt, Parsed) else probe.gt.boxes.image
+        rows = probe.pred.rows
+        confidence = rows.confidence if rows.confidence is not None else np.ones(len(rows))
+        kept = np.flatnonzero(keep_mask(np.nan_to_num(confidence, nan=1.0), thresholds.confidence_threshold))
+        pred_image = rows.image[kept]
+        order = np.argsort(pred_image, kind="stable")
+        starts = np.searchsorted(pred_image[order], gt_image, "left")
+        stops = np.searchsorted(pred_image[order], gt_image, "right")
+        gt_row, at = enumerate_ranges(starts, stops - starts)
+        return cls(probe, gt_row, kept[order[at]], kept, thresholds.iou_perfect)
+
+    def placed(self, candidate: Combined) -> int:
+        probe = self.probe
+        if isinstance(probe.gt, Parsed):
+            gt = _pixels(apply(candidate.of("gt"), probe.gt)[0], probe.gt.images)
+        else:
+            gt = probe.gt.boxes.xyxy
+        pred = _pixels(apply(candidate.of("pred"), probe.pred)[0], probe.pred.images)
+        a, b = gt[self.gt_row], pred[self.pred_row]
+        with np.errstate(invalid="ignore", over="ignore"):
+            width, height = (
+                overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2]),
+                overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]),
+            )
+            iou = iou_of_overlap(width, height, box_area(a), box_area(b))
+        good = np.isfinite(iou) & (iou >= self.iou_perfect) & (box_area(a) > 0) & (box_area(b) > 0)
+        return len(np.unique(self.gt_row[good]))
+
+
+def _geometries(probe: Probe) -> list[Combined]:
+    """Every geometry of the predictions and of the GT worth placing: each box convention (and axis
+    order) the rows make boxes in, each frame their coordinates fit, and both at once where the
+    data forces the frame (coordinates all within 0-1: TF's normalised `[ymin, xmin, ymax, xmax]`)."""
+    pred_rows = sample(probe.pred.rows)
+    gt = probe.gt
+    if isinstance(gt, Parsed):
+        other, other_normalized = gt.rows.xyxy, not pixel_frame(gt.rows)
+    else:
+        other, other_normalized = gt.boxes.xyxy, gt.normalized
+    kinds = boxes.candidates(pred_rows, "pred")
+    found = [Combined((kind,)) for kind in kinds]
+    as_read = replace(probe.pred, rows=pred_rows)
+    found += [
+        Combined((frame,))
+        for frame in frames.candidates(as_read, pred_rows, sample_boxes(other), other_normalized, "pred")
+    ]
+    for kind in kinds:
+        rows, _ = apply((kind,), as_read)
+        forced = [
+            f
+            for f in frames.candidates(
+                replace(as_read, rows=rows), rows, sample_boxes(other), other_normalized, "pred"
+            )
+            if f.value == frames.NORMALIZED
+        ]
+        found += [Combined((kind, frame)) for frame in forced]
+    if isinstance(gt, Parsed):
+        found += [Combined((kind,)) for kind in boxes.candidates(sample(gt.rows), "gt")]
+    return found
+
+
+def sample_boxes(xyxy: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+    step = max(1, len(xyxy) // 20_000)
+    return xyxy[::step]
+
+
+def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combined:
+    """A global scale estimated again from the pairs it matches (others as they are)."""
+    scale = next(
+        (p for p in candidate.parts if p.family == "frame" and p.value.startswith(frames.SCALE)), None
+    )
+    for _ in range(REFINE_STEPS if scale is not None else 0):
+        found = probe.evaluate(candidate, thresholds)
+        ratio = None if found is None else frames.size_ratio(found[0])
+        if ratio is None or scale is None:
+            return candidate
+        better = frames.rescaled(scale, ratio)
+        candidate = Combined(tuple(better if p is scale else p for p in candidate.parts))
+        scale = better
+    return candidate
+
+
+def _placing(probe: Probe, thresholds: Thresholds) -> list[Combined]:
+    """The geometries that place clearly more boxes than the rows as read, best first, a few a side
+    (a scale refined on the pairs it matches)."""
+    placer = Placer.of(probe.head(PLACE_IMAGES), thresholds)
+    floor = placer.placed(AS_READ)
+    scored = []
+    for candidate in _geometries(placer.probe):
+        candidate = _refined(candidate, placer.probe, thresholds)  # a scale: on the pairs it matches
+        placed = placer.placed(candidate)
+        if placed >= max(PLACED_RATIO * floor, floor + PLACED_MIN):
+            scored.append((placed, candidate))
+    scored.sort(key=lambda item: -item[0])
+    kept = [c for _, c in scored if c.of("pred")][:KEPT_GEOMETRIES]
+    return kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES]
+
+
+def _same_class_gain(reading: Reading, parsed: Parsed, names: list[str], matrix: IntArray) -> int:
+    """How many more matched pairs a class reading makes same-class (read names → GT names)."""
+    as_read = classes.read_as_map(parsed)
+    mapped = dict(reading.class_map)
+    translate = {name: mapped[key] for key, name in as_read.items() if key in mapped}
+    index = {name: i for i, name in enumerate(names)}
+    target = np.array([index.get(translate.get(name, name), -1) for name in names], dtype=np.int64)
+    gts, preds = np.nonzero(matrix)
+    weights = matrix[gts, preds]
+    after = int(weights[target[preds] == gts].sum())
+    return after - int(np.trace(matrix))
+
+
+def _matched(
+    geometry: Combined, probe: Probe, thresholds: Thresholds, state: EvaluationState
+) -> tuple[list[str], IntArray] | None:
+    """The paired class names and the class-agnostic matched pairs by (GT, predicted) class: the
+    merged run's for the rows as read (no evaluation), the probe's under another geometry."""
+    if not geometry.parts:
+        run_names, matrix = state_matrix(state)
+        return list(run_names), matrix
+    found = probe.evaluate(geometry, thresholds)
+    if found is None:
+        return None
+    evaluation, names = found
+    match = evaluation.outcomes.match
+    matched = np.flatnonzero(match.pred_match >= 0)
+    gt_class, pred_class = (
+        evaluation.gt.class_id[match.pred_match[matched]],
+        evaluation.pred.class_id[matched],
+    )
+    return names, matched_matrix(gt_class, pred_class, len(names))
+
+
+def state_matrix(state: EvaluationState) -> tuple[tuple[str, ...], IntArray]:
+    """(n, n) class-agnostic matches of the run by (GT class, predicted class), over its class names."""
+    per_class, confusions = state.of(PER_CLASS), state.of(CONFUSIONS)
+    names = per_class.names
+    index = {name: i for i, name in enumerate(names)}
+    matrix = np.zeros((len(names), len(names)), dtype=np.int64)
+    rows = np.array([index[name] for name in confusions.names], dtype=np.int64).reshape(-1)
+    pairs = confusions.pairs
+    if len(pairs):
+        np.add.at(matrix, (rows[pairs[:, 0]], rows[pairs[:, 1]]), pairs[:, 2])
+    diagonal = per_class.counts[:, Outcome.CORRECT] + per_class.counts[:, Outcome.SHIFTED]
+    matrix[np.arange(len(names)), np.arange(len(names))] += diagonal
+    return names, matrix
+
+
+def _with_classes(
+    geometry: Combined, probe: Probe, thresholds: Thresholds, sides: Sides, state: EvaluationState
+) -> list[Combined]:
+    """The class readings worth trying under `geometry`, each with it."""
+    found = _matched(geometry, probe, thresholds, state)
+    if found is None:
+        return []
+    names, matrix = found
+    matched = int(matrix.sum())
+    rows, pred_names = apply(geometry.of("pred"), probe.pred)
+    parsed = replace(probe.pred, rows=rows, class_names=pred_names)
+    unknown = any(why == UNKNOWN_CLASS for why in rows.reasons.values())
+    least = max(SAME_CLASS_MIN, SAME_CLASS_SHARE * matched)
+    return [
+        geometry.plus(reading)
+        for reading in classes.candidates(parsed, names, matrix, sides.gt.class_names, sides.gt_ids)
+        if unknown or _same_class_gain(reading, parsed, names, matrix) >= least
+    ]
 
 
 def _screen(n: int) -> IntArray:
@@ -110,53 +357,55 @@ def _screen(n: int) -> IntArray:
     return np.sort(np.random.default_rng(SEED).choice(n, SCREEN_IMAGES, replace=False)).astype(np.int64)
 
 
-def candidates(evidence: Evidence, families: tuple[Family, ...]) -> list[Reading]:
-    """The readings worth re-scoring: only families whose cheap pre-check fires."""
-    return [
-        reading
-        for family in families
-        if family.suspect(evidence.state)
-        for reading in family.candidates(evidence)
-    ]
+def _score(counts: IntArray) -> float:
+    return OutcomeCounts(counts.sum(axis=0)).score
 
 
-def _scored(
-    reading: Reading, evidence: Evidence, images: _Images, as_read: IntArray, thresholds: Thresholds
+def candidates(probe: Probe, sides: Sides, thresholds: Thresholds, state: EvaluationState) -> list[Combined]:
+    """Every candidate the probe promotes: geometries, class readings under each, both."""
+    geometries = _placing(probe, thresholds)
+    found = list(geometries)
+    for geometry in [AS_READ, *(g for g in geometries if not g.of("gt"))]:
+        found += _with_classes(geometry, probe, thresholds, sides, state)
+    return found
+
+
+def _verdict(
+    candidate: Combined, probe: Probe, as_read: IntArray, thresholds: Thresholds
 ) -> tuple[Gain, IntArray] | None:
-    try:
-        under = counts_under(reading, evidence.parsed, images, thresholds)
-    except DatasetError:  # e.g. normalised boxes on images of unknown size: not a reading of these files
+    under = probe.counts(candidate, thresholds)
+    if under is None:
         return None
-    return paired_gain(as_read[images.shared], under), under
+    return paired_gain(as_read, under), under
 
 
-def best_reading(
-    evidence: Evidence, pred: Dataset, thresholds: Thresholds, families: tuple[Family, ...]
-) -> Rescored | None:
+def best_reading(sides: Sides, state: EvaluationState, thresholds: Thresholds) -> Rescored | None:
     """The reading that scores clearly better than the rows as read, with the best score; None if none."""
-    found = candidates(evidence, families)
-    per_image = evidence.state.of(PER_IMAGE)
-    as_read = per_image.counts
-    if not found or not len(as_read):
+    per_image = state.of(PER_IMAGE).counts
+    if sides.pred.parsed is None or not len(per_image) or state.tally.total == 0:
         return None
-    screen = _images(evidence, pred, _screen(len(as_read)))
-    if len(screen.pred_images) != len(screen.shared):
+    chosen = _screen(len(per_image))
+    probe = Probe.of(sides, chosen)
+    found = candidates(probe, sides, thresholds, state)
+    if not found:
         return None
-    found = [refined(reading, evidence, screen, thresholds) for reading in found]
-    scored = [(reading, _scored(reading, evidence, screen, as_read, thresholds)) for reading in found]
-    passed = [
-        (reading, result)
-        for reading, result in scored
-        if result is not None and result[0].clear(_score(as_read[screen.shared]))
-    ]
+    as_read = per_image[chosen]
+    screened = [(c, _verdict(c, probe, as_read, thresholds)) for c in found]
+    passed = [(c, r) for c, r in screened if r is not None and r[0].clear(_score(as_read))]
     if not passed:
         return None
-    reading, (gain, under) = max(passed, key=lambda item: OutcomeCounts(item[1][1].sum(axis=0)).score)
-    if len(screen.shared) < len(as_read):
-        every = _images(evidence, pred, np.arange(len(as_read), dtype=np.int64))
-        result = _scored(reading, evidence, every, as_read, thresholds)
-        if result is None or not result[0].clear(_score(as_read)):
+    # the best score; at equal score a reading of the predictions before one of the ground truth
+    candidate, (gain, under) = max(passed, key=lambda item: (_score(item[1][1]), not item[0].of("gt")))
+    if len(chosen) < len(per_image):
+        every = Probe.of(sides, np.arange(len(per_image), dtype=np.int64))
+        result = _verdict(candidate, every, per_image, thresholds)
+        if result is None or not result[0].clear(_score(per_image)):
             return None
         gain, under = result
-    totals = OutcomeCounts(as_read.sum(axis=0)), OutcomeCounts(under.sum(axis=0))
-    return Rescored(reading, len(as_read), totals[0], totals[1], gain, len(found))
+    totals = OutcomeCounts(per_image.sum(axis=0)), OutcomeCounts(under.sum(axis=0))
+    return Rescored(candidate, len(per_image), totals[0], totals[1], gain, len(found))
+
+
+def read_with(readings: tuple[Reading, ...], parsed: Parsed) -> Dataset:
+    """The dataset of the rows read with `readings`, in turn."""
+    return rebuild(parsed, *apply(readings, parsed))

@@ -24,29 +24,49 @@ COCO_GT: Final = COCO / "instances_val2014_100.json"
 COCO_RESULTS: Final = COCO / "instances_val2014_fakebbox100_results.json"
 VOC_GT: Final = THIRD_PARTY / "voc_padilla_100" / "gts" / "coco_format_v1" / "instances_default.json"
 CARTUCHO: Final = THIRD_PARTY / "cartucho_mAP_85" / "input"
-# The mistake, the option that undoes it and its value (None: a class map file, a fitted scale).
+# The mistake (one, or two at once), and every option that undoes it with its value (None: a class
+# map file, a fitted scale): what a real tool or script writes when one step is skipped.
 MISTAKES: Final = {
-    "permuted": ([mixups.confused, mixups.permuted], "PRED_CLASS_MAP", None),
-    "yolo index": ([mixups.yolo_index], "PRED_CLASS_MAP", None),
-    "corners": ([mixups.corners], "PRED_BOX", "x1 y1 x2 y2"),
-    "letterbox 640": ([mixups.letterboxed(640)], "PRED_FRAME", "letterbox 640"),
-    "resized 416": ([mixups.resized(416)], "PRED_FRAME", "resized 416"),
-    "normalised": ([mixups.normalised], "PRED_FRAME", "normalized"),
-    "scaled x2": ([mixups.scaled(2)], "PRED_FRAME", None),
+    "permuted": ([mixups.confused, mixups.permuted], {"PRED_CLASS_MAP": None}),
+    "yolo index": ([mixups.yolo_index], {"PRED_CLASS_MAP": None}),
+    "places from 1": ([mixups.one_based], {"PRED_CLASS_MAP": None}),
+    "corners": ([mixups.corners], {"PRED_BOX": "x1 y1 x2 y2"}),
+    "letterbox 640": ([mixups.letterboxed(640)], {"PRED_FRAME": "letterbox 640"}),
+    "letterbox top-left 640": ([mixups.letterboxed_top_left(640)], {"PRED_FRAME": "letterbox-top-left 640"}),
+    "rect letterbox 640/32": ([mixups.letterboxed_rect(640, 32)], {"PRED_FRAME": "letterbox 640 stride 32"}),
+    "resized 416": ([mixups.resized(416)], {"PRED_FRAME": "resized 416"}),
+    "normalised": ([mixups.normalised], {"PRED_FRAME": "normalized"}),
+    "normalised (h, w)": ([mixups.normalised_hw], {"PRED_FRAME": "swapped"}),
+    "tf [ymin, xmin, ymax, xmax]": (
+        [mixups.tf_normalised],
+        {"PRED_BOX": "y1 x1 y2 x2", "PRED_FRAME": "normalized"},
+    ),
+    "scaled x2": ([mixups.scaled(2)], {"PRED_FRAME": None}),
+    "corners and yolo index": (
+        [mixups.corners, mixups.yolo_index],
+        {"PRED_BOX": "x1 y1 x2 y2", "PRED_CLASS_MAP": None},
+    ),
 }
 # A permutation is read back from the matches (classes with too few keep their ids), a scale
 # from the matched boxes' sizes (jittered ones bias it a little): both give nearly the clean score.
 CLOSE: Final = {"permuted": 0.02, "scaled x2": 0.03}
 
 
+def _options(found: mixups.Rescored, tmp_path: Path) -> dict[str, str]:
+    """The proposed reading's options as inputs-file keys (a class map written as a file)."""
+    options = {}
+    for part in found.reading.parts:
+        value = part.value
+        if part.class_map:
+            value = str(tmp_path / "class_map.json")
+            Path(value).write_text(json.dumps(dict(part.class_map)))
+        options[part.key] = value
+    return options
+
+
 def _applied(tmp_path: Path, gt: Path, pred: Path, found: mixups.Rescored) -> mixups.Weighed:
-    """The run with the proposed reading applied through its option (a class map as a file)."""
-    reading = found.reading
-    value = reading.value
-    if reading.class_map:
-        value = str(tmp_path / "class_map.json")
-        Path(value).write_text(json.dumps(dict(reading.class_map)))
-    return mixups.weigh(gt, pred, tmp_path / "store", **{reading.key: value})
+    """The run with the proposed reading applied through its options."""
+    return mixups.weigh(gt, pred, tmp_path / "store", **_options(found, tmp_path))
 
 
 def _weak_results(tmp_path: Path, gt: Path) -> Path:
@@ -66,7 +86,7 @@ def test_each_mistake_is_named_and_its_option_gives_back_the_clean_score(
 ) -> None:
     gt = COCO_GT if ground_truth == "coco" else VOC_GT
     clean_results = COCO_RESULTS if ground_truth == "coco" else _weak_results(tmp_path, gt)
-    edits, key, value = MISTAKES[mistake]
+    edits, options = MISTAKES[mistake]
     base = [mixups.confused] if mistake == "permuted" else []
     clean_file = mixups.write_mistake(gt, clean_results, base, tmp_path / "clean.json")
     clean = mixups.weigh(gt, clean_file, tmp_path / "store")
@@ -74,12 +94,37 @@ def test_each_mistake_is_named_and_its_option_gives_back_the_clean_score(
     wrong = mixups.write_mistake(gt, clean_results, edits, tmp_path / "wrong.json")
     weighed = mixups.weigh(gt, wrong, tmp_path / "store")
     found = weighed.found
-    assert found is not None and found.reading.key == key
-    assert value is None or found.reading.value == value
-    assert found.under.score > weighed.score + 0.05
+    if weighed.score == clean.score:  # the GT's own ids are these places (VOC's 1..20): no mistake
+        assert found is None and mistake == "places from 1"
+        return
+    assert found is not None, "no reading proposed"
+    assert {part.key: part.value for part in found.reading.parts}.keys() == options.keys()
+    assert all(
+        value is None or part.value == value for part in found.reading.parts if (value := options[part.key])
+    )
+    assert found.under.score > weighed.score + 0.02
     applied = _applied(tmp_path, gt, wrong, found)
     assert applied.score == pytest.approx(found.under.score, abs=1e-9) and applied.found is None
     assert applied.score == pytest.approx(clean.score, abs=CLOSE.get(mistake, 1e-9))
+
+
+@pytest.mark.parametrize("ground_truth", ["coco", "voc"])
+def test_a_ground_truth_written_with_corners_is_read_on_its_own_side(
+    tmp_path: Path, ground_truth: str
+) -> None:
+    """The GT is trusted, but a GT file read the wrong way is not: the reading names GT_BOX."""
+    gt = COCO_GT if ground_truth == "coco" else VOC_GT
+    results = COCO_RESULTS if ground_truth == "coco" else _weak_results(tmp_path, gt)
+    wrong_gt = tmp_path / "gt.json"
+    wrong_gt.write_bytes(orjson.dumps(mixups.gt_corners(orjson.loads(gt.read_bytes()))))
+    clean = mixups.weigh(gt, results, tmp_path / "store")
+    weighed = mixups.weigh(wrong_gt, results, tmp_path / "store")
+    found = weighed.found
+    assert found is not None and [(p.key, p.value) for p in found.reading.parts] == [
+        ("GT_BOX", "x1 y1 x2 y2")
+    ]
+    applied = mixups.weigh(wrong_gt, results, tmp_path / "store", GT_BOX="x1 y1 x2 y2")
+    assert applied.score == pytest.approx(clean.score, abs=1e-9) and applied.found is None
 
 
 def test_the_clean_coco_pair_scores_as_the_issue_says(tmp_path: Path) -> None:
@@ -93,7 +138,7 @@ def test_cartucho_corners_written_as_size_propose_x_y_w_h(tmp_path: Path) -> Non
     clean = mixups.weigh(gt, dets, tmp_path / "store")
     weighed = mixups.weigh(gt, wrong, tmp_path / "store")
     assert clean.found is None and weighed.found is not None
-    assert (weighed.found.reading.key, weighed.found.reading.value) == ("PRED_BOX", "x y w h")
+    assert [(p.key, p.value) for p in weighed.found.reading.parts] == [("PRED_BOX", "x y w h")]
     assert _applied(tmp_path, gt, wrong, weighed.found).score == pytest.approx(clean.score, abs=1e-9)
 
 
@@ -108,7 +153,7 @@ def test_cartucho_names_in_another_order_propose_the_mapping(tmp_path: Path) -> 
     )
     clean = mixups.weigh(gt, dets, tmp_path / "store")
     weighed = mixups.weigh(gt, wrong, tmp_path / "store")
-    assert weighed.found is not None and weighed.found.reading.key == "PRED_CLASS_MAP"
+    assert weighed.found is not None and [p.key for p in weighed.found.reading.parts] == ["PRED_CLASS_MAP"]
     assert _applied(tmp_path, gt, wrong, weighed.found).score == pytest.approx(clean.score, abs=0.02)
 
 
@@ -126,7 +171,8 @@ def test_the_node_warns_on_stderr_and_its_inputs_file_applies_the_reading(tmp_pa
     warned = run_node(tmp_path / "store", **given)
     assert warned.code == 0 and warned.outputs["EFFICIENCY_LEVEL"] == "Minimal assist"
     assert any(
-        m.startswith("warning: Did you mean boxes written as [x1, y1, x2, y2]?") for m in warned.messages
+        m.startswith("warning: Did you mean the predictions with boxes written as [x1, y1, x2, y2]?")
+        for m in warned.messages
     )
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps({**given, "PRED_BOX": "x1 y1 x2 y2"}))

@@ -104,6 +104,78 @@ def resized(side: int) -> Mistake:
     return mistake
 
 
+def one_based(gt: dict[str, Any], results: Results) -> Results:
+    """The place in the category list counted from 1 written as `category_id` (a YOLO validator's
+    `class index + 1` for a dataset not named COCO)."""
+    place = {category["id"]: i + 1 for i, category in enumerate(gt["categories"])}
+    return [{**r, "category_id": place[r["category_id"]]} for r in results]
+
+
+def tf_normalised(gt: dict[str, Any], results: Results) -> Results:
+    """TF object detection's `[ymin, xmin, ymax, xmax]`, normalised, written as `bbox`."""
+    sizes = _sizes(gt)
+    out = []
+    for r in results:
+        width, height = sizes[r["image_id"]]
+        x, y, w, h = r["bbox"]
+        out.append({**r, "bbox": [y / height, x / width, (y + h) / height, (x + w) / width]})
+    return out
+
+
+def normalised_hw(gt: dict[str, Any], results: Results) -> Results:
+    """Normalised boxes scaled back by (height, width) instead of (width, height)."""
+    sizes = _sizes(gt)
+    out = []
+    for r in results:
+        width, height = sizes[r["image_id"]]
+        x, y, w, h = r["bbox"]
+        out.append(
+            {**r, "bbox": [x / width * height, y / height * width, w / width * height, h / height * width]}
+        )
+    return out
+
+
+def letterboxed_top_left(side: int) -> Mistake:
+    """Boxes in a `side` square input with the image at its top-left (YOLOX: a scale, no offset)."""
+
+    def mistake(gt: dict[str, Any], results: Results) -> Results:
+        sizes = _sizes(gt)
+        out = []
+        for r in results:
+            width, height = sizes[r["image_id"]]
+            ratio = side / max(width, height)
+            out.append({**r, "bbox": [v * ratio for v in r["bbox"]]})
+        return out
+
+    return mistake
+
+
+def letterboxed_rect(side: int, stride: int) -> Mistake:
+    """Boxes in the minimal-rectangle letterbox: long side at `side`, the short side padded to a
+    multiple of `stride`, half the pad each side (a YOLO validator's `rect` batches)."""
+
+    def mistake(gt: dict[str, Any], results: Results) -> Results:
+        sizes = _sizes(gt)
+        out = []
+        for r in results:
+            width, height = sizes[r["image_id"]]
+            ratio = side / max(width, height)
+            pads = [(-(-round(s * ratio, 6) // stride) * stride - s * ratio) / 2 for s in (width, height)]
+            x, y, w, h = r["bbox"]
+            out.append({**r, "bbox": [x * ratio + pads[0], y * ratio + pads[1], w * ratio, h * ratio]})
+        return out
+
+    return mistake
+
+
+def gt_corners(gt: dict[str, Any]) -> dict[str, Any]:
+    """A ground truth whose `bbox` a converter wrote as [x1, y1, x2, y2]."""
+    annotations = [
+        {**a, "bbox": [x, y, x + w, y + h]} for a in gt["annotations"] for x, y, w, h in [a["bbox"]]
+    ]
+    return {**gt, "annotations": annotations}
+
+
 def scaled(factor: float) -> Mistake:
     """Every coordinate multiplied by `factor` (boxes of another resolution of the images)."""
 

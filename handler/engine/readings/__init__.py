@@ -1,20 +1,8 @@
-"""Other readings of the predictions (issue 24): one module per kind of export mistake.
-
-A new kind is one module with a `FAMILY` (its option, pre-check and candidates) and one line in
-`FAMILIES`. `execution.rescore.best_reading` re-scores the candidates with the same engine.
+"""Other readings of a side's rows: one module per kind of export mistake (box convention and axis
+order, coordinate frame, class ids). `execution.rescore.best_reading` searches them, both sides,
+jointly, and re-scores the promising ones with the same engine.
 """
 
-from __future__ import annotations
+from handler.engine.readings.reading import Combined, Reading
 
-from typing import Final
-
-from handler.engine.readings import boxes, classes, frames
-from handler.engine.readings.reading import Evidence, Family, Reading
-
-FAMILIES: Final[tuple[Family, ...]] = (
-    boxes.FAMILY,
-    frames.FAMILY,
-    classes.FAMILY,
-)
-
-__all__ = ["FAMILIES", "Evidence", "Family", "Reading"]
+__all__ = ["Combined", "Reading"]

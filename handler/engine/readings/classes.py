@@ -17,7 +17,7 @@ import numpy as np
 import orjson
 
 from handler.boxes import UNKNOWN_CLASS, IntArray, Parsed, ParsedRows
-from handler.engine.readings.reading import Evidence, Family, Reading, Transform, classes_mixed
+from handler.engine.readings.reading import Reading, Transform
 
 KEY: Final = "PRED_CLASS_MAP"
 FILE: Final = "class_map.json"
@@ -94,13 +94,16 @@ def _as_written(parsed: Parsed, by_name: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def mapping_candidate(evidence: Evidence) -> Reading | None:
-    """The one-to-one mapping most class-agnostic matches follow, when it is not the identity."""
-    names, matrix = evidence.matched_matrix()
+def mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray) -> Reading | None:
+    """The one-to-one mapping most class-agnostic matches follow, when it is not the identity.
+
+    `matrix` counts the matched pairs by (GT class, predicted class) over the paired `names`."""
     crossed = {names[p]: names[g] for g, p in _greedy_one_to_one(matrix) if g != p}
     if not crossed:
         return None
-    class_map = _as_written(evidence.parsed, crossed)
+    class_map = _as_written(parsed, crossed)
+    if not class_map:
+        return None
     shown = len(class_map)
     return reading(class_map, f"class ids mapped one to one as the matched boxes say ({shown} classes moved)")
 
@@ -111,7 +114,7 @@ def _numeric(keys: list[str]) -> IntArray | None:
     return np.array([int(key) for key in keys], dtype=np.int64)
 
 
-def _read_as_map(parsed: Parsed) -> dict[str, str]:
+def read_as_map(parsed: Parsed) -> dict[str, str]:
     """The class each written key was read as (what a candidate must differ from)."""
     key_of_row, keys = written_keys(parsed)
     rows = parsed.rows
@@ -122,20 +125,19 @@ def _read_as_map(parsed: Parsed) -> dict[str, str]:
     }
 
 
-def id_candidates(evidence: Evidence) -> list[Reading]:
-    """Numeric ids read another way: the place in the GT's class list (from 0 or 1), or the GT's
-    own ids shifted by one (counted from another start)."""
-    _, keys = written_keys(evidence.parsed)
+def id_candidates(parsed: Parsed, listed: list[str], gt_ids: dict[int, str] | None) -> list[Reading]:
+    """Numeric ids read another way: the place in the GT's class list `listed` (from 0 or 1), or
+    the GT's own ids shifted by one (counted from another start)."""
+    _, keys = written_keys(parsed)
     ids = _numeric(keys)
     if ids is None:
         return []
-    listed = evidence.gt.class_names
     options: list[tuple[str, dict[int, str]]] = [
         ("class ids as the place in the GT's class list, counted from 0", dict(enumerate(listed))),
         ("class ids as the place in the GT's class list, counted from 1", dict(enumerate(listed, 1))),
     ]
-    if evidence.gt_ids:
-        own = evidence.gt_ids
+    if gt_ids:
+        own = gt_ids
         options += [
             (
                 "class ids counted from 0 where the GT's count from 1",
@@ -146,7 +148,7 @@ def id_candidates(evidence: Evidence) -> list[Reading]:
                 {i + 1: name for i, name in own.items()},
             ),
         ]
-    as_read = _read_as_map(evidence.parsed)
+    as_read = read_as_map(parsed)
     found = []
     for says, by_id in options:
         class_map = {str(i): by_id[i] for i in ids.tolist() if i in by_id}
@@ -155,9 +157,10 @@ def id_candidates(evidence: Evidence) -> list[Reading]:
     return found
 
 
-def candidates(evidence: Evidence) -> list[Reading]:
-    mapping = mapping_candidate(evidence)
-    return id_candidates(evidence) + ([mapping] if mapping is not None else [])
-
-
-FAMILY: Final = Family("classes", KEY, classes_mixed, candidates)
+def candidates(
+    parsed: Parsed, names: list[str], matrix: IntArray, listed: list[str], gt_ids: dict[int, str] | None
+) -> list[Reading]:
+    """The class readings worth trying: numeric ids as places or shifted ids, and the mapping the
+    matched pairs follow."""
+    mapping = mapping_candidate(parsed, names, matrix)
+    return id_candidates(parsed, listed, gt_ids) + ([mapping] if mapping is not None else [])

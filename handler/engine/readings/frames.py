@@ -1,9 +1,14 @@
 """The coordinate frame: pixels, normalised 0-1, a network input's frame, or a global scale.
 
-A detector's boxes are often left in the frame it saw: normalised, or the square input it was
-resized (stretched) or letterboxed (scaled to fit, padded to the centre) to, e.g. 640 by 640.
-Each candidate frame is undone with each image's own size, so only a frame that the rows'
-coordinates fit is tried.
+A detector's boxes are often left in the frame it saw: normalised (times each image's width and
+height), scaled back by the sizes swapped (a post-processing that took `(height, width)` given
+`(width, height)`), or the network
+input the image was resized (stretched) or letterboxed to: a square of side S, scaled to fit and
+padded to the centre (YOLOv5/v8) or at the bottom-right only (YOLOX: no offset), or the minimal
+rectangle (long side S, the short side padded to a multiple of the stride, half the pad on each
+side: YOLO validators' `rect` mode). Each frame is undone with each image's own size, so the
+parameters come from the data (the image sizes, the usual network sizes and strides), never
+fitted to the boxes: a model with a habit is not a frame.
 """
 
 from __future__ import annotations
@@ -16,28 +21,29 @@ import numpy as np
 
 from handler.boxes import FloatArray, Parsed, ParsedRows, box_area
 from handler.engine.evaluation import Evaluation
-from handler.engine.readings.reading import (
-    Evidence,
-    Family,
-    Reading,
-    Transform,
-    boxes_misplaced,
-    pixel_frame,
-)
+from handler.engine.readings.reading import Reading, Transform, pixel_frame, side_key
 
-KEY: Final = "PRED_FRAME"
-# The square inputs detectors are commonly run at (YOLO, SSD, DETR, EfficientDet exports).
+OPTION: Final = "FRAME"
+# The inputs detectors are commonly run at (YOLO, SSD, DETR, EfficientDet exports), and strides.
 NETWORK_SIZES: Final = (320, 416, 512, 608, 640, 800, 1024, 1280)
-MODES: Final = ("letterbox", "resized")
+STRIDES: Final = (32, 64)
+MODES: Final = ("letterbox", "letterbox-top-left", "resized")
+HOW: Final = {
+    "letterbox": "letterboxed (scaled to fit, padded to the centre)",
+    "letterbox-top-left": "letterboxed (scaled to fit, padded at the bottom and right)",
+    "resized": "resized (stretched)",
+}
 NORMALIZED: Final = "normalized"
+SWAPPED: Final = "swapped"
 SCALE: Final = "scale"
+STRIDE: Final = "stride"
 # The rows fit a frame of side S when their far corners reach between these shares of S.
 FIT_RANGE: Final = (0.5, 1.1)
 EXTENT_QUANTILE: Final = 0.95
 # Coordinates that all stay below this are normalised ones (rounding may overshoot 1 a little).
 NORMALIZED_EXTENT: Final = 1.05
 # A frame whose undoing moves the boxes less than this (as a share of the image) is the image's.
-SAME_FRAME: Final = 0.02
+SAME_FRAME: Final = 0.002
 # A box-size ratio outside these bounds (predictions / GT, medians) is a scale worth trying.
 SCALE_RANGE: Final = (0.8, 1.25)
 
@@ -53,30 +59,52 @@ def _sizes(parsed: Parsed, rows: ParsedRows) -> tuple[FloatArray, FloatArray]:
     return np.where(known, widths[at], np.nan), np.where(known, heights[at], np.nan)
 
 
-def _undone(parsed: Parsed, mode: str, side: int) -> FloatArray:
-    """The rows' corners with the network frame of `side` undone, in each image's pixels."""
-    rows = parsed.rows
-    width, height = _sizes(parsed, rows)
+def _network_frame(
+    mode: str, side: int, stride: int | None, width: FloatArray, height: FloatArray
+) -> tuple[tuple[FloatArray, FloatArray], tuple[FloatArray, FloatArray]]:
+    """Per row, the (x, y) pad and the (x, y) factor from the network's frame back to the image's."""
     ratio = side / np.maximum(width, height)
     if mode == "resized":
-        pad, scale = (width * 0, height * 0), (width / side, height / side)
-    else:
-        pad, scale = ((side - width * ratio) / 2, (side - height * ratio) / 2), (1 / ratio, 1 / ratio)
-    pads: FloatArray = np.stack((pad[0], pad[1], pad[0], pad[1]), axis=1).astype(np.float64)
-    scales: FloatArray = np.stack((scale[0], scale[1], scale[0], scale[1]), axis=1).astype(np.float64)
+        return (width * 0, height * 0), (width / side, height / side)
+    if mode == "letterbox-top-left":
+        return (width * 0, height * 0), (1 / ratio, 1 / ratio)
+    if stride is None:  # the square
+        pad = ((side - width * ratio) / 2, (side - height * ratio) / 2)
+    else:  # the minimal rectangle: each side rounded up to the stride
+        scaled = (width * ratio, height * ratio)
+        pad = tuple(np.ceil(np.round(s, 6) / stride) * stride / 2 - s / 2 for s in scaled)  # type: ignore[assignment]
+    return pad, (1 / ratio, 1 / ratio)
+
+
+def _undone(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> FloatArray:
+    """The rows' corners with the network frame undone, in each image's pixels."""
+    width, height = _sizes(parsed, rows)
+    (pad_x, pad_y), (scale_x, scale_y) = _network_frame(mode, side, stride, width, height)
+    pads = np.stack((pad_x, pad_y, pad_x, pad_y), axis=1)
+    scales = np.stack((scale_x, scale_y, scale_x, scale_y), axis=1)
     undone: FloatArray = (rows.xyxy - pads) * scales
     return undone
 
 
-def _network(mode: str, side: int) -> Transform:
+def _network(mode: str, side: int, stride: int | None) -> Transform:
     def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
-        return replace(parsed.rows, xyxy=_undone(parsed, mode, side)), parsed.class_names
+        rows = parsed.rows
+        return replace(rows, xyxy=_undone(parsed, rows, mode, side, stride)), parsed.class_names
 
     return transform
 
 
 def _normalized(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
     return replace(parsed.rows, normalized=np.ones(len(parsed.rows), dtype=bool)), parsed.class_names
+
+
+def _swapped(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
+    """Fractions scaled to pixels by (height, width) where (width, height) was meant (a
+    post-processing handed `(h, w)` where it takes `(w, h)`): x times width / height, y the inverse."""
+    rows = parsed.rows
+    width, height = _sizes(parsed, rows)
+    factor = np.stack((width / height, height / width, width / height, height / width), axis=1)
+    return replace(rows, xyxy=rows.xyxy * factor), parsed.class_names
 
 
 def _scaled(factor: float) -> Transform:
@@ -86,25 +114,47 @@ def _scaled(factor: float) -> Transform:
     return transform
 
 
-def reading(value: str) -> Reading:
-    """PRED_FRAME's reading: `normalized`, `letterbox 640`, `resized 640` or `scale 0.5`."""
-    words = value.lower().split()
-    if words == [NORMALIZED] or words == ["normalised"]:
-        return Reading(
-            "frame", KEY, NORMALIZED, "boxes normalised to 0-1 (times each image's size)", _normalized
-        )
+def _network_reading(words: list[str], key: str, side_name: str) -> Reading | None:
+    """`letterbox 640`, `letterbox 640 stride 32`, `letterbox-top-left 640`, `resized 416`."""
+    if len(words) not in (2, 4) or words[0] not in MODES:
+        return None
+    number = _number(words[1])
+    stride = _number(words[3]) if len(words) == 4 and words[2] == STRIDE else None
+    if number is None or number < 1 or number != int(number) or (len(words) == 4 and stride is None):
+        return None
+    if stride is not None and (words[0] != "letterbox" or stride < 1 or stride != int(stride)):
+        return None
+    mode, side = words[0], int(number)
+    strided = None if stride is None else int(stride)
+    value = f"{mode} {side}" + ("" if strided is None else f" {STRIDE} {strided}")
+    shape = f"{side}x{side}" if strided is None else f"long side {side}, padded to a multiple of {strided}"
+    says = f"boxes in the network input ({shape}) the images were {HOW[mode]} to"
+    return Reading("frame", key, value, says, _network(mode, side, strided), side=side_name)
+
+
+def reading(value: str, side: str = "pred") -> Reading:
+    """`{SIDE}_FRAME`'s reading: `normalized`, `swapped`, `letterbox 640`, `letterbox 640
+    stride 32`, `letterbox-top-left 640`, `resized 640` or `scale 0.5`."""
+    words, key = value.lower().replace("normalised", NORMALIZED).split(), side_key(side, OPTION)
+    if words == [NORMALIZED]:
+        says = "boxes normalised to 0-1 (times each image's size)"
+        return Reading("frame", key, NORMALIZED, says, _normalized, side=side)
+    if words == [SWAPPED]:
+        says = "boxes scaled to pixels by (height, width) instead of (width, height)"
+        return Reading("frame", key, SWAPPED, says, _swapped, side=side)
     number = _number(words[1]) if len(words) == 2 else None
     if number is not None and number > 0 and words[0] == SCALE:
         text = f"{number:g}"
-        return Reading("frame", KEY, f"{SCALE} {text}", f"coordinates to multiply by {text}", _scaled(number))
-    if number is not None and number >= 1 and number == int(number) and words[0] in MODES:
-        side, mode = int(number), words[0]
-        how = "letterboxed (scaled to fit, padded)" if mode == "letterbox" else "resized (stretched)"
-        says = f"boxes in the {side}x{side} network input the images were {how} to"
-        return Reading("frame", KEY, f"{mode} {side}", says, _network(mode, side))
+        return Reading(
+            "frame", key, f"{SCALE} {text}", f"coordinates to multiply by {text}", _scaled(number), side=side
+        )
+    network = _network_reading(words, key, side)
+    if network is not None:
+        return network
     raise ValueError(
-        f"{value!r} is not a coordinate frame: expected `normalized`, `letterbox SIZE`, `resized SIZE` "
-        "or `scale FACTOR` (e.g. `letterbox 640`)"
+        f"{value!r} is not a coordinate frame: expected `normalized`, `swapped`, `letterbox SIZE`, "
+        "`letterbox SIZE stride N`, `letterbox-top-left SIZE`, `resized SIZE` or `scale FACTOR` "
+        "(e.g. `letterbox 640`)"
     )
 
 
@@ -116,59 +166,76 @@ def _number(text: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _moved(parsed: Parsed, rows: ParsedRows, mode: str, side: int) -> float:
-    """The median shift of the sampled corners, as a share of their image, when the frame is undone."""
-    undone = _undone(replace(parsed, rows=rows), mode, side)
+def _moved(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> float:
+    """The mean shift of the sampled corners, as a share of their image, when the frame is undone
+    (the mean: a frame that moves only the images of another size than most still moves)."""
+    undone = _undone(parsed, rows, mode, side, stride)
     width, height = _sizes(parsed, rows)
     scale = np.stack((width, height, width, height), axis=1)
     with np.errstate(invalid="ignore"):
         shift = np.abs(undone - rows.xyxy) / scale
     finite = shift[np.isfinite(shift).all(axis=1)]
-    return float(np.median(finite)) if len(finite) else 0.0
+    return float(np.mean(finite)) if len(finite) else 0.0
 
 
-def _box_sizes(xyxy: FloatArray) -> FloatArray:
-    with np.errstate(invalid="ignore"):
+def box_sizes(xyxy: FloatArray) -> FloatArray:
+    with np.errstate(invalid="ignore", over="ignore"):
         sizes: FloatArray = np.sqrt(np.abs(box_area(xyxy)))
     return sizes[np.isfinite(sizes) & (sizes > 0)]
 
 
-def _scale_candidate(evidence: Evidence, rows: ParsedRows) -> Reading | None:
-    pred, gt = (
-        _box_sizes(rows.xyxy),
-        _box_sizes(evidence.gt.boxes.xyxy[:: max(1, len(evidence.gt.boxes) // 20_000)]),
-    )
-    if not len(pred) or not len(gt) or evidence.gt.normalized:
+def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading | None:
+    mine, theirs = box_sizes(rows.xyxy), box_sizes(other)
+    if not len(mine) or not len(theirs):
         return None
-    ratio = float(np.median(pred) / np.median(gt))
+    ratio = float(np.median(mine) / np.median(theirs))
     if SCALE_RANGE[0] <= ratio <= SCALE_RANGE[1]:
         return None
-    return reading(f"{SCALE} {float(f'{1 / ratio:.3g}'):g}")
+    return reading(f"{SCALE} {float(f'{1 / ratio:.3g}'):g}", side)
 
 
-def candidates(evidence: Evidence) -> list[Reading]:
-    """Frames the sampled rows' coordinates fit: normalised, network inputs, a global scale."""
-    rows = evidence.sample()
-    if not pixel_frame(rows) or evidence.gt.normalized:
+# Rows a frame's shift is measured on: a mean over a few thousand corners is plenty.
+MOVED_ROWS: Final = 2000
+
+
+def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: str) -> list[Reading]:
+    if len(rows) > MOVED_ROWS:
+        keep = np.zeros(len(rows), dtype=bool)
+        keep[np.linspace(0, len(rows) - 1, MOVED_ROWS).astype(np.int64)] = True
+        rows = rows.subset(keep)
+    values = [
+        f"{mode} {size}" + suffix
+        for size in NETWORK_SIZES
+        if FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
+        for mode, suffix in [(m, "") for m in MODES] + [("letterbox", f" {STRIDE} {s}") for s in STRIDES]
+    ]
+    found = []
+    for value in values:
+        words = value.split()
+        stride = int(words[3]) if len(words) == 4 else None
+        if _moved(parsed, rows, words[0], int(words[1]), stride) > SAME_FRAME:
+            found.append(reading(value, side))
+    return found
+
+
+def candidates(
+    parsed: Parsed, rows: ParsedRows, other_xyxy: FloatArray, other_normalized: bool, side: str
+) -> list[Reading]:
+    """Frames the sampled rows' coordinates fit: normalised, network inputs, a global scale.
+
+    `rows` are the side's sampled rows (already read in the box convention tried), `other_xyxy`
+    a sample of the other side's boxes (what a scale is read against)."""
+    if not pixel_frame(rows) or other_normalized:
         return []
     corners = rows.xyxy[np.isfinite(rows.xyxy).all(axis=1)]
     if not len(corners):
         return []
     extent = float(np.quantile(np.abs(corners).max(axis=1), EXTENT_QUANTILE))
     if extent <= NORMALIZED_EXTENT:
-        return [reading(NORMALIZED)]
-    found = [
-        reading(f"{mode} {side}")
-        for side in NETWORK_SIZES
-        if FIT_RANGE[0] * side <= extent <= FIT_RANGE[1] * side
-        for mode in MODES
-        if _moved(evidence.parsed, rows, mode, side) > SAME_FRAME
-    ]
-    scale = _scale_candidate(evidence, rows)
+        return [reading(NORMALIZED, side)]
+    scale = _scale_candidate(rows, other_xyxy, side)
+    found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side)]
     return found + ([scale] if scale is not None else [])
-
-
-FAMILY: Final = Family("frame", KEY, boxes_misplaced, candidates)
 
 
 def size_ratio(evaluation: Evaluation) -> float | None:
@@ -178,8 +245,8 @@ def size_ratio(evaluation: Evaluation) -> float | None:
     matched = np.flatnonzero(match.pred_match >= 0)
     if not len(matched):
         return None
-    gt_sizes = _box_sizes(evaluation.gt.xyxy[match.pred_match[matched]])
-    pred_sizes = _box_sizes(evaluation.pred.xyxy[matched])
+    gt_sizes = box_sizes(evaluation.gt.xyxy[match.pred_match[matched]])
+    pred_sizes = box_sizes(evaluation.pred.xyxy[matched])
     if len(gt_sizes) != len(matched) or len(pred_sizes) != len(matched):
         return None
     return float(np.median(gt_sizes / pred_sizes))
@@ -190,4 +257,4 @@ def rescaled(found: Reading, factor: float) -> Reading:
     words = found.value.split()
     if words[0] != SCALE:
         return found
-    return reading(f"{SCALE} {float(f'{float(words[1]) * factor:.4g}'):g}")
+    return reading(f"{SCALE} {float(f'{float(words[1]) * factor:.4g}'):g}", found.side)

@@ -1,4 +1,4 @@
-"""When another reading scores clearly better (issue 24): the gain and its paired bootstrap.
+"""When another reading scores clearly better: the gain and its paired bootstrap.
 
 "Clearly better" is a gain in assistance score of at least MIN_GAIN and at least MIN_RATIO of the
 score as read (an effect a labeling lead would act on, also for a weak model's low score),
@@ -18,10 +18,10 @@ import numpy as np
 from handler.boxes import IntArray
 from handler.engine.bootstrap import RESAMPLES, SEED, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
-from handler.engine.readings.reading import Reading
+from handler.engine.readings.reading import Combined
 
 MIN_GAIN: Final = 0.02
-MIN_RATIO: Final = 0.2
+MIN_RATIO: Final = 0.1
 MIN_LOW_END: Final = 0.01
 LEVEL: Final = Fraction(99, 100)
 SCREEN_IMAGES: Final = 500
@@ -44,7 +44,7 @@ class Gain:
 class Rescored:
     """A reading that scores clearly better, on all `images` shared images."""
 
-    reading: Reading
+    reading: Combined
     images: int
     as_read: OutcomeCounts  # (N_OUTCOMES,) summed over the images
     under: OutcomeCounts

@@ -23,7 +23,7 @@ from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
 from handler.report.findings.context import RunFacts
 from handler.report.findings.sections import SectionSpec
-from handler.report.findings.sections.reading import OtherReading, other_reading
+from handler.report.findings.sections.reading import AppliedOption, OtherReading, other_reading
 from handler.report.findings.wording import counted
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
@@ -403,17 +403,21 @@ def crowd_excluded(facts: RunFacts) -> DataWarning | None:
     return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
 
 
-def _applies(found: OtherReading) -> str:
-    if found.family == "classes":
+def _applied(option: AppliedOption) -> str:
+    if option.value == CLASS_MAP_FILE:
         return (
             f"review the report's {CLASS_MAP_FILE} (`prelabel-eval show REPORT_ID --class-map > "
-            f"{CLASS_MAP_FILE}`) and pass it back with {found.flag} {CLASS_MAP_FILE} ({found.option} in an "
-            "inputs file, pred_class_map= in load_records)"
+            f"{CLASS_MAP_FILE}`) and pass it back with {option.flag} {CLASS_MAP_FILE} ({option.option} in an "
+            f"inputs file, {option.option.lower()}= in load_records)"
         )
     return (
-        f'apply it with {found.flag} "{found.value}" ({found.option} in an inputs file, '
-        f"{found.option.lower()}= in load_records)"
+        f'{option.flag} "{option.value}" ({option.option} in an inputs file, '
+        f"{option.option.lower()}= in load_records)"
     )
+
+
+def _applies(found: OtherReading) -> str:
+    return "apply it with " + " and ".join(_applied(option) for option in found.options)
 
 
 def reading_warning(found: OtherReading) -> DataWarning:
@@ -468,7 +472,7 @@ def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
     reading = other_reading(facts)
     if reading is None:
         return tuple(found)
-    said = SAID_BY_READING[reading.family]
+    said = {code for family in reading.family.split("+") for code in SAID_BY_READING[family]}
     return (reading_warning(reading), *(warning for warning in found if warning.code not in said))
 
 

@@ -1,4 +1,4 @@
-"""`other_reading` (issue 24): another reading of the predictions that scores clearly better.
+"""`other_reading`: another reading of the predictions, or of the ground truth, that scores clearly better.
 
 Built from the re-scoring (`engine.readings`); the warning under the verdict, the scores beside
 the gauge and the withheld ground-truth suspects all read this one model.
@@ -17,15 +17,26 @@ from handler.report.findings.fields import Count, Grade, Score, Section
 from handler.report.findings.sections import SectionSpec
 
 
-class OtherReading(Section):
-    """A reading of the predictions' rows (box convention, coordinate frame, class ids) that scores
-    clearly better than the rows as read, re-scored on every shared image by the same engine."""
+class AppliedOption(Section):
+    """One read option of a reading: its inputs-file key, its flag, its value."""
 
-    family: str = Field(description="box, frame or classes")
-    says: str = Field(description="What the reading means, in words.")
-    option: str = Field(description="The read option that applies it, e.g. PRED_BOX.")
+    option: str = Field(description="The read option, e.g. PRED_BOX or GT_BOX.")
     flag: str = Field(description="The same option on prelabel-eval and compare, e.g. --pred-box.")
     value: str = Field(description="The option's value (for a class mapping: the report part's file name).")
+
+
+class OtherReading(Section):
+    """A reading of a side's rows (box convention and axis order, coordinate frame, class ids; one or
+    two at once) that scores clearly better than the rows as read, re-scored on every shared image
+    by the same engine."""
+
+    family: str = Field(description="box, frame or classes; several joined by + (two mistakes at once)")
+    side: str = Field(description="Whose rows it reads again: pred, gt, or both.")
+    says: str = Field(description="What the reading means, in words.")
+    options: tuple[AppliedOption, ...] = Field(min_length=1, description="Every option that applies it.")
+    option: str = Field(description="The first of `options` (the read option, e.g. PRED_BOX).")
+    flag: str
+    value: str
     images: Count
     score_as_read: Score
     grade_as_read: Grade
@@ -45,12 +56,18 @@ def other_reading(facts: RunFacts) -> OtherReading | None:
     if found is None:
         return None
     reading = found.reading
+    options = tuple(
+        AppliedOption(option=p.key, flag=option_flag(p.key), value=p.value) for p in reading.parts
+    )
+    sides = {part.side for part in reading.parts}
     return OtherReading(
-        family=reading.family,
+        family="+".join(reading.families),
+        side=sides.pop() if len(sides) == 1 else "both",
         says=reading.says,
-        option=reading.key,
-        flag=option_flag(reading.key),
-        value=reading.value,
+        options=options,
+        option=options[0].option,
+        flag=options[0].flag,
+        value=options[0].value,
         images=found.images,
         score_as_read=found.as_read.score,
         grade_as_read=cast(Grade, found.as_read.grade),
