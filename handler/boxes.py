@@ -170,6 +170,9 @@ class Dataset:
     confidence_count: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     layout_note: LayoutNote | None = None  # text formats: the lines do not fit the layout read
+    # How its image ids were joined to the images when not by the ids themselves ("file name",
+    # "file stem", "place in the image list"): said in an info line and in the "read as" line.
+    id_join: str | None = None
     # The parsed rows it was built from, for another reading of them (issue 24).
     parsed: Parsed | None = field(default=None, repr=False, compare=False)
 

@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import chain
 from operator import attrgetter
@@ -24,7 +24,7 @@ from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
-from handler.datasets.ids import DatasetIds
+from handler.datasets.ids import JOIN_SHARE_MIN, JOINED_SHARE_MIN, DatasetIds, other_joins
 from handler.datasets.jsondoc import (
     ArrayText,
     ChunkedArray,
@@ -434,10 +434,26 @@ def read_coco_results(
     class_names = reference.class_names
     if names is not None:
         ids, class_names = DatasetIds(ids.image_ids, [str(i) for i in names]), list(names.values())
+    rows = _results_rows(source, document, ids)
+    joined = None
+    if _joined_share(rows) < JOIN_SHARE_MIN:  # its ids name other images: another key may join them
+        for way, other in other_joins(ids, reference.asset_ids):
+            again = _results_rows(source, document, other)
+            if _joined_share(again) >= JOINED_SHARE_MIN:
+                rows, joined = again, way
+                break
+    return replace(build_dataset(source, format_name, rows, images, class_names), id_join=joined)
+
+
+def _results_rows(source: str, document: list[Any] | ArrayText, ids: DatasetIds) -> ParsedRows:
     rows = _parallel_rows(document, ids) if isinstance(document, ArrayText) else None
-    if rows is None:
-        rows = _rows(_result_chunks(source, document), ids, _chunk_count(document))
-    return build_dataset(source, format_name, rows, images, class_names)
+    return rows if rows is not None else _rows(_result_chunks(source, document), ids, _chunk_count(document))
+
+
+def _joined_share(rows: ParsedRows) -> float:
+    """The share of the rows whose image id names an image."""
+    unknown = sum(1 for why in rows.reasons.values() if why == UNKNOWN_IMAGE)
+    return 1.0 - unknown / len(rows) if len(rows) else 1.0
 
 
 def _read_instances(source: str, document: Any, _: Loaded | None) -> Loaded:

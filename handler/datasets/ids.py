@@ -85,3 +85,30 @@ class DatasetIds:
     @cached_property
     def class_index(self) -> IdIndex:
         return IdIndex.of(self.class_ids)
+
+
+# Other keys a results list may name its images by, tried when its ids join less than half of its
+# rows: what a YOLO validator writes for file names that are not numbers (the stem), a script that
+# wrote the file name, or the image's place in the list (from 0 or 1).
+JOIN_SHARE_MIN: Final = 0.5
+JOINED_SHARE_MIN: Final = 0.99
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return base.rsplit(".", 1)[0] if "." in base else base
+
+
+def other_joins(ids: DatasetIds, asset_ids: list[str]) -> list[tuple[str, DatasetIds]]:
+    """Each other way to join image ids, one-to-one (keys that collide rule a way out)."""
+    ways = {
+        "file name": asset_ids,
+        "file stem": [_stem(name) for name in asset_ids],
+        "place in the image list, from 0": [str(i) for i in range(len(asset_ids))],
+        "place in the image list, from 1": [str(i + 1) for i in range(len(asset_ids))],
+    }
+    return [
+        (way, DatasetIds(keys, ids.class_ids))
+        for way, keys in ways.items()
+        if len(set(keys)) == len(keys) and keys != ids.image_ids
+    ]

@@ -25,7 +25,10 @@ class Loaded:
 
 @dataclass(frozen=True)
 class DatasetNames:
-    """Where a dataset came from and in which format it was read."""
+    """Where a dataset came from, in which format it was read, and how (each part of the reading
+    with where it came from: the format's, detected, given)."""
 
     source: str
     format: str
+    read_as: tuple[str, ...] = ()
+    id_join: str | None = None  # image ids joined by another key (`Dataset.id_join`)

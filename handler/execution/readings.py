@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from handler.boxes import Dataset
 from handler.datasets.ids import DatasetIds
+from handler.datasets.loaded import DatasetNames
 from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
@@ -51,6 +52,29 @@ def read_again(dataset: Dataset, readings: list[Reading]) -> Dataset:
     return replace(read_with(tuple(readings), parsed), layout_note=note)
 
 
+def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
+    """How a side was read, part by part, each with where it came from: the format's way, what the
+    node detected in the data, or an option given."""
+    rows = dataset.parsed.rows if dataset.parsed is not None else None
+    parts = [dataset.format]
+    if options.box:
+        parts.append(f"boxes as {options.box} (given)")
+    elif rows is not None:
+        parts.append(f"boxes as {rows.convention} (the format's)")
+    if options.frame:
+        parts.append(f"frame: {options.frame} (given)")
+    else:
+        parts.append("normalised to 0-1 (detected)" if dataset.normalized else "pixels")
+    if options.class_map:
+        parts.append("classes by the class map (given)")
+    elif options.names is not None:
+        parts.append("class names from the names file (given)")
+    parts.append(
+        f"images joined by {dataset.id_join} (detected)" if dataset.id_join else "images joined by id"
+    )
+    return DatasetNames(dataset.source, dataset.format, tuple(parts), dataset.id_join)
+
+
 def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | None:
     """The GT's own class ids when they are numbers (a COCO file's category ids)."""
     if ids is None or not all(text.lstrip("-").isdigit() for text in ids.class_ids):
@@ -60,9 +84,11 @@ def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | No
 
 @dataclass(frozen=True)
 class ReadSides:
-    """The two datasets as the run read them, kept for the search of other readings."""
+    """The two datasets as the run read them, kept for the search of other readings, and how."""
 
     sides: Sides
+    gt_names: DatasetNames
+    pred_names: DatasetNames
 
     @property
     def gt(self) -> Dataset:
@@ -81,4 +107,5 @@ def read_sides(gt: OpenSide, pred: OpenSide) -> ReadSides:
     gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
     gt_dataset = read_again(gt_read.dataset, given_readings(gt.options))
     pred_dataset = read_again(pred_read.dataset, given_readings(pred.options))
-    return ReadSides(Sides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names)))
+    sides = Sides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names))
+    return ReadSides(sides, read_as(gt_dataset, gt.options), read_as(pred_dataset, pred.options))

@@ -175,8 +175,10 @@ def plan_sides(
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt.source.name, shard_format().name),
-            DatasetNames(pred.source.name, shard_format().name),
+            DatasetNames(gt.source.name, shard_format().name, (f"{shard_format().name} shards, as written",)),
+            DatasetNames(
+                pred.source.name, shard_format().name, (f"{shard_format().name} shards, as written",)
+            ),
             ReadFigures(),
         )
     with allowed_workers(options.workers):  # a big file is decoded on that many processes
@@ -189,8 +191,8 @@ def plan_sides(
     return ShardPlan(
         list(ranges),
         executor,
-        DatasetNames(gt_dataset.source, gt_dataset.format),
-        DatasetNames(pred_dataset.source, pred_dataset.format),
+        sides.gt_names,
+        sides.pred_names,
         read_figures(paired, gt_dataset, pred_dataset, 0, LISTED_SKIPS),
         sides,
     )

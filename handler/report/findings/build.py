@@ -99,6 +99,8 @@ def _dataset(facts: RunFacts) -> DatasetSection:
         pred_source=facts.pred.source,
         gt_format=facts.gt.format,
         pred_format=facts.pred.format,
+        gt_read_as=facts.gt.read_as,
+        pred_read_as=facts.pred.read_as,
         classes=len(facts.state.of(PER_CLASS).names),
         crowd_excluded=figures.crowd_excluded,
     )

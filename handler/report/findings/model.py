@@ -59,6 +59,11 @@ class DatasetFigures(Section):
     pred_source: str
     gt_format: str
     pred_format: str
+    gt_read_as: tuple[str, ...] = Field(
+        description="How the GT was read, part by part, each with where it came from (the format's, "
+        "detected, given); a reading proposed instead is in `other_reading`."
+    )
+    pred_read_as: tuple[str, ...] = Field(description="The same for the predictions.")
     classes: Count
     crowd_excluded: Count
 

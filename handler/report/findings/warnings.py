@@ -54,6 +54,7 @@ WarningCode = Literal[
     "duplicate_ground_truth",
     "confidence_threshold_replaced",
     "predictions_equal_ground_truth",
+    "image_ids_joined",
     "crowd_excluded",
 ]
 
@@ -393,6 +394,18 @@ def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
     )
 
 
+def image_ids_joined(facts: RunFacts) -> DataWarning | None:
+    """A side's image ids named no image by id but did one to one by another key: read joined so."""
+    for side, names in (("ground truth", facts.gt), ("predictions", facts.pred)):
+        if names.id_join is not None:
+            message = (
+                f"The {side}' image ids are not the ground truth's ids: they were joined to the images by "
+                f"{names.id_join}, one to one, covering every row."
+            )
+            return DataWarning.of("image_ids_joined", "info", message, side=side, join=names.id_join)
+    return None
+
+
 def crowd_excluded(facts: RunFacts) -> DataWarning | None:
     state = facts.state
     crowd = state.figures.crowd_excluded
@@ -452,6 +465,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     duplicate_ground_truth,
     confidence_threshold_replaced,
     predictions_equal_ground_truth,
+    image_ids_joined,
     crowd_excluded,
 )
 
