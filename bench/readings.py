@@ -1,4 +1,4 @@
-"""False alarms of the "did you mean" re-scoring (issue 24): honest weak models get no warning.
+"""False alarms of the readings search: honest weak models get no "did you mean".
 
 Each trial writes a weak model of a real ground truth (boxes missed, jittered, confused and
 invented at random rates, in the GT's own frame and convention: nothing to re-read) and counts
@@ -32,7 +32,8 @@ def trial(gt: Path, seed: int, work: Path) -> tuple[float, str | None]:
     pred = random_weak_model(gt, seed, work / f"weak_{seed}.json")
     weighed = weigh(gt, pred, work / "store", threshold="0")
     found = weighed.found
-    return weighed.score, None if found is None else f"{found.reading.key}={found.reading.value}"
+    said = None if found is None else " ".join(f"{p.key}={p.value}" for p in found.reading.parts)
+    return weighed.score, said
 
 
 def main(trials: int) -> None:

@@ -58,10 +58,10 @@ def shared_images(gt: Dataset, pred: Dataset) -> tuple[IntArray, IntArray]:
     """The shared assets, in the GT's order: each one's image on the GT side and on the
     predictions' side. The same asset list on both sides (a COCO results list's) pairs
     every image with itself."""
-    gt_keys = _keys(gt)
     if pred.asset_ids == gt.asset_ids:
-        every = np.arange(len(gt_keys), dtype=np.int64)
+        every = np.arange(len(gt.asset_ids), dtype=np.int64)
         return every, every
+    gt_keys = _keys(gt)
     pred_index = {key: index for index, key in enumerate(_keys(pred))}
     gt_images = [index for index, key in enumerate(gt_keys) if key in pred_index]
     pred_images = [pred_index[gt_keys[index]] for index in gt_images]

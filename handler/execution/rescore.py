@@ -23,6 +23,7 @@ the trusted side, and is blamed only for what no reading of the predictions expl
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Final
 
 import numpy as np
@@ -148,12 +149,6 @@ class Probe:
         found = self.evaluate(candidate, thresholds)
         return None if found is None else counts_by_image(found[0], self.images)
 
-    def head(self, n: int) -> Probe:
-        """The probe's first `n` images."""
-        first = np.arange(min(n, self.images), dtype=np.int64)
-        gt = _on_images(self.gt, first) if isinstance(self.gt, Parsed) else _boxes_on(self.gt, first)
-        return Probe(gt, _on_images(self.pred, first), len(first))
-
 
 def _pixels(rows: ParsedRows, images: Images) -> FloatArray:
     """The rows' corners in pixels (normalised rows times their image's size; NaN if unknown)."""
@@ -230,16 +225,10 @@ def _geometries(probe: Probe) -> list[Combined]:
         Combined((frame,))
         for frame in frames.candidates(as_read, pred_rows, sample_boxes(other), other_normalized, "pred")
     ]
-    for kind in kinds:
-        rows, _ = apply((kind,), as_read)
-        forced = [
-            f
-            for f in frames.candidates(
-                replace(as_read, rows=rows), rows, sample_boxes(other), other_normalized, "pred"
-            )
-            if f.value == frames.NORMALIZED
-        ]
-        found += [Combined((kind, frame)) for frame in forced]
+    if not other_normalized:
+        for kind in kinds:
+            rows, _ = apply((kind,), as_read)
+            found += [Combined((kind, frame)) for frame in frames.forced(rows, "pred")]
     if isinstance(gt, Parsed):
         found += [Combined((kind,)) for kind in boxes.candidates(sample(gt.rows), "gt")]
     return found
@@ -266,10 +255,10 @@ def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combi
     return candidate
 
 
-def _placing(probe: Probe, thresholds: Thresholds) -> list[Combined]:
-    """The geometries that place clearly more boxes than the rows as read, best first, a few a side
-    (a scale refined on the pairs it matches)."""
-    placer = Placer.of(probe.head(PLACE_IMAGES), thresholds)
+def _placing(head: Probe, thresholds: Thresholds) -> list[Combined]:
+    """The geometries that place clearly more boxes than the rows as read on the `head` of the
+    probe, best first, a few a side (a scale refined on the pairs it matches)."""
+    placer = Placer.of(head, thresholds)
     floor = placer.placed(AS_READ)
     scored = []
     for candidate in _geometries(placer.probe):
@@ -282,9 +271,9 @@ def _placing(probe: Probe, thresholds: Thresholds) -> list[Combined]:
     return kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES]
 
 
-def _same_class_gain(reading: Reading, parsed: Parsed, names: list[str], matrix: IntArray) -> int:
+def _same_class_gain(reading: Reading, read_as: dict[str, str], names: list[str], matrix: IntArray) -> int:
     """How many more matched pairs a class reading makes same-class (read names → GT names)."""
-    as_read = classes.read_as_map(parsed)
+    as_read = read_as
     mapped = dict(reading.class_map)
     translate = {name: mapped[key] for key, name in as_read.items() if key in mapped}
     index = {name: i for i, name in enumerate(names)}
@@ -295,15 +284,13 @@ def _same_class_gain(reading: Reading, parsed: Parsed, names: list[str], matrix:
     return after - int(np.trace(matrix))
 
 
-def _matched(
-    geometry: Combined, probe: Probe, thresholds: Thresholds, state: EvaluationState
-) -> tuple[list[str], IntArray] | None:
+def _matched(geometry: Combined, search: Search) -> tuple[list[str], IntArray] | None:
     """The paired class names and the class-agnostic matched pairs by (GT, predicted) class: the
     merged run's for the rows as read (no evaluation), the probe's under another geometry."""
     if not geometry.parts:
-        run_names, matrix = state_matrix(state)
+        run_names, matrix = state_matrix(search.state)
         return list(run_names), matrix
-    found = probe.evaluate(geometry, thresholds)
+    found = search.probe.evaluate(geometry, search.thresholds)
     if found is None:
         return None
     evaluation, names = found
@@ -331,23 +318,29 @@ def state_matrix(state: EvaluationState) -> tuple[tuple[str, ...], IntArray]:
     return names, matrix
 
 
-def _with_classes(
-    geometry: Combined, probe: Probe, thresholds: Thresholds, sides: Sides, state: EvaluationState
-) -> list[Combined]:
-    """The class readings worth trying under `geometry`, each with it."""
-    found = _matched(geometry, probe, thresholds, state)
+def _with_classes(geometry: Combined, search: Search) -> list[Combined]:
+    """The class readings worth trying under `geometry`, each with it: for the rows as read, from
+    the merged run's matches and an even sample of every row (no evaluation)."""
+    sides = search.sides
+    found = _matched(geometry, search)
     if found is None:
         return []
     names, matrix = found
     matched = int(matrix.sum())
-    rows, pred_names = apply(geometry.of("pred"), probe.pred)
-    parsed = replace(probe.pred, rows=rows, class_names=pred_names)
+    if geometry.parts:
+        rows, pred_names = apply(geometry.of("pred"), search.probe.pred)
+        parsed = replace(search.probe.pred, rows=rows, class_names=pred_names)
+    else:
+        assert sides.pred.parsed is not None
+        parsed = replace(sides.pred.parsed, rows=sample(sides.pred.parsed.rows))
+        rows = parsed.rows
     unknown = any(why == UNKNOWN_CLASS for why in rows.reasons.values())
     least = max(SAME_CLASS_MIN, SAME_CLASS_SHARE * matched)
+    read_as = classes.read_as_map(parsed)
     return [
         geometry.plus(reading)
         for reading in classes.candidates(parsed, names, matrix, sides.gt.class_names, sides.gt_ids)
-        if unknown or _same_class_gain(reading, parsed, names, matrix) >= least
+        if unknown or _same_class_gain(reading, read_as, names, matrix) >= least
     ]
 
 
@@ -361,13 +354,31 @@ def _score(counts: IntArray) -> float:
     return OutcomeCounts(counts.sum(axis=0)).score
 
 
-def candidates(probe: Probe, sides: Sides, thresholds: Thresholds, state: EvaluationState) -> list[Combined]:
-    """Every candidate the probe promotes: geometries, class readings under each, both."""
-    geometries = _placing(probe, thresholds)
-    found = list(geometries)
-    for geometry in [AS_READ, *(g for g in geometries if not g.of("gt"))]:
-        found += _with_classes(geometry, probe, thresholds, sides, state)
-    return found
+@dataclass
+class Search:
+    """One run's search: its sides and merged state, the probe's images, each probe built when used
+    (a clean run builds only the head the geometries are placed on)."""
+
+    sides: Sides
+    state: EvaluationState
+    thresholds: Thresholds
+    chosen: IntArray
+
+    @cached_property
+    def probe(self) -> Probe:
+        return Probe.of(self.sides, self.chosen)
+
+    @cached_property
+    def head(self) -> Probe:
+        return Probe.of(self.sides, self.chosen[:PLACE_IMAGES])
+
+    def candidates(self) -> list[Combined]:
+        """Every candidate the probe promotes: geometries, class readings under each, both."""
+        geometries = _placing(self.head, self.thresholds)
+        found = list(geometries)
+        for geometry in [AS_READ, *(g for g in geometries if not g.of("gt"))]:
+            found += _with_classes(geometry, self)
+        return found
 
 
 def _verdict(
@@ -385,11 +396,11 @@ def best_reading(sides: Sides, state: EvaluationState, thresholds: Thresholds) -
     if sides.pred.parsed is None or not len(per_image) or state.tally.total == 0:
         return None
     chosen = _screen(len(per_image))
-    probe = Probe.of(sides, chosen)
-    found = candidates(probe, sides, thresholds, state)
+    search = Search(sides, state, thresholds, chosen)
+    found = search.candidates()
     if not found:
         return None
-    as_read = per_image[chosen]
+    probe, as_read = search.probe, per_image[chosen]
     screened = [(c, _verdict(c, probe, as_read, thresholds)) for c in found]
     passed = [(c, r) for c, r in screened if r is not None and r[0].clear(_score(as_read))]
     if not passed:

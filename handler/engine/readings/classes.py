@@ -83,15 +83,7 @@ def _greedy_one_to_one(matrix: IntArray) -> list[tuple[int, int]]:
 
 def _as_written(parsed: Parsed, by_name: Mapping[str, str]) -> dict[str, str]:
     """A map of read class names → GT classes, in the keys the predictions wrote."""
-    rows = parsed.rows
-    key_of_row, keys = written_keys(parsed)
-    read = (rows.class_id >= 0) & (key_of_row >= 0)
-    pairs = np.unique(np.stack((rows.class_id[read], key_of_row[read]), axis=1), axis=0)
-    return {
-        keys[key]: by_name[parsed.class_names[class_id]]
-        for class_id, key in pairs.tolist()
-        if parsed.class_names[class_id] in by_name
-    }
+    return {key: by_name[name] for key, name in read_as_map(parsed).items() if name in by_name}
 
 
 def mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray) -> Reading | None:
@@ -119,9 +111,11 @@ def read_as_map(parsed: Parsed) -> dict[str, str]:
     key_of_row, keys = written_keys(parsed)
     rows = parsed.rows
     read = (rows.class_id >= 0) & (key_of_row >= 0)
+    width = max(len(parsed.class_names), 1)
+    pairs = np.unique(key_of_row[read] * width + rows.class_id[read])  # a few per class
     return {
         keys[k]: parsed.class_names[c]
-        for k, c in zip(key_of_row[read].tolist(), rows.class_id[read].tolist(), strict=True)
+        for k, c in zip((pairs // width).tolist(), (pairs % width).tolist(), strict=True)
     }
 
 

@@ -37,8 +37,9 @@ NORMALIZED: Final = "normalized"
 SWAPPED: Final = "swapped"
 SCALE: Final = "scale"
 STRIDE: Final = "stride"
-# The rows fit a frame of side S when their far corners reach between these shares of S.
-FIT_RANGE: Final = (0.5, 1.1)
+# The rows fit a frame of side S when their far corners reach between these shares of S (boxes
+# in the frame stay within it: beyond is rounding at most).
+FIT_RANGE: Final = (0.5, 1.02)
 EXTENT_QUANTILE: Final = 0.95
 # Coordinates that all stay below this are normalised ones (rounding may overshoot 1 a little).
 NORMALIZED_EXTENT: Final = 1.05
@@ -195,7 +196,7 @@ def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading 
 
 
 # Rows a frame's shift is measured on: a mean over a few thousand corners is plenty.
-MOVED_ROWS: Final = 2000
+MOVED_ROWS: Final = 500
 
 
 def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: str) -> list[Reading]:
@@ -216,6 +217,15 @@ def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: s
         if _moved(parsed, rows, words[0], int(words[1]), stride) > SAME_FRAME:
             found.append(reading(value, side))
     return found
+
+
+def forced(rows: ParsedRows, side: str) -> list[Reading]:
+    """The frame the coordinates force, whatever else: normalised when they all stay within 0-1."""
+    corners = rows.xyxy[np.isfinite(rows.xyxy).all(axis=1)]
+    if not pixel_frame(rows) or not len(corners):
+        return []
+    extent = float(np.quantile(np.abs(corners).max(axis=1), EXTENT_QUANTILE))
+    return [reading(NORMALIZED, side)] if extent <= NORMALIZED_EXTENT else []
 
 
 def candidates(
