@@ -237,22 +237,26 @@ class ParsedRows:
 
     def subset(self, keep: BoolArray) -> ParsedRows:
         """The rows of `keep`, in order, each still named where it was written."""
-        origin = np.flatnonzero(keep)
-        renumber = np.full(len(self), -1, dtype=np.int64)
-        renumber[origin] = np.arange(len(origin))
-        rejected = {int(renumber[row]): why for row, why in self.rejected.items() if keep[row]}
-        reasons = {int(renumber[row]): why for row, why in self.reasons.items() if keep[row]}
+        origin = np.flatnonzero(keep)  # the few rows kept index every column: no pass over the rest
+
+        def renumbered(table: Mapping[int, str]) -> dict[int, str]:
+            rows = np.fromiter(table, dtype=np.int64, count=len(table))
+            kept = rows[keep[rows]] if len(rows) else rows
+            new = np.searchsorted(origin, kept).tolist()
+            return dict(zip(new, (table[r] for r in kept.tolist()), strict=True))
+
+        rejected, reasons = renumbered(self.rejected), renumbered(self.reasons)
         position, explain = self.position, self.explain
 
         def column(values: Any) -> Any:
-            return None if values is None else values[keep]
+            return None if values is None else values[origin]
 
         return replace(
             self,
-            xyxy=self.xyxy[keep],
-            class_id=self.class_id[keep],
-            image=self.image[keep],
-            source_index=self.source_index[keep] if self.source_index is not None else origin,
+            xyxy=self.xyxy[origin],
+            class_id=self.class_id[origin],
+            image=self.image[origin],
+            source_index=self.source_index[origin] if self.source_index is not None else origin,
             position=lambda row: position(int(origin[row])),
             confidence=column(self.confidence),
             has_confidence=column(self.has_confidence),

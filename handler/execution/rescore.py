@@ -84,11 +84,12 @@ class Sides:
 
 def _on_images(parsed: Parsed, images: IntArray) -> Parsed:
     """The parsed rows of `images` only, the images renumbered 0.. in the order given."""
-    renumber = np.full(len(parsed.images.asset_ids), -1, dtype=np.int64)
+    # one slot more, the last: a row on no known image (image -1, or past the end) falls there
+    last = len(parsed.images.asset_ids)
+    renumber = np.full(last + 1, -1, dtype=np.int64)
     renumber[images] = np.arange(len(images))
     rows = parsed.rows
-    known = (rows.image >= 0) & (rows.image < len(renumber))
-    keep = known & (renumber[np.where(known, rows.image, 0)] >= 0)
+    keep = renumber[np.minimum(rows.image, last)] >= 0
     kept = rows.subset(keep)
     kept = replace(kept, image=renumber[kept.image])
     tags = parsed.images.tags
@@ -218,9 +219,9 @@ def _geometries(probe: Probe) -> list[Combined]:
         other, other_normalized = gt.rows.xyxy, not pixel_frame(gt.rows)
     else:
         other, other_normalized = gt.boxes.xyxy, gt.normalized
-    kinds = boxes.candidates(pred_rows, "pred")
-    found = [Combined((kind,)) for kind in kinds]
     as_read = replace(probe.pred, rows=pred_rows)
+    kinds = [kind for kind in boxes.candidates(pred_rows, "pred") if _inside(kind, as_read)]
+    found = [Combined((kind,)) for kind in kinds]
     found += [
         Combined((frame,))
         for frame in frames.candidates(as_read, pred_rows, sample_boxes(other), other_normalized, "pred")
@@ -230,8 +231,17 @@ def _geometries(probe: Probe) -> list[Combined]:
             rows, _ = apply((kind,), as_read)
             found += [Combined((kind, frame)) for frame in frames.forced(rows, "pred")]
     if isinstance(gt, Parsed):
-        found += [Combined((kind,)) for kind in boxes.candidates(sample(gt.rows), "gt")]
+        gt_rows = sample(gt.rows)
+        mine = replace(gt, rows=gt_rows)
+        found += [Combined((kind,)) for kind in boxes.candidates(gt_rows, "gt") if _inside(kind, mine)]
     return found
+
+
+def _inside(kind: Reading, parsed: Parsed) -> bool:
+    """A box convention whose pixel boxes leave their images is not the one they were written in
+    (normalised rows: every convention stays in)."""
+    rows, _ = apply((kind,), parsed)
+    return not pixel_frame(rows) or frames.inside_share(parsed, rows, rows.xyxy) >= frames.INSIDE_SHARE_MIN
 
 
 def sample_boxes(xyxy: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]

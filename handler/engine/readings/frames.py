@@ -37,9 +37,9 @@ NORMALIZED: Final = "normalized"
 SWAPPED: Final = "swapped"
 SCALE: Final = "scale"
 STRIDE: Final = "stride"
-# The rows fit a frame of side S when their far corners reach between these shares of S (boxes
-# in the frame stay within it: beyond is rounding at most).
-FIT_RANGE: Final = (0.5, 1.02)
+# The rows fit a frame of side S when their far corners reach between these shares of S (a box
+# may stick out of its frame a little: a detector's jitter, rounding).
+FIT_RANGE: Final = (0.5, 1.1)
 EXTENT_QUANTILE: Final = 0.95
 # Coordinates that all stay below this are normalised ones (rounding may overshoot 1 a little).
 NORMALIZED_EXTENT: Final = 1.05
@@ -167,10 +167,29 @@ def _number(text: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
+# Boxes read in their own frame lie in their image: at least this share of them, within INSIDE_SLACK.
+INSIDE_SHARE_MIN: Final = 0.9
+INSIDE_SLACK: Final = 0.02
+
+
+def inside_share(parsed: Parsed, rows: ParsedRows, xyxy: FloatArray) -> float:
+    """The share of the rows whose box `xyxy` (pixels) lies in its image (NaN sizes: counted in)."""
+    width, height = _sizes(parsed, rows)
+    with np.errstate(invalid="ignore"):
+        low = -INSIDE_SLACK * np.stack((width, height), axis=1)
+        high = (1 + INSIDE_SLACK) * np.stack((width, height), axis=1)
+        inside = (xyxy[:, :2] >= low) & (xyxy[:, 2:] <= high)
+    unknown = ~np.isfinite(low)
+    return float(np.mean((inside | unknown).all(axis=1))) if len(rows) else 0.0
+
+
 def _moved(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> float:
     """The mean shift of the sampled corners, as a share of their image, when the frame is undone
-    (the mean: a frame that moves only the images of another size than most still moves)."""
+    (the mean: a frame that moves only the images of another size than most still moves); 0 when
+    the boxes would leave their image (not a frame they were written in)."""
     undone = _undone(parsed, rows, mode, side, stride)
+    if inside_share(parsed, rows, undone) < INSIDE_SHARE_MIN:
+        return 0.0
     width, height = _sizes(parsed, rows)
     scale = np.stack((width, height, width, height), axis=1)
     with np.errstate(invalid="ignore"):
