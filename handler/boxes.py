@@ -237,11 +237,16 @@ class ParsedRows:
 
     def subset(self, keep: BoolArray) -> ParsedRows:
         """The rows of `keep`, in order, each still named where it was written."""
-        origin = np.flatnonzero(keep)  # the few rows kept index every column: no pass over the rest
+        return self.take(np.flatnonzero(keep))
+
+    def take(self, origin: IntArray) -> ParsedRows:
+        """The rows `origin` (ascending), in order, each still named where it was written: the few
+        rows kept index every column, with no pass over the others."""
 
         def renumbered(table: Mapping[int, str]) -> dict[int, str]:
             rows = np.fromiter(table, dtype=np.int64, count=len(table))
-            kept = rows[keep[rows]] if len(rows) else rows
+            at = np.minimum(np.searchsorted(origin, rows), max(len(origin) - 1, 0))
+            kept = rows[origin[at] == rows] if len(origin) else rows[:0]
             new = np.searchsorted(origin, kept).tolist()
             return dict(zip(new, (table[r] for r in kept.tolist()), strict=True))
 

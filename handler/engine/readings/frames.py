@@ -208,7 +208,7 @@ def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading 
     mine, theirs = box_sizes(rows.xyxy), box_sizes(other)
     if not len(mine) or not len(theirs):
         return None
-    ratio = float(np.median(mine) / np.median(theirs))
+    ratio = float(np.quantile(mine, 0.5) / np.quantile(theirs, 0.5))
     if SCALE_RANGE[0] <= ratio <= SCALE_RANGE[1]:
         return None
     return reading(f"{SCALE} {float(f'{1 / ratio:.3g}'):g}", side)
@@ -278,7 +278,7 @@ def size_ratio(evaluation: Evaluation) -> float | None:
     pred_sizes = box_sizes(evaluation.pred.xyxy[matched])
     if len(gt_sizes) != len(matched) or len(pred_sizes) != len(matched):
         return None
-    return float(np.median(gt_sizes / pred_sizes))
+    return float(np.quantile(gt_sizes / pred_sizes, 0.5))
 
 
 def rescaled(found: Reading, factor: float) -> Reading:
