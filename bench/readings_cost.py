@@ -25,7 +25,7 @@ from handler.inputs import parse_inputs  # noqa: E402
 from handler.pipeline import run  # noqa: E402
 from handler.storage.local import LocalStore  # noqa: E402
 
-REPEATS: Final = 3
+REPEATS: Final = 5
 GENERATOR: Final = ROOT / "bench" / "gen_workload.py"
 
 

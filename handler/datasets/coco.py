@@ -24,7 +24,14 @@ from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
-from handler.datasets.ids import JOIN_SHARE_MIN, JOINED_SHARE_MIN, DatasetIds, other_joins
+from handler.datasets.ids import (
+    BY_PLACE,
+    JOIN_SHARE_MIN,
+    JOINED_SHARE_MIN,
+    PLACES_COVER_MIN,
+    DatasetIds,
+    other_joins,
+)
 from handler.datasets.jsondoc import (
     ArrayText,
     ChunkedArray,
@@ -439,7 +446,7 @@ def read_coco_results(
     if _joined_share(rows) < JOIN_SHARE_MIN:  # its ids name other images: another key may join them
         for way, other in other_joins(ids, reference.asset_ids):
             again = _results_rows(source, document, other)
-            if _joined_share(again) >= JOINED_SHARE_MIN:
+            if _joined_share(again) >= JOINED_SHARE_MIN and _covers(way, again, len(reference.asset_ids)):
                 rows, joined = again, way
                 break
     return replace(build_dataset(source, format_name, rows, images, class_names), id_join=joined)
@@ -448,6 +455,14 @@ def read_coco_results(
 def _results_rows(source: str, document: list[Any] | ArrayText, ids: DatasetIds) -> ParsedRows:
     rows = _parallel_rows(document, ids) if isinstance(document, ArrayText) else None
     return rows if rows is not None else _rows(_result_chunks(source, document), ids, _chunk_count(document))
+
+
+def _covers(way: str, rows: ParsedRows, images: int) -> bool:
+    """A join by place must name nearly every image; a join by name, any of them."""
+    if not way.startswith(BY_PLACE):
+        return True
+    named = np.unique(rows.image[rows.image >= 0])
+    return len(named) >= PLACES_COVER_MIN * images
 
 
 def _joined_share(rows: ParsedRows) -> float:

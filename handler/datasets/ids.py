@@ -92,6 +92,10 @@ class DatasetIds:
 # wrote the file name, or the image's place in the list (from 0 or 1).
 JOIN_SHARE_MIN: Final = 0.5
 JOINED_SHARE_MIN: Final = 0.99
+# A place in the list names some image whatever the file was made for: joined so only when the
+# rows name nearly every image (a results list of these images), never a few of them.
+PLACES_COVER_MIN: Final = 0.9
+BY_PLACE: Final = "place in the image list"
 
 
 def _stem(name: str) -> str:
@@ -104,8 +108,8 @@ def other_joins(ids: DatasetIds, asset_ids: list[str]) -> list[tuple[str, Datase
     ways = {
         "file name": asset_ids,
         "file stem": [_stem(name) for name in asset_ids],
-        "place in the image list, from 0": [str(i) for i in range(len(asset_ids))],
-        "place in the image list, from 1": [str(i + 1) for i in range(len(asset_ids))],
+        f"{BY_PLACE}, from 0": [str(i) for i in range(len(asset_ids))],
+        f"{BY_PLACE}, from 1": [str(i + 1) for i in range(len(asset_ids))],
     }
     return [
         (way, DatasetIds(keys, ids.class_ids))

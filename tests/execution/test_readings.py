@@ -165,6 +165,17 @@ def test_an_honest_weak_model_gets_no_reading(tmp_path: Path, gt: Path, seed: in
     assert mixups.weigh(gt, pred, tmp_path / "store", threshold="0").found is None
 
 
+@pytest.mark.parametrize(
+    "habit",
+    [mixups.grown(1.15), mixups.grown(0.9), mixups.shifted(4), mixups.confused],
+    ids=["larger", "smaller", "shifted", "confused"],
+)
+def test_a_model_with_a_habit_is_not_corrected(tmp_path: Path, habit: mixups.Mistake) -> None:
+    """Boxes a little too large or small, a few pixels off, classes confused: the model, not the file."""
+    pred = mixups.write_mistake(COCO_GT, COCO_RESULTS, [habit], tmp_path / "habit.json")
+    assert mixups.weigh(COCO_GT, pred, tmp_path / "store").found is None
+
+
 def test_the_node_warns_on_stderr_and_its_inputs_file_applies_the_reading(tmp_path: Path) -> None:
     wrong = mixups.write_mistake(COCO_GT, COCO_RESULTS, [mixups.corners], tmp_path / "wrong.json")
     given = {"GT_DATASET": str(COCO_GT), "PRED_DATASET": str(wrong)}

@@ -168,6 +168,28 @@ def letterboxed_rect(side: int, stride: int) -> Mistake:
     return mistake
 
 
+def grown(factor: float) -> Mistake:
+    """A model's habit, not a file's mistake: every box `factor` times larger about its centre."""
+
+    def habit(_: dict[str, Any], results: Results) -> Results:
+        out = []
+        for r in results:
+            x, y, w, h = r["bbox"]
+            out.append(
+                {**r, "bbox": [x - w * (factor - 1) / 2, y - h * (factor - 1) / 2, w * factor, h * factor]}
+            )
+        return out
+
+    return habit
+
+
+def shifted(pixels: float) -> Mistake:
+    """A model's habit: every box a few pixels right and down, whatever the image's size."""
+    return lambda _, results: [
+        {**r, "bbox": [r["bbox"][0] + pixels, r["bbox"][1] + pixels, *r["bbox"][2:]]} for r in results
+    ]
+
+
 def gt_corners(gt: dict[str, Any]) -> dict[str, Any]:
     """A ground truth whose `bbox` a converter wrote as [x1, y1, x2, y2]."""
     annotations = [
