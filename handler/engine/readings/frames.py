@@ -26,7 +26,9 @@ from handler.engine.readings.reading import Reading, Transform, pixel_frame, sid
 OPTION: Final = "FRAME"
 # The inputs detectors are commonly run at (YOLO, SSD, DETR, EfficientDet exports), and strides.
 NETWORK_SIZES: Final = (320, 416, 512, 608, 640, 800, 1024, 1280)
+# The strides a rectangle is padded to: 32 (P5 models), and 64 for the large inputs of P6 models.
 STRIDES: Final = (32, 64)
+P6_FROM: Final = 1024
 MODES: Final = ("letterbox", "letterbox-top-left", "resized")
 HOW: Final = {
     "letterbox": "letterboxed (scaled to fit, padded to the centre)",
@@ -227,7 +229,8 @@ def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: s
         f"{mode} {size}" + suffix
         for size in NETWORK_SIZES
         if FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
-        for mode, suffix in [(m, "") for m in MODES] + [("letterbox", f" {STRIDE} {s}") for s in STRIDES]
+        for mode, suffix in [(m, "") for m in MODES]
+        + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
     ]
     found = []
     for value in values:
