@@ -16,11 +16,13 @@ import numpy as np
 from pydantic import AliasChoices, Field
 
 from handler.boxes import FloatArray, IntArray
+from handler.datasets.read_options import option_flag
 from handler.engine import routing as engine_routing
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import N_OUTCOMES
+from handler.engine.readings.verdict import Rescored
 from handler.engine.routing import DRAW, MIN_CLASS_BOXES, RoutingPolicy
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
@@ -175,6 +177,15 @@ def says(
     return f"{head} to save {_time(saved)}{spread} instead of {_time(used_saved)} at the {used:g} given"
 
 
+def reading_first(found: Rescored) -> str:
+    """A reading that scores clearly better comes first: its options, its score, then run again."""
+    options = " ".join(f'{option_flag(part.key)} "{part.value}"' for part in found.reading.parts)
+    return (
+        f"first read the files as the warning says ({options}: {found.under.score:.2f}, {found.under.grade}) "
+        "and run again, since the thresholds that follow are for the rows as read"
+    )
+
+
 def _named(class_name: str) -> str:
     """A class in the sentence: `person`; a name that reads as a number is quoted (`"14"`)."""
     return f'"{class_name}"' if class_name.replace(".", "").isdigit() else class_name
@@ -208,9 +219,10 @@ def recommendation(facts: RunFacts) -> Recommendation:
     used_saved = scratch - float(routed.used_seconds.sum())
     spread = facts.finished(Spread)
     interval = saved_interval(spread, saved, facts.costs)
+    sentence = says(classes, policy.single, saved, interval, used, used_saved)
     return Recommendation(
         criterion="labeler time saved",
-        says=says(classes, policy.single, saved, interval, used, used_saved),
+        says=sentence if facts.reading is None else f"{reading_first(facts.reading)}; as read, {sentence}",
         threshold=policy.single,
         classes=classes,
         seconds_saved=saved,
