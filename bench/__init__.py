@@ -1,1 +1,1 @@
-"""Benchmarks of the node against the tools users would pick instead (issue 6): `python bench/run.py`."""
+"""Benchmarks of the node against the tools users would pick instead: `python bench/run.py`."""

@@ -26,8 +26,8 @@ if str(ROOT) not in sys.path:
 
 from bench.workloads import WORKLOADS, ensure_data  # noqa: E402
 
-THIRD_PARTY: Final = Path(os.environ.get("PRELABEL_THIRD_PARTY", "/work/shared/data/third_party"))
-GENERATOR: Final = Path(os.environ.get("PRELABEL_GENERATOR", "/work/shared/tools/gen_workload.py"))
+THIRD_PARTY: Final = Path(__file__).resolve().parent.parent / "tests" / "data" / "third_party"
+GENERATOR: Final = Path(__file__).resolve().parent / "gen_workload.py"
 WORK_DIR: Final = ROOT / "bench" / ".work"
 VOLATILE: Final = ("report_id", "created_at", "execution")
 

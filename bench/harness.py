@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--generator",
         type=Path,
-        default=ROOT.parent / "shared" / "tools" / "gen_workload.py",
-        help="the workload generator (default: ../shared/tools/gen_workload.py beside the project)",
+        default=ROOT / "bench" / "gen_workload.py",
+        help="the workload generator (default: bench/gen_workload.py)",
     )
     parser.add_argument("--work-dir", type=Path, default=ROOT / "bench" / ".work", help="data, venv, logs")
     parser.add_argument("--peers-venv", type=Path, help="the peers' venv (default: WORK_DIR/peers-venv)")

@@ -1,6 +1,6 @@
 """The huge run: 10M GT / 100M prediction boxes as native JSONL shards, and our node on them.
 
-    python bench/huge.py [--data /work/benchdata/huge] [--assets 1000000] [--timeout 600]
+    python bench/huge.py [--data bench/.work/huge] [--assets 1000000] [--timeout 600]
 
 The data is generated shard by shard (seeded per shard, numpy only, never the whole dataset
 in memory), once; then the node runs once as a whole process (wall, CPU, peak RSS by
@@ -152,7 +152,7 @@ def run(data: Path, timeout: float, memory_gb: float, log: Path) -> dict[str, ob
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python bench/huge.py", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/benchdata/huge"))
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / ".work" / "huge")
     parser.add_argument("--assets", type=int, default=1_000_000, help="10 GT and 100 predictions each")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before the node is killed")

@@ -1,4 +1,4 @@
-"""What drawing the sketched images costs: page weight and the "draw images" phase (issue 26).
+"""What drawing the sketched images costs: page weight and the "draw images" phase.
 
 python -m bench.images WORK_DIR/default [--photos DIR]
 

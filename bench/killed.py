@@ -1,4 +1,4 @@
-"""A node killed with SIGKILL leaves no process behind (issue 29).
+"""A node killed with SIGKILL leaves no process behind.
 
     python bench/killed.py [--kills 40] [--work-dir bench/.work]
 

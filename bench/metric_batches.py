@@ -10,7 +10,7 @@ records are read once (`load_records`, not timed); then, alternating, median of 
   tally per image each), then `compute()`;
 - `mmeval_stateless`: the mmeval metric's one-shot call on everything, for reference.
 
-Issue 20's bound: `mmeval_batches / stateless` ≤ 2. The results are checked equal. Prints one
+The bound: `mmeval_batches / stateless` ≤ 2. The results are checked equal. Prints one
 JSON object.
 """
 

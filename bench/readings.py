@@ -23,7 +23,7 @@ for path in (ROOT, ROOT / "tests"):
 from helpers import mixups  # type: ignore[import-not-found]  # noqa: E402
 from helpers.mixups import random_weak_model, weigh  # type: ignore[import-not-found]  # noqa: E402
 
-THIRD_PARTY: Final = Path("/work/shared/data/third_party")
+THIRD_PARTY: Final = ROOT / "tests" / "data" / "third_party"
 GROUND_TRUTHS: Final = (
     THIRD_PARTY / "coco_val2014_100" / "instances_val2014_100.json",
     THIRD_PARTY / "voc_padilla_100" / "gts" / "coco_format_v1" / "instances_default.json",

@@ -134,7 +134,7 @@ def targets(raw: dict[str, Any]) -> list[Target]:
 
 
 def _jsonl_scaling(raw: dict[str, Any]) -> list[Target]:
-    """JSONL shards 10k -> 100k images: memory flat, time about linear (issues 10 and 19)."""
+    """JSONL shards 10k -> 100k images: memory flat, time about linear ."""
     return [
         Target(
             "JSONL shards: our peak RSS 100k / 10k images",
@@ -311,7 +311,7 @@ def _machine_lines(raw: dict[str, Any]) -> list[str]:
 def _huge_lines(raw: dict[str, Any]) -> list[str]:
     huge = raw.get("huge")
     if huge is None:
-        return ["Not run yet: `python bench/huge.py` (about 11 GB under /work/benchdata/huge)."]
+        return ["Not run yet: `python bench/huge.py` (about 11 GB under bench/.work/huge)."]
     phases = " · ".join(f"{k} {v:.1f}" for k, v in huge["phases"].items()) or "none finished"
     outcome = "completed" if huge["returncode"] == 0 else f"**did not complete**: exit {huge['returncode']}"
     killed = huge["returncode"] != 0 and huge["wall"] >= huge["timeout"]
@@ -378,25 +378,25 @@ def write_results(raw: dict[str, Any], output: Path) -> None:
         "",
         *_machine_lines(raw),
         "",
-        "## Targets (issue 29)",
+        "## Targets",
         "",
         "| target | measured | bound | |",
         "|---|---|---|---|",
         *(t.row() for t in targets_issue_29(raw)),
         "",
-        "## Targets (issue 19)",
+        "## Targets",
         "",
         "| target | measured | bound | |",
         "|---|---|---|---|",
         *(t.row() for t in targets_issue_19(raw)),
         "",
-        "## Targets (issue 10)",
+        "## Targets",
         "",
         "| target | measured | bound | |",
         "|---|---|---|---|",
         *(t.row() for t in targets_issue_10(raw)),
         "",
-        "## Targets (issue 6)",
+        "## Targets",
         "",
         "| target | measured | bound | |",
         "|---|---|---|---|",

@@ -6,7 +6,6 @@ machine moves both. `python bench/smoke.py` measures it and rewrites bench/basel
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -27,18 +26,7 @@ from handler.inputs import DEFAULT_THRESHOLDS  # noqa: E402
 
 BASELINE: Final = ROOT / "bench" / "baseline.json"
 
-SHARED_GENERATOR: Final = Path("/work/shared/tools/gen_workload.py")
-
-
-def _generator() -> Path:
-    """`$PRELABEL_GENERATOR`, else `../shared/tools/gen_workload.py` beside the project, else the
-    workplace's shared folder (a CI clone lives elsewhere; the third-party files are found the same way)."""
-    configured = os.environ.get("PRELABEL_GENERATOR")
-    beside = ROOT.parent / "shared" / "tools" / "gen_workload.py"
-    return Path(configured) if configured else beside if beside.exists() else SHARED_GENERATOR
-
-
-GENERATOR: Final = _generator()
+GENERATOR: Final = ROOT / "bench" / "gen_workload.py"
 SMOKE: Final = WORKLOADS["smoke"]
 ROUNDS: Final = 9
 _RNG_SEED: Final = 6

@@ -12,7 +12,7 @@ from typing import Final
 from bench.shards import write_shards
 
 PEERS: Final = ("pycocotools", "faster-coco-eval", "tide", "hotcoco", "ultrafast-pycocotools", "vernier")
-# The fast ones, the only peers of the 50k workload (issue 19's targets compare with them).
+# The fast ones, the only peers of the 50k workload.
 FAST_PEERS: Final = ("faster-coco-eval", "hotcoco", "ultrafast-pycocotools", "vernier")
 
 

@@ -13,7 +13,6 @@ widget's size, into `examples/report-screenshot.png`.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -26,16 +25,8 @@ VIEWPORTS: Final = ((900, 700), (1400, 900))
 
 
 def third_party() -> Path:
-    """`$PRELABEL_THIRD_PARTY`, else `../shared/data/third_party` beside the project (as the tests)."""
-    configured = os.environ.get("PRELABEL_THIRD_PARTY")
-    beside = HERE.parent.parent / "shared" / "data" / "third_party"
-    return (
-        Path(configured)
-        if configured
-        else beside
-        if beside.exists()
-        else Path("/work/shared/data/third_party")
-    )
+    """The third-party annotation files the tests use (tests/data/third_party, credited in docs)."""
+    return HERE.parent / "tests" / "data" / "third_party"
 
 
 def coco_report(work: Path) -> Path:

@@ -34,7 +34,7 @@ class BoxTable:
     Attributes:
         xyxy: (N, 4) float64, `[x_min, y_min, x_max, y_max]`.
         class_id: (N,) int64, index into the owning dataset's class names.
-        confidence: (N,) float64; 1.0 where the source had none (SPEC §3).
+        confidence: (N,) float64; 1.0 where the source had none (contract §3).
         image: (N,) int64, index into the owning dataset's assets.
         source_index: (N,) int64, the box's position in its source file, for reports.
         difficult: (N,) bool, VOC's `difficult` flag (kept, only flagged).
@@ -137,7 +137,7 @@ class SkippedBox:
 
 @dataclass(frozen=True)
 class LayoutNote:
-    """Text label lines that do not fit the column layout read (issue 18), and the known layouts
+    """Text label lines that do not fit the column layout read, and the known layouts
     that fit them, as (layout name, share of the sampled lines), best first."""
 
     read: str
@@ -166,14 +166,14 @@ class Dataset:
     skipped_count: int = 0
     crowd_excluded: int = 0
     asset_tags: list[AssetTags] | None = None  # per asset (native format); None when not read
-    # Data health (issue 11): boxes kept that wrote a confidence, and the skipped rows by reason.
+    # Data health: boxes kept that wrote a confidence, and the skipped rows by reason.
     confidence_count: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     layout_note: LayoutNote | None = None  # text formats: the lines do not fit the layout read
     # How its image ids were joined to the images when not by the ids themselves ("file name",
     # "file stem", "place in the image list"): said in an info line and in the "read as" line.
     id_join: str | None = None
-    # The parsed rows it was built from, for another reading of them (issue 24).
+    # The parsed rows it was built from, for another reading of them.
     parsed: Parsed | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -228,7 +228,7 @@ class ParsedRows:
     sized: bool = False
     # How `xyxy` was made from the four numbers written (`layouts.BOX_KINDS`), and the class as
     # written where classes are ids looked up in a table (a COCO results list's category_id; -1
-    # where not an integer): what another reading of the rows starts from (issue 24).
+    # where not an integer): what another reading of the rows starts from.
     convention: str = "x1 y1 x2 y2"
     written_class: IntArray | None = None
 

@@ -132,7 +132,7 @@ def run(
                 evaluated = evaluate_plan(
                     plan, staging.outcome_sinks(shards), staging.pre_label_sinks(shards)
                 )
-                # Another reading of the predictions that scores clearly better (issue 24).
+                # Another reading of the predictions that scores clearly better.
                 reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
                 merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them

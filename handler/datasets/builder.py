@@ -3,7 +3,7 @@
 A reader only parses (`ParsedRows`: columns, and the rows it could not read with why).
 `build_dataset` skips and counts, in row order, every row that breaks a constraint of
 `schemas/dataset.schema.json` or lies wholly outside its image, fills a missing confidence
-with 1.0 (SPEC §3) and resolves the coordinate frame, for every format alike.
+with 1.0 (contract §3) and resolves the coordinate frame, for every format alike.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _per_row(sizes: FloatArray, image: IntArray) -> FloatArray:
 
 
 def _fill_confidence(rows: ParsedRows) -> tuple[FloatArray, BoolArray]:
-    """SPEC §3, its one place: a row that wrote no confidence is fully confident (1.0).
+    """contract §3, its one place: a row that wrote no confidence is fully confident (1.0).
 
     Where every row wrote one, the column is the parser's own (not a copy)."""
     n = len(rows)

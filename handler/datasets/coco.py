@@ -428,7 +428,7 @@ def read_coco_results(
     ids: DatasetIds | None,
     names: dict[int, str] | None = None,
 ) -> Dataset:
-    """A results list covers every image of the COCO GT file it is paired with (SPEC §4).
+    """A results list covers every image of the COCO GT file it is paired with (contract §4).
 
     `names` (--pred-names) name its category ids instead of the GT file's categories. An
     `ArrayText` is decoded and turned into columns a piece at a time (side by side when it pays)."""

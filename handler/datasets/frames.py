@@ -1,4 +1,4 @@
-"""One coordinate frame (SPEC §5): normalised boxes become pixels wherever the size is known."""
+"""One coordinate frame (contract §5): normalised boxes become pixels wherever the size is known."""
 
 from __future__ import annotations
 

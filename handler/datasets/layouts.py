@@ -1,4 +1,4 @@
-"""Column layouts of text label lines (issue 18): which one a file is read in, and which ones fit.
+"""Column layouts of text label lines: which one a file is read in, and which ones fit.
 
 A layout is the order of a line's columns after the class: an optional score first or last and
 a box as `cx cy w h` (centre and size), `x y w h` (corner and size) or `x1 y1 x2 y2` (corners),

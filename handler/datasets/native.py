@@ -117,7 +117,7 @@ def _check_sizes(source: str, positions: list[str], asset_at: Callable[[int], As
 
 
 def _confidence(annotation: dict[str, Any]) -> float | None:
-    """SPEC §3: `confidence` (NaN if not a number), else a numeric `confidence-model` tag, else None."""
+    """contract §3: `confidence` (NaN if not a number), else a numeric `confidence-model` tag, else None."""
     if "confidence" in annotation:
         return number_or_nan(annotation["confidence"])
     tags = annotation.get("tags")

@@ -2,7 +2,7 @@
 
 Each entry has `predicted_bounding_boxes`: boxes with normalised `x_min/x_max/y_min/y_max`
 and a `probabilities` vector, whose argmax is the class (an index into the GT's class list)
-and whose max is the confidence (SPEC §3).
+and whose max is the confidence (contract §3).
 """
 
 from __future__ import annotations

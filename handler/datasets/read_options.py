@@ -1,5 +1,5 @@
-"""How to read one side when its files do not say it (issue 18): class names and column layout,
-and which model's predictions a Label Studio export gives (issue 28).
+"""How to read one side when its files do not say it: class names and column layout,
+and which model's predictions a Label Studio export gives.
 
 `--gt-names FILE` / `--pred-names FILE` (a `.names` / `classes.txt` list, a `data.yaml`, or a
 COCO file's `categories`) name the class ids of a side; `--gt-layout` / `--pred-layout` give
@@ -46,7 +46,7 @@ class ReadOption:
     applies_to: str
     parse: Callable[[str], Any]
     open: Callable[[str, Any], Any] | None = None  # (key, parsed value) -> the value read
-    # Another reading of the rows read (issue 24): applied after any reader, by `execution.readings`.
+    # Another reading of the rows read: applied after any reader, by `execution.readings`.
     rereads: bool = False
 
     def key(self, side: Side) -> str:

@@ -32,7 +32,7 @@ class SideSpec:
     names: str | None = None  # GT_NAMES: a names file, read when the side is opened
     layout: Layout | None = None
     model_version: str | None = None  # PRED_MODEL_VERSION: whose predictions a Label Studio export gives
-    box: str | None = None  # PRED_BOX ... : other readings of the rows read (issue 24)
+    box: str | None = None  # PRED_BOX ... : other readings of the rows read
     frame: str | None = None
     class_map: str | None = None  # a class map file, read when the side is read again
 

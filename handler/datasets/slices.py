@@ -1,4 +1,4 @@
-"""The `--slices` file (issue 13 item 5): slice name -> asset ids, read and checked.
+"""The `--slices` file: slice name -> asset ids, read and checked.
 
 The `slices` section built from it is handler/report/findings/sections/slices.py.
 """

@@ -1,4 +1,4 @@
-"""IoU, greedy matching and outcomes (SPEC §5-7): pure numpy, no I/O."""
+"""IoU, greedy matching and outcomes (contract §5-7): pure numpy, no I/O."""
 
 from handler.engine.evaluation import Evaluation, Thresholds, evaluate
 from handler.engine.matching import MatchResult

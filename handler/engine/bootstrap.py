@@ -1,4 +1,4 @@
-"""Per-image bootstrap of the assistance score and the time saved (issue 13, items 1, 4 and 5).
+"""Per-image bootstrap of the assistance score and the time saved.
 
 Images are the resampling unit: a resample draws n images with replacement from the n scored
 images and adds their outcome counts. The score and the grade of a resample come from those
@@ -27,7 +27,7 @@ from handler.engine.timecost import TimeCosts
 from handler.forked import worker_budget
 
 SEED: Final = 20261129
-# The issue's floor: the 2.5% and 97.5% ends rest on 25 resamples each, and the cost (one draw per
+# The floor: the 2.5% and 97.5% ends rest on 25 resamples each, and the cost (one draw per
 # image and resample) stays below a second at 50k images.
 RESAMPLES: Final = 1000
 LEVEL: Final = Fraction(95, 100)

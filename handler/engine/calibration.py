@@ -1,4 +1,4 @@
-"""Seconds per labeler action fitted from a labeling tool's log (issue 25): pure numpy.
+"""Seconds per labeler action fitted from a labeling tool's log: pure numpy.
 
 Two shapes of log, two fits:
 - per task, the action counts and the task's time (Label Studio's `lead_time`): non-negative

@@ -1,4 +1,4 @@
-"""Rows of outcome counts and what each row says: the one home of scoring a row (SPEC §7).
+"""Rows of outcome counts and what each row says: the one home of scoring a row (contract §7).
 
 A row is the five outcome counts of anything (a run, an image, a class, a slice, a class at a
 sweep threshold, a bootstrap resample); `OutcomeCounts` holds any number of them as an

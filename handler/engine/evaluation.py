@@ -24,7 +24,7 @@ NEAR_MISS_FLOOR: Final = 0.1
 
 @dataclass(frozen=True)
 class Thresholds:
-    """What "good enough" means (SPEC §2): the two IoU bounds and the confidence cut.
+    """What "good enough" means (contract §2): the two IoU bounds and the confidence cut.
 
     No defaults here: node.json holds them (`handler.inputs.DEFAULT_THRESHOLDS`).
     """
@@ -62,7 +62,7 @@ class Evaluation:
 
 
 def keep_mask(confidence: FloatArray, threshold: float | FloatArray) -> BoolArray:
-    """SPEC §3, the one home of the rule: a prediction is kept when confidence ≥ threshold (one
+    """contract §3, the one home of the rule: a prediction is kept when confidence ≥ threshold (one
     threshold, or each prediction's own; NaN keeps none)."""
     kept: BoolArray = confidence >= threshold
     return kept

@@ -1,4 +1,4 @@
-"""Data-health figures (issue 11): what the warnings are decided from, as counts that add over shards.
+"""Data-health figures: what the warnings are decided from, as counts that add over shards.
 
 Each shard counts; `a + b` adds the counts (and the counters key by key), so the warnings,
 decided from the merged figures only, are the same for every executor.

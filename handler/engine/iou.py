@@ -1,4 +1,4 @@
-"""Intersection over union of axis-aligned boxes, continuous coordinates (SPEC §5).
+"""Intersection over union of axis-aligned boxes, continuous coordinates (contract §5).
 
 Every IoU of the engine goes through `iou_of_overlap`, so the candidate pairs (which compute
 the overlap from columns) and any other IoU agree bit for bit: same float operations, same

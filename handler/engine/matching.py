@@ -1,4 +1,4 @@
-"""Candidate pairs and greedy one-to-one matching (SPEC §5), vectorised over all images.
+"""Candidate pairs and greedy one-to-one matching (contract §5), vectorised over all images.
 
 Candidate pairs are found without trying every (GT, prediction) pair of an image: IoU ≥ t
 needs the two x-intervals to overlap by at least t times the wider one, so the predictions

@@ -1,4 +1,4 @@
-"""Outcomes of every box (SPEC §6) and their additive tally (SPEC §7)."""
+"""Outcomes of every box (contract §6) and their additive tally (contract §7)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from handler.engine.score import assistance_score, grade, score_fraction
 
 
 class Outcome(IntEnum):
-    """The five outcomes (SPEC §6), each with what the labeler does and how the page names it.
+    """The five outcomes (contract §6), each with what the labeler does and how the page names it.
 
     `key` names it in the findings and outcomes.jsonl, `action` is the labeler's action
     (and the `TimeCosts` field that prices it), `label` the page's card title and
@@ -65,7 +65,7 @@ class BoxOutcomes:
 
 
 def pair_outcomes(same_class: BoolArray, iou: FloatArray, iou_perfect: float) -> IntArray:
-    """SPEC §6 for matched pairs: correct, shifted, or class-confused."""
+    """contract §6 for matched pairs: correct, shifted, or class-confused."""
     return np.where(
         same_class,
         np.where(iou >= iou_perfect, int(Outcome.CORRECT), int(Outcome.SHIFTED)),

@@ -1,4 +1,4 @@
-"""Paired per-image bootstrap of two prediction sets on the same GT (issue 13, item 4).
+"""Paired per-image bootstrap of two prediction sets on the same GT.
 
 A and B are scored on the same images, so a resample draws the same images for both: the
 per-image counts of A and B side by side, (n, 10), go through `resampled_counts` as one

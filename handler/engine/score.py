@@ -1,4 +1,4 @@
-"""Assistance score and grade (SPEC §7): the one home of the score's formula.
+"""Assistance score and grade (contract §7): the one home of the score's formula.
 
 Everything that scores (a tally, rows of outcome counts through `counts.OutcomeCounts`, the
 confidence sweep) calls these, so the weights of the five outcomes are written once

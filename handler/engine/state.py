@@ -1,4 +1,4 @@
-"""The mergeable state of an evaluation (SPEC §11): shards of whole assets map to it, states merge exactly.
+"""The mergeable state of an evaluation (contract §11): shards of whole assets map to it, merged exactly.
 
 A state is the core tally, what reading the datasets found, and one partial per registered
 analysis (handler/engine/analyses/). Every merge is associative and order-independent, so

@@ -1,4 +1,4 @@
-"""Labeler time with the predictions vs from scratch, from a cost per action (SPEC §6, §13).
+"""Labeler time with the predictions vs from scratch, from a cost per action (contract §6, §13).
 
 Defaults: verifying a box (accept) 1.8 s and drawing one 25.5 s are measured in the literature
 (CITED); nudge, relabel and delete have no primary source we know, and are assumptions (ASSUMED;
@@ -21,7 +21,7 @@ import orjson
 from handler.boxes import FloatArray
 from handler.engine.outcomes import Outcome
 
-# The labeler's action of each outcome (SPEC §6), in Outcome order: a view of `Outcome.action`.
+# The labeler's action of each outcome (contract §6), in Outcome order: a view of `Outcome.action`.
 ACTIONS: Final = tuple(outcome.action for outcome in Outcome)
 DRAW_SOURCE: Final = (
     "Su, Deng, Fei-Fei (2012), Crowdsourcing Annotations for Visual Object Detection, "

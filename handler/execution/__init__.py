@@ -1,4 +1,4 @@
-"""Evaluation as a map over shards of whole assets and an exact merge (SPEC §11).
+"""Evaluation as a map over shards of whole assets and an exact merge (contract §11).
 
 `read_and_plan` opens both sides, reads them and plans the shards, or leaves shard files to the
 workers (`plan_sides` does so for sides already open: compare's one GT); `evaluate_plan` maps

@@ -1,7 +1,7 @@
 """Where the shards run: in this process, in a local process pool, or on a dask.distributed cluster.
 
 Every executor maps one picklable function over a list of tasks and yields the results in
-task order; nothing else differs, so the findings are the same whichever ran (SPEC §11).
+task order; nothing else differs, so the findings are the same whichever ran (contract §11).
 """
 
 from __future__ import annotations

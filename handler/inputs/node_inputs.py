@@ -36,7 +36,7 @@ _READ_OPTION_KEYS: Final = {option.key(side): (option, side) for option in READ_
 
 @dataclass(frozen=True)
 class ConfidenceThreshold:
-    """CONFIDENCE_THRESHOLD, parsed once (SPEC §2): the text as given, the number used, and
+    """CONFIDENCE_THRESHOLD, parsed once (contract §2): the text as given, the number used, and
     whether that number replaced a text that is not one (0 then)."""
 
     given: str

@@ -1,4 +1,4 @@
-"""The node's outputs (SPEC §10), keyed exactly as node.json's `outputs`."""
+"""The node's outputs (contract §10), keyed exactly as node.json's `outputs`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The vectorised engine (SPEC §5-7) against the naive reference in `tests/helpers/reference.py`.
+"""The vectorised engine (contract §5-7) against the naive reference in `tests/helpers/reference.py`.
 
 Random images live on a small integer grid so that exact IoU ties, IoU exactly at a bound,
 zero-area boxes and confidences exactly at the threshold are common, not rare: about 10,000

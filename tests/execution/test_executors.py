@@ -1,4 +1,4 @@
-"""One code path, three executors: in this process, a local process pool, a dask cluster (SPEC §11).
+"""One code path, three executors: in this process, a local process pool, a dask cluster (contract §11).
 
 Each workload runs three times through the node's `run`; the findings must be equal but for
 the id, the time and the `execution` block, and outcomes.jsonl byte for byte. The cluster is the

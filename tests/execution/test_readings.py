@@ -1,4 +1,4 @@
-"""Did you mean…? (issue 24): each export mistake gets the reading that undoes it, with the clean score;
+"""Did you mean…?: each export mistake gets the reading that undoes it, with the clean score;
 honest weak models and clean pairs get none."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12: our own fuzz suite, every example through the node's entry point in-process.
+"""Our own fuzz suite, every example through the node's entry point in-process.
 
 Families: structure-aware documents of every format and odd node inputs (hypothesis
 strategies), and byte-level mutations of the real third-party files. Property of every
@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from helpers.csv_format import register
 from helpers.node_run import NodeRun, run_node
+from helpers.paths import THIRD_PARTY
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from handler.datasets import format_names
 
-THIRD_PARTY = Path("/work/shared/data/third_party")
 FAMILY_EXAMPLES = int(os.environ.get("PRELABEL_FUZZ_EXAMPLES", "0")) or 150
 FUZZ = settings(
     max_examples=FAMILY_EXAMPLES,

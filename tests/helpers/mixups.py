@@ -1,4 +1,4 @@
-"""Export mistakes made on purpose (issue 24): a clean COCO results list written wrongly.
+"""Export mistakes made on purpose: a clean COCO results list written wrongly.
 
 Each mistake is one of those people make every week, built from a real pair of files; the
 "did you mean" re-scoring must name the reading that undoes it, and applying that reading

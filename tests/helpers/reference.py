@@ -1,4 +1,4 @@
-"""A deliberately naive reference of SPEC §5-7, for checking the vectorised engine.
+"""A deliberately naive reference of contract §5-7, for checking the vectorised engine.
 
 Pure Python, no numpy, one image at a time, one pair at a time: it is meant to be read
 against the spec line by line, not to be fast.
@@ -27,7 +27,7 @@ FALSE_POSITIVE = "false_positive"
 FALSE_NEGATIVE = "false_negative"
 OUTCOME_NAMES = (CORRECT, SHIFTED, CLASS_CONFUSED, FALSE_POSITIVE, FALSE_NEGATIVE)
 
-# Grade bounds, best first (SPEC §7): the best grade whose bound the score reaches.
+# Grade bounds, best first (contract §7): the best grade whose bound the score reaches.
 GRADE_BOUNDS = (
     ("Production-grade", Fraction(9, 10)),
     ("Strong assist", Fraction(6, 10)),

@@ -1,4 +1,4 @@
-"""Node inputs: validated against node.json itself (SPEC §2)."""
+"""Node inputs: validated against node.json itself (contract §2)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def test_cli_is_quiet_by_default_verbose_with_v_and_names_the_page(
     assert refused.value.code == 2
 
 
-# --- the commands, and mistakes on the command line (issue 18, item 6), through real processes ---
+# --- the commands, and mistakes on the command line, through real processes ---
 
 COMMANDS = ("run", "list", "show", "compare", "export", "gc")
 

@@ -1,4 +1,4 @@
-"""Issue 12: every defect the hostile-input campaign found, through the node's entry point.
+"""Every defect the hostile-input campaign found, through the node's entry point.
 
 Each case ends in OK or one `error:` line (exit 2): no traceback, no warning, and a message
 that names the user's path, says what to fix and quotes at most ~80 characters.

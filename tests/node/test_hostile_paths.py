@@ -1,4 +1,4 @@
-"""Issue 29: every path the user gives that the OS would refuse (a name longer than NAME_MAX, a
+"""Every path the user gives that the OS would refuse (a name longer than NAME_MAX, a
 path longer than PATH_MAX, a NUL, a file where a folder should be) is one `error:` line naming
 the input, through the node's entry point: no traceback, no OSError or ValueError from a reader.
 """

@@ -1,4 +1,4 @@
-"""Issue 29: a node killed with SIGKILL leaves no process of its session behind, its pipes close,
+"""A node killed with SIGKILL leaves no process of its session behind, its pipes close,
 and the next run into the same store succeeds. A few kill moments here; `python bench/killed.py`
 runs the long campaign (docs/scaling.md, "Workers die with the node")."""
 

@@ -1,4 +1,4 @@
-"""What a run imports: only what it needs (issue 19's short start), checked in a fresh process."""
+"""What a run imports: only what it needs, checked in a fresh process."""
 
 from __future__ import annotations
 

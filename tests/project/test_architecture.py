@@ -1,4 +1,4 @@
-"""Each rule in one place (issue 9), as a test: after hotcoco's `tests/architecture.rs`.
+"""Each rule in one place, as a test: after hotcoco's `tests/architecture.rs`.
 
 Someone checking a number should find one place that says how it is computed. These checks are
 deliberately crude: each rule is a shape of code (an expression, a call, a literal), matched on
@@ -338,7 +338,7 @@ RULES = (
         ("handler/engine/outcomes.py",),
         "Outcome.label / Outcome.short_label (report/page/html.py: CARD_LABELS, SHORT_LABELS)",
     ),
-    # Issue 16: scoring a row of outcome counts is one type, `OutcomeCounts` (engine/counts.py).
+    # Scoring a row of outcome counts is one type, `OutcomeCounts` (engine/counts.py).
     Rule(
         "scoring rows of outcome counts",
         called("weighted_halves", "assistance_scores", "grade_indices"),

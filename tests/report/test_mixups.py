@@ -1,4 +1,4 @@
-"""Export mix-ups (issue 18) on real third-party files: each raises its warning, the options read it right."""
+"""Export mix-ups on real third-party files: each raises its warning, the options read it right."""
 
 from __future__ import annotations
 

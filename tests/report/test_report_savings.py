@@ -1,4 +1,4 @@
-"""Issue 11's page: one savings story (score and time apart), per class by time left, card captions."""
+"""The page's savings story: (score and time apart), per class by time left, card captions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Data-health warnings (issue 11) on real third-party files: each case raises its code, clean runs none."""
+"""Data-health warnings on real third-party files: each case raises its code, clean runs none."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19: reading a dataset never reserves the size limit, so small files read under an
+"""Reading a dataset never reserves the size limit, so small files read under an
 address-space cap (`ulimit -v`, a container with strict overcommit) far below that limit."""
 
 from __future__ import annotations

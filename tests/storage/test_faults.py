@@ -1,4 +1,4 @@
-"""Issue 12: a publish on a real failing store leaves nothing visible, and gc clears what a
+"""A publish on a real failing store leaves nothing visible, and gc clears what a
 killed process left (full file system, read-only store, SIGKILL, S3 failing mid-upload)."""
 
 from __future__ import annotations

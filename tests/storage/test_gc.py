@@ -1,4 +1,4 @@
-"""Issue 12: staging left by a killed publish is removed by `prelabel-eval gc` and by the next
+"""Staging left by a killed publish is removed by `prelabel-eval gc` and by the next
 publish once it is older than the safe age; signals end a run with nothing left behind."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _sigint_as_on_a_terminal() -> None:
 
 SIGNALS = [(signal.SIGTERM, 143), (signal.SIGINT, 130)]
 # Every moment in this process; and the staging moment with two pool processes writing chunks
-# while the driver cleans up (the race of issue 16).
+# while the driver cleans up (a race once seen).
 RUNS = [(*sent, moment, "1") for sent in SIGNALS for moment in MOMENTS] + [(*SIGNALS[0], "staging", "2")]
 
 

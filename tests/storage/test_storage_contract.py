@@ -504,7 +504,7 @@ class TestSources:
     def test_a_file_is_read_in_ranges_from_other_processes_where_the_backend_can(
         self, backend: Backend
     ) -> None:
-        """Forked workers read their own pieces of a big dataset file (issue 19); a rewritten
+        """Forked workers read their own pieces of a big dataset file; a rewritten
         file is seen as changed. A backend without ranged reads (flat) reads files whole."""
         content = bytes(range(256)) * 40
         backend.put("big.json", content)

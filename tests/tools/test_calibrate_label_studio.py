@@ -1,4 +1,4 @@
-"""Done-when of issue 25: a real Label Studio server's own export, calibrated back.
+"""A real Label Studio server's own export, calibrated back.
 
 Simulated labelers with known seconds per action (tests/helpers/labeler_logs.py) work through the
 server's API the way its editor does: each task is imported with a prediction, and each annotation

@@ -1,4 +1,4 @@
-"""Done-when of issue 28: the shared COCO val2014 pair, carried through each labeling tool's own
+"""The COCO val2014 pair, carried through each labeling tool's own
 files, gives the counts of the COCO files themselves.
 
 Label Studio: the pair becomes tasks (GT as annotations, detections as predictions), imported

@@ -1,4 +1,4 @@
-"""Issue 28's done-when for the way back: the pre-labels `prelabel-eval export` writes load in the
+"""The way back: the pre-labels `prelabel-eval export` writes load in the
 tools themselves with the boxes the policy keeps.
 
 - Label Studio: a project made with the exported labeling config (`.xml`), the exported tasks

@@ -1,4 +1,4 @@
-"""Labeling tools' logs, read for the seconds labelers spend per action (issue 25).
+"""Labeling tools' logs, read for the seconds labelers spend per action.
 
 A log is read like a dataset: one module per tool's format, detected from the content, each
 listed once in LOG_FORMATS. A reader gives the actions it saw by name (`accept`, `nudge`,

@@ -1,5 +1,5 @@
 """`class_map.json`: class as written -> GT class, when a class reading scores clearly better
-(issue 24); the file a user reviews and passes back with the class-map reading option."""
+; the file a user reviews and passes back with the class-map reading option."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Data-health warnings (SPEC §8, issue 11): decided from the merged state only, most serious first.
+"""Data-health warnings (contract §8): decided from the merged state only, most serious first.
 
 A wrong-looking grade is never silent: each check below reads the merged `HealthFigures` and
 `DatasetFigures`, so every executor raises the same warnings.

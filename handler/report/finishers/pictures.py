@@ -2,7 +2,7 @@
 
 The images are the sketches' own (`listed_images`); where they are is the IMAGES input (checked
 by the pipeline before the datasets are read), else the folder the GT's format names beside its
-labels. A phase of its own, "draw images": its time is not the evaluation's (SPEC §11).
+labels. A phase of its own, "draw images": its time is not the evaluation's (contract §11).
 """
 
 from __future__ import annotations

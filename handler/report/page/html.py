@@ -1,4 +1,4 @@
-"""The one-page HTML report (SPEC §8): self-contained, every dataset string escaped.
+"""The one-page HTML report (contract §8): self-contained, every dataset string escaped.
 
 The gauge's geometry is computed here and the other figures' in `handler.report.charts`, so the
 templates only place numbers; every string from a dataset reaches the page through jinja2's
@@ -62,7 +62,7 @@ class Card:
 
 
 def card_captions(iou_min: float, iou_perfect: float) -> dict[str, str]:
-    """Each outcome's definition (SPEC §6) in a few words, with the actual IoU bounds."""
+    """Each outcome's definition (contract §6) in a few words, with the actual IoU bounds."""
     low, high = f"{iou_min:g}", f"{iou_perfect:g}"
     return {
         "correct": f"same class, IoU ≥ {high}",

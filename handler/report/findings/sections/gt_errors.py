@@ -1,4 +1,4 @@
-"""`suspected_gt_errors` (issue 13 item 3): confident predictions that contradict the GT."""
+"""`suspected_gt_errors`: confident predictions that contradict the GT."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class SuspectedGtErrors(Section):
     )
 
 
-# While another reading explains the misses, the GT is not blamed for them (issue 24).
+# While another reading explains the misses, the GT is not blamed for them.
 WITHHELD: Final = (
     "not listed: another reading of the predictions scores clearly better (see the warning under the "
     "verdict), so their misses are the export's, not the ground truth's; outcomes.jsonl flags none either"

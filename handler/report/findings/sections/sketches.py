@@ -1,4 +1,4 @@
-"""`sketches`: the boxes of every image the page draws small (issue 17 item 3).
+"""`sketches`: the boxes of every image the page draws small.
 
 The images are those listed under "where the work is", in `suspected_gt_errors` and in
 `near_misses`; the sketches finisher (report/finishers/image_sketches.py) chooses them and draws their

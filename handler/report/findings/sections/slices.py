@@ -1,4 +1,4 @@
-"""`slices` (issue 13 item 5): per-slice score, grade and interval; named sets of images.
+"""`slices`: per-slice score, grade and interval; named sets of images.
 
 A slice is a set of scored images: the asset ids a `--slices` file lists under a name, or the
 images whose native asset `tags` carry a tag. Its figures are the merged per-image outcome
