@@ -13,6 +13,7 @@ widget's size, into `examples/report-screenshot.png`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -20,6 +21,10 @@ from typing import Final
 HERE: Final = Path(__file__).resolve().parent
 CHROMIUM: Final = Path("/usr/bin/chromium")
 SCREENSHOT: Final = HERE / "report-screenshot.png"
+# The digest of the page's templates the screenshot was made from: a test compares it with the
+# templates' own, so a page change without a new screenshot fails.
+STAMP: Final = HERE / "report-screenshot.templates.sha256"
+TEMPLATES: Final = HERE.parent / "report_templates"
 README_VIEWPORT: Final = (900, 700)
 VIEWPORTS: Final = ((900, 700), (1400, 900))
 
@@ -27,6 +32,14 @@ VIEWPORTS: Final = ((900, 700), (1400, 900))
 def third_party() -> Path:
     """The third-party annotation files the tests use (tests/data/third_party, credited in docs)."""
     return HERE.parent / "tests" / "data" / "third_party"
+
+
+def templates_digest() -> str:
+    """The SHA-256 of every template file of the page, names and contents, in name order."""
+    digest = hashlib.sha256()
+    for path in sorted(TEMPLATES.rglob("*.j2")):
+        digest.update(str(path.relative_to(TEMPLATES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def coco_report(work: Path) -> Path:
@@ -102,6 +115,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="prelabel-screenshot-") as work:
         photograph(coco_report(Path(work)), [(SCREENSHOT, README_VIEWPORT, False)])
+    STAMP.write_text(templates_digest() + "\n")
     print(SCREENSHOT)
 
 

@@ -52,7 +52,7 @@ def pillow_missing() -> str | None:
     try:
         import PIL.Image  # noqa: F401
     except ImportError:
-        return "Pillow is not installed (pip install 'prelabel-eval[images]')"
+        return "Pillow is not installed (pip install 'evaluate-prelabeling-efficiency[images]')"
     return None
 
 

@@ -137,3 +137,24 @@ def test_image_builds_and_runs_the_example(dockerfile: Dockerfile) -> None:
         outputs_of(answer.stdout)
     finally:
         run(["docker", "image", "rm", "-f", tag], cwd=ROOT, timeout=120)
+
+
+def test_prelabel_eval_is_the_api_whatever_the_working_folder_holds(
+    dockerfile_venv: Venv, tmp_path: Path
+) -> None:
+    """A `handler.py` of the user's own shadows `import handler` there; `prelabel_eval` it cannot."""
+    (tmp_path / "handler.py").write_text('raise SystemExit("the user\'s own handler.py")\n')
+    probe = (
+        "from prelabel_eval import load_records, PrelabelingEfficiency; import handler; "
+        "print(handler.__file__)"
+    )
+    answer = run(
+        [str(dockerfile_venv.python), "-c", probe], cwd=tmp_path, timeout=120, env=clean_environment()
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert Path(answer.stdout.strip()).is_relative_to(dockerfile_venv.python.parent.parent)
+    inputs = {key: str(ROOT / path) for key, path in EXAMPLE_INPUTS.items()}
+    env = clean_environment(**inputs, PRELABEL_STORE=str(tmp_path / "store"))
+    node = run([str(dockerfile_venv.python), "-m", "prelabel_eval", "-q"], cwd=tmp_path, timeout=300, env=env)
+    assert node.returncode == 0, node.stderr
+    assert outputs_of(node.stdout)["EFFICIENCY_LEVEL"] == "Partial assist"

@@ -472,6 +472,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("metric", "progress"),
     ("mmeval", "cli", "__main__"),
     ("__init__",),  # the public API
+    ("alias",),  # the same API as `prelabel_eval`, which no `handler.py` in the working folder shadows
 )
 TIER_OF = {part: level for level, parts in enumerate(TIERS) for part in parts}
 
