@@ -4,7 +4,7 @@ Defaults: verifying a box (accept) 1.8 s and drawing one 25.5 s are measured in 
 (CITED); nudge, relabel and delete have no primary source we know, and are assumptions (ASSUMED;
 docs/time-costs.md says so).
 A team's own seconds come in a costs file (`prelabel-eval calibrate` writes one): `TimeCosts.
-from_file`, whose `fit` says what they were fitted from and how sure the fit is.
+from_json`, whose `fit` says what they were fitted from and how sure the fit is.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -105,20 +104,19 @@ class TimeCosts:
         return {outcome.cost_field: self.seconds(outcome) for outcome in Outcome}
 
     @classmethod
-    def from_file(cls, path: str | Path) -> TimeCosts:
-        """The costs of a costs file (`{"seconds": {"draw": 30, ...}, ...}`; `calibrate` writes one).
-
-        Raises ValueError naming the file and what was expected (OSError when it cannot be read).
-        """
+    def from_json(cls, content: bytes, name: str) -> TimeCosts:
+        """The costs of a costs file's bytes (`{"seconds": {"draw": 30, ...}, ...}`; `calibrate`
+        writes one); `name` names it in the ValueError that says what was expected. The engine
+        reads no file: the inputs do (`inputs.read_time_costs`)."""
         try:
-            document = orjson.loads(Path(path).read_bytes())
+            document = orjson.loads(content)
         except orjson.JSONDecodeError as error:
-            where = f"{path}: line {error.lineno} column {error.colno}"
+            where = f"{name}: line {error.lineno} column {error.colno}"
             raise ValueError(f"{where}: expected a JSON costs file ({error.msg})") from None
         try:
             return cls.from_document(document)
         except ValueError as error:
-            raise ValueError(f"{path}: {error}") from None
+            raise ValueError(f"{name}: {error}") from None
 
     @classmethod
     def from_document(cls, document: Any) -> TimeCosts:

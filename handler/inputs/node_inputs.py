@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from handler.datasets import format_names
@@ -250,9 +251,10 @@ def _typed(key: str, text: str) -> Any:
 
 
 def read_time_costs(path: str, key: str) -> TimeCosts:
-    """`TimeCosts.from_file`, its mistakes as the one-line error of the input or option `key`."""
+    """The costs file at `path` (`TimeCosts.from_json`), its mistakes as the one-line error of the
+    input or option `key`."""
     try:
-        return TimeCosts.from_file(path)
+        return TimeCosts.from_json(Path(path).read_bytes(), path)
     except OSError as error:
         raise InputError(f"{path}: cannot read the costs file ({error.strerror})", key) from None
     except ValueError as error:

@@ -1,5 +1,5 @@
 """`prelabel-eval calibrate` and the costs file it writes, used by `run --time-costs`, by the node's
-TIME_COSTS input and by `TimeCosts.from_file`; bad logs and costs files are one line each."""
+TIME_COSTS input and by `inputs.read_time_costs`; bad logs and costs files are one line each."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from helpers.labeler_logs import (
 from helpers.paths import EXAMPLES
 
 from handler.engine.timecost import ACTIONS, TimeCosts
+from handler.inputs.node_inputs import read_time_costs
 from handler.report.findings import duration
 
 GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
@@ -64,7 +65,7 @@ def test_calibrate_writes_the_fitted_seconds_and_whose_they_are(costs_file: Path
     fitted = document["fitted_from"]
     assert fitted["files"] == ["team_export.json"] and fitted["tasks"] == 240 and fitted["unit"] == "tasks"
     assert fitted["kept_default"] == [] and len(fitted["replicates"]) == 1000
-    costs = TimeCosts.from_file(costs_file)
+    costs = read_time_costs(str(costs_file), "TIME_COSTS")
     assert costs.to_dict() == document["seconds"] and costs.fit is not None
     assert costs.fit.source.startswith("fitted from 240 tasks of team_export.json, 20")
 
@@ -98,7 +99,7 @@ def test_run_and_the_node_price_the_work_with_the_costs_file(costs_file: Path, t
 def test_a_hand_written_costs_file_needs_only_the_seconds_it_changes(tmp_path: Path) -> None:
     path = tmp_path / "costs.json"
     path.write_text('{"seconds": {"draw": 30}}')
-    costs = TimeCosts.from_file(path)
+    costs = read_time_costs(str(path), "TIME_COSTS")
     assert costs == TimeCosts(draw=30.0) and costs.fit is None
 
 
