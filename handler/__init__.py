@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from handler.comparison import compare
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
+    from handler.inputs import load_time_costs
     from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_records
     from handler.report.findings import Comparison
 
@@ -25,6 +26,7 @@ _PUBLIC = {
     "PrelabelingEfficiency": "handler.metric",
     "Records": "handler.metric",
     "load_records": "handler.metric",
+    "load_time_costs": "handler.inputs",
     "Thresholds": "handler.engine",
     "compare": "handler.comparison",
     "TimeCosts": "handler.engine.timecost",
@@ -40,6 +42,7 @@ __all__ = [
     "TimeCosts",
     "compare",
     "load_records",
+    "load_time_costs",
 ]
 
 

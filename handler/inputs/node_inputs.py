@@ -250,6 +250,11 @@ def _typed(key: str, text: str) -> Any:
     return text
 
 
+def load_time_costs(path: str) -> TimeCosts:
+    """A costs file (`prelabel-eval calibrate` writes one), as `--time-costs` reads it: the Python API's."""
+    return read_time_costs(path, TIME_COSTS_KEY)
+
+
 def read_time_costs(path: str, key: str) -> TimeCosts:
     """The costs file at `path` (`TimeCosts.from_json`), its mistakes as the one-line error of the
     input or option `key`."""
