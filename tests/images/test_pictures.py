@@ -24,7 +24,7 @@ from handler.images.pictures import Pictures, draw_pictures
 from handler.images.source import found_root, given_root
 from handler.images.thumbnail import MAX_IMAGE_BYTES
 
-PILLOW_MISSING = "Pillow is not installed (pip install 'prelabel-eval[images]')"
+PILLOW_MISSING = "Pillow is not installed (pip install 'evaluate-prelabeling-efficiency[images]')"
 
 PHOTO = scene(320, 240, [("dog", 40, 40, 200, 200)])
 
