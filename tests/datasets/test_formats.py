@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from helpers.builders import write_tree
 from helpers.paths import THIRD_PARTY
+from helpers.s3_fixtures import put_files
 
 from handler.datasets import Loaded, load_dataset, pair_datasets
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
@@ -508,10 +509,15 @@ def test_a_box_partly_outside_its_image_is_kept_as_it_is(tmp_path: Path) -> None
 def test_folders_on_s3_give_the_counts_of_the_local_folders(
     voc_dets: VocDetections, s3_bucket: str, s3_client: Any
 ) -> None:
-    for local, prefix in ((VOC_XML, "gt"), (voc_dets.yolo, "runs/predict")):
-        for file in sorted(p for p in local.rglob("*") if p.is_file()):
-            key = f"{prefix}/{file.relative_to(local).as_posix()}"
-            s3_client.put_object(Bucket=s3_bucket, Key=key, Body=file.read_bytes())
+    put_files(
+        s3_client,
+        s3_bucket,
+        [
+            (f"{prefix}/{file.relative_to(local).as_posix()}", file)
+            for local, prefix in ((VOC_XML, "gt"), (voc_dets.yolo, "runs/predict"))
+            for file in sorted(p for p in local.rglob("*") if p.is_file())
+        ],
+    )
     gt = load_dataset(open_source(f"s3://{s3_bucket}/gt"))
     pred = load_dataset(open_source(f"s3://{s3_bucket}/runs/predict/"), None, gt)
     assert (gt.dataset.format, pred.dataset.format) == ("voc", "yolo")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from helpers.paths import EXAMPLES, THIRD_PARTY
+from helpers.s3_fixtures import put_files
 from helpers.s3_server import FaultProxy
 
 COCO = THIRD_PARTY / "coco_val2014_100"
@@ -201,9 +202,12 @@ def test_prediction_cache_from_s3_counts_like_the_native_predictions(
 
 def test_cartucho_text_folders_from_s3_count_like_local(s3_bucket: str, s3_client: Any) -> None:
     folder = THIRD_PARTY / "cartucho_mAP_85" / "input"
-    for side in ("ground-truth", "detection-results"):
-        for file in sorted((folder / side).glob("*.txt")):
-            upload(s3_client, s3_bucket, f"cartucho/{side}/{file.name}", file)
+    files = [
+        (f"cartucho/{side}/{file.name}", file)
+        for side in ("ground-truth", "detection-results")
+        for file in sorted((folder / side).glob("*.txt"))
+    ]
+    put_files(s3_client, s3_bucket, files)
     store = f"s3://{s3_bucket}/store"
     remote = counts_of(
         node(
