@@ -103,7 +103,10 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             if result.findings.reason is None:  # the one recommendation, as the page and the CLI give it
                 LOGGER.info("recommended: %s", result.findings.recommendation.says)
             for line in warning_lines(result.findings):
-                print(line, file=sys.stderr, flush=True)
+                # one write per line: a signal between a line and its newline would glue the
+                # "no report was published" error to it
+                sys.stderr.write(f"{line}\n")
+                sys.stderr.flush()
             if args.outputs is not None:
                 _write_outputs(result.outputs, args.outputs)
             print(result.outputs.to_json(), flush=True)

@@ -42,6 +42,14 @@ THREADED_DRAWS: Final = 1 << 23
 MARGIN: Final = 0.02
 
 
+def seeded_sample(n: int, k: int) -> IntArray:
+    """k of n positions drawn once with the report's seed, ascending (all n when there are no more):
+    the images the readings' probe and the recommendation's interval look at."""
+    if n <= k:
+        return np.arange(n, dtype=np.int64)
+    return np.sort(np.random.default_rng(SEED).choice(n, k, replace=False)).astype(np.int64)
+
+
 def resample_times(
     n: int,
     resamples: int = RESAMPLES,

@@ -5,9 +5,11 @@ most SCREEN_IMAGES shared images (the probe):
 
 1. **geometry**, jointly, on each side: every box convention and axis order in which the rows make
    boxes, times every frame their coordinates fit (normalised, a network input of a usual size and
-   mode, a global scale), for the predictions; box conventions for the ground truth. Each is scored
-   by its class-agnostic well-placed matches (IoU ≥ IOU_PERFECT, any class) on the first
-   PLACE_IMAGES images of the probe; the best few that place clearly more than the rows as read go on;
+   mode, a global scale), for the predictions; box conventions for the ground truth; a frame or a
+   convention whose boxes would leave their images is none. Each is scored by a numpy count
+   (`Placer`) of the GT boxes some kept prediction overlaps with IoU ≥ IOU_PERFECT, any class, over
+   the same-image pairs of rows of the probe's first PLACE_IMAGES images (no matching); the best
+   few that place clearly more than the rows as read go on;
 2. **classes**, under each geometry kept (and the rows' own): the class readings the matched pairs
    suggest (numeric ids as places in the GT's list, shifted ids, the one-to-one mapping the matches
    follow), promoted when they would make clearly more matched pairs same-class;
@@ -44,7 +46,7 @@ from handler.datasets.pairing import pair_datasets, shared_images
 from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.bootstrap import SEED
+from handler.engine.bootstrap import seeded_sample
 from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mask
@@ -383,12 +385,6 @@ def _with_classes(geometry: Combined, search: Search) -> list[Combined]:
     ]
 
 
-def _screen(n: int) -> IntArray:
-    if n <= SCREEN_IMAGES:
-        return np.arange(n, dtype=np.int64)
-    return np.sort(np.random.default_rng(SEED).choice(n, SCREEN_IMAGES, replace=False)).astype(np.int64)
-
-
 def _score(counts: IntArray) -> float:
     return OutcomeCounts(counts.sum(axis=0)).score
 
@@ -434,7 +430,7 @@ def best_reading(sides: Sides, state: EvaluationState, thresholds: Thresholds) -
     per_image = state.of(PER_IMAGE).counts
     if sides.pred.parsed is None or not len(per_image) or state.tally.total == 0:
         return None
-    chosen = _screen(len(per_image))
+    chosen = seeded_sample(len(per_image), SCREEN_IMAGES)
     search = Search(sides, state, thresholds, chosen)
     found = search.candidates()
     if not found:

@@ -79,18 +79,36 @@ def _weak_results(tmp_path: Path, gt: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def clean_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, bool], tuple[Path, mixups.Weighed]]:
+    """Per ground truth, with and without a detector's own confusions: its clean results and their
+    run (no reading), made once for every mistake of that ground truth."""
+    work = tmp_path_factory.mktemp("clean")
+    found = {}
+    for name, gt in (("coco", COCO_GT), ("voc", VOC_GT)):
+        results = COCO_RESULTS if name == "coco" else _weak_results(work, gt)
+        for confused in (False, True):
+            base = [mixups.confused] if confused else []
+            clean_file = mixups.write_mistake(gt, results, base, work / f"{name}_{confused}.json")
+            clean = mixups.weigh(gt, clean_file, work / "store")
+            assert clean.found is None
+            found[name, confused] = (results, clean)
+    return found
+
+
 @pytest.mark.parametrize("ground_truth", ["coco", "voc"])
 @pytest.mark.parametrize("mistake", list(MISTAKES))
 def test_each_mistake_is_named_and_its_option_gives_back_the_clean_score(
-    tmp_path: Path, ground_truth: str, mistake: str
+    tmp_path: Path,
+    ground_truth: str,
+    mistake: str,
+    clean_runs: dict[tuple[str, bool], tuple[Path, mixups.Weighed]],
 ) -> None:
     gt = COCO_GT if ground_truth == "coco" else VOC_GT
-    clean_results = COCO_RESULTS if ground_truth == "coco" else _weak_results(tmp_path, gt)
+    clean_results, clean = clean_runs[ground_truth, mistake == "permuted"]
     edits, options = MISTAKES[mistake]
-    base = [mixups.confused] if mistake == "permuted" else []
-    clean_file = mixups.write_mistake(gt, clean_results, base, tmp_path / "clean.json")
-    clean = mixups.weigh(gt, clean_file, tmp_path / "store")
-    assert clean.found is None
     wrong = mixups.write_mistake(gt, clean_results, edits, tmp_path / "wrong.json")
     weighed = mixups.weigh(gt, wrong, tmp_path / "store")
     found = weighed.found

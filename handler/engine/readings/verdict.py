@@ -24,7 +24,6 @@ MIN_GAIN: Final = 0.02
 MIN_RATIO: Final = 0.1
 MIN_LOW_END: Final = 0.01
 LEVEL: Final = Fraction(99, 100)
-SCREEN_IMAGES: Final = 500
 
 
 @dataclass(frozen=True)

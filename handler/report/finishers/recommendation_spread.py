@@ -9,7 +9,7 @@ from typing import Final
 import numpy as np
 
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.bootstrap import SEED
+from handler.engine.bootstrap import seeded_sample
 from handler.engine.routing import counts_under_policy
 from handler.report.findings.sections.recommendation import Spread, policy_of
 from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
@@ -24,10 +24,7 @@ def sampled_images(merged: Merged) -> frozenset[str]:
     if merged.state.tally.total == 0:
         return frozenset()
     asset_ids = merged.state.of(PER_IMAGE).asset_ids
-    if len(asset_ids) <= SAMPLE_IMAGES:
-        return frozenset(asset_ids)
-    drawn = np.random.default_rng(SEED).choice(len(asset_ids), SAMPLE_IMAGES, replace=False)
-    return frozenset(asset_ids[row] for row in drawn.tolist())
+    return frozenset(asset_ids[row] for row in seeded_sample(len(asset_ids), SAMPLE_IMAGES).tolist())
 
 
 def _spread(finishing: Finishing) -> Finished:
