@@ -573,15 +573,13 @@ def _show(args: argparse.Namespace) -> int:
 
     store = chosen_store(args)
     part, report_id = args.part or "summary", _report_id(store, args.report_id)
+    # the summary, the outputs and --json are views of the findings document
+    stored = REPORT_PARTS["findings" if part in ("summary", "outputs", "json") else part]
+    content = read_report_part(store, report_id, stored)
     if part == "summary":
-        findings = read_report_part(store, report_id, REPORT_PARTS["findings"])
-        content = _summary_of_stored(findings, report_location(store, report_id))
+        content = _summary_of_stored(content, report_location(store, report_id))
     elif part == "outputs":
-        content = _outputs(read_report_part(store, report_id, REPORT_PARTS["findings"]))
-    elif part == "json":
-        content = read_report_part(store, report_id, REPORT_PARTS["findings"])
-    else:
-        content = read_report_part(store, report_id, REPORT_PARTS[part])
+        content = _outputs(content)
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     return 0

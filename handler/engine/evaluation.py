@@ -85,9 +85,17 @@ def match_kept(pairs: CandidatePairs, kept: BoolArray, iou_min: float, n_gt: int
     return greedy_match(usable, n_gt, int(np.count_nonzero(kept)))
 
 
-def evaluate_pairs(gt: BoxTable, pred: BoxTable, pairs: CandidatePairs, thresholds: Thresholds) -> Evaluation:
-    """Drop predictions below the threshold (`keep_mask`), match, and sort into outcomes."""
-    kept = keep_mask(pred.confidence, thresholds.confidence_threshold)
+def evaluate_pairs(
+    gt: BoxTable,
+    pred: BoxTable,
+    pairs: CandidatePairs,
+    thresholds: Thresholds,
+    each_threshold: FloatArray | None = None,
+) -> Evaluation:
+    """Drop predictions below the threshold (`keep_mask`; `each_threshold`: each prediction's own,
+    as a per-class policy keeps them), match, and sort into outcomes."""
+    cut = thresholds.confidence_threshold if each_threshold is None else each_threshold
+    kept = keep_mask(pred.confidence, cut)
     kept_pred = pred[kept]
     match = match_kept(pairs, kept, thresholds.iou_min, len(gt))
     outcomes = assign_outcomes(gt, kept_pred, match, thresholds.iou_perfect)

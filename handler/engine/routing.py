@@ -14,7 +14,7 @@ prediction of one class can in fact be a class-confused match of another class's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -22,8 +22,8 @@ import numpy as np
 from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
-from handler.engine.evaluation import Evaluation, Thresholds, keep_mask, match_kept
-from handler.engine.outcomes import Outcome, Tally, assign_outcomes
+from handler.engine.evaluation import Evaluation, Thresholds, evaluate_pairs
+from handler.engine.outcomes import Outcome
 from handler.engine.timecost import TimeCosts
 
 # A class with fewer boxes than this (GT objects plus its false positives at the best single
@@ -105,8 +105,7 @@ def counts_under_policy(
     matching as the run does (one greedy pass over every class): what the recommendation's
     interval resamples."""
     pred = evaluation.all_pred
-    kept = keep_mask(pred.confidence, class_thresholds[pred.class_id])
-    match = match_kept(evaluation.pairs, kept, thresholds.iou_min, len(evaluation.gt))
-    outcomes = assign_outcomes(evaluation.gt, pred[kept], match, thresholds.iou_perfect)
-    applied = replace(evaluation, pred=pred[kept], kept=kept, outcomes=outcomes, tally=Tally.of(outcomes))
+    applied = evaluate_pairs(
+        evaluation.gt, pred, evaluation.pairs, thresholds, class_thresholds[pred.class_id]
+    )
     return counts_by_image(applied, n_images)

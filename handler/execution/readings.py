@@ -3,6 +3,7 @@ and the one the search finds clearly better after the main evaluation (`rescore`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from handler.boxes import Dataset
@@ -18,9 +19,9 @@ from handler.errors import InputError
 from handler.execution.rescore import Sides, best_reading, read_with
 
 
-def _parsed_option(key: str, read: object, text: str) -> Reading:
+def _parsed_option(key: str, read: Callable[[str], Reading], text: str) -> Reading:
     try:
-        return read(text)  # type: ignore[operator,no-any-return]
+        return read(text)
     except ValueError as error:
         raise InputError(f"{option_label(key)}: {error}") from None
 

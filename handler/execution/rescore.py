@@ -54,7 +54,15 @@ from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
 from handler.engine.readings import boxes, classes, frames
-from handler.engine.readings.reading import Combined, Reading, apply, matched_matrix, pixel_frame, sample
+from handler.engine.readings.reading import (
+    SAMPLE_ROWS,
+    Combined,
+    Reading,
+    apply,
+    matched_matrix,
+    pixel_frame,
+    sample,
+)
 from handler.engine.readings.verdict import Gain, Rescored, paired_gain
 from handler.engine.state import EvaluationState
 from handler.errors import DatasetError
@@ -170,16 +178,11 @@ class Probe:
         return None if found is None else counts_by_image(found[0], self.images)
 
 
-def _pixels(rows: ParsedRows, images: Images) -> FloatArray:
+def _pixels(parsed: Parsed, rows: ParsedRows) -> FloatArray:
     """The rows' corners in pixels (normalised rows times their image's size; NaN if unknown)."""
     if rows.normalized is None or not rows.normalized.any():
         return rows.xyxy
-    known = (rows.image >= 0) & (rows.image < len(images.widths))
-    at = np.where(known, rows.image, 0)
-    width = np.where(known, images.widths[at], np.nan) if len(images.widths) else np.full(len(rows), np.nan)
-    height = (
-        np.where(known, images.heights[at], np.nan) if len(images.heights) else np.full(len(rows), np.nan)
-    )
+    width, height = frames.row_sizes(parsed, rows)
     factor = np.where(rows.normalized[:, None], np.stack((width, height, width, height), axis=1), 1.0)
     xyxy: FloatArray = rows.xyxy * factor
     return xyxy
@@ -219,7 +222,7 @@ class Placer:
             area_a = box_area(a)
         else:
             a, area_a = self.gt_boxes, self.gt_area
-        b = _pixels(apply(candidate.of("pred"), probe.pred)[0], probe.pred.images)[self.pred_row]
+        b = _pixels(probe.pred, apply(candidate.of("pred"), probe.pred)[0])[self.pred_row]
         area_b = box_area(b)
         with np.errstate(invalid="ignore", over="ignore"):
             width, height = (
@@ -236,7 +239,7 @@ class Placer:
 def _gt_pixels(probe: Probe, candidate: Combined) -> FloatArray:
     gt = probe.gt
     if isinstance(gt, Parsed):
-        return _pixels(apply(candidate.of("gt"), gt)[0], gt.images)
+        return _pixels(gt, apply(candidate.of("gt"), gt)[0])
     return gt.boxes.xyxy
 
 
@@ -275,9 +278,9 @@ def _inside(kind: Reading, parsed: Parsed) -> bool:
     return not pixel_frame(rows) or frames.inside_share(parsed, rows, rows.xyxy) >= frames.INSIDE_SHARE_MIN
 
 
-def sample_boxes(xyxy: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
-    step = max(1, len(xyxy) // 20_000)
-    return xyxy[::step]
+def sample_boxes(xyxy: FloatArray) -> FloatArray:
+    """Up to about SAMPLE_ROWS boxes, evenly spread (as `sample` takes rows)."""
+    return xyxy[:: max(1, len(xyxy) // SAMPLE_ROWS)]
 
 
 def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combined:
@@ -285,10 +288,12 @@ def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combi
     scale = next(
         (p for p in candidate.parts if p.family == "frame" and p.value.startswith(frames.SCALE)), None
     )
-    for _ in range(REFINE_STEPS if scale is not None else 0):
+    for _ in range(REFINE_STEPS):
+        if scale is None:
+            return candidate
         found = probe.evaluate(candidate, thresholds)
         ratio = None if found is None else frames.size_ratio(found[0])
-        if ratio is None or scale is None:
+        if ratio is None:
             return candidate
         better = frames.rescaled(scale, ratio)
         candidate = Combined(tuple(better if p is scale else p for p in candidate.parts))
@@ -314,9 +319,8 @@ def _placing(head: Probe, thresholds: Thresholds) -> list[Combined]:
 
 def _same_class_gain(reading: Reading, read_as: dict[str, str], names: list[str], matrix: IntArray) -> int:
     """How many more matched pairs a class reading makes same-class (read names → GT names)."""
-    as_read = read_as
     mapped = dict(reading.class_map)
-    translate = {name: mapped[key] for key, name in as_read.items() if key in mapped}
+    translate = {name: mapped[key] for key, name in read_as.items() if key in mapped}
     index = {name: i for i, name in enumerate(names)}
     target = np.array([index.get(translate.get(name, name), -1) for name in names], dtype=np.int64)
     gts, preds = np.nonzero(matrix)

@@ -118,6 +118,7 @@ class SavingBars:
     zero: float
     height: float
     scratch_seconds: float
+    left: float = LABEL_WIDTH  # where the bars' labels end
 
 
 def saving_bars(rows: list[tuple[str, float, tuple[float, float] | None]], scratch: float) -> SavingBars:

@@ -156,7 +156,7 @@ def reader_rules(client: LabelStudio, folder: Path) -> None:
     (folder / READER_EXPORTS["quick"]).write_bytes(b"".join(quick))
 
 
-# --- the shared COCO val2014 pair as one project (test_coco_pair_through_tools.py)
+# --- the COCO val2014 pair (tests/data) as one project (test_coco_pair_through_tools.py)
 
 COCO_PAIR: Final = THIRD_PARTY / "coco_val2014_100"
 COCO_PAIR_GT: Final = COCO_PAIR / "instances_val2014_100.json"

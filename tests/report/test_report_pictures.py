@@ -1,6 +1,6 @@
 """Pages whose sketches carry their images: a COCO pair with `--images`, a YOLO folder with `images/`.
 
-The COCO files are the shared third-party val2014 sample; its images are made here (helpers/pictures,
+The COCO files are the third-party val2014 sample (tests/data); its images are made here (helpers/pictures,
 named by the GT's `file_name`, boxes painted in). One is replaced by hostile bytes and one removed:
 those two sketches say why on the page, every other one carries its picture, and the run succeeds.
 """

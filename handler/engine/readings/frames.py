@@ -51,7 +51,7 @@ SAME_FRAME: Final = 0.002
 SCALE_RANGE: Final = (0.8, 1.25)
 
 
-def _sizes(parsed: Parsed, rows: ParsedRows) -> tuple[FloatArray, FloatArray]:
+def row_sizes(parsed: Parsed, rows: ParsedRows) -> tuple[FloatArray, FloatArray]:
     """Each row's image width and height, NaN where unknown (a row on no known image)."""
     widths, heights = parsed.images.widths, parsed.images.heights
     known = (rows.image >= 0) & (rows.image < len(widths))
@@ -81,7 +81,7 @@ def _network_frame(
 
 def _undone(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> FloatArray:
     """The rows' corners with the network frame undone, in each image's pixels."""
-    width, height = _sizes(parsed, rows)
+    width, height = row_sizes(parsed, rows)
     (pad_x, pad_y), (scale_x, scale_y) = _network_frame(mode, side, stride, width, height)
     pads = np.stack((pad_x, pad_y, pad_x, pad_y), axis=1)
     scales = np.stack((scale_x, scale_y, scale_x, scale_y), axis=1)
@@ -105,7 +105,7 @@ def _swapped(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
     """Fractions scaled to pixels by (height, width) where (width, height) was meant (a
     post-processing handed `(h, w)` where it takes `(w, h)`): x times width / height, y the inverse."""
     rows = parsed.rows
-    width, height = _sizes(parsed, rows)
+    width, height = row_sizes(parsed, rows)
     factor = np.stack((width / height, height / width, width / height, height / width), axis=1)
     return replace(rows, xyxy=rows.xyxy * factor), parsed.class_names
 
@@ -176,7 +176,7 @@ INSIDE_SLACK: Final = 0.02
 
 def inside_share(parsed: Parsed, rows: ParsedRows, xyxy: FloatArray) -> float:
     """The share of the rows whose box `xyxy` (pixels) lies in its image (NaN sizes: counted in)."""
-    width, height = _sizes(parsed, rows)
+    width, height = row_sizes(parsed, rows)
     with np.errstate(invalid="ignore"):
         low = -INSIDE_SLACK * np.stack((width, height), axis=1)
         high = (1 + INSIDE_SLACK) * np.stack((width, height), axis=1)
@@ -192,7 +192,7 @@ def _moved(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int |
     undone = _undone(parsed, rows, mode, side, stride)
     if inside_share(parsed, rows, undone) < INSIDE_SHARE_MIN:
         return 0.0
-    width, height = _sizes(parsed, rows)
+    width, height = row_sizes(parsed, rows)
     scale = np.stack((width, height, width, height), axis=1)
     with np.errstate(invalid="ignore"):
         shift = np.abs(undone - rows.xyxy) / scale

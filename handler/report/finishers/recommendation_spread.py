@@ -45,7 +45,7 @@ def _spread(finishing: Finishing) -> Finished:
             passed.evaluation, per_class, merged.inputs.thresholds, len(passed.paired.asset_ids)
         )
         rows.append(counts[wanted])
-    counts = np.concatenate(rows) if rows else np.zeros((0, 5), dtype=np.int64)
+    counts = np.concatenate(rows) if rows else Spread().counts
     return Finished(data=Spread(counts, len(merged.state.of(PER_IMAGE).asset_ids)))
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 import numpy as np
 from pydantic import AliasChoices, Field
 
-from handler.boxes import FloatArray, IntArray
+from handler.boxes import IntArray
 from handler.datasets.read_options import option_flag
 from handler.engine import routing as engine_routing
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
@@ -58,7 +58,7 @@ class Policy:
         return None if choice == DRAW else self.thresholds[choice]
 
     def thresholds_by_name(self) -> dict[str, float]:
-        """Each class's threshold, +inf to draw it (a class the policy does not know: the single)."""
+        """Each class the policy knows: its threshold, +inf to draw it."""
         return {
             name: math.inf if (t := self.threshold_of(row)) is None else t
             for row, name in enumerate(self.class_names)
@@ -246,13 +246,6 @@ def recommendation_figure(findings: Findings) -> dict[str, Any]:
         ("recommended", r.seconds_saved, None if low is None or high is None else (low, high)),
     ]
     return {"recommendation_fig": charts.saving_bars(bars, scratch)}
-
-
-def class_thresholds(recommended: Recommendation, class_names: list[str]) -> FloatArray:
-    """Per class (in `class_names`), the threshold the recommendation pre-labels it at; NaN for
-    none (drawn, or a class it does not list: no box at any threshold)."""
-    chosen = {row.class_name: row.threshold for row in recommended.classes}
-    return np.array([chosen.get(name) for name in class_names], dtype=np.float64)
 
 
 RecommendationSection = Annotated[
