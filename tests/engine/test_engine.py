@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from helpers import reference as ref
 from helpers.engine import match_boxes, paired_iou, pairwise_iou
+from helpers.examples import examples
 from helpers.reference import Box, GtBox, Match, PredBox, RefImage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -41,7 +42,7 @@ from handler.engine.matching import PAIR_BUDGET, CandidatePairs, candidate_pairs
 
 # Deterministic for CI: same examples on every run, no example database.
 PROPERTY = settings(
-    max_examples=120,
+    max_examples=examples(80),
     deadline=None,
     derandomize=True,
     database=None,
@@ -370,7 +371,7 @@ def test_engine_matches_reference_on_grid(case: Case) -> None:
     _check_greedy_needs_no_presorted_pairs(case, len(case.images))
 
 
-@settings(PROPERTY, max_examples=400)
+@settings(PROPERTY, max_examples=examples(160))
 @given(st.integers(0, 2**32 - 1))
 def test_engine_matches_reference_on_seeded_bulk(seed: int) -> None:
     """20 images per example from a seeded generator: many images for little drawing cost."""
@@ -380,14 +381,14 @@ def test_engine_matches_reference_on_seeded_bulk(seed: int) -> None:
     _check_greedy_needs_no_presorted_pairs(case, seed)
 
 
-@settings(PROPERTY, max_examples=100)
+@settings(PROPERTY, max_examples=examples(60))
 @given(cases(float_images()))
 def test_engine_matches_reference_on_float_boxes(case: Case) -> None:
     _check_iou(case.images)
     _check_case(case)
 
 
-@settings(PROPERTY, max_examples=100)
+@settings(PROPERTY, max_examples=examples(60))
 @given(cases(grid_images()), st.data())
 def test_tally_of_shards_adds_up_to_one_shot(case: Case, data: st.DataObject) -> None:
     one_shot = run_engine(case.images, case.threshold, case.iou_min, case.iou_perfect).tally
@@ -699,7 +700,7 @@ def counts(draw: st.DrawFn) -> tuple[int, int, int, int]:
     return correct, shifted, confused, correct + shifted + confused + wrong
 
 
-@settings(PROPERTY, max_examples=500)
+@settings(PROPERTY, max_examples=examples(200))
 @given(counts())
 def test_grade_and_score_equal_fraction_reference(args: tuple[int, int, int, int]) -> None:
     assert grade(*args) == ref.grade(*args)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers.builders import write_json
+from helpers.examples import examples
 from helpers.node_run import one_error_line, run_node
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -63,7 +64,9 @@ def _references(a_file: str) -> st.SearchStrategy[str]:
     return st.one_of(joined, many, many.map(lambda path: "/" + path + ".json"))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data(), target=st.sampled_from(sorted(LABELS)))
 def test_a_path_the_os_refuses_is_one_line_naming_the_input(
     files: dict[str, str], tmp_path: Path, data: st.DataObject, target: str
