@@ -141,7 +141,7 @@ def run(
                 chunks = staging.rewrite_chunks(chunks, without_suspects)
             settle()
             with _phase(DRAW_IMAGES, log):
-                pictured = finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
+                finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
             settle()
             with _phase("build report", log):
                 facts = RunFacts(
@@ -151,7 +151,7 @@ def run(
                     merged.state,
                     costs,
                     slices or {},
-                    finished.data + pictured.data,
+                    finished.data,
                     reading=reading,
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)

@@ -101,6 +101,10 @@ class FinishedRun:
     data: tuple[object, ...]
     parts: dict[ReportPart, Content]
 
+    def __add__(self, other: FinishedRun) -> FinishedRun:
+        """Both passes' data and parts: a part of any pass is stored with the report."""
+        return FinishedRun((*self.data, *other.data), {**self.parts, **other.parts})
+
     def of(self, kind: type[Data]) -> Data:
         """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
         return first_of(kind, self.data)

@@ -177,3 +177,18 @@ def test_a_finisher_with_a_phase_runs_in_that_phase_the_others_with_the_scoring(
     )
     run(_inputs(), LocalStore(tmp_path / "store"), log=watch)
     assert seen == ["match and score", "draw images"]
+
+
+def test_a_part_of_a_finisher_in_a_phase_of_its_own_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pass's parts reach the report, not only the first pass's (the pictures' pass too)."""
+
+    def late(finishing: Finishing) -> Finished:
+        return Finished({PRE_LABELS_PART: b"drawn\n"})
+
+    drawn = Finisher("drawn", MERGED, late, (PRE_LABELS_PART,), phase="draw images")
+    monkeypatch.setattr(handler.report.finishers, "FINISHERS", (*FINISHERS, drawn))
+    store = LocalStore(tmp_path / "store")
+    result = run(_inputs(), store)
+    assert read_report_part(store, result.outputs.report_id, PRE_LABELS_PART) == b"drawn\n"
