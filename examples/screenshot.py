@@ -24,7 +24,8 @@ SCREENSHOT: Final = HERE / "report-screenshot.png"
 # The digest of the page's templates the screenshot was made from: a test compares it with the
 # templates' own, so a page change without a new screenshot fails.
 STAMP: Final = HERE / "report-screenshot.templates.sha256"
-TEMPLATES: Final = HERE.parent / "report_templates"
+# The page's templates: its frame and macros, and each feature's fragment.
+TEMPLATE_FOLDERS: Final = (HERE.parent / "report_templates", HERE.parent / "handler" / "features")
 README_VIEWPORT: Final = (900, 700)
 VIEWPORTS: Final = ((900, 700), (1400, 900))
 
@@ -37,8 +38,9 @@ def third_party() -> Path:
 def templates_digest() -> str:
     """The SHA-256 of every template file of the page, names and contents, in name order."""
     digest = hashlib.sha256()
-    for path in sorted(TEMPLATES.rglob("*.j2")):
-        digest.update(str(path.relative_to(TEMPLATES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    root = HERE.parent
+    for path in sorted(path for folder in TEMPLATE_FOLDERS for path in folder.rglob("*.j2")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

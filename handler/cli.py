@@ -515,7 +515,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         slices = read_slices(args.slices) if args.slices else None
         result = run(inputs, store, log, time_costs(args), execution, slices)
     log_detail(result.findings, result.location)
-    print(result.findings.to_json().decode() if args.json else summary(result))
+    document = orjson.dumps(result.findings.document(), option=orjson.OPT_INDENT_2)
+    print(document.decode() if args.json else summary(result))
     return 0
 
 
@@ -580,6 +581,8 @@ def _show(args: argparse.Namespace) -> int:
         content = _summary_of_stored(content, report_location(store, report_id))
     elif part == "outputs":
         content = _outputs(content)
+    elif part == "json":  # stored compact, printed for people
+        content = orjson.dumps(orjson.loads(content), option=orjson.OPT_INDENT_2)
     if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     return 0

@@ -17,14 +17,14 @@ import numpy as np
 
 from handler.datasets.side import OpenSide, open_side
 from handler.engine.analyses import COMPARE_ONLY
-from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.image_classes import IMAGE_CLASSES
-from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import InputError
 from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
+from handler.features.per_class.partial import PER_CLASS
+from handler.features.sweep.partial import CONFIDENCE_SWEEP
 from handler.inputs import NodeInputs, parse_inputs
 from handler.report.findings import Comparison, RunFigures, build_comparison
 from handler.storage import Store

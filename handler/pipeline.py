@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -91,6 +91,7 @@ class RunResult:
     outputs: NodeOutputs
     findings: Findings
     location: str
+    page: Mapping[str, object]  # the features' drawing data the page got besides the findings
 
 
 def run(
@@ -119,7 +120,7 @@ def run(
                 given_root(inputs.images, IMAGES_KEY)
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
         from handler.report.exports import lowest_thresholds
-        from handler.report.findings import Execution, RunFacts, build_findings
+        from handler.report.findings import Execution, RunFacts, build_findings, page_values
         from handler.report.finishers import FINISHERS
         from handler.report.finishing import Merged, finish_findings, finish_merged
         from handler.report.publish import PRE_LABELS, report_location, staged_report
@@ -156,7 +157,8 @@ def run(
                 )
                 ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
                 findings = build_findings(facts, staging.report_id, ran)
-                parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings)}
+                page = page_values(type(findings), facts)
+                parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings, page)}
                 # The pre-label candidates down to what a policy keeps, now that it is known.
                 lowest = lowest_thresholds(findings.recommendation, inputs.confidence.value)
                 pre_labels = staging.rewrite_chunks(
@@ -165,7 +167,7 @@ def run(
             with _phase("store report", log):
                 staging.publish(parts, (*chunks, *pre_labels))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
-            result = RunResult(outputs, findings, report_location(store, staging.report_id))
+            result = RunResult(outputs, findings, report_location(store, staging.report_id), page)
             if announce is not None:
                 announce(result)
     return result

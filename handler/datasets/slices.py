@@ -1,6 +1,6 @@
 """The `--slices` file: slice name -> asset ids, read and checked.
 
-The `slices` section built from it is handler/report/findings/sections/slices.py.
+The `slices` section built from it is handler/features/slices/section.py.
 """
 
 from __future__ import annotations

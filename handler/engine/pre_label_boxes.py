@@ -80,11 +80,19 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     )
 
 
-def trimmed(content: bytes, lowest: Mapping[str, float]) -> bytes:
-    """A chunk keeping the predictions at or above their class's `lowest` threshold (a class it
-    does not name keeps none)."""
+@dataclass(frozen=True)
+class Floors:
+    """The lowest confidence kept of each class: those `listed` by name, `others` for the rest."""
+
+    listed: Mapping[str, float]
+    others: float
+
+
+def trimmed(content: bytes, lowest: Floors) -> bytes:
+    """A chunk keeping the predictions at or above their class's `lowest` threshold."""
     chunk = dict(np.load(io.BytesIO(content)))
-    floor = np.array([lowest.get(name, np.nan) for name in orjson.loads(chunk["class_names"].tobytes())])
+    names = orjson.loads(chunk["class_names"].tobytes())
+    floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
     kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
     for key in PER_PREDICTION:
         chunk[key] = chunk[key][kept]

@@ -1,20 +1,18 @@
 """The mergeable state of an evaluation (contract §11): shards of whole assets map to it, merged exactly.
 
-A state is the core tally, what reading the datasets found, and one partial per registered
-analysis (handler/engine/analyses/). Every merge is associative and order-independent, so
-one process, a process pool and a dask cluster give the same findings.
+A state is the core tally, one partial per registered analysis (the engine's own and the features'),
+and the listed skipped boxes. Every analysis declares its merge, and none is special here: what
+reading the datasets found is a partial of some analysis, merged by it. Every merge is associative
+and order-independent, so one process, a process pool and a dask cluster give the same findings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from handler.boxes import SkippedBox
-from handler.engine.analyses.box_counts import BOX_COUNTS, DatasetCounts
-from handler.engine.analyses.data_health import DATA_HEALTH
-from handler.engine.health import HealthFigures
 from handler.engine.outcomes import Tally
 from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis
 
@@ -32,25 +30,25 @@ class ListedSkip:
 
 
 @dataclass(frozen=True)
+class Skips:
+    """The first `limit` skipped boxes of each side, listed with their places; merges keep the first."""
+
+    listed: tuple[ListedSkip, ...] = ()
+    limit: int = 0
+
+    def __add__(self, other: Skips) -> Skips:
+        limit = max(self.limit, other.limit)
+        return Skips(_first_skips((*self.listed, *other.listed), limit), limit)
+
+
+@dataclass(frozen=True)
 class ReadFigures:
-    """What reading the datasets found: counts that add, and the first listed skips of each side.
+    """What reading the datasets found: partials by analysis name, merged into that analysis's own
+    (reading counts what no shard sees: images on one side only, boxes skipped, layouts), and the
+    listed skips. The driver adds its own after the merge; a worker that reads its shard files, its."""
 
-    The driver adds its own after the merge; a worker that reads its shard files adds theirs.
-    """
-
-    figures: DatasetCounts = field(default_factory=DatasetCounts)
-    health: HealthFigures = field(default_factory=HealthFigures)
-    skipped: tuple[ListedSkip, ...] = ()
-    skip_limit: int = 0
-
-    def __add__(self, other: ReadFigures) -> ReadFigures:
-        limit = max(self.skip_limit, other.skip_limit)
-        return ReadFigures(
-            self.figures + other.figures,
-            self.health + other.health,
-            _first_skips((*self.skipped, *other.skipped), limit),
-            limit,
-        )
+    found: Mapping[str, object] = field(default_factory=dict)
+    skips: Skips = field(default_factory=Skips)
 
 
 def _first_skips(skips: tuple[ListedSkip, ...], limit: int) -> tuple[ListedSkip, ...]:
@@ -65,7 +63,7 @@ class EvaluationState:
 
     tally: Tally
     partials: Mapping[Analysis[Any], object]
-    read: ReadFigures = field(default_factory=ReadFigures)
+    skips: Skips = field(default_factory=Skips)
 
     def __add__(self, other: EvaluationState) -> EvaluationState:
         if self.partials.keys() != other.partials.keys():
@@ -74,22 +72,20 @@ class EvaluationState:
             analysis: analysis.merge(part, other.partials[analysis])
             for analysis, part in self.partials.items()
         }
-        return EvaluationState(self.tally + other.tally, partials, self.read + other.read)
+        return EvaluationState(self.tally + other.tally, partials, self.skips + other.skips)
 
     def of(self, analysis: Analysis[Partial]) -> Partial:
         """The merged partial of one analysis (typed as the analysis declares it)."""
         return cast(Partial, self.partials[analysis])
 
     def adding(self, read: ReadFigures) -> EvaluationState:
-        """This state with what the driver found reading the datasets."""
-        return replace(self, read=self.read + read)
-
-    @property
-    def figures(self) -> DatasetCounts:
-        """The dataset figures: what shards counted plus what reading found."""
-        return self.of(BOX_COUNTS) + self.read.figures
-
-    @property
-    def health(self) -> HealthFigures:
-        """The data-health figures: what shards counted plus what reading found."""
-        return self.of(DATA_HEALTH) + self.read.health
+        """This state with what reading the datasets found, each part merged by its analysis."""
+        by_name = {analysis.name: analysis for analysis in self.partials}
+        unknown = set(read.found) - set(by_name)
+        if unknown:
+            raise ValueError(f"reading found partials of no analysis of this state: {sorted(unknown)}")
+        partials = dict(self.partials)
+        for name, part in read.found.items():
+            analysis = by_name[name]
+            partials[analysis] = analysis.merge(partials[analysis], part)
+        return EvaluationState(self.tally, partials, self.skips + read.skips)

@@ -7,12 +7,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Final
 
+import handler.features
 from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
 from handler.datasets.loaded import DatasetNames
 from handler.datasets.side import OpenSide, open_side
-from handler.engine import Thresholds, analyses
+from handler.engine import Thresholds
 from handler.engine.state import EvaluationState, ReadFigures
 from handler.errors import ExecutionError
 from handler.execution.executors import (
@@ -160,12 +161,12 @@ def plan_sides(
 ) -> ShardPlan:
     """Shard files that workers read themselves, or both sides read here and cut into shards.
 
-    The shards run every registered analysis, and `also` (compare's `analyses.COMPARE_ONLY`).
+    The shards run every registered analysis, and `also` (compare's `COMPARE_ONLY`).
     The GT is read once per `OpenSide` (`OpenSide.loaded`): compare plans two prediction sets
     against one.
     """
     pairs = _shard_pairs(gt, pred)
-    registered = (*analyses.ANALYSES, *also)  # read at plan time: a test may register one more
+    registered = (*handler.features.ANALYSES, *also)  # read at plan time: a test may register one more
     if pairs is not None:
         files: list[PairedShard | FileShard] = [
             FileShard(i, gt_shard.name, pred_shard.name, thresholds, LISTED_SKIPS, registered)

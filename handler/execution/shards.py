@@ -16,13 +16,14 @@ import numpy as np
 from handler.boxes import BoxTable, Dataset, FloatArray, IntArray
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_format
 from handler.engine import Thresholds, evaluate
-from handler.engine.analyses.box_counts import DatasetCounts
+from handler.engine.analyses.box_counts import BOX_COUNTS, DatasetCounts
+from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
 from handler.engine.outcome_lines import outcome_lines
 from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, ShardContext
 from handler.engine.pre_label_boxes import ChunkImages, candidate_chunk
-from handler.engine.state import EvaluationState, ListedSkip, ReadFigures
+from handler.engine.state import EvaluationState, ListedSkip, ReadFigures, Skips
 from handler.engine.sweep import sweep_thresholds
 from handler.storage import open_source
 
@@ -71,7 +72,7 @@ def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, sk
         for side, listed in ((GT_SIDE, gt.skipped), (PRED_SIDE, pred.skipped))
         for position, skip in enumerate(listed)
     )
-    return ReadFigures(figures, health, skipped, skip_limit)
+    return ReadFigures({BOX_COUNTS.name: figures, DATA_HEALTH.name: health}, Skips(skipped, skip_limit))
 
 
 def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyses) -> ShardResult:

@@ -63,6 +63,7 @@ class Finishing:
     # ExactPass: the one pass over every finisher's images; its own are `images.images(chosen)`.
     images: ImagePass = field(default_factory=ImagePass)
     findings: Findings | None = None  # FINDINGS: the findings, built
+    page: Mapping[str, object] = field(default_factory=dict)  # FINDINGS: the features' page-only data
 
     def built(self) -> Findings:
         """The built findings, for a finisher that needs FINDINGS."""
@@ -137,10 +138,12 @@ def finish_merged(
 
 
 def finish_findings(
-    finishers: Sequence[Finisher], merged: Merged, findings: Findings
+    finishers: Sequence[Finisher], merged: Merged, findings: Findings, page: Mapping[str, object]
 ) -> dict[ReportPart, Content]:
-    """Run the finishers on the findings: their parts."""
+    """Run the finishers on the findings (and the page's drawing data): their parts."""
     done = [
-        _checked(f, f.finish(Finishing(merged, findings=findings))) for f in finishers if f.needs == FINDINGS
+        _checked(f, f.finish(Finishing(merged, findings=findings, page=page)))
+        for f in finishers
+        if f.needs == FINDINGS
     ]
     return {part: content for d in done for part, content in d.parts.items()}

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from handler.boxes import BoxTable, Dataset
 from handler.datasets import PairedBoxes, pair_datasets
-from handler.engine.analyses import ANALYSES, COMPARE_ONLY
 from handler.engine.exactsum import ExactSum
 from handler.engine.state import EvaluationState
 from handler.execution.shards import paired_shards, run_paired_shard
+from handler.features import ANALYSES, COMPARE_ONLY
 
 REGISTERED = (*ANALYSES, *COMPARE_ONLY)
 

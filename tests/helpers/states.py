@@ -13,6 +13,6 @@ def canonical(state: EvaluationState) -> dict[str, Any]:
     value (what must not depend on the split), by analysis name."""
     return {
         "tally": (state.tally.counts.tolist(), state.tally.same_class_iou),
-        "read": plain(state.read),
+        "skips": plain(state.skips),
         **{analysis.name: analysis.value(part) for analysis, part in state.partials.items()},
     }

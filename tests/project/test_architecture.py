@@ -458,7 +458,8 @@ TIERS: tuple[tuple[str, ...], ...] = (
     # Plain types, the error classes, packaged files, a map over forked local processes, the node's
     # outputs line, and what the entry points set before numpy is imported.
     ("boxes", "errors", "forked", "resources", "outputs", "entry"),
-    ("storage", "engine"),  # byte objects by URI; the matching and its analyses (pure numpy)
+    ("storage", "engine"),  # byte objects by URI; the matching and its own analyses (pure numpy)
+    ("features",),  # each shown feature's partial (pure numpy, run by the workers); its section is findings'
     ("datasets",),  # every format read from a store into BoxTables, and paired
     ("inputs", "images"),  # node.json options name formats and thresholds; a dataset's images, read
     ("execution",),  # shards of whole assets mapped over an executor, merged exactly
@@ -478,8 +479,12 @@ TIER_OF = {part: level for level, parts in enumerate(TIERS) for part in parts}
 
 
 def _part_of(dotted: str) -> str:
-    """handler.engine.state -> engine; handler.report.page.html -> report.page; handler.cli -> cli."""
+    """handler.engine.state -> engine; handler.report.page.html -> report.page; handler.cli -> cli;
+    a feature's section (handler.features.per_class.section) -> report.findings, the findings it
+    registers a field of; the rest of handler.features (the partials, their discovery) -> features."""
     inner = dotted.split(".")[1:]
+    if inner[0] == "features" and inner[-1] == "section":
+        return "report.findings"
     return ".".join(inner[:2]) if inner[0] == "report" and len(inner) > 1 else inner[0]
 
 
@@ -550,7 +555,7 @@ def test_the_layer_check_reads_imports_wherever_they_are() -> None:
 WORKER = """
 import sys
 from handler.engine import Thresholds
-from handler.engine.analyses import ANALYSES
+from handler.features import ANALYSES
 from handler.execution.run import ShardJob, run_shard
 from handler.execution.shards import FileShard
 from handler.storage import ObjectSink
@@ -699,3 +704,36 @@ def test_the_caller_check_resolves_imports_not_names() -> None:
     assert not any(
         name == "confidence_sweep" and module.startswith("handler.engine") for module, name in elsewhere
     )
+
+
+# --- A feature shown on the page is one folder ---
+
+FEATURE_FILES = {"partial.py", "section.py", "fragment.html.j2"}
+
+
+def test_a_feature_is_one_folder_of_its_partial_section_and_fragment() -> None:
+    """Each folder of handler/features/ holds only a feature's three files (a section at least), and
+    the page's registry (the `Findings` fields) shows every folder with a fragment, each once."""
+    from handler.report.findings.model import Findings
+    from handler.report.findings.shown import features
+
+    folders = {p.name: p for p in (ROOT / "handler/features").iterdir() if p.is_dir() and p.name[0] != "_"}
+    for name, folder in folders.items():
+        files = {p.name for p in folder.iterdir() if p.name != "__pycache__"}
+        assert "section.py" in files and files <= FEATURE_FILES, f"handler/features/{name}: {sorted(files)}"
+    shown = [spec.feature for spec in features(Findings)]
+    with_fragment = {name for name, folder in folders.items() if (folder / "fragment.html.j2").is_file()}
+    assert len(shown) == len(set(shown)) and set(shown) == with_fragment
+
+
+def test_every_feature_partial_loads_without_pydantic_or_jinja2() -> None:
+    """The workers import every feature's partial (handler.features discovers them): none may pull in
+    the report's libraries."""
+    code = (
+        "import sys, handler.features as f\n"
+        "assert f.feature_partials()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'jinja2')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

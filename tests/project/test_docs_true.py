@@ -88,5 +88,5 @@ def test_the_readme_screenshot_is_made_from_the_current_templates() -> None:
     spec.loader.exec_module(screenshot)
     stamped = screenshot.STAMP.read_text(encoding="utf-8").strip()
     assert stamped == screenshot.templates_digest(), (
-        "report_templates/ changed since the README screenshot was made: run python examples/screenshot.py"
+        "the page's templates changed since the README screenshot was made: run python examples/screenshot.py"
     )

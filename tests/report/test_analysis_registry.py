@@ -1,5 +1,6 @@
-"""A new analysis is one module (partial, per-shard function, merge) and one line in `ANALYSES`;
-its section reads the merged partial with `state.of(...)`, and its fragment shows it on the page."""
+"""A new feature is one folder (handler/features/<name>/: its partial, its section, its fragment)
+and one field on `Findings`: the shards run its partial (the folder is found), its section reads the
+merged partial with `state.of(...)`, and the page shows its fragment at its field's place."""
 
 from __future__ import annotations
 
@@ -16,21 +17,21 @@ import pytest
 from helpers.paths import EXAMPLES
 from helpers.states import canonical
 
-import handler.engine.analyses
+import handler.features
 import handler.report.findings.build
 import handler.report.page.html
 from handler.datasets import load_dataset, pair_datasets
-from handler.engine.analyses import ANALYSES
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.execution.shards import paired_shards, run_paired_shard
+from handler.features import ANALYSES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Section
 from handler.report.findings.model import Findings
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.shown import Shown
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 
@@ -58,7 +59,7 @@ def crowded(evaluation: Evaluation, context: ShardContext) -> Crowded:
 
 CROWDED = Analysis[Crowded]("crowded", crowded, Crowded.__add__)
 
-# --- its section (handler/report/findings/sections/) and page fragment ---
+# --- its section.py and its fragment.html.j2 ---
 
 
 class CrowdedSection(Section):
@@ -77,13 +78,20 @@ FRAGMENT = (
 
 
 class FindingsWithCrowded(Findings):
-    crowded: Annotated[CrowdedSection, SectionSpec(crowded_section, "crowded")]
+    # the one registration line
+    crowded: Annotated[CrowdedSection, Shown(crowded_section, "crowded")]
 
 
 @pytest.fixture
-def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The one registration line: `CROWDED` appended to `ANALYSES`."""
-    monkeypatch.setattr(handler.engine.analyses, "ANALYSES", (*ANALYSES, CROWDED))
+def registered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """What its folder in handler/features/ does: the shards run `CROWDED` (the folder's partial.py is
+    found), and the page's loader finds crowded/fragment.html.j2."""
+    monkeypatch.setattr(handler.features, "ANALYSES", (*ANALYSES, CROWDED))
+    features = tmp_path / "features"
+    shutil.copytree(handler.features.FOLDER, features)
+    (features / "crowded").mkdir()
+    (features / "crowded" / "fragment.html.j2").write_text(FRAGMENT, encoding="utf-8")
+    monkeypatch.setattr(handler.report.page.html, "FEATURES_FOLDER", features)
 
 
 def test_a_registered_analysis_merges_like_one_shot() -> None:
@@ -112,10 +120,6 @@ def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
     evaluated = evaluate_plan(read_and_plan(inputs, store, ExecutionOptions()), None)
     assert evaluated.state.of(CROWDED) == Crowded(13, 1)
 
-    templates = tmp_path / "report_templates"
-    shutil.copytree(handler.report.page.html.resource_path("report_templates"), templates)
-    (templates / "sections" / "crowded.html.j2").write_text(FRAGMENT, encoding="utf-8")
-    monkeypatch.setattr(handler.report.page.html, "resource_path", lambda relative: tmp_path / relative)
     monkeypatch.setattr(handler.report.findings.build, "Findings", FindingsWithCrowded)
     result = run(inputs, store)
 
@@ -125,3 +129,5 @@ def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
     assert orjson.loads((report / "findings.json").read_bytes())["crowded"] == expected
     page = (report / "report.html").read_text(encoding="utf-8")
     assert '<p data-section="crowded">Most GT boxes on an image: 13</p>' in page
+    # At its field's place: the last field, so after every other feature's fragment.
+    assert page.index('data-section="crowded"') > page.index('data-section="work"')

@@ -47,6 +47,8 @@ def _report(tmp_path: Path, case: str) -> tuple[dict[str, Any], list[dict[str, A
         for line in part.read_text(encoding="utf-8").splitlines()
     ]
     findings = json.loads((folder / "findings.json").read_text(encoding="utf-8"))
+    # The sketches are the page's drawing data, not findings: as the page got them.
+    findings["sketches"] = [sketch.model_dump(by_alias=True) for sketch in result.page["sketch_of"].values()]
     return findings, lines, (folder / "report.html").read_text(encoding="utf-8")
 
 
@@ -79,9 +81,9 @@ def test_counts_actions_and_classes_are_the_outcome_lines(report: Any) -> None:
         assert {key: row[key] for key in OUTCOMES} == {key: by_class[(name, key)] for key in OUTCOMES}
     assert sum(row["total"] for row in rows.values()) == counts["total"]
     sweep = findings["confidence_sweep"]
-    used = next(p for p in sweep["points"] if p["threshold"] == sweep["used_threshold"])
+    given = findings["parameters"]["confidence_threshold"]
+    used = next(p for p in sweep["points"] if p["threshold"] == given)
     assert used["counts"] == counts and used["assistance_score"] == findings["assistance_score"]
-    assert sweep["used_score"] == findings["assistance_score"]
 
 
 def test_routing_time_and_work_agree_with_the_counts(report: Any) -> None:
@@ -90,11 +92,8 @@ def test_routing_time_and_work_agree_with_the_counts(report: Any) -> None:
     routing, time = findings["recommendation"], findings["time"]
     per_class = {row["class"]: row["counts"]["total"] for row in findings["per_class"]}
     routed = {row["class"]: row["boxes"] for row in routing["classes"]}
-    assert set(per_class) <= set(routed)
     if routing["threshold"] == findings["parameters"]["confidence_threshold"]:  # boxes at that threshold
-        assert all(routed[name] == total for name, total in per_class.items())
-        assert all(boxes == 0 for name, boxes in routed.items() if name not in per_class)
-    assert routing["used_seconds_saved"] == pytest.approx(time["saved_seconds"])
+        assert all(routed[name] == per_class.get(name, 0) for name in routed)
     saved = [point["saved_seconds"] for point in findings["confidence_sweep"]["points"]]
     assert routing["threshold_seconds_saved"] == pytest.approx(max(saved))
     assert routing["seconds_saved"] >= routing["threshold_seconds_saved"] - 1e-6
@@ -169,7 +168,7 @@ def test_the_page_figures_say_what_the_findings_say(report: Any) -> None:
     routed = {row["class"]: row for row in findings["recommendation"]["classes"]}
     assert len(decisions) == classes
     assert sum(d == "draw" for d in decisions) == sum(
-        routed[row["class"]]["action"] == "draw" for row in findings["per_class"]
+        row["class"] in routed and routed[row["class"]]["action"] == "draw" for row in findings["per_class"]
     )
     assert not re.search(r"\b1 (classes|images|boxes|pairs|slices)\b", text), "a plural after 1"
 
@@ -202,5 +201,6 @@ def test_a_crowded_dataset_keeps_the_page_light(tmp_path: Path) -> None:
     page = (tmp_path / "store" / "reports" / result.outputs.report_id / "report.html").read_bytes()
     findings = result.findings
     assert len(findings.suspected_gt_errors.listed) == 20 and len(findings.near_misses.listed) == 8
-    assert len(findings.sketches) >= 15 and all(sketch.left_out > 0 for sketch in findings.sketches)
+    sketches = result.page["sketch_of"].values()
+    assert len(sketches) >= 15 and all(sketch.left_out > 0 for sketch in sketches)
     assert len(page) < 1_500_000, f"{len(page)} bytes"

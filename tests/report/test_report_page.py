@@ -6,6 +6,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = """street "quoted" 'id' <b>&amp; 0001.jpg"""
-SECTIONS = ["actions", "work", "time"]  # the folds: only what no figure shows
+SECTIONS = ["time", "actions", "work"]  # the folds: only what no figure shows (the seconds by the time)
 
 
 class Elements(HTMLParser):
@@ -66,7 +67,18 @@ def run_on(tmp_path: Path, gt: Any, pred: Any, **inputs: str) -> Findings:
         "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
         **inputs,
     }
-    return run(parse_inputs(raw), LocalStore(tmp_path / "store")).findings
+    result = run(parse_inputs(raw), LocalStore(tmp_path / "store"))
+    PAGE_DATA[result.findings.report_id] = result.page
+    return result.findings
+
+
+# Each run's drawing data (the sketches), kept out of the findings, by report id: the page as the run drew it.
+PAGE_DATA: dict[str, Mapping[str, object]] = {}
+
+
+def render(findings: Findings) -> str:
+    """The page of a run of this module, as the run rendered it (its sketches included)."""
+    return render_html(findings, PAGE_DATA.get(findings.report_id))
 
 
 def small_case() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -112,14 +124,14 @@ def test_findings_carry_the_new_sections(findings: Findings) -> None:
     assert findings.document()["by_size"]["available"] and len(findings.document()["by_size"]["sizes"]) == 3
     recommended = findings.document()["recommendation"]
     assert recommended["threshold"] == 0.0 and recommended["criterion"] == "labeler time saved"
-    page = " ".join(render_html(findings).split())
+    page = " ".join(render(findings).split())
     assert "0 saves the most time" in page and f"Recommended: {recommended['says']}." in findings.verdict
     assert findings.document()["time"]["costs_adjusted"] is False
-    assert "Su, Deng, Fei-Fei" in findings.document()["time"]["draw_source"]
+    assert "Su, Deng, Fei-Fei" in findings.document()["time"]["cited"]["draw"]
 
 
 def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
-    page = render_html(findings)
+    page = render(findings)
     elements = parse(page)
     details = [attrs for tag, attrs in elements.tags if tag == "details"]
     assert [attrs["data-section"] for attrs in details if "data-section" in attrs] == SECTIONS
@@ -141,7 +153,7 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
 
 
 def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None:
-    page = render_html(findings)
+    page = render(findings)
     assert HOSTILE not in page and "<b>" not in page
     # per class (chart row and its <title>s), confusions, a suspected GT error, the sketches
     assert page.count("&lt;img src=x onerror=alert(1)&gt;") >= 6
@@ -156,7 +168,7 @@ def test_dataset_text_in_the_new_sections_is_escaped(findings: Findings) -> None
 def test_empty_report_shows_the_reason_without_sections_or_charts(tmp_path: Path) -> None:
     findings = run_on(tmp_path, [asset("a", [annotation(("car", 0, 0, 10, 10))])], [asset("b", [])])
     validate_document(findings.document())
-    page = render_html(findings)
+    page = render(findings)
     assert "share no image assets" in page and "<svg" not in page and "data-section" not in page
     assert findings.recommendation.classes == () and findings.per_class == ()
 
@@ -167,7 +179,7 @@ def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
     pred = [asset(f"img{i}", [annotation((names[(i + i % 2) % 85], 0, 0, 10, 8), 0.9)]) for i in range(85)]
     findings = run_on(tmp_path, gt, pred)
     assert len(findings.document()["per_class"]) == 85 and len(findings.document()["confusions"]) == 10
-    page = render_html(findings)
+    page = render(findings)
     per_class = page[
         page.index('data-section-figure="per_class"') : page.index('data-section-figure="sketches"')
     ]
@@ -176,7 +188,7 @@ def test_eighty_classes_stay_in_a_scrolling_table(tmp_path: Path) -> None:
 
 
 def test_page_prints_the_headline_on_one_a4_page(findings: Findings) -> None:
-    page = render_html(findings)
+    page = render(findings)
     assert "@page { size:A4" in page
     assert "details.fold > :not(summary)" in page.split("@media print")[1]
 
@@ -189,7 +201,7 @@ def test_sizes_are_left_out_for_normalised_boxes_without_image_sizes(tmp_path: P
     findings = run_on(tmp_path, gt, pred)
     assert findings.document()["by_size"] == {"available": False, "note": findings.by_size.note, "sizes": []}
     assert findings.by_size.note is not None and "normalised" in findings.by_size.note
-    assert parse(render_html(findings)).texts["data-field=size_note"] == [findings.by_size.note]
+    assert parse(render(findings)).texts["data-field=size_note"] == [findings.by_size.note]
 
 
 def test_sizes_of_normalised_boxes_with_image_sizes_are_in_pixels(tmp_path: Path) -> None:
@@ -250,7 +262,7 @@ def test_time_costs_page_says_who_set_them(tmp_path: Path) -> None:
         "PRED_DATASET": str(write_json(tmp_path / "pred.json", pred)),
     }
     result = run(parse_inputs(raw), LocalStore(tmp_path / "store"), costs=TimeCosts(draw=30))
-    page = render_html(result.findings)
+    page = render_html(result.findings, result.page)
     assert "(set by the user)" in page
     assert starts(
         cost_row(page, "draw"), "30", "set by the user; the default: measured: Su, Deng, Fei-Fei (2012)"
@@ -337,7 +349,7 @@ def test_a_one_image_one_box_run_reads_in_the_singular(tmp_path: Path) -> None:
     missed = asset("only.jpg", [annotation(("car", 60, 60, 90, 90), 0.9)])
     pred = write_json(tmp_path / "pred.json", {"assets": [missed]})
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path / "s"))
-    text = re.sub(r"<[^>]+>", " ", render_html(result.findings))
+    text = re.sub(r"<[^>]+>", " ", render_html(result.findings, result.page))
     assert "resamples of the 1 image:" in text
     plurals = re.findall(
         r"\b1 (?:images|boxes|objects|pairs|classes|missed objects|ground-truth boxes)\b", text

@@ -11,7 +11,7 @@ from helpers.findings_schema import validate_document
 from helpers.paths import EXAMPLES, ROOT, THIRD_PARTY
 
 from handler.engine import GRADES
-from handler.engine.analyses.by_size import SIZE_NAMES
+from handler.features.work.partial import SIZE_NAMES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings.fields import Grade, SizeName

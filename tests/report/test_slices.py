@@ -26,15 +26,15 @@ from helpers.reference import (
 
 from handler.datasets import load_dataset, pair_datasets
 from handler.datasets.native import asset_tags
-from handler.engine.analyses import ANALYSES
 from handler.engine.bootstrap import LEVEL, RESAMPLES, SEED
 from handler.engine.evaluation import Thresholds
 from handler.engine.timecost import TimeCosts
 from handler.execution.shards import paired_shards, run_paired_shard
+from handler.features import ANALYSES
+from handler.features.slices.section import slices
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings.context import DatasetNames, RunFacts
-from handler.report.findings.sections.slices import slices
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 

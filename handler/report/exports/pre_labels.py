@@ -24,7 +24,7 @@ import orjson
 
 from handler.boxes import FloatArray
 from handler.engine.evaluation import keep_mask
-from handler.engine.pre_label_boxes import Candidates, read_chunks
+from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
 from handler.errors import DatasetError, quoted
 
 if TYPE_CHECKING:
@@ -152,19 +152,20 @@ def class_thresholds(recommended: Recommendation, class_names: list[str], policy
     if policy.threshold is not None:
         return np.full(len(class_names), policy.threshold)
     own = policy.name == "per-class"
-    chosen = {row.class_name: row.own_threshold if own else row.threshold for row in recommended.classes}
-    return np.array([chosen.get(name) for name in class_names], dtype=np.float64)  # None -> NaN
+    chosen = [recommended.threshold_for(name, own) for name in class_names]
+    return np.array(chosen, dtype=np.float64)  # None -> NaN
 
 
-def lowest_thresholds(recommended: Recommendation, used: float) -> dict[str, float]:
-    """Per class, the lowest threshold a policy but `threshold X` pre-labels it at, or the
-    threshold given: what a stored report keeps of the candidates."""
-    return {
+def lowest_thresholds(recommended: Recommendation, used: float) -> Floors:
+    """The lowest threshold a policy but `threshold X` pre-labels a class at, or the threshold
+    given: what a stored report keeps of the candidates (per listed class, and for the others)."""
+    listed = {
         row.class_name: min(
             t for t in (used, recommended.threshold, row.threshold, row.own_threshold) if t is not None
         )
         for row in recommended.classes
     }
+    return Floors(listed, min(used, recommended.threshold))
 
 
 def _kept_enough(recommended: Recommendation, used: float, policy: Policy, report_id: str) -> None:
@@ -172,12 +173,14 @@ def _kept_enough(recommended: Recommendation, used: float, policy: Policy, repor
     if policy.threshold is None:
         return
     lowest = lowest_thresholds(recommended, used)
-    short = sorted((t, name) for name, t in lowest.items() if t > policy.threshold)
+    short = sorted((t, quoted(name)) for name, t in lowest.listed.items() if t > policy.threshold)
+    if lowest.others > policy.threshold:
+        short.append((lowest.others, "every other class"))
     if short:
-        t, name = short[-1]
+        t, name = max(short)
         raise DatasetError(
             f"report {report_id}: --policy threshold {policy.threshold:g} needs predictions below what "
-            f"the report kept ({quoted(name)} from {t:g}); use a threshold of at least {t:g}"
+            f"the report kept ({name} from {t:g}); use a threshold of at least {t:g}"
         )
 
 

@@ -6,21 +6,20 @@ from typing import Final
 
 import orjson
 
-from handler.report.findings import Recommendation
-from handler.report.finishing import FINDINGS, Finished, Finisher, Finishing
+from handler.features.recommendation.section import policy_of, recommended_classes
+from handler.report.finishing import MERGED, Finished, Finisher, Finishing
 from handler.report.publish import ReportPart
 
 ROUTING_PART: Final = ReportPart("routing", "routing.json", "application/json")
 
 
-def routing_part(section: Recommendation) -> bytes:
-    """`routing.json`: class -> confidence threshold to pre-label at, or null to draw it."""
-    policy = {row.class_name: row.threshold for row in section.classes}
-    return orjson.dumps(policy, option=orjson.OPT_INDENT_2)
-
-
 def _routing(finishing: Finishing) -> Finished:
-    return Finished({ROUTING_PART: routing_part(finishing.built().recommendation)})
+    """`routing.json`: every class with a box at some threshold -> the confidence threshold to
+    pre-label it at, or null to draw it (the findings list only the classes that depart)."""
+    merged = finishing.merged
+    policy = policy_of(merged.state, merged.inputs.confidence.value, merged.costs)
+    table = {row.class_name: row.threshold for row in recommended_classes(policy)}
+    return Finished({ROUTING_PART: orjson.dumps(table, option=orjson.OPT_INDENT_2)})
 
 
-ROUTING_JSON: Final = Finisher("routing.json", FINDINGS, _routing, (ROUTING_PART,))
+ROUTING_JSON: Final = Finisher("routing.json", MERGED, _routing, (ROUTING_PART,))

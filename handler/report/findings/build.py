@@ -1,4 +1,5 @@
-"""The findings (kind `dataset_intelligence_findings_v1`) of one run, as the `Findings` model."""
+"""The findings of one run, as the `Findings` model: the run-level fields here, each feature's by
+its own builder."""
 
 from __future__ import annotations
 
@@ -6,27 +7,18 @@ from datetime import datetime, timezone
 from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
-from handler.engine.analyses.per_class import PER_CLASS
+from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
+from handler.features.dataset.section import DatasetFigures, Skipped, SkippedBoxEntry
+from handler.features.gauge.section import borderline_clause
+from handler.features.per_class.partial import PER_CLASS
+from handler.features.time.section import time_saved
 from handler.inputs import NodeInputs
 from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Counts, Grade, Shares
-from handler.report.findings.model import (
-    KIND,
-    Execution,
-    Findings,
-    Parameters,
-    Skipped,
-    SkippedBoxEntry,
-    TimeSaved,
-)
-from handler.report.findings.model import (
-    DatasetFigures as DatasetSection,
-)
-from handler.report.findings.sections import build_sections
-from handler.report.findings.sections.time_saved import time_saved
-from handler.report.findings.sections.uncertainty import borderline_clause
+from handler.report.findings.fields import Counts, Grade
+from handler.report.findings.model import KIND, VERSION, Execution, Findings, Parameters, TimeSaved
+from handler.report.findings.shown import build_sections
 from handler.report.findings.wording import counted, duration
 
 # What is left leans one way when one kind of fix is this many times the other.
@@ -72,8 +64,8 @@ def verdict(
 
 
 def _skipped(state: EvaluationState) -> Skipped:
-    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.read.skipped)
-    return Skipped(count=state.figures.gt_skipped + state.figures.pred_skipped, listed=listed)
+    listed = tuple(SkippedBoxEntry(**listed.skip.to_dict()) for listed in state.skips.listed)
+    return Skipped(count=state.of(BOX_COUNTS).gt_skipped + state.of(BOX_COUNTS).pred_skipped, listed=listed)
 
 
 def _parameters(inputs: NodeInputs) -> Parameters:
@@ -86,9 +78,9 @@ def _parameters(inputs: NodeInputs) -> Parameters:
     )
 
 
-def _dataset(facts: RunFacts) -> DatasetSection:
-    figures = facts.state.figures
-    return DatasetSection(
+def _dataset(facts: RunFacts) -> DatasetFigures:
+    figures = facts.state.of(BOX_COUNTS)
+    return DatasetFigures(
         images=figures.images,
         gt_objects=figures.gt_objects,
         predictions=figures.predictions,
@@ -112,6 +104,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
     sections: dict[str, Any] = build_sections(Findings, facts)
     return Findings(
         kind=KIND,
+        version=VERSION,
         report_id=report_id,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
@@ -121,12 +114,10 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         ),
         reason=reason,
         counts=Counts.of(tally),
-        shares=Shares.of(tally),
         mean_iou=tally.mean_iou,
         parameters=_parameters(facts.inputs),
         dataset=_dataset(facts),
         skipped=_skipped(facts.state),
-        notes=tuple(warning.message for warning in sections["warnings"]),
         execution=execution,
         **sections,
     )

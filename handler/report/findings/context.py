@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from handler.datasets.loaded import DatasetNames
 from handler.datasets.slices import SliceFile
+from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.readings.verdict import Rescored
@@ -26,7 +27,7 @@ def first_of(kind: type[Data], values: tuple[object, ...]) -> Data:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """Every section's builder reads this one object (the context of `SectionSpec.build`)."""
+    """Every section's builder reads this one object (the context of `Shown.build`)."""
 
     inputs: NodeInputs
     gt: DatasetNames
@@ -44,7 +45,7 @@ class RunFacts:
     @cached_property
     def reason(self) -> str | None:
         """Why nothing could be scored; None when something was."""
-        if not self.state.figures.images:
+        if not self.state.of(BOX_COUNTS).images:
             return "the ground-truth and prediction datasets share no image assets"
         if self.state.tally.total == 0:
             return "no boxes were left on the shared images after the confidence filter"

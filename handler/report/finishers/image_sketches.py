@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import Sketched, image_sketch
-from handler.report.findings.sections.gt_errors import suspects
-from handler.report.findings.sections.work import most_work_rows
+from handler.features.gt_errors.section import suspects
+from handler.features.near_misses.partial import NEAR_MISSES
+from handler.features.work.section import most_work_rows
 from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import seeded_sample
 from handler.engine.routing import counts_under_policy
-from handler.report.findings.sections.recommendation import Spread, policy_of
+from handler.features.recommendation.section import Spread, policy_of
 from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
 
 # Images the interval's spread is measured on: the bootstrap of 500 images gives the spread of a

@@ -12,7 +12,7 @@ PAGE_PART: Final = ReportPart("html", "report.html", "text/html; charset=utf-8")
 
 
 def _page(finishing: Finishing) -> Finished:
-    return Finished({PAGE_PART: render_html(finishing.built()).encode("utf-8")})
+    return Finished({PAGE_PART: render_html(finishing.built(), finishing.page).encode("utf-8")})
 
 
 REPORT_PAGE: Final = Finisher("report.html", FINDINGS, _page, (PAGE_PART,))

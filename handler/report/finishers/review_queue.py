@@ -23,7 +23,7 @@ import orjson
 from handler.boxes import FloatArray, IntArray
 from handler.engine.review import ReviewQueue, review_queue
 from handler.engine.timecost import ACTIONS
-from handler.report.findings.sections.review import QUEUE_FILE
+from handler.features.review.section import QUEUE_FILE
 from handler.report.finishing import MERGED, Finished, Finisher, Finishing
 from handler.report.publish import ReportPart
 

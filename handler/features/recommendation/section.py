@@ -18,7 +18,6 @@ from pydantic import AliasChoices, Field
 from handler.boxes import IntArray
 from handler.datasets.read_options import option_flag
 from handler.engine import routing as engine_routing
-from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import N_OUTCOMES
@@ -26,10 +25,11 @@ from handler.engine.readings.verdict import Rescored
 from handler.engine.routing import DRAW, MIN_CLASS_BOXES, RoutingPolicy
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
+from handler.features.sweep.partial import CONFIDENCE_SWEEP
 from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Score, Section, Threshold
-from handler.report.findings.sections import Figure, SectionSpec
+from handler.report.findings.shown import Shown
 from handler.report.findings.wording import duration
 
 if TYPE_CHECKING:
@@ -124,7 +124,11 @@ class Recommendation(Section):
     threshold: Threshold = Field(
         description="The single threshold that saves the most (for every class without its own evidence)."
     )
-    classes: tuple[RecommendedClass, ...]
+    classes: tuple[RecommendedClass, ...] = Field(
+        description="The classes some policy treats otherwise than `threshold` (decided on their own "
+        "boxes, or whose own fastest threshold differs); every other class takes `threshold`. "
+        "routing.json lists every class."
+    )
     seconds_saved: float = Field(description="Labeler seconds the recommendation saves against drawing all.")
     seconds_saved_low: float | None = Field(
         description="95 % interval over the images (null: nothing scored)."
@@ -137,7 +141,14 @@ class Recommendation(Section):
         description="The assistance score under the recommendation (drawn classes as drawn)."
     )
     threshold_seconds_saved: float = Field(description="What the single threshold alone saves.")
-    used_seconds_saved: float = Field(description="What the threshold given saves (the graded run).")
+
+    def threshold_for(self, class_name: str, own: bool = False) -> float | None:
+        """A class's threshold (its own fastest with `own`; None: draw it); a class not listed
+        takes `threshold` under every policy."""
+        for row in self.classes:
+            if row.class_name == class_name:
+                return row.own_threshold if own else row.threshold
+        return self.threshold
 
 
 def _threshold_text(threshold: float) -> str:
@@ -196,13 +207,12 @@ def _time(seconds: float) -> str:
     return duration(seconds) if seconds >= 0 else f"{duration(-seconds)} lost"
 
 
-def recommendation(facts: RunFacts) -> Recommendation:
-    used = facts.inputs.confidence.value
-    policy = policy_of(facts.state, used, facts.costs)
+def recommended_classes(policy: Policy) -> tuple[RecommendedClass, ...]:
+    """Every class with a box at some threshold, in the class order: what the policy does with it."""
     routed = policy.routing
     boxes = policy.class_counts[:, routed.best_single, :].sum(axis=1)
     listed = np.flatnonzero(policy.class_counts.sum(axis=(1, 2)) > 0)
-    classes = tuple(
+    return tuple(
         RecommendedClass(
             class_name=policy.class_names[row],
             action="draw" if routed.choice[row] == DRAW else "pre-label",
@@ -214,6 +224,18 @@ def recommendation(facts: RunFacts) -> Recommendation:
         )
         for row in listed.tolist()
     )
+
+
+def departs(row: RecommendedClass, single: float) -> bool:
+    """A class some policy treats otherwise than the single threshold (the findings list only these)."""
+    return row.own or row.threshold != single or row.own_threshold != single
+
+
+def recommendation(facts: RunFacts) -> Recommendation:
+    used = facts.inputs.confidence.value
+    policy = policy_of(facts.state, used, facts.costs)
+    routed = policy.routing
+    classes = recommended_classes(policy)
     scratch = float(routed.scratch_seconds.sum())
     saved = scratch - float(routed.seconds.sum())
     used_saved = scratch - float(routed.used_seconds.sum())
@@ -224,14 +246,13 @@ def recommendation(facts: RunFacts) -> Recommendation:
         criterion="labeler time saved",
         says=sentence if facts.reading is None else f"{reading_first(facts.reading)}; as read, {sentence}",
         threshold=policy.single,
-        classes=classes,
+        classes=tuple(row for row in classes if departs(row, policy.single)),
         seconds_saved=saved,
         seconds_saved_low=None if interval is None else interval[0],
         seconds_saved_high=None if interval is None else interval[1],
         interval_images=len(spread.counts),
         score=OutcomeCounts(routed.counts).score,
         threshold_seconds_saved=scratch - float(routed.best_single_seconds.sum()),
-        used_seconds_saved=used_saved,
     )
 
 
@@ -241,14 +262,14 @@ def recommendation_figure(findings: Findings) -> dict[str, Any]:
     given = f"{findings.parameters.confidence_threshold:g}"
     low, high = r.seconds_saved_low, r.seconds_saved_high
     bars: list[tuple[str, float, tuple[float, float] | None]] = [
-        (f"at {given} (given, graded)", r.used_seconds_saved, None),
+        (f"at {given} (given, graded)", findings.time.saved_seconds, None),
         (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None),
         ("recommended", r.seconds_saved, None if low is None or high is None else (low, high)),
     ]
-    return {"recommendation_fig": charts.saving_bars(bars, scratch)}
+    return {"recommendation_fig": charts.saving_bars(bars, scratch), "min_class_boxes": MIN_CLASS_BOXES}
 
 
 RecommendationSection = Annotated[
     Recommendation,
-    SectionSpec(recommendation, figure=Figure("recommendation", recommendation_figure, place=5)),
+    Shown(recommendation, "recommendation", draw=recommendation_figure),
 ]

@@ -9,11 +9,11 @@ from pydantic import Field
 from handler.engine.calibration import MIN_SUPPORT
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
-from handler.engine.timecost import ACTIONS, ASSUMED, CITED, DRAW_SOURCE, CostFit, TimeCosts
+from handler.engine.timecost import ACTIONS, ASSUMED, CITED, CostFit, TimeCosts
 from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Seconds, Section
-from handler.report.findings.sections import Figure, SectionSpec
+from handler.report.findings.shown import Shown
 
 if TYPE_CHECKING:
     from handler.report.findings.model import Findings
@@ -68,7 +68,6 @@ class TimeSaved(Section):
         description="Negative when correcting the predictions takes longer than drawing."
     )
     saved_share: float = Field(le=1)
-    draw_source: str
     cited: dict[str, str] = Field(description="The sources of the default seconds the literature measures.")
     assumptions: dict[str, str] = Field(description="The default seconds no source we know measures.")
     costs_source: CostsSource | None = Field(
@@ -85,7 +84,6 @@ def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:
         from_scratch_seconds=estimate.from_scratch,
         saved_seconds=estimate.saved,
         saved_share=estimate.saved_share,
-        draw_source=DRAW_SOURCE,
         cited=dict(CITED),
         assumptions=dict(ASSUMED),
         costs_source=None if costs.fit is None else costs_source(costs.fit),
@@ -128,4 +126,4 @@ def time_figure(findings: Findings) -> dict[str, Any]:
     return {"time_bar": bar}
 
 
-TimeSection = Annotated[TimeSaved, SectionSpec(time, "time", Figure("time", time_figure, place=10))]
+TimeSection = Annotated[TimeSaved, Shown(time, "time", draw=time_figure)]

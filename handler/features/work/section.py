@@ -9,16 +9,16 @@ from pydantic import Field
 
 from handler.boxes import IntArray
 from handler.engine import breakdowns
-from handler.engine.analyses.by_size import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.counts import OutcomeCounts
 from handler.engine.review import ReviewQueue
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
+from handler.features.per_class.section import scored_rows
+from handler.features.work.partial import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Counts, Score, Seconds, Section, SizeName, outcome_counts
-from handler.report.findings.sections import SectionSpec
-from handler.report.findings.sections.per_class import scored_rows
+from handler.report.findings.shown import Shown
 
 TOP_IMAGES: Final = 10
 NO_SIZES: Final = (
@@ -43,6 +43,11 @@ class SizeRow(Section):
     size: SizeName
     counts: Counts
     assistance_score: Score
+
+
+def work_values(findings: object) -> dict[str, str]:
+    """The size bands the work fragment names."""
+    return {"size_bounds": size_bounds_text()}
 
 
 def size_bounds_text() -> str:
@@ -103,7 +108,7 @@ ImagesWithMostWorkSection = Annotated[
     Field(
         max_length=TOP_IMAGES, description="The images with the most estimated labeler time left, most first."
     ),
-    SectionSpec(images_with_most_work, "work"),
+    Shown(images_with_most_work, "work", draw=work_values),
 ]
 # Shown in the work fragment.
-BySizeSection = Annotated[BySize, SectionSpec(by_size)]
+BySizeSection = Annotated[BySize, Shown(by_size)]

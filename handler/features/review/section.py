@@ -13,10 +13,10 @@ from pydantic import Field
 
 from handler.engine.counts import OutcomeCounts
 from handler.engine.review import MIN_BIN_PREDICTIONS, RIGHT, UNCERTAIN_SHARES, ReviewQueue, pooled_shares
+from handler.features.work.section import listed_rows
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Score, Seconds, Section, Threshold
-from handler.report.findings.sections import SectionSpec
-from handler.report.findings.sections.work import listed_rows
+from handler.report.findings.shown import Shown
 from handler.report.findings.wording import counted
 
 QUEUE_FILE = "review_queue.csv"
@@ -145,4 +145,4 @@ def review_queue(facts: RunFacts) -> ReviewQueueTotals:
     )
 
 
-ReviewQueueSection = Annotated[ReviewQueueTotals, SectionSpec(review_queue)]
+ReviewQueueSection = Annotated[ReviewQueueTotals, Shown(review_queue)]

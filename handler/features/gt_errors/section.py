@@ -6,7 +6,6 @@ from typing import Annotated, Final, Literal, cast
 
 from pydantic import Field
 
-from handler.engine.analyses.gt_errors import GT_ERRORS
 from handler.engine.counts import OutcomeCounts
 from handler.engine.gt_errors import (
     MISSING_GT,
@@ -17,9 +16,10 @@ from handler.engine.gt_errors import (
     SuspectTally,
 )
 from handler.engine.state import EvaluationState
+from handler.features.gt_errors.partial import GT_ERRORS
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Grade, Score, Section, Threshold
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.shown import Shown
 
 
 class SuspectedBoxEntry(Section):
@@ -99,4 +99,4 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
     )
 
 
-SuspectedGtErrorsSection = Annotated[SuspectedGtErrors, SectionSpec(suspected_gt_errors)]
+SuspectedGtErrorsSection = Annotated[SuspectedGtErrors, Shown(suspected_gt_errors)]

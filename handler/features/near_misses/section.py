@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import AliasChoices, Field
 
-from handler.engine.analyses.near_misses import NEAR_MISSES, TOP_NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
+from handler.features.near_misses.partial import NEAR_MISSES, TOP_NEAR_MISSES
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Section
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.shown import Shown
 
 
 class NearMissBand(Section):
@@ -71,4 +71,4 @@ def near_misses(facts: RunFacts) -> NearMisses:
     )
 
 
-NearMissesSection = Annotated[NearMisses, SectionSpec(near_misses)]
+NearMissesSection = Annotated[NearMisses, Shown(near_misses)]

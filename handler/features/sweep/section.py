@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.counts import OutcomeCounts
 from handler.engine.sweep import SWEEP_GRID, SweepPoint
 from handler.engine.timecost import TimeCosts
+from handler.features.sweep.partial import CONFIDENCE_SWEEP
 from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Counts, Score, Section, Threshold
-from handler.report.findings.sections import Figure, SectionSpec
+from handler.report.findings.shown import Shown
 
 if TYPE_CHECKING:
     from handler.report.findings.model import Findings
@@ -35,11 +35,12 @@ def _grid_text() -> str:
 
 
 class ConfidenceSweep(Section):
-    __doc__ = f"The assistance score at confidence thresholds {_grid_text()}, and at the one used."
+    __doc__ = f"The assistance score at confidence thresholds {_grid_text()}, and at the one given."
 
-    points: tuple[SweepPointFigures, ...] = Field(min_length=1)
-    used_threshold: Threshold
-    used_score: Score
+    points: tuple[SweepPointFigures, ...] = Field(
+        min_length=1,
+        description="The grid's thresholds, and the one given (parameters) when it is off the grid.",
+    )
 
 
 def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
@@ -54,12 +55,7 @@ def _point(point: SweepPoint, costs: TimeCosts) -> SweepPointFigures:
 
 def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     sweep = facts.state.of(CONFIDENCE_SWEEP).sweep
-    used = sweep.points[sweep.column(facts.inputs.confidence.value)]
-    return ConfidenceSweep(
-        points=tuple(_point(point, facts.costs) for point in sweep.points),
-        used_threshold=facts.inputs.confidence.value,
-        used_score=used.tally.assistance_score,
-    )
+    return ConfidenceSweep(points=tuple(_point(point, facts.costs) for point in sweep.points))
 
 
 # Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
@@ -68,9 +64,19 @@ def sweep_figure(findings: Findings) -> dict[str, Any]:
     points = [
         (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points
     ]
-    return {"sweep_fig": charts.sweep_figure(points, sweep.used_threshold, findings.recommendation.threshold)}
+    return {
+        "sweep_fig": charts.sweep_figure(
+            points, findings.parameters.confidence_threshold, findings.recommendation.threshold
+        ),
+        "sweep_grid": sweep_grid_text(),
+        "sweep_grid_values": SWEEP_GRID,
+    }
 
 
-ConfidenceSweepSection = Annotated[
-    ConfidenceSweep, SectionSpec(confidence_sweep, figure=Figure("sweep", sweep_figure, place=40))
-]
+def sweep_grid_text() -> str:
+    """`from 0 to 0.95 in steps of 0.05`, from the engine's grid."""
+    step = round(SWEEP_GRID[1] - SWEEP_GRID[0], 10)
+    return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
+
+
+ConfidenceSweepSection = Annotated[ConfidenceSweep, Shown(confidence_sweep, "sweep", draw=sweep_figure)]

@@ -19,7 +19,7 @@ from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Counts, Grade, Score, Section, outcome_counts
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.shown import Shown
 
 # Tag slices beyond this many (the most images first) are left out: the page stays readable.
 MAX_TAG_SLICES: Final = 50
@@ -86,5 +86,5 @@ SlicesSection = Annotated[
         description="Per slice of the images (--slices file, then native asset tags, at most 50): "
         "score, grade and interval from the slice's own images."
     ),
-    SectionSpec(slices, "slices"),
+    Shown(slices, "slices"),
 ]

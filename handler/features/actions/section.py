@@ -6,11 +6,11 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from handler.engine.analyses.confusions import CONFUSIONS, top_confusions
 from handler.engine.timecost import ACTIONS
+from handler.features.actions.partial import CONFUSIONS, top_confusions
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Section
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.shown import Shown
 
 TOP_CONFUSIONS: Final = 10
 
@@ -45,7 +45,7 @@ def confusions(facts: RunFacts) -> tuple[Confusion, ...]:
     )
 
 
-ActionsSection = Annotated[Actions, SectionSpec(actions, "actions")]
+ActionsSection = Annotated[Actions, Shown(actions, "actions")]
 # Shown in the actions fragment.
 ConfusionsSection = Annotated[
     tuple[Confusion, ...],
@@ -53,5 +53,5 @@ ConfusionsSection = Annotated[
         max_length=TOP_CONFUSIONS,
         description="The most frequent class confusions, GT class -> predicted class, most frequent first.",
     ),
-    SectionSpec(confusions),
+    Shown(confusions),
 ]

@@ -14,7 +14,7 @@ from handler.datasets.read_options import option_flag
 from handler.engine.readings.verdict import LEVEL, Rescored
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Grade, Score, Section
-from handler.report.findings.sections import SectionSpec
+from handler.report.findings.shown import Shown
 
 
 class AppliedOption(Section):
@@ -81,4 +81,4 @@ def other_reading(facts: RunFacts) -> OtherReading | None:
     )
 
 
-OtherReadingSection = Annotated[OtherReading | None, SectionSpec(other_reading)]
+OtherReadingSection = Annotated[OtherReading | None, Shown(other_reading, "reading")]

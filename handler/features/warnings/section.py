@@ -17,13 +17,15 @@ from handler.boxes import LayoutNote
 from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
 from handler.datasets.read_options import option_flag, option_label
+from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
+from handler.features.reading.section import AppliedOption, OtherReading, other_reading
 from handler.report.findings.context import RunFacts
-from handler.report.findings.sections import SectionSpec
-from handler.report.findings.sections.reading import AppliedOption, OtherReading, other_reading
+from handler.report.findings.shown import Shown
 from handler.report.findings.wording import counted
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
@@ -110,7 +112,7 @@ def _examples(names: Mapping[str, int]) -> str:
 
 
 def _ids_side(state: EvaluationState, formats: Formats) -> str:
-    health = state.health
+    health = state.of(DATA_HEALTH)
     gt_ids, pred_ids = _looks_like_ids(health.class_gt), _looks_like_ids(health.class_kept)
     if gt_ids == pred_ids:
         return (
@@ -133,7 +135,7 @@ def _ids_side(state: EvaluationState, formats: Formats) -> str:
 
 def _names_shared(state: EvaluationState) -> tuple[int, int] | None:
     """(kept predictions in a GT class, kept predictions) when few share the GT's class names."""
-    health = state.health
+    health = state.of(DATA_HEALTH)
     kept = sum(health.class_kept.values())
     shared = sum(count for name, count in health.class_kept.items() if health.class_gt.get(name))
     if not kept or not health.class_gt or _share(shared, kept) >= CLASS_OVERLAP_MIN:
@@ -165,7 +167,7 @@ def _layout_fix(key: str, note: LayoutNote) -> str:
 def layout_mismatch(facts: RunFacts) -> DataWarning | None:
     """Text label lines that make no box, or an odd one, in the column layout read."""
     state = facts.state
-    health = state.health
+    health = state.of(DATA_HEALTH)
     found = [("ground-truth", "GT_LAYOUT", note) for note in health.gt_layout]
     found += [("prediction", "PRED_LAYOUT", note) for note in health.pred_layout]
     if not found:
@@ -218,7 +220,7 @@ def _side_skips(what: str, skipped: int, boxes: int, reasons: Mapping[str, int])
 
 def boxes_skipped(facts: RunFacts) -> DataWarning | None:
     state = facts.state
-    figures, health = state.figures, state.health
+    figures, health = state.of(BOX_COUNTS), state.of(DATA_HEALTH)
     skipped = figures.gt_skipped + figures.pred_skipped
     read = skipped + health.gt_boxes + health.pred_boxes + figures.crowd_excluded
     if not skipped or _share(skipped, read) < SKIPPED_SHARE_MIN:
@@ -255,7 +257,7 @@ def boxes_skipped(facts: RunFacts) -> DataWarning | None:
 def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
     """Few predictions name an image of the GT: a results file made for another dataset."""
     state = facts.state
-    figures, health = state.figures, state.health
+    figures, health = state.of(BOX_COUNTS), state.of(DATA_HEALTH)
     read = health.pred_boxes + figures.pred_skipped
     elsewhere = health.pred_skip_reasons.get(UNKNOWN_IMAGE, 0) + health.pred_boxes - figures.predictions
     placed = read - elsewhere
@@ -281,7 +283,7 @@ def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
 
 def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
     state = facts.state
-    health = state.health
+    health = state.of(DATA_HEALTH)
     share = _share(health.gt_confident, health.gt_boxes)
     if share < GT_CONFIDENT_SHARE_MIN or health.pred_confident or not health.pred_boxes:
         return None
@@ -300,7 +302,7 @@ def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
 
 def assets_unmatched(facts: RunFacts) -> DataWarning | None:
     state = facts.state
-    figures = state.figures
+    figures = state.of(BOX_COUNTS)
     gt_share = _share(figures.gt_only_images, figures.images + figures.gt_only_images)
     pred_share = _share(figures.pred_only_images, figures.images + figures.pred_only_images)
     if max(gt_share, pred_share) < UNMATCHED_SHARE_MIN:
@@ -329,7 +331,7 @@ def assets_unmatched(facts: RunFacts) -> DataWarning | None:
 
 def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
     state = facts.state
-    mismatched, images = state.health.size_mismatched, state.figures.images
+    mismatched, images = state.of(DATA_HEALTH).size_mismatched, state.of(BOX_COUNTS).images
     if mismatched < SIZE_MISMATCH_MIN:
         return None
     message = (
@@ -347,7 +349,7 @@ def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
 
 def duplicate_ground_truth(facts: RunFacts) -> DataWarning | None:
     state = facts.state
-    pairs, gt = state.health.duplicate_gt, state.figures.gt_objects
+    pairs, gt = state.of(DATA_HEALTH).duplicate_gt, state.of(BOX_COUNTS).gt_objects
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
         return None
     message = (
@@ -408,7 +410,7 @@ def image_ids_joined(facts: RunFacts) -> DataWarning | None:
 
 def crowd_excluded(facts: RunFacts) -> DataWarning | None:
     state = facts.state
-    crowd = state.figures.crowd_excluded
+    crowd = state.of(BOX_COUNTS).crowd_excluded
     if not crowd:
         return None
     regions = counted(crowd, "COCO crowd region (iscrowd=1) was", "COCO crowd regions (iscrowd=1) were")
@@ -495,5 +497,5 @@ def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
 WarningsSection = Annotated[
     tuple[DataWarning, ...],
     Field(description="Data-health warnings, most serious first; shown under the verdict and on stderr."),
-    SectionSpec(data_warnings),
+    Shown(data_warnings, "warnings", always=True),
 ]

@@ -9,16 +9,15 @@ from pydantic import AliasChoices, Field
 
 from handler.boxes import IntArray
 from handler.engine import breakdowns
-from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.counts import OutcomeCounts
+from handler.features.per_class.partial import PER_CLASS
 from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Counts, Score, Section, outcome_counts
-from handler.report.findings.sections import Figure, SectionSpec
+from handler.report.findings.shown import Shown
 
 if TYPE_CHECKING:
     from handler.report.findings.model import Findings
-    from handler.report.findings.sections.recommendation import RecommendedClass
 
 
 class ClassRow(Section):
@@ -60,25 +59,24 @@ class ClassFigure:
     unlisted: list[str]  # recommended classes without a box at the threshold used
 
 
-def decision(route: RecommendedClass, single: float) -> str:
+def decision(threshold: float | None, single: float) -> str:
     """A class's recommendation in a few words when it is its own: `pre-label ≥ 0.45`, `draw`;
     nothing for a class at the recommendation's single threshold (the note says it once)."""
-    if route.threshold is None:
+    if threshold is None:
         return "draw"
-    return "" if route.threshold == single else f"pre-label ≥ {route.threshold:g}"
+    return "" if threshold == single else f"pre-label ≥ {threshold:g}"
 
 
 def class_figure(findings: Findings) -> ClassFigure:
     """Every class with a box, most time left first, with its own recommendation; the tail folded."""
     recommended = findings.recommendation
-    routed = {row.class_name: row for row in recommended.classes}
     costs = findings.time.costs_seconds.model_dump()
     rows: list[charts.ClassRow] = [
         (
             row.class_name,
             row.counts,
             row.assistance_score,
-            decision(routed[row.class_name], recommended.threshold),
+            decision(recommended.threshold_for(row.class_name), recommended.threshold),
         )
         for row in findings.per_class
     ]
@@ -106,5 +104,5 @@ PerClassSection = Annotated[
         description="Every class with a box on the scored images, most labeler seconds left first (ties: "
         "lowest score first); false positives by predicted class, the rest by GT class."
     ),
-    SectionSpec(per_class, figure=Figure("per_class", per_class_figure, place=20)),
+    Shown(per_class, "per_class", draw=per_class_figure),
 ]

@@ -1,4 +1,5 @@
-"""`sketches`: the boxes of every image the page draws small.
+"""The sketches: the boxes of every image the page draws small (drawing data of the page, not findings:
+the findings keep `pictures`, where the images behind them came from).
 
 The images are those listed under "where the work is", in `suspected_gt_errors` and in
 `near_misses`; the sketches finisher (report/finishers/image_sketches.py) chooses them and draws their
@@ -8,7 +9,7 @@ boxes from the one extra pass over chosen images, so they are exact under any sp
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import numpy as np
 from pydantic import AliasChoices, Field
@@ -20,10 +21,7 @@ from handler.images.pictures import Picture, Pictures
 from handler.images.thumbnail import Thumbnail
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, OutcomeKey, Section
-from handler.report.findings.sections import Figure, SectionSpec
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.report.findings.shown import Shown
 
 BoxSide = Literal["gt", "pred"]
 
@@ -165,21 +163,13 @@ def pictures_used(facts: RunFacts) -> PicturesUsed | None:
     )
 
 
-def sketch_figure(findings: Findings) -> dict[str, Any]:
-    """The sketches by asset id, for the images the figure lists."""
-    return {"sketch_of": {sketch.asset_id: sketch for sketch in findings.sketches}}
+def sketch_values(facts: RunFacts) -> dict[str, Any]:
+    """The sketches by asset id, for the images the figure lists: drawing data of the page only."""
+    return {"sketch_of": {sketch.asset_id: sketch for sketch in sketches(facts)}}
 
 
-SketchesSection = Annotated[
-    tuple[Sketch, ...],
-    Field(
-        description="The boxes of every image listed in images_with_most_work, suspected_gt_errors and "
-        "near_misses (each once, in asset order), with their outcomes, to draw the image small."
-    ),
-    SectionSpec(sketches, figure=Figure("sketches", sketch_figure, place=30)),
-]
 PicturesSection = Annotated[
     PicturesUsed | None,
     Field(description="Where the images behind the sketches came from; null when the run had none."),
-    SectionSpec(pictures_used),
+    Shown(pictures_used, "sketches", page=sketch_values),
 ]

@@ -1,0 +1,69 @@
+"""The outcome cards: each outcome's share of the boxes, its count and what it counts at this run's
+IoU thresholds, and the mean IoU of the matched pairs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Final
+
+from handler.engine import Outcome
+from handler.report.findings.fields import Counts
+from handler.report.findings.shown import Shown
+from handler.report.findings.wording import counted
+
+if TYPE_CHECKING:
+    from handler.report.findings.model import Findings
+
+# The outcomes' names on the cards (`Outcome`).
+CARD_LABELS: Final = {outcome.key: outcome.label for outcome in Outcome}
+
+
+@dataclass(frozen=True)
+class Card:
+    key: str
+    label: str
+    value: str
+    detail: str
+    caption: str  # what the card counts, with the thresholds of this run
+
+
+def card_captions(iou_min: float, iou_perfect: float) -> dict[str, str]:
+    """Each outcome's definition (contract §6) in a few words, with the actual IoU bounds."""
+    low, high = f"{iou_min:g}", f"{iou_perfect:g}"
+    return {
+        "correct": f"same class, IoU ≥ {high}",
+        "shifted": f"same class, {low} ≤ IoU < {high}",
+        "class_confused": f"other class, IoU ≥ {low}",
+        "false_positive": f"kept prediction, no match at IoU ≥ {low}",
+        "false_negative": "ground-truth box nothing matched",
+        "mean_iou": f"of same-class matches (IoU ≥ {low})",
+    }
+
+
+def cards(findings: Findings) -> list[Card]:
+    counts, parameters = findings.counts, findings.parameters
+    captions = card_captions(parameters.iou_min, parameters.iou_perfect)
+    total = counts.total
+    result = [
+        Card(
+            key,
+            label,
+            f"{getattr(counts, key) / (total or 1):.1%}",
+            f"{getattr(counts, key)} of {total}",
+            captions[key],
+        )
+        for key, label in CARD_LABELS.items()
+    ]
+    mean_iou, matched = findings.mean_iou, counts.correct + counts.shifted
+    value = "none" if mean_iou is None else f"{mean_iou:.3f}"
+    result.append(
+        Card("mean_iou", "Mean IoU", value, counted(matched, "pair", "pairs"), captions["mean_iou"])
+    )
+    return result
+
+
+def outcome_cards(findings: Findings) -> dict[str, Any]:
+    return {"cards": cards(findings)}
+
+
+OutcomesSection = Annotated[Counts, Shown(feature="outcomes", draw=outcome_cards)]
