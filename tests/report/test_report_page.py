@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
