@@ -87,6 +87,7 @@ SHOW_PARTS: Final = {
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
     "class_map": "class_map.json: the class mapping a warning proposes (review it, then --pred-class-map)",
     "queue": "review_queue.csv: every image, most expected correction time first, as CSV",
+    "sketches": "sketches.json: the boxes (and pictures) the page draws small, image by image",
 }
 LATEST: Final = "latest"
 COMMANDS: Final = ("list", "show", "compare", "calibrate", "export", "gc")  # besides the default, run

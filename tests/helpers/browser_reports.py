@@ -195,6 +195,8 @@ def browser_reports() -> dict[str, StoredReport]:
 
 def _stored(name: str, html: Path) -> StoredReport:
     findings = json.loads((html.parent / "findings.json").read_text(encoding="utf-8"))
+    # The sketches the page draws are its own data (sketches.json), not findings: read beside them.
+    findings["sketches"] = json.loads((html.parent / "sketches.json").read_text(encoding="utf-8"))
     return StoredReport(name, html, findings)
 
 

@@ -71,7 +71,7 @@ def test_partial_prediction_run_shrinks_the_set_and_says_so(node: Any) -> None:
     findings = node(gt, [asset("img0", [annotation(CAR, 0.9)])])
     assert findings["dataset"]["images"] == 1 and findings["dataset"]["gt_only_images"] == 3
     assert findings["counts"]["correct"] == 1 and findings["counts"]["false_negative"] == 0
-    assert any("3 of 4 ground-truth images" in note for note in findings["notes"])
+    assert any("3 of 4 ground-truth images" in w["message"] for w in findings["warnings"])
 
 
 def test_box_without_confidence_is_kept(node: Any) -> None:
@@ -103,7 +103,7 @@ def test_non_numeric_threshold_is_zero_and_reported(node: Any) -> None:
     assert findings["parameters"]["confidence_threshold_replaced"] is True
     assert findings["parameters"]["confidence_threshold_input"] == "abc"
     assert findings["counts"]["false_positive"] == 1
-    assert any("'abc' is not a number" in note for note in findings["notes"])
+    assert any("'abc' is not a number" in w["message"] for w in findings["warnings"])
 
 
 def test_wrong_class_on_a_good_box_is_class_confused(node: Any) -> None:

@@ -239,7 +239,7 @@ def test_grade_score_shares_and_verdict_equal_the_findings(
     if findings["reason"] is None:
         assert shown["score"] == f"{findings['assistance_score']:.2f}"
         assert {key: shown["shares"].get(key) for key in OUTCOMES} == {
-            key: f"{findings['shares'][key]:.1%}" for key in OUTCOMES
+            key: f"{findings['counts'][key] / (findings['counts']['total'] or 1):.1%}" for key in OUTCOMES
         }
     else:  # nothing scored: the verdict says why, and no empty gauge or cards are drawn
         assert findings["reason"] in shown["verdict"]

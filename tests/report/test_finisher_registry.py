@@ -90,7 +90,7 @@ def test_a_registered_finisher_writes_its_part_from_the_one_pass(
     assert kept == sum(orjson.loads(line)["box"] == "pred" for line in outcomes)
     # The sketches and the pre-labels asked for a pass; each shard was read once for both.
     assert len(read) == len(set(read)) == result.findings.execution.shards
-    assert result.findings.sketches, "the sketches came from the same pass"
+    assert result.page["sketch_of"], "the sketches came from the same pass"
     manifest = orjson.loads(
         (tmp_path / "store" / "reports" / result.outputs.report_id / "manifest.json").read_bytes()
     )
@@ -140,11 +140,12 @@ def test_a_part_no_finisher_declared_is_refused(tmp_path: Path, monkeypatch: pyt
 
 def test_the_sketched_images_are_those_the_page_lists(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "store")
-    findings = run(_inputs(), store).findings
+    result = run(_inputs(), store)
+    findings = result.findings
     listed = {row.asset_id for row in findings.images_with_most_work}
     listed |= {box.asset_id for box in findings.suspected_gt_errors.listed}
     listed |= {pair.asset_id for pair in findings.near_misses.listed}
-    assert {sketch.asset_id for sketch in findings.sketches} == listed
+    assert set(result.page["sketch_of"]) == listed
 
 
 class _CurrentPhase:

@@ -26,6 +26,7 @@ GT, PRED = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebb
 def _report(store: Path) -> tuple[dict[str, Any], str]:
     (folder,) = (store / "reports").iterdir()
     findings = json.loads((folder / "findings.json").read_text(encoding="utf-8"))
+    findings["sketches"] = json.loads((folder / "sketches.json").read_text(encoding="utf-8"))  # the page's
     return findings, (folder / "report.html").read_text(encoding="utf-8")
 
 

@@ -76,6 +76,7 @@ def reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, An
     outcomes = [
         json.loads(line) for line in _cli(tmp_path, capsys, "show", "latest", "--outcomes").splitlines()
     ]
+    findings["sketches"] = json.loads(_cli(tmp_path, capsys, "show", "latest", "--sketches"))  # the page's
     return {"findings": findings, "queue_text": queue_text, "outcomes": outcomes}
 
 

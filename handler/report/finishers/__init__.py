@@ -32,7 +32,7 @@ from typing import Final
 from handler.report.exports.class_map_json import CLASS_MAP_JSON
 from handler.report.exports.routing_json import ROUTING_JSON
 from handler.report.finishers.findings_json import FINDINGS_JSON
-from handler.report.finishers.image_sketches import SKETCHES
+from handler.report.finishers.image_sketches import SKETCHES, SKETCHES_JSON
 from handler.report.finishers.pictures import PICTURES
 from handler.report.finishers.recommendation_spread import RECOMMENDATION_SPREAD
 from handler.report.finishers.report_page import REPORT_PAGE
@@ -46,6 +46,7 @@ FINISHERS: Final[tuple[Finisher, ...]] = (
     PICTURES,
     FINDINGS_JSON,
     REPORT_PAGE,
+    SKETCHES_JSON,
     ROUTING_JSON,
     CLASS_MAP_JSON,
     REVIEW_QUEUE,

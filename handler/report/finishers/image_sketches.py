@@ -1,19 +1,24 @@
-"""The box sketches: every box of each image the page lists, from the one exact pass.
+"""The box sketches: every box of each image the page lists, from the one exact pass, and
+`sketches.json`, the page's drawing data of them (kept out of the findings).
 
 The images are those listed under "where the work is", in `suspected_gt_errors` and in
-`near_misses`; the `sketches` section (report/findings/sections/sketches.py) shows what this gives.
+`near_misses`; the sketches feature (handler/features/sketches/) draws what this gives.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+import orjson
+
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import Sketched, image_sketch
 from handler.features.gt_errors.section import suspects
 from handler.features.near_misses.partial import NEAR_MISSES
+from handler.features.sketches.section import Sketch
 from handler.features.work.section import most_work_rows
-from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
+from handler.report.finishing import FINDINGS, ExactPass, Finished, Finisher, Finishing, Merged
+from handler.report.publish import ReportPart
 
 
 def listed_images(merged: Merged) -> frozenset[str]:
@@ -45,3 +50,18 @@ def _sketches(finishing: Finishing) -> Finished:
 
 
 SKETCHES: Final = Finisher("sketches", ExactPass(listed_images), _sketches)
+
+SKETCHES_PART: Final = ReportPart("sketches", "sketches.json", "application/json")
+
+
+def _sketches_json(finishing: Finishing) -> Finished:
+    """Every sketch the page draws (its boxes with their outcomes, its picture), in asset order."""
+    drawn = finishing.page.get("sketch_of")
+    sketches = [
+        sketch for sketch in (drawn.values() if isinstance(drawn, dict) else ()) if isinstance(sketch, Sketch)
+    ]
+    document = [sketch.model_dump(mode="json", by_alias=True) for sketch in sketches]
+    return Finished({SKETCHES_PART: orjson.dumps(document)})
+
+
+SKETCHES_JSON: Final = Finisher("sketches.json", FINDINGS, _sketches_json, (SKETCHES_PART,))
