@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import logging
+import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -66,6 +67,7 @@ from handler.runtime import (
     warning_lines,
 )
 from handler.storage.paths import local_path
+from handler.storage.registry import open_target
 
 if TYPE_CHECKING:
     from handler.pipeline import RunResult
@@ -381,7 +383,7 @@ def _add_export(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         "--out",
         required=True,
         metavar="PATH",
-        help="the file to write (yolo: the folder; label-studio: .json)",
+        help="the file to write, a path or an s3:// URI (yolo: the folder; label-studio: .json)",
     )
     parser.add_argument(
         "--policy",
@@ -608,10 +610,7 @@ def _export(args: argparse.Namespace) -> int:
     queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
     labels = pre_labels(findings, chunks, policy, queue)
     files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
-    written = 0
-    for path, pieces in files:
-        _write(path, pieces)
-        written += 1
+    written = _write_files(args.out, files)
     boxes = labels.boxes
     print(
         f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy, "
@@ -621,26 +620,17 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(path: PurePath, content: bytes | Iterator[bytes]) -> None:
-    """One exported file, its folders made; what the OS refuses is said as such. Content given
-    whole is written at once; content in pieces goes into a hidden file beside it, renamed once
-    whole, so an interrupted export leaves no half file under the name (a YOLO folder's 50k small
-    files took twice as long that way)."""
-    target = local_path(str(path), "--out")
-    partial = target.with_name(f".{target.name}.part")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-            return
-        with partial.open("wb") as out:
-            out.writelines(content)
-        partial.replace(target)
-    except BaseException as error:  # a refusal while writing, an interrupt: no half file left
-        partial.unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise InputError(f"cannot write {path}: {error.strerror}", "--out") from None
-        raise
+def _write_files(out: str, files: Iterator[tuple[PurePath, bytes | Iterator[bytes]]]) -> int:
+    """Each exported file through the storage layer, in the folder `--out` names a file of (a
+    local folder, an s3:// prefix; a folder export's files under `--out`, a companion file such as
+    Label Studio's config beside it): every file whole or not at all. How many were written."""
+    store, _ = open_target(out, "--out")
+    written = 0
+    for path, content in files:
+        key = PurePath(path).relative_to(PurePath(out).parent).as_posix()
+        store.put(key, content, mimetypes.guess_type(key)[0] or "application/octet-stream")
+        written += 1
+    return written
 
 
 def _gc(args: argparse.Namespace) -> int:

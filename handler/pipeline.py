@@ -51,7 +51,9 @@ def quiet(phase: str, seconds: float) -> None:
 
 
 @contextmanager
-def _phase(name: str, log: PhaseLog) -> Iterator[None]:
+def _phase(name: str, log: PhaseLog, settle: Callable[[], None]) -> Iterator[None]:
+    """A phase of the run, timed; it starts settled: its collections skip what came before it."""
+    settle()
     if isinstance(log, PhaseWatcher):
         log.start(name)
     started = time.perf_counter()
@@ -63,10 +65,11 @@ def _phase(name: str, log: PhaseLog) -> Iterator[None]:
 def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
     """Yields `settle`: after it, garbage collections skip the objects made so far, here and in
     the workers forked later (which would also copy every page a collection touches). Each phase
-    starts settled: the imports and the datasets' ids, names and indexes are walked by no
-    collection of the phases after them (a full one in build_findings walked them for 80 ms at
-    50k images, each read or shard worker's for 150-220 ms). All are collected as before once
-    the block ends; a caller's own freeze is left alone."""
+    starts settled (`_phase`, the one place that calls it): the imports and the datasets' ids,
+    names and indexes are walked by no collection of the phases after them (a full one in
+    build_findings walked them for 80 ms at 50k images, each read or shard worker's for
+    150-220 ms). All are collected as before once the block ends; a caller's own freeze is left
+    alone."""
     if gc.get_freeze_count():
         yield lambda: None
         return
@@ -114,8 +117,7 @@ def run(
     asset ids to score on their own (native asset tags are slices too).
     """
     with _older_objects_left_alone() as settle:
-        settle()
-        with _phase("read datasets", log), meanwhile(_import_report):
+        with _phase("read datasets", log, settle), meanwhile(_import_report):
             if inputs.images:  # a mistyped --images fails now, not after the evaluation
                 given_root(inputs.images, IMAGES_KEY)
             plan = read_and_plan(inputs, store, execution or ExecutionOptions())
@@ -126,9 +128,8 @@ def run(
         from handler.report.publish import PRE_LABELS, report_location, staged_report
 
         with staged_report(store) as staging:
-            settle()
             costs = costs or inputs.time_costs or TimeCosts()
-            with _phase("match and score", log):
+            with _phase("match and score", log, settle):
                 shards = len(plan.tasks)
                 evaluated = evaluate_plan(
                     plan, staging.outcome_sinks(shards), staging.pre_label_sinks(shards)
@@ -140,11 +141,9 @@ def run(
             chunks = evaluated.outcome_chunks
             if reading is not None:  # the GT is not blamed for a mix-up's misses, in outcomes.jsonl too
                 chunks = staging.rewrite_chunks(chunks, without_suspects)
-            settle()
-            with _phase(DRAW_IMAGES, log):
+            with _phase(DRAW_IMAGES, log, settle):
                 finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
-            settle()
-            with _phase("build report", log):
+            with _phase("build report", log, settle):
                 facts = RunFacts(
                     inputs,
                     merged.gt,
@@ -164,7 +163,7 @@ def run(
                 pre_labels = staging.rewrite_chunks(
                     evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS
                 )
-            with _phase("store report", log):
+            with _phase("store report", log, settle):
                 staging.publish(parts, (*chunks, *pre_labels))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id), page)

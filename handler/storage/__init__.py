@@ -5,7 +5,7 @@ the backend by URL scheme (the idea of fsspec's registry).
 """
 
 from handler.storage.base import AccessDenied, Content, Entry, ObjectNotFound, Source, Store
-from handler.storage.registry import open_source, open_store, resolve_dataset
+from handler.storage.registry import open_source, open_store, open_target, resolve_dataset
 from handler.storage.sink import ObjectSink, WrittenObject
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "WrittenObject",
     "open_source",
     "open_store",
+    "open_target",
     "resolve_dataset",
 ]

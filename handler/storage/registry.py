@@ -40,6 +40,22 @@ def open_store(uri: str) -> Store:
     return backend(uri).from_uri(uri)
 
 
+def open_target(uri: str, what: str) -> tuple[Store, str]:
+    """Where a file (or a folder of files) named by a path or a URI is written: the store of its
+    folder (a local folder, an `s3://bucket/prefix`) and its key there; every write goes through
+    the store's `put` (a temporary name, then one rename or upload: never half a file)."""
+    _check_local(uri, what)
+    scheme, path = split_scheme(uri)
+    trimmed = path.rstrip("/")
+    folder, _, name = trimmed.rpartition("/")
+    if not name:
+        raise StorageError(f"{what} {quoted(uri)}: expected a file name, not a folder's root")
+    root = f"{scheme}://{folder}" if scheme and scheme != "file" else folder or "."
+    if scheme == "s3" and not folder:
+        raise StorageError(f"{what} {quoted(uri)}: expected s3://bucket/name")
+    return backend(uri).from_uri(root if root != "/" else "/"), name
+
+
 def open_source(reference: str, what: str = "the file") -> Source:
     """A file or folder named by a path or a URI; `what` names the input in a refusal."""
     _check_local(reference, what)

@@ -16,6 +16,7 @@ import json
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import numpy as np
@@ -34,7 +35,7 @@ from helpers.pre_labels import (
     stored_report,
 )
 
-from handler.cli import _write, main
+from handler.cli import _write_files, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
 from handler.storage import open_source
@@ -263,9 +264,9 @@ def test_a_file_interrupted_while_written_is_not_left_half_written(tmp_path: Pat
 
     target = tmp_path / "out" / "tasks.json"
     with pytest.raises(KeyboardInterrupt):
-        _write(target, pieces())
+        _write_files(str(target), iter([(target, pieces())]))
     assert list(target.parent.iterdir()) == []
-    _write(target, iter([b"[", b"]"]))
+    _write_files(str(target), iter([(target, iter([b"[", b"]"]))]))
     assert target.read_bytes() == b"[]" and list(target.parent.iterdir()) == [target]
 
 
@@ -329,3 +330,20 @@ def test_a_threshold_below_what_the_report_kept_is_refused_by_name(
         ]
     )
     assert bad != 0 and "expected recommended, per-class, single or threshold X" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["coco", "yolo", "label-studio"])
+def test_an_export_to_s3_goes_through_the_store_as_locally(
+    report: Report, target: str, s3_bucket: str, s3_client: Any, tmp_path: Path
+) -> None:
+    """`--out s3://bucket/key` writes the same files as `--out PATH`, through the storage layer."""
+    export(report, target, tmp_path / "pre labels")
+    out = f"s3://{s3_bucket}/out/pre labels"
+    assert main(["export", report.report_id, "--store", str(report.store), "--to", target, "--out", out]) == 0
+    keys = [entry["Key"] for entry in s3_client.list_objects_v2(Bucket=s3_bucket, Prefix="out/")["Contents"]]
+    uploaded = {
+        key.removeprefix("out/"): s3_client.get_object(Bucket=s3_bucket, Key=key)["Body"].read()
+        for key in keys
+    }
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert uploaded == {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in files}
