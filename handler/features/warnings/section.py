@@ -44,22 +44,6 @@ SIZE_MISMATCH_MIN: Final = 1
 # A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
 DUPLICATE_SHARE_MIN: Final = 0.01
 
-WarningCode = Literal[
-    "other_reading",
-    "predictions_elsewhere",
-    "layout_mismatch",
-    "class_names_disjoint",
-    "boxes_skipped",
-    "ground_truth_has_confidences",
-    "assets_unmatched",
-    "image_size_mismatch",
-    "duplicate_ground_truth",
-    "confidence_threshold_replaced",
-    "predictions_equal_ground_truth",
-    "image_ids_joined",
-    "crowd_excluded",
-]
-
 
 class DataWarning(BaseModel):
     """Data that looks wrong in a way that changes the meaning of the score (or a note on what was
@@ -68,22 +52,50 @@ class DataWarning(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
     __pydantic_extra__: dict[str, int | float | str]
 
-    code: WarningCode
+    code: str = Field(json_schema_extra=lambda schema: schema.update(enum=list(WARNING_CODES)))
     severity: Literal["warning", "info"] = Field(
         description="warning: the score may mean something else than it seems; info: what was left out."
     )
     message: str = Field(min_length=1)
 
     @classmethod
-    def of(cls, code: WarningCode, severity: str, message: str, **figures: int | float | str) -> DataWarning:
-        return cls.model_validate({"code": code, "severity": severity, "message": message, **figures})
+    def of(cls, code: str, warned: Warned) -> DataWarning:
+        if code not in WARNING_CODES:
+            raise ValueError(f"unregistered warning code {code!r}")
+        return cls.model_validate(
+            {"code": code, "severity": warned.severity, "message": warned.message, **warned.figures}
+        )
 
     @property
     def figures(self) -> dict[str, int | float | str]:
         return dict(self.__pydantic_extra__)
 
 
-Check = Callable[[RunFacts], DataWarning | None]
+@dataclass(frozen=True)
+class Warned:
+    """What a check found: how serious, what it says, and the figures it was decided from."""
+
+    severity: Literal["warning", "info"]
+    message: str
+    figures: dict[str, int | float | str]
+
+    def __init__(
+        self, severity: Literal["warning", "info"], message: str, **figures: int | float | str
+    ) -> None:
+        object.__setattr__(self, "severity", severity)
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "figures", figures)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One data check, registered by one line in `CHECKS`: its warning's code, the function that
+    decides it from the run, and the reading family whose proposal says it better (its warning
+    then stands in for this one)."""
+
+    code: str
+    decide: Callable[[RunFacts], Warned | None]
+    said_by_reading: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +176,7 @@ def _layout_fix(key: str, note: LayoutNote) -> str:
     return f' Read them in that layout with {option_flag(key)} "{best}" ({key} in an inputs file).'
 
 
-def layout_mismatch(facts: RunFacts) -> DataWarning | None:
+def layout_mismatch(facts: RunFacts) -> Warned | None:
     """Text label lines that make no box, or an odd one, in the column layout read."""
     state = facts.state
     health = state.of(DATA_HEALTH)
@@ -179,8 +191,7 @@ def layout_mismatch(facts: RunFacts) -> DataWarning | None:
     ]
     message = " ".join(sides)
     first = found[0][2]
-    return DataWarning.of(
-        "layout_mismatch",
+    return Warned(
         "warning",
         message,
         layout_read=first.read,
@@ -189,7 +200,7 @@ def layout_mismatch(facts: RunFacts) -> DataWarning | None:
     )
 
 
-def class_names_disjoint(facts: RunFacts) -> DataWarning | None:
+def class_names_disjoint(facts: RunFacts) -> Warned | None:
     state, formats = facts.state, _formats(facts)
     counts = _names_shared(state)
     if counts is None:
@@ -199,8 +210,7 @@ def class_names_disjoint(facts: RunFacts) -> DataWarning | None:
         f"Only {shared} of {kept} kept predictions ({_share(shared, kept):.0%}) carry a class name that "
         f"the ground truth has, so matches count as class-confused; {_ids_side(state, formats)}."
     )
-    return DataWarning.of(
-        "class_names_disjoint",
+    return Warned(
         "warning",
         message,
         kept_predictions=kept,
@@ -218,7 +228,7 @@ def _side_skips(what: str, skipped: int, boxes: int, reasons: Mapping[str, int])
     return f"{skipped} of {read} {what} ({_share(skipped, read):.0%}): {_reasons(reasons)}"
 
 
-def boxes_skipped(facts: RunFacts) -> DataWarning | None:
+def boxes_skipped(facts: RunFacts) -> Warned | None:
     state = facts.state
     figures, health = state.of(BOX_COUNTS), state.of(DATA_HEALTH)
     skipped = figures.gt_skipped + figures.pred_skipped
@@ -244,8 +254,7 @@ def boxes_skipped(facts: RunFacts) -> DataWarning | None:
         f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped as defective, by reason: "
         f"{'; '.join(sides)}. The score covers the rest only."
     )
-    return DataWarning.of(
-        "boxes_skipped",
+    return Warned(
         "warning",
         message,
         skipped=skipped,
@@ -254,7 +263,7 @@ def boxes_skipped(facts: RunFacts) -> DataWarning | None:
     )
 
 
-def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
+def predictions_elsewhere(facts: RunFacts) -> Warned | None:
     """Few predictions name an image of the GT: a results file made for another dataset."""
     state = facts.state
     figures, health = state.of(BOX_COUNTS), state.of(DATA_HEALTH)
@@ -271,8 +280,7 @@ def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
         else f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
         "results file for another dataset?"
     )
-    return DataWarning.of(
-        "predictions_elsewhere",
+    return Warned(
         "warning",
         message,
         predictions_read=read,
@@ -281,7 +289,7 @@ def predictions_elsewhere(facts: RunFacts) -> DataWarning | None:
     )
 
 
-def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
+def ground_truth_has_confidences(facts: RunFacts) -> Warned | None:
     state = facts.state
     health = state.of(DATA_HEALTH)
     share = _share(health.gt_confident, health.gt_boxes)
@@ -291,8 +299,7 @@ def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
         f"{health.gt_confident} of {health.gt_boxes} ground-truth boxes ({share:.0%}) carry a confidence and "
         "the predictions carry none: the two datasets look swapped (GT_DATASET is the trusted one)."
     )
-    return DataWarning.of(
-        "ground_truth_has_confidences",
+    return Warned(
         "warning",
         message,
         gt_with_confidence=health.gt_confident,
@@ -300,7 +307,7 @@ def ground_truth_has_confidences(facts: RunFacts) -> DataWarning | None:
     )
 
 
-def assets_unmatched(facts: RunFacts) -> DataWarning | None:
+def assets_unmatched(facts: RunFacts) -> Warned | None:
     state = facts.state
     figures = state.of(BOX_COUNTS)
     gt_share = _share(figures.gt_only_images, figures.images + figures.gt_only_images)
@@ -319,8 +326,7 @@ def assets_unmatched(facts: RunFacts) -> DataWarning | None:
             f"({pred_share:.0%}) are not in the ground truth"
         )
     message = f"{'; '.join(sides)}: only the {figures.images} shared images were scored."
-    return DataWarning.of(
-        "assets_unmatched",
+    return Warned(
         "warning",
         message,
         gt_only_images=figures.gt_only_images,
@@ -329,7 +335,7 @@ def assets_unmatched(facts: RunFacts) -> DataWarning | None:
     )
 
 
-def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
+def image_size_mismatch(facts: RunFacts) -> Warned | None:
     state = facts.state
     mismatched, images = state.of(DATA_HEALTH).size_mismatched, state.of(BOX_COUNTS).images
     if mismatched < SIZE_MISMATCH_MIN:
@@ -338,8 +344,7 @@ def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
         f"{mismatched} of {images} shared images have a different width or height in the two datasets: "
         "their boxes may be in different coordinate frames (resized images?)."
     )
-    return DataWarning.of(
-        "image_size_mismatch",
+    return Warned(
         "warning",
         message,
         mismatched_images=mismatched,
@@ -347,7 +352,7 @@ def image_size_mismatch(facts: RunFacts) -> DataWarning | None:
     )
 
 
-def duplicate_ground_truth(facts: RunFacts) -> DataWarning | None:
+def duplicate_ground_truth(facts: RunFacts) -> Warned | None:
     state = facts.state
     pairs, gt = state.of(DATA_HEALTH).duplicate_gt, state.of(BOX_COUNTS).gt_objects
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
@@ -357,10 +362,10 @@ def duplicate_ground_truth(facts: RunFacts) -> DataWarning | None:
         f"{DUPLICATE_IOU:g} "
         f"({gt} GT boxes): one object drawn twice leaves a false negative that no prediction can fix."
     )
-    return DataWarning.of("duplicate_ground_truth", "warning", message, pairs=pairs, gt_boxes=gt)
+    return Warned("warning", message, pairs=pairs, gt_boxes=gt)
 
 
-def confidence_threshold_replaced(facts: RunFacts) -> DataWarning | None:
+def confidence_threshold_replaced(facts: RunFacts) -> Warned | None:
     inputs = facts.inputs
     if not inputs.confidence.replaced:
         return None
@@ -368,8 +373,7 @@ def confidence_threshold_replaced(facts: RunFacts) -> DataWarning | None:
         f"CONFIDENCE_THRESHOLD {inputs.confidence.given!r} is not a number, so 0 was used: "
         "every prediction was kept."
     )
-    return DataWarning.of(
-        "confidence_threshold_replaced",
+    return Warned(
         "info",
         message,
     )
@@ -379,7 +383,7 @@ def _all_boxes_match(boxes: int) -> str:
     return "the one box matches" if boxes == 1 else f"all {boxes} boxes match"
 
 
-def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
+def predictions_equal_ground_truth(facts: RunFacts) -> Warned | None:
     """Every box matched with IoU 1 and the same class, none left over: the same dataset twice?"""
     state = facts.state
     tally = state.tally
@@ -391,12 +395,10 @@ def predictions_equal_ground_truth(facts: RunFacts) -> DataWarning | None:
         f"The predictions equal the ground truth: {_all_boxes_match(int(tally.counts[Outcome.CORRECT]))} "
         "with IoU 1 and the same class. Was the same dataset given twice?"
     )
-    return DataWarning.of(
-        "predictions_equal_ground_truth", "info", message, boxes=int(tally.counts[Outcome.CORRECT])
-    )
+    return Warned("info", message, boxes=int(tally.counts[Outcome.CORRECT]))
 
 
-def image_ids_joined(facts: RunFacts) -> DataWarning | None:
+def image_ids_joined(facts: RunFacts) -> Warned | None:
     """A side's image ids named no image by id but did one to one by another key: read joined so."""
     for side, names in (("ground truth", facts.gt), ("predictions", facts.pred)):
         if names.id_join is not None:
@@ -404,18 +406,18 @@ def image_ids_joined(facts: RunFacts) -> DataWarning | None:
                 f"The {side}' image ids are not the ground truth's ids: they were joined to the images by "
                 f"{names.id_join}, one to one, covering every row."
             )
-            return DataWarning.of("image_ids_joined", "info", message, side=side, join=names.id_join)
+            return Warned("info", message, side=side, join=names.id_join)
     return None
 
 
-def crowd_excluded(facts: RunFacts) -> DataWarning | None:
+def crowd_excluded(facts: RunFacts) -> Warned | None:
     state = facts.state
     crowd = state.of(BOX_COUNTS).crowd_excluded
     if not crowd:
         return None
     regions = counted(crowd, "COCO crowd region (iscrowd=1) was", "COCO crowd regions (iscrowd=1) were")
     message = f"{regions} left out of the ground truth."
-    return DataWarning.of("crowd_excluded", "info", message, crowd_regions=crowd)
+    return Warned("info", message, crowd_regions=crowd)
 
 
 def _applied(option: AppliedOption) -> str:
@@ -445,50 +447,48 @@ def reading_warning(found: OtherReading) -> DataWarning:
     )
     return DataWarning.of(
         "other_reading",
-        "warning",
-        message,
-        reading=found.family,
-        option=found.option,
-        value=found.value,
-        score=round(found.score, 4),
-        grade=found.grade,
+        Warned(
+            "warning",
+            message,
+            reading=found.family,
+            option=found.option,
+            value=found.value,
+            score=round(found.score, 4),
+            grade=found.grade,
+        ),
     )
 
 
-# Most serious first: the order of the banners and of the stderr lines.
+# Most serious first: the order of the banners and of the stderr lines. A symptom a proposed
+# reading says better gives way to it: the class names to a class reading, the layout to a box one.
 CHECKS: Final[tuple[Check, ...]] = (
-    predictions_elsewhere,
-    layout_mismatch,
-    class_names_disjoint,
-    ground_truth_has_confidences,
-    boxes_skipped,
-    assets_unmatched,
-    image_size_mismatch,
-    duplicate_ground_truth,
-    confidence_threshold_replaced,
-    predictions_equal_ground_truth,
-    image_ids_joined,
-    crowd_excluded,
+    Check("predictions_elsewhere", predictions_elsewhere),
+    Check("layout_mismatch", layout_mismatch, said_by_reading="box"),
+    Check("class_names_disjoint", class_names_disjoint, said_by_reading="classes"),
+    Check("ground_truth_has_confidences", ground_truth_has_confidences),
+    Check("boxes_skipped", boxes_skipped),
+    Check("assets_unmatched", assets_unmatched),
+    Check("image_size_mismatch", image_size_mismatch),
+    Check("duplicate_ground_truth", duplicate_ground_truth),
+    Check("confidence_threshold_replaced", confidence_threshold_replaced),
+    Check("predictions_equal_ground_truth", predictions_equal_ground_truth),
+    Check("image_ids_joined", image_ids_joined),
+    Check("crowd_excluded", crowd_excluded),
 )
 
-
-# What a proposed reading says better: a class reading the disjoint names, a box reading the
-# layout that fits (the reading is re-scored, the symptom was not).
-SAID_BY_READING: Final = {
-    "classes": ("class_names_disjoint",),
-    "box": ("layout_mismatch",),
-    "frame": (),
-}
+# Every code a warning may carry: the reading's own, then the checks'.
+WARNING_CODES: Final[tuple[str, ...]] = ("other_reading", *(check.code for check in CHECKS))
 
 
 def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
     """Every check's warning, in CHECKS order (most serious first); a proposed reading's first, in
     place of the symptoms it says better."""
-    found = [warning for check in CHECKS if (warning := check(facts)) is not None]
+    found = [DataWarning.of(check.code, warned) for check in CHECKS if (warned := check.decide(facts))]
     reading = other_reading(facts)
     if reading is None:
         return tuple(found)
-    said = {code for family in reading.family.split("+") for code in SAID_BY_READING[family]}
+    families = set(reading.family.split("+"))
+    said = {check.code for check in CHECKS if check.said_by_reading in families}
     return (reading_warning(reading), *(warning for warning in found if warning.code not in said))
 
 
