@@ -3,8 +3,8 @@ execution layer runs shards with it.
 
 Forked workers inherit the parent's imports and the tasks themselves (copy-on-write), so a
 task travels as its index, not pickled (a piece of a file read once, box tables); only the
-results come back. How many processes a run may use is set once by the entry point
-(`allowed_workers`), so the readers need no execution options of their own.
+results come back. How many processes a map may use is its caller's to say (`worker_count`:
+the run's `--workers`, else every core).
 
 While the workers of a map run, the process that forked them would only wait: `meanwhile` gives it
 work for then (the pipeline imports the report's code while the read's workers decode).
@@ -25,7 +25,6 @@ import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
-from contextvars import ContextVar
 from functools import cache
 from typing import Any, Final, TypeVar
 
@@ -34,8 +33,6 @@ Result = TypeVar("Result")
 
 # What a forked worker inherits: the function and tasks of the map that forked it.
 _FORKED: list[tuple[Callable[[Any], Any], Sequence[Any]]] = []
-# `--workers` / PRELABEL_WORKERS of the run under way; None: every core the process may use.
-_ALLOWED: ContextVar[int | None] = ContextVar("prelabel_local_workers", default=None)
 PR_SET_PDEATHSIG: Final = 1  # <linux/prctl.h>
 # What this process does once the workers of its next map have started (`meanwhile`).
 _MEANWHILE: list[Callable[[], object]] = []
@@ -44,16 +41,6 @@ _MEANWHILE: list[Callable[[], object]] = []
 def local_cores() -> int:
     """The cores this process may run on (a container's CPU set, not the host's count)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-@contextmanager
-def allowed_workers(workers: int | None) -> Iterator[None]:
-    """Inside the block, `worker_budget()` is `workers` (None: decide from the cores)."""
-    token = _ALLOWED.set(workers)
-    try:
-        yield
-    finally:
-        _ALLOWED.reset(token)
 
 
 @contextmanager
@@ -68,10 +55,9 @@ def meanwhile(work: Callable[[], object]) -> Iterator[None]:
             _MEANWHILE.remove(work)
 
 
-def worker_budget() -> int:
-    """How many local processes the run under way may use."""
-    allowed = _ALLOWED.get()
-    return local_cores() if allowed is None else allowed
+def worker_count(workers: int | None) -> int:
+    """The local processes a run may use: `--workers` / PRELABEL_WORKERS, None meaning every core."""
+    return local_cores() if workers is None else workers
 
 
 def forked_map(

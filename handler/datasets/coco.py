@@ -44,7 +44,7 @@ from handler.datasets.jsondoc import (
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.errors import DatasetError, quoted
-from handler.forked import forked_map, worker_budget
+from handler.forked import forked_map
 from handler.storage import Source
 
 # The keys of a results list's first element: an array that starts so is one.
@@ -64,7 +64,7 @@ def is_coco_results(document: Any) -> bool:
     return isinstance(first, dict) and all(key in first for key in RESULT_KEYS)
 
 
-def _decode_instances(_: Source, content: bytes) -> dict[str, Any] | None:
+def _decode_instances(_: Source, content: bytes, workers: int) -> dict[str, Any] | None:
     """An instances file with typed annotations (`cocojson`): the fast path of the large ones.
     Any other document is left alone at once (a results list is never searched for the keys)."""
     if not _OBJECT_START.match(content):
@@ -73,14 +73,14 @@ def _decode_instances(_: Source, content: bytes) -> dict[str, Any] | None:
         return decode_instances(content)
 
 
-def _chunked_results(source: Source, content: bytes) -> ChunkedArray | None:
-    """A results list, decoded a chunk at a time by its reader."""
-    return chunked_array(source, content, RESULT_KEYS)
+def _chunked_results(source: Source, content: bytes, workers: int) -> ChunkedArray | None:
+    """A results list, decoded a chunk at a time by its reader (on `workers` processes)."""
+    return chunked_array(source, content, RESULT_KEYS, workers)
 
 
-def _streamed_results(source: Source) -> StreamedArray | None:
+def _streamed_results(source: Source, workers: int) -> StreamedArray | None:
     """A big results list, read by its reader a piece at a time from the file, never whole."""
-    return streamed_array(source, RESULT_KEYS, jsondoc.PARALLEL_MIN_BYTES)
+    return streamed_array(source, RESULT_KEYS, jsondoc.PARALLEL_MIN_BYTES, workers)
 
 
 def _list_field(source: str, document: dict[str, Any], key: str) -> list[Any]:
@@ -348,7 +348,7 @@ def _parallel_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
     """The rows of a big results file decoded piece by piece on the local processes the run
     may use (a streamed file: even on one), exactly as the serial reading; None when that does
     not pay or a piece fails."""
-    workers = worker_budget()
+    workers = document.workers
     if isinstance(document, ChunkedArray) and (
         workers < 2 or len(document.content) < jsondoc.PARALLEL_MIN_BYTES
     ):

@@ -38,10 +38,12 @@ class Format:
     `reference` is the GT when this is the prediction side (None for the GT itself).
     `names_from` says where a dataset of this format gets class names, the fix when its
     classes are numeric ids; `sizes_from` where it gets image sizes, when it cannot write
-    them (empty: nowhere else). `decode(source, content)` (JSON only) is a faster decoding of
-    a file this format reads, None when the content is not of its shape: large files take it
-    instead of the plain JSON parser. `stream(source)` gives what `decode` would, for a big
-    file it reads in ranges without the driver ever holding it whole (None: read it whole).
+    them (empty: nowhere else). `decode(source, content, workers)` (JSON only) is a faster
+    decoding of a file this format reads, None when the content is not of its shape: large files
+    take it instead of the plain JSON parser. `stream(source, workers)` gives what `decode`
+    would, for a big file it reads in ranges without the driver ever holding it whole (None:
+    read it whole). `workers` is how many local processes the reading may use: what `decode` and
+    `stream` give carries it to `read`.
     A `reads_shards` format (JSON Lines only) is the one in which workers read a dataset's
     shard files on their own.
     A format that `takes` read options ("names", "layout") reads with `read_with`, given them too.
@@ -54,8 +56,8 @@ class Format:
     read: Callable[[str, Any, Loaded | None], Loaded]
     names_from: str = ANY_NAMES_FILE
     sizes_from: str = ""
-    decode: Callable[[Source, bytes], Any | None] | None = None
-    stream: Callable[[Source], Any | None] | None = None
+    decode: Callable[[Source, bytes, int], Any | None] | None = None
+    stream: Callable[[Source, int], Any | None] | None = None
     reads_shards: bool = False
     read_with: Callable[[str, Any, Loaded | None, ReadOptions], Loaded] | None = None
     takes: frozenset[str] = field(default_factory=frozenset)

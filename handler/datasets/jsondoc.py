@@ -110,6 +110,7 @@ class ArrayText(ABC):
     first: dict[str, Any]
     start: int
     stop: int
+    workers: int  # the local processes its reader may decode it on
 
     @abstractmethod
     def read(self, start: int, stop: int) -> bytes:
@@ -230,7 +231,7 @@ class StreamedArray(ArrayText):
 
     def loaded(self) -> ChunkedArray:
         """The same array read whole (the serial reading); an error when the file has changed."""
-        loaded = chunked_array(self.source, self.source.read_bytes(), self.keys)
+        loaded = chunked_array(self.source, self.source.read_bytes(), self.keys, self.workers)
         if loaded is None or (loaded.first, loaded.start, loaded.stop) != (self.first, self.start, self.stop):
             raise DatasetError(
                 f"{self.source.name}: changed while it was read: expected a file that stays as it is"
@@ -244,13 +245,15 @@ def row_chunks(values: list[Any]) -> Iterator[list[Any]]:
         yield values[first : first + CHUNK_ROWS]
 
 
-def chunked_array(source: Source, content: bytes, keys: tuple[str, ...]) -> ChunkedArray | None:
+def chunked_array(source: Source, content: bytes, keys: tuple[str, ...], workers: int) -> ChunkedArray | None:
     """A ChunkedArray if `content` is an array whose first element is an object with `keys`."""
     shape = _array_shape(content, len(content) - len(content.rstrip(_WHITESPACE)), len(content), keys)
-    return None if shape is None else ChunkedArray(source, *shape, content)
+    return None if shape is None else ChunkedArray(source, *shape, workers, content)
 
 
-def streamed_array(source: Source, keys: tuple[str, ...], min_bytes: int) -> StreamedArray | None:
+def streamed_array(
+    source: Source, keys: tuple[str, ...], min_bytes: int, workers: int
+) -> StreamedArray | None:
     """A StreamedArray if `source` is a file of at least `min_bytes` that can be read in ranges
     and is an array whose first element (within its first `_HEAD_BYTES`) is an object with `keys`."""
     file = source.ranged()
@@ -263,7 +266,7 @@ def streamed_array(source: Source, keys: tuple[str, ...], min_bytes: int) -> Str
     shape = _array_shape(head, len(tail) - len(tail.rstrip(_WHITESPACE)), file.size, keys)
     if shape is None or tail.rstrip(_WHITESPACE)[-1:] != b"]":
         return None
-    return StreamedArray(source, *shape, file, keys)
+    return StreamedArray(source, *shape, workers, file, keys)
 
 
 def _array_shape(

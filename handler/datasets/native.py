@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -31,7 +31,7 @@ from handler.datasets.nativejson import (
     typed_assets,
 )
 from handler.errors import DatasetError
-from handler.forked import forked_map, worker_budget
+from handler.forked import forked_map
 from handler.resources import schema_validator
 from handler.storage import Source
 
@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 
 SCHEMA = "dataset.schema.json"
 CONFIDENCE_TAG = "confidence-model"
-# A big document (from `jsondoc.PARALLEL_MIN_BYTES`) is read side by side in pieces of about this size.
-PIECE_BYTES: Final = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -388,7 +386,7 @@ def _read_pieces(source: str, pieces: AssetPieces) -> Loaded | None:
     header = pieces.header or {}
     normalized = header.get("coordinates") == "normalized"
     work = partial(_piece_read, pieces, normalized)
-    with closing(forked_map(work, range(len(pieces.bounds)), worker_budget())) as parts:
+    with closing(forked_map(work, range(len(pieces.bounds)), pieces.workers)) as parts:
         read = []
         for part in parts:
             if part is None:
@@ -430,11 +428,11 @@ def _decode_whole(source: Source, content: bytes) -> Any:
     return parse_json(source, content) if typed is None else typed
 
 
-def _decode(source: Source, content: bytes) -> Any | None:
+def _decode(source: Source, content: bytes, workers: int) -> Any | None:
     """A native document typed (`nativejson`), the fast path of the large ones: a big one in
     pieces that the reader decodes side by side, when the run may use several processes."""
-    if len(content) >= jsondoc.PARALLEL_MIN_BYTES and worker_budget() > 1:
-        pieces = asset_pieces(source, content, PIECE_BYTES)
+    if len(content) >= jsondoc.PARALLEL_MIN_BYTES and workers > 1:
+        pieces = asset_pieces(source, content, jsondoc.PIECE_BYTES, workers)
         if pieces is not None:
             return pieces
     with gc_paused():

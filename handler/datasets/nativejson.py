@@ -126,6 +126,7 @@ class AssetPieces:
     content: bytes
     bounds: list[tuple[int, int]]
     header: dict[str, Any] | None
+    workers: int  # the local processes its reader decodes the pieces on
 
     def piece(self, index: int) -> list[Asset] | None:
         """The assets of piece `index`; None when its text is not assets (a wrong cut)."""
@@ -156,7 +157,7 @@ def _array_span(content: bytes) -> tuple[int, int, dict[str, Any] | None] | None
     return key.start(1) + 1, closing, {name: value for name, value in header.items() if name != "assets"}
 
 
-def asset_pieces(source: Source, content: bytes, piece_bytes: int) -> AssetPieces | None:
+def asset_pieces(source: Source, content: bytes, piece_bytes: int, workers: int) -> AssetPieces | None:
     """The assets of a native document (an object with `assets` last, or a list of assets,
     each asset's first key `asset_id`) cut into pieces of about `piece_bytes`; None when the
     document is of another shape or makes a single piece."""
@@ -172,4 +173,4 @@ def asset_pieces(source: Source, content: bytes, piece_bytes: int) -> AssetPiece
         bounds.append((position, cut.start() + 1))
         position = cut.start(1)
     bounds.append((position, stop))
-    return AssetPieces(source, content, bounds, header) if len(bounds) > 1 else None
+    return AssetPieces(source, content, bounds, header, workers) if len(bounds) > 1 else None

@@ -107,23 +107,25 @@ def shards_readable(forced: str | None) -> bool:
     return forced is None or _lines_variant(forced) == shard_format().name
 
 
-def parse_document(source: Source, content: bytes) -> Any:
+def parse_document(source: Source, content: bytes, workers: int = 1) -> Any:
     """A JSON document as the readers take it: the first format's fast decoding that recognises
-    the content (a large COCO file's), else plain JSON values."""
+    the content (a large COCO file's), else plain JSON values; `workers`: the local processes
+    its reading may use."""
     for candidate in _of_kind("json"):
-        decoded = candidate.decode(source, content) if candidate.decode else None
+        decoded = candidate.decode(source, content, workers) if candidate.decode else None
         if decoded is not None:
             return decoded
     return parse_json(source, content)
 
 
-def _streamed(source: Source, fmt: str | None) -> Any | None:
+def _streamed(source: Source, fmt: str | None, workers: int) -> Any | None:
     """A big JSON document that a format reads from its file in ranges (never whole), as
     `parse_document` would give it; None for anything else (read whole). Only a `[` or a `{`
     file can be one, never a label file or JSON Lines."""
     if source.basename.lower().endswith(".jsonl") or fmt in _names("jsonl") | _names("folder"):
         return None
-    return next((d for f in _of_kind("json") if f.stream and (d := f.stream(source)) is not None), None)
+    streams = (f.stream for f in _of_kind("json") if f.stream)
+    return next((d for stream in streams if (d := stream(source, workers)) is not None), None)
 
 
 def _of_kind(kind: Kind) -> list[Format]:
@@ -171,7 +173,9 @@ def _looks_like(kind: Kind, content: Any) -> str:
     return f"it looks like {detected}: choose that format, or leave the format to detection"
 
 
-def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None, options: ReadOptions) -> Loaded:
+def _read_folder(
+    folder: Folder, fmt: str | None, reference: Loaded | None, options: ReadOptions, workers: int
+) -> Loaded:
     if fmt in _names("folder"):
         return _choose(folder.name, "folder", folder, fmt).read_as(folder.name, folder, reference, options)
     detected = next((f for f in _of_kind("folder") if f.accepts(folder)), None) if fmt is None else None
@@ -181,7 +185,7 @@ def _read_folder(folder: Folder, fmt: str | None, reference: Loaded | None, opti
     # or a JSON Lines dataset in shards, read in name order.
     dataset_file = folder.dataset_file(JSON_SUFFIXES)
     if dataset_file is not None:
-        return load_dataset(dataset_file, fmt, reference, options)
+        return load_dataset(dataset_file, fmt, reference, options, workers)
     shards = folder.shards(".jsonl")
     if len(shards) > 1:
         parts = [parse_json_lines(shard, shard.read_bytes(), f"{shard.basename} ") for shard in shards]
@@ -206,23 +210,30 @@ def _read_lines(
 
 
 def load_dataset(
-    source: Source, fmt: str | None = None, reference: Loaded | None = None, options: ReadOptions = NO_OPTIONS
+    source: Source,
+    fmt: str | None = None,
+    reference: Loaded | None = None,
+    options: ReadOptions = NO_OPTIONS,
+    workers: int = 1,
 ) -> Loaded:
     """Read `source` (a file or folder) as a dataset; `reference` is the GT, for formats that
     name images and classes through it (COCO results lists, prediction caches); `options` the
-    class names and column layout the user gave for this side."""
+    class names and column layout the user gave for this side; `workers` the local processes a
+    big file may be decoded on."""
     try:
-        return _load(source, fmt, reference, options)
+        return _load(source, fmt, reference, options, workers)
     except RecursionError:  # a decoder or a reader walking a deeply nested value
         raise nested_too_deeply(source.name) from None
 
 
-def _load(source: Source, fmt: str | None, reference: Loaded | None, options: ReadOptions) -> Loaded:
+def _load(
+    source: Source, fmt: str | None, reference: Loaded | None, options: ReadOptions, workers: int
+) -> Loaded:
     if fmt is not None and fmt not in format_names():
         raise DatasetError(f"format {fmt!r} is not supported; expected one of {', '.join(format_names())}")
     if source.is_dir():
-        return _read_folder(Folder.of(source), fmt, reference, options)
-    streamed = _streamed(source, fmt)
+        return _read_folder(Folder.of(source), fmt, reference, options, workers)
+    streamed = _streamed(source, fmt, workers)
     if streamed is not None:
         return _choose(source.name, "json", streamed, fmt).read_as(source.name, streamed, reference, options)
     content = source.read_bytes()
@@ -230,10 +241,10 @@ def _load(source: Source, fmt: str | None, reference: Loaded | None, options: Re
     # A `.json` that is not JSON gets the JSON parser's located error, not a label-file guess.
     label_file = not looks_like_json(content) and not source.basename.lower().endswith(JSON_SUFFIXES)
     if fmt in _names("folder") or (fmt is None and label_file):
-        return _read_folder(Folder.single(source, content), fmt, reference, options)
+        return _read_folder(Folder.single(source, content), fmt, reference, options, workers)
     lines = source.basename.lower().endswith(".jsonl") or looks_like_json_lines(content)
     lines_format = fmt is None or _lines_variant(fmt) != fmt
     if fmt in _names("jsonl") or (lines and lines_format):
         return _read_lines(source.name, parse_json_lines(source, content), fmt, reference, options)
-    document = parse_document(source, content)
+    document = parse_document(source, content, workers)
     return _choose(source.name, "json", document, fmt).read_as(source.name, document, reference, options)

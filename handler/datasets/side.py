@@ -13,6 +13,7 @@ from handler.datasets.layouts import Layout
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import READ_OPTIONS, ReadOptions, Side
 from handler.datasets.reading import load_dataset
+from handler.forked import worker_count
 from handler.storage import Source, Store, resolve_dataset
 
 
@@ -57,20 +58,22 @@ class OpenSide:
     spec: SideSpec
     source: Source
     options: ReadOptions
+    workers: int  # the local processes a big file of it may be decoded on
 
     @cached_property
     def loaded(self) -> Loaded:
         """This side read on its own (the GT): once, however many prediction sets are read
         against it (`compare` reads two)."""
-        return load_dataset(self.source, self.spec.format, None, self.options)
+        return load_dataset(self.source, self.spec.format, None, self.options, self.workers)
 
     def loaded_against(self, gt: OpenSide) -> Loaded:
         """This side read with the GT as its reference (a results list names the GT's ids)."""
-        return load_dataset(self.source, self.spec.format, gt.loaded, self.options)
+        return load_dataset(self.source, self.spec.format, gt.loaded, self.options, self.workers)
 
 
-def open_side(spec: SideSpec, store: Store) -> OpenSide:
-    """Resolve the side's reference (`store` holds dataset ids) and read what its options name."""
+def open_side(spec: SideSpec, store: Store, workers: int | None = None) -> OpenSide:
+    """Resolve the side's reference (`store` holds dataset ids) and read what its options name;
+    `workers`: the local processes its reading may use (None: every core)."""
     source = resolve_dataset(spec.reference, store, f"{spec.side.upper()}_DATASET")
     told = {option.field: option.opened(spec.side, getattr(spec, option.field)) for option in READ_OPTIONS}
-    return OpenSide(spec, source, ReadOptions(spec.side, **told))
+    return OpenSide(spec, source, ReadOptions(spec.side, **told), worker_count(workers))

@@ -24,7 +24,7 @@ from handler.boxes import FloatArray, IntArray
 from handler.engine.counts import OutcomeCounts
 from handler.engine.score import GRADES
 from handler.engine.timecost import TimeCosts
-from handler.forked import worker_budget
+from handler.forked import worker_count
 
 SEED: Final = 20261129
 # The floor: the 2.5% and 97.5% ends rest on 25 resamples each, and the cost (one draw per
@@ -82,10 +82,15 @@ def resample_times(
 
 
 def resampled_counts(
-    counts: IntArray, resamples: int = RESAMPLES, seed: int = SEED, draws_per_chunk: int = DRAWS_PER_CHUNK
+    counts: IntArray,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    draws_per_chunk: int = DRAWS_PER_CHUNK,
+    cores: int | None = None,
 ) -> IntArray:
     """(resamples, m) column sums of `counts` (n, m) over images drawn with replacement; many
-    draws are made on two threads, half of the resamples each, the same sums."""
+    draws are made on two threads, half of the resamples each, the same sums (when `cores`,
+    None meaning every core of this process, are two or more)."""
     n, m = counts.shape
     summed = np.zeros((resamples, m), dtype=np.int64)
     # One float copy of the per-image counts, (m, n): BLAS multiplies it by the chunk's transposed
@@ -96,7 +101,7 @@ def resampled_counts(
         for chunk, times in resample_times(n, stop, seed, draws_per_chunk, first):
             summed[chunk] = np.rint(weights @ times.T).T.astype(np.int64)
 
-    if n * resamples < THREADED_DRAWS or worker_budget() < 2:
+    if n * resamples < THREADED_DRAWS or worker_count(cores) < 2:
         add(0, resamples)
         return summed
     half = resamples // 2

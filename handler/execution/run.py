@@ -36,7 +36,6 @@ from handler.execution.shards import (
     run_file_shard,
     run_paired_shard,
 )
-from handler.forked import allowed_workers
 from handler.inputs import NodeInputs
 from handler.storage import ObjectSink, Source, Store, WrittenObject
 
@@ -152,7 +151,7 @@ def read_and_plan(
     inputs: NodeInputs, store: Store, options: ExecutionOptions, also: Analyses = ()
 ) -> ShardPlan:
     """The node's plan: both sides opened (`open_side`) and planned by `plan_sides`."""
-    gt, pred = open_side(inputs.gt, store), open_side(inputs.pred, store)
+    gt, pred = open_side(inputs.gt, store, options.workers), open_side(inputs.pred, store, options.workers)
     return plan_sides(gt, pred, inputs.thresholds, options, also)
 
 
@@ -182,8 +181,7 @@ def plan_sides(
             ),
             ReadFigures(),
         )
-    with allowed_workers(options.workers):  # a big file is decoded on that many processes
-        sides = read_sides(gt, pred)
+    sides = read_sides(gt, pred)  # a big file decoded on the processes each side was opened with
     gt_dataset, pred_dataset = sides.gt, sides.pred
     paired = pair_datasets(gt_dataset, pred_dataset)
     boxes = len(paired.gt) + len(paired.pred)

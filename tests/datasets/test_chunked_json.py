@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,14 @@ from handler.datasets.ids import DatasetIds
 from handler.datasets.jsondoc import ChunkedArray, StreamedArray, streamed_array
 from handler.datasets.reading import parse_document
 from handler.errors import DatasetError
-from handler.forked import allowed_workers
 from handler.storage.registry import open_source
 
 IMAGES = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in (1, 2, 7, 10**7)]
 CATEGORIES = [{"id": 1, "name": "car"}, {"id": 3, "name": "bus"}]
+
+
+# The local processes the readings of the test under way may use (the fixture below sets it).
+WORKERS = {"count": 1}
 
 
 def _annotations() -> list[dict[str, Any]]:
@@ -73,8 +77,8 @@ def _read(tmp_path: Path, results: list[Any] | str, indent: int | None = None) -
     path = tmp_path / "results.json"
     path.write_text(results if isinstance(results, str) else json.dumps(results, indent=indent))
     source = open_source(str(path))
-    assert isinstance(parse_document(source, source.read_bytes()), jsondoc.ChunkedArray)
-    return load_dataset(source, None, gt).dataset
+    assert isinstance(parse_document(source, source.read_bytes(), WORKERS["count"]), jsondoc.ChunkedArray)
+    return load_dataset(source, None, gt, workers=WORKERS["count"]).dataset
 
 
 def _whole(tmp_path: Path, results: list[Any]) -> Dataset:
@@ -103,8 +107,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
     monkeypatch.setattr(jsondoc, "LOOKAHEAD_BYTES", 16)
     monkeypatch.setattr(jsondoc, "_HEAD_BYTES", 256)
     monkeypatch.setattr(jsondoc, "PARALLEL_MIN_BYTES", 0)
-    with allowed_workers(request.param):
-        yield
+    monkeypatch.setitem(WORKERS, "count", request.param)
+    yield
 
 
 @pytest.mark.parametrize("indent", [None, 2])
@@ -214,7 +218,7 @@ def test_integer_ids_beyond_the_table_and_text_ids() -> None:
 def _instances_both_ways(path: Path) -> tuple[Any, Dataset, Dataset]:
     source = open_source(str(path))
     content = source.read_bytes()
-    fast = parse_document(source, content)
+    fast = parse_document(source, content, WORKERS["count"])
     read_fast, _ = read_coco_instances("gt.json", fast, "coco")
     read_plain, _ = read_coco_instances("gt.json", orjson.loads(content), "coco")
     return fast, read_fast, read_plain
@@ -244,8 +248,8 @@ def _results_file(tmp_path: Path, results: list[Any]) -> tuple[DatasetIds, Chunk
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results))
     source = open_source(str(path))
-    chunked = parse_document(source, source.read_bytes())
-    streamed = streamed_array(source, coco.RESULT_KEYS, 0)
+    chunked = parse_document(source, source.read_bytes(), WORKERS["count"])
+    streamed = streamed_array(source, coco.RESULT_KEYS, 0, WORKERS["count"])
     assert isinstance(chunked, ChunkedArray) and streamed is not None
     assert (streamed.first, streamed.start, streamed.stop) == (chunked.first, chunked.start, chunked.stop)
     assert len(streamed.nominal_pieces()) > 10
@@ -256,8 +260,8 @@ def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[list[Parse
     """The rows of `results` decoded side by side from memory and streamed from the file
     (None: fell back), and one piece at a time."""
     ids, chunked, streamed = _results_file(tmp_path, results)
-    with allowed_workers(2):
-        parallel = [coco._parallel_rows(chunked, ids), coco._parallel_rows(streamed, ids)]
+    two = [replace(chunked, workers=2), replace(streamed, workers=2)]
+    parallel = [coco._parallel_rows(document, ids) for document in two]
     return parallel, coco._rows(chunked.decoded(decode_entries), ids, 1)
 
 
@@ -308,12 +312,11 @@ def test_a_results_object_on_s3_is_streamed_in_ranged_reads(
     results[77]["image_id"] = 999_999
     s3_client.put_object(Bucket=s3_bucket, Key="results.json", Body=json.dumps(results).encode())
     source = open_source(f"s3://{s3_bucket}/results.json")
-    streamed = streamed_array(source, coco.RESULT_KEYS, 0)
+    streamed = streamed_array(source, coco.RESULT_KEYS, 0, WORKERS["count"])
     gt = load_dataset(open_source(str(_gt(tmp_path))))
     assert streamed is not None and gt.ids is not None
-    with allowed_workers(2):
-        assert coco._parallel_rows(streamed, gt.ids) is not None
-    _same(load_dataset(source, None, gt).dataset, _read(tmp_path, results))
+    assert coco._parallel_rows(replace(streamed, workers=2), gt.ids) is not None
+    _same(load_dataset(source, None, gt, workers=WORKERS["count"]).dataset, _read(tmp_path, results))
 
 
 @pytest.mark.parametrize("note", ["},{" * 60, "}, {" * 400])

@@ -16,7 +16,6 @@ from handler.boxes import Dataset
 from handler.datasets import jsondoc, load_dataset, native
 from handler.datasets.nativejson import AssetPieces, asset_pieces, decode_native, typed_assets
 from handler.errors import DatasetError
-from handler.forked import allowed_workers
 from handler.storage.local import LocalSource
 
 
@@ -148,12 +147,11 @@ def _in_pieces(path: Path, pieces: bool, monkeypatch: pytest.MonkeyPatch) -> tup
     """Read on two local processes, in pieces of a few assets each or whole (serial); and what
     the read did: `cut N` (N pieces), `whole` (the document decoded at once after the pieces)."""
     monkeypatch.setattr(jsondoc, "PARALLEL_MIN_BYTES", 0 if pieces else 1 << 40)
-    monkeypatch.setattr(native, "PIECE_BYTES", 300)
+    monkeypatch.setattr(jsondoc, "PIECE_BYTES", 300)
     did: list[str] = []
     monkeypatch.setattr(native, "asset_pieces", partial(_noted, did, "cut", asset_pieces))
     monkeypatch.setattr(native, "_decode_whole", partial(_noted, did, "whole", native._decode_whole))
-    with allowed_workers(2):
-        return load_dataset(LocalSource(path)).dataset, did
+    return load_dataset(LocalSource(path), workers=2).dataset, did
 
 
 def _noted(did: list[str], what: str, function: Any, *args: Any) -> Any:

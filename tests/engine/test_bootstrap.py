@@ -21,7 +21,6 @@ from handler.engine.bootstrap import (
 )
 from handler.engine.score import GRADES
 from handler.engine.timecost import TimeCosts
-from handler.forked import allowed_workers
 
 COSTS = TimeCosts()
 
@@ -63,10 +62,8 @@ def test_resamples_from_a_later_one_are_drawn_as_from_the_first() -> None:
 def test_two_threads_draw_what_one_draws() -> None:
     counts = _images(11, 1000)
     resamples = THREADED_DRAWS // len(counts) + 1  # enough draws for the second thread
-    with allowed_workers(2):
-        threaded = resampled_counts(counts, resamples, seed=5)
-    with allowed_workers(1):
-        serial = resampled_counts(counts, resamples, seed=5)
+    threaded = resampled_counts(counts, resamples, seed=5, cores=2)
+    serial = resampled_counts(counts, resamples, seed=5, cores=1)
     assert np.array_equal(threaded, serial)
     assert np.array_equal(threaded[:100], resampled_counts(counts, 100, seed=5))
 
