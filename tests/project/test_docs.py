@@ -105,6 +105,15 @@ def test_every_registered_format_is_documented() -> None:
         assert not missing, f"{page}: formats without a row in its formats table: {missing}"
 
 
+def test_every_export_target_is_documented() -> None:
+    """An export target has a row in the Usage page's table of targets."""
+    from handler.report.exports import EXPORT_TARGETS
+
+    cells = _first_cells((ROOT / "docs/usage.md").read_text("utf-8"))
+    missing = [name for name in EXPORT_TARGETS if f"`{name}`" not in cells]
+    assert not missing, f"docs/usage.md: export targets without a row: {missing}"
+
+
 def test_every_warning_code_is_documented() -> None:
     """The warnings a run can raise (the findings schema's enum) each have a row on the Warnings page."""
     schema = orjson.loads((ROOT / "schemas" / "findings.schema.json").read_bytes())

@@ -38,6 +38,7 @@ from helpers.pre_labels import (
 from handler.cli import _write_files, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
+from handler.report.exports import EXPORT_TARGETS
 from handler.storage import open_source
 
 
@@ -64,6 +65,11 @@ READERS: dict[str, tuple[str, Callable[[Path, Loaded], PairedBoxes]]] = {
     "coco": ("coco.json", lambda path, reference: paired_with_gt(path, reference)),
     "yolo": ("labels", lambda path, reference: paired_with_gt(path, reference, "yolo")),
 }
+
+
+def test_every_export_target_is_read_back() -> None:
+    """A registered target has its reader here: the round trip below runs on every one."""
+    assert set(READERS) == set(EXPORT_TARGETS)
 
 
 @pytest.mark.parametrize("policy", ["recommended", "single", "threshold 0.5"])
