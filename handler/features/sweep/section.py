@@ -29,13 +29,14 @@ class SweepPointFigures(Section):
     )
 
 
-def _grid_text() -> str:
-    step = SWEEP_GRID[1] - SWEEP_GRID[0]
-    return f"{SWEEP_GRID[0]:.2f} to {SWEEP_GRID[-1]:.2f} in steps of {step:.2f}"
+def sweep_grid_text() -> str:
+    """`from 0 to 0.95 in steps of 0.05`, from the engine's grid."""
+    step = round(SWEEP_GRID[1] - SWEEP_GRID[0], 10)
+    return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
 
 
 class ConfidenceSweep(Section):
-    __doc__ = f"The assistance score at confidence thresholds {_grid_text()}, and at the one given."
+    __doc__ = f"The assistance score at confidence thresholds {sweep_grid_text()}, and at the one given."
 
     points: tuple[SweepPointFigures, ...] = Field(
         min_length=1,
@@ -58,7 +59,7 @@ def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
     return ConfidenceSweep(points=tuple(_point(point, facts.costs) for point in sweep.points))
 
 
-# Drawn by the page's sweep figure (report_templates/figures/sweep.html.j2).
+# The values of the sweep's fragment (fragment.html.j2 beside this module).
 def sweep_figure(findings: Findings) -> dict[str, Any]:
     sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
     points = [
@@ -71,12 +72,6 @@ def sweep_figure(findings: Findings) -> dict[str, Any]:
         "sweep_grid": sweep_grid_text(),
         "sweep_grid_values": SWEEP_GRID,
     }
-
-
-def sweep_grid_text() -> str:
-    """`from 0 to 0.95 in steps of 0.05`, from the engine's grid."""
-    step = round(SWEEP_GRID[1] - SWEEP_GRID[0], 10)
-    return f"from {SWEEP_GRID[0]:g} to {SWEEP_GRID[-1]:g} in steps of {step:g}"
 
 
 ConfidenceSweepSection = Annotated[ConfidenceSweep, Shown(confidence_sweep, "sweep", draw=sweep_figure)]
