@@ -381,14 +381,14 @@ def test_engine_matches_reference_on_seeded_bulk(seed: int) -> None:
     _check_greedy_needs_no_presorted_pairs(case, seed)
 
 
-@settings(PROPERTY, max_examples=examples(60))
+@settings(PROPERTY, max_examples=examples(40))
 @given(cases(float_images()))
 def test_engine_matches_reference_on_float_boxes(case: Case) -> None:
     _check_iou(case.images)
     _check_case(case)
 
 
-@settings(PROPERTY, max_examples=examples(60))
+@settings(PROPERTY, max_examples=examples(30))
 @given(cases(grid_images()), st.data())
 def test_tally_of_shards_adds_up_to_one_shot(case: Case, data: st.DataObject) -> None:
     one_shot = run_engine(case.images, case.threshold, case.iou_min, case.iou_perfect).tally

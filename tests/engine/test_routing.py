@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.examples import examples
 from helpers.reference import GtBox, PredBox, RefImage
 from helpers.routing_reference import brute_force_seconds, class_counts
 from hypothesis import given, settings
@@ -94,7 +95,7 @@ def test_confident_invented_class_is_drawn_and_a_small_class_keeps_the_single_th
     assert guarded.seconds[2] == guarded.best_single_seconds[2]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.integers(1, 6),
     st.integers(1, 8),

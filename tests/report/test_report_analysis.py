@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from helpers.cases import CAR, CAT, DOG, THRESHOLDS, grid_tables, hand_case
 from helpers.engine import match_boxes
+from helpers.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -186,7 +187,7 @@ def test_an_empty_evaluation_gives_empty_figures() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(100), deadline=None, derandomize=True, database=None)
 @given(grid_tables(), st.sampled_from((0.1, 0.2, 0.3, 0.5)), st.sampled_from((0.0, 0.25, 0.5, 1.0)))
 def test_evaluate_equals_matching_the_kept_predictions(
     tables: tuple[BoxTable, BoxTable, int], iou_min: float, threshold: float

@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 from helpers.cases import THRESHOLDS, grid_tables, hand_case
 from helpers.engine import confidence_sweep, match_boxes
+from helpers.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +61,7 @@ def test_sweep_reuses_one_tally_per_distinct_kept_set() -> None:
     assert len(tallies) == len({p.predictions_kept for p in sweep.points}) == 8
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@settings(max_examples=examples(80), deadline=None, derandomize=True, database=None)
 @given(grid_tables(), st.sampled_from((0.1, 0.3, 0.5)), st.sampled_from((0.0, 0.33, 0.5, 1.0)))
 def test_sweep_equals_evaluating_from_scratch_at_each_threshold(
     tables: tuple[BoxTable, BoxTable, int], iou_min: float, used: float
