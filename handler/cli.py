@@ -236,8 +236,8 @@ def _command(
 ) -> OneLineParser:
     return commands.add_parser(
         name,
-        # The default command's usage is the form users type: `prelabel-eval GT PRED`.
-        prog=PROG if name == DEFAULT_COMMAND else f"{PROG} {name}",
+        # `prelabel-eval run --help` says `run` (the top-level help says it is the default command).
+        prog=f"{PROG} {name}",
         help_command=f"{PROG} {name} --help",
         parents=parents,
         help=summary,

@@ -6,7 +6,9 @@ its keys, options or defaults lives in the code.
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -33,6 +35,14 @@ IMAGES_KEY: Final = "IMAGES"
 IMAGES_TITLE: Final = "folder or s3:// prefix of the images, drawn behind the page's sketches"
 EXTRA_KEYS: Final = (*FORMAT_KEYS, *READ_KEYS, TIME_COSTS_KEY, IMAGES_KEY)
 _READ_OPTION_KEYS: Final = {option.key(side): (option, side) for option in READ_OPTIONS for side in SIDES}
+# The number inputs, in which a decimal comma is read as a point (`0,5` is 0.5), and said.
+NUMBER_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
+_DECIMAL_COMMA: Final = re.compile(r"\s*[+-]?\d*,\d+\s*")
+
+
+def decimal_point(text: str) -> str | None:
+    """`text` with its decimal comma read as a point (` 0,5` -> ` 0.5`); None when it has none."""
+    return text.replace(",", ".") if _DECIMAL_COMMA.fullmatch(text) else None
 
 
 @dataclass(frozen=True)
@@ -46,9 +56,10 @@ class ConfidenceThreshold:
 
     @classmethod
     def parse(cls, text: str) -> ConfidenceThreshold:
-        """Not a number → 0, replaced; a number outside [0, 1] → an InputError."""
+        """Not a number → 0, replaced; a number outside [0, 1] → an InputError; a decimal comma
+        is read as a point."""
         try:
-            value = float(text.strip())
+            value = float((decimal_point(text) or text).strip())
         except ValueError:
             return cls(text, 0.0, True)
         if not math.isfinite(value):
@@ -71,6 +82,7 @@ class NodeInputs:
     confidence: ConfidenceThreshold
     time_costs: TimeCosts | None = None  # read from the TIME_COSTS file, when one is given
     images: str | None = None  # where the images are (IMAGES); None: found beside the labels, or none
+    decimal_commas: tuple[tuple[str, str], ...] = ()  # (key, text as given) of numbers written 0,5
 
     @property
     def thresholds(self) -> Thresholds:
@@ -95,7 +107,7 @@ def option_labels(key: str) -> list[str]:
 
 def _as_number(text: str) -> float | None:
     try:
-        return float(text.strip())
+        return float((decimal_point(text) or text).strip())
     except ValueError:
         return None
 
@@ -225,9 +237,26 @@ def _plain_string(value: Any, schema: Mapping[str, Any]) -> bool:
     )
 
 
+def _unknown_key(values: Mapping[str, Any], schema: dict[str, Any]) -> InputError | None:
+    """A key the schema does not know, named with the known key it most likely means."""
+    known = list(schema["properties"])
+    unknown = sorted(set(values) - set(known)) if schema.get("additionalProperties", True) is False else []
+    if not unknown:
+        return None
+    key = unknown[0]
+    required = schema.get("required", [])
+    starting = sorted((k for k in known if k.startswith(key.upper())), key=lambda k: (k not in required, k))
+    closest = starting[:1] or difflib.get_close_matches(key.upper(), known, n=1, cutoff=0.5)
+    meant = f": did you mean {closest[0]}?" if closest else f"; expected one of {', '.join(known)}"
+    return InputError(f"unknown input {quoted(key)}{meant}")
+
+
 def _check(values: Mapping[str, Any], schema: dict[str, Any]) -> None:
     if _plainly_valid(values, schema):
         return
+    unknown = _unknown_key(values, schema)
+    if unknown is not None:  # before a required key it may be the misspelling of
+        raise unknown
     import jsonschema  # what is wrong, in jsonschema's words (a valid run does not import it)
 
     validator = jsonschema.Draft202012Validator(schema)
@@ -298,7 +327,15 @@ def parse_inputs(raw: Mapping[str, Any], parsed: Mapping[str, Any] | None = None
         confidence=typed["CONFIDENCE_THRESHOLD"],
         time_costs=typed.get(TIME_COSTS_KEY),
         images=typed.get(IMAGES_KEY),
+        decimal_commas=_decimal_commas(raw, typed),
     )
+
+
+def _decimal_commas(raw: Mapping[str, Any], typed: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The number inputs given with a decimal comma, as given (a parsed threshold knows its text)."""
+    given = {key: raw[key] for key in NUMBER_KEYS if isinstance(raw.get(key), str)}
+    given["CONFIDENCE_THRESHOLD"] = typed["CONFIDENCE_THRESHOLD"].given
+    return tuple((key, text) for key, text in given.items() if decimal_point(text) is not None)
 
 
 def input_value(key: str, value: str) -> Any:

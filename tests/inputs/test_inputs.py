@@ -177,3 +177,54 @@ def test_images_is_an_inputs_file_key_and_a_run_option_never_a_node_json_input()
         parse_inputs({**base, "IMAGES": ""})
     args = parse_command_line(["gt.json", "pred.json", "--images", "photos/"])
     assert args.images == "photos/"
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [("0,5", 0.5), (" 0,35 ", 0.35), (",9", 0.9), ("1,0", 1.0), ("0,", None), ("0,5,1", None)],
+)
+def test_a_decimal_comma_in_the_threshold_is_a_point_and_said(given: str, read: float | None) -> None:
+    inputs = parse_inputs({**REQUIRED, "CONFIDENCE_THRESHOLD": given})
+    if read is None:  # a number in neither notation: the platform's rule, 0
+        assert inputs.confidence.replaced and inputs.confidence.value == 0 and inputs.decimal_commas == ()
+    else:
+        assert (inputs.confidence.value, inputs.confidence.replaced) == (read, False)
+        assert inputs.decimal_commas == (("CONFIDENCE_THRESHOLD", given),)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD"]), st.data())
+def test_every_number_input_reads_a_comma_as_its_point(key: str, data: st.DataObject) -> None:
+    options = [
+        o["value"]
+        for o in next(i for i in node_config()["inputs"] if i["key"] == key)
+        .get("options", {})
+        .get("options", [])
+    ]
+    point = data.draw(
+        st.sampled_from(options) if options else st.sampled_from(["0.25", "0.5", "0.75", "1.0"])
+    )
+    with_point, with_comma = (
+        parse_inputs({**REQUIRED, key: point}),
+        parse_inputs({**REQUIRED, key: point.replace(".", ",")}),
+    )
+    assert with_comma.thresholds == with_point.thresholds
+    assert with_comma.decimal_commas == ((key, point.replace(".", ",")),)
+
+
+@pytest.mark.parametrize(
+    ("raw", "meant"),
+    [
+        ({"GT_DATASET": "gt.json", "PRED": "p.json"}, "PRED_DATASET"),
+        ({**REQUIRED, "IOU_MINIMUM": "0.3"}, "IOU_MIN"),
+    ],
+)
+def test_an_unknown_key_is_named_with_the_key_it_likely_means(raw: dict[str, str], meant: str) -> None:
+    with pytest.raises(InputError, match=rf"unknown input '{list(raw)[-1]}': did you mean {meant}\?"):
+        parse_inputs(raw)
+
+
+def test_each_command_s_usage_line_names_it() -> None:
+    """`prelabel-eval run --help` says `run` too (it is the default command: the top help says so)."""
+    for name, command in command_parsers(parser()).items():
+        assert command.format_usage().startswith(f"usage: prelabel-eval {name} "), name

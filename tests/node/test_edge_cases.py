@@ -106,6 +106,19 @@ def test_non_numeric_threshold_is_zero_and_reported(node: Any) -> None:
     assert any("'abc' is not a number" in w["message"] for w in findings["warnings"])
 
 
+def test_a_decimal_comma_threshold_is_read_as_a_point_and_said(
+    node: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`0,5` is 0.5 (the grade does not flip to "every box kept"), said on stderr and in the findings."""
+    pred = [asset("a", [annotation(CAR, 0.9), annotation(("car", 60, 60, 90, 90), 0.1)])]
+    findings = node([asset("a", [annotation(CAR)])], pred, CONFIDENCE_THRESHOLD="0,5", IOU_MIN="0,3")
+    assert findings["parameters"]["confidence_threshold"] == 0.5 and findings["parameters"]["iou_min"] == 0.3
+    assert findings["parameters"]["confidence_threshold_replaced"] is False
+    assert findings["counts"]["false_positive"] == 0  # the 0.1 box is below 0.5
+    (said,) = [w for w in findings["warnings"] if w["code"] == "decimal_comma"]
+    assert said["severity"] == "info" and "CONFIDENCE_THRESHOLD '0,5' as 0.5" in said["message"]
+
+
 def test_wrong_class_on_a_good_box_is_class_confused(node: Any) -> None:
     findings = node(
         [asset("a", [annotation(CAR)])], [asset("a", [annotation(("truck", 10, 10, 50, 50), 0.9)])]

@@ -24,6 +24,7 @@ from handler.engine.outcomes import Outcome
 from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
+from handler.inputs.node_inputs import decimal_point
 from handler.report.findings.context import RunFacts
 from handler.report.findings.shown import Shown
 from handler.report.findings.wording import counted
@@ -365,6 +366,14 @@ def duplicate_ground_truth(facts: RunFacts) -> Warned | None:
     return Warned("warning", message, pairs=pairs, gt_boxes=gt)
 
 
+def decimal_comma(facts: RunFacts) -> Warned | None:
+    read = facts.inputs.decimal_commas
+    if not read:
+        return None
+    said = ", ".join(f"{key} {text!r} as {decimal_point(text)}" for key, text in read)
+    return Warned("info", f"Read {said}: a decimal comma read as a decimal point.", inputs=len(read))
+
+
 def confidence_threshold_replaced(facts: RunFacts) -> Warned | None:
     inputs = facts.inputs
     if not inputs.confidence.replaced:
@@ -470,6 +479,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("assets_unmatched", assets_unmatched),
     Check("image_size_mismatch", image_size_mismatch),
     Check("duplicate_ground_truth", duplicate_ground_truth),
+    Check("decimal_comma", decimal_comma),
     Check("confidence_threshold_replaced", confidence_threshold_replaced),
     Check("predictions_equal_ground_truth", predictions_equal_ground_truth),
     Check("image_ids_joined", image_ids_joined),
