@@ -244,6 +244,8 @@ def _unknown_key(values: Mapping[str, Any], schema: dict[str, Any]) -> InputErro
     if not unknown:
         return None
     key = unknown[0]
+    if not key.strip():
+        return InputError(f"unknown input {quoted(key)}: remove it")
     required = schema.get("required", [])
     starting = sorted((k for k in known if k.startswith(key.upper())), key=lambda k: (k not in required, k))
     closest = starting[:1] or difflib.get_close_matches(key.upper(), known, n=1, cutoff=0.5)
