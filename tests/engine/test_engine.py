@@ -42,7 +42,7 @@ from handler.engine.matching import PAIR_BUDGET, CandidatePairs, candidate_pairs
 
 # Deterministic for CI: same examples on every run, no example database.
 PROPERTY = settings(
-    max_examples=examples(80),
+    max_examples=examples(60),
     deadline=None,
     derandomize=True,
     database=None,
@@ -371,7 +371,7 @@ def test_engine_matches_reference_on_grid(case: Case) -> None:
     _check_greedy_needs_no_presorted_pairs(case, len(case.images))
 
 
-@settings(PROPERTY, max_examples=examples(160))
+@settings(PROPERTY, max_examples=examples(100))
 @given(st.integers(0, 2**32 - 1))
 def test_engine_matches_reference_on_seeded_bulk(seed: int) -> None:
     """20 images per example from a seeded generator: many images for little drawing cost."""

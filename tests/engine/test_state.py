@@ -45,7 +45,7 @@ def _states(gt: BoxTable, pred: BoxTable, n_images: int, shards: int) -> list[Ev
     return [run_paired_shard(task).state for task in tasks]
 
 
-@settings(max_examples=examples(80), deadline=None, derandomize=True)
+@settings(max_examples=examples(60), deadline=None, derandomize=True)
 @given(grid_tables(), st.integers(1, 5), st.randoms(use_true_random=False))
 def test_any_split_merged_in_any_order_equals_one_shot(
     tables: tuple[BoxTable, BoxTable, int], shards: int, random: Random

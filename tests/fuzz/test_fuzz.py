@@ -5,7 +5,7 @@ strategies), and byte-level mutations of the real third-party files. Property of
 example: exit 0 with a complete report, or exit 2 with one `error:` line; never a traceback
 or a warning; no report object without a manifest; dataset text escaped on the page.
 
-CI size: 100 examples per family, 600 in all (the suite's time budget). A long run:
+CI size: 80 examples per family, 480 in all (the suite's time budget). A long run:
 PRELABEL_FUZZ_EXAMPLES=8400 python -m pytest -q tests/fuzz  (examples per family: 50,400 in all).
 """
 
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from handler.datasets import format_names
 
-FAMILY_EXAMPLES = int(os.environ.get("PRELABEL_FUZZ_EXAMPLES", "0")) or 100
+FAMILY_EXAMPLES = int(os.environ.get("PRELABEL_FUZZ_EXAMPLES", "0")) or 80
 FUZZ = settings(
     max_examples=FAMILY_EXAMPLES,
     deadline=None,

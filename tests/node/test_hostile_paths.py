@@ -65,7 +65,7 @@ def _references(a_file: str) -> st.SearchStrategy[str]:
 
 
 @settings(
-    max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data(), target=st.sampled_from(sorted(LABELS)))
 def test_a_path_the_os_refuses_is_one_line_naming_the_input(
