@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 from helpers.paths import ROOT
 from helpers.pictures import scene, write_picture
 from PIL import Image
@@ -169,7 +170,14 @@ def test_without_pillow_the_page_is_as_before_with_one_note(tmp_path: Path) -> N
         f" '--store', {str(store)!r}, '-q']))\n"
     )
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, check=True, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, check=True, capture_output=True, text=True
+    )
+    # One `warning:` line (the command's summary; the node's stderr) naming the extra as pyproject.toml does.
+    said = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("warning: ")]
+    assert said == [f"warning: The images given are not drawn: {PILLOW_MISSING}."], done.stderr
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert f"{project['name']}[images]" in said[0] and "images" in project["optional-dependencies"]
     (report,) = (store / "reports").iterdir()
     page = (report / "report.html").read_text(encoding="utf-8")
     pictures = json.loads((report / "findings.json").read_text(encoding="utf-8"))["pictures"]

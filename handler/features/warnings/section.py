@@ -24,6 +24,7 @@ from handler.engine.outcomes import Outcome
 from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
+from handler.images.pictures import Pictures
 from handler.inputs.node_inputs import decimal_point
 from handler.report.findings.context import RunFacts
 from handler.report.findings.shown import Shown
@@ -366,6 +367,14 @@ def duplicate_ground_truth(facts: RunFacts) -> Warned | None:
     return Warned("warning", message, pairs=pairs, gt_boxes=gt)
 
 
+def images_not_drawn(facts: RunFacts) -> Warned | None:
+    """Images were given (IMAGES, --images) and none can be drawn here (Pillow is missing)."""
+    pictures = facts.finished(Pictures)
+    if not facts.inputs.images or not pictures.note:
+        return None
+    return Warned("warning", f"The images given are not drawn: {pictures.note}.", drawn=0)
+
+
 def decimal_comma(facts: RunFacts) -> Warned | None:
     read = facts.inputs.decimal_commas
     if not read:
@@ -479,6 +488,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("assets_unmatched", assets_unmatched),
     Check("image_size_mismatch", image_size_mismatch),
     Check("duplicate_ground_truth", duplicate_ground_truth),
+    Check("images_not_drawn", images_not_drawn),
     Check("decimal_comma", decimal_comma),
     Check("confidence_threshold_replaced", confidence_threshold_replaced),
     Check("predictions_equal_ground_truth", predictions_equal_ground_truth),
