@@ -118,7 +118,7 @@ CALIBRATE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval examples/gt.json examples/predictions.jsonl --time-costs /tmp/costs.json
 """
 EXPORT_EXAMPLES: Final = """examples (after a run):
-  prelabel-eval export latest --to label-studio --out /tmp/pre-labels.json --image-root /data/local-files/?d=
+  prelabel-eval export latest --to label-studio --out /tmp/tasks.json --image-root "/data/local-files/?d="
   prelabel-eval export latest --to cvat --out /tmp/annotations.xml --policy single
 """
 GC_EXAMPLES: Final = """examples:
@@ -611,12 +611,14 @@ def _export(args: argparse.Namespace) -> int:
     labels = pre_labels(findings, chunks, policy, queue)
     files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
     written = _write_files(args.out, files)
-    boxes = labels.boxes
+    boxes, target = labels.boxes, EXPORT_TARGETS[args.to]
+    version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
     print(
-        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy, "
-        f"model_version {labels.model_version!r}) to {args.out}"
-        + (f" ({written} files)" if written > 1 else "")
+        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy{version}) "
+        f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
+    if target.needs is not None:
+        print(f"note: {target.needs(labels, args.image_root)}", file=sys.stderr)
     return 0
 
 

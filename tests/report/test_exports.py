@@ -353,3 +353,23 @@ def test_an_export_to_s3_goes_through_the_store_as_locally(
     }
     files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
     assert uploaded == {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in files}
+
+
+@pytest.mark.parametrize(
+    ("target", "needs"),
+    [
+        ("label-studio", "no --image-root given"),
+        ("cvat", "number attribute `score`"),
+        ("coco", None),
+        ("yolo", None),
+    ],
+)
+def test_an_export_says_what_the_tool_needs_and_a_model_version_only_where_written(
+    report: Report, target: str, needs: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    export(report, target, tmp_path / READERS[target][0])
+    out, err = capsys.readouterr()
+    assert ("model_version" in out) == EXPORT_TARGETS[target].carries_model_version
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert len(notes) == (needs is not None) and all(needs in note for note in notes if needs)

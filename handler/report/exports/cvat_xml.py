@@ -82,6 +82,17 @@ def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
     yield out, _document(labels)
 
 
+def _needs(labels: PreLabels, image_root: str) -> str:
+    classes = len(labels.boxes.class_names)
+    return (
+        f"the CVAT task needs the {classes} labels the XML's <meta> lists, each with a number attribute "
+        "`score`, and images named as the asset ids"
+    )
+
+
 CVAT: Final = ExportTarget(
-    CVAT_FORMAT.name, cvat_files, "a CVAT for images 1.1 XML (source=auto, a score attribute)"
+    CVAT_FORMAT.name,
+    cvat_files,
+    "a CVAT for images 1.1 XML (source=auto, a score attribute)",
+    needs=_needs,
 )

@@ -130,8 +130,15 @@ def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Fil
     yield config, labeling_config(labels.boxes.class_names).encode()
 
 
+def _needs(labels: PreLabels, image_root: str) -> str:
+    where = f"`{image_root}` + the asset id" if image_root else "the bare asset ids (no --image-root given)"
+    return f"Label Studio needs the images served at data.image ({where}) and the labeling config (.xml)"
+
+
 LABEL_STUDIO: Final = ExportTarget(
     LABEL_STUDIO_FORMAT.name,
     label_studio_files,
     "Label Studio tasks with one prediction each, and the labeling config (.xml)",
+    needs=_needs,
+    carries_model_version=True,
 )

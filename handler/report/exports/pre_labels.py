@@ -217,3 +217,6 @@ class ExportTarget:
     name: str
     files: Callable[[PreLabels, PurePath, str], Files]
     help: str
+    # What the tool needs for the files to land (given the image root), said in one line; None: nothing.
+    needs: Callable[[PreLabels, str], str] | None = None
+    carries_model_version: bool = False  # the files name the model version (Label Studio's predictions)
