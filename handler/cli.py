@@ -609,9 +609,9 @@ def _export(args: argparse.Namespace) -> int:
     )
     queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
     labels = pre_labels(findings, chunks, policy, queue)
-    files = EXPORT_TARGETS[args.to].files(labels, PurePath(args.out), args.image_root)
-    written = _write_files(args.out, files)
-    boxes, target = labels.boxes, EXPORT_TARGETS[args.to]
+    target = EXPORT_TARGETS[args.to]
+    written = _write_files(args.out, target.files(labels, PurePath(args.out), args.image_root))
+    boxes = labels.boxes
     version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
     print(
         f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy{version}) "

@@ -30,8 +30,13 @@ def feature_partials() -> tuple[Analysis[Any], ...]:
     found: list[Analysis[Any]] = []
     for partial in sorted(FOLDER.glob("*/partial.py")):
         module = importlib.import_module(f"{__name__}.{partial.parent.name}.partial")
-        found += [value for value in vars(module).values() if isinstance(value, Analysis)]
-    return tuple(dict.fromkeys(found))  # an Analysis imported from another partial counts once
+        # Those it defines (its shard function is its own), not one it imports from elsewhere.
+        found += [
+            value
+            for value in vars(module).values()
+            if isinstance(value, Analysis) and value.shard.__module__ == module.__name__
+        ]
+    return tuple(found)
 
 
 # What every shard runs: the engine's own analyses, then the features'.

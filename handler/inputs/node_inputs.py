@@ -58,11 +58,8 @@ class ConfidenceThreshold:
     def parse(cls, text: str) -> ConfidenceThreshold:
         """Not a number → 0, replaced; a number outside [0, 1] → an InputError; a decimal comma
         is read as a point."""
-        try:
-            value = float((decimal_point(text) or text).strip())
-        except ValueError:
-            return cls(text, 0.0, True)
-        if not math.isfinite(value):
+        value = _as_number(text)
+        if value is None or not math.isfinite(value):
             return cls(text, 0.0, True)
         if not 0.0 <= value <= 1.0:
             raise InputError(
@@ -196,13 +193,6 @@ def _error(error: jsonschema.ValidationError, schema: dict[str, Any]) -> InputEr
         return InputError(f"{quoted(error.instance)} is not one of the options {', '.join(shown)}", key)
     if error.validator == "required":
         return InputError(f"missing required input: {error.message.split()[0]}")
-    if error.validator == "additionalProperties":
-        given: dict[str, Any] = error.instance if isinstance(error.instance, dict) else {}
-        unknown = sorted(set(given) - set(schema["properties"]))
-        expected = ", ".join(schema["properties"])
-        return InputError(
-            f"unknown input {quoted(unknown[0]) if unknown else ''}: remove it; expected keys {expected}"
-        )
     return InputError(error.message, key or "inputs")
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Final, Literal
 
 from handler.datasets.loaded import DatasetNames
 from handler.engine.readings.verdict import Rescored
@@ -28,6 +29,9 @@ from handler.report.findings.context import Data, first_of
 from handler.report.publish import ReportPart
 from handler.storage import Content
 
+if TYPE_CHECKING:
+    from handler.features.recommendation.section import Policy
+
 
 @dataclass(frozen=True)
 class Merged:
@@ -39,6 +43,13 @@ class Merged:
     pred: DatasetNames
     state: EvaluationState
     reading: Rescored | None = None  # another reading of the predictions that scores clearly better
+
+    @cached_property
+    def policy(self) -> Policy:
+        """The recommended policy over the merged state, made once for every finisher that reads it."""
+        from handler.features.recommendation.section import policy_of  # its package imports this one
+
+        return policy_of(self.state, self.inputs.confidence.value, self.costs)
 
 
 @dataclass(frozen=True)

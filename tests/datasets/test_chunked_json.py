@@ -99,7 +99,7 @@ def _same(a: Dataset, b: Dataset) -> None:
 @pytest.fixture(autouse=True, params=[1, 2], ids=["serial", "parallel"])
 def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
     """Every test twice: pieces decoded one after the other, and side by side on 2 forked
-    processes (issue 19: the same dataset, whatever the strings hold). Files of more than
+    processes (the same dataset, whatever the strings hold). Files of more than
     512 bytes are streamed; most pieces are read on past their first look ahead."""
     monkeypatch.setattr(jsondoc, "CHUNK_BYTES", 300)
     monkeypatch.setattr(jsondoc, "CHUNK_ROWS", 7)
@@ -172,7 +172,7 @@ def test_entries_are_decoded_in_the_tightest_shape_they_all_fit() -> None:
     ],
 )
 def test_each_shape_of_entry_reads_as_the_plain_values(tmp_path: Path, odd: dict[str, Any]) -> None:
-    """Usual entries, loose ones and plain JSON values give the same rows (issue 19)."""
+    """Usual entries, loose ones and plain JSON values give the same rows."""
     results = _results(300)
     for k in range(5, 300, 40):
         results[k].update(odd)

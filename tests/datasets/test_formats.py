@@ -1,4 +1,4 @@
-"""The formats users bring, on real files written by other projects (../shared/data/third_party).
+"""The formats users bring, on real files written by other projects (tests/data/third_party).
 
 voc_padilla_100 holds one GT as VOC XML, YOLO and two COCO renderings, and one set of
 detections as pixel text, normalised text and COCO: read through any of them, the same

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +13,7 @@ from typing import Annotated
 import numpy as np
 import orjson
 import pytest
+from helpers.features import add_fragment
 from helpers.paths import EXAMPLES
 from helpers.states import canonical
 
@@ -87,11 +87,7 @@ def registered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """What its folder in handler/features/ does: the shards run `CROWDED` (the folder's partial.py is
     found), and the page's loader finds crowded/fragment.html.j2."""
     monkeypatch.setattr(handler.features, "ANALYSES", (*ANALYSES, CROWDED))
-    features = tmp_path / "features"
-    shutil.copytree(handler.features.FOLDER, features)
-    (features / "crowded").mkdir()
-    (features / "crowded" / "fragment.html.j2").write_text(FRAGMENT, encoding="utf-8")
-    monkeypatch.setattr(handler.report.page.html, "FEATURES_FOLDER", features)
+    add_fragment(monkeypatch, tmp_path, "crowded", FRAGMENT)
 
 
 def test_a_registered_analysis_merges_like_one_shot() -> None:

@@ -4,12 +4,12 @@ typed field on `Findings`: the page shows the features in the fields' order, eac
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Annotated
 
 import orjson
 import pytest
+from helpers.features import add_fragment
 from helpers.paths import EXAMPLES
 
 import handler.features
@@ -80,11 +80,7 @@ def test_the_page_shows_the_features_once_each_in_the_fields_order(tmp_path: Pat
 def test_a_registered_section_reaches_the_findings_and_the_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    features = tmp_path / "features"
-    shutil.copytree(handler.features.FOLDER, features)
-    (features / "busiest").mkdir()
-    (features / "busiest" / "fragment.html.j2").write_text(FRAGMENT, encoding="utf-8")
-    monkeypatch.setattr(handler.report.page.html, "FEATURES_FOLDER", features)
+    add_fragment(monkeypatch, tmp_path, "busiest", FRAGMENT)
     monkeypatch.setattr(handler.report.findings.build, "Findings", FindingsWithBusiest)
 
     inputs = parse_inputs(

@@ -6,7 +6,7 @@ from typing import Final
 
 import orjson
 
-from handler.features.recommendation.section import policy_of, recommended_classes
+from handler.features.recommendation.section import recommended_classes
 from handler.report.finishing import MERGED, Finished, Finisher, Finishing
 from handler.report.publish import ReportPart
 
@@ -16,9 +16,7 @@ ROUTING_PART: Final = ReportPart("routing", "routing.json", "application/json")
 def _routing(finishing: Finishing) -> Finished:
     """`routing.json`: every class with a box at some threshold -> the confidence threshold to
     pre-label it at, or null to draw it (the findings list only the classes that depart)."""
-    merged = finishing.merged
-    policy = policy_of(merged.state, merged.inputs.confidence.value, merged.costs)
-    table = {row.class_name: row.threshold for row in recommended_classes(policy)}
+    table = {row.class_name: row.threshold for row in recommended_classes(finishing.merged.policy)}
     return Finished({ROUTING_PART: orjson.dumps(table, option=orjson.OPT_INDENT_2)})
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import seeded_sample
 from handler.engine.routing import counts_under_policy
-from handler.features.recommendation.section import Spread, policy_of
+from handler.features.recommendation.section import Spread
 from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
 
 # Images the interval's spread is measured on: the bootstrap of 500 images gives the spread of a
@@ -31,8 +31,7 @@ def _spread(finishing: Finishing) -> Finished:
     merged = finishing.merged
     if not finishing.chosen:
         return Finished()
-    by_name = policy_of(merged.state, merged.inputs.confidence.value, merged.costs)
-    thresholds, single = by_name.thresholds_by_name(), by_name.single
+    thresholds, single = merged.policy.thresholds_by_name(), merged.policy.single
     rows = []
     for passed in finishing.images.shards:
         wanted = [i for i, asset in enumerate(passed.paired.asset_ids) if asset in finishing.chosen]

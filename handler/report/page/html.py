@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -20,13 +19,14 @@ if TYPE_CHECKING:
 
 from handler.engine import Outcome
 from handler.engine.timecost import ACTIONS
+from handler.features import FOLDER
 from handler.report import charts
 from handler.report.findings.model import Findings
 from handler.report.findings.shown import Shown, features
 from handler.report.findings.wording import counted, duration, image_duration, saving, score_text
 from handler.resources import resource_path
 
-FEATURES_FOLDER: Final = Path(__file__).resolve().parents[2] / "features"
+FEATURES_FOLDER: Final = FOLDER  # the features' fragments (a test points it at a copy)
 
 TEMPLATE: Final = "report.html.j2"
 # The outcomes' narrow-column names (`Outcome`).
