@@ -27,6 +27,12 @@ def box_area(xyxy: FloatArray) -> FloatArray:
     return area
 
 
+def is_turned(angle: FloatArray) -> BoolArray:
+    """(N,) whether each box is rotated: an angle that is not a multiple of a whole turn."""
+    turned: BoolArray = np.remainder(angle, 360.0) != 0
+    return turned
+
+
 @dataclass(frozen=True)
 class BoxTable:
     """N boxes as parallel arrays.
@@ -38,6 +44,8 @@ class BoxTable:
         image: (N,) int64, index into the owning dataset's assets.
         source_index: (N,) int64, the box's position in its source file, for reports.
         difficult: (N,) bool, VOC's `difficult` flag (kept, only flagged).
+        angle: (N,) float64, degrees clockwise on the image about the box's centre; `xyxy` is
+            the box before turning (0: an axis-aligned box; `engine/rotated.py`).
     """
 
     xyxy: FloatArray
@@ -46,12 +54,13 @@ class BoxTable:
     image: IntArray
     source_index: IntArray
     difficult: BoolArray
+    angle: FloatArray
 
     def __post_init__(self) -> None:
         n = len(self.class_id)
         if self.xyxy.shape != (n, 4):
             raise ValueError(f"Expected `xyxy` of shape ({n}, 4) but got {self.xyxy.shape}")
-        for name in ("confidence", "image", "source_index", "difficult"):
+        for name in ("confidence", "image", "source_index", "difficult", "angle"):
             length = len(getattr(self, name))
             if length != n:
                 raise ValueError(f"Expected `{name}` of length {n} but got {length}")
@@ -65,6 +74,7 @@ class BoxTable:
         confidence: Any = None,
         source_index: Any = None,
         difficult: Any = None,
+        angle: Any = None,
     ) -> BoxTable:
         """Build a table from array-likes, filling the optional columns with their defaults."""
         class_ids = np.asarray(class_id, dtype=np.int64).reshape(-1)
@@ -80,6 +90,7 @@ class BoxTable:
                 else np.asarray(source_index, dtype=np.int64)
             ),
             difficult=(np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult, dtype=bool)),
+            angle=np.zeros(n) if angle is None else np.asarray(angle, dtype=np.float64).reshape(-1),
         )
 
     @classmethod
@@ -90,37 +101,30 @@ class BoxTable:
     def concatenate(cls, tables: list[BoxTable]) -> BoxTable:
         if not tables:
             return cls.empty()
-        return cls(
-            xyxy=np.concatenate([t.xyxy for t in tables]),
-            class_id=np.concatenate([t.class_id for t in tables]),
-            confidence=np.concatenate([t.confidence for t in tables]),
-            image=np.concatenate([t.image for t in tables]),
-            source_index=np.concatenate([t.source_index for t in tables]),
-            difficult=np.concatenate([t.difficult for t in tables]),
-        )
+        return cls(**{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS})
 
     def __len__(self) -> int:
         return len(self.class_id)
 
     def __getitem__(self, index: Any) -> BoxTable:
-        return BoxTable(
-            xyxy=self.xyxy[index],
-            class_id=self.class_id[index],
-            confidence=self.confidence[index],
-            image=self.image[index],
-            source_index=self.source_index[index],
-            difficult=self.difficult[index],
-        )
+        return BoxTable(**{name: getattr(self, name)[index] for name in _COLUMNS})
 
     def with_columns(self, **columns: Any) -> BoxTable:
         """A copy with some columns replaced (e.g. re-indexed images or classes)."""
-        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values = {name: getattr(self, name) for name in _COLUMNS}
         values.update(columns)
         return BoxTable(**values)
 
     @property
     def area(self) -> FloatArray:
         return box_area(self.xyxy)
+
+    @property
+    def turned(self) -> BoolArray:
+        return is_turned(self.angle)
+
+
+_COLUMNS: Final = tuple(BoxTable.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -231,6 +235,13 @@ class ParsedRows:
     # where not an integer): what another reading of the rows starts from.
     convention: str = "x1 y1 x2 y2"
     written_class: IntArray | None = None
+    # Degrees clockwise about the box's centre, `xyxy` being the box before turning (BoxTable.angle);
+    # None: every box is axis-aligned.
+    angle: FloatArray | None = None
+    # (N, 8) x1 y1 … x4 y4 of a format writing a box as its corners (YOLO OBB, DOTA), in the rows'
+    # frame, NaN where a row wrote none: the builder makes them rectangles (`xyxy`, `angle`), in
+    # pixels where the image's size is known. None: the boxes are `xyxy` (and `angle`).
+    corners: FloatArray | None = None
 
     def __len__(self) -> int:
         return len(self.class_id)
@@ -272,6 +283,8 @@ class ParsedRows:
             explain=None if explain is None else lambda row: explain(int(origin[row])),
             reasons=reasons,
             written_class=column(self.written_class),
+            angle=column(self.angle),
+            corners=column(self.corners),
         )
 
 

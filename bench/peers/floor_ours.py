@@ -1,12 +1,12 @@
 """Parse floor, ours: the node's own parsers on both files (a COCO results list decoded in
-chunks into typed entries), and nothing else: no columns, no matching, no report."""
+pieces into typed entries), and nothing else: no columns, no matching, no report."""
 
 from __future__ import annotations
 
 import sys
 
 from handler.datasets.cocojson import decode_entries
-from handler.datasets.jsondoc import ChunkedArray
+from handler.datasets.jsondoc import ArrayText
 from handler.datasets.reading import parse_document
 from handler.storage.registry import open_source
 
@@ -14,8 +14,9 @@ from handler.storage.registry import open_source
 def parse(path: str) -> int:
     source = open_source(path)
     document = parse_document(source, source.read_bytes())
-    if isinstance(document, ChunkedArray):
-        return sum(len(chunk) for chunk in document.decoded(decode_entries))
+    if isinstance(document, ArrayText):
+        pieces = (decode_entries(document.piece_text(piece) or b"[]") for piece in document.nominal_pieces())
+        return sum(len(entries or ()) for entries in pieces)
     return len(document)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -31,6 +31,7 @@ from handler.boxes import (
 )
 from handler.datasets.columns import NEGATIVE_SIZE, bad_box_rows, box_problem, finite_rows
 from handler.datasets.frames import outside_image, to_common_frame
+from handler.engine.rotated import envelope, rectangles
 from handler.resources import load_json_resource
 
 LISTED_SKIPS: Final = 20
@@ -58,6 +59,12 @@ class _Checked:
     widths: FloatArray  # of each row's image, NaN where unknown
     heights: FloatArray
     sized: bool
+    angle: FloatArray | None  # None: no row is rotated
+
+    @property
+    def extent(self) -> FloatArray:
+        """Each row's axis-aligned extent (its box, or the envelope of the box turned)."""
+        return self.xyxy if self.angle is None else envelope(self.xyxy, self.angle)
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,7 @@ class _Columns:
             _per_row(self.images.widths, image),
             _per_row(self.images.heights, image),
             rows.sized,
+            None if rows.angle is None else rows.angle[start:stop],
         )
 
 
@@ -118,7 +126,10 @@ def _outside_phrase(checked: _Checked, row: int) -> str:
     else:
         frame = f"its {checked.widths[row]:g}x{checked.heights[row]:g} image"
     box = ", ".join(f"{v:g}" for v in checked.xyxy[row])
-    return f"box [{box}] lies entirely outside {frame}"
+    turned = (
+        f" turned {checked.angle[row]:g} degrees" if checked.angle is not None and checked.angle[row] else ""
+    )
+    return f"box [{box}]{turned} lies entirely outside {frame}"
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,10 @@ _RULES: Final = (
     _Rule(lambda c: c.class_id < 0, lambda _c, _r: "expected a non-empty label"),
     _Rule(lambda c: bad_box_rows(c.xyxy), lambda c, r: box_problem(c.xyxy[r].tolist(), c.sized)),
     _Rule(
+        lambda c: np.zeros(len(c.xyxy), dtype=bool) if c.angle is None else ~np.isfinite(c.angle),
+        lambda _c, _r: "rotation is not a finite number",
+    ),
+    _Rule(
         lambda c: c.written & ~np.isfinite(c.confidence),
         lambda _c, _r: "confidence is not a finite number",
     ),
@@ -143,7 +158,7 @@ _RULES: Final = (
             f"confidence {c.confidence[r]:g} is outside [{CONFIDENCE_RANGE[0]:g}, {CONFIDENCE_RANGE[1]:g}]"
         ),
     ),
-    _Rule(lambda c: outside_image(c.xyxy, c.widths, c.heights, c.normalized), _outside_phrase),
+    _Rule(lambda c: outside_image(c.extent, c.widths, c.heights, c.normalized), _outside_phrase),
 )
 # Each row's verdict: KEPT, 1 + the index of the first rule it breaks, or REJECTED by the parser.
 KEPT: Final = 0
@@ -151,7 +166,14 @@ REJECTED: Final = len(_RULES) + 1
 
 
 # Each rule's reason in a word or two, for the count by reason; a bad box by its first defect.
-_REASONS: Final = ("no label", "bad box", "confidence not finite", "confidence out of range", "outside image")
+_REASONS: Final = (
+    "no label",
+    "bad box",
+    "rotation not finite",
+    "confidence not finite",
+    "confidence out of range",
+    "outside image",
+)
 REJECTED_REASON: Final = "unreadable row"
 
 
@@ -204,7 +226,7 @@ def _skip_reasons(columns: _Columns, verdict: npt.NDArray[np.uint8]) -> dict[str
 
 
 # The first rules: a row breaking one is not a box at all (the others judge a box).
-NOT_A_BOX_RULES: Final = 3
+NOT_A_BOX_RULES: Final = 4
 
 
 def _numbered(rows: ParsedRows, verdict: npt.NDArray[np.uint8]) -> IntArray:
@@ -249,6 +271,22 @@ def _kept(column: Any, keep: BoolArray | None) -> Any:
     return column if keep is None or column is None else column[keep]
 
 
+def _rectangles_of_corners(rows: ParsedRows, images: Images) -> ParsedRows:
+    """Rows written as corners as the rectangles holding them: a normalised row on an image of
+    known size is scaled to pixels first (scaling a rectangle's corners on an image that is not
+    square does not give a rectangle, so the rectangle is taken where its shape is true)."""
+    if rows.corners is None:
+        return rows
+    quad = rows.corners.reshape(-1, 4, 2).copy()
+    normalized = np.zeros(len(rows), dtype=bool) if rows.normalized is None else rows.normalized
+    size = np.stack((_per_row(images.widths, rows.image), _per_row(images.heights, rows.image)), axis=1)
+    scaled = normalized & np.isfinite(size).all(axis=1)
+    quad[scaled] *= size[scaled, None, :]
+    with np.errstate(invalid="ignore"):
+        xyxy, angle = rectangles(quad)
+    return replace(rows, xyxy=xyxy, angle=angle, normalized=normalized & ~scaled, corners=None)
+
+
 def rebuild(parsed: Parsed, rows: ParsedRows, class_names: list[str]) -> Dataset:
     """The dataset of other rows (another reading of them) parsed from the same source."""
     return build_dataset(parsed.source, parsed.format_name, rows, parsed.images, class_names)
@@ -261,6 +299,7 @@ def build_dataset(
 
     Columnar: no Python work per row but per listed skip, and when every row is kept the
     boxes are the parser's own columns, not copies."""
+    rows = _rectangles_of_corners(rows, images)
     confidence, written = _fill_confidence(rows)
     columns = _Columns(rows, confidence, written, images)
     verdict = _verdicts(columns)
@@ -278,6 +317,7 @@ def build_dataset(
         confidence=_kept(confidence, keep),
         source_index=_kept(_numbered(rows, verdict), keep),
         difficult=_kept(rows.difficult, keep),
+        angle=_kept(rows.angle, keep),
     )
     boxes, frame_normalized = to_common_frame(
         source, boxes, _kept(rows.normalized, keep), images.widths, images.heights, images.asset_ids

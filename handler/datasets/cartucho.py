@@ -54,5 +54,9 @@ def is_cartucho_label_file(text: str) -> bool:
 
 
 def looks_like_cartucho(text: str) -> bool:
+    """The first line is a Cartucho line; a line of numbers only has 5 or 6 of them (an id, an
+    optional confidence and a box): more are corners (YOLO OBB, DOTA), not a class named by numbers."""
     tokens = first_tokens(text)
-    return tokens is not None and isinstance(parse_cartucho_line(tokens), Row)
+    if tokens is None or not isinstance(parse_cartucho_line(tokens), Row):
+        return False
+    return len(tokens) in (5, 6) or any(number(token) is None for token in tokens)

@@ -34,10 +34,10 @@ from handler.datasets.ids import (
 )
 from handler.datasets.jsondoc import (
     ArrayText,
-    ChunkedArray,
+    LoadedArray,
     StreamedArray,
-    chunked_array,
     gc_paused,
+    loaded_array,
     row_chunks,
     streamed_array,
 )
@@ -73,9 +73,9 @@ def _decode_instances(_: Source, content: bytes, workers: int) -> dict[str, Any]
         return decode_instances(content)
 
 
-def _chunked_results(source: Source, content: bytes, workers: int) -> ChunkedArray | None:
-    """A results list, decoded a chunk at a time by its reader (on `workers` processes)."""
-    return chunked_array(source, content, RESULT_KEYS, workers)
+def _loaded_results(source: Source, content: bytes, workers: int) -> LoadedArray | None:
+    """A results list, decoded a piece at a time by its reader (on `workers` processes)."""
+    return loaded_array(source, content, RESULT_KEYS, workers)
 
 
 def _streamed_results(source: Source, workers: int) -> StreamedArray | None:
@@ -326,9 +326,9 @@ class _Filling:
 
 
 def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) -> _Chunk | None:
-    """One piece's rows (numbered from 0), in a worker that reads and cuts its own text; None
-    when the piece is not a list of objects (a wrong cut, a file that changed or cannot be read,
-    or an odd file: the serial reading then says what is wrong)."""
+    """One piece's rows (numbered from 0), cut and decoded from its own text (in a worker or
+    here); None when the piece is not a list of objects (a wrong cut, a file that changed or
+    cannot be read, or an odd file: the plain reading then says what is wrong)."""
     try:
         text = document.piece_text(nominal)
     except OSError:
@@ -344,19 +344,17 @@ def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) 
     return rows
 
 
-def _parallel_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
-    """The rows of a big results file decoded piece by piece on the local processes the run
-    may use (a streamed file: even on one), exactly as the serial reading; None when that does
-    not pay or a piece fails."""
-    workers = document.workers
-    if isinstance(document, ChunkedArray) and (
-        workers < 2 or len(document.content) < jsondoc.PARALLEL_MIN_BYTES
-    ):
-        return None
+def _pieces_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
+    """The rows of a results list decoded piece by piece: side by side on the local processes
+    the run may use when the list is big enough for that to pay (a streamed one always is),
+    else one piece after the other here; None when a piece fails."""
     pieces = document.nominal_pieces()
     work = partial(_piece_rows, document, ids)
+    side_by_side = document.workers > 1 and document.stop - document.start >= jsondoc.PARALLEL_MIN_BYTES
     filling = _Filling(len(pieces))
-    with closing(forked_map(work, pieces, workers) if workers > 1 else (work(p) for p in pieces)) as parts:
+    with closing(
+        forked_map(work, pieces, document.workers) if side_by_side else (work(p) for p in pieces)
+    ) as parts:
         for part in parts:
             if part is None:
                 return None
@@ -401,23 +399,13 @@ def _sizes(images: list[dict[str, Any]], key: str) -> Any:
     return sizes
 
 
-def _result_chunks(source: str, document: list[Any] | ArrayText) -> Iterator[list[Any]]:
-    chunks = (
-        document.loaded().decoded(decode_entries) if isinstance(document, ArrayText) else row_chunks(document)
-    )
-    for entries in chunks:
+def _result_chunks(source: str, document: list[Any]) -> Iterator[list[Any]]:
+    for entries in row_chunks(document):
         if not is_typed(entries) and not all(isinstance(e, dict) for e in entries):
             raise DatasetError(
                 f"{source}: expected a list of objects with image_id, category_id, bbox, score"
             )
         yield entries
-
-
-def _chunk_count(document: list[Any] | ArrayText) -> int:
-    """About how many chunks `_result_chunks` gives."""
-    if isinstance(document, ArrayText):
-        return (document.stop - document.start) // jsondoc.CHUNK_BYTES + 1
-    return len(document) // jsondoc.CHUNK_ROWS + 1
 
 
 def read_coco_results(
@@ -453,8 +441,14 @@ def read_coco_results(
 
 
 def _results_rows(source: str, document: list[Any] | ArrayText, ids: DatasetIds) -> ParsedRows:
-    rows = _parallel_rows(document, ids) if isinstance(document, ArrayText) else None
-    return rows if rows is not None else _rows(_result_chunks(source, document), ids, _chunk_count(document))
+    """The pieces' rows of an `ArrayText`; the plain values' of a list or of a text whose
+    pieces fail (a cut inside a string, an odd value: the plain parser then says what is wrong)."""
+    if isinstance(document, ArrayText):
+        rows = _pieces_rows(document, ids)
+        if rows is not None:
+            return rows
+        document = document.loaded().whole()
+    return _rows(_result_chunks(source, document), ids, len(document) // jsondoc.CHUNK_ROWS + 1)
 
 
 def _covers(way: str, rows: ParsedRows, images: int) -> bool:
@@ -505,7 +499,7 @@ COCO_RESULTS = Format(
     is_coco_results,
     _read_results,
     names_from="the COCO GT file whose `categories` name the ids",
-    decode=_chunked_results,
+    decode=_loaded_results,
     stream=_streamed_results,
     read_with=_read_results,
     takes=frozenset(("names",)),

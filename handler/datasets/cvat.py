@@ -5,8 +5,9 @@ datumaro's CVAT plugin (datumaro/plugins/data_formats/cvat) is the spec: an `<an
 root, `<meta>` with the task's (or project's) `<labels>`, then an `<image id name width height>`
 per image holding its shapes. A `<box label xtl ytl xbr ybr occluded>` is a box in pixels; a
 numeric `<attribute name="score">` is its confidence. An occluded box is a box (an object the
-labeler draws), kept as CVAT's own COCO export keeps it. A box with `rotation` ≠ 0 is skipped
-as a rotated box; polygons, polylines, points, masks, ellipses, cuboids and skeletons are
+labeler draws), kept as CVAT's own COCO export keeps it. A box's `rotation` is degrees
+clockwise about its centre, its corners those of the box before turning (a rotated box);
+polygons, polylines, points, masks, ellipses, cuboids and skeletons are
 skipped, each counted with its own reason; image tags are not objects. The asset is the
 image's file name (`name` without its folders).
 
@@ -41,7 +42,6 @@ ANNOTATIONS_FILE: Final = "annotations.xml"
 ROOT: Final = "annotations"
 BOX: Final = "box"
 SCORE: Final = "score"
-ROTATED: Final = "rotated box"
 # Shapes that are objects but not boxes: skipped, each with its own reason.
 OTHER_SHAPES: Final = ("polygon", "polyline", "points", "mask", "ellipse", "cuboid", "skeleton")
 CORNERS: Final = ("xtl", "ytl", "xbr", "ybr")
@@ -65,6 +65,7 @@ class CvatShapes:
     labels: list[str] = field(default_factory=list)  # the <meta> labels, declared order
     image: list[int] = field(default_factory=list)  # per shape
     corners: list[list[float]] = field(default_factory=list)
+    rotation: list[float] = field(default_factory=list)  # degrees clockwise about the centre
     label: list[str] = field(default_factory=list)
     score: list[float] = field(default_factory=list)  # NaN: no score attribute
     has_score: list[bool] = field(default_factory=list)
@@ -79,9 +80,6 @@ def _attributes(shape: ET.Element) -> dict[str, str]:
 def _shape_problem(shape: ET.Element) -> tuple[str, str] | None:
     if shape.tag != BOX:
         return f"a {shape.tag} shape, not a box", f"{shape.tag}, not a box"
-    rotation = number(shape.get("rotation", "0") or "0")
-    if rotation is not None and rotation % 360 != 0:
-        return f"rotation {rotation:g}: a rotated box is not axis-aligned", ROTATED
     return None
 
 
@@ -92,6 +90,8 @@ def _add_shape(shapes: CvatShapes, image: int, shape: ET.Element, position: str)
     shapes.label.append(shape.get("label", "").strip())
     values = [number(shape.get(corner, "")) for corner in CORNERS]
     shapes.corners.append([math.nan if v is None else v for v in values])
+    rotation = number(shape.get("rotation", "0") or "0")  # not a number: the builder skips the box
+    shapes.rotation.append(math.nan if rotation is None else rotation)
     score = _attributes(shape).get(SCORE)
     value = number(score) if score else None  # a score that is not a number: the builder skips the box
     shapes.has_score.append(score is not None)
@@ -224,6 +224,7 @@ def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
         has_confidence=np.array(shapes.has_score, dtype=bool),
         rejected={row: why for row, (why, _) in shapes.rejected.items()},
         reasons={row: reason for row, (_, reason) in shapes.rejected.items()},
+        angle=np.array(shapes.rotation, dtype=np.float64) if any(shapes.rotation) else None,
     )
 
 

@@ -145,6 +145,7 @@ class FileRows:
     has_confidence: BoolArray  # where the file wrote one
     difficult: BoolArray
     number: IntArray
+    corners: FloatArray | None = None  # (N, 8) of a format writing corners (ParsedRows.corners)
 
 
 class RowCollector:
@@ -168,7 +169,7 @@ class RowCollector:
         if rejected:
             rows = _with_rejected(rows, [number for number, _ in rejected])
             order = np.argsort(rows.number, kind="stable")
-            rows = FileRows(*(getattr(rows, f)[order] for f in FileRows.__dataclass_fields__))
+            rows = FileRows(*(_reordered(getattr(rows, f), order) for f in FileRows.__dataclass_fields__))
             placed = np.argsort(order)[-len(rejected) :]  # where each rejected row went
             for row, (_, why) in zip(placed.tolist(), rejected, strict=True):
                 self._rejected[self._rows + row] = why
@@ -181,6 +182,9 @@ class RowCollector:
     def rows(self, normalized: bool, sized: bool = False, convention: str = "x1 y1 x2 y2") -> ParsedRows:
         def column(name: str, empty: Any) -> Any:
             return np.concatenate([getattr(p, name) for p in self._parts]) if self._parts else empty
+
+        written = any(p.corners is not None for p in self._parts)
+        corners = np.concatenate([_corners(p) for p in self._parts]) if written else None
 
         files = column_of(self._files)
         number = column("number", np.empty(0, dtype=np.int64))
@@ -198,7 +202,16 @@ class RowCollector:
             rejected=self._rejected,
             sized=sized,
             convention=convention,
+            corners=corners,
         )
+
+
+def _reordered(values: Any, order: IntArray) -> Any:
+    return None if values is None else values[order]
+
+
+def _corners(rows: FileRows) -> FloatArray:
+    return np.full((len(rows.number), 8), np.nan) if rows.corners is None else rows.corners
 
 
 def column_of(parts: list[IntArray]) -> IntArray:
@@ -215,6 +228,7 @@ def _with_rejected(rows: FileRows, numbers: list[int]) -> FileRows:
         has_confidence=np.concatenate([rows.has_confidence, np.zeros(n, dtype=bool)]),
         difficult=np.concatenate([rows.difficult, np.zeros(n, dtype=bool)]),
         number=np.concatenate([rows.number, np.array(numbers, dtype=np.int64)]),
+        corners=None if rows.corners is None else np.concatenate([rows.corners, np.full((n, 8), np.nan)]),
     )
 
 

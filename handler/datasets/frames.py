@@ -5,15 +5,23 @@ from __future__ import annotations
 import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray
+from handler.engine.rotated import corners, rectangles
 from handler.errors import DatasetError, quoted
 
 
 def scale_to_pixels(boxes: BoxTable, widths: FloatArray, heights: FloatArray) -> BoxTable:
-    """Multiply 0-1 coordinates by their image's width and height."""
+    """Multiply 0-1 coordinates by their image's width and height; a rotated box's corners are
+    scaled and the rectangle holding them taken (the same one when the image is square)."""
     scale = np.stack(
         [widths[boxes.image], heights[boxes.image], widths[boxes.image], heights[boxes.image]], axis=1
     )
-    return boxes.with_columns(xyxy=boxes.xyxy * scale)
+    xyxy, angle = boxes.xyxy * scale, boxes.angle
+    turned = boxes.turned
+    if turned.any():
+        angle = angle.copy()
+        scaled = corners(boxes.xyxy[turned], angle[turned]) * scale[turned, None, :2]
+        xyxy[turned], angle[turned] = rectangles(scaled)
+    return boxes.with_columns(xyxy=xyxy, angle=angle)
 
 
 def missing_size_error(source: str, asset_id: str, sizes_from: str = "") -> DatasetError:
@@ -45,9 +53,9 @@ def to_common_frame(
     sized = np.isfinite(widths) & np.isfinite(heights)
     if sized[boxes.image[normalized]].all():
         converted = scale_to_pixels(boxes[normalized], widths, heights)
-        xyxy = boxes.xyxy.copy()
-        xyxy[normalized] = converted.xyxy
-        return boxes.with_columns(xyxy=xyxy), False
+        xyxy, angle = boxes.xyxy.copy(), boxes.angle.copy()
+        xyxy[normalized], angle[normalized] = converted.xyxy, converted.angle
+        return boxes.with_columns(xyxy=xyxy, angle=angle), False
     if normalized.all():
         return boxes, True
     unsized = boxes.image[normalized & ~sized[boxes.image]][0]

@@ -2,13 +2,13 @@
 
 Nothing here knows a format. A format whose files get large gives its own fast decoding
 (`Format.decode`), built from the pieces here: a top-level array of objects with the keys
-it expects is not parsed at once but kept as a `ChunkedArray` that its reader decodes a
-piece at a time, so that the Python objects of the whole file never exist together. A big
-file that can be read a range at a time is not even read whole (`Format.stream`): it is kept
-as a `StreamedArray`, whose pieces local workers read, cut and decode on their own
-(`ArrayText.piece_text`). The cyclic garbage collector is paused while a parser builds
-objects: parsing makes no cycles, and collections over millions of fresh dicts would
-otherwise cost more than the parsing itself.
+it expects is not parsed at once but kept as an `ArrayText` whose reader decodes it a piece
+at a time (`ArrayText.piece_text`), one after the other or side by side on local workers
+that each cut their own, so that the Python objects of the whole file never exist together.
+The text is in memory (`LoadedArray`) or, for a big file that can be read a range at a time
+(`Format.stream`), read by the workers from the file (`StreamedArray`), never whole. The
+cyclic garbage collector is paused while a parser builds objects: parsing makes no cycles,
+and collections over millions of fresh dicts would otherwise cost more than the parsing itself.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice, pairwise
+from itertools import pairwise
 from typing import Any, Final
 
 import orjson
@@ -32,14 +32,10 @@ from handler.storage.base import RangedFile, max_file_bytes
 # processes from this size on: below it, starting them costs more than they save (the 5k-image
 # workload's 36 MB results file gains ~0.1 s on 2 cores).
 PARALLEL_MIN_BYTES: Final = 16 << 20
-# Text decoded at once from a chunked array (about 12k COCO results), and elements per
-# chunk when a parsed list is handed on in chunks.
-CHUNK_BYTES: Final = 1 << 20
+# Elements per chunk when a parsed list is handed on in chunks.
 CHUNK_ROWS: Final = 1 << 15
-# Where one element may end and the next begin; a cut that is not one fails to decode.
+# Where the first element of an array may end.
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
-# Cuts tried after a failed one before the array is parsed whole.
-_TRIES: Final = 8
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 # Text of a piece that one worker reads, cuts and decodes on its own (`ArrayText.piece_text`):
 # larger ones cost a worker more page faults than they save in tasks (50k: 1.2 s of system
@@ -121,8 +117,8 @@ class ArrayText(ABC):
         """Whether the text is still the one looked at (a file not rewritten since)."""
 
     @abstractmethod
-    def loaded(self) -> ChunkedArray:
-        """The same array with its whole text in memory, for the serial reading."""
+    def loaded(self) -> LoadedArray:
+        """The same array with its whole text in memory, for the plain reading."""
 
     def nominal_pieces(self) -> list[tuple[int, int]]:
         """About `PIECE_BYTES` each, from `start` to `stop`."""
@@ -155,12 +151,8 @@ class ArrayText(ABC):
 
 
 @dataclass(frozen=True)
-class ChunkedArray(ArrayText):
-    """An array whose whole text `content` is in memory, decoded in pieces of about `CHUNK_BYTES`.
-
-    Pieces are cut after a `}` followed by a comma; a cut inside a string or a nested value
-    leaves the piece invalid, so the decoder's refusal moves the cut to the next candidate.
-    """
+class LoadedArray(ArrayText):
+    """An array whose whole text `content` is in memory."""
 
     content: bytes
 
@@ -170,50 +162,15 @@ class ChunkedArray(ArrayText):
     def unchanged(self) -> bool:
         return True
 
-    def loaded(self) -> ChunkedArray:
+    def loaded(self) -> LoadedArray:
         return self
 
-    def decoded(self, decode: Decode) -> Iterator[list[Any]]:
-        """The elements, a piece at a time; `decode(text)` is None when the text is not JSON.
-
-        If no cut works, the whole file is parsed (as plain JSON values): a syntax error
-        then names its line and column.
-        """
-        position, done = self.start, 0
-        while position < self.stop:
-            piece = self._next_piece(position, decode)
-            if piece is None:
-                yield from self._rest_of_whole(done)
-                return
-            position, elements = piece
-            done += len(elements)
-            yield elements
-
-    def piece(self, start: int, end: int) -> bytes:
-        """The text of the elements between two cuts, as a JSON array."""
-        return b"[" + self.content[start:end] + b"]"
-
-    def _cuts(self, position: int) -> Iterator[tuple[int, int]]:
-        """(end of piece, start of the next) candidates, the last one the closing bracket."""
-        target = position + CHUNK_BYTES
-        if target < self.stop:
-            for match in islice(_SEPARATOR.finditer(self.content, target, self.stop), _TRIES):
-                yield match.start() + 1, match.end()
-        yield self.stop, self.stop
-
-    def _next_piece(self, position: int, decode: Decode) -> tuple[int, list[Any]] | None:
-        for end, following in self._cuts(position):
-            with gc_paused():
-                elements = decode(self.piece(position, end))
-            if elements:  # never empty: `[..., ]` is not JSON
-                return following, elements
-        return None
-
-    def _rest_of_whole(self, done: int) -> Iterator[list[Any]]:
+    def whole(self) -> list[Any]:
+        """The array parsed at once as plain JSON values (a syntax error names its line and column)."""
         document = parse_json(self.source, self.content)
         if not isinstance(document, list):
             raise DatasetError(f"{self.source.name}: expected a JSON array")
-        yield from row_chunks(document[done:])
+        return document
 
 
 @dataclass(frozen=True)
@@ -229,9 +186,9 @@ class StreamedArray(ArrayText):
     def unchanged(self) -> bool:
         return self.file.unchanged()
 
-    def loaded(self) -> ChunkedArray:
-        """The same array read whole (the serial reading); an error when the file has changed."""
-        loaded = chunked_array(self.source, self.source.read_bytes(), self.keys, self.workers)
+    def loaded(self) -> LoadedArray:
+        """The same array read whole; an error when the file has changed."""
+        loaded = loaded_array(self.source, self.source.read_bytes(), self.keys, self.workers)
         if loaded is None or (loaded.first, loaded.start, loaded.stop) != (self.first, self.start, self.stop):
             raise DatasetError(
                 f"{self.source.name}: changed while it was read: expected a file that stays as it is"
@@ -245,10 +202,10 @@ def row_chunks(values: list[Any]) -> Iterator[list[Any]]:
         yield values[first : first + CHUNK_ROWS]
 
 
-def chunked_array(source: Source, content: bytes, keys: tuple[str, ...], workers: int) -> ChunkedArray | None:
-    """A ChunkedArray if `content` is an array whose first element is an object with `keys`."""
+def loaded_array(source: Source, content: bytes, keys: tuple[str, ...], workers: int) -> LoadedArray | None:
+    """A LoadedArray if `content` is an array whose first element is an object with `keys`."""
     shape = _array_shape(content, len(content) - len(content.rstrip(_WHITESPACE)), len(content), keys)
-    return None if shape is None else ChunkedArray(source, *shape, workers, content)
+    return None if shape is None else LoadedArray(source, *shape, workers, content)
 
 
 def streamed_array(

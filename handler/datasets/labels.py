@@ -27,6 +27,7 @@ class Row:
     xyxy: Box
     confidence: float | None = None  # None: the line wrote none
     difficult: bool = False
+    corners: tuple[float, ...] | None = None  # x1 y1 … x4 y4 of a rotated box (then `xyxy` is NaN)
 
 
 LineParser = Callable[[list[str]], Row | str]
@@ -48,6 +49,7 @@ class TextLabels:
     difficult: BoolArray
     line: IntArray
     rejected: list[tuple[int, str]]
+    corners: FloatArray | None = None  # (N, 8) of a format writing corners; None: boxes are `xyxy`
 
     def __len__(self) -> int:
         return len(self.class_token)
@@ -99,6 +101,17 @@ def parse_lines(text: str, parse_line: LineParser) -> TextLabels:
         difficult=np.array([r.difficult for r in rows], dtype=bool),
         line=np.array(lines, dtype=np.int64),
         rejected=rejected,
+        corners=_corners(rows),
+    )
+
+
+def _corners(rows: list[Row]) -> FloatArray | None:
+    """(N, 8) the corners of the rows that wrote them, NaN for the others; None when none did."""
+    if all(r.corners is None for r in rows):
+        return None
+    nothing = (math.nan,) * 8
+    return np.array([nothing if r.corners is None else r.corners for r in rows], dtype=np.float64).reshape(
+        -1, 8
     )
 
 

@@ -2,9 +2,9 @@
 
 Label Studio's own converter (label_studio_sdk/converter) is the spec: a box is a
 `rectanglelabels` region whose `value` holds `x`, `y`, `width`, `height` in percent of the
-region's `original_width` / `original_height` and its class in `rectanglelabels[0]`; the
-top-left corner is the rotation's pivot, so a box with `rotation` ≠ 0 is not axis-aligned and
-is skipped with its own reason. Regions of other shapes (polygons, ellipses, keypoints, brushes)
+region's `original_width` / `original_height` and its class in `rectanglelabels[0]`; its
+`rotation` is degrees clockwise about its top-left corner (`x`, `y`), as the editor turns it,
+in pixels (a rotated box). Regions of other shapes (polygons, ellipses, keypoints, brushes)
 are skipped with theirs; regions that are not objects (choices, text areas, ratings) are not
 boxes at all. Nothing depends on the labeling config's control names (`from_name`, `to_name`).
 
@@ -56,7 +56,6 @@ OTHER_SHAPES: Final = {
     "brushlabels": "brush mask",
     "brush": "brush mask",
 }
-ROTATED: Final = "rotated box"
 # The random prefix Label Studio gives an uploaded file: `8f1e2a3b-a.jpg` is `a.jpg`.
 _UPLOAD_PREFIX: Final = re.compile(r"^[0-9a-f]{8}-")
 _UPLOAD_PATH: Final = "/data/upload/"
@@ -268,6 +267,7 @@ class _Columns:
     normalized: Any
     widths: Any
     heights: Any
+    angle: Any  # None: no region is turned
 
 
 def _columns(regions: _Regions) -> _Columns:
@@ -282,7 +282,22 @@ def _columns(regions: _Regions) -> _Columns:
     # percent of the image: pixels where the region gave its image's size, else the 0-1 frame
     scale = np.stack([np.where(normalized, 1.0, widths), np.where(normalized, 1.0, heights)], axis=1) / 100.0
     corner, size = xywh[:, :2] * scale, xywh[:, 2:] * scale
-    return _Columns(np.concatenate([corner, corner + size], axis=1), normalized, widths, heights)
+    rotation = float_column([v.get("rotation", 0) for v in values])  # not a number: the builder skips it
+    if not rotation.any():
+        return _Columns(np.concatenate([corner, corner + size], axis=1), normalized, widths, heights, None)
+    # The editor turns the box about its top-left corner; the box model, about its centre.
+    radians = np.deg2rad(np.nan_to_num(rotation))[:, None]
+    half = size / 2
+    centre = corner + np.concatenate(
+        [
+            half[:, :1] * np.cos(radians) - half[:, 1:] * np.sin(radians),
+            half[:, :1] * np.sin(radians) + half[:, 1:] * np.cos(radians),
+        ],
+        axis=1,
+    )
+    return _Columns(
+        np.concatenate([centre - half, centre + half], axis=1), normalized, widths, heights, rotation
+    )
 
 
 def _task_sizes(regions: _Regions, columns: _Columns, tasks: int) -> tuple[Any, Any]:
@@ -301,9 +316,6 @@ def _why_not(region: dict[str, Any]) -> tuple[str, str] | None:
     if kind in OTHER_SHAPES:
         shape = OTHER_SHAPES[kind]
         return f"a {shape} region, not a box", f"{shape}, not a box"
-    rotation = _value(region).get("rotation", 0)
-    if type(rotation) in (int, float) and rotation % 360 != 0:
-        return f"rotation {rotation:g}: a rotated box is not axis-aligned", ROTATED
     return None
 
 
@@ -349,6 +361,7 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
         rejected={row: p[0] for row, p in enumerate(problems) if p},
         reasons={row: p[1] for row, p in enumerate(problems) if p},
         sized=True,  # x, y, width, height
+        angle=columns.angle,
     )
     widths, heights = _task_sizes(regions, columns, len(tasks))
     images = Images(_asset_ids(where, tasks), widths, heights)

@@ -203,6 +203,7 @@ def _native_rows(
         normalized=values.normalized,
         difficult=values.difficult,
         explain=lambda row: _schema_problem(written(row)),
+        angle=values.angle if values.angle.any() else None,
     )
 
 
@@ -215,6 +216,7 @@ class _Values:
     has_confidence: BoolArray
     normalized: BoolArray
     difficult: BoolArray
+    angle: FloatArray  # `rotation`, 0 where not written (NaN where not a number)
 
     @classmethod
     def joined(cls, parts: list[_Values]) -> _Values:
@@ -245,6 +247,7 @@ def _plain_values(anns: list[Any], normalized: bool) -> _Values:
         np.array(
             [bool(a.get("difficult", False)) if isinstance(a, dict) else False for a in anns], dtype=bool
         ),
+        float_column([a.get("rotation", 0) if isinstance(a, dict) else 0 for a in anns]),
     )
 
 
@@ -293,6 +296,7 @@ def _typed_values(anns: list[Annotation], normalized: bool) -> _Values:
         has_confidence,
         _flags(anns, "normalized", normalized),
         _flags(anns, "difficult", False),
+        np.fromiter(map(attrgetter("rotation"), anns), np.float64, n),
     )
 
 

@@ -40,6 +40,7 @@ class Annotation(msgspec.Struct, gc=False, omit_defaults=True):
     normalized: bool | UnsetType = UNSET
     difficult: bool | UnsetType = UNSET
     tags: Any = UNSET
+    rotation: Number = 0
 
 
 class Asset(msgspec.Struct, gc=False, omit_defaults=True):

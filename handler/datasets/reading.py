@@ -27,7 +27,13 @@ from handler.datasets.loaded import Loaded
 from handler.datasets.native import NATIVE, NATIVE_JSONL
 from handler.datasets.prediction_cache import PREDICTION_CACHE, PREDICTION_CACHE_JSONL
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
-from handler.datasets.textfolder import CARTUCHO_FORMAT, YOLO_FORMAT
+from handler.datasets.textfolder import (
+    CARTUCHO_FORMAT,
+    DOTA_FORMAT,
+    YOLO_FORMAT,
+    YOLO_OBB_FORMAT,
+    unread_label_line,
+)
 from handler.datasets.voc import VOC
 from handler.errors import DatasetError
 from handler.storage import Source
@@ -60,6 +66,8 @@ FORMATS: list[Format] = [
     CVAT,
     VOC,
     YOLO_FORMAT,
+    YOLO_OBB_FORMAT,
+    DOTA_FORMAT,
     CARTUCHO_FORMAT,
 ]
 
@@ -198,7 +206,10 @@ def _read_folder(
             f"{folder.name}: is a folder, not a JSON file: expected the dataset file itself "
             "(or a folder holding one .json/.jsonl dataset file or label files)"
         )
-    raise DatasetError(f"{folder.name}: unknown dataset format; tried {tried} and one .json/.jsonl file")
+    raise DatasetError(
+        unread_label_line(folder)
+        or f"{folder.name}: unknown dataset format; tried {tried} and one .json/.jsonl file"
+    )
 
 
 def _read_lines(

@@ -1,4 +1,5 @@
-"""Read a folder of text label files (YOLO, Cartucho): files → text → the format's parser → one table.
+"""Read a folder of text label files (YOLO, YOLO OBB, DOTA, Cartucho): files → text → the format's
+parser → one table.
 
 An asset is a label file's name without `.txt`, or an image file in the folder; an empty
 `.txt` is an image with no boxes. Names files and image lists (`train.txt`) are not labels.
@@ -17,6 +18,8 @@ from handler.boxes import Images, IntArray, LayoutNote
 from handler.datasets.builder import build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
+from handler.datasets.dota import EXPECTED as DOTA_EXPECTED
+from handler.datasets.dota import is_dota_label_file, looks_like_dota, parse_dota
 from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
 from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
@@ -26,6 +29,8 @@ from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
 from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo
+from handler.datasets.yolo_obb import EXPECTED as YOLO_OBB_EXPECTED
+from handler.datasets.yolo_obb import is_yolo_obb_label_file, looks_like_yolo_obb, parse_yolo_obb
 from handler.errors import DatasetError
 from handler.storage import Source
 
@@ -45,7 +50,7 @@ class TextSyntax:
     normalized: bool
     ids_only: bool
     expected: str  # a label line, in words, for messages
-    layout: Layout  # the columns `parse` reads (its score optional)
+    layout: Layout | None  # the columns `parse` reads (its score optional); None: corners, not a layout
 
 
 YOLO = TextSyntax(
@@ -68,6 +73,29 @@ CARTUCHO = TextSyntax(
     expected=CARTUCHO_EXPECTED,
     layout=Layout("x1 y1 x2 y2", "first", normalized=False),
 )
+YOLO_OBB = TextSyntax(
+    "yolo-obb",
+    parse_yolo_obb,
+    is_yolo_obb_label_file,
+    looks_like_yolo_obb,
+    normalized=True,
+    ids_only=True,
+    expected=YOLO_OBB_EXPECTED,
+    layout=None,
+)
+DOTA = TextSyntax(
+    "dota",
+    parse_dota,
+    is_dota_label_file,
+    looks_like_dota,
+    normalized=False,
+    ids_only=False,
+    expected=DOTA_EXPECTED,
+    layout=None,
+)
+
+
+TEXT_SYNTAXES: Final = (YOLO, YOLO_OBB, DOTA, CARTUCHO)
 
 
 def _candidates(folder: Folder) -> list[Source]:
@@ -86,6 +114,22 @@ def accepts(syntax: TextSyntax, folder: Folder) -> bool:
     written = [t for t in texts if t.strip()]
     first = next((t for t in written if syntax.is_label_file(t)), None)
     return syntax.looks_like(first) if first is not None else bool(texts) and not written
+
+
+def unread_label_line(folder: Folder) -> str | None:
+    """Why a folder of label files is no text format's, naming the first line that fits none
+    (None when its first label file has no line, or it holds no label files)."""
+    for file in _candidates(folder):
+        text = folder.text(file)
+        if not any(syntax.is_label_file(text) for syntax in TEXT_SYNTAXES):
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.split():
+                expected = "; ".join(
+                    f"{s.name} {s.expected.removeprefix('expected ')}" for s in TEXT_SYNTAXES
+                )
+                return f"{file.name}: line {number}: `{line.strip()}` fits no label line: expected {expected}"
+    return None
 
 
 def _class_space(
@@ -154,9 +198,8 @@ def read_text_folder(
     files = label_files(folder, syntax)
     if not files and not assets.asset_ids:
         raise DatasetError(f"{folder.name}: no {syntax.name} label files: {syntax.expected} in .txt files")
-    texts = [folder.text(file) for file in files[:LAYOUT_SAMPLE_FILES]]
-    check = check_layout(options.layout or syntax.layout, texts)
-    if options.layout is not None:
+    check = _checked_layout(folder, files, syntax, options.layout)
+    if options.layout is not None and check is not None:
         syntax = _with_layout(syntax, options.layout, check)
     for file in files:
         relative = folder.relative(file)
@@ -169,14 +212,33 @@ def read_text_folder(
             has_confidence=labels.has_confidence,
             difficult=labels.difficult,
             number=labels.line,
+            corners=labels.corners,
         )
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
     images = Images(assets.asset_ids, widths, heights)
-    box = syntax.layout.box
-    parsed = collector.rows(syntax.normalized, sized=box != "x1 y1 x2 y2", convention=box)
+    box = "x1 y1 x2 y2" if syntax.layout is None else syntax.layout.box
+    # Corners become a rectangle's position and size: a bad one is named in those terms.
+    sized = syntax.layout is None or box != "x1 y1 x2 y2"
+    parsed = collector.rows(syntax.normalized, sized=sized, convention=box)
     dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
-    return Loaded(replace(dataset, layout_note=_layout_note(check)), class_order=classes.declared_order)
+    note = None if check is None else _layout_note(check)
+    return Loaded(replace(dataset, layout_note=note), class_order=classes.declared_order)
+
+
+def _checked_layout(
+    folder: Folder, files: list[Source], syntax: TextSyntax, given: Layout | None
+) -> LayoutCheck | None:
+    """How the first files' lines fit the layout read; None for corners, which have no layout."""
+    if syntax.layout is None:
+        if given is not None:
+            raise DatasetError(
+                f"{folder.name}: a column layout names an axis-aligned box's columns; "
+                f"{syntax.name} lines are corners: {syntax.expected}"
+            )
+        return None
+    texts = [folder.text(file) for file in files[:LAYOUT_SAMPLE_FILES]]
+    return check_layout(given or syntax.layout, texts)
 
 
 def _text_format(syntax: TextSyntax, images: ImagesFolder, sizes_from: str = "") -> Format:
@@ -199,5 +261,11 @@ YOLO_FORMAT = _text_format(
     ImagesFolder("images", "labels"),
     f"for a YOLO folder: a {SIZES_FILE} {{image name: [width, height]}} in it",
 )
+YOLO_OBB_FORMAT = _text_format(
+    YOLO_OBB,
+    ImagesFolder("images", "labels"),
+    f"for a YOLO OBB folder: a {SIZES_FILE} {{image name: [width, height]}} in it",
+)
+DOTA_FORMAT = _text_format(DOTA, ImagesFolder("images", "labelTxt"))
 # Cartucho's mAP tool reads input/ground-truth/ and shows input/images-optional/.
 CARTUCHO_FORMAT = _text_format(CARTUCHO, ImagesFolder("images-optional", "ground-truth"))

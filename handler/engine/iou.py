@@ -1,8 +1,9 @@
-"""Intersection over union of axis-aligned boxes, continuous coordinates (contract §5).
+"""Intersection over union, continuous coordinates (contract §5).
 
-Every IoU of the engine goes through `iou_of_overlap`, so the candidate pairs (which compute
-the overlap from columns) and any other IoU agree bit for bit: same float operations, same
-order, GT box first.
+Every IoU of the engine goes through `iou_of_intersection` (axis-aligned boxes through
+`iou_of_overlap`), so the candidate pairs (which compute the overlap from columns) and any other
+IoU agree bit for bit: same float operations, same order, GT box first. Rotated boxes give their
+intersection from `rotated.py`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ def iou_of_overlap(
     width: FloatArray, height: FloatArray, area_a: FloatArray, area_b: FloatArray
 ) -> FloatArray:
     """IoU from the signed overlaps and the two areas; 0 where the union is 0."""
-    intersection = np.maximum(width, 0.0) * np.maximum(height, 0.0)
+    return iou_of_intersection(np.maximum(width, 0.0) * np.maximum(height, 0.0), area_a, area_b)
+
+
+def iou_of_intersection(intersection: FloatArray, area_a: FloatArray, area_b: FloatArray) -> FloatArray:
+    """IoU from the area of the intersection and the two areas; 0 where the union is 0."""
     union = area_a + area_b - intersection
-    iou = np.zeros(len(width), dtype=np.float64)
+    iou = np.zeros(len(intersection), dtype=np.float64)
     np.divide(intersection, union, out=iou, where=union > 0)
     return iou

@@ -7,6 +7,11 @@ order (`_x_windows`). Only the pairs inside the windows are enumerated, in chunk
 `budget` pairs, with no Python loop per image, box or pair; the exact IoU then decides.
 The pairs come out in the greedy order, so re-matching a subset of them (another confidence
 threshold) needs no sort.
+
+Where a table holds rotated boxes, every pair of an image is a candidate: a pair with a
+rotated box whose envelopes overlap enough to reach the floor gets the exact polygon IoU
+(`rotated.py`), every other pair the axis-aligned one, so a dataset without rotated boxes is
+matched bit for bit as before.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
+from handler.engine.rotated import corners, envelope, rotated_iou
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
@@ -78,13 +84,28 @@ class _Columns:
     x1: FloatArray
     y1: FloatArray
     area: FloatArray
+    turned: _Turned | None  # None: no box of either table is rotated
 
     @classmethod
-    def of(cls, table: BoxTable, rows: IntArray) -> _Columns:
+    def of(cls, table: BoxTable, rows: IntArray, with_turned: bool) -> _Columns:
         # Whole rows gathered at once, then made contiguous columns (the pairs gather from them).
         xyxy = np.take(table.xyxy, rows, axis=0)
         x0, y0, x1, y1 = np.ascontiguousarray(xyxy.T)
-        return cls(rows, x0, y0, x1, y1, box_area(xyxy))
+        turned = _Turned.of(xyxy, table.angle[rows]) if with_turned else None
+        return cls(rows, x0, y0, x1, y1, box_area(xyxy), turned)
+
+
+@dataclass(frozen=True)
+class _Turned:
+    """The rows' angles and axis-aligned envelopes, for the pairs with a rotated box."""
+
+    angle: FloatArray
+    turned: BoolArray
+    envelope: FloatArray  # (N, 4)
+
+    @classmethod
+    def of(cls, xyxy: FloatArray, angle: FloatArray) -> _Turned:
+        return cls(angle, is_turned(angle), envelope(xyxy, angle))
 
 
 @dataclass(frozen=True)
@@ -191,8 +212,45 @@ def _pairs_of_rows(
     g, p, height = g[near] + rows.start, p[near], height[near]
     width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
     iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
+    if gt.turned is not None and pred.turned is not None:
+        iou = _with_turned_pairs(gt, pred, g, p, iou, floor)
     keep = iou >= floor
     return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
+
+
+def _with_turned_pairs(
+    gt: _Columns, pred: _Columns, g: IntArray, p: IntArray, iou: FloatArray, floor: float
+) -> FloatArray:
+    """`iou` with the exact IoU of each pair that has a rotated box. The overlap of two boxes
+    lies in that of their envelopes and their union is at least the larger area, so a pair
+    whose envelopes' overlap over the larger area is below the floor is left at 0 unmeasured."""
+    assert gt.turned is not None and pred.turned is not None
+    turned = np.flatnonzero(gt.turned.turned[g] | pred.turned.turned[p])
+    if not len(turned):
+        return iou
+    iou = iou.copy()
+    iou[turned] = 0.0
+    g, p = g[turned], p[turned]
+    a, b = gt.turned.envelope[g], pred.turned.envelope[p]
+    overlap_area = np.maximum(overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2]), 0.0) * np.maximum(
+        overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]), 0.0
+    )
+    area_g, area_p = gt.area[g], pred.area[p]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bound = np.minimum(overlap_area, np.minimum(area_g, area_p)) / np.maximum(area_g, area_p)
+    near = np.flatnonzero((overlap_area > 0) & (bound >= floor * (1 - FLOOR_SLACK)))
+    g, p = g[near], p[near]
+    iou[turned[near]] = rotated_iou(
+        corners(_xyxy(gt, g), gt.turned.angle[g]),
+        corners(_xyxy(pred, p), pred.turned.angle[p]),
+        area_g[near],
+        area_p[near],
+    )
+    return iou
+
+
+def _xyxy(columns: _Columns, rows: IntArray) -> FloatArray:
+    return np.stack((columns.x0[rows], columns.y0[rows], columns.x1[rows], columns.y1[rows]), axis=1)
 
 
 def greedy_order(pairs: CandidatePairs) -> IntArray:
@@ -228,12 +286,13 @@ def candidate_pairs(
     gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int = PAIR_BUDGET
 ) -> CandidatePairs:
     """All same-image pairs with IoU ≥ `iou_floor`, indices into `gt` and `pred`, in greedy order."""
-    prunable = _prunable(gt, pred, iou_floor)
+    turned = bool(gt.turned.any() or pred.turned.any())
+    prunable = not turned and _prunable(gt, pred, iou_floor)
     windows = _x_windows(gt, pred, n_images, iou_floor) if prunable else None
     if windows is None:
         windows = _image_windows(gt, pred, n_images)
-    gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64))
-    pred_columns = _Columns.of(pred, windows.order)
+    gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64), turned)
+    pred_columns = _Columns.of(pred, windows.order, turned)
     min_height = _min_heights(gt_columns, iou_floor if prunable else None)
     parts = [
         _pairs_of_rows(gt_columns, pred_columns, windows, slice(first, last), iou_floor, min_height)

@@ -1,5 +1,5 @@
-"""COCO fast paths read exactly as plain parsing: results lists decoded in chunks
-(`jsondoc.ChunkedArray`) or streamed from the file in pieces that workers cut on their own
+"""COCO fast paths read exactly as plain parsing: results lists decoded in pieces that each
+reader cuts on its own, from memory (`jsondoc.LoadedArray`) or streamed from the file
 (`jsondoc.StreamedArray`), instances files decoded with typed annotations (`cocojson`)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from handler.datasets import coco, jsondoc, load_dataset
 from handler.datasets.coco import read_coco_instances, read_coco_results
 from handler.datasets.cocojson import Entry, LooseEntry, Result, decode_entries, is_typed
 from handler.datasets.ids import DatasetIds
-from handler.datasets.jsondoc import ChunkedArray, StreamedArray, streamed_array
+from handler.datasets.jsondoc import LoadedArray, StreamedArray, streamed_array
 from handler.datasets.reading import parse_document
 from handler.errors import DatasetError
 from handler.storage.registry import open_source
@@ -77,7 +77,7 @@ def _read(tmp_path: Path, results: list[Any] | str, indent: int | None = None) -
     path = tmp_path / "results.json"
     path.write_text(results if isinstance(results, str) else json.dumps(results, indent=indent))
     source = open_source(str(path))
-    assert isinstance(parse_document(source, source.read_bytes(), WORKERS["count"]), jsondoc.ChunkedArray)
+    assert isinstance(parse_document(source, source.read_bytes(), WORKERS["count"]), jsondoc.LoadedArray)
     return load_dataset(source, None, gt, workers=WORKERS["count"]).dataset
 
 
@@ -101,7 +101,6 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
     """Every test twice: pieces decoded one after the other, and side by side on 2 forked
     processes (the same dataset, whatever the strings hold). Files of more than
     512 bytes are streamed; most pieces are read on past their first look ahead."""
-    monkeypatch.setattr(jsondoc, "CHUNK_BYTES", 300)
     monkeypatch.setattr(jsondoc, "CHUNK_ROWS", 7)
     monkeypatch.setattr(jsondoc, "PIECE_BYTES", 500)
     monkeypatch.setattr(jsondoc, "LOOKAHEAD_BYTES", 16)
@@ -242,7 +241,7 @@ def test_an_odd_annotation_sends_the_instances_file_to_the_plain_parser(tmp_path
     assert [s.position for s in read_fast.skipped] == ["annotations[4]", "annotations[5]"]
 
 
-def _results_file(tmp_path: Path, results: list[Any]) -> tuple[DatasetIds, ChunkedArray, StreamedArray]:
+def _results_file(tmp_path: Path, results: list[Any]) -> tuple[DatasetIds, LoadedArray, StreamedArray]:
     document = orjson.loads(json.dumps({"images": IMAGES, "categories": CATEGORIES, "annotations": []}))
     _, ids = read_coco_instances("gt.json", document, "coco")
     path = tmp_path / "results.json"
@@ -250,19 +249,19 @@ def _results_file(tmp_path: Path, results: list[Any]) -> tuple[DatasetIds, Chunk
     source = open_source(str(path))
     chunked = parse_document(source, source.read_bytes(), WORKERS["count"])
     streamed = streamed_array(source, coco.RESULT_KEYS, 0, WORKERS["count"])
-    assert isinstance(chunked, ChunkedArray) and streamed is not None
+    assert isinstance(chunked, LoadedArray) and streamed is not None
     assert (streamed.first, streamed.start, streamed.stop) == (chunked.first, chunked.start, chunked.stop)
     assert len(streamed.nominal_pieces()) > 10
     return ids, chunked, streamed
 
 
 def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[list[ParsedRows | None], ParsedRows]:
-    """The rows of `results` decoded side by side from memory and streamed from the file
-    (None: fell back), and one piece at a time."""
+    """The rows of `results` decoded in pieces side by side from memory and streamed from the
+    file (None: fell back), and from the plain values of the whole list."""
     ids, chunked, streamed = _results_file(tmp_path, results)
     two = [replace(chunked, workers=2), replace(streamed, workers=2)]
-    parallel = [coco._parallel_rows(document, ids) for document in two]
-    return parallel, coco._rows(chunked.decoded(decode_entries), ids, 1)
+    parallel = [coco._pieces_rows(document, ids) for document in two]
+    return parallel, coco._results_rows("results.json", chunked.whole(), ids)
 
 
 def _same_rows(a: ParsedRows, b: ParsedRows) -> None:
@@ -292,8 +291,8 @@ def test_clean_pieces_are_decoded_side_by_side(tmp_path: Path) -> None:
     ],
 )
 def test_a_cut_inside_a_string_never_reads_a_different_list(tmp_path: Path, hostile: str) -> None:
-    """A piece cut inside a string is not valid JSON, so the read falls back to the serial
-    pieces: the parallel rows are None or exactly the serial ones, never other rows."""
+    """A piece cut inside a string is not valid JSON, so the read falls back to the plain
+    values: the pieces' rows are None or exactly the plain ones, never other rows."""
     results = _results(300)
     for k in range(1, 300, 2):  # not the first: it says whether the list is read in pieces
         results[k]["note"] = hostile
@@ -315,14 +314,14 @@ def test_a_results_object_on_s3_is_streamed_in_ranged_reads(
     streamed = streamed_array(source, coco.RESULT_KEYS, 0, WORKERS["count"])
     gt = load_dataset(open_source(str(_gt(tmp_path))))
     assert streamed is not None and gt.ids is not None
-    assert coco._parallel_rows(replace(streamed, workers=2), gt.ids) is not None
+    assert coco._pieces_rows(replace(streamed, workers=2), gt.ids) is not None
     _same(load_dataset(source, None, gt, workers=WORKERS["count"]).dataset, _read(tmp_path, results))
 
 
 @pytest.mark.parametrize("note", ["},{" * 60, "}, {" * 400])
-def test_a_piece_bound_inside_a_string_falls_back_to_the_serial_reading(tmp_path: Path, note: str) -> None:
+def test_a_piece_bound_inside_a_string_falls_back_to_the_plain_reading(tmp_path: Path, note: str) -> None:
     """Strings of `},{` longer than a third of a piece (or than a piece) in every element: some
-    piece's cut lies inside a string, so no side by side reading is taken; the serial one is."""
+    piece's cut lies inside a string, so no reading in pieces is taken; the plain one is."""
     results = _results(60)
     for result in results[1:]:
         result["note"] = note
@@ -334,6 +333,6 @@ def test_a_piece_bound_inside_a_string_falls_back_to_the_serial_reading(tmp_path
 def test_a_file_rewritten_while_it_is_streamed_is_not_read_in_pieces(tmp_path: Path) -> None:
     ids, _, streamed = _results_file(tmp_path, _results(300))
     (tmp_path / "results.json").write_text(json.dumps(_results(301)[1:]))
-    assert coco._parallel_rows(streamed, ids) is None
+    assert coco._pieces_rows(streamed, ids) is None
     with pytest.raises(DatasetError, match=r"results\.json: changed while it was read"):
         streamed.loaded()

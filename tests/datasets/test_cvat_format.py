@@ -47,21 +47,22 @@ def test_boxes_occluded_ones_included_with_their_scores(cvat_xml: Path) -> None:
     assert dataset.format == "cvat" and dataset.asset_ids == ["a.jpg", "b.png", "c.jpg"]
     assert dataset.class_names == ["cat", "dog"]
     np.testing.assert_array_equal(
-        dataset.boxes.xyxy, [[10, 20, 110, 220], [300.25, 100.5, 400.75, 300], [1, 2, 50, 60]]
+        dataset.boxes.xyxy,
+        [[10, 20, 110, 220], [100, 100, 200, 150], [300.25, 100.5, 400.75, 300], [1, 2, 50, 60]],
     )
-    np.testing.assert_array_equal(dataset.boxes.class_id, [0, 1, 1])
-    np.testing.assert_array_equal(dataset.boxes.confidence, [0.9, 1.0, 0.25])
+    np.testing.assert_array_equal(dataset.boxes.class_id, [0, 1, 1, 1])
+    np.testing.assert_array_equal(dataset.boxes.confidence, [0.9, 1.0, 1.0, 0.25])
     assert dataset.confidence_count == 2
     np.testing.assert_array_equal(dataset.widths, [640, 200, 50])
 
 
-def test_polygons_and_rotated_boxes_are_skipped_each_with_its_reason(cvat_xml: Path) -> None:
+def test_a_rotated_box_is_its_box_turned_about_its_centre_and_polygons_are_skipped(cvat_xml: Path) -> None:
     dataset = read(cvat_xml).dataset
 
-    assert dataset.skip_reasons == {"polygon, not a box": 1, "rotated box": 1}
+    np.testing.assert_array_equal(dataset.boxes.angle, [0, 30, 0, 0])
+    assert dataset.skip_reasons == {"polygon, not a box": 1}
     assert [(s.position, s.problem) for s in dataset.skipped] == [
         ("image 'a.jpg' shape #2 <polygon>", "a polygon shape, not a box"),
-        ("image 'a.jpg' shape #3 <box>", "rotation 30: a rotated box is not axis-aligned"),
     ]
 
 

@@ -2,8 +2,8 @@
 
 One project (its controls deliberately not named `label` / `image`) holds four tasks whose
 images take the four forms a task's `data.image` takes, annotations submitted one after the
-other (the newest submitted one counts, a cancelled one never), a rotated box, a polygon, and
-the predictions of two model versions.
+other (the newest submitted one counts, a cancelled one never), a rotated box (turned about its
+top-left corner, as the editor turns it), a polygon, and the predictions of two model versions.
 """
 
 from __future__ import annotations
@@ -52,24 +52,30 @@ def test_the_ground_truth_is_the_newest_submitted_annotation(exports: Exports) -
     gt = read(exports.json).dataset
 
     assert gt.format == "label-studio" and gt.asset_ids == ASSETS
-    assert [gt.class_names[c] for c in gt.boxes.class_id] == ["dog", "cat", "cat"]
+    assert [gt.class_names[c] for c in gt.boxes.class_id] == ["dog", "cat", "dog", "cat"]
     np.testing.assert_allclose(
-        gt.boxes.xyxy, [[12, 20, 110, 220], [300, 100, 400, 300], [1, 2, 50, 60]], atol=1e-9
+        gt.boxes.xyxy[[0, 1, 3]], [[12, 20, 110, 220], [300, 100, 400, 300], [1, 2, 50, 60]], atol=1e-9
     )
-    np.testing.assert_array_equal(gt.boxes.image, [0, 0, 1])
+    np.testing.assert_array_equal(gt.boxes.image, [0, 0, 1, 1])
     np.testing.assert_array_equal(gt.widths, [640, 200, np.nan, np.nan])
     assert gt.confidence_count == 0
 
 
-def test_a_rotated_box_and_a_polygon_are_skipped_each_with_its_reason(exports: Exports) -> None:
+def test_a_rotated_box_turns_about_its_top_left_corner_and_a_polygon_is_skipped(exports: Exports) -> None:
+    """The region x=20 y=10 100 by 50 turned 30 degrees about (20, 10): its centre is that corner
+    plus the half size turned, and the box model keeps it as the box about that centre."""
     gt = read(exports.json).dataset
 
-    assert gt.skip_reasons == {"polygon, not a box": 1, "rotated box": 1}
+    turn = np.deg2rad(30)
+    centre = np.array(
+        [20 + 50 * np.cos(turn) - 25 * np.sin(turn), 10 + 50 * np.sin(turn) + 25 * np.cos(turn)]
+    )
+    half = np.array([50, 25])
+    np.testing.assert_allclose(gt.boxes.xyxy[2], np.concatenate([centre - half, centre + half]), atol=1e-9)
+    np.testing.assert_array_equal(gt.boxes.angle, [0, 0, 30, 0])
+    assert gt.skip_reasons == {"polygon, not a box": 1}
     problems = {skip.position.split(": ", 1)[1]: skip.problem for skip in gt.skipped}
-    assert problems == {
-        "tasks[1].annotations[0].result[0]": "rotation 30: a rotated box is not axis-aligned",
-        "tasks[1].annotations[0].result[1]": "a polygon region, not a box",
-    }
+    assert problems == {"tasks[1].annotations[0].result[1]": "a polygon region, not a box"}
 
 
 def test_several_model_versions_need_a_choice_listing_them(exports: Exports) -> None:

@@ -141,6 +141,28 @@ def yolo(tmp: Path, boxes: list[Box]) -> Loaded:
     return _load(write_tree(tmp / "yolo", files))
 
 
+def _quad(box: Box, scale: float) -> list[str]:
+    """A box's corners clockwise from its top-left, as YOLO OBB and DOTA write them."""
+    x0, y0, x1, y1 = box[0]
+    return [_text(None if v is None else v / scale) for v in (x0, y0, x1, y0, x1, y1, x0, y1)]
+
+
+def yolo_obb(tmp: Path, boxes: list[Box]) -> Loaded:
+    def line(box: Box) -> str:
+        tail = [] if box[1] is None else [f"{box[1]:g}"]
+        return " ".join(["0", *_quad(box, SIZE), *tail]) + "\n"
+
+    files = {"classes.txt": "car\n", "sizes.json": SIZES, "a.txt": "".join(map(line, boxes))}
+    return _load(write_tree(tmp / "obb", files))
+
+
+def dota(tmp: Path, boxes: list[Box]) -> Loaded:
+    """DOTA labelTxt: pixel corners, a class name and `difficult`; no confidence."""
+    lines = "".join(" ".join([*_quad(box, 1), "car", "0"]) + "\n" for box in boxes)
+    files = {"sizes.json": SIZES, "a.txt": "imagesource:GoogleEarth\ngsd:0.15\n" + lines}
+    return _load(write_tree(tmp / "dota", files))
+
+
 def _cartucho_line(box: Box) -> str:
     corners, confidence = box
     head = "car" if confidence is None else f"car {confidence:g}"
@@ -222,13 +244,17 @@ WRITERS: dict[str, Writer] = {
     "prediction-cache-jsonl": prediction_cache_jsonl,
     "voc": voc,
     "yolo": yolo,
+    "yolo-obb": yolo_obb,
+    "dota": dota,
     "cartucho": cartucho,
     "label-studio": label_studio,
     "label-studio-min": label_studio_min,
     "cvat": cvat,
     CSV.name: csv,
 }
-WITHOUT_CONFIDENCE = ("voc", "label-studio-min")
+WITHOUT_CONFIDENCE = ("voc", "label-studio-min", "dota")
+# Corners draw the same rectangle in either order: a box has no inverted form in them.
+CORNERS = ("yolo-obb", "dota")
 WITH_CONFIDENCE = [name for name in WRITERS if name not in WITHOUT_CONFIDENCE]
 CONFIDENCE_OPTIONAL = [name for name in WRITERS if not name.startswith("prediction-cache")]
 
@@ -273,6 +299,10 @@ def test_a_confidence_outside_0_1_is_skipped_and_counted(
 def test_an_inverted_or_non_finite_box_is_skipped_and_counted(
     name: str, corners: Corners, tmp_path: Path
 ) -> None:
+    if name in CORNERS and corners[2] is not None:
+        dataset = WRITERS[name](tmp_path, [GOOD, (corners, 0.9)]).dataset
+        assert dataset.skipped_count == 0 and dataset.boxes.xyxy[1].tolist() == [10, 10, 50, 50]
+        return
     _skips_one(name, tmp_path, (corners, 0.9))
 
 
@@ -294,7 +324,7 @@ def test_workers_read_shard_files_in_one_json_lines_format() -> None:
 WRITES_SIZES = (coco, coco_results, yolo, label_studio, label_studio_min)
 
 
-@pytest.mark.parametrize("name", list(WRITERS))
+@pytest.mark.parametrize("name", [name for name in WRITERS if name not in CORNERS])
 def test_the_builder_names_a_bad_box_in_the_layout_written(name: str, tmp_path: Path) -> None:
     dataset = WRITERS[name](tmp_path, [GOOD, ((50, 10, 10, 50), 0.9)]).dataset
     inverted = "negative width or height" if WRITERS[name] in WRITES_SIZES else "x_max < x_min"

@@ -5,7 +5,9 @@ against the spec line by line, not to be fast.
 
 - A prediction is dropped when its confidence < threshold (equal is kept).
 - IoU is computed with exactly the float operations of `handler/engine/iou.py` (in the
-  same order, GT box first), so the two agree bit for bit.
+  same order, GT box first), so the two agree bit for bit. A pair with a rotated box (an
+  `angle`, degrees clockwise about its centre) takes its IoU from shapely's polygons instead:
+  an independent reference, equal to the engine's within rounding.
 - Greedy matching is done literally: take the remaining candidate pair with the highest
   IoU (ties: lower prediction index, then lower GT index), match it, remove its
   prediction and GT box, repeat.
@@ -40,6 +42,7 @@ GRADE_BOUNDS = (
 class GtBox:
     xyxy: Box
     class_id: int
+    angle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class PredBox:
     xyxy: Box
     class_id: int
     confidence: float = 1.0
+    angle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,38 @@ def iou(gt: Box, pred: Box) -> float:
     return 0.0
 
 
+def polygon(xyxy: Box, angle: float) -> list[tuple[float, float]]:
+    """The box's corners turned `angle` degrees clockwise on the image (y down) about its centre."""
+    cx, cy = (xyxy[0] + xyxy[2]) / 2, (xyxy[1] + xyxy[3]) / 2
+    cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+    return [
+        (cx + dx * cos - dy * sin, cy + dx * sin + dy * cos)
+        for dx, dy in (
+            (xyxy[0] - cx, xyxy[1] - cy),
+            (xyxy[2] - cx, xyxy[1] - cy),
+            (xyxy[2] - cx, xyxy[3] - cy),
+            (xyxy[0] - cx, xyxy[3] - cy),
+        )
+    ]
+
+
+def polygon_iou(gt: Box, gt_angle: float, pred: Box, pred_angle: float) -> float:
+    """IoU of two rotated boxes by shapely (GEOS): the areas are the boxes' own, the overlap the
+    polygons' intersection; 0 where the union is 0."""
+    import shapely
+
+    a, b = shapely.Polygon(polygon(gt, gt_angle)), shapely.Polygon(polygon(pred, pred_angle))
+    intersection = a.intersection(b).area
+    union = (gt[2] - gt[0]) * (gt[3] - gt[1]) + (pred[2] - pred[0]) * (pred[3] - pred[1]) - intersection
+    return intersection / union if union > 0 else 0.0
+
+
+def box_iou(gt: GtBox, pred: PredBox) -> float:
+    if gt.angle % 360 == 0 and pred.angle % 360 == 0:
+        return iou(gt.xyxy, pred.xyxy)
+    return polygon_iou(gt.xyxy, gt.angle, pred.xyxy, pred.angle)
+
+
 def greedy(candidates: list[Match]) -> list[Match]:
     """Literal greedy: best remaining pair (IoU desc, pred asc, GT asc), again and again."""
     remaining = list(candidates)
@@ -111,7 +147,7 @@ def evaluate_image(image: RefImage, threshold: float, iou_min: float, iou_perfec
     candidates = []
     for i in kept:
         for j, g in enumerate(image.gt):
-            value = iou(g.xyxy, image.preds[i].xyxy)
+            value = box_iou(g, image.preds[i])
             if value >= iou_min:
                 candidates.append(Match(pred=i, gt=j, iou=value))
     matches = greedy(candidates)

@@ -163,10 +163,23 @@ def test_a_huge_yolo_class_id_is_range_checked_without_a_warning(tmp_path: Path)
 
 def test_yolo_predictions_without_names_say_why_the_gt_names_were_not_used(tmp_path: Path) -> None:
     # The GT's only line is not a YOLO line, so the GT is not read as YOLO and its names do not apply.
-    gt = write_tree(tmp_path / "gt", {"classes.txt": "cat\n", "a.txt": "0 0.5 0.5 0.2 0.2 0.3 0.3\n"})
+    gt = write_tree(tmp_path / "gt", {"classes.txt": "cat\n", "a.txt": "cat 0.1 0.1 0.3 0.3\n"})
     pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n"})
     line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
     assert f"the ground truth {gt} was read as" in line
+
+
+@pytest.mark.parametrize("line", ["0 0.5 0.5 0.2 0.2 0.3 0.3", "0 0.1 0.1 0.2 0.1 0.2 0.2 0.1", "1 2 3"])
+def test_a_label_line_that_fits_no_text_format_is_named_with_its_file_and_line(
+    tmp_path: Path, line: str
+) -> None:
+    """Seven numbers, eight (a corner short), three: no format reads them, and none is guessed."""
+    gt = write_tree(tmp_path / "gt", {"a.txt": "", "b.txt": f"\n{line}\n"})
+    pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n"})
+    message = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
+    assert message.startswith(f"error: {gt / 'b.txt'}: line 2: `{line}` fits no label line: expected ")
+    assert "yolo `class x_center y_center width height [confidence]`" in message
+    assert "yolo-obb `class x1 y1 x2 y2 x3 y3 x4 y4 [confidence]`" in message
 
 
 def test_a_missing_local_folder_names_the_reference_not_the_store(
