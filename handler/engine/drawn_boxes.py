@@ -28,6 +28,7 @@ class SketchBox:
     class_name: str
     outcome: str  # Outcome.key
     confidence: float | None = None  # a prediction's; None for a GT box
+    angle: float = 0.0  # degrees clockwise about the box's centre
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def image_sketch(
     classes: IntArray = np.concatenate((gt.class_id[on_gt], pred.class_id[on_pred]))
     codes: IntArray = np.concatenate((outcomes.gt_outcome[on_gt], outcomes.pred_outcome[on_pred]))
     confidences = np.concatenate((np.full(len(on_gt), np.nan), pred.confidence[on_pred]))
+    angles = np.concatenate((gt.angle[on_gt], pred.angle[on_pred]))
     keys = [outcome.key for outcome in Outcome]
     drawn = min(len(sides), MAX_SKETCH_BOXES)
     columns = (
@@ -94,10 +96,11 @@ def image_sketch(
         classes[:drawn].tolist(),
         codes[:drawn].tolist(),
         confidences[:drawn].tolist(),
+        angles[:drawn].tolist(),
     )
     boxes = tuple(
-        SketchBox(side, (b[0], b[1], b[2], b[3]), class_names[c], keys[o], None if side == "gt" else p)
-        for side, b, c, o, p in zip(*columns, strict=True)
+        SketchBox(side, (b[0], b[1], b[2], b[3]), class_names[c], keys[o], None if side == "gt" else p, a)
+        for side, b, c, o, p, a in zip(*columns, strict=True)
     )
     return ImageSketch(
         asset_id, width, height, aspect, boxes, len(sides) - drawn, size[2], _known(size[0], size[1])

@@ -56,6 +56,7 @@ class SuspectedBox:
     position: int
     asset_id: str
     box: tuple[float, float, float, float]
+    angle: float  # the box's turn (BoxTable.angle)
     kind: str
     iou: float | None  # the match's IoU; None for `missing_gt` (no GT overlaps it)
     pred_class: str
@@ -118,16 +119,18 @@ def shard_suspects(
             position=position,
             asset_id=asset_ids[image],
             box=(x0, y0, x1, y1),
+            angle=angle,
             kind=KINDS[kind],
             iou=iou if is_wrong else None,
             pred_class=class_names[pred_class],
             gt_class=class_names[gt] if is_wrong else None,
         )
-        for position, confidence, image, (x0, y0, x1, y1), kind, iou, is_wrong, pred_class, gt in zip(
+        for position, confidence, image, (x0, y0, x1, y1), angle, kind, iou, is_wrong, pred_class, gt in zip(
             top.tolist(),
             pred.confidence[top].tolist(),
             pred.image[top].tolist(),
             pred.xyxy[top].tolist(),
+            pred.angle[top].tolist(),
             kinds[top].tolist(),
             match.pred_iou[top].tolist(),
             wrong.tolist(),

@@ -28,6 +28,8 @@ class HealthFigures:
     pred_boxes: int = 0
     gt_confident: int = 0  # of those, the boxes that wrote a confidence
     pred_confident: int = 0
+    gt_turned: int = 0  # of those, the rotated boxes
+    pred_turned: int = 0
     size_mismatched: int = 0  # shared assets whose width or height differ between the datasets
     duplicate_gt: int = 0  # same-class GT pairs on one image with IoU >= DUPLICATE_IOU
     gt_skip_reasons: Mapping[str, int] = field(default_factory=dict)  # skipped GT boxes, by reason

@@ -12,7 +12,9 @@ unknown) and the shard's `asset_ids` and `class_names` (as JSON bytes); per pred
 (into the chunk's assets), `class_id` (into its classes), `confidence` (float64: a threshold
 compares it exactly as the run did) and `xywh` (float32 left, top, width, height: a 10,000 px
 image keeps them within 0.001 px), in pixels or, where `normalized` is set, in 0-1 image
-fractions. Chunks of shard files name their own classes: `read_chunks` joins them by name.
+fractions, and, when some box is rotated, `angle` (float32 degrees clockwise about the centre;
+`xywh` is then the box before turning). Chunks of shard files name their own classes:
+`read_chunks` joins them by name.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.evaluation import keep_mask
 
 # The columns with a row per prediction (the others have one per image, or are one value).
-PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh")
+PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh", "angle")
 # float32 coordinates and int32 indices: 32 bytes a prediction with its float64 confidence.
 COORDINATES: Final = np.float32
 INDICES: Final = np.int32
@@ -65,8 +67,11 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     rows: slice | IntArray = slice(None) if bool(kept.all()) else np.flatnonzero(kept)
     xyxy = pred.xyxy[rows].astype(COORDINATES)
     xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
+    angle = pred.angle[rows]
+    turned = {"angle": angle.astype(COORDINATES)} if angle.any() else {}
     return _saved(
         {
+            **turned,
             "asset_ids": _json(images.asset_ids),
             "class_names": _json(images.class_names),
             "widths": images.widths,
@@ -95,7 +100,8 @@ def trimmed(content: bytes, lowest: Floors) -> bytes:
     floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
     kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
     for key in PER_PREDICTION:
-        chunk[key] = chunk[key][kept]
+        if key in chunk:
+            chunk[key] = chunk[key][kept]
     return _saved(chunk)
 
 
@@ -114,7 +120,8 @@ class Candidates:
     image: IntArray
     class_id: IntArray
     confidence: FloatArray
-    xywh: FloatArray  # (n, 4), float64 from here on
+    xywh: FloatArray  # (n, 4), float64 from here on; the box before turning
+    angle: FloatArray  # degrees clockwise about the centre (0: axis-aligned)
 
     def __getitem__(self, rows: BoolArray | IntArray) -> Candidates:
         """The same images and classes, the predictions `rows` only."""
@@ -128,6 +135,7 @@ class Candidates:
             self.class_id[rows],
             self.confidence[rows],
             self.xywh[rows],
+            self.angle[rows],
         )
 
     def __len__(self) -> int:
@@ -151,12 +159,20 @@ class Candidates:
             self.class_id[rows],
             self.confidence[rows],
             self.xywh[rows],
+            self.angle[rows],
         )
 
 
 def _names(chunk: np.lib.npyio.NpzFile, key: str) -> list[str]:
     names: list[str] = orjson.loads(chunk[key].tobytes())
     return names
+
+
+def _angles(chunk: np.lib.npyio.NpzFile) -> FloatArray:
+    """A chunk's angles (a chunk without the column: every box axis-aligned)."""
+    if "angle" in chunk:
+        return chunk["angle"].astype(np.float64)
+    return np.zeros(len(chunk["confidence"]))
 
 
 def read_chunks(contents: Sequence[bytes]) -> Candidates:
@@ -187,5 +203,6 @@ def read_chunks(contents: Sequence[bytes]) -> Candidates:
         xywh=np.concatenate([chunk["xywh"].astype(np.float64) for chunk in chunks])
         if chunks
         else np.empty((0, 4)),
+        angle=np.concatenate([_angles(chunk) for chunk in chunks]) if chunks else np.empty(0),
     )
     return candidates[np.argsort(candidates.image, kind="stable")]

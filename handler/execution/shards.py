@@ -62,6 +62,8 @@ def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, sk
         pred_boxes=len(pred.boxes),
         gt_confident=gt.confidence_count,
         pred_confident=pred.confidence_count,
+        gt_turned=int(np.count_nonzero(gt.boxes.turned)),
+        pred_turned=int(np.count_nonzero(pred.boxes.turned)),
         gt_skip_reasons=dict(gt.skip_reasons),
         pred_skip_reasons=dict(pred.skip_reasons),
         gt_layout=(gt.layout_note,) if gt.layout_note else (),

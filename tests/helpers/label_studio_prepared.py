@@ -33,6 +33,9 @@ from helpers.label_studio_server import (
 )
 from helpers.labeler_logs import SimulatedTask, simulated_tasks
 from helpers.paths import THIRD_PARTY
+from helpers.rotated_boxes import IMAGES as ROTATED_IMAGES
+from helpers.rotated_boxes import LABELS as ROTATED_LABELS
+from helpers.rotated_boxes import label_studio_region, rotated_dataset
 from helpers.tool_files import coco_images, label_studio_tasks
 
 if TYPE_CHECKING:
@@ -182,9 +185,38 @@ def coco_pair(client: LabelStudio, folder: Path) -> None:
     (folder / COCO_PAIR_EXPORT).write_bytes(export(client, project))
 
 
+# --- rotated boxes: helpers/rotated_boxes.py's dataset as one project (test_rotated_tools.py)
+
+ROTATED_EXPORTS: Final = {"json": "rotated.json", "yolo_obb": "rotated-yolo-obb.zip"}
+
+
+def rotated(client: LabelStudio, folder: Path) -> None:
+    """Rotated GT boxes as annotations and rotated predictions beside them, exported as JSON and
+    by the server's own YOLO OBB converter."""
+    gt, pred = rotated_dataset()
+    tasks = [
+        {
+            "data": {"image": f"/data/upload/1/{name}"},
+            "annotations": [{"result": [label_studio_region(b, width, height) for b in gt[name]]}],
+            "predictions": [
+                {
+                    "model_version": "obb",
+                    "result": [label_studio_region(b, width, height) for b in pred[name]],
+                }
+            ],
+        }
+        for name, width, height in ROTATED_IMAGES
+    ]
+    project = create_project(client, rectangle_config(list(ROTATED_LABELS)), title="rotated")
+    import_tasks(client, project, tasks)
+    (folder / ROTATED_EXPORTS["json"]).write_bytes(export(client, project))
+    (folder / ROTATED_EXPORTS["yolo_obb"]).write_bytes(export(client, project, "YOLO_OBB"))
+
+
 # In this order: the small ones first, so their tests need not wait for the big one.
 PREPARATIONS: Final[Mapping[str, Callable[[LabelStudio, Path], None]]] = {
     "reader-rules": reader_rules,
+    "rotated": rotated,
     "coco-pair": coco_pair,
     "calibration": calibration,
 }

@@ -64,6 +64,7 @@ READERS: dict[str, tuple[str, Callable[[Path, Loaded], PairedBoxes]]] = {
     "cvat": ("annotations.xml", lambda path, reference: paired_with_gt(path, reference)),
     "coco": ("coco.json", lambda path, reference: paired_with_gt(path, reference)),
     "yolo": ("labels", lambda path, reference: paired_with_gt(path, reference, "yolo")),
+    "yolo-obb": ("labels", lambda path, reference: paired_with_gt(path, reference, "yolo-obb")),
 }
 
 

@@ -25,8 +25,9 @@ from handler.report.findings.shown import Shown
 class SuspectedBoxEntry(Section):
     asset_id: str
     box: tuple[float, float, float, float] = Field(
-        description="The prediction's [x_min, y_min, x_max, y_max]."
+        description="The prediction's [x_min, y_min, x_max, y_max] (before turning by `angle`)."
     )
+    angle: float = Field(description="Degrees clockwise about the box's centre; 0: an axis-aligned box.")
     kind: Literal["missing_gt", "wrong_class"]
     confidence: Threshold
     iou: Score | None = Field(description="IoU with the matched GT box; null for missing_gt.")
@@ -78,6 +79,7 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
             {
                 "asset_id": box.asset_id,
                 "box": box.box,
+                "angle": box.angle,
                 "kind": box.kind,
                 "confidence": box.confidence,
                 "iou": box.iou,

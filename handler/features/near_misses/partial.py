@@ -74,6 +74,8 @@ class NearMissPair:
     class_name: str
     gt_box: Box
     pred_box: Box
+    gt_angle: float  # the boxes' turns (BoxTable.angle)
+    pred_angle: float
 
     @property
     def rank(self) -> tuple[float, int, int, int]:
@@ -111,14 +113,18 @@ def near_miss_pairs(
             class_name=class_names[class_id],
             gt_box=(g[0], g[1], g[2], g[3]),
             pred_box=(p[0], p[1], p[2], p[3]),
+            gt_angle=gt_angle,
+            pred_angle=pred_angle,
         )
-        for iou, image, position, class_id, g, p in zip(
+        for iou, image, position, class_id, g, p, gt_angle, pred_angle in zip(
             pairs.iou[near][top].tolist(),
             pred.image[pred_index[top]].tolist(),
             pred_index[top].tolist(),
             pred.class_id[pred_index[top]].tolist(),
             gt.xyxy[gt_index[top]].tolist(),
             pred.xyxy[pred_index[top]].tolist(),
+            gt.angle[gt_index[top]].tolist(),
+            pred.angle[pred_index[top]].tolist(),
             strict=True,
         )
     )

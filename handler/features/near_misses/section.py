@@ -24,9 +24,11 @@ class NearMissEntry(Section):
     class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
     iou: float = Field(ge=0, le=1)
     gt_box: tuple[float, float, float, float] = Field(
-        description="The missed GT box, [x_min, y_min, x_max, y_max]."
+        description="The missed GT box, [x_min, y_min, x_max, y_max] (before turning by `gt_angle`)."
     )
     pred_box: tuple[float, float, float, float] = Field(description="The false positive on it.")
+    gt_angle: float = Field(description="Degrees clockwise about the GT box's centre; 0: axis-aligned.")
+    pred_angle: float = Field(description="The same, of the false positive.")
 
 
 class NearMisses(Section):
@@ -59,6 +61,8 @@ def near_misses(facts: RunFacts) -> NearMisses:
             iou=pair.iou,
             gt_box=pair.gt_box,
             pred_box=pair.pred_box,
+            gt_angle=pair.gt_angle,
+            pred_angle=pair.pred_angle,
         )
         for pair in found.pairs
     )

@@ -29,8 +29,9 @@ BoxSide = Literal["gt", "pred"]
 class SketchBox(Section):
     side: BoxSide
     box: tuple[float, float, float, float] = Field(
-        description="[x_min, y_min, x_max, y_max], as in the dataset."
+        description="[x_min, y_min, x_max, y_max], as in the dataset (before turning by `angle`)."
     )
+    angle: float = Field(description="Degrees clockwise about the box's centre; 0: an axis-aligned box.")
     class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
     outcome: OutcomeKey
     confidence: float | None = Field(description="A prediction's confidence; null for a ground-truth box.")
@@ -125,6 +126,7 @@ def _model(sketch: ImageSketch, picture: Picture | None, queue: ReviewQueue) -> 
                 {
                     "side": b.side,
                     "box": b.box,
+                    "angle": b.angle,
                     "class_name": b.class_name,
                     "outcome": b.outcome,
                     "confidence": b.confidence,

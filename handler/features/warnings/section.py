@@ -43,6 +43,9 @@ GT_CONFIDENT_SHARE_MIN: Final = 0.5
 UNMATCHED_SHARE_MIN: Final = 0.1
 # Even one asset with two sizes puts its boxes in two coordinate frames.
 SIZE_MISMATCH_MIN: Final = 1
+# From this share of one side's boxes rotated, the other side's having none is an upright model
+# (or an export that dropped the angle) scored against turned objects.
+TURNED_SHARE_MIN: Final = 0.2
 # A few duplicates happen in real GT; from this share of GT boxes they inflate the false negatives.
 DUPLICATE_SHARE_MIN: Final = 0.01
 
@@ -309,6 +312,23 @@ def ground_truth_has_confidences(facts: RunFacts) -> Warned | None:
     )
 
 
+def rotated_on_one_side(facts: RunFacts) -> Warned | None:
+    health = facts.state.of(DATA_HEALTH)
+    gt = ("ground-truth boxes", health.gt_turned, health.gt_boxes)
+    pred = ("predictions", health.pred_turned, health.pred_boxes)
+    for (name, turned, boxes), (other, other_turned, other_boxes) in ((gt, pred), (pred, gt)):
+        if _share(turned, boxes) >= TURNED_SHARE_MIN and not other_turned and other_boxes:
+            message = (
+                f"{turned} of {boxes} {name} ({_share(turned, boxes):.0%}) are rotated and none of the "
+                f"{other_boxes} {other} is: upright boxes (a detection model's, or an export that dropped "
+                "the angle) overlap turned objects poorly, so the score says as much about the box shape "
+                "as about the model; compare an oriented-box model's output, or check that the export "
+                "keeps the rotation."
+            )
+            return Warned("warning", message, turned=turned, boxes=boxes)
+    return None
+
+
 def assets_unmatched(facts: RunFacts) -> Warned | None:
     state = facts.state
     figures = state.of(BOX_COUNTS)
@@ -484,6 +504,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("layout_mismatch", layout_mismatch, said_by_reading="box"),
     Check("class_names_disjoint", class_names_disjoint, said_by_reading="classes"),
     Check("ground_truth_has_confidences", ground_truth_has_confidences),
+    Check("rotated_on_one_side", rotated_on_one_side),
     Check("boxes_skipped", boxes_skipped),
     Check("assets_unmatched", assets_unmatched),
     Check("image_size_mismatch", image_size_mismatch),

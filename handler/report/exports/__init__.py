@@ -28,6 +28,7 @@ from handler.report.exports.pre_labels import (
     lowest_thresholds,
     pre_labels,
 )
+from handler.report.exports.yolo_obb_txt import YOLO_OBB
 from handler.report.exports.yolo_txt import YOLO
 
 EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
@@ -37,6 +38,7 @@ EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
         CVAT,
         COCO,
         YOLO,
+        YOLO_OBB,
     )
 }
 

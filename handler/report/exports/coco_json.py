@@ -69,6 +69,7 @@ def _document(labels: PreLabels) -> Iterator[bytes]:
 
 def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
     labels.convertible("pixels", "COCO")  # a refusal before anything is written
+    labels.upright("COCO")
     yield out, _document(labels)
 
 

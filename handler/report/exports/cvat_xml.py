@@ -1,6 +1,7 @@
 """CVAT for images 1.1: an `annotations.xml` whose `<meta>` declares each class as a label with a
 numeric `score` attribute, then an `<image id name width height>` per image of the report
-holding its pre-labels as `<box label source="auto" occluded="0" xtl ytl xbr ybr>` with the
+holding its pre-labels as `<box label source="auto" occluded="0" xtl ytl xbr ybr>` (a rotated
+box: before turning, with `rotation`, degrees clockwise about its centre) with the
 confidence in `<attribute name="score">` (CVAT's own field layout, as datumaro reads it). CVAT
 needs each image's size: a report whose images have none cannot be exported to it."""
 
@@ -13,7 +14,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from handler.boxes import FloatArray, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
+from handler.engine.outcome_lines import ObjectArray
 from handler.report.exports.columns_text import by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
 
@@ -30,6 +33,15 @@ def _meta(class_names: list[str]) -> str:
         for name in class_names
     )
     return f"<meta><task><mode>annotation</mode><labels>{labels}</labels></task></meta>"
+
+
+def _rotations(angle: FloatArray) -> ObjectArray:
+    """Each box's ` rotation="…"`, written for a rotated box only (as CVAT writes it)."""
+    attribute = np.full(len(angle), b"", dtype=object)
+    turned = is_turned(angle)
+    degrees = numbers(np.round(np.remainder(angle[turned], 360.0), PIXEL_DECIMALS))
+    attribute[turned] = [b' rotation="' + value + b'"' for value in degrees.tolist()]
+    return attribute
 
 
 def _images(block: Block) -> bytes:
@@ -49,6 +61,7 @@ def _images(block: Block) -> bytes:
             for name, column in zip((b"xtl", b"ytl", b"xbr", b"ybr"), corners, strict=True)
             for piece in (b" " + name + b'="', numbers(column), b'"')
         ),
+        _rotations(boxes.angle),
         b' z_order="0">\n      <attribute name="score">',
         numbers(boxes.confidence),
         b"</attribute>\n    </box>\n",

@@ -23,7 +23,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import orjson
 
-from handler.boxes import FloatArray
+from handler.boxes import FloatArray, is_turned
 from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.engine.outcome_lines import ObjectArray
 from handler.errors import InputError
@@ -63,6 +63,10 @@ def _regions(block: Block) -> ObjectArray:
     labels = block.labels
     boxes = labels.boxes
     percent = 100 * labels.fractions("Label Studio")
+    # The editor turns a box about its top-left corner: a rotated box's x, y are that corner turned.
+    turned = is_turned(boxes.angle)
+    if turned.any():
+        percent[turned, :2] = 100 * labels.corners("fractions", "Label Studio")[turned, 0]
     widths, heights = boxes.widths[boxes.image], boxes.heights[boxes.image]
     sized = bool(np.isfinite(widths).all() and np.isfinite(heights).all())
     size: tuple[Piece, ...] = (
@@ -89,7 +93,9 @@ def _regions(block: Block) -> ObjectArray:
         numbers(percent[:, 2]),
         b',"height":',
         numbers(percent[:, 3]),
-        b',"rotation":0,"rectanglelabels":[',
+        b',"rotation":',
+        numbers(np.remainder(boxes.angle, 360.0)),
+        b',"rectanglelabels":[',
         texts(boxes.class_names, boxes.class_id, orjson.dumps),
         b']},"score":',
         numbers(boxes.confidence),

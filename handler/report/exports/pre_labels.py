@@ -22,9 +22,13 @@ from typing import TYPE_CHECKING, Final, Literal, get_args
 import numpy as np
 import orjson
 
-from handler.boxes import FloatArray
+from handler.boxes import FloatArray, is_turned
+from handler.datasets.cvat import CVAT as CVAT_FORMAT
+from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
+from handler.datasets.textfolder import YOLO_OBB_FORMAT
 from handler.engine.evaluation import keep_mask
 from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
+from handler.engine.rotated import corners
 from handler.errors import DatasetError, quoted
 
 if TYPE_CHECKING:
@@ -65,6 +69,8 @@ class Policy:
 # carries no float32 noise, and a box moves by at most 0.0005 px (of a 10,000 px image in fractions).
 PIXEL_DECIMALS: Final = 3
 FRACTION_DECIMALS: Final = 7
+# The targets whose boxes carry an angle (named after the formats that read them back).
+TURNED_TARGETS: Final = (LABEL_STUDIO_FORMAT.name, CVAT_FORMAT.name, YOLO_OBB_FORMAT.name)
 # Images whose text is built at once: an export's peak memory is the report's candidates and one
 # block's text, not the whole file's (a 50k-image Label Studio export: 986 MB before, 185-204 MB now).
 BLOCK_IMAGES: Final = 2000
@@ -143,6 +149,27 @@ class PreLabels:
             return np.round(self.boxes.xywh, FRACTION_DECIMALS)
         widths, heights = self._sizes(target)
         return self.pixels(target) / np.stack((widths, heights, widths, heights), axis=1)
+
+    def corners(self, unit: Literal["pixels", "fractions"], target: str) -> FloatArray:
+        """(n, 4, 2) each box's corners, turned (top-left, top-right, bottom-right, bottom-left of
+        the box before turning), in `unit`: a rotated box is turned in pixels, where it is a rectangle."""
+        left, top, width, height = self.pixels(target).T if not self.boxes.normalized else self.boxes.xywh.T
+        points = corners(np.stack((left, top, left + width, top + height), axis=1), self.boxes.angle)
+        if (unit == "pixels") != self.boxes.normalized:
+            return points
+        widths, heights = self._sizes(target)
+        size = np.stack((widths, heights), axis=1)[:, None, :]
+        return points / size if unit == "fractions" else points * size
+
+    def upright(self, target: str) -> None:
+        """Refuse, before a file is written, rotated boxes for a target that has no angle."""
+        turned = int(np.count_nonzero(is_turned(self.boxes.angle)))
+        if turned:
+            carried_by = ", ".join(f"--to {name}" for name in TURNED_TARGETS)
+            raise DatasetError(
+                f"report {self.report_id}: {turned} pre-labels are rotated boxes and {target} boxes have "
+                f"no angle: export them with {carried_by}"
+            )
 
 
 def class_thresholds(recommended: Recommendation, class_names: list[str], policy: Policy) -> FloatArray:

@@ -4,6 +4,7 @@ image), and `classes.txt` naming the class ids, one a line (what YOLO tools and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePath
 from typing import Final
 
@@ -37,12 +38,18 @@ def _texts(labels: PreLabels) -> list[bytes]:
     return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
 
 
-def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
-    labels.convertible("fractions", "YOLO")  # a refusal before anything is written
+def label_folder(labels: PreLabels, out: PurePath, texts: Callable[[PreLabels], list[bytes]]) -> Files:
+    """One label file per image (`texts` of a block, image by image), then `classes.txt`."""
     for block in labels.blocks():
-        for asset, text in zip(block.labels.boxes.asset_ids, _texts(block.labels), strict=True):
+        for asset, text in zip(block.labels.boxes.asset_ids, texts(block.labels), strict=True):
             yield out / f"{PurePath(asset).stem}.txt", text
     yield out / CLASSES_FILE, "".join(f"{name}\n" for name in labels.boxes.class_names).encode()
+
+
+def yolo_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
+    labels.convertible("fractions", "YOLO")  # a refusal before anything is written
+    labels.upright("YOLO")
+    yield from label_folder(labels, out, _texts)
 
 
 YOLO: Final = ExportTarget(
