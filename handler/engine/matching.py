@@ -24,7 +24,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
-from handler.engine.rotated import corners, envelope, rotated_iou
+from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
@@ -236,16 +236,24 @@ def _with_turned_pairs(
         overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]), 0.0
     )
     area_g, area_p = gt.area[g], pred.area[p]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        bound = np.minimum(overlap_area, np.minimum(area_g, area_p)) / np.maximum(area_g, area_p)
-    near = np.flatnonzero((overlap_area > 0) & (bound >= floor * (1 - FLOOR_SLACK)))
-    g, p = g[near], p[near]
-    iou[turned[near]] = rotated_iou(
-        corners(_xyxy(gt, g), gt.turned.angle[g]),
-        corners(_xyxy(pred, p), pred.turned.angle[p]),
+    larger = np.maximum(area_g, area_p)
+    floor_area = floor * (1 - FLOOR_SLACK) * larger
+    near = np.flatnonzero(
+        (overlap_area > 0) & (np.minimum(overlap_area, np.minimum(area_g, area_p)) >= floor_area)
+    )
+    g, p, turned, area_g, area_p, floor_area = (
+        g[near],
+        p[near],
+        turned[near],
         area_g[near],
         area_p[near],
+        floor_area[near],
     )
+    angle_g, angle_p = gt.turned.angle[g], pred.turned.angle[p]
+    corners_g, corners_p = corners(_xyxy(gt, g), angle_g), corners(_xyxy(pred, p), angle_p)
+    # A tighter bound, on the boxes' own axes, before the exact overlap.
+    close = np.flatnonzero(overlap_bound(corners_g, corners_p, angle_g, angle_p) >= floor_area)
+    iou[turned[close]] = rotated_iou(corners_g[close], corners_p[close], area_g[close], area_p[close])
     return iou
 
 

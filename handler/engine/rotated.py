@@ -84,13 +84,19 @@ def rectangles(quad: Corners) -> tuple[FloatArray, FloatArray]:
 
 
 def envelope(xyxy: FloatArray, angle: FloatArray) -> FloatArray:
-    """(N, 4) the smallest axis-aligned box holding each turned box (the box itself when not turned)."""
+    """(N, 4) the smallest axis-aligned box holding each turned box (the box itself when not turned):
+    about the centre, half of w·|cos| + h·|sin| across and w·|sin| + h·|cos| down."""
     turned = is_turned(angle)
     if not turned.any():
         return xyxy
     out = xyxy.copy()
-    points = corners(xyxy[turned], angle[turned])
-    out[turned] = np.concatenate((points.min(axis=1), points.max(axis=1)), axis=1)
+    box = xyxy[turned]
+    radians = np.deg2rad(angle[turned])
+    cos, sin = np.abs(np.cos(radians)), np.abs(np.sin(radians))
+    half_w, half_h = (box[:, 2] - box[:, 0]) / 2, (box[:, 3] - box[:, 1]) / 2
+    reach = np.stack((half_w * cos + half_h * sin, half_w * sin + half_h * cos), axis=1)
+    centre = (box[:, :2] + box[:, 2:]) / 2
+    out[turned] = np.concatenate((centre - reach, centre + reach), axis=1)
     return out
 
 
@@ -99,14 +105,13 @@ def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
     return result
 
 
-def _inside(points: Corners, polygon: Corners) -> BoolArray:
-    """(N, P) whether each of P points lies in (or on) the pair's convex quadrilateral."""
+def _inside(points: Corners, polygon: Corners, tolerance: FloatArray) -> BoolArray:
+    """(N, P) whether each of P points lies in (or within `tolerance` of) the pair's convex quadrilateral."""
     edges = np.roll(polygon, -1, axis=1) - polygon  # (N, 4, 2)
     to_point = points[:, :, None, :] - polygon[:, None, :, :]  # (N, P, 4, 2)
     side = _cross(edges[:, None], to_point)  # > 0 inside: the corners go clockwise on the image
-    length = np.hypot(edges[..., 0], edges[..., 1])[:, None]
-    reach = np.hypot(to_point[..., 0], to_point[..., 1])
-    inside: BoolArray = (side >= -_ON_EDGE * length * (length + reach)).all(axis=2)
+    length = np.hypot(edges[..., 0], edges[..., 1])[:, None]  # side / length: the distance to the edge
+    inside: BoolArray = (side >= -(tolerance[:, None, None] * length)).all(axis=2)
     return inside
 
 
@@ -127,24 +132,59 @@ def _crossings(a: Corners, b: Corners) -> tuple[FloatArray, BoolArray]:
     return points.reshape(n, 16, 2), exists.reshape(n, 16)
 
 
+def _pseudo_angle(offset: FloatArray) -> FloatArray:
+    """An increasing function of each vector's angle (the "diamond angle", no arctan): -1 to 3."""
+    dx, dy = offset[..., 0], offset[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.nan_to_num(dy / (np.abs(dx) + np.abs(dy)))
+    result: FloatArray = np.where(dx >= 0, slope, 2 - slope)
+    return result
+
+
 def intersection_area(a: Corners, b: Corners) -> FloatArray:
     """(N,) area of the overlap of the pairs' convex quadrilaterals (corners clockwise on the image)."""
+    origin = a.mean(axis=1, keepdims=True)  # about the first's centre: small numbers, the same area
+    a, b = a - origin, b - origin
+    scale = np.maximum(np.abs(a).max(axis=(1, 2)), np.abs(b).max(axis=(1, 2)))
+    tolerance = _ON_EDGE * scale
     crossing, crosses = _crossings(a, b)
     points = np.concatenate((a, b, crossing), axis=1)  # (N, 24, 2)
-    valid = np.concatenate((_inside(a, b), _inside(b, a), crosses), axis=1)
+    valid = np.concatenate((_inside(a, b, tolerance), _inside(b, a, tolerance), crosses), axis=1)
     count = valid.sum(axis=1)
-    weight = valid[..., None]
-    centroid = (points * weight).sum(axis=1) / np.maximum(count, 1)[:, None]
+    centroid = np.einsum("npk,np->nk", points, valid) / np.maximum(count, 1)[:, None]
     offset = points - centroid[:, None, :]
-    order = np.argsort(np.where(valid, np.arctan2(offset[..., 1], offset[..., 0]), np.inf), axis=1)
+    order = np.argsort(np.where(valid, _pseudo_angle(offset), np.inf), axis=1)
     ring = np.take_along_axis(offset, order[..., None], axis=1)
-    # The points past the last valid one repeat it, so they add no area and the ring closes.
-    last = np.maximum(count - 1, 0)[:, None]
-    place = np.minimum(np.arange(ring.shape[1])[None, :], last)
-    ring = np.take_along_axis(ring, place[..., None], axis=1)
-    twice = _cross(ring, np.roll(ring, -1, axis=1)).sum(axis=1)
+    # The valid points come first, in order about the centroid: their consecutive edges, then the
+    # edge from the last back to the first, bound the overlap.
+    following = np.arange(ring.shape[1])[None, :] < (count - 1)[:, None]
+    edges = np.where(following, _cross(ring, np.roll(ring, -1, axis=1)), 0.0).sum(axis=1)
+    last = np.take_along_axis(ring, np.maximum(count - 1, 0)[:, None, None], axis=1)[:, 0]
+    twice = edges + _cross(last, ring[:, 0])
     area: FloatArray = np.where(count >= 3, np.abs(twice) / 2, 0.0)
     return area
+
+
+def overlap_bound(a: Corners, b: Corners, angle_a: FloatArray, angle_b: FloatArray) -> FloatArray:
+    """(N,) an upper bound of each pair's overlap area: the overlap lies in each box and in the slab
+    the other spans along that box's own axes (a separating-axis test that measures)."""
+    bound = np.full(len(a), np.inf)
+    for box, other, angle in ((a, b, angle_a), (b, a, angle_b)):
+        radians = np.deg2rad(angle)[:, None]
+        cos, sin = np.cos(radians), np.sin(radians)
+        centre = box.mean(axis=1, keepdims=True)
+        own, theirs = box - centre, other - centre
+        spans = np.ones(len(a))
+        for along_x, along_y in ((cos, sin), (-sin, cos)):  # the box's two axes
+            mine = own[..., 0] * along_x + own[..., 1] * along_y  # (N, 4): the corners on that axis
+            its = theirs[..., 0] * along_x + theirs[..., 1] * along_y
+            low, high = (
+                np.maximum(mine.min(axis=1), its.min(axis=1)),
+                np.minimum(mine.max(axis=1), its.max(axis=1)),
+            )
+            spans *= np.maximum(high - low, 0.0)
+        bound = np.minimum(bound, spans)
+    return bound
 
 
 def rotated_iou(a: Corners, b: Corners, area_a: FloatArray, area_b: FloatArray) -> FloatArray:

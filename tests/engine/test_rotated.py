@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
 from handler.engine.evaluation import Thresholds, evaluate
-from handler.engine.rotated import corners, envelope, rectangles, rotated_iou
+from handler.engine.rotated import corners, envelope, overlap_bound, rectangles, rotated_iou
 
 PROPERTY = settings(
     deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -77,6 +77,13 @@ def test_the_polygon_iou_is_shapely_s(data: st.DataObject) -> None:
     angle_b = data.draw(st.one_of(st.just(angle_a), ANGLES))
     want = ref.polygon_iou(a, angle_a, b, angle_b)
     assert _ours(a, angle_a, b, angle_b) == pytest.approx(want, abs=MARGIN)
+    # The bound the matching skips pairs by holds the overlap, and the envelopes hold the boxes.
+    turned = np.array([angle_a]), np.array([angle_b])
+    pa, pb = corners(np.array([a]), turned[0]), corners(np.array([b]), turned[1])
+    overlap = ref.polygon_overlap(a, angle_a, b, angle_b)
+    assert overlap_bound(pa, pb, *turned)[0] >= overlap * (1 - MARGIN) - MARGIN
+    low, high = envelope(np.array([a]), turned[0])[0].reshape(2, 2)
+    assert (pa[0] >= low - MARGIN).all() and (pa[0] <= high + MARGIN).all()
 
 
 def test_known_pairs() -> None:

@@ -111,13 +111,18 @@ def polygon(xyxy: Box, angle: float) -> list[tuple[float, float]]:
     ]
 
 
-def polygon_iou(gt: Box, gt_angle: float, pred: Box, pred_angle: float) -> float:
-    """IoU of two rotated boxes by shapely (GEOS): the areas are the boxes' own, the overlap the
-    polygons' intersection; 0 where the union is 0."""
+def polygon_overlap(gt: Box, gt_angle: float, pred: Box, pred_angle: float) -> float:
+    """The area of two rotated boxes' intersection, by shapely (GEOS)."""
     import shapely
 
     a, b = shapely.Polygon(polygon(gt, gt_angle)), shapely.Polygon(polygon(pred, pred_angle))
-    intersection = a.intersection(b).area
+    return float(a.intersection(b).area)
+
+
+def polygon_iou(gt: Box, gt_angle: float, pred: Box, pred_angle: float) -> float:
+    """IoU of two rotated boxes by shapely (GEOS): the areas are the boxes' own, the overlap the
+    polygons' intersection; 0 where the union is 0."""
+    intersection = polygon_overlap(gt, gt_angle, pred, pred_angle)
     union = (gt[2] - gt[0]) * (gt[3] - gt[1]) + (pred[2] - pred[0]) * (pred[3] - pred[1]) - intersection
     return intersection / union if union > 0 else 0.0
 
