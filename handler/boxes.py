@@ -27,6 +27,12 @@ def box_area(xyxy: FloatArray) -> FloatArray:
     return area
 
 
+def box_size(xyxy: FloatArray) -> FloatArray:
+    """(N, 2) width and height of (N, 4) boxes."""
+    size: FloatArray = xyxy[:, 2:] - xyxy[:, :2]
+    return size
+
+
 def is_turned(angle: FloatArray) -> BoolArray:
     """(N,) whether each box is rotated: an angle that is not a multiple of a whole turn."""
     turned: BoolArray = np.remainder(angle, 360.0) != 0

@@ -18,7 +18,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, box_area, is_turned
+from handler.boxes import BoolArray, FloatArray, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_intersection
 
 # A point this close to an edge (relative to the edge's length and the coordinates) is on it:
@@ -33,7 +33,7 @@ Corners = npt.NDArray[np.float64]  # (N, 4, 2)
 def corners(xyxy: FloatArray, angle: FloatArray) -> Corners:
     """(N, 4, 2) corners of the boxes turned by `angle` about their centres, clockwise on the image."""
     centre = (xyxy[:, :2] + xyxy[:, 2:]) / 2
-    size = xyxy[:, 2:] - xyxy[:, :2]
+    size = box_size(xyxy)
     radians = np.deg2rad(angle)
     cos, sin = np.cos(radians)[:, None], np.sin(radians)[:, None]
     offset = _UNIT_CORNERS[None] * size[:, None, :]  # (N, 4, 2)
@@ -93,7 +93,7 @@ def envelope(xyxy: FloatArray, angle: FloatArray) -> FloatArray:
     box = xyxy[turned]
     radians = np.deg2rad(angle[turned])
     cos, sin = np.abs(np.cos(radians)), np.abs(np.sin(radians))
-    half_w, half_h = (box[:, 2] - box[:, 0]) / 2, (box[:, 3] - box[:, 1]) / 2
+    half_w, half_h = (box_size(box) / 2).T
     reach = np.stack((half_w * cos + half_h * sin, half_w * sin + half_h * cos), axis=1)
     centre = (box[:, :2] + box[:, 2:]) / 2
     out[turned] = np.concatenate((centre - reach, centre + reach), axis=1)

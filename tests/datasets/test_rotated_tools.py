@@ -12,6 +12,7 @@ import io
 import json
 import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,19 @@ def test_each_tool_s_ground_truth_against_label_studio_s_predictions_counts_as_t
         counts = {k: findings["counts"][k] for k in want}
         assert counts == want, name
         assert findings["skipped"]["count"] == 0, name
+
+
+def test_compare_tells_an_oriented_model_from_the_same_boxes_upright(tmp_path: Path) -> None:
+    """B is A with every angle dropped (an upright model on turned objects): compare says A is
+    better, and A's counts are the reference's."""
+    from handler.comparison import compare
+
+    gt = write_datumaro(tmp_path / "cvat", GT, "cvat")
+    upright = {name: [replace(b, angle=0.0) for b in boxes] for name, boxes in PRED.items()}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = write_native(tmp_path / "a", PRED), write_native(tmp_path / "b", upright)
+    inputs = {"CONFIDENCE_THRESHOLD": "0", "IOU_MIN": "0.5", "IOU_PERFECT": "0.8"}
+    found = compare(str(gt), str(a), str(b), inputs=inputs)
+    assert found.better == "A" and found.difference.high < 0
+    assert found.context.a.counts.model_dump() == _reference_counts()

@@ -68,7 +68,7 @@ def _ours(a: Box, angle_a: float, b: Box, angle_b: float) -> float:
     return float(rotated_iou(pa, pb, np.array([_area(a)]), np.array([_area(b)]))[0])
 
 
-@settings(PROPERTY, max_examples=examples(300))
+@settings(PROPERTY, max_examples=examples(120))
 @given(st.data())
 def test_the_polygon_iou_is_shapely_s(data: st.DataObject) -> None:
     a = data.draw(boxes())
@@ -98,7 +98,7 @@ def test_known_pairs() -> None:
     assert _ours((5.0, 5.0, 5.0, 5.0), 30, square, 0) == 0.0  # size 0
 
 
-@settings(PROPERTY, max_examples=examples(200))
+@settings(PROPERTY, max_examples=examples(100))
 @given(boxes(), ANGLES, st.integers(0, 3), st.booleans())
 def test_the_rectangle_of_written_corners_is_the_box(
     box: Box, angle: float, start: int, backwards: bool
@@ -180,7 +180,7 @@ def _clear_of_ties(images: list[RefImage], thresholds: tuple[float, ...]) -> boo
     return True
 
 
-@settings(PROPERTY, max_examples=examples(120))
+@settings(PROPERTY, max_examples=examples(50))
 @given(st.lists(mixed_images(), max_size=8), st.sampled_from((0.3, 0.5)), st.sampled_from((0.0, 0.5)))
 def test_matching_rotated_and_upright_boxes_counts_as_the_reference(
     images: list[RefImage], iou_min: float, threshold: float

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from helpers.background import run_dir, start_once
+from helpers.paths import TEST_CACHE
 from helpers.s3_server import HOST, free_port
 from helpers.watchdog import alive
 
@@ -127,8 +128,7 @@ def keep_template() -> None:
 
 
 def _template() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "prelabel-eval-tests"
-    return cache / f"label-studio-{importlib.metadata.version('label-studio')}.sqlite3"
+    return TEST_CACHE / f"label-studio-{importlib.metadata.version('label-studio')}.sqlite3"
 
 
 def _server_command(port: int) -> list[str]:
