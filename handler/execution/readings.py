@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from handler.boxes import Dataset
 from handler.datasets.ids import DatasetIds
 from handler.datasets.loaded import DatasetNames
@@ -62,6 +64,9 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
         parts.append(f"boxes as {options.box} (given)")
     elif rows is not None:
         parts.append(f"boxes as {rows.convention} (the format's)")
+    turned = int(np.count_nonzero(dataset.boxes.turned))
+    if turned:
+        parts.append(f"{turned} of {len(dataset.boxes)} boxes rotated (the format's)")
     if options.frame:
         parts.append(f"frame: {options.frame} (given)")
     else:

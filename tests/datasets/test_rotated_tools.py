@@ -125,6 +125,9 @@ def test_each_tool_s_ground_truth_against_label_studio_s_predictions_counts_as_t
         counts = {k: findings["counts"][k] for k in want}
         assert counts == want, name
         assert findings["skipped"]["count"] == 0, name
+        rotated = sum(1 for boxes in GT.values() for b in boxes if b.angle % 360)
+        total = sum(map(len, GT.values()))
+        assert f"{rotated} of {total} boxes rotated (the format's)" in findings["dataset"]["gt_read_as"], name
 
 
 def test_compare_tells_an_oriented_model_from_the_same_boxes_upright(tmp_path: Path) -> None:
