@@ -35,7 +35,7 @@ import orjson
 import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
-from handler.engine.timecost import ACTIONS, ASSUMED, CITED, TimeCosts
+from handler.engine.timecost import ACTIONS, ASSUMED, CITED, SECONDS_MAX, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
     IMAGES_KEY,
@@ -178,7 +178,9 @@ def _seconds_type(action: str) -> Callable[[str], float]:
             TimeCosts.from_document({"seconds": {action: seconds}})
             return seconds
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{quoted(text)}: expected seconds, a number >= 0") from None
+            raise argparse.ArgumentTypeError(
+                f"{quoted(text)}: expected seconds, a number from 0 to {SECONDS_MAX:g}"
+            ) from None
 
     return checked
 

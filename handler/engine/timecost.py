@@ -9,7 +9,6 @@ from_json`, whose `fit` says what they were fitted from and how sure the fit is.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -22,6 +21,16 @@ from handler.engine.outcomes import Outcome
 
 # The labeler's action of each outcome (contract §6), in Outcome order: a view of `Outcome.action`.
 ACTIONS: Final = tuple(outcome.action for outcome in Outcome)
+# The most seconds one action may cost: a day. No labeler takes longer on one box, and a bound
+# keeps every sum of the report finite (1e308 seconds a box would overflow it).
+SECONDS_MAX: Final = 86_400.0
+
+
+def is_seconds(value: Any) -> bool:
+    """Whether `value` is seconds an action may cost: a number from 0 to SECONDS_MAX (not a bool)."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 <= value <= SECONDS_MAX
+
+
 DRAW_SOURCE: Final = (
     "Su, Deng, Fei-Fei (2012), Crowdsourcing Annotations for Visual Object Detection, "
     "AAAI Workshop on Human Computation: 25.5 s to draw a box (about 35 s with their quality "
@@ -89,8 +98,10 @@ class TimeCosts:
     def __post_init__(self) -> None:
         for action in ACTIONS:
             value = getattr(self, action)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-                raise ValueError(f"Expected the {action} time cost in seconds (>= 0) but got {value!r}")
+            if not is_seconds(value):
+                raise ValueError(
+                    f"Expected the {action} time cost in seconds (0 to {SECONDS_MAX:g}) but got {value!r}"
+                )
 
     def seconds(self, outcome: Outcome) -> float:
         """What the action of `outcome` costs."""
@@ -127,8 +138,11 @@ class TimeCosts:
         if unknown:
             raise ValueError(f"seconds: unknown action {unknown[0]!r}: expected {', '.join(ACTIONS)}")
         for action, value in given.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-                raise ValueError(f"seconds.{action}: expected seconds, a number >= 0, but got {value!r}")
+            if not is_seconds(value):
+                raise ValueError(
+                    f"seconds.{action}: expected seconds, a number from 0 to {SECONDS_MAX:g}, "
+                    f"but got {value!r}"
+                )
         fit = _cost_fit(document["fitted_from"]) if "fitted_from" in document else None
         return cls(**{action: float(value) for action, value in given.items()}, fit=fit)
 
@@ -178,6 +192,7 @@ def _cost_fit(document: Any) -> CostFit:
             )
             for action in ACTIONS
         }
+        _check_fit(actions, replicates, int(found["tasks"]))
         return CostFit(
             files=tuple(str(name) for name in found["files"]),
             log_format=str(found["format"]),
@@ -193,6 +208,18 @@ def _cost_fit(document: Any) -> CostFit:
         )
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ValueError(f"fitted_from: expected what `prelabel-eval calibrate` writes ({error!r})") from None
+
+
+def _check_fit(actions: Mapping[str, ActionFit], replicates: FloatArray, tasks: int) -> None:
+    """A fit's figures as calibrate writes them: seconds in range, counts not negative."""
+    for action, fit in actions.items():
+        low, high = fit.interval
+        if not (is_seconds(low) and is_seconds(high) and low <= high):
+            raise ValueError(f"intervals.{action}: {list(fit.interval)} is not low <= high seconds")
+        if fit.support < 0:
+            raise ValueError(f"support.{action}: {fit.support} is negative")
+    if tasks < 0 or not bool(np.all((replicates >= 0) & (replicates <= SECONDS_MAX))):
+        raise ValueError("tasks and replicates: expected a count and seconds")
 
 
 def _optional_float(value: Any) -> float | None:

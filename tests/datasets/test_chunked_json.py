@@ -304,9 +304,11 @@ def test_a_cut_inside_a_string_never_reads_a_different_list(tmp_path: Path, host
 
 
 def test_a_results_object_on_s3_is_streamed_in_ranged_reads(
-    tmp_path: Path, s3_bucket: str, s3_client: Any
+    tmp_path: Path, s3_bucket: str, s3_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Workers read their pieces with ranged GETs on clients of their own: the same dataset."""
+    """Workers read their pieces with ranged GETs on clients of their own: the same dataset (in
+    about 8 pieces: each GET is a request to the server, the cuts are tested above)."""
+    monkeypatch.setattr(jsondoc, "PIECE_BYTES", 4000)
     results = _results(400)
     results[77]["image_id"] = 999_999
     s3_client.put_object(Bucket=s3_bucket, Key="results.json", Body=json.dumps(results).encode())

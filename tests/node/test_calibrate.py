@@ -107,7 +107,15 @@ def test_a_hand_written_costs_file_needs_only_the_seconds_it_changes(tmp_path: P
     ("content", "expected"),
     [
         ("not json", "line 1 column 1: expected a JSON costs file"),
-        ('{"seconds": {"draw": -1}}', "seconds.draw: expected seconds, a number >= 0, but got -1"),
+        ('{"seconds": {"draw": -1}}', "seconds.draw: expected seconds, a number from 0 to 86400, but got -1"),
+        (
+            '{"seconds": {"draw": 1e308}}',
+            "seconds.draw: expected seconds, a number from 0 to 86400, but got 1e+308",
+        ),
+        (
+            '{"seconds": {"draw": null}}',
+            "seconds.draw: expected seconds, a number from 0 to 86400, but got None",
+        ),
         ('{"seconds": {"drawing": 3}}', "seconds: unknown action 'drawing': expected accept, nudge"),
         ('{"seconds": [1, 2]}', "seconds: expected a JSON object, got list"),
         ('{"seconds": {}, "fitted_from": {"files": []}}', "fitted_from: expected what `prelabel-eval"),
@@ -118,6 +126,32 @@ def test_a_bad_costs_file_is_one_line(tmp_path: Path, content: str, expected: st
     path.write_text(content)
     result = run(str(GT), str(PRED), "--time-costs", str(path), "--store", str(tmp_path / "s"))
     one_line_error(result, "--time-costs", str(path), expected)
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("support", "draw"), -3),
+        (("intervals", "draw"), [1e308, 1e308]),
+        (("intervals", "nudge"), [5, 1]),
+        (("replicates",), [[1e308] * 5]),
+    ],
+    ids=["negative support", "huge interval", "low above high", "huge replicate"],
+)
+def test_a_fit_edited_out_of_range_is_one_line(
+    costs_file: Path, tmp_path: Path, path: tuple[str, ...], value: object
+) -> None:
+    document = json.loads(costs_file.read_text())
+    place = document["fitted_from"]
+    for key in path[:-1]:
+        place = place[key]
+    place[path[-1]] = value
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    result = run(str(GT), str(PRED), "--time-costs", str(edited), "--store", str(tmp_path / "s"))
+    one_line_error(
+        result, "--time-costs", str(edited), "fitted_from: expected what `prelabel-eval calibrate` writes"
+    )
 
 
 def test_costs_file_and_seconds_options_together_are_refused(costs_file: Path, tmp_path: Path) -> None:

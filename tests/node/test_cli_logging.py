@@ -135,7 +135,8 @@ def test_a_file_named_like_a_command_is_a_dataset(tmp_path: Path) -> None:
         ("--confidence-threshold", "50%", "'50%' is not a number: expected 0 to 1"),
         ("--confidence-threshold", "50", "'50' is outside the range 0 to 1"),
         ("--iou-min", "0.35", "'0.35' is not one of the options 0.10, 0.20, 0.30, 0.40, 0.50"),
-        ("--seconds-draw", "-5", "'-5': expected seconds, a number >= 0"),
+        ("--seconds-draw", "-5", "'-5': expected seconds, a number from 0 to 86400"),
+        ("--seconds-draw", "1e308", "'1e308': expected seconds, a number from 0 to 86400"),
         ("--workers", "many", "expected a positive whole number"),
     ],
 )
