@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from handler.entry import leave  # first of the package: before numpy is imported
-from handler.errors import InputError
+from handler.errors import InputError, StorageError
 from handler.runtime import (
     LOGGER,
     OneLineParser,
@@ -29,6 +29,7 @@ from handler.runtime import (
     store_parent,
     warning_lines,
 )
+from handler.storage.local import LocalSource
 
 if TYPE_CHECKING:
     from handler.outputs import NodeOutputs
@@ -63,9 +64,9 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
 
         return read_environment(environ)
     try:
-        raw = orjson.loads(path.read_bytes())
-    except OSError as error:
-        raise InputError(f"{path}: cannot read the inputs file ({error.strerror})", INPUTS_OPTION) from None
+        raw = orjson.loads(LocalSource(path).read_bytes())  # a regular file, of bounded size
+    except StorageError as error:
+        raise InputError(f"{path}: cannot read the inputs file ({error})", INPUTS_OPTION) from None
     except orjson.JSONDecodeError as error:  # invalid UTF-8 too
         raise InputError(
             f"{path}: line {error.lineno} column {error.colno}: expected a JSON object ({error.msg})",

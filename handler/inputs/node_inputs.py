@@ -12,16 +12,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from handler.datasets import format_names
-from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, Side
+from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, Side, option_label
 from handler.datasets.side import SideSpec
 from handler.engine import Thresholds
 from handler.engine.timecost import TimeCosts
-from handler.errors import InputError, quoted
+from handler.errors import InputError, StorageError, quoted
 from handler.resources import node_config
+from handler.storage import open_source
 
 if TYPE_CHECKING:
     import jsonschema
@@ -280,7 +280,9 @@ def read_time_costs(path: str, key: str) -> TimeCosts:
     """The costs file at `path` (`TimeCosts.from_json`), its mistakes as the one-line error of the
     input or option `key`."""
     try:
-        return TimeCosts.from_json(Path(path).read_bytes(), path)
+        return TimeCosts.from_json(open_source(path, option_label(key)).read_bytes(), path)
+    except StorageError as error:  # not a regular file, too large, missing: said by the storage layer
+        raise InputError(f"{path}: cannot read the costs file ({error})", key) from None
     except OSError as error:
         raise InputError(f"{path}: cannot read the costs file ({error.strerror})", key) from None
     except ValueError as error:

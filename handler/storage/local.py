@@ -63,14 +63,16 @@ class LocalSource(Source):
 
     def open(self) -> BinaryIO:
         try:
-            stream = self._path.open("rb")
-            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-                stream.close()
+            # Opened without blocking, so a FIFO with no writer is refused, not waited on forever.
+            descriptor = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                os.close(descriptor)
                 raise StorageError(
                     f"{self._path}: not a regular file (a device, pipe or socket): "
-                    "expected a dataset file or a folder of them"
+                    "expected a file or a folder of them"
                 )
-            return stream
+            os.set_blocking(descriptor, True)
+            return os.fdopen(descriptor, "rb")
         except StorageError:
             raise
         except OSError as error:

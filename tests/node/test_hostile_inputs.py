@@ -220,3 +220,31 @@ def test_an_empty_key_in_an_inputs_file_says_remove_it(tmp_path: Path, files: di
     with contextlib.redirect_stderr(err):
         code = main(["--inputs", str(inputs), "--store", str(tmp_path / "store")], environ={})
     assert code == 2 and err.getvalue().startswith("error: unknown input '': remove it")
+
+
+def _special(kind: str, tmp_path: Path) -> Path:
+    """A file that is not a regular one: a device that never ends, or a FIFO nobody writes."""
+    if kind == "device":
+        return Path("/dev/zero")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+@pytest.mark.parametrize("key", ["GT_DATASET", "TIME_COSTS", "GT_NAMES", "inputs file"])
+def test_a_special_file_as_any_input_is_one_line_at_once(
+    tmp_path: Path, files: dict[str, Path], kind: str, key: str
+) -> None:
+    """Refused before it is read: no read until the memory cap, no wait for a writer."""
+    special = _special(kind, tmp_path)
+    inputs = {"GT_DATASET": str(files["gt"]), "PRED_DATASET": str(files["pred"])}
+    if key == "inputs file":
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["--store", str(tmp_path / "store"), "--inputs", str(special)])
+        run = NodeRun(code, out.getvalue(), err.getvalue())
+    else:
+        run = run_node(tmp_path / "store", **{**inputs, key: str(special)})
+    line = one_error_line(run)
+    assert f"{special}: not a regular file (a device, pipe or socket)" in line
