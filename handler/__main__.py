@@ -29,7 +29,7 @@ from handler.runtime import (
     store_parent,
     warning_lines,
 )
-from handler.storage.local import LocalSource
+from handler.storage.local import read_local_file
 
 if TYPE_CHECKING:
     from handler.outputs import NodeOutputs
@@ -64,7 +64,7 @@ def _raw_inputs(path: Path | None, environ: Mapping[str, str]) -> dict[str, Any]
 
         return read_environment(environ)
     try:
-        raw = orjson.loads(LocalSource(path).read_bytes())  # a regular file, of bounded size
+        raw = orjson.loads(read_local_file(str(path), INPUTS_OPTION))  # a regular file, of bounded size
     except StorageError as error:
         raise InputError(f"{path}: cannot read the inputs file ({error})", INPUTS_OPTION) from None
     except orjson.JSONDecodeError as error:  # invalid UTF-8 too

@@ -9,19 +9,18 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from handler.errors import InputError
-from handler.storage.paths import local_path
+from handler.errors import InputError, StorageError
+from handler.storage.local import read_local_file
 
 SliceFile = Mapping[str, Sequence[str]]
 
 
 def read_slices(path: str) -> dict[str, tuple[str, ...]]:
     """A JSON object of slice name -> list of asset ids; anything else is the user's to fix."""
-    checked = local_path(path, "--slices")  # what the OS refuses, said as such
     try:
-        document = orjson.loads(checked.read_bytes())
-    except OSError as error:
-        raise InputError(f"--slices {path}: cannot read it ({error.strerror})") from None
+        document = orjson.loads(read_local_file(path, "--slices"))
+    except StorageError as error:  # refused by the OS, not a regular file, too large
+        raise InputError(f"--slices {path}: cannot read it ({error})") from None
     except orjson.JSONDecodeError as error:
         raise InputError(f"--slices {path}: not JSON ({error})") from None
     valid = isinstance(document, dict) and all(

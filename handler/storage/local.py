@@ -15,6 +15,7 @@ from typing import BinaryIO
 
 from handler.errors import StorageError
 from handler.storage.base import Content, Entry, ObjectNotFound, RangedFile, Source, Store, split_scheme
+from handler.storage.paths import local_path
 
 
 def _file_mode() -> int:
@@ -222,3 +223,9 @@ class LocalStore(Store):
             os.rename(self._path(source), destination)
         except OSError as error:
             raise _failure(destination, "be moved into place", error) from error
+
+
+def read_local_file(path: str, what: str) -> bytes:
+    """A local file a user names (`what`: the option), whole: a path the OS refuses, a file that is
+    not regular (a device, a FIFO) or is over the size bound is one StorageError, before a byte."""
+    return LocalSource(local_path(path, what)).read_bytes()

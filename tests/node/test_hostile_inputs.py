@@ -23,6 +23,7 @@ from helpers.node_run import NodeRun, one_error_line, run_node
 from helpers.paths import ROOT
 
 from handler.__main__ import main
+from handler.cli import main as cli_main
 from handler.errors import QUOTE_LIMIT
 
 GT = {
@@ -232,17 +233,20 @@ def _special(kind: str, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo"])
-@pytest.mark.parametrize("key", ["GT_DATASET", "TIME_COSTS", "GT_NAMES", "inputs file"])
+@pytest.mark.parametrize("key", ["GT_DATASET", "TIME_COSTS", "GT_NAMES", "inputs file", "calibrate log"])
 def test_a_special_file_as_any_input_is_one_line_at_once(
     tmp_path: Path, files: dict[str, Path], kind: str, key: str
 ) -> None:
     """Refused before it is read: no read until the memory cap, no wait for a writer."""
     special = _special(kind, tmp_path)
     inputs = {"GT_DATASET": str(files["gt"]), "PRED_DATASET": str(files["pred"])}
-    if key == "inputs file":
+    if key in ("inputs file", "calibrate log"):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["--store", str(tmp_path / "store"), "--inputs", str(special)])
+            if key == "inputs file":
+                code = main(["--store", str(tmp_path / "store"), "--inputs", str(special)])
+            else:
+                code = cli_main(["calibrate", str(special), "--out", str(tmp_path / "costs.json")])
         run = NodeRun(code, out.getvalue(), err.getvalue())
     else:
         run = run_node(tmp_path / "store", **{**inputs, key: str(special)})

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from handler.boxes import FloatArray, IntArray
-from handler.errors import DatasetError
-from handler.storage.paths import local_path
+from handler.errors import DatasetError, StorageError
+from handler.storage.local import read_local_file
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,10 @@ HEAD_BYTES: Final = 4096
 
 def read_log(path: str) -> LabelerLog:
     """The log at `path`, in the format its content is of."""
-    checked = local_path(path, "log")  # what the OS refuses, said as such
     try:
-        content = checked.read_bytes()
-    except OSError as error:
-        raise DatasetError(f"{path}: cannot read the log ({error.strerror})") from None
+        content = read_local_file(path, "log")
+    except StorageError as error:  # refused by the OS, not a regular file, too large
+        raise DatasetError(f"cannot read the log: {error}") from None
     head = content[:HEAD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
     for log_format in _formats():
         if log_format.accepts(head):
