@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from handler.datasets.labels import Row, TextLabels, number, numbers, parse_lines
+from handler.datasets.labels import Row, TextLabels, first_tokens, number, numbers, parse_lines
 from handler.datasets.yolo_obb import quad_row
 
 EXPECTED: Final = "expected `x1 y1 x2 y2 x3 y3 x4 y4 class [difficult]`"
@@ -41,17 +41,13 @@ def parse_dota(text: str) -> TextLabels:
     return parse_lines(_labels(text), parse_dota_line)
 
 
-def _first_tokens(text: str) -> list[str] | None:
-    return next((tokens for line in _labels(text).splitlines() if (tokens := line.split())), None)
-
-
 def is_dota_label_file(text: str) -> bool:
     """A label file's first line (after its header) starts with a number; an empty file is an
     image with no boxes, and so is a file of header lines only."""
-    tokens = _first_tokens(text)
+    tokens = first_tokens(_labels(text))
     return tokens is None or number(tokens[0]) is not None
 
 
 def looks_like_dota(text: str) -> bool:
-    tokens = _first_tokens(text)
+    tokens = first_tokens(_labels(text))
     return tokens is not None and not isinstance(parse_dota_line(tokens), str)

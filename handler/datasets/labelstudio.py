@@ -42,6 +42,7 @@ from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import ReadOptions, option_label
+from handler.engine.rotated import corners
 from handler.errors import DatasetError, InputError, quoted
 
 BOX_TYPE: Final = "rectanglelabels"
@@ -285,16 +286,10 @@ def _columns(regions: _Regions) -> _Columns:
     rotation = float_column([v.get("rotation", 0) for v in values])  # not a number: the builder skips it
     if not rotation.any():
         return _Columns(np.concatenate([corner, corner + size], axis=1), normalized, widths, heights, None)
-    # The editor turns the box about its top-left corner; the box model, about its centre.
-    radians = np.deg2rad(np.nan_to_num(rotation))[:, None]
+    # The editor turns the box about its top-left corner; the box model, about its centre: the
+    # corner is the centre plus the turned top-left of a box about the origin.
     half = size / 2
-    centre = corner + np.concatenate(
-        [
-            half[:, :1] * np.cos(radians) - half[:, 1:] * np.sin(radians),
-            half[:, :1] * np.sin(radians) + half[:, 1:] * np.cos(radians),
-        ],
-        axis=1,
-    )
+    centre = corner - corners(np.concatenate([-half, half], axis=1), np.nan_to_num(rotation))[:, 0]
     return _Columns(
         np.concatenate([centre - half, centre + half], axis=1), normalized, widths, heights, rotation
     )

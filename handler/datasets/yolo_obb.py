@@ -54,6 +54,5 @@ def looks_like_yolo_obb(text: str) -> bool:
     """The first line is a YOLO OBB line with its corners in the 0-1 frame."""
     tokens = first_tokens(text)
     row = parse_yolo_obb_line(tokens) if tokens is not None else None
-    values = [number(t) for t in tokens[1:9]] if tokens else []
     low, high = _FRAME
-    return isinstance(row, Row) and all(v is not None and low <= v <= high for v in values)
+    return isinstance(row, Row) and all(low <= v <= high for v in row.corners or ())

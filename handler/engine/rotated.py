@@ -78,7 +78,7 @@ def rectangles(quad: Corners) -> tuple[FloatArray, FloatArray]:
     angle: FloatArray = np.remainder(np.rad2deg(np.arctan2(n, u)) + 90.0, 180.0) - 90.0
     # Corners that draw an upright rectangle give it exactly, unturned (no rounding of a turn).
     upright = np.concatenate((quad.min(axis=1), quad.max(axis=1)), axis=1)
-    is_upright = box_area(upright) <= np.take_along_axis(area, best, axis=1)[:, 0]
+    is_upright = box_area(upright) <= pick(area)
     xyxy[is_upright], angle[is_upright] = upright[is_upright], 0.0
     return xyxy, angle
 

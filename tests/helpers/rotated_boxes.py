@@ -21,6 +21,7 @@ import numpy as np
 from handler.boxes import Dataset
 from handler.engine.rotated import corners
 from helpers.builders import write_json
+from helpers.reference import polygon
 
 IMAGES: Final = (("a.jpg", 640, 360), ("b.jpg", 320, 480), ("c.jpg", 500, 500), ("d.jpg", 800, 200))
 LABELS: Final = ("plane", "ship")
@@ -47,15 +48,7 @@ class Turned:
 
     def corners(self) -> list[tuple[float, float]]:
         """Top-left, top-right, bottom-right, bottom-left of the box before turning, turned."""
-        cos, sin = math.cos(math.radians(self.angle)), math.sin(math.radians(self.angle))
-        offsets = ((-1, -1), (1, -1), (1, 1), (-1, 1))
-        return [
-            (
-                self.cx + sx * self.w / 2 * cos - sy * self.h / 2 * sin,
-                self.cy + sx * self.w / 2 * sin + sy * self.h / 2 * cos,
-            )
-            for sx, sy in offsets
-        ]
+        return polygon(self.xyxy, self.angle)
 
 
 def _box(rng: random.Random, width: int, height: int, label: str | None = None) -> Turned:

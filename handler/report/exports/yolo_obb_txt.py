@@ -11,22 +11,14 @@ from typing import Final
 import numpy as np
 
 from handler.datasets.textfolder import YOLO_OBB_FORMAT
-from handler.report.exports.columns_text import by_image, numbers, rows
 from handler.report.exports.pre_labels import FRACTION_DECIMALS, ExportTarget, Files, PreLabels
-from handler.report.exports.yolo_txt import label_folder
+from handler.report.exports.yolo_txt import label_folder, label_texts
 
 
 def _texts(labels: PreLabels) -> list[bytes]:
     """Some images' label files' texts, image by image."""
-    boxes = labels.boxes
     points = np.round(labels.corners("fractions", "YOLO OBB").reshape(-1, 8), FRACTION_DECIMALS)
-    lines = rows(
-        len(boxes),
-        numbers(boxes.class_id),
-        *(piece for column in (*points.T, boxes.confidence) for piece in (b" ", numbers(column))),
-        b"\n",
-    )
-    return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
+    return label_texts(labels, points.T)
 
 
 def yolo_obb_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:

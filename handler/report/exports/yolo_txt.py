@@ -4,12 +4,13 @@ image), and `classes.txt` naming the class ids, one a line (what YOLO tools and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import PurePath
 from typing import Final
 
 import numpy as np
 
+from handler.boxes import FloatArray
 from handler.datasets.textfolder import YOLO_FORMAT
 from handler.report.exports.columns_text import by_image, numbers, rows
 from handler.report.exports.pre_labels import FRACTION_DECIMALS, ExportTarget, Files, PreLabels
@@ -19,20 +20,21 @@ CLASSES_FILE: Final = "classes.txt"
 
 def _texts(labels: PreLabels) -> list[bytes]:
     """Some images' label files' texts, image by image."""
-    boxes = labels.boxes
     left, top, width, height = np.round(labels.fractions("YOLO"), FRACTION_DECIMALS).T
     centre_x, centre_y = (
         np.round(left + width / 2, FRACTION_DECIMALS),
         np.round(top + height / 2, FRACTION_DECIMALS),
     )
+    return label_texts(labels, (centre_x, centre_y, width, height))
+
+
+def label_texts(labels: PreLabels, columns: Iterable[FloatArray]) -> list[bytes]:
+    """Per image, its label file's text: a line per box, its class id, `columns` and its confidence."""
+    boxes = labels.boxes
     lines = rows(
         len(boxes),
         numbers(boxes.class_id),
-        *(
-            piece
-            for column in (centre_x, centre_y, width, height, boxes.confidence)
-            for piece in (b" ", numbers(column))
-        ),
+        *(piece for column in (*columns, boxes.confidence) for piece in (b" ", numbers(column))),
         b"\n",
     )
     return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
