@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
     from handler.inputs import load_time_costs
-    from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_records
+    from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_outcomes, load_records
     from handler.report.findings import Comparison
 
 # The public names, imported on first use: `python -m handler --help` and the node's error
@@ -25,6 +25,7 @@ _PUBLIC = {
     "EfficiencyResult": "handler.metric",
     "PrelabelingEfficiency": "handler.metric",
     "Records": "handler.metric",
+    "load_outcomes": "handler.metric",
     "load_records": "handler.metric",
     "load_time_costs": "handler.inputs",
     "Thresholds": "handler.engine",
@@ -41,6 +42,7 @@ __all__ = [
     "Thresholds",
     "TimeCosts",
     "compare",
+    "load_outcomes",
     "load_records",
     "load_time_costs",
 ]

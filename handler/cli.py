@@ -49,6 +49,7 @@ from handler.inputs import (
     select_options,
 )
 from handler.report.exports import EXPORT_TARGETS, POLICIES
+from handler.report.ledger import OUTCOME_FORMATS, OutcomeFormat
 from handler.report.publish import SAFE_AGE_SECONDS, latest_report, read_report_part, report_location
 from handler.runtime import (
     OneLineParser,
@@ -85,7 +86,7 @@ THRESHOLD_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
 SHOW_PARTS: Final = {
     "json": "findings.json: the findings document",
     "html": "the HTML page",
-    "outcomes": "outcomes.jsonl: one JSON line per GT box and kept prediction",
+    "outcomes": "the ledger: a row per outcome (matched pair, false positive, false negative), in --format",
     "outputs": "the node's outputs object (REPORT_ID, EFFICIENCY_LEVEL)",
     "class_map": "class_map.json: the class mapping a warning proposes (review it, then --pred-class-map)",
     "queue": "review_queue.csv: every image, most expected correction time first, as CSV",
@@ -108,6 +109,7 @@ SHOW_EXAMPLES: Final = """examples:
   prelabel-eval show latest --html
   prelabel-eval show latest --outputs
   prelabel-eval show latest --queue
+  prelabel-eval show latest --outcomes --format csv
 """
 COMPARE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl
@@ -314,6 +316,11 @@ def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     for part, what in SHOW_PARTS.items():
         flag = "--" + part.replace("_", "-")
         which.add_argument(flag, dest="part", action="store_const", const=part, help=f"print {what}")
+    parser.add_argument(
+        "--format",
+        choices=list(OUTCOME_FORMATS),
+        help="with --outcomes: " + "; ".join(f"{f.name}, {f.help}" for f in OUTCOME_FORMATS.values()),
+    )
     parser.set_defaults(command=_show)
 
 
@@ -577,8 +584,13 @@ def _outputs(findings: bytes) -> bytes:
 def _show(args: argparse.Namespace) -> int:
     from handler.report.finishers import REPORT_PARTS
 
+    part = args.part or "summary"
+    if args.format and part != "outcomes":
+        raise InputError("--format is for --outcomes: the other parts print as stored")
     store = chosen_store(args)
-    part, report_id = args.part or "summary", _report_id(store, args.report_id)
+    report_id = _report_id(store, args.report_id)
+    if part == "outcomes":
+        return _show_outcomes(store, report_id, OUTCOME_FORMATS[args.format or "jsonl"])
     # the summary, the outputs and --json are views of the findings document
     stored = REPORT_PARTS["findings" if part in ("summary", "outputs", "json") else part]
     content = read_report_part(store, report_id, stored)
@@ -588,8 +600,18 @@ def _show(args: argparse.Namespace) -> int:
         content = _outputs(content)
     elif part == "json":  # stored compact, printed for people
         content = orjson.dumps(orjson.loads(content), option=orjson.OPT_INDENT_2)
-    if content:  # an empty outcomes.jsonl stays empty: no blank line for a JSON Lines reader
+    if content:
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
+    return 0
+
+
+def _show_outcomes(store: Store, report_id: str, fmt: OutcomeFormat) -> int:
+    """The ledger streamed to stdout, a chunk at a time (an empty ledger prints no line)."""
+    from handler.report.ledger import write_outcomes
+
+    if fmt.binary and sys.stdout.isatty():
+        raise InputError(f"--format {fmt.name} is binary: redirect it to a file (> outcomes.{fmt.name})")
+    write_outcomes(store, report_id, fmt, sys.stdout.buffer)
     return 0
 
 

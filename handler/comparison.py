@@ -1,7 +1,7 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
 Both sets run through the node's code path (`plan_sides`, `evaluate_plan`) against one GT, opened
-and read once, with the inputs parsed once; nothing is written: the shards keep no outcome lines.
+and read once, with the inputs parsed once; nothing is written: the shards keep no ledger.
 Images scored in both runs are paired by asset id.
 """
 
@@ -32,7 +32,7 @@ from handler.storage.local import LocalStore
 
 
 def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
-    """One run's merged state (no outcome lines: nothing is published), with what only compare reads."""
+    """One run's merged state (no ledger: nothing is published), with what only compare reads."""
     return evaluate_plan(plan_sides(gt, pred, inputs.thresholds, execution, COMPARE_ONLY), None)
 
 

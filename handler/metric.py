@@ -343,3 +343,16 @@ class PrelabelingEfficiency:
         )
         merged._state = self._state + other._state
         return merged
+
+
+def load_outcomes(report_id: str = "latest", *, store: Store | str | None = None) -> dict[str, NDArray[Any]]:
+    """The per-box ledger of a stored report as numpy columns, a row per outcome (matched pair,
+    false positive, false negative): the rows `prelabel-eval show ID --outcomes` prints, named as
+    its columns (docs/report.md, "The ledger"). Text columns are object arrays of str (None for
+    none), box indices -1 and floats NaN for none. `store` is a Store or its URI (default: the
+    CLI's, $PRELABEL_STORE or ./prelabel-store); `report_id` "latest" is the newest report."""
+    from handler.report.ledger import outcome_columns
+    from handler.report.publish import latest_report
+
+    opened = store if isinstance(store, Store) else open_store(store_uri(store))
+    return outcome_columns(opened, latest_report(opened) if report_id == "latest" else report_id)

@@ -12,7 +12,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from handler.datasets.slices import SliceFile
-from handler.engine.outcome_lines import without_suspects
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
@@ -131,16 +130,11 @@ def run(
             costs = costs or inputs.time_costs or TimeCosts()
             with _phase("match and score", log, settle):
                 shards = len(plan.tasks)
-                evaluated = evaluate_plan(
-                    plan, staging.outcome_sinks(shards), staging.pre_label_sinks(shards)
-                )
+                evaluated = evaluate_plan(plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards))
                 # Another reading of the predictions that scores clearly better.
                 reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
                 merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
-            chunks = evaluated.outcome_chunks
-            if reading is not None:  # the GT is not blamed for a mix-up's misses, in outcomes.jsonl too
-                chunks = staging.rewrite_chunks(chunks, without_suspects)
             with _phase(DRAW_IMAGES, log, settle):
                 finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
             with _phase("build report", log, settle):
@@ -164,7 +158,7 @@ def run(
                     evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS
                 )
             with _phase("store report", log, settle):
-                staging.publish(parts, (*chunks, *pre_labels))
+                staging.publish(parts, (*evaluated.ledger_chunks, *pre_labels))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
             result = RunResult(outputs, findings, report_location(store, staging.report_id), page)
             if announce is not None:

@@ -27,7 +27,7 @@ MISSING_MAX_IOU: Final = NEAR_MISS_FLOOR
 KINDS: Final = ("missing_gt", "wrong_class")
 MISSING_GT, WRONG_CLASS = 0, 1
 NOT_SUSPECTED: Final = -1
-# The most confident suspects listed in the findings (all are flagged in outcomes.jsonl).
+# The most confident suspects listed in the findings (all are flagged in the ledger).
 TOP_SUSPECTS: Final = 20
 
 

@@ -18,7 +18,7 @@ from handler.engine.score import assistance_score, grade, score_fraction
 class Outcome(IntEnum):
     """The five outcomes (contract §6), each with what the labeler does and how the page names it.
 
-    `key` names it in the findings and outcomes.jsonl, `action` is the labeler's action
+    `key` names it in the findings and the ledger, `action` is the labeler's action
     (and the `TimeCosts` field that prices it), `label` the page's card title and
     `short_label` the name in a narrow table column.
     """

@@ -1,7 +1,7 @@
 """`pre_labels/*.npz`: the predictions a policy could pre-label, and each image's size, for
 `prelabel-eval export` (report/exports/) without reading the datasets again.
 
-A shard writes one chunk beside its outcome lines (the outcome lines hold only the kept
+A shard writes one chunk beside its ledger chunk (the ledger holds only the kept
 predictions, no box and no image size), with every prediction some threshold of the sweep keeps:
 the policy is decided from the merged run, after the shards. Once it is, the run rewrites each
 chunk keeping only what a policy keeps (`trimmed`: per class, its lowest threshold), so the stored
@@ -19,17 +19,16 @@ fractions, and, when some box is rotated, `angle` (float32 degrees clockwise abo
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
-import numpy.typing as npt
 import orjson
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.evaluation import keep_mask
+from handler.engine.npz_chunks import Chunk, loaded, names_column, names_of, saved
 
 # The columns with a row per prediction (the others have one per image, or are one value).
 PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh", "angle")
@@ -49,16 +48,6 @@ class ChunkImages:
     normalized: bool
 
 
-def _json(values: Sequence[str]) -> npt.NDArray[np.uint8]:
-    return np.frombuffer(orjson.dumps(list(values)), dtype=np.uint8)
-
-
-def _saved(columns: Mapping[str, npt.NDArray[Any]]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, allow_pickle=False, **columns)
-    return buffer.getvalue()
-
-
 def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> bytes:
     """The chunk of one shard: its predictions kept at `lowest_threshold`, its images' sizes.
 
@@ -69,11 +58,11 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
     angle = pred.angle[rows]
     turned = {"angle": angle.astype(COORDINATES)} if angle.any() else {}
-    return _saved(
+    return saved(
         {
             **turned,
-            "asset_ids": _json(images.asset_ids),
-            "class_names": _json(images.class_names),
+            "asset_ids": names_column(images.asset_ids),
+            "class_names": names_column(images.class_names),
             "widths": images.widths,
             "heights": images.heights,
             "normalized": np.array(images.normalized),
@@ -95,14 +84,14 @@ class Floors:
 
 def trimmed(content: bytes, lowest: Floors) -> bytes:
     """A chunk keeping the predictions at or above their class's `lowest` threshold."""
-    chunk = dict(np.load(io.BytesIO(content)))
+    chunk = loaded(content)
     names = orjson.loads(chunk["class_names"].tobytes())
     floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
     kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
     for key in PER_PREDICTION:
         if key in chunk:
             chunk[key] = chunk[key][kept]
-    return _saved(chunk)
+    return saved(chunk)
 
 
 @dataclass(frozen=True)
@@ -163,12 +152,7 @@ class Candidates:
         )
 
 
-def _names(chunk: np.lib.npyio.NpzFile, key: str) -> list[str]:
-    names: list[str] = orjson.loads(chunk[key].tobytes())
-    return names
-
-
-def _angles(chunk: np.lib.npyio.NpzFile) -> FloatArray:
+def _angles(chunk: Chunk) -> FloatArray:
     """A chunk's angles (a chunk without the column: every box axis-aligned)."""
     if "angle" in chunk:
         return chunk["angle"].astype(np.float64)
@@ -177,16 +161,16 @@ def _angles(chunk: np.lib.npyio.NpzFile) -> FloatArray:
 
 def read_chunks(contents: Sequence[bytes]) -> Candidates:
     """The chunks of a report, in shard order, as one table (classes joined by name)."""
-    chunks = [np.load(io.BytesIO(content)) for content in contents]
+    chunks = [loaded(content) for content in contents]
     class_names: dict[str, int] = {}
     asset_ids: list[str] = []
     images, classes = [], []
     for chunk in chunks:
-        names = _names(chunk, "class_names")
+        names = names_of(chunk, "class_names")
         remap = np.array([class_names.setdefault(name, len(class_names)) for name in names], dtype=np.int64)
         images.append(chunk["image"].astype(np.int64) + len(asset_ids))
         classes.append(remap[chunk["class_id"]] if len(remap) else chunk["class_id"].astype(np.int64))
-        asset_ids.extend(_names(chunk, "asset_ids"))
+        asset_ids.extend(names_of(chunk, "asset_ids"))
 
     def joined(key: str, dtype: type = np.float64) -> FloatArray:
         return np.concatenate([chunk[key].astype(dtype) for chunk in chunks]) if chunks else np.empty(0)

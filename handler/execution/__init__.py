@@ -4,7 +4,7 @@
 workers (`plan_sides` does so for sides already open: compare's one GT); `evaluate_plan` maps
 `run_shard` over them with the chosen executor (in this process, a local process pool, or a
 dask cluster) and merges the partial states. Each shard writes its
-own outcome lines into the report's chunks, so only the partial states come back.
+own ledger chunk into the report, so only the partial states come back.
 """
 
 from importlib import import_module

@@ -67,7 +67,7 @@ class ExecutionOptions:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """The merged state of every shard, how it was computed, and the outcome and pre-label chunks
+    """The merged state of every shard, how it was computed, and the ledger and pre-label chunks
     written."""
 
     state: EvaluationState
@@ -76,13 +76,13 @@ class Evaluated:
     engine: Engine
     workers: int
     shards: int
-    outcome_chunks: tuple[WrittenObject, ...]
+    ledger_chunks: tuple[WrittenObject, ...]
     pre_label_chunks: tuple[WrittenObject, ...] = ()
 
 
 @dataclass(frozen=True)
 class ShardJob:
-    """One shard and where its outcome lines and pre-label candidates go (nowhere: None):
+    """One shard and where its ledger chunk and pre-label candidates go (nowhere: None):
     picklable, for any executor."""
 
     task: PairedShard | FileShard
@@ -100,13 +100,13 @@ class ShardOutput:
 
 
 def run_shard(job: ShardJob) -> ShardOutput:
-    """The mapped function: evaluate a shard, write its outcome lines and pre-label candidates,
+    """The mapped function: evaluate a shard, write its ledger chunk and pre-label candidates,
     return its state."""
     task = job.task
     result: ShardResult = run_paired_shard(task) if isinstance(task, PairedShard) else run_file_shard(task)
     return ShardOutput(
         result.state,
-        job.sink.write(result.outcome_lines) if job.sink else None,
+        job.sink.write(result.ledger) if job.sink else None,
         job.pre_labels.write(result.pre_labels) if job.pre_labels else None,
     )
 
@@ -214,7 +214,7 @@ def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, Written, W
 def evaluate_plan(
     plan: ShardPlan, sinks: Sequence[ObjectSink] | None, pre_label_sinks: Sequence[ObjectSink] = ()
 ) -> Evaluated:
-    """Match and score every shard; shard i writes its outcome lines to `sinks[i]` and its
+    """Match and score every shard; shard i writes its ledger chunk to `sinks[i]` and its
     pre-label candidates to `pre_label_sinks[i]` (none given: not kept). Cleaning up after a
     failure is the caller's staging's business."""
     jobs = [

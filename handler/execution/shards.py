@@ -20,7 +20,7 @@ from handler.engine.analyses.box_counts import BOX_COUNTS, DatasetCounts
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
-from handler.engine.outcome_lines import outcome_lines
+from handler.engine.ledger import ledger_chunk
 from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, ShardContext
 from handler.engine.pre_label_boxes import ChunkImages, candidate_chunk
 from handler.engine.state import EvaluationState, ListedSkip, ReadFigures, Skips
@@ -35,7 +35,7 @@ Analyses = tuple[Analysis[Any], ...]
 @dataclass(frozen=True)
 class ShardResult:
     state: EvaluationState
-    outcome_lines: bytes
+    ledger: bytes  # the shard's ledger chunk (`engine.ledger`)
     pre_labels: bytes  # the pre-label candidates' chunk (`pre_label_boxes`)
 
 
@@ -78,20 +78,24 @@ def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, sk
 
 
 def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyses) -> ShardResult:
-    """Match and score one shard, run every analysis on it: its partial state and its outcome lines."""
+    """Match and score one shard, run every analysis on it: its partial state, its ledger chunk and
+    its pre-label candidates."""
     evaluation = evaluate(paired.gt, paired.pred, len(paired.asset_ids), context.thresholds)
     partials = {analysis: analysis.shard(evaluation, context) for analysis in analyses}
     kinds = suspect_kinds(evaluation, context.thresholds.iou_perfect)
-    lines = outcome_lines(evaluation, paired.asset_ids, paired.class_names, kinds)
-    return ShardResult(EvaluationState(evaluation.tally, partials), lines, pre_label_chunk(paired, context))
-
-
-def pre_label_chunk(paired: PairedBoxes, context: ShardContext) -> bytes:
-    """The shard's predictions that any threshold of the sweep (routing picks among them) keeps."""
     images = ChunkImages(
         paired.asset_ids, paired.class_names, paired.widths, paired.heights, paired.normalized
     )
-    return candidate_chunk(paired.pred, images, sweep_thresholds(context.thresholds.confidence_threshold)[0])
+    return ShardResult(
+        EvaluationState(evaluation.tally, partials),
+        ledger_chunk(evaluation, images, kinds),
+        pre_label_chunk(paired.pred, images, context),
+    )
+
+
+def pre_label_chunk(pred: BoxTable, images: ChunkImages, context: ShardContext) -> bytes:
+    """The shard's predictions that any threshold of the sweep (routing picks among them) keeps."""
+    return candidate_chunk(pred, images, sweep_thresholds(context.thresholds.confidence_threshold)[0])
 
 
 def _by_image(boxes: BoxTable) -> tuple[BoxTable, IntArray]:

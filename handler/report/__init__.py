@@ -9,6 +9,6 @@
   gives; the registry, which the pipeline runs);
 - `charts`: the geometry of the pages' SVG figures, below the findings so a section can draw.
 
-Nothing here runs on a shard's worker: what the shards write (the outcome lines) is encoded by the
-engine (`engine.outcome_lines`) and put by a storage sink (`storage.sink`).
+Nothing here runs on a shard's worker: what the shards write (the ledger) is encoded by the
+engine (`engine.ledger`) and put by a storage sink (`storage.sink`).
 """

@@ -11,6 +11,7 @@ import numpy as np
 from helpers.paths import THIRD_PARTY
 
 from handler.inputs import parse_inputs
+from handler.metric import load_outcomes
 from handler.pipeline import run
 from handler.report.finishers import REPORT_PARTS
 from handler.report.publish.asset import read_report_part
@@ -68,18 +69,14 @@ def test_deleted_and_relabeled_gt_boxes_are_found(tmp_path: Path) -> None:
     assert found.score_if_gt_fixed > result.findings.assistance_score
     confidences = [box.confidence for box in found.listed]
     assert confidences == sorted(confidences, reverse=True) and len(found.listed) == 20
-    lines = [
-        json.loads(line)
-        for line in read_report_part(store, result.outputs.report_id, REPORT_PARTS["outcomes"]).splitlines()
-    ]
-    flagged = [line for line in lines if line["suspected_gt_error"] is not None]
+    rows = load_outcomes(result.outputs.report_id, store=store)
+    flagged = rows["suspected_gt_error"] != None  # noqa: E711 (an object array: elementwise)
     by_kind = {
-        kind: sum(line["suspected_gt_error"] == kind for line in flagged)
-        for kind in ("missing_gt", "wrong_class")
+        kind: int(np.sum(rows["suspected_gt_error"] == kind)) for kind in ("missing_gt", "wrong_class")
     }
-    # a wrong-class pair flags both of its lines, a missing GT only the prediction's
-    assert by_kind == {"missing_gt": expected_missing, "wrong_class": 2 * len(relabeled)}
-    assert all(line["outcome"] in {"false_positive", "class_confused"} for line in flagged)
+    # a row per outcome: a wrong-class pair is one row, a missing GT a false positive's row
+    assert by_kind == {"missing_gt": expected_missing, "wrong_class": len(relabeled)}
+    assert set(rows["outcome"][flagged].tolist()) <= {"false_positive", "class_confused"}
     routing = json.loads(read_report_part(store, result.outputs.report_id, REPORT_PARTS["routing"]))
     recommended = result.findings.recommendation
     assert {row.class_name for row in recommended.classes} <= set(routing)

@@ -1,12 +1,13 @@
 """One code path, three executors: in this process, a local process pool, a dask cluster (contract §11).
 
 Each workload runs three times through the node's `run`; the findings must be equal but for
-the id, the time and the `execution` block, and outcomes.jsonl byte for byte. The cluster is the
+the id, the time and the `execution` block, and the ledger's rows byte for byte. The cluster is the
 session's real dask.distributed LocalCluster with two worker processes (helpers/dask_fixtures.py).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import os
@@ -28,6 +29,7 @@ from handler.execution import ExecutionOptions
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.finishers import REPORT_PARTS
+from handler.report.ledger import OUTCOME_FORMATS, write_outcomes
 from handler.report.publish.asset import read_report_part
 from handler.storage import Store
 from handler.storage.local import LocalStore
@@ -53,7 +55,9 @@ def _outcome(
     execution = findings["execution"]
     for key in RUN_ONLY:
         findings.pop(key)
-    return findings, read_report_part(store, report_id, REPORT_PARTS["outcomes"]), execution
+    rows = io.BytesIO()
+    write_outcomes(store, report_id, OUTCOME_FORMATS["jsonl"], rows)
+    return findings, rows.getvalue(), execution
 
 
 def _workloads(tmp_path: Path) -> dict[str, dict[str, str]]:

@@ -3,6 +3,7 @@ more than about MAX_BOXES_PER_SHARD boxes, whatever the executor; the findings d
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
@@ -15,6 +16,7 @@ from handler.execution import ExecutionOptions, read_and_plan
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.finishers import REPORT_PARTS
+from handler.report.ledger import OUTCOME_FORMATS, write_outcomes
 from handler.report.publish.asset import read_report_part
 from handler.storage.local import LocalStore
 
@@ -31,7 +33,9 @@ def _findings_and_lines(store: LocalStore) -> tuple[dict[str, object], bytes]:
     findings = json.loads(read_report_part(store, result.outputs.report_id, REPORT_PARTS["findings"]))
     for key in ("report_id", "created_at", "execution"):
         findings.pop(key)
-    return findings, read_report_part(store, result.outputs.report_id, REPORT_PARTS["outcomes"])
+    rows = io.BytesIO()
+    write_outcomes(store, result.outputs.report_id, OUTCOME_FORMATS["jsonl"], rows)
+    return findings, rows.getvalue()
 
 
 def test_a_small_input_stays_in_this_process_in_one_shard(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from handler.storage import Content, Store
 def publish_report(
     store: Store, report_id: str, parts: Mapping[str, Content], chunks: Sequence[bytes] | None = None
 ) -> None:
-    """`parts` by their key (`REPORT_PARTS`); `chunks`, if given, are outcome chunks written through the
+    """`parts` by their key (`REPORT_PARTS`); `chunks`, if given, are ledger chunks written through the
     report's sinks (in this process) before the publish."""
     with staged_report(store, report_id) as staging:
-        sinks = staging.outcome_sinks(len(chunks or ()))
+        sinks = staging.ledger_sinks(len(chunks or ()))
         written = [sink.write(chunk) for sink, chunk in zip(sinks, chunks or (), strict=True)]
         staging.publish({REPORT_PARTS[key]: content for key, content in parts.items()}, written)

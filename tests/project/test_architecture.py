@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from handler.datasets import format_names
+from handler.engine.ledger import read_ledger_chunk
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -463,11 +464,12 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("datasets",),  # every format read from a store into BoxTables, and paired
     ("inputs", "images"),  # node.json options name formats and thresholds; a dataset's images, read
     ("execution",),  # shards of whole assets mapped over an executor, merged exactly
-    ("report.charts",),  # the geometry of the page's SVG figures (pure Python)
+    # the geometry of the page's SVG figures (pure Python); JSON text from columns
+    ("report.charts", "report.json_lines"),
     ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
     ("report.finishing",),  # what a finisher plugs into: work after the merge (an exact pass, parts)
     ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
-    ("report.finishers",),  # the registered finishers
+    ("report.finishers", "report.ledger"),  # the registered finishers; the ledger read as the user wants
     ("report",),  # the report package's face names its jobs and imports none of them
     ("pipeline", "comparison", "calibrate", "runtime"),  # the entry points, downward among themselves too
     ("metric", "progress"),
@@ -565,7 +567,7 @@ gt, pred = f"{folder}/gt/0000.jsonl", f"{folder}/pred/0000.jsonl"
 shard = FileShard(0, gt, pred, Thresholds(0.5, 0.9, 0), 20, ANALYSES)
 job = ShardJob(
     shard,
-    ObjectSink(f"{folder}/store", "reports/r/outcomes/00000.jsonl", "application/x-ndjson"),
+    ObjectSink(f"{folder}/store", "reports/r/ledger/00000.npz", "application/octet-stream"),
 )
 output = run_shard(job)
 assert output.state.tally.total == 1 and output.written is not None, output
@@ -576,7 +578,7 @@ print(" ".join(sorted(name for name in sys.modules if name.startswith("handler.r
 
 def test_a_shard_worker_loads_neither_pydantic_nor_jinja2(tmp_path: Path) -> None:
     """What a worker imports to run a shard (what unpickling `run_shard` and its job loads, then
-    the shard itself: read, evaluate, write its outcome lines): nothing of the report, whose
+    the shard itself: read, evaluate, write its ledger chunk): nothing of the report, whose
     pydantic models and jinja2 templates stay on the driver."""
     box = {"label": "cat", "x_min": 0, "y_min": 0, "x_max": 10, "y_max": 10}
     for side, extra in (("gt", {}), ("pred", {"confidence": 0.9})):
@@ -589,7 +591,7 @@ def test_a_shard_worker_loads_neither_pydantic_nor_jinja2(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     libraries, report = done.stdout.split("\n")[:2]
     assert (libraries, report) == ("", ""), f"a shard's worker loaded: {libraries} {report}"
-    assert (tmp_path / "store/reports/r/outcomes/00000.jsonl").read_bytes().count(b"\n") == 2
+    assert len(read_ledger_chunk((tmp_path / "store/reports/r/ledger/00000.npz").read_bytes())) == 1
 
 
 # --- Every public engine function or class has a caller in handler/, found through its import ---

@@ -21,8 +21,9 @@ from handler.engine.analyses.per_image import PER_IMAGE
 from handler.execution import ExecutionOptions
 from handler.execution.shards import FileShard, PairedShard
 from handler.inputs import NodeInputs, parse_inputs
+from handler.metric import load_outcomes
 from handler.pipeline import run
-from handler.report.finishers import FINISHERS, REPORT_PARTS
+from handler.report.finishers import FINISHERS
 from handler.report.finishing import MERGED, ExactPass, Finished, Finisher, Finishing, Merged
 from handler.report.publish import ReportPart, read_report_part
 from handler.storage.local import LocalStore
@@ -86,8 +87,8 @@ def test_a_registered_finisher_writes_its_part_from_the_one_pass(
     assert len(lines) == result.findings.dataset.images
     kept = sum(len(orjson.loads(line)["boxes"]) for line in lines)
     assert kept == result.findings.dataset.predictions_kept
-    outcomes = read_report_part(store, result.outputs.report_id, REPORT_PARTS["outcomes"]).splitlines()
-    assert kept == sum(orjson.loads(line)["box"] == "pred" for line in outcomes)
+    rows = load_outcomes(result.outputs.report_id, store=store)
+    assert kept == int(np.count_nonzero(rows["pred_index"] >= 0))
     # The sketches and the pre-labels asked for a pass; each shard was read once for both.
     assert len(read) == len(set(read)) == result.findings.execution.shards
     assert result.page["sketch_of"], "the sketches came from the same pass"

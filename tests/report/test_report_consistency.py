@@ -1,12 +1,14 @@
-"""No section contradicts another: each section's totals recomputed from the outcome lines and the findings.
+"""No section contradicts another: each section's totals recomputed from the ledger and the findings.
 
 Every figure of the page is built from the findings; here the findings' sections are checked against
-the report's own `outcomes` part (one JSON line per GT box and per kept prediction), and the page's
-figures against the findings, on third-party data and the shipped example.
+the report's own ledger (`show --outcomes`: a row per outcome, seen here box by box: a matched pair's
+row gives its GT box and its prediction), and the page's figures against the findings, on
+third-party data and the shipped example.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections import Counter
@@ -19,6 +21,7 @@ from helpers.paths import EXAMPLES, THIRD_PARTY
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.charts import CLASS_HEAD
+from handler.report.ledger import OUTCOME_FORMATS, write_outcomes
 from handler.report.page.html import duration
 from handler.storage.local import LocalStore
 
@@ -41,10 +44,11 @@ def _report(tmp_path: Path, case: str) -> tuple[dict[str, Any], list[dict[str, A
     gt, pred = CASES[case]
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path))
     folder = tmp_path / "reports" / result.outputs.report_id
+    printed = io.BytesIO()
+    write_outcomes(LocalStore(tmp_path), result.outputs.report_id, OUTCOME_FORMATS["jsonl"], printed)
+    rows = [json.loads(line) for line in printed.getvalue().splitlines()]
     lines = [
-        json.loads(line)
-        for part in sorted((folder / "outcomes").glob("*.jsonl"))
-        for line in part.read_text(encoding="utf-8").splitlines()
+        {**row, "box": side} for row in rows for side in ("gt", "pred") if row[f"{side}_index"] is not None
     ]
     findings = json.loads((folder / "findings.json").read_text(encoding="utf-8"))
     # The sketches are the page's drawing data, not findings: as the page got them.

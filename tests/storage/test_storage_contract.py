@@ -3,7 +3,7 @@
 new backend needs to pass.
 
 First the primitives (put/get/open/exists/delete/list, in the style of fsspec's abstract
-tests), then the report publish built on them, outcome chunks written by other processes
+tests), then the report publish built on them, ledger chunks written by other processes
 included, then dataset sources. Then the S3 faults the platform meets: a missing bucket, wrong
 credentials, the endpoint down, an endpoint answering 500 for a while (retries succeed) or for
 good mid-upload (nothing visible). Every failure must be one StorageError line naming the
@@ -230,8 +230,8 @@ class TestPublishContract:
     def test_chunked_part_reads_as_one(self, backend: Backend) -> None:
         shards = [b'{"a": 1}\n{"a": 2}\n', b"", b'{"a": "\xc3\xa9"}\n']
         publish_report(backend.store, "r1", PARTS, chunks=shards)
-        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b"".join(shards)
-        chunks = [f"outcomes/{i:05d}.jsonl" for i in range(3)]
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["ledger"]) == b"".join(shards)
+        chunks = [f"ledger/{i:05d}.npz" for i in range(3)]
         manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
         assert manifest["parts"] == [*chunks, *MANIFEST_OF_PARTS["parts"]]
         objects = [*manifest["parts"], "manifest.json"]
@@ -243,22 +243,18 @@ class TestPublishContract:
 
     def test_empty_chunked_part_exists_and_is_empty(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", {"findings": b"{}"}, chunks=[b""])
-        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b""
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["ledger"]) == b""
 
     def test_a_part_never_written_is_named(self, backend: Backend) -> None:
         publish_report(backend.store, "r1", PARTS)
         with pytest.raises(StorageError, match=r": report 'r1' has no outcomes$"):
             read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"])
 
-    @pytest.mark.parametrize("chunked", [False, True])
-    def test_show_outcomes_prints_the_part(
-        self, backend: Backend, capsys: pytest.CaptureFixture[str], chunked: bool
+    def test_show_outcomes_prints_the_lines_of_a_report_from_before_the_ledger(
+        self, backend: Backend, capsys: pytest.CaptureFixture[str]
     ) -> None:
         lines = [b'{"outcome": "correct"}\n', b'{"outcome": "false_negative"}\n']
-        if chunked:
-            publish_report(backend.store, "r1", PARTS, chunks=lines)
-        else:
-            publish_report(backend.store, "r1", {**PARTS, "outcomes": b"".join(lines)})
+        publish_report(backend.store, "r1", {**PARTS, "outcomes": b"".join(lines)})
         assert cli_main(["show", "r1", "--outcomes", "--store", backend.store.uri]) == 0
         assert capsys.readouterr().out.encode() == b"".join(lines)
 
@@ -330,7 +326,7 @@ class TestPublishContract:
 
 
 def write_chunk(sink: ObjectSink, content: bytes) -> WrittenObject:
-    """What a shard's worker does with its outcome lines (run in a pool process)."""
+    """What a shard's worker does with its ledger chunk (run in a pool process)."""
     return sink.write(content)
 
 
@@ -339,20 +335,20 @@ def lines_of_shard(index: int) -> bytes:
 
 
 class TestChunksFromOtherProcesses:
-    """Shard workers write outcome chunks from their own processes, reopening the store by URI."""
+    """Shard workers write ledger chunks from their own processes, reopening the store by URI."""
 
     def test_chunks_written_by_pool_processes_publish(self, backend: Backend) -> None:
         contents = [lines_of_shard(i) for i in range(4)]  # the first is empty
         with staged_report(backend.store, "r1") as staging:
-            sinks = staging.outcome_sinks(len(contents))
+            sinks = staging.ledger_sinks(len(contents))
             pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
             with pool:
                 written = list(pool.map(write_chunk, sinks, contents))
             assert [chunk.size for chunk in written] == [len(content) for content in contents]
             staging.publish(PUBLISHED, written)
-        assert read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"]) == b"".join(contents)
+        assert read_report_part(backend.store, "r1", REPORT_PARTS["ledger"]) == b"".join(contents)
         manifest = json.loads(backend.read_raw("reports/r1/manifest.json"))
-        chunks = [f"outcomes/{i:05d}.jsonl" for i in range(4)]
+        chunks = [f"ledger/{i:05d}.npz" for i in range(4)]
         assert manifest["parts"] == [*chunks, "findings.json", "report.html"]
         assert backend.keys() == sorted(
             f"reports/r1/{name}" for name in [*manifest["parts"], "manifest.json"]
@@ -364,7 +360,7 @@ class TestChunksFromOtherProcesses:
         """A worker whose store URI reaches other objects: its chunk is reported, but absent."""
         elsewhere = f"{backend.store.uri}-elsewhere"
         with pytest.raises(StorageError) as raised, staged_report(backend.store, "r1") as staging:
-            sinks = staging.outcome_sinks(2)
+            sinks = staging.ledger_sinks(2)
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
                 written = list(
                     pool.map(write_chunk, [sinks[0], replace(sinks[1], store_uri=elsewhere)], [b"a\n"] * 2)
@@ -372,7 +368,7 @@ class TestChunksFromOtherProcesses:
             staging.publish(PUBLISHED, written)
         message = str(raised.value)
         assert "\n" not in message and message.startswith("cannot write report 'r1': ")
-        assert "outcomes/00001.jsonl: expected 2 bytes as written, the store holds none" in message
+        assert "ledger/00001.npz: expected 2 bytes as written, the store holds none" in message
         assert backend.keys() == []
         with pytest.raises(StorageError, match=r": no report 'r1'$"):
             read_report_part(backend.store, "r1", REPORT_PARTS["outcomes"])
@@ -380,7 +376,7 @@ class TestChunksFromOtherProcesses:
     def test_a_chunk_of_another_size_publishes_nothing(self, backend: Backend) -> None:
         expected = r"expected 9 bytes as written, the store holds 3 bytes"
         with pytest.raises(StorageError, match=expected), staged_report(backend.store, "r1") as staging:
-            (sink,) = staging.outcome_sinks(1)
+            (sink,) = staging.ledger_sinks(1)
             staging.publish(PUBLISHED, [replace(sink.write(b"ab\n"), size=9)])
         assert backend.keys() == []
 
@@ -391,17 +387,17 @@ class TestChunksFromOtherProcesses:
             ),
             staged_report(backend.store, "r1") as staging,
         ):
-            sinks = staging.outcome_sinks(2)
+            sinks = staging.ledger_sinks(2)
             staging.publish(PUBLISHED, [sinks[0].write(b"a\n")])
         assert backend.keys() == []
 
     def test_an_object_no_writer_reported_publishes_nothing(self, backend: Backend) -> None:
         with pytest.raises(StorageError) as raised, staged_report(backend.store, "r1") as staging:
-            (sink,) = staging.outcome_sinks(1)
+            (sink,) = staging.ledger_sinks(1)
             written = sink.write(b"a\n")
             replace(sink, key=sink.key.replace("00000", "00007")).write(b"b\n")  # never reported
             staging.publish(PUBLISHED, [written])
-        assert str(raised.value).endswith(": objects no writer reported: ['outcomes/00007.jsonl']")
+        assert str(raised.value).endswith(": objects no writer reported: ['ledger/00007.npz']")
         assert backend.keys() == []
 
 
@@ -411,10 +407,10 @@ class TestLocalStaging:
     def test_nothing_appears_under_the_report_id_until_the_manifest_is_written(self, tmp_path: Path) -> None:
         store = LocalStore(tmp_path)
         with staged_report(store, "r1") as staging:
-            (sink,) = staging.outcome_sinks(1)
+            (sink,) = staging.ledger_sinks(1)
             sink.write(b"{}\n")
             assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == [
-                "reports/.staging-r1/outcomes/00000.jsonl"
+                "reports/.staging-r1/ledger/00000.npz"
             ]
             assert list_reports(store) == []
             staging.publish(PUBLISHED, [WrittenObject(sink.key, 3)])
@@ -559,7 +555,7 @@ class TestS3Store:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
         publish_report(store, "r1", {}, chunks=[b"{}\n", b"{}\n"])
         for index in range(2):
-            key = f"{PREFIX}/reports/r1/outcomes/{index:05d}.jsonl"
+            key = f"{PREFIX}/reports/r1/ledger/{index:05d}.npz"
             assert s3_client.head_object(Bucket=s3_bucket, Key=key)["ContentType"] == "application/x-ndjson"
 
     def test_streamed_put_is_resent_on_retry(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
@@ -572,8 +568,8 @@ class TestS3Store:
         self, s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy
     ) -> None:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")
-        fault_proxy.fail_matching("PUT", r"/outcomes/00001\.jsonl$")
-        with pytest.raises(StorageError, match=r"outcomes/00001\.jsonl: cannot write: server error 500"):
+        fault_proxy.fail_matching("PUT", r"/ledger/00001\.npz$")
+        with pytest.raises(StorageError, match=r"ledger/00001\.npz: cannot write: server error 500"):
             publish_report(store, "r1", PARTS, chunks=[b"a\n", b"b\n", b"c\n"])
         fault_proxy.heal()
         assert s3_client.list_objects_v2(Bucket=s3_bucket).get("KeyCount") == 0

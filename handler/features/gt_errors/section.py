@@ -39,7 +39,7 @@ class SuspectedGtErrors(Section):
     __doc__ = (
         f"Predictions with confidence >= {SUSPECT_CONFIDENCE:g} that contradict the GT: missing_gt, a false "
         f"positive no GT box of any class overlaps with IoU >= {MISSING_MAX_IOU:g}; wrong_class, a "
-        "class-confused match with IoU >= IOU_PERFECT. Flagged in outcomes.jsonl (suspected_gt_error)."
+        "class-confused match with IoU >= IOU_PERFECT. Flagged in the ledger (suspected_gt_error)."
     )
 
     confidence_from: Threshold
@@ -60,7 +60,7 @@ class SuspectedGtErrors(Section):
 # While another reading explains the misses, the GT is not blamed for them.
 WITHHELD: Final = (
     "not listed: another reading of the predictions scores clearly better (see the warning under the "
-    "verdict), so their misses are the export's, not the ground truth's; outcomes.jsonl flags none either"
+    "verdict), so their misses are the export's, not the ground truth's; the ledger flags none either"
 )
 
 

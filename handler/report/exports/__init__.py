@@ -7,8 +7,8 @@
   `ExportTarget` (its `files(pre_labels, out, image_root)` gives each file's content) and one line
   in `EXPORT_TARGETS`.
 
-The per-box outcome lines and the pre-label candidates are what a shard writes itself, chunk by
-chunk, so their encoding lives below execution (`handler.engine.outcome_lines`,
+The per-box ledger and the pre-label candidates are what a shard writes itself, chunk by
+chunk, so their encoding lives below execution (`handler.engine.ledger`,
 `handler.engine.pre_label_boxes`).
 
 The finishers import their modules themselves: importing this package (the CLI lists the targets

@@ -7,23 +7,24 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray
-from handler.engine.outcome_lines import CHUNK_LINES, ObjectArray, number_texts
+from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.report.json_lines import CHUNK_LINES, ObjectArray, number_texts
 
 Piece = ObjectArray | bytes
 ROW_END: Final = b"\0"
+T = TypeVar("T")
 
 
-def numbers(values: IntArray | FloatArray) -> ObjectArray:
+def numbers(values: IntArray | FloatArray | BoolArray) -> ObjectArray:
     """The JSON text of each value (also valid in an XML attribute)."""
     return number_texts(values)
 
 
-def texts(values: Sequence[str], index: IntArray, encode: Callable[[str], bytes]) -> ObjectArray:
+def texts(values: Sequence[T], index: IntArray, encode: Callable[[T], bytes]) -> ObjectArray:
     """`encode(values[i])` for each i of `index`: each distinct value encoded once."""
     table = np.empty(len(values), dtype=object)
     table[:] = [encode(value) for value in values]

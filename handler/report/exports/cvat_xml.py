@@ -16,9 +16,9 @@ import numpy as np
 
 from handler.boxes import FloatArray, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
-from handler.engine.outcome_lines import ObjectArray
 from handler.report.exports.columns_text import by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
+from handler.report.json_lines import ObjectArray
 
 XML_DECLARATION: Final = '<?xml version="1.0" encoding="utf-8"?>\n'
 SCORE_ATTRIBUTE: Final = (

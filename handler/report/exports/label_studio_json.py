@@ -25,10 +25,10 @@ import orjson
 
 from handler.boxes import FloatArray, is_turned
 from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
-from handler.engine.outcome_lines import ObjectArray
 from handler.errors import InputError
 from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
+from handler.report.json_lines import ObjectArray
 
 CONTROL: Final = "label"  # the RectangleLabels control's name (`from_name`)
 IMAGE: Final = "image"  # the Image object's name (`to_name`) and the task data key

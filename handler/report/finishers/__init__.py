@@ -38,7 +38,7 @@ from handler.report.finishers.recommendation_spread import RECOMMENDATION_SPREAD
 from handler.report.finishers.report_page import REPORT_PAGE
 from handler.report.finishers.review_queue import REVIEW_QUEUE
 from handler.report.finishing import Finisher
-from handler.report.publish import OUTCOMES, ReportPart
+from handler.report.publish import LEDGER, OUTCOMES, ReportPart
 
 FINISHERS: Final[tuple[Finisher, ...]] = (
     SKETCHES,
@@ -51,9 +51,11 @@ FINISHERS: Final[tuple[Finisher, ...]] = (
     CLASS_MAP_JSON,
     REVIEW_QUEUE,
 )
-# Every part a report may hold, by key: the outcome lines the shards write, then the finishers'.
+# Every part a report may hold, by key: the ledger the shards write (the JSON lines of a report
+# from before it), then the finishers'.
 REPORT_PARTS: Final[dict[str, ReportPart]] = {
-    part.key: part for part in (OUTCOMES, *(part for finisher in FINISHERS for part in finisher.parts))
+    part.key: part
+    for part in (LEDGER, OUTCOMES, *(part for finisher in FINISHERS for part in finisher.parts))
 }
 
 __all__ = ["FINISHERS", "REPORT_PARTS"]

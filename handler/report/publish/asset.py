@@ -1,9 +1,8 @@
 """The report asset: which parts it has, where they live in a store, and how it is read.
 
-Layout under the store: `reports/<id>/findings.json`, `report.html`, `outcomes.jsonl` and
-`manifest.json`. A part may instead be written as numbered chunk objects
-(`outcomes/00000.jsonl`, `outcomes/00001.jsonl`, ...), e.g. one per shard of the evaluation;
-reading the part concatenates them in order, byte for byte what one object would hold.
+Layout under the store: `reports/<id>/findings.json`, `report.html`, ... and `manifest.json`.
+A part may instead be written as numbered chunk objects (`ledger/00000.npz`,
+`ledger/00001.npz`, ...), e.g. one per shard of the evaluation, read in order.
 
 A report without a manifest does not exist for readers. `handler.report.publish.staging` writes a
 report (on a local store under the hidden `reports/.staging-<id>/`, moved into place whole).
@@ -18,7 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -46,7 +45,7 @@ _UNIT_SECONDS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 class ReportPart:
     """One part of a report: the key `show` names it by, its file name and its content type.
 
-    The outcome lines are the part the shards write (`OUTCOMES`); every other part is declared by
+    The ledger is the part the shards write (`LEDGER`); every other part is declared by
     the finisher that writes it (handler/report/finishers/)."""
 
     key: str
@@ -63,7 +62,10 @@ class ReportPart:
         return [name for name in listed if name == self.name or name.startswith(folder)]
 
 
-# The per-box outcome lines: written by the shards, one chunk each, before the other parts.
+# The per-box ledger (handler/engine/ledger.py): written by the shards, one .npz chunk each,
+# before the other parts.
+LEDGER: Final = ReportPart("ledger", "ledger.npz", "application/octet-stream")
+# What reports held before the ledger, one JSON line per box: still printed by `show --outcomes`.
 OUTCOMES: Final = ReportPart("outcomes", "outcomes.jsonl", "application/x-ndjson")
 # The findings document (its finisher writes it): `list` and `show` read it without the models.
 FINDINGS_PART: Final = ReportPart("findings", "findings.json", "application/json")
@@ -132,14 +134,24 @@ def latest_report(store: Store) -> str:
     return listed[0]
 
 
-def read_report_chunks(store: Store, report_id: str, part: ReportPart, why_absent: str = "") -> list[bytes]:
-    """The objects of one part of a published report, in order; a StorageError line when absent
-    (ending with `why_absent`, when the caller knows why it may be)."""
+def has_part(store: Store, report_id: str, part: ReportPart) -> bool:
+    """Whether a published report holds `part` (a StorageError line when there is no such report)."""
+    return bool(part.objects(_manifest(store, report_folder(report_id), report_id)))
+
+
+def report_chunks(store: Store, report_id: str, part: ReportPart, why_absent: str = "") -> Iterator[bytes]:
+    """The objects of one part of a published report, in order, each read when asked for; a
+    StorageError line when absent (ending with `why_absent`, when the caller knows why it may be)."""
     folder = report_folder(report_id)
     names = part.objects(_manifest(store, folder, report_id))
     if not names:
         raise StorageError(f"{store.uri}: report {report_id!r} has no {part.key} {why_absent}".rstrip())
-    return [_get(store, f"{folder}/{name}", report_id) for name in names]
+    return (_get(store, f"{folder}/{name}", report_id) for name in names)
+
+
+def read_report_chunks(store: Store, report_id: str, part: ReportPart, why_absent: str = "") -> list[bytes]:
+    """The objects of one part of a published report, in order, read at once (`report_chunks`)."""
+    return list(report_chunks(store, report_id, part, why_absent))
 
 
 def read_report_part(store: Store, report_id: str, part: ReportPart) -> bytes:

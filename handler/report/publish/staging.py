@@ -23,9 +23,9 @@ import orjson
 
 from handler.errors import StorageError
 from handler.report.publish.asset import (
+    LEDGER,
     MANIFEST,
     MANIFEST_TYPE,
-    OUTCOMES,
     PRE_LABELS,
     SAFE_AGE_SECONDS,
     ReportPart,
@@ -73,7 +73,7 @@ def _already_published(store: Store, report_id: str) -> bool:
 
 
 class ReportStaging:
-    """A report being written: its id, its part keys, the sinks for its outcome chunks, the
+    """A report being written: its id, its part keys, the sinks for its ledger chunks, the
     check before its manifest, and (called by `staged_report` only) its discard."""
 
     def __init__(self, store: Store, report_id: str) -> None:
@@ -86,9 +86,9 @@ class ReportStaging:
     def _key(self, name: str) -> str:
         return f"{self._folder}/{name}"
 
-    def outcome_sinks(self, count: int) -> list[ObjectSink]:
-        """One sink per outcome chunk, in order (one per shard)."""
-        return self._chunk_sinks(OUTCOMES, count)
+    def ledger_sinks(self, count: int) -> list[ObjectSink]:
+        """One sink per ledger chunk, in order (one per shard)."""
+        return self._chunk_sinks(LEDGER, count)
 
     def pre_label_sinks(self, count: int) -> list[ObjectSink]:
         """One sink per chunk of pre-label candidates, in order (one per shard)."""
@@ -107,7 +107,7 @@ class ReportStaging:
         return [sink for sinks in self._chunks.values() for sink in sinks]
 
     def rewrite_chunks(
-        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart = OUTCOMES
+        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart
     ) -> tuple[WrittenObject, ...]:
         """The chunks of `part` written again through `edit`, one at a time (after the run
         learned something)."""
@@ -119,7 +119,7 @@ class ReportStaging:
         return tuple(rewritten)
 
     def publish(self, parts: Mapping[ReportPart, Content], chunks: Sequence[WrittenObject] = ()) -> None:
-        """Write `parts` beside the `chunks` (outcome lines, pre-label candidates) the workers
+        """Write `parts` beside the `chunks` (the ledger, pre-label candidates) the workers
         reported, check them all, write the manifest, move the report into place."""
         try:
             listed = self._write_parts(parts, chunks)
@@ -136,7 +136,7 @@ class ReportStaging:
     def _write_parts(
         self, parts: Mapping[ReportPart, Content], chunks: Sequence[WrittenObject]
     ) -> dict[str, int]:
-        """The manifest's names and sizes in the order they were written: the outcome and pre-label
+        """The manifest's names and sizes in the order they were written: the ledger and pre-label
         chunks (the shards wrote them), then each part in the order given."""
         listed = self._reported(chunks) if self._sinks or chunks else {}
         for part, content in parts.items():
@@ -153,7 +153,7 @@ class ReportStaging:
         if sorted(chunk.key for chunk in chunks) != sorted(expected):
             raise StorageError(
                 f"{len(chunks)} chunks were reported written, expected one from each of "
-                f"{len(expected)} sinks (outcome lines and pre-label candidates, one of each per shard)"
+                f"{len(expected)} sinks (ledger and pre-label chunks, one of each per shard)"
             )
         sizes = {chunk.key: chunk.size for chunk in chunks}
         start = len(self._folder) + 1

@@ -1,29 +1,22 @@
-"""`outcomes.jsonl`: one JSON line per GT box and per kept prediction, for a review queue.
-
-A matched pair gives two lines (one per box, `box` says which) that carry the same pair.
-Lines are in asset order, GT boxes before predictions, each in dataset order. Built per
-column, not per box: orjson writes each numeric column at once, text columns are looked up
-from their few distinct encoded values, and one `bytes.join` interleaves the columns.
+"""JSON text from columns: one JSON object per row (the ledger's lines) or one value per row
+(the exporters' pieces), built per column, not per row: orjson writes each numeric column at once,
+text columns are looked up from their few distinct encoded values, and one `bytes.join`
+interleaves the columns.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 import orjson
 
-from handler.boxes import FloatArray, IntArray
-from handler.engine.evaluation import Evaluation
-from handler.engine.gt_errors import KINDS, NOT_SUSPECTED
-from handler.engine.outcomes import Outcome
+from handler.boxes import BoolArray, FloatArray, IntArray
 
 ObjectArray = npt.NDArray[np.object_]
-SIDES: Final = ("gt", "pred")
 # Lines encoded at once: the per-line objects of a chunk are all that is held (measured on
 # the 5k-image workload: +27 MB at 20k lines vs +122 MB at 100k, at the same speed).
 CHUNK_LINES: Final = 20_000
@@ -45,11 +38,15 @@ class Text:
 class Number:
     """A numeric field: null where `null` is set (NaN floats are null anyway)."""
 
-    values: IntArray | FloatArray
-    null: npt.NDArray[np.bool_] | None = None
+    values: IntArray | FloatArray | BoolArray
+    null: BoolArray | None = None
 
 
 Field = Text | Number
+
+
+def rows_of(field: Field) -> int:
+    return len(field.index) if isinstance(field, Text) else len(field.values)
 
 
 def _objects(items: Sequence[bytes]) -> ObjectArray:
@@ -85,7 +82,7 @@ class _Encoded:
 Part = _Encoded | tuple[bytes, Number]
 
 
-def number_texts(values: IntArray | FloatArray, prefix: bytes = b"") -> ObjectArray:
+def number_texts(values: IntArray | FloatArray | BoolArray, prefix: bytes = b"") -> ObjectArray:
     """`prefix` and the JSON text of each value: orjson writes the values at once, and the prefix
     goes before each one by turning every separating comma into a newline (no number holds one)
     and the prefix. NaN is `null`."""
@@ -146,68 +143,3 @@ def json_lines(fields: dict[str, Field], order: IntArray) -> bytes:
         _chunk_lines(parts, end, order[start : start + CHUNK_LINES])
         for start in range(0, len(order), CHUNK_LINES)
     )
-
-
-def _partner(values: Any, partner: IntArray, fill: Any) -> Any:
-    """values[partner], `fill` where there is no partner (-1)."""
-    gathered = np.asarray(values)[np.maximum(partner, 0)] if len(values) else np.full(len(partner), fill)
-    return np.where(partner >= 0, gathered, fill)
-
-
-def _line_columns(evaluation: Evaluation, suspects: IntArray) -> dict[str, Any]:
-    """Every column for the GT lines followed by the prediction lines, unordered.
-
-    `suspects` (per kept prediction, `gt_errors.suspect_kinds`) flags both lines of a pair.
-    """
-    gt, pred, outcomes = evaluation.gt, evaluation.pred, evaluation.outcomes
-    match = outcomes.match
-    gt_partner, pred_partner = match.gt_match, match.pred_match
-    iou_of_gt = _partner(match.pred_iou, gt_partner, np.nan)
-    return {
-        "image": np.concatenate((gt.image, pred.image)),
-        "side": np.repeat([0, 1], [len(gt), len(pred)]),
-        "gt_index": np.concatenate((gt.source_index, _partner(gt.source_index, pred_partner, -1))),
-        "pred_index": np.concatenate((_partner(pred.source_index, gt_partner, -1), pred.source_index)),
-        "gt_class": np.concatenate((gt.class_id, _partner(gt.class_id, pred_partner, -1))),
-        "pred_class": np.concatenate((_partner(pred.class_id, gt_partner, -1), pred.class_id)),
-        "iou": np.concatenate((iou_of_gt, match.pred_iou)),
-        "confidence": np.concatenate((_partner(pred.confidence, gt_partner, np.nan), pred.confidence)),
-        "outcome": np.concatenate((outcomes.gt_outcome, outcomes.pred_outcome)),
-        "suspect": np.concatenate((_partner(suspects, gt_partner, NOT_SUSPECTED), suspects)),
-    }
-
-
-def _fields(
-    columns: dict[str, Any], asset_ids: Sequence[str], class_names: Sequence[str]
-) -> dict[str, Field]:
-    c = columns
-    return {
-        "asset_id": Text(asset_ids, c["image"]),
-        "box": Text(SIDES, c["side"]),
-        "gt_index": Number(c["gt_index"], c["gt_index"] < 0),
-        "pred_index": Number(c["pred_index"], c["pred_index"] < 0),
-        "gt_class": Text(class_names, c["gt_class"]),
-        "pred_class": Text(class_names, c["pred_class"]),
-        "iou": Number(c["iou"]),
-        "confidence": Number(c["confidence"]),
-        "outcome": Text([o.key for o in Outcome], c["outcome"]),  # outcome codes index Outcome
-        "action": Text([o.action for o in Outcome], c["outcome"]),
-        "suspected_gt_error": Text(KINDS, c["suspect"]),
-    }
-
-
-def outcome_lines(
-    evaluation: Evaluation, asset_ids: Sequence[str], class_names: Sequence[str], suspects: IntArray
-) -> bytes:
-    """The `outcomes.jsonl` part: n_gt + n_kept lines, in asset order, GT before predictions."""
-    columns = _line_columns(evaluation, suspects)
-    order = np.lexsort((np.arange(len(columns["side"])), columns["side"], columns["image"]))
-    return json_lines(_fields(columns, asset_ids, class_names), order)
-
-
-_SUSPECT_FLAG: Final = re.compile(rb'"suspected_gt_error":"[a-z_]+"')
-
-
-def without_suspects(content: bytes) -> bytes:
-    """Outcome lines with no box flagged as a suspected GT error (a mix-up explains them)."""
-    return _SUSPECT_FLAG.sub(b'"suspected_gt_error":null', content)

@@ -1,0 +1,40 @@
+"""The `.npz` chunks a shard writes beside its state (the ledger, the pre-label candidates): columns
+saved uncompressed, names as JSON bytes, read back without pickles."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+Chunk = Mapping[str, npt.NDArray[Any]]
+
+
+def names_column(values: Sequence[str]) -> npt.NDArray[np.uint8]:
+    """A list of names as one column (JSON bytes): an `.npz` holds no strings without pickles."""
+    return np.frombuffer(orjson.dumps(list(values)), dtype=np.uint8)
+
+
+def names_of(chunk: Chunk, key: str) -> list[str]:
+    names: list[str] = orjson.loads(chunk[key].tobytes())
+    return names
+
+
+def saved(columns: Chunk) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **columns)
+    return buffer.getvalue()
+
+
+def loaded(content: bytes) -> dict[str, npt.NDArray[Any]]:
+    """Every column of a chunk, read at once (a damaged chunk raises ValueError)."""
+    try:
+        with np.load(io.BytesIO(content), allow_pickle=False) as chunk:
+            return {key: chunk[key] for key in chunk.files}
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as error:
+        raise ValueError(f"damaged chunk ({error})") from error
