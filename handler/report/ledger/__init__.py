@@ -4,8 +4,8 @@ The shards write it as column chunks (`handler.engine.ledger`, the report's `led
 package adds the report's verdicts on each row (`table.outcome_table`) and prints the rows in a
 format of `OUTCOME_FORMATS` (`prelabel-eval show ID --outcomes --format F`) or gives them as numpy
 columns (`outcome_columns`, `handler.load_outcomes`). A new format is one module defining an
-`OutcomeFormat` and one line in `OUTCOME_FORMATS`. Reports written before the ledger hold `outcomes.jsonl` instead: they print
-as stored, as JSON Lines.
+`OutcomeFormat` and one line in `OUTCOME_FORMATS`. Reports written before the ledger hold
+`outcomes.jsonl` instead: they print as stored, as JSON Lines.
 """
 
 from __future__ import annotations
