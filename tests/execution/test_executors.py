@@ -153,7 +153,7 @@ def test_dask_workers_read_their_own_shards_from_s3_and_write_the_report_there(
         k: v for k, v in local[0].items() if k != "dataset"
     }
     chunks = s3_client.list_objects_v2(Bucket=s3_bucket, Prefix="store/reports/")["Contents"]
-    assert sum("/outcomes/" in o["Key"] for o in chunks) == 4
+    assert sum("/ledger/" in o["Key"] for o in chunks) == 4
 
 
 def _big_shards(tmp_path: Path, copies: int) -> tuple[Path, Path]:

@@ -105,16 +105,14 @@ def test_show_queue_parses_and_holds_every_image_most_seconds_first(reported: di
     assert float(rows[-1]["cumulative_share"]) == 1.0
 
 
-def test_each_row_is_its_outcome_lines_priced_and_they_add_up_to_the_time_total(
+def test_each_row_is_its_ledger_rows_priced_and_they_add_up_to_the_time_total(
     reported: dict[str, Any],
 ) -> None:
     rows, findings = _rows(reported["queue_text"]), reported["findings"]
-    # Count each image's actions from the outcome lines: a matched pair once (its GT line), a
-    # false positive by its prediction line.
+    # Count each image's actions from the ledger: a row per outcome (a matched pair is one).
     actions: dict[str, Counter[str]] = defaultdict(Counter)
     for line in reported["outcomes"]:
-        if line["box"] == "gt" or line["outcome"] == "false_positive":
-            actions[line["asset_id"]][line["action"]] += 1
+        actions[line["asset_id"]][line["action"]] += 1
     costs = TimeCosts()
     for row in rows:
         counted = {action: int(row[action]) for action in ACTIONS}
@@ -158,13 +156,13 @@ def _isotonic(right: list[int], kept: list[int]) -> list[float | None]:
     return fit
 
 
-def test_uncertain_flags_match_their_definition_on_the_outcome_lines(reported: dict[str, Any]) -> None:
+def test_uncertain_flags_match_their_definition_on_the_ledger(reported: dict[str, Any]) -> None:
     review = reported["findings"]["review_queue"]
     bins = review["confidence_bins"]
     lows = [b["low"] for b in bins]
     assert lows[0] == reported["findings"]["parameters"]["confidence_threshold"]
-    # every kept prediction's bin, from its outcome line
-    predictions = [line for line in reported["outcomes"] if line["box"] == "pred"]
+    # every kept prediction's bin, from its ledger row
+    predictions = [line for line in reported["outcomes"] if line["pred_index"] is not None]
     bin_of = [int(np.searchsorted(lows, line["confidence"], side="right")) - 1 for line in predictions]
     kept = [bin_of.count(b) for b in range(len(bins))]
     right = [

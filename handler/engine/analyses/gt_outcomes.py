@@ -1,0 +1,127 @@
+"""Every GT box's outcome and the prediction it matched, for compare's box transitions: which GT
+box each of two prediction sets leaves correct, shifted, class-confused or missed (compare only:
+a node run does not pay for it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from handler.boxes import FloatArray, IntArray
+from handler.engine.evaluation import Evaluation
+from handler.engine.plugin import Analysis, ShardContext
+
+
+@dataclass(frozen=True)
+class GtBoxes:
+    """GT boxes with their outcome under one run; `image` indexes `asset_ids`, the classes
+    `class_names`; the matched prediction's columns are -1 / NaN for a missed box."""
+
+    asset_ids: tuple[str, ...]
+    class_names: tuple[str, ...]
+    image: IntArray
+    source_index: IntArray  # the box's position in the GT dataset
+    class_id: IntArray
+    outcome: IntArray  # Outcome codes
+    iou: FloatArray
+    pred_index: IntArray  # the matched prediction's position in its dataset
+    pred_class: IntArray
+    confidence: FloatArray
+
+    def __len__(self) -> int:
+        return len(self.image)
+
+
+def _taken(values: IntArray | FloatArray, rows: IntArray, fill: float) -> FloatArray:
+    found: FloatArray = np.where(rows >= 0, values[np.maximum(rows, 0)] if len(values) else fill, fill)
+    return found
+
+
+def _shard(evaluation: Evaluation, context: ShardContext) -> GtOutcomesByShard:
+    gt, pred, outcomes = evaluation.gt, evaluation.pred, evaluation.outcomes
+    matched = outcomes.match.gt_match
+    boxes = GtBoxes(
+        context.asset_ids,
+        context.class_names,
+        gt.image,
+        gt.source_index,
+        gt.class_id,
+        outcomes.gt_outcome,
+        _taken(outcomes.match.pred_iou, matched, np.nan),
+        _taken(pred.source_index, matched, -1).astype(np.int64),
+        _taken(pred.class_id, matched, -1).astype(np.int64),
+        _taken(pred.confidence, matched, np.nan),
+    )
+    return GtOutcomesByShard(((context.shard, boxes),))
+
+
+def _joined_names(blocks: list[tuple[str, ...]]) -> tuple[tuple[str, ...], list[IntArray]]:
+    """One list of names (first seen first) and each block's names as indices into it."""
+    index: dict[str, int] = {}
+    remaps = [np.array([index.setdefault(name, len(index)) for name in names] or [-1]) for names in blocks]
+    return tuple(index), remaps
+
+
+def _remapped(codes: IntArray, remap: IntArray) -> IntArray:
+    """Class codes through `remap` (-1 stays -1)."""
+    found: IntArray = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+    return found
+
+
+def _cat(values: list[IntArray]) -> IntArray:
+    return np.concatenate(values).astype(np.int64) if values else np.empty(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class GtOutcomesByShard:
+    """Every shard's GT boxes, by shard (= asset order)."""
+
+    blocks: tuple[tuple[int, GtBoxes], ...]
+
+    def __add__(self, other: GtOutcomesByShard) -> GtOutcomesByShard:
+        return GtOutcomesByShard(tuple(sorted((*self.blocks, *other.blocks), key=lambda block: block[0])))
+
+    def joined(self) -> GtBoxes:
+        """Every GT box of the run as one table over its assets and classes."""
+        parts = [boxes for _, boxes in self.blocks]
+        asset_ids = tuple(asset for boxes in parts for asset in boxes.asset_ids)
+        class_names, remaps = _joined_names([boxes.class_names for boxes in parts])
+        firsts = np.cumsum([0, *(len(boxes.asset_ids) for boxes in parts)])
+
+        def cat(column: str, dtype: type = np.int64) -> IntArray:
+            values = [getattr(boxes, column) for boxes in parts]
+            return np.concatenate(values).astype(dtype) if values else np.empty(0, dtype=dtype)
+
+        def classes(column: str) -> IntArray:
+            return _cat([_remapped(getattr(b, column), m) for b, m in zip(parts, remaps, strict=True)])
+
+        return GtBoxes(
+            asset_ids,
+            class_names,
+            _cat([boxes.image + first for boxes, first in zip(parts, firsts.tolist(), strict=False)]),
+            cat("source_index"),
+            classes("class_id"),
+            cat("outcome"),
+            cat("iou", np.float64),
+            cat("pred_index"),
+            classes("pred_class"),
+            cat("confidence", np.float64),
+        )
+
+
+def _value(found: GtOutcomesByShard) -> object:
+    """Blocks differ by split; the boxes, their names and outcomes do not."""
+    boxes = found.joined()
+    names = np.array(boxes.class_names or ("",), dtype=object)
+    return (
+        [boxes.asset_ids[i] for i in boxes.image.tolist()],
+        boxes.source_index.tolist(),
+        names[boxes.class_id].tolist(),
+        boxes.outcome.tolist(),
+        boxes.pred_index.tolist(),
+    )
+
+
+GT_OUTCOMES: Final = Analysis[GtOutcomesByShard]("gt_outcomes", _shard, GtOutcomesByShard.__add__, _value)
