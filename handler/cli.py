@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import io
 import logging
 import mimetypes
 import os
@@ -111,9 +112,11 @@ SHOW_EXAMPLES: Final = """examples:
   prelabel-eval show latest --queue
   prelabel-eval show latest --outcomes --format csv
 """
-COMPARE_EXAMPLES: Final = """examples (from the project folder):
-  prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl
-  prelabel-eval compare examples/gt.json examples/predictions.jsonl examples/predictions.jsonl --json
+_EXAMPLE_SETS: Final = "examples/gt.json examples/predictions.jsonl examples/predictions.jsonl"
+COMPARE_EXAMPLES: Final = f"""examples (from the project folder):
+  prelabel-eval compare {_EXAMPLE_SETS}
+  prelabel-eval compare {_EXAMPLE_SETS} --json
+  prelabel-eval compare {_EXAMPLE_SETS} --transitions /tmp/moves.csv
 """
 CALIBRATE_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval calibrate examples/label_studio_export.json --out /tmp/costs.json
@@ -347,6 +350,12 @@ def _add_compare(commands: argparse._SubParsersAction[OneLineParser]) -> None:
     parser.add_argument("pred_b", metavar="PRED_B", help="prediction set B on the same images")
     parser.add_argument("--json", action="store_true", help="print the comparison JSON, not the summary")
     parser.add_argument("--html", metavar="FILE", help="also write the comparison page (HTML) to FILE")
+    parser.add_argument(
+        "--transitions",
+        metavar="FILE",
+        help="also write every GT box's outcome under A and under B, a row each, to FILE "
+        "(.csv, .jsonl or .parquet, by its suffix)",
+    )
     parser.set_defaults(command=_compare)
 
 
@@ -669,13 +678,16 @@ def _gc(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from handler.comparison import compare_parsed
+    from handler.comparison import compare_runs
     from handler.report.findings import compare_summary
+    from handler.report.ledger import format_of_file
+    from handler.report.ledger.transition_rows import TRANSITION_COLUMNS, transition_table
     from handler.report.page import render_compare_html
 
     configure_logging(args, default=logging.WARNING)
+    rows_format = format_of_file(args.transitions, "--transitions") if args.transitions else None
     store = chosen_store(args)
-    found = compare_parsed(
+    found, moved = compare_runs(
         _node_inputs(args, args.gt, args.pred_a),
         args.pred_b,
         costs=time_costs(args),
@@ -690,6 +702,10 @@ def _compare(args: argparse.Namespace) -> int:
             raise InputError(
                 f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"
             ) from None
+    if rows_format is not None:
+        written = io.BytesIO()
+        rows_format.write([transition_table(moved)], TRANSITION_COLUMNS, written)
+        _write_files(args.transitions, iter([(PurePath(args.transitions), written.getvalue())]))
     print(found.to_json().decode() if args.json else compare_summary(found))
     return 0
 

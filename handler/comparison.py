@@ -17,16 +17,19 @@ import numpy as np
 
 from handler.datasets.side import OpenSide, open_side
 from handler.engine.analyses import COMPARE_ONLY
+from handler.engine.analyses.gt_outcomes import GT_OUTCOMES
 from handler.engine.analyses.image_classes import IMAGE_CLASSES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
+from handler.engine.transitions import Transitions, box_transitions
 from handler.errors import InputError
 from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
 from handler.features.per_class.partial import PER_CLASS
 from handler.features.sweep.partial import CONFIDENCE_SWEEP
 from handler.inputs import NodeInputs, parse_inputs
 from handler.report.findings import Comparison, RunFigures, build_comparison
+from handler.report.findings.compare_findings import PairedImages, transitions_section
 from handler.storage import Store
 from handler.storage.local import LocalStore
 
@@ -74,6 +77,18 @@ def compare_parsed(
     execution: ExecutionOptions | None = None,
 ) -> Comparison:
     """`compare` of inputs already parsed: `inputs.pred` is set A, `pred_b` set B, read as A is."""
+    return compare_runs(inputs, pred_b, costs=costs, store=store, execution=execution)[0]
+
+
+def compare_runs(
+    inputs: NodeInputs,
+    pred_b: str,
+    *,
+    costs: TimeCosts | None = None,
+    store: Store | None = None,
+    execution: ExecutionOptions | None = None,
+) -> tuple[Comparison, Transitions]:
+    """`compare_parsed`, and every GT box's outcome under A and B side by side (`--transitions`)."""
     costs, execution = costs or inputs.time_costs or TimeCosts(), execution or ExecutionOptions()
     with _store(store) as used:
         gt = open_side(inputs.gt, used)
@@ -99,7 +114,11 @@ def compare_parsed(
         for run, image_counts, rows in zip((a, b), counts, (rows_a, rows_b), strict=True)
     )
     context = (inputs.thresholds, same_outcomes(a, b))
-    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context)
+    moved = box_transitions(a.state.of(GT_OUTCOMES).joined(), b.state.of(GT_OUTCOMES).joined(), costs)
+    shown = transitions_section(
+        moved, PairedImages([images_a.asset_ids[i] for i in rows_a.tolist()], rows_a), counts
+    )
+    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context, shown), moved
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

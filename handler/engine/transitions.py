@@ -15,6 +15,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
 from handler.engine.analyses.gt_outcomes import GtBoxes
+from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import N_OUTCOMES, Outcome
 from handler.engine.timecost import TimeCosts
 
@@ -53,8 +54,8 @@ class Transitions:
     @property
     def added_seconds(self) -> FloatArray:
         """Per box, B's correction seconds minus A's (> 0: worse under B)."""
-        seconds = self.costs.per_outcome()
-        found: FloatArray = seconds[self.outcome_b] - seconds[self.outcome_a]
+        each = OutcomeCounts(np.eye(N_OUTCOMES, dtype=np.int64)).labeler_seconds(self.costs)  # one box each
+        found: FloatArray = each[self.outcome_b] - each[self.outcome_a]
         return found
 
     def by_image(self, worse: BoolArray) -> IntArray:
@@ -76,6 +77,6 @@ def box_transitions(a: GtBoxes, b: GtBoxes, costs: TimeCosts) -> Transitions:
     width = int(max(a.source_index.max(initial=0), b.source_index.max(initial=0))) + 1
     shared = np.flatnonzero(b_image >= 0)
     keys_a, keys_b = _keys(a, a.image, width), _keys(b, b_image, width)[shared]
+    # sorted by key: in asset order, then the GT file's, however the runs were split
     _, rows_a, found = np.intersect1d(keys_a, keys_b, assume_unique=True, return_indices=True)
-    order = np.argsort(rows_a, kind="stable")  # A's order: asset order, then the GT file's
-    return Transitions(a, b, rows_a[order], shared[found[order]], costs)
+    return Transitions(a, b, rows_a, shared[found], costs)

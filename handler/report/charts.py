@@ -376,3 +376,54 @@ class DifferenceFigure:
 def difference_figure(value: float, low: float, high: float, width: float = 420.0) -> DifferenceFigure:
     axis = DifferenceAxis(20.0, width - 40.0, symmetric_bound(low, high, value))
     return DifferenceFigure(axis.zero, axis.at(value), axis.at(low), axis.at(high), axis.bound, axis.ticks)
+
+
+GRID_LABEL: Final = 130.0  # the row names' column
+GRID_HEAD: Final = 40.0  # the column names' row
+GRID_CELL: Final = (104.0, 40.0)
+
+
+@dataclass(frozen=True)
+class TransitionCell:
+    """One cell of the transitions grid: where it is, its count, and whether B's outcome there
+    costs more (`worse`), less (`better`) or the same as A's; `strength` in 0-1 shades it."""
+
+    x: float
+    y: float
+    count: int
+    tone: str  # "same", "worse" or "better"
+    strength: float
+
+
+@dataclass(frozen=True)
+class TransitionGrid:
+    cells: list[TransitionCell]
+    rows: list[tuple[float, str]]  # each row's middle and its outcome under A
+    columns: list[tuple[float, str]]  # each column's middle and its outcome under B
+    width: float
+    height: float
+    label_end: float = GRID_LABEL - 8  # where the row names end
+    head_base: float = GRID_HEAD - 8  # the column names' baseline
+
+
+def transition_grid(counts: list[list[int]], labels: list[str], seconds: list[float]) -> TransitionGrid:
+    """A row per outcome under A, a column per outcome under B; a cell off the diagonal is worse
+    when B's outcome takes the labeler more seconds, shaded by its share of the largest move."""
+    cell_w, cell_h = GRID_CELL
+    moved = [count for i, row in enumerate(counts) for j, count in enumerate(row) if i != j]
+    most = max(moved, default=0) or 1
+    cells = [
+        TransitionCell(
+            GRID_LABEL + j * cell_w,
+            GRID_HEAD + i * cell_h,
+            count,
+            "same" if seconds[j] == seconds[i] else "worse" if seconds[j] > seconds[i] else "better",
+            0.0 if i == j else count / most,
+        )
+        for i, row in enumerate(counts)
+        for j, count in enumerate(row)
+    ]
+    rows = [(GRID_HEAD + (i + 0.5) * cell_h, label) for i, label in enumerate(labels)]
+    columns = [(GRID_LABEL + (j + 0.5) * cell_w, label) for j, label in enumerate(labels)]
+    size = (GRID_LABEL + len(labels) * cell_w, GRID_HEAD + len(labels) * cell_h)
+    return TransitionGrid(cells, rows, columns, *size)

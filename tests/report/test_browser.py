@@ -462,8 +462,12 @@ def test_the_comparison_page_shows_the_comparison_safely(
         assert page.locator("[data-field=better] .value").text_content() == found.better
         shown = page.locator("[data-field=difference] .value").text_content()
         assert shown == f"{found.difference.score:+.2f}"
-        for figure in ("difference", "compare_classes"):
+        for figure in ("difference", "compare_classes", "transitions"):
             assert page.locator(f"svg[data-figure={figure}]").count() == 1
+        # B found the two boxes A missed: the grid's cells are the transitions' counts, row by row
+        cells = page.locator("svg[data-figure=transitions] [data-transition] text").all_text_contents()
+        assert [int(count) for count in cells] == [n for row in found.transitions.counts for n in row]
+        assert found.transitions.counts[3][0] == 2 and found.transitions.better == 2
         svg_text = page.locator("svg[data-figure=compare_classes]").inner_html()
         assert "&lt;img src=x onerror=alert(1)&gt;" in svg_text  # the class name, escaped in the chart
         whiskers = page.locator("svg[data-figure=compare_classes] [data-field=class_interval]")

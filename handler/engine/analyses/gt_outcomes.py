@@ -5,7 +5,7 @@ a node run does not pay for it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class GtOutcomesByShard:
         class_names, remaps = _joined_names([boxes.class_names for boxes in parts])
         firsts = np.cumsum([0, *(len(boxes.asset_ids) for boxes in parts)])
 
-        def cat(column: str, dtype: type = np.int64) -> IntArray:
+        def cat(column: str, dtype: type = np.int64) -> Any:
             values = [getattr(boxes, column) for boxes in parts]
             return np.concatenate(values).astype(dtype) if values else np.empty(0, dtype=dtype)
 
@@ -112,15 +112,17 @@ class GtOutcomesByShard:
 
 
 def _value(found: GtOutcomesByShard) -> object:
-    """Blocks differ by split; the boxes, their names and outcomes do not."""
+    """Blocks and the boxes' order within a shard differ by split; the boxes, by image and position
+    in the GT file, their names and outcomes do not."""
     boxes = found.joined()
+    order = np.lexsort((boxes.source_index, boxes.image))
     names = np.array(boxes.class_names or ("",), dtype=object)
     return (
-        [boxes.asset_ids[i] for i in boxes.image.tolist()],
-        boxes.source_index.tolist(),
-        names[boxes.class_id].tolist(),
-        boxes.outcome.tolist(),
-        boxes.pred_index.tolist(),
+        [boxes.asset_ids[i] for i in boxes.image[order].tolist()],
+        boxes.source_index[order].tolist(),
+        names[boxes.class_id[order]].tolist(),
+        boxes.outcome[order].tolist(),
+        boxes.pred_index[order].tolist(),
     )
 
 

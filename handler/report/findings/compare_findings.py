@@ -7,7 +7,7 @@ summary also say: the images, the resamples, both scores) is excluded from the J
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Final, Literal, cast
 
 import numpy as np
 import orjson
@@ -18,14 +18,26 @@ from handler.engine.analyses.image_classes import ImageClassRows
 from handler.engine.bootstrap import SEED
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Thresholds
+from handler.engine.outcomes import Outcome
 from handler.engine.paired import ClassRows, Difference, PairedBootstrap, class_intervals
 from handler.engine.plugin import ClassCounts
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
+from handler.engine.transitions import GT_OUTCOMES, Transitions
 from handler.report.findings.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
 from handler.report.findings.wording import counted, duration, saving
 
 Better = Literal["A", "B", "neither"]
+# The largest moves the transitions name, and the images where B lost most that they list.
+TOP_CHANGES: Final = 4
+TOP_IMAGES: Final = 10
+# A GT box's outcome as a sentence names it ("B turned 40 missed boxes into correct ones").
+OUTCOME_WORDS: Final = {
+    Outcome.CORRECT: "correct",
+    Outcome.SHIFTED: "shifted",
+    Outcome.CLASS_CONFUSED: "class-confused",
+    Outcome.FALSE_NEGATIVE: "missed",
+}
 
 
 class ScoreDifference(Section):
@@ -83,6 +95,39 @@ class ComparisonContext(Section):
     seed: int
 
 
+class TransitionImage(Section):
+    asset_id: str
+    seconds_added: float = Field(
+        description="B's correction seconds minus A's on this image (every outcome, false positives too)."
+    )
+    worse: Count = Field(description="The image's GT boxes whose outcome under B costs more than under A.")
+    better: Count
+
+
+class BoxTransitions(Section):
+    """Each GT box's outcome under A beside its outcome under B: what B changed, box by box."""
+
+    outcomes: tuple[str, ...] = Field(
+        description="The rows (A) and columns (B) of `counts`: a GT box's outcomes."
+    )
+    counts: tuple[tuple[int, ...], ...] = Field(
+        description="GT boxes scored in both runs by their outcome under A (row) and under B (column)."
+    )
+    seconds: tuple[float, ...] = Field(
+        description="Each outcome's labeler seconds at the comparison's costs: what worse and better compare."
+    )
+    boxes: Count
+    worse: Count = Field(description="GT boxes whose outcome under B costs the labeler more than under A.")
+    better: Count = Field(description="GT boxes whose outcome under B costs less than under A.")
+    changes: tuple[str, ...] = Field(
+        max_length=TOP_CHANGES, description="The largest moves between two outcomes, most boxes first."
+    )
+    images_b_lost_most: tuple[TransitionImage, ...] = Field(
+        max_length=TOP_IMAGES,
+        description="The images where B adds the most correction seconds over A, most first.",
+    )
+
+
 class Comparison(Section):
     """Which prediction set leaves less correction work: B - A with paired bootstrap intervals."""
 
@@ -92,6 +137,7 @@ class Comparison(Section):
     per_class: tuple[ClassDifference, ...] = Field(
         description="Every class with a box in either run, most boxes first; scores on each run's images."
     )
+    transitions: BoxTransitions
     context: ComparisonContext = Field(exclude=True)
 
     def document(self) -> dict[str, object]:
@@ -162,6 +208,55 @@ def class_differences(a: RunFigures, b: RunFigures, images: int) -> tuple[ClassD
     )
 
 
+def _changes(matrix: IntArray) -> tuple[str, ...]:
+    """The largest moves off the diagonal, most boxes first (ties in outcome order)."""
+    n = len(GT_OUTCOMES)
+    cells = [(-int(matrix[i, j]), i, j) for i in range(n) for j in range(n) if i != j and matrix[i, j]]
+    words = [OUTCOME_WORDS[outcome] for outcome in GT_OUTCOMES]
+    return tuple(
+        f"B turned {counted(-count, words[i] + ' box', words[i] + ' boxes')} into {words[j]} ones"
+        for count, i, j in sorted(cells)[:TOP_CHANGES]
+    )
+
+
+@dataclass(frozen=True)
+class PairedImages:
+    """The images scored in both runs: their asset ids, and each one's rows in A's image order."""
+
+    asset_ids: list[str]
+    rows_a: IntArray
+
+
+def transitions_section(
+    moved: Transitions, images: PairedImages, counts: tuple[IntArray, IntArray]
+) -> BoxTransitions:
+    """The transitions' figures; `counts` are A's and B's outcome counts on the paired images."""
+    added = moved.added_seconds
+    worse, better = moved.by_image(added > 0)[images.rows_a], moved.by_image(added < 0)[images.rows_a]
+    image_seconds = OutcomeCounts(counts[1] - counts[0]).labeler_seconds(moved.costs)
+    lost = np.flatnonzero(image_seconds > 0)
+    lost = lost[np.lexsort((lost, -image_seconds[lost]))][:TOP_IMAGES].tolist()
+    matrix = moved.matrix
+    return BoxTransitions(
+        outcomes=tuple(outcome.key for outcome in GT_OUTCOMES),
+        counts=tuple(tuple(row) for row in matrix.tolist()),
+        seconds=tuple(moved.costs.seconds(outcome) for outcome in GT_OUTCOMES),
+        boxes=int(matrix.sum()),
+        worse=int(np.count_nonzero(added > 0)),
+        better=int(np.count_nonzero(added < 0)),
+        changes=_changes(matrix),
+        images_b_lost_most=tuple(
+            TransitionImage(
+                asset_id=images.asset_ids[row],
+                seconds_added=float(image_seconds[row]),
+                worse=int(worse[row]),
+                better=int(better[row]),
+            )
+            for row in lost
+        ),
+    )
+
+
 def _better(score: Difference) -> Better:
     if score.low > 0:
         return "B"
@@ -187,6 +282,7 @@ def build_comparison(
     paired: PairedBootstrap,
     costs: TimeCosts,
     options: tuple[Thresholds, bool],
+    transitions: BoxTransitions,
 ) -> Comparison:
     """The comparison of A and B; `options` are both runs' thresholds and whether A and B are the same."""
     a, b = runs
@@ -197,6 +293,7 @@ def build_comparison(
         difference=ScoreDifference(score=score.value, low=score.low, high=score.high),
         time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
         per_class=class_differences(a, b, paired.images),
+        transitions=transitions,
         context=ComparisonContext(
             gt=gt,
             a=_side(a.dataset, a.counts, a.sweep, costs, thresholds.confidence_threshold),
@@ -229,10 +326,20 @@ def compare_summary(found: Comparison) -> str:
         compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
+        _transitions_line(found.transitions),
         f"{counted(c.images, 'image', 'images')} paired by asset id, "
         f"{c.resamples} paired bootstrap resamples (seed {c.seed})",
     ]
     return "\n".join(lines)
+
+
+def _transitions_line(moved: BoxTransitions) -> str:
+    """How many GT boxes B made worse and better, and its largest move."""
+    largest = f"; {moved.changes[0]}" if moved.changes else ""
+    return (
+        f"box by box: B worse on {moved.worse}, better on {moved.better} of "
+        f"{counted(moved.boxes, 'GT box', 'GT boxes')}{largest}"
+    )
 
 
 def _side_line(name: str, side: Side) -> str:

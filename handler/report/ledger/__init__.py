@@ -11,6 +11,7 @@ columns (`outcome_columns`, `handler.load_outcomes`). A new format is one module
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import Any, BinaryIO, Final
 
 import numpy as np
@@ -31,6 +32,15 @@ OUTCOME_FORMATS: Final[dict[str, OutcomeFormat]] = {fmt.name: fmt for fmt in (JS
 Columns = dict[str, npt.NDArray[Any]]
 
 
+def format_of_file(path: str, option: str) -> OutcomeFormat:
+    """The format a file's suffix names (`.jsonl`, `.csv`, `.parquet`); an InputError naming them."""
+    found = OUTCOME_FORMATS.get(PurePath(path).suffix.lstrip(".").lower())
+    if found is None:
+        suffixes = ", ".join(f".{name}" for name in OUTCOME_FORMATS)
+        raise InputError(f"{option} {path}: the file's suffix names its format: expected {suffixes}")
+    return found
+
+
 def outcome_tables(store: Store, report_id: str) -> Iterator[Table]:
     """The ledger's rows chunk by chunk, each chunk read only when the one before is printed."""
     verdicts = ReportVerdicts.of_findings(read_report_part(store, report_id, FINDINGS_PART))
@@ -45,7 +55,7 @@ def outcome_tables(store: Store, report_id: str) -> Iterator[Table]:
 def write_outcomes(store: Store, report_id: str, fmt: OutcomeFormat, stream: BinaryIO) -> None:
     """Print a report's ledger in `fmt`; a report from before the ledger prints its JSON lines."""
     if has_part(store, report_id, LEDGER):
-        fmt.write(outcome_tables(store, report_id), stream)
+        fmt.write(outcome_tables(store, report_id), COLUMNS, stream)
         return
     if fmt is not JSONL:
         raise InputError(
@@ -84,6 +94,7 @@ __all__ = [
     "OUTCOME_FORMATS",
     "TABLE_VERSION",
     "OutcomeFormat",
+    "format_of_file",
     "outcome_columns",
     "write_outcomes",
 ]

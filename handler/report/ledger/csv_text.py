@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import BinaryIO
 
 from handler.report.exports.columns_text import Piece, numbers, rows, texts
 from handler.report.json_lines import Number, Text, rows_of
 from handler.report.ledger.formats import OutcomeFormat
-from handler.report.ledger.table import COLUMNS, Table
+from handler.report.ledger.table import Table
 
 
 def _quoted(value: str | None) -> bytes:
@@ -33,12 +33,12 @@ def _field(column: Text | Number) -> Piece:
     return written
 
 
-def write_csv(tables: Iterable[Table], stream: BinaryIO) -> None:
-    stream.write(",".join(COLUMNS).encode("ascii") + b"\n")
+def write_csv(tables: Iterable[Table], columns: Sequence[str], stream: BinaryIO) -> None:
+    stream.write(",".join(columns).encode("ascii") + b"\n")
     for table in tables:
-        count = rows_of(table["outcome"])
+        count = rows_of(table[columns[0]])
         pieces: list[Piece] = []
-        for name in COLUMNS:
+        for name in columns:
             pieces.extend((_field(table[name]), b","))
         lines = rows(count, *pieces[:-1])
         if count:

@@ -1,21 +1,22 @@
-"""How `prelabel-eval show --outcomes` prints the ledger: a format is a name and a function that
-writes the tables (a chunk's rows each, in order) to a binary stream, one chunk at a time, so
-the printing holds one chunk's text and never the whole ledger."""
+"""How box rows are printed (the ledger by `show --outcomes`, the transitions by `compare
+--transitions`): a format is a name and a function that writes the tables (a chunk's rows each,
+in order) with the columns named to a binary stream, one table at a time, so the printing holds
+one chunk's text and never the whole ledger."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from handler.report.ledger.table import Table
 
-TableWriter = Callable[[Iterable[Table], BinaryIO], None]
+TableWriter = Callable[[Iterable[Table], Sequence[str], BinaryIO], None]
 
 
 @dataclass(frozen=True)
 class OutcomeFormat:
-    """One way to print the ledger; `binary` ones are not printed to a terminal."""
+    """One way to print box rows, named as its file suffix; `binary` ones are not printed to a terminal."""
 
     name: str
     write: TableWriter

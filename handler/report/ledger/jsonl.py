@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import BinaryIO
 
 import numpy as np
@@ -12,10 +12,10 @@ from handler.report.ledger.formats import OutcomeFormat
 from handler.report.ledger.table import Table
 
 
-def write_jsonl(tables: Iterable[Table], stream: BinaryIO) -> None:
+def write_jsonl(tables: Iterable[Table], columns: Sequence[str], stream: BinaryIO) -> None:
     for table in tables:
-        rows = rows_of(table["outcome"])
-        stream.write(json_lines(table, np.arange(rows)))
+        rows = rows_of(table[columns[0]])
+        stream.write(json_lines({name: table[name] for name in columns}, np.arange(rows)))
 
 
 JSONL = OutcomeFormat("jsonl", write_jsonl, "a JSON object per line (the default)")

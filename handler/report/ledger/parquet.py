@@ -3,7 +3,7 @@ numbers typed as stored, null for none; a row group per chunk."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 from handler.errors import InputError
 from handler.report.json_lines import Number, Text
 from handler.report.ledger.formats import OutcomeFormat
-from handler.report.ledger.table import COLUMNS, Table
+from handler.report.ledger.table import Table
 
 if TYPE_CHECKING:
     import pyarrow
@@ -40,11 +40,11 @@ def _array(pa: Any, column: Text | Number) -> pyarrow.Array:
     return pa.array(values, mask=missing)
 
 
-def write_parquet(tables: Iterable[Table], stream: BinaryIO) -> None:
+def write_parquet(tables: Iterable[Table], columns: Sequence[str], stream: BinaryIO) -> None:
     pa = _pyarrow()
     writer = None
     for table in tables:
-        batch = pa.table({name: _array(pa, table[name]) for name in COLUMNS})
+        batch = pa.table({name: _array(pa, table[name]) for name in columns})
         if writer is None:
             writer = pa.parquet.ParquetWriter(stream, batch.schema)
         writer.write_table(batch.cast(writer.schema))

@@ -5,11 +5,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Final
 
+from handler.engine.transitions import GT_OUTCOMES
 from handler.report import charts
-from handler.report.findings.compare_findings import Comparison, compare_verdict
+from handler.report.findings.compare_findings import OUTCOME_WORDS, Comparison, compare_verdict
 from handler.report.page.html import SHORT_LABELS, environment
 
 TEMPLATE: Final = "compare.html.j2"
+GT_WORDS: Final = [OUTCOME_WORDS[outcome] for outcome in GT_OUTCOMES]
 
 
 def render_compare_html(found: Comparison) -> str:
@@ -23,5 +25,9 @@ def render_compare_html(found: Comparison) -> str:
             [(r.class_name, r.score_a, r.score_b, r.low, r.high) for r in found.per_class],
         ),
         spread=charts.difference_figure(found.difference.score, found.difference.low, found.difference.high),
+        transitions=charts.transition_grid(
+            [list(row) for row in found.transitions.counts], GT_WORDS, list(found.transitions.seconds)
+        ),
+        gt_words=GT_WORDS,
         outcomes=SHORT_LABELS,
     )
