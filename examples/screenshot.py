@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -50,12 +51,18 @@ def coco_report(work: Path) -> Path:
     from handler.pipeline import run
     from handler.storage.local import LocalStore
 
-    folder = third_party() / "coco_val2014_100"
+    # named from the project folder, as a user in a clone would: the page shows no machine's path
+    folder = third_party().relative_to(HERE.parent) / "coco_val2014_100"
     raw = {
         "GT_DATASET": str(folder / "instances_val2014_100.json"),
         "PRED_DATASET": str(folder / "instances_val2014_fakebbox100_results.json"),
     }
-    result = run(parse_inputs(raw), LocalStore(work))
+    started_in = Path.cwd()
+    os.chdir(HERE.parent)
+    try:
+        result = run(parse_inputs(raw), LocalStore(work))
+    finally:
+        os.chdir(started_in)
     return work / "reports" / result.outputs.report_id / "report.html"
 
 
