@@ -51,7 +51,13 @@ from handler.inputs import (
 )
 from handler.report.exports import EXPORT_TARGETS, POLICIES
 from handler.report.ledger import OUTCOME_FORMATS, OutcomeFormat
-from handler.report.publish import SAFE_AGE_SECONDS, latest_report, read_report_part, report_location
+from handler.report.publish import (
+    SAFE_AGE_SECONDS,
+    latest_report,
+    read_report_part,
+    reading_part,
+    report_location,
+)
 from handler.runtime import (
     OneLineParser,
     add_read_options,
@@ -603,12 +609,13 @@ def _show(args: argparse.Namespace) -> int:
     # the summary, the outputs and --json are views of the findings document
     stored = REPORT_PARTS["findings" if part in ("summary", "outputs", "json") else part]
     content = read_report_part(store, report_id, stored)
-    if part == "summary":
-        content = _summary_of_stored(content, report_location(store, report_id))
-    elif part == "outputs":
-        content = _outputs(content)
-    elif part == "json":  # stored compact, printed for people
-        content = orjson.dumps(orjson.loads(content), option=orjson.OPT_INDENT_2)
+    with reading_part(report_id, stored):
+        if part == "summary":
+            content = _summary_of_stored(content, report_location(store, report_id))
+        elif part == "outputs":
+            content = _outputs(content)
+        elif part == "json":  # stored compact, printed for people
+            content = orjson.dumps(orjson.loads(content), option=orjson.OPT_INDENT_2)
     if content:
         sys.stdout.buffer.write(content.rstrip(b"\n") + b"\n")
     return 0
@@ -640,8 +647,9 @@ def _export(args: argparse.Namespace) -> int:
     chunks = read_report_chunks(
         store, report_id, PRE_LABELS, f"(made before `{PROG} export` existed: run it again)"
     )
-    queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
-    labels = pre_labels(findings, chunks, policy, queue)
+    with reading_part(report_id, REPORT_PARTS["queue"]):
+        queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
+    labels = pre_labels(report_id, findings, chunks, policy, queue)
     target = EXPORT_TARGETS[args.to]
     written = _write_files(args.out, target.files(labels, PurePath(args.out), args.image_root))
     boxes = labels.boxes

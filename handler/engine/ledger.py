@@ -26,7 +26,9 @@ import numpy.typing as npt
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.evaluation import Evaluation
-from handler.engine.npz_chunks import Chunk, loaded, names_column, names_of, saved
+from handler.engine.gt_errors import KINDS
+from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
+from handler.engine.outcomes import N_OUTCOMES
 from handler.engine.pre_label_boxes import COORDINATES, ChunkImages
 
 # The ledger's layout: a reader refuses a chunk of a later version by name instead of misreading it.
@@ -34,6 +36,23 @@ LEDGER_VERSION: Final = 1
 INDEX: Final = np.int64
 CODES: Final = np.int32
 SMALL_CODES: Final = np.int8
+# The columns with a row per outcome.
+ROWS: Final = (
+    "image",
+    "gt_index",
+    "pred_index",
+    "gt_class",
+    "pred_class",
+    "gt_xywh",
+    "pred_xywh",
+    "iou",
+    "confidence",
+    "outcome",
+    "suspect",
+    "gt_angle",
+    "pred_angle",
+    "fractions",
+)
 
 
 def _xywh(boxes: BoxTable, rows: IntArray, scale: FloatArray | None) -> FloatArray:
@@ -140,6 +159,9 @@ def read_ledger_chunk(content: bytes) -> LedgerChunk:
     if version != LEDGER_VERSION:
         raise ValueError(f"ledger layout {version} (this version reads {LEDGER_VERSION})")
     try:
-        return LedgerChunk(names_of(chunk, "asset_ids"), names_of(chunk, "class_names"), _filled(chunk))
+        assets, classes = names_of(chunk, "asset_ids"), names_of(chunk, "class_names")
+        bounds = {"image": len(assets), "gt_class": len(classes), "pred_class": len(classes)}
+        check_rows(chunk, ROWS, {**bounds, "outcome": N_OUTCOMES, "suspect": len(KINDS)})
+        return LedgerChunk(assets, classes, _filled(chunk))
     except (KeyError, ValueError) as error:
         raise ValueError(f"damaged chunk ({error})") from error

@@ -38,3 +38,17 @@ def loaded(content: bytes) -> dict[str, npt.NDArray[Any]]:
             return {key: chunk[key] for key in chunk.files}
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise ValueError(f"damaged chunk ({error})") from error
+
+
+def check_rows(chunk: Chunk, columns: Sequence[str], bounds: Mapping[str, int]) -> None:
+    """Every column of `columns` present has one row per row of the first, and every index column
+    of `bounds` points inside what it indexes (-1 is none); ValueError for a damaged chunk."""
+    present = [key for key in columns if key in chunk]
+    rows = len(chunk[present[0]]) if present else 0
+    short = [key for key in present if len(chunk[key]) != rows]
+    if short:
+        raise ValueError(f"damaged chunk: {short[0]} has {len(chunk[short[0]])} rows, expected {rows}")
+    for key, bound in bounds.items():
+        values = chunk.get(key)
+        if values is not None and len(values) and (values.min() < -1 or values.max() >= bound):
+            raise ValueError(f"damaged chunk: {key} points outside its {bound} entries")

@@ -28,7 +28,7 @@ import orjson
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
 from handler.engine.evaluation import keep_mask
-from handler.engine.npz_chunks import Chunk, loaded, names_column, names_of, saved
+from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
 
 # The columns with a row per prediction (the others have one per image, or are one value).
 PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh", "angle")
@@ -167,6 +167,9 @@ def read_chunks(contents: Sequence[bytes]) -> Candidates:
     images, classes = [], []
     for chunk in chunks:
         names = names_of(chunk, "class_names")
+        assets = len(names_of(chunk, "asset_ids"))
+        check_rows(chunk, PER_PREDICTION, {"image": assets, "class_id": len(names)})
+        check_rows({**chunk, "assets": np.empty(assets)}, ("assets", "widths", "heights"), {})
         remap = np.array([class_names.setdefault(name, len(class_names)) for name in names], dtype=np.int64)
         images.append(chunk["image"].astype(np.int64) + len(asset_ids))
         classes.append(remap[chunk["class_id"]] if len(remap) else chunk["class_id"].astype(np.int64))

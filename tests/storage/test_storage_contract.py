@@ -556,7 +556,9 @@ class TestS3Store:
         publish_report(store, "r1", {}, chunks=[b"{}\n", b"{}\n"])
         for index in range(2):
             key = f"{PREFIX}/reports/r1/ledger/{index:05d}.npz"
-            assert s3_client.head_object(Bucket=s3_bucket, Key=key)["ContentType"] == "application/octet-stream"
+            assert (
+                s3_client.head_object(Bucket=s3_bucket, Key=key)["ContentType"] == "application/octet-stream"
+            )
 
     def test_streamed_put_is_resent_on_retry(self, s3_bucket: str, fault_proxy: FaultProxy) -> None:
         store = S3Store.from_uri(f"s3://{s3_bucket}/{PREFIX}")

@@ -212,20 +212,28 @@ def _kept_enough(recommended: Recommendation, used: float, policy: Policy, repor
 
 
 def pre_labels(
-    findings_json: bytes, chunks: Sequence[bytes], policy: Policy, work_seconds: Mapping[str, float]
+    report_id: str,
+    findings_json: bytes,
+    chunks: Sequence[bytes],
+    policy: Policy,
+    work_seconds: Mapping[str, float],
 ) -> PreLabels:
     """The pre-labels of a report under `policy`, from its findings, its `pre_labels` chunks and
-    its review queue's seconds by asset id."""
+    its review queue's seconds by asset id (a damaged part: one StorageError line naming it)."""
     from handler.report.findings import Recommendation  # the CLI lists the targets without the models
+    from handler.report.publish import FINDINGS_PART, PRE_LABELS, reading_part
 
-    findings = orjson.loads(findings_json)
-    report_id = findings["report_id"]
-    recommended = Recommendation.model_validate(findings["recommendation"])
-    _kept_enough(recommended, findings["parameters"]["confidence_threshold"], policy, report_id)
-    candidates = read_chunks(chunks)
+    with reading_part(report_id, FINDINGS_PART):
+        findings = orjson.loads(findings_json)
+        recommended = Recommendation.model_validate(findings["recommendation"])
+        used = float(findings["parameters"]["confidence_threshold"])
+        source = str(findings["dataset"]["pred_source"])
+    _kept_enough(recommended, used, policy, report_id)
+    with reading_part(report_id, PRE_LABELS):
+        candidates = read_chunks(chunks)
     thresholds = class_thresholds(recommended, candidates.class_names, policy)
     kept = keep_mask(candidates.confidence, thresholds[candidates.class_id])  # NaN keeps nothing
-    model = PurePath(findings["dataset"]["pred_source"]).name or findings["dataset"]["pred_source"]
+    model = PurePath(source).name or source
     seconds = np.array([work_seconds.get(asset, 0.0) for asset in candidates.asset_ids], dtype=np.float64)
     return PreLabels(candidates[kept], report_id, policy, model, seconds)
 

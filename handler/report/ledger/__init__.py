@@ -25,7 +25,15 @@ from handler.report.ledger.formats import OutcomeFormat
 from handler.report.ledger.jsonl import JSONL
 from handler.report.ledger.parquet import PARQUET
 from handler.report.ledger.table import COLUMNS, TABLE_VERSION, ReportVerdicts, Table, outcome_table
-from handler.report.publish import FINDINGS_PART, LEDGER, OUTCOMES, has_part, read_report_part, report_chunks
+from handler.report.publish import (
+    FINDINGS_PART,
+    LEDGER,
+    OUTCOMES,
+    has_part,
+    read_report_part,
+    reading_part,
+    report_chunks,
+)
 from handler.storage import Store
 
 OUTCOME_FORMATS: Final[dict[str, OutcomeFormat]] = {fmt.name: fmt for fmt in (JSONL, CSV, PARQUET)}
@@ -43,7 +51,8 @@ def format_of_file(path: str, option: str) -> OutcomeFormat:
 
 def outcome_tables(store: Store, report_id: str) -> Iterator[Table]:
     """The ledger's rows chunk by chunk, each chunk read only when the one before is printed."""
-    verdicts = ReportVerdicts.of_findings(read_report_part(store, report_id, FINDINGS_PART))
+    with reading_part(report_id, FINDINGS_PART):
+        verdicts = ReportVerdicts.of_findings(read_report_part(store, report_id, FINDINGS_PART))
     for index, content in enumerate(report_chunks(store, report_id, LEDGER)):
         try:
             chunk = read_ledger_chunk(content)

@@ -15,6 +15,7 @@ from handler.report.publish.asset import (
     parse_duration,
     read_report_chunks,
     read_report_part,
+    reading_part,
     report_chunks,
     report_location,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "parse_duration",
     "read_report_chunks",
     "read_report_part",
+    "reading_part",
     "report_chunks",
     "report_location",
     "staged_report",

@@ -14,17 +14,20 @@ cannot belong to a live run; `collect_garbage` deletes it, and every publish run
 
 from __future__ import annotations
 
+import csv
 import re
 import time
+import zipfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Final
 
 import orjson
 
-from handler.errors import InputError, StorageError
+from handler.errors import InputError, StorageError, UserError
 from handler.storage import ObjectNotFound, Store
 from handler.storage.base import check_id
 
@@ -132,6 +135,43 @@ def latest_report(store: Store) -> str:
     if not listed:
         raise StorageError(f"{store.uri}: no report yet (run prelabel-eval GT PRED first)")
     return listed[0]
+
+
+# What a parser raises on damaged bytes (JSON, pydantic, CSV, numpy's .npz, a field missing).
+PARSE_ERRORS: Final = (
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    EOFError,
+    OSError,
+    csv.Error,
+    zipfile.BadZipFile,
+)
+
+
+@contextmanager
+def reading_part(report_id: str, part: ReportPart) -> Iterator[None]:
+    """Parsing a stored part: whatever a damaged object makes the parser raise becomes one
+    StorageError line naming the report and the part (a user's error stays as it is)."""
+    try:
+        yield
+    except UserError:
+        raise
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        EOFError,
+        OSError,
+        csv.Error,
+        zipfile.BadZipFile,
+    ) as error:
+        said = (str(error).splitlines() or [""])[0][:120]
+        raise StorageError(
+            f"report {report_id!r}: its {part.name} is damaged ({type(error).__name__}: {said})"
+        ) from None
 
 
 def has_part(store: Store, report_id: str, part: ReportPart) -> bool:
