@@ -74,7 +74,6 @@ from handler.runtime import (
     store_parent,
     warning_lines,
 )
-from handler.storage.paths import local_path
 from handler.storage.registry import open_target
 
 if TYPE_CHECKING:
@@ -663,11 +662,19 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_files(out: str, files: Iterator[tuple[PurePath, bytes | Iterator[bytes]]]) -> int:
+def _write_file(out: str, option: str, content: bytes) -> None:
+    """One file the user named (a page, a costs file, rows), through the same safe path."""
+    _write_files(out, iter([(PurePath(out), content)]), option)
+
+
+def _write_files(
+    out: str, files: Iterator[tuple[PurePath, bytes | Iterator[bytes]]], option: str = "--out"
+) -> int:
     """Each exported file through the storage layer, in the folder `--out` names a file of (a
     local folder, an s3:// prefix; a folder export's files under `--out`, a companion file such as
-    Label Studio's config beside it): every file whole or not at all. How many were written."""
-    store, _ = open_target(out, "--out")
+    Label Studio's config beside it): every file whole or not at all, never over what is not a
+    regular file (`LocalStore.put`). How many were written."""
+    store, _ = open_target(out, option)
     written = 0
     for path, content in files:
         key = PurePath(path).relative_to(PurePath(out).parent).as_posix()
@@ -703,17 +710,11 @@ def _compare(args: argparse.Namespace) -> int:
         execution=execution_options(args),
     )
     if args.html:
-        page = local_path(args.html, "--html")  # what the OS refuses, said as such
-        try:
-            page.write_text(render_compare_html(found), encoding="utf-8")
-        except OSError as error:
-            raise InputError(
-                f"cannot write the comparison page to {args.html}: {error.strerror}", "--html"
-            ) from None
+        _write_file(args.html, "--html", render_compare_html(found).encode("utf-8"))
     if rows_format is not None:
         written = io.BytesIO()
         rows_format.write([transition_table(moved)], TRANSITION_COLUMNS, written)
-        _write_files(args.transitions, iter([(PurePath(args.transitions), written.getvalue())]))
+        _write_file(args.transitions, "--transitions", written.getvalue())
     print(found.to_json().decode() if args.json else compare_summary(found))
     return 0
 
@@ -723,11 +724,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     configure_logging(args, default=logging.WARNING)
     costs = calibrate(args.logs)
-    out = local_path(args.out, "--out")  # what the OS refuses, said as such
-    try:
-        out.write_bytes(orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
-    except OSError as error:
-        raise InputError(f"cannot write the costs file to {args.out}: {error.strerror}", "--out") from None
+    _write_file(args.out, "--out", orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
     print("\n".join([*calibration_lines(costs), f"wrote {args.out} (use it: --time-costs {args.out})"]))
     return 0
 

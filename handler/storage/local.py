@@ -10,8 +10,9 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 from handler.errors import StorageError
 from handler.storage.base import Content, Entry, ObjectNotFound, RangedFile, Source, Store, split_scheme
@@ -29,6 +30,29 @@ def _failure(path: Path, action: str, error: OSError) -> StorageError:
     if isinstance(error, FileNotFoundError):
         return ObjectNotFound(f"{path}: no such file")
     return StorageError(f"{path}: cannot {action} ({error.strerror or error})")
+
+
+# What a write never replaces, by the kind lstat reports (a regular file or nothing: written).
+_NOT_REPLACED: Final = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _replaceable(path: Path) -> None:
+    """Refuse a target that is not a regular file (nor absent): the write's rename would replace a
+    device, a pipe, a link or a folder with a file, even as root."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    for test, kind in _NOT_REPLACED:
+        if test(mode):
+            raise StorageError(f"{path}: is {kind}, not a regular file: not written over")
 
 
 class LocalSource(Source):
@@ -164,6 +188,7 @@ class LocalStore(Store):
     def put(self, key: str, content: Content, content_type: str) -> None:
         path = self._path(key)
         try:
+            _replaceable(path)  # before the first byte
             path.parent.mkdir(parents=True, exist_ok=True)
             # A hidden temporary file beside the target, then one rename: never half a file.
             handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
@@ -174,7 +199,8 @@ class LocalStore(Store):
                         stream.write(chunk)
                 os.replace(temporary, path)
             except BaseException:
-                Path(temporary).unlink(missing_ok=True)
+                with suppress(OSError):  # a clean-up that fails (a read-only folder) hides nothing
+                    Path(temporary).unlink(missing_ok=True)
                 raise
         except StorageError:
             raise  # the content's producer failed (a shard that cannot be read), not the disk

@@ -48,8 +48,8 @@ def open_target(uri: str, what: str) -> tuple[Store, str]:
     scheme, path = split_scheme(uri)
     trimmed = path.rstrip("/")
     folder, _, name = trimmed.rpartition("/")
-    if not name:
-        raise StorageError(f"{what} {quoted(uri)}: expected a file name, not a folder's root")
+    if name in ("", ".", ".."):
+        raise StorageError(f"{what} {quoted(uri)}: expected a file name, not a folder")
     root = f"{scheme}://{folder}" if scheme and scheme != "file" else folder or "."
     if scheme == "s3" and not folder:
         raise StorageError(f"{what} {quoted(uri)}: expected s3://bucket/name")

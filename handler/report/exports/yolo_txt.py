@@ -4,7 +4,7 @@ image), and `classes.txt` naming the class ids, one a line (what YOLO tools and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePath
 from typing import Final
 
@@ -12,10 +12,12 @@ import numpy as np
 
 from handler.boxes import FloatArray
 from handler.datasets.textfolder import YOLO_FORMAT
+from handler.errors import DatasetError, quoted
 from handler.report.exports.columns_text import by_image, numbers, rows
 from handler.report.exports.pre_labels import FRACTION_DECIMALS, ExportTarget, Files, PreLabels
 
 CLASSES_FILE: Final = "classes.txt"
+NAME_BYTES: Final = 255  # the longest file name Linux, macOS and Windows all take
 
 
 def _texts(labels: PreLabels) -> list[bytes]:
@@ -40,11 +42,34 @@ def label_texts(labels: PreLabels, columns: Iterable[FloatArray]) -> list[bytes]
     return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
 
 
+def label_names(asset_ids: Sequence[str], report_id: str) -> list[str]:
+    """Each image's label file name, `<image stem>.txt` as YOLO names it; a DatasetError, before any
+    file, for a name no file can have or one two images (or `classes.txt`) would share."""
+    names = [f"{PurePath(asset).stem}.txt" for asset in asset_ids]
+    taken: dict[str, str | None] = {CLASSES_FILE: None}
+    for asset, name in zip(asset_ids, names, strict=True):
+        if name.startswith(".") or "\0" in name or len(name.encode("utf-8", "replace")) > NAME_BYTES:
+            raise DatasetError(
+                f"report {report_id}: image {quoted(asset)} gives no usable YOLO label file name"
+            )
+        if name in taken:
+            other = "the class list" if taken[name] is None else f"image {quoted(str(taken[name]))}"
+            raise DatasetError(
+                f"report {report_id}: image {quoted(asset)} and {other} would both be written to {name} "
+                "(YOLO names a label file by the image's name alone): export with --to coco, which keeps "
+                "the names whole"
+            )
+        taken[name] = asset
+    return names
+
+
 def label_folder(labels: PreLabels, out: PurePath, texts: Callable[[PreLabels], list[bytes]]) -> Files:
-    """One label file per image (`texts` of a block, image by image), then `classes.txt`."""
+    """One label file per image (`texts` of a block, image by image), then `classes.txt`; the
+    names are checked before the first."""
+    names = label_names(labels.boxes.asset_ids, labels.report_id)
     for block in labels.blocks():
-        for asset, text in zip(block.labels.boxes.asset_ids, texts(block.labels), strict=True):
-            yield out / f"{PurePath(asset).stem}.txt", text
+        for offset, text in enumerate(texts(block.labels)):
+            yield out / names[block.first_image + offset], text
     yield out / CLASSES_FILE, "".join(f"{name}\n" for name in labels.boxes.class_names).encode()
 
 
