@@ -113,7 +113,7 @@ def test_summary_and_user_errors(tmp_path: Path) -> None:
     assert "100 images paired by asset id" in shown.stdout
     for args in (
         [str(GT), str(tmp_path / "missing.json"), str(PRED_A)],
-        [str(GT), str(PRED_A), str(PRED_A), "--html", str(tmp_path / "no" / "page.html")],
+        [str(GT), str(PRED_A), str(PRED_A), "--html", str(GT / "page.html")],  # under a file
     ):
         failed = _cli(*args, "--store", store)
         assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
