@@ -22,6 +22,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
@@ -34,7 +35,7 @@ from handler.datasets.folder import AssetIndex, Folder
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
-from handler.datasets.xmlsafe import refuse_doctype, root_start
+from handler.datasets.xmlsafe import XML_ERRORS, refuse_doctype, root_start, xml_refusal
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
 
@@ -48,6 +49,16 @@ CORNERS: Final = ("xtl", "ytl", "xbr", "ybr")
 # The most an archive member may hold once inflated: a zip that inflates further is refused.
 MAX_INFLATED_BYTES: Final = 2 << 30
 _ZIP_MAGIC: Final = b"PK\x03\x04"
+# What reading a member of a damaged zip raises: a bad CRC (BadZipFile), a broken stream (zlib),
+# an unknown compression method, the encrypted flag, a member cut short.
+ZIP_READ_ERRORS: Final = (
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,
+    RuntimeError,
+    EOFError,
+    OSError,
+)
 _ROOT_START: Final = re.compile(rb"<annotations[\s>/]")
 
 
@@ -116,12 +127,8 @@ def _image_name(image: ET.Element, position: int) -> str:
 def _events(where: str, content: bytes) -> Iterator[tuple[str, ET.Element]]:
     try:
         yield from ET.iterparse(io.BytesIO(content), events=("start", "end"))
-    except ET.ParseError as error:
-        line, column = error.position
-        reason = str(error).split(":")[0]
-        raise DatasetError(
-            f"{where}: line {line} column {column + 1}: expected well-formed XML ({reason})"
-        ) from None
+    except XML_ERRORS as error:
+        raise xml_refusal(where, error) from None
 
 
 def parse_cvat(where: str, content: bytes) -> CvatShapes:
@@ -173,8 +180,11 @@ def _zip_member(where: str, content: bytes) -> bytes:
                 f"{where}: no {ANNOTATIONS_FILE} in the zip: expected a CVAT for images 1.1 export"
             )
         member = min(members, key=lambda m: m.filename.count("/"))
-        with archive.open(member) as stream:
-            inflated = stream.read(MAX_INFLATED_BYTES + 1)
+        try:
+            with archive.open(member) as stream:
+                inflated = stream.read(MAX_INFLATED_BYTES + 1)
+        except ZIP_READ_ERRORS as error:  # a bad CRC, compression, encryption, a member cut short
+            raise DatasetError(f"{where}: {member.filename} cannot be read from the zip ({error})") from None
     if len(inflated) > MAX_INFLATED_BYTES:
         raise DatasetError(
             f"{where}: {member.filename} inflates beyond {MAX_INFLATED_BYTES >> 30} GiB: refused"
@@ -194,7 +204,12 @@ def _annotation_file(folder: Folder) -> Source | None:
 
 def _xml_of(folder: Folder, file: Source) -> bytes:
     content = folder.content(file)
-    return _zip_member(file.name, content) if content.startswith(_ZIP_MAGIC) else content
+    return _zip_member(file.name, content) if _is_zip(file, content) else content
+
+
+def _is_zip(file: Source, content: bytes) -> bool:
+    """A zip archive by its magic or its name (a damaged one may have lost the magic)."""
+    return content.startswith(_ZIP_MAGIC) or file.basename.lower().endswith(".zip")
 
 
 def looks_like_cvat(folder: Folder) -> bool:
@@ -202,12 +217,12 @@ def looks_like_cvat(folder: Folder) -> bool:
     if file is None:
         return False
     content = folder.content(file)
-    if content.startswith(_ZIP_MAGIC):
+    if _is_zip(file, content):
         try:
             with zipfile.ZipFile(io.BytesIO(content)) as archive:
                 return any(name.rsplit("/", 1)[-1] == ANNOTATIONS_FILE for name in archive.namelist())
         except zipfile.BadZipFile:
-            return False
+            return True  # a damaged archive is still the one file named: the read says what is wrong
     return looks_like_cvat_xml(content)
 
 

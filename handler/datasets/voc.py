@@ -21,7 +21,7 @@ from handler.datasets.folder import AssetIndex, FileRows, Folder, RowCollector
 from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
-from handler.datasets.xmlsafe import refuse_doctype
+from handler.datasets.xmlsafe import XML_ERRORS, refuse_doctype, xml_refusal
 from handler.errors import DatasetError
 
 XML_SUFFIX = ".xml"
@@ -47,11 +47,8 @@ def _root(where: str, content: bytes) -> ET.Element:
     refuse_doctype(where, content)
     try:
         root = ET.fromstring(content)
-    except ET.ParseError as error:
-        line, column = error.position
-        reason = str(error).split(":")[0]
-        at = f"line {line} column {column + 1}"
-        raise DatasetError(f"{where}: {at}: expected well-formed XML ({reason})") from None
+    except XML_ERRORS as error:
+        raise xml_refusal(where, error) from None
     if root.tag != ROOT:
         raise DatasetError(f"{where}: expected an <{ROOT}> root element (Pascal VOC), found <{root.tag}>")
     return root

@@ -6,6 +6,7 @@ writers) never write one. Checked before parsing, on the prolog only."""
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from typing import Final
 
 from handler.errors import DatasetError
@@ -32,3 +33,20 @@ def refuse_doctype(where: str, content: bytes) -> None:
     prolog = _PROLOG.match(head)
     if head.startswith(b"<!DOCTYPE", prolog.end() if prolog else 0):
         raise DatasetError(f"{where}: a document type declaration: refused (entities are not read)")
+
+
+# What the XML parser raises on a damaged or undecodable document: its own errors, and those of
+# the encoding its declaration names (unknown: LookupError; bytes not in it, or a multi-byte one
+# expat cannot take: ValueError).
+XML_ERRORS: Final = (ET.ParseError, LookupError, ValueError)
+
+
+def xml_refusal(where: str, error: Exception) -> DatasetError:
+    """The one line for an XML document the parser refused: where, and what was expected."""
+    if isinstance(error, ET.ParseError):
+        line, column = error.position
+        reason = str(error).split(":")[0]
+        return DatasetError(f"{where}: line {line} column {column + 1}: expected well-formed XML ({reason})")
+    return DatasetError(
+        f"{where}: expected XML in an encoding its declaration names and Python knows ({error})"
+    )
