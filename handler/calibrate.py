@@ -34,6 +34,7 @@ def calibrate(
         raise InputError(f"expected the logs of one tool, got {' and '.join(formats)}: calibrate them apart")
     fitted = _fit(logs, defaults)
     skipped = dict(sum((Counter(log.skipped) for log in logs), Counter[str]()))
+    assumed = dict(sum((Counter(log.assumed) for log in logs), Counter[str]()))
     if not fitted.tasks:
         why = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or "it is empty"
         raise InputError(f"{', '.join(paths)}: no {logs[0].unit} to fit the seconds on (skipped: {why})")
@@ -52,6 +53,7 @@ def calibrate(
         },
         replicates=fitted.replicates,
         skipped=skipped,
+        assumed=assumed,
         overhead_seconds=fitted.overhead,
         r2=fitted.r2,
         rmse_seconds=fitted.rmse,
@@ -90,7 +92,12 @@ def calibration_lines(costs: TimeCosts) -> list[str]:
     if fit is None:
         return [f"{action} {getattr(costs, action):g} s" for action in ACTIONS]
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(fit.skipped.items()))
-    lines = [f"{fit.source} ({fit.log_format})" + (f"; skipped: {skipped}" if skipped else "")]
+    assumed = ", ".join(f"{n} {how}" for how, n in sorted(fit.assumed.items()))
+    lines = [
+        f"{fit.source} ({fit.log_format})"
+        + (f"; skipped: {skipped}" if skipped else "")
+        + (f"; taken: {assumed}" if assumed else "")
+    ]
     lines.append(f"{'action':<8} {'seconds':>8}  {'95% interval':<15} {fit.unit:>6}")
     for action in ACTIONS:
         item, seconds = fit.actions[action], getattr(costs, action)

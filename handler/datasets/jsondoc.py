@@ -290,3 +290,13 @@ def looks_like_json_lines(content: bytes) -> bool:
 def looks_like_json(content: bytes) -> bool:
     """A JSON document or JSON Lines starts with an object or a list (else: a label file, XML...)."""
     return content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+
+
+def json_type(value: Any) -> str:
+    """What JSON calls a decoded value's type, for a message (`expected a list, got a JSON number`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    names = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), type(value).__name__)

@@ -39,6 +39,7 @@ from handler.datasets.assetnames import IMAGE_EXTENSIONS
 from handler.datasets.builder import build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
+from handler.datasets.jsondoc import json_type
 from handler.datasets.labels import ClassSpace
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import ReadOptions, option_label
@@ -62,13 +63,18 @@ _UPLOAD_PREFIX: Final = re.compile(r"^[0-9a-f]{8}-")
 _UPLOAD_PATH: Final = "/data/upload/"
 # A JSON-MIN record's own keys, beside the task's data and its regions.
 _MIN_KEYS: Final = ("annotator", "annotation_id")
+# A task's keys that hold lists (of annotations, predictions, regions).
+_LISTS: Final = ("annotations", "completions", "predictions")
 # Records looked at to recognise an export, at most.
 _PROBE: Final = 20
 
 
 def image_name(reference: str) -> str:
     """The image's file name in any form a task's `data.image` takes (see the module's top)."""
-    parts = urlsplit(reference)
+    try:
+        parts = urlsplit(reference)
+    except ValueError:  # not a URL (an unclosed `[` of an IPv6 host): the text is the path
+        parts = urlsplit(reference.replace("[", "%5B").replace("]", "%5D"))
     path = unquote(parts.path)
     if "/data/local-files" in path and "d" in parse_qs(parts.query):
         path = parse_qs(parts.query)["d"][0]
@@ -133,6 +139,8 @@ def _region_type(region: dict[str, Any]) -> str | None:
     kind = region.get("type")
     if kind is None:  # JSON-MIN writes no type: its labels key says it
         kind = next((key for key in (BOX_TYPE, *OTHER_SHAPES) if key in _value(region)), None)
+    if not isinstance(kind, str):  # a list or a number where the type's name belongs: no object
+        return None
     return kind if kind == BOX_TYPE or kind in OTHER_SHAPES or kind == "rectangle" else None
 
 
@@ -255,9 +263,16 @@ def _min_records(where: str, records: list[dict[str, Any]]) -> tuple[list[dict[s
 
 
 def _check_tasks(where: str, document: list[Any], what: Callable[[Any], bool], expected: str) -> None:
+    """Every record is a task, and each of its lists is a list: a wrong type is one line naming it."""
     for index, task in enumerate(document):
         if not what(task):
             raise DatasetError(f"{where}: [{index}]: expected {expected}")
+        for key in _LISTS:
+            value = task.get(key) if isinstance(task, dict) else None
+            if value is not None and not isinstance(value, list):
+                raise DatasetError(
+                    f"{where}: tasks[{index}].{key}: expected a list, got a JSON {json_type(value)}"
+                )
 
 
 @dataclass(frozen=True)

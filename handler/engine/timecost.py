@@ -72,6 +72,7 @@ class CostFit:
     actions: Mapping[str, ActionFit]
     replicates: FloatArray  # (resamples, n_actions) the seconds of each bootstrap resample, ACTIONS order
     skipped: Mapping[str, int] = field(default_factory=dict)  # why, how many
+    assumed: Mapping[str, int] = field(default_factory=dict)  # records read by an assumption: which, how many
     overhead_seconds: float | None = None  # per task besides the actions (lead-time fits)
     r2: float | None = None
     rmse_seconds: float | None = None
@@ -168,6 +169,7 @@ def _fit_document(fit: CostFit) -> dict[str, Any]:
         "unit": fit.unit,
         "date": fit.date,
         "skipped": dict(fit.skipped),
+        "assumed": dict(fit.assumed),
         "intervals": {action: list(item.interval) for action, item in fit.actions.items()},
         "support": {action: item.support for action, item in fit.actions.items()},
         "kept_default": [action for action, item in fit.actions.items() if not item.fitted],
@@ -202,6 +204,7 @@ def _cost_fit(document: Any) -> CostFit:
             actions=actions,
             replicates=replicates,
             skipped={str(why): int(n) for why, n in _mapping(found.get("skipped", {}), "skipped").items()},
+            assumed={str(how): int(n) for how, n in _mapping(found.get("assumed", {}), "assumed").items()},
             overhead_seconds=_optional_float(found.get("overhead_seconds")),
             r2=_optional_float(found.get("r2")),
             rmse_seconds=_optional_float(found.get("rmse_seconds")),

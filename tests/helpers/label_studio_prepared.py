@@ -78,6 +78,44 @@ def calibration(client: LabelStudio, folder: Path) -> None:
     (folder / CALIBRATION_EXPORT).write_bytes(export(client, project))
 
 
+# The same labelers' work imported the other way: tasks with their predictions and their reviewed
+# annotations in one import (a migrated project), so no annotation names the prediction it came
+# from; and a few tasks with two models' predictions, where none can be told.
+IMPORTED_SEED: Final = 2512
+TWO_MODEL_TASKS: Final = 7
+
+
+def imported_tasks() -> list[SimulatedTask]:
+    return simulated_tasks(CALIBRATION_TASKS, seed=IMPORTED_SEED)
+
+
+def calibration_imported(client: LabelStudio, folder: Path) -> None:
+    """`calibration`'s labelers, imported with predictions and annotations side by side."""
+    tasks = imported_tasks()
+    project = create_project(client, rectangle_config(["car", "truck"]), title="calibration-imported")
+    migrated = [
+        {
+            "data": {"image": f"/data/m{n}.jpg"},
+            "predictions": [_simulated(task.prediction)],
+            "annotations": [{"result": task.annotation, "lead_time": task.lead_time}],
+        }
+        for n, task in enumerate(tasks)
+    ]
+    two_models = [
+        {
+            "data": {"image": f"/data/two{n}.jpg"},
+            "predictions": [
+                _simulated(task.prediction),
+                {**_simulated(task.prediction), "model_version": "other"},
+            ],
+            "annotations": [{"result": task.annotation, "lead_time": task.lead_time}],
+        }
+        for n, task in enumerate(tasks[:TWO_MODEL_TASKS])
+    ]
+    import_tasks(client, project, [*migrated, *two_models])
+    (folder / CALIBRATION_EXPORT).write_bytes(export(client, project))
+
+
 def _simulated(result: list[dict[str, Any]]) -> dict[str, Any]:
     return {"result": result, "model_version": "sim"}
 
@@ -219,6 +257,7 @@ PREPARATIONS: Final[Mapping[str, Callable[[LabelStudio, Path], None]]] = {
     "rotated": rotated,
     "coco-pair": coco_pair,
     "calibration": calibration,
+    "calibration-imported": calibration_imported,
 }
 
 

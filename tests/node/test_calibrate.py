@@ -191,7 +191,9 @@ def test_skipped_annotations_are_counted_on_the_first_line(tmp_path: Path) -> No
     tasks = label_studio_export(simulated_tasks(40))
     tasks[0]["annotations"][0]["lead_time"] = -5
     tasks[1]["annotations"][0]["was_cancelled"] = True
-    tasks[2]["annotations"][0]["parent_prediction"] = None
+    tasks[2]["annotations"][0]["parent_prediction"] = None  # its task's only prediction: taken, said
+    tasks[3]["annotations"][0]["parent_prediction"] = None
+    tasks[3]["predictions"] = []  # nothing to have started from: skipped
     export = tmp_path / "export.json"
     export.write_bytes(orjson.dumps(tasks))
     result = run("calibrate", str(export), "--out", str(tmp_path / "c.json"))
@@ -199,6 +201,7 @@ def test_skipped_annotations_are_counted_on_the_first_line(tmp_path: Path) -> No
     first = result.stdout.splitlines()[0]
     assert first.startswith("fitted from 37 tasks of export.json")
     assert "skipped: 1 cancelled (skipped by the labeler), 1 negative lead_time, 1 unlinked" in first
+    assert first.endswith("taken: 1 started from the task's only prediction (no parent_prediction)")
     # 37 tasks: relabel shows in fewer than 30 of them, and keeps its default, saying so.
     (relabel,) = [line for line in result.stdout.splitlines() if line.startswith("relabel")]
     assert "default kept" in relabel and "(fewer than 30 tasks show it)" in relabel

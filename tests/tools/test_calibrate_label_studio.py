@@ -14,10 +14,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.label_studio_prepared import CALIBRATION_EXPORT, CALIBRATION_TASKS, calibration_tasks
+from helpers.label_studio_prepared import (
+    CALIBRATION_EXPORT,
+    CALIBRATION_TASKS,
+    TWO_MODEL_TASKS,
+    calibration_tasks,
+)
 from helpers.labeler_logs import OVERHEAD, TRUTH, SimulatedTask
 
 from handler.calibrate import calibrate, calibration_lines
+from handler.datasets.logs.label_studio import ONLY_PREDICTION
 from handler.engine.timecost import ACTIONS
 
 SUPPORT_FOR_THE_15_PERCENT = 50
@@ -56,3 +62,23 @@ def test_a_real_label_studio_export_calibrates_back_to_the_truth(
         assert getattr(costs, action) == pytest.approx(TRUTH[action], rel=0.15), report
         low, high = costs.fit.actions[action].interval
         assert low <= getattr(costs, action) <= high, report
+
+
+def test_a_project_imported_with_its_predictions_calibrates_from_the_only_one(
+    label_studio_prepared: Callable[[str], Path],
+) -> None:
+    """A migrated project: annotations imported beside the predictions name none as their start.
+    Each task with one prediction is read as started from it, and said so; a task with two stays
+    skipped, with why."""
+    path = label_studio_prepared("calibration-imported") / CALIBRATION_EXPORT
+    document = json.loads(path.read_text())
+    assert not any(a.get("parent_prediction") for task in document for a in task["annotations"])
+    costs = calibrate([str(path)])
+    report = "\n".join(calibration_lines(costs))
+    print(f"\n{report}\ntruth: {TRUTH}, overhead {OVERHEAD} s")  # the closing note's table
+    assert costs.fit is not None and costs.fit.tasks == CALIBRATION_TASKS, report
+    assert costs.fit.assumed == {ONLY_PREDICTION: CALIBRATION_TASKS}, report
+    assert costs.fit.skipped == {"unlinked among 2 predictions (none named as started from)": TWO_MODEL_TASKS}
+    assert f"taken: {CALIBRATION_TASKS} {ONLY_PREDICTION}" in report.splitlines()[0]
+    for action in ACTIONS:
+        assert getattr(costs, action) == pytest.approx(TRUTH[action], rel=0.15), report

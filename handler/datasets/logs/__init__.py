@@ -44,6 +44,7 @@ class LabelerLog:
     unit: str  # what a task is in this tool: the resampling unit of the fit
     times: TaskTimes | ActionTimes
     skipped: dict[str, int] = field(default_factory=dict)
+    assumed: dict[str, int] = field(default_factory=dict)  # records read by an assumption (how -> how many)
 
 
 @dataclass(frozen=True)

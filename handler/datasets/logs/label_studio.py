@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from handler.boxes import FloatArray, IntArray
+from handler.datasets.jsondoc import json_type
 from handler.datasets.logs import LabelerLog, LogFormat, TaskTimes
 from handler.errors import DatasetError
 
@@ -33,6 +34,8 @@ MAX_LEAD_SECONDS: Final = 4 * 3600.0
 # An annotation with more regions than this is not a labeler's work (an import): skipped unread.
 MAX_REGIONS: Final = 10_000
 PRED, SUBMITTED = 0, 1
+# How an annotation without a link to a prediction is read when its task has exactly one.
+ONLY_PREDICTION: Final = "started from the task's only prediction (no parent_prediction)"
 
 
 @dataclass
@@ -68,16 +71,37 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def _shown_prediction(task: dict[str, Any], annotation: dict[str, Any]) -> list[Any] | None:
-    """The result of the prediction the labeler started from; None when the annotation names none."""
+def _predictions(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's predictions written in full, with a result list (an id alone tells nothing)."""
+    listed = task.get("predictions")
+    return [
+        p
+        for p in (listed if isinstance(listed, list) else ())
+        if isinstance(p, dict) and isinstance(p.get("result"), list)
+    ]
+
+
+def _shown_prediction(
+    task: dict[str, Any], annotation: dict[str, Any]
+) -> tuple[list[Any] | None, str | None]:
+    """The result of the prediction the labeler started from, and how it was found: the one
+    `parent_prediction` names, else the one the annotation recorded, else the task's only
+    prediction (`ONLY_PREDICTION`: an annotation imported beside it, or a project migrated, has no
+    link); (None, why) when none can be told."""
     parent = annotation.get("parent_prediction")
-    for prediction in task.get("predictions") or ():
-        if isinstance(prediction, dict) and parent is not None and prediction.get("id") == parent:
-            result = prediction.get("result")
-            return result if isinstance(result, list) else None
+    candidates = _predictions(task)
+    named = [p for p in candidates if parent is not None and p.get("id") == parent]
+    if named:
+        return named[0]["result"], None
     recorded = annotation.get("prediction")
     result = recorded.get("result") if isinstance(recorded, dict) else None
-    return result if isinstance(result, list) else None
+    if isinstance(result, list):
+        return result, None
+    if len(candidates) == 1:
+        return candidates[0]["result"], ONLY_PREDICTION
+    if candidates:
+        return None, f"unlinked among {len(candidates)} predictions (none named as started from)"
+    return None, "unlinked (no prediction it started from)"
 
 
 def _skip_reason(annotation: Any) -> str | None:
@@ -101,13 +125,12 @@ def _skip_reason(annotation: Any) -> str | None:
     return None
 
 
-def _annotations(where: str, tasks: Any) -> tuple[_Regions, list[float], Counter[str]]:
+def _annotations(where: str, tasks: Any) -> tuple[_Regions, list[float], Counter[str], Counter[str]]:
     if not isinstance(tasks, list):
         raise DatasetError(
-            f"{where}: expected a Label Studio JSON export, a list of tasks; got a JSON "
-            f"{type(tasks).__name__}"
+            f"{where}: expected a Label Studio JSON export, a list of tasks; got a JSON {json_type(tasks)}"
         )
-    regions, seconds, skipped = _Regions(), list[float](), Counter[str]()
+    regions, seconds, skipped, assumed = _Regions(), list[float](), Counter[str](), Counter[str]()
     for task in tasks:
         annotations = task.get("annotations") if isinstance(task, dict) else None
         if not isinstance(annotations, list):
@@ -115,9 +138,9 @@ def _annotations(where: str, tasks: Any) -> tuple[_Regions, list[float], Counter
             continue
         for annotation in annotations:
             reason = _skip_reason(annotation)
-            shown = _shown_prediction(task, annotation) if reason is None else None
+            shown, found_by = _shown_prediction(task, annotation) if reason is None else (None, None)
             if reason is None and shown is None:
-                reason = "unlinked (no prediction it started from)"
+                reason = found_by
             if reason is None and shown is not None and len(shown) > MAX_REGIONS:
                 reason = f"over {MAX_REGIONS} regions"
             if reason is not None or shown is None:
@@ -126,7 +149,9 @@ def _annotations(where: str, tasks: Any) -> tuple[_Regions, list[float], Counter
             regions.add(len(seconds), PRED, shown)
             regions.add(len(seconds), SUBMITTED, annotation["result"])
             seconds.append(float(annotation["lead_time"]))
-    return regions, seconds, skipped
+            if found_by is not None:
+                assumed[found_by] += 1
+    return regions, seconds, skipped, assumed
 
 
 def action_counts(regions: _Regions, rows: int) -> dict[str, IntArray]:
@@ -174,13 +199,14 @@ def read(where: str, content: bytes) -> LabelerLog:
             f"{where}: line {error.lineno} column {error.colno}: expected a Label Studio JSON export "
             f"({error.msg})"
         ) from None
-    regions, seconds, skipped = _annotations(where, tasks)
+    regions, seconds, skipped, assumed = _annotations(where, tasks)
     times: FloatArray = np.asarray(seconds, dtype=np.float64)
     return LabelerLog(
         log_format=FORMAT.name,
         unit="tasks",
         times=TaskTimes(action_counts(regions, len(seconds)), times),
         skipped=dict(skipped),
+        assumed=dict(assumed),
     )
 
 
