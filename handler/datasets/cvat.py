@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 import zlib
@@ -35,7 +34,7 @@ from handler.datasets.folder import AssetIndex, Folder
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
-from handler.datasets.xmlsafe import XML_ERRORS, refuse_doctype, root_start, xml_refusal
+from handler.datasets.xmlsafe import XML_ERRORS, has_root, refuse_doctype, xml_refusal
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
 
@@ -49,6 +48,9 @@ CORNERS: Final = ("xtl", "ytl", "xbr", "ybr")
 # The most an archive member may hold once inflated: a zip that inflates further is refused.
 MAX_INFLATED_BYTES: Final = 2 << 30
 _ZIP_MAGIC: Final = b"PK\x03\x04"
+# CVAT writes its file at the export's top: one folder down at most (a zip's own folder); one
+# deeper in a folder is another dataset's stray copy.
+EXPORT_DEPTH: Final = 1
 # What reading a member of a damaged zip raises: a bad CRC (BadZipFile), a broken stream (zlib),
 # an unknown compression method, the encrypted flag, a member cut short.
 ZIP_READ_ERRORS: Final = (
@@ -59,11 +61,10 @@ ZIP_READ_ERRORS: Final = (
     EOFError,
     OSError,
 )
-_ROOT_START: Final = re.compile(rb"<annotations[\s>/]")
 
 
 def looks_like_cvat_xml(content: bytes) -> bool:
-    return _ROOT_START.match(content, root_start(content)) is not None
+    return has_root(content, "annotations")
 
 
 @dataclass
@@ -195,10 +196,14 @@ def _zip_member(where: str, content: bytes) -> bytes:
 def _annotation_file(folder: Folder) -> Source | None:
     """The folder's CVAT file: annotations.xml, else its one .xml or .zip (datumaro names the
     file after the subset: default.xml)."""
-    named = folder.find(lambda name: 0 if name == ANNOTATIONS_FILE else None)
+    named = folder.find(lambda name: 0 if name == ANNOTATIONS_FILE else None, depth=EXPORT_DEPTH)
     if named is not None:
         return named
-    candidates = [f for f in folder.files if f.basename.lower().endswith((".xml", ".zip"))]
+    candidates = [
+        f
+        for f in folder.files
+        if f.basename.lower().endswith((".xml", ".zip")) and folder.relative(f).count("/") <= EXPORT_DEPTH
+    ]
     return candidates[0] if len(candidates) == 1 else None
 
 

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import orjson
@@ -24,6 +24,9 @@ SIZES_FILE = "sizes.json"
 READ_THREADS = 16
 # Export side folders that hold no labels: macOS zip resource forks, hidden files.
 _IGNORED_PARTS = ("__MACOSX",)
+# How many folders below a dataset folder its files are looked for: a YOLO `labels/train/`, an
+# export's `task_1/annotations/` are 2 down; a stray file deeper in a big tree is not the dataset.
+SEARCH_DEPTH: Final = 4
 
 
 def _visible(relative: str) -> bool:
@@ -42,7 +45,9 @@ class Folder:
 
     @classmethod
     def of(cls, source: Source) -> Folder:
-        return cls(source, source.files())
+        """A dataset folder: its files down to SEARCH_DEPTH folders (what every format's layout
+        needs), not the whole tree of whatever folder was named."""
+        return cls(source, source.files(SEARCH_DEPTH))
 
     @classmethod
     def single(cls, source: Source, content: bytes) -> Folder:
@@ -70,12 +75,13 @@ class Folder:
     def images(self) -> list[Source]:
         return [f for f in self.files if os.path.splitext(f.basename)[1].lower() in IMAGE_EXTENSIONS]
 
-    def find(self, matches: Callable[[str], int | None]) -> Source | None:
-        """The shallowest file whose basename `matches(basename)` gives the lowest rank (not None)."""
+    def find(self, matches: Callable[[str], int | None], depth: int = SEARCH_DEPTH) -> Source | None:
+        """The shallowest file (`depth` folders down at most) whose basename `matches(basename)`
+        gives the lowest rank (not None)."""
         ranked = [
-            (self.relative(f).count("/"), rank, index, f)
+            (level, rank, index, f)
             for index, f in enumerate(self.files)
-            if (rank := matches(f.basename)) is not None
+            if (level := self.relative(f).count("/")) <= depth and (rank := matches(f.basename)) is not None
         ]
         return min(ranked, key=lambda item: item[:3])[3] if ranked else None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -26,6 +27,9 @@ from handler.errors import DatasetError
 
 XML_SUFFIX = ".xml"
 ROOT = "annotation"
+# An <annotation...> element near the top says VOC (a wrong root is then named by the reader), but
+# not CVAT's <annotations>: a CVAT file left in another dataset's folder is not a VOC file.
+_LOOKS_VOC = re.compile(rb"<annotation(?!s[\s>/])")
 CORNERS = ("xmin", "ymin", "xmax", "ymax")
 
 
@@ -92,7 +96,7 @@ def parse_voc(where: str, content: bytes) -> VocImage:
 
 def looks_like_voc(folder: Folder) -> bool:
     files = folder.with_suffix(XML_SUFFIX)
-    return bool(files) and f"<{ROOT}".encode() in folder.content(files[0])[:4096]
+    return bool(files) and _LOOKS_VOC.search(folder.content(files[0])[:4096]) is not None
 
 
 def _asset_id(image: VocImage, xml_basename: str) -> str:

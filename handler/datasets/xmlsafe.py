@@ -50,3 +50,11 @@ def xml_refusal(where: str, error: Exception) -> DatasetError:
     return DatasetError(
         f"{where}: expected XML in an encoding its declaration names and Python knows ({error})"
     )
+
+
+def has_root(content: bytes, tag: str) -> bool:
+    """Whether the document's first element is `<tag>` (`<annotation>` is not `<annotations>`)."""
+    return (
+        re.compile(rb"<" + re.escape(tag.encode()) + rb"[\s>/]").match(content, root_start(content))
+        is not None
+    )

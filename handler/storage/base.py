@@ -105,8 +105,9 @@ class Source(ABC):
     def is_dir(self) -> bool: ...
 
     @abstractmethod
-    def files(self) -> list[Source]:
-        """Every file under this folder, recursively, sorted by name."""
+    def files(self, depth: int | None = None) -> list[Source]:
+        """Every file under this folder, recursively (`depth` folders down at most; a local hidden
+        folder is not entered), sorted by name."""
 
     @abstractmethod
     def child(self, relative: str) -> Source:

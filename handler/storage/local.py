@@ -73,8 +73,8 @@ class LocalSource(Source):
         mode = _mode(self._path)
         return mode is not None and stat.S_ISDIR(mode)
 
-    def files(self) -> list[Source]:
-        return [LocalSource(path) for path in _regular_files(self._path)]
+    def files(self, depth: int | None = None) -> list[Source]:
+        return [LocalSource(path) for path in _regular_files(self._path, depth, enter_hidden=False)]
 
     def child(self, relative: str) -> Source:
         return LocalSource(self._path.joinpath(*relative.split("/")))
@@ -142,23 +142,35 @@ def _mode(path: Path) -> int | None:
         return None
 
 
-def _regular_files(folder: Path) -> list[Path]:
-    """The regular files under `folder`, recursively (symlinked folders not followed), sorted."""
-
-    def failed(error: OSError) -> None:
-        # An entry that vanished while listed (a folder being cleaned, /proc) is simply not there.
-        if not isinstance(error, FileNotFoundError):
-            reason = error.strerror or error
-            raise StorageError(f"{folder}: cannot list {error.filename} in it ({reason})") from error
-
-    found = []
-    for parent, _, names in os.walk(folder, onerror=failed):
-        for name in names:
-            path = Path(parent, name)
-            mode = _mode(path)
-            if mode is not None and stat.S_ISREG(mode):
-                found.append(path)
+def _regular_files(folder: Path, depth: int | None = None, enter_hidden: bool = True) -> list[Path]:
+    """The regular files under `folder`, recursively (symlinked folders not entered, nor hidden ones
+    unless `enter_hidden`: a store's staging is hidden, a dataset's `.git` is not its data; `depth`
+    folders down at most), sorted: each entry's kind from its directory listing, one look at a
+    file only where the listing cannot tell (a symlink to a file)."""
+    found: list[Path] = []
+    pending = [(folder, 0)]
+    while pending:
+        parent, level = pending.pop()
+        try:
+            with os.scandir(parent) as listing:
+                entries = list(listing)
+        except FileNotFoundError:  # vanished while listed (a folder being cleaned, /proc)
+            continue
+        except OSError as error:
+            raise StorageError(f"{folder}: cannot list {parent} in it ({error.strerror or error})") from error
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if (depth is None or level < depth) and (enter_hidden or not entry.name.startswith(".")):
+                    pending.append((Path(entry.path), level + 1))
+            elif entry.is_file(follow_symlinks=False) or _is_linked_file(Path(entry.path)):
+                found.append(Path(entry.path))
     return sorted(found)
+
+
+def _is_linked_file(path: Path) -> bool:
+    """A symbolic link to a regular file (read as the file; a link to a folder is not entered)."""
+    mode = _mode(path)
+    return path.is_symlink() and mode is not None and stat.S_ISREG(mode)
 
 
 class LocalStore(Store):

@@ -389,11 +389,13 @@ class S3Source(_Located, Source):
         )
         return answer.get("KeyCount", 0) > 0
 
-    def files(self) -> list[Source]:
+    def files(self, depth: int | None = None) -> list[Source]:
         if not self.is_dir():
             return []
         prefix = self._folder_prefix()
         keys = self._call("list the folder", lambda: list(list_keys(self._client, self._bucket, prefix)))
+        if depth is not None:  # S3 lists flat: the keys deeper than `depth` folders are left out
+            keys = [key for key in keys if key[len(prefix) :].count("/") <= depth]
         keys.sort(key=path_order)
         return [S3Source(self._connection, self._bucket, key, folder=False) for key in keys]
 

@@ -68,7 +68,7 @@ def test_the_recorded_prediction_stands_in_when_no_parent_is_named(tmp_path: Pat
         ({"lead_time": "12"}, "no lead_time"),
         ({"lead_time": None}, "no lead_time"),
         ({"was_cancelled": True}, "cancelled (skipped by the labeler)"),
-        ({"parent_prediction": None}, "unlinked (no prediction it started from)"),
+        ({"parent_prediction": 99}, "unlinked (the prediction it names is not in the export)"),
         ({"result": {"not": "a list"}}, "no result list"),
     ],
 )
@@ -96,7 +96,7 @@ def test_a_task_with_a_hundred_thousand_regions_is_skipped_unread(tmp_path: Path
     ("content", "expected"),
     [
         (b"[{]", "line 1 column 3: expected a Label Studio JSON export"),
-        (b'{"tasks": []}', "expected a Label Studio JSON export, a list of tasks; got a JSON dict"),
+        (b'{"tasks": []}', "expected a Label Studio JSON export, a list of tasks; got a JSON object"),
         (b"\x00\x01 binary", "expected a Label Studio JSON export (a list of tasks) or a CVAT events CSV"),
         (b"image,label\na.jpg,car\n", "or a CVAT events CSV (header with scope"),
         (b"scope,obj_id\ndraw:object,1\n", "line 1: expected CVAT's events columns"),

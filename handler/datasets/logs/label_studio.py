@@ -97,6 +97,8 @@ def _shown_prediction(
     result = recorded.get("result") if isinstance(recorded, dict) else None
     if isinstance(result, list):
         return result, None
+    if parent is not None:
+        return None, "unlinked (the prediction it names is not in the export)"
     if len(candidates) == 1:
         return candidates[0]["result"], ONLY_PREDICTION
     if candidates:
