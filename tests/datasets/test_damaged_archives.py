@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from helpers.examples import examples
 from helpers.paths import EXAMPLES, THIRD_PARTY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -68,7 +69,7 @@ def _one_line_or_report(argv: list[str], capsys: pytest.CaptureFixture[str], nam
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(30),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
@@ -100,7 +101,7 @@ ENCODINGS: Final = ["x-unknown-9", "utf-16", "utf-32", "ebcdic-cp-be", "", "\u00
 
 
 @settings(
-    max_examples=24,
+    max_examples=examples(24),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
+from helpers.examples import examples
 from helpers.paths import EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -64,7 +65,7 @@ def _replaced(document: list[Any], task: int, path: tuple[str, ...], value: Any)
 
 
 @settings(
-    max_examples=120,
+    max_examples=examples(40),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from helpers.examples import examples
 from helpers.paths import EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -93,7 +94,7 @@ def _applies(mutation: str, part: str) -> bool:
 
 
 @settings(
-    max_examples=90,
+    max_examples=examples(60),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
