@@ -157,6 +157,14 @@ class LayoutNote:
 
 
 @dataclass(frozen=True)
+class SourceIds:
+    """A file's own image and class ids, as text, aligned with a dataset's assets and classes."""
+
+    image_ids: list[str]
+    class_ids: list[str]
+
+
+@dataclass(frozen=True)
 class Dataset:
     """One dataset read into the box model.
 
@@ -185,6 +193,9 @@ class Dataset:
     id_join: str | None = None
     # The parsed rows it was built from, for another reading of them.
     parsed: Parsed | None = field(default=None, repr=False, compare=False)
+    # The file's own ids of its images and classes (as text, aligned with `asset_ids` and
+    # `class_names`) when it has them (COCO): what an export gives back to the user's tools.
+    own_ids: SourceIds | None = None
 
     @property
     def image_count(self) -> int:

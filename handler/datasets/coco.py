@@ -390,7 +390,8 @@ def read_coco_instances(
         _sizes(images, "height"),
     )
     rows = _rows(row_chunks(annotations), ids, len(annotations) // jsondoc.CHUNK_ROWS + 1)
-    return build_dataset(source, format_name, rows, assets, [c["name"] for c in categories]), ids
+    dataset = build_dataset(source, format_name, rows, assets, [c["name"] for c in categories])
+    return replace(dataset, own_ids=ids), ids
 
 
 def _sizes(images: list[dict[str, Any]], key: str) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import IntArray
+from handler.boxes import IntArray, SourceIds
 
 # Integer ids below this (or below 8x the number of ids) are looked up in a table.
 MAX_ID_TABLE: Final = 1 << 20
@@ -72,11 +72,9 @@ class IdIndex:
 
 
 @dataclass(frozen=True)
-class DatasetIds:
-    """A file's own ids (as text), aligned with its dataset's `asset_ids` and `class_names`."""
-
-    image_ids: list[str]
-    class_ids: list[str]
+class DatasetIds(SourceIds):
+    """A file's own ids (as text), aligned with its dataset's `asset_ids` and `class_names`, and
+    indexed, for a paired file that names them."""
 
     @cached_property
     def image_index(self) -> IdIndex:

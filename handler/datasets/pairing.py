@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray
+from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SourceIds
 from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.datasets.reading import sizes_from
@@ -31,6 +31,8 @@ class PairedBoxes:
     pred_only_images: int
     size_mismatch: BoolArray  # per shared asset: both datasets give its size, and the sizes differ
     tags: list[AssetTags] | None = None  # per shared asset: GT's tags, then the predictions' others
+    # The GT file's own ids of the shared assets and of the classes ("" for a class it lacks).
+    own_ids: SourceIds | None = None
 
 
 def _keys(dataset: Dataset) -> list[str]:
@@ -163,5 +165,17 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
         pred_only_images=pred.image_count - shared,
         tags=_shared_tags(gt, pred, gt_images.tolist(), pred_images.tolist()),
         size_mismatch=_size_mismatch(gt, pred, gt_images, pred_images),
+        own_ids=_own_ids(gt, gt_images.tolist(), len(class_names)),
     )
     return _frame(paired, gt, pred)
+
+
+def _own_ids(gt: Dataset, images: list[int], classes: int) -> SourceIds | None:
+    """The GT file's ids of the shared images and of the paired classes (a prediction-only class
+    has none: ""), when it has its own ids for every image and class it read."""
+    ids = gt.own_ids
+    if ids is None or len(ids.image_ids) != gt.image_count or len(ids.class_ids) != len(gt.class_names):
+        return None
+    return SourceIds(
+        [ids.image_ids[i] for i in images], [*ids.class_ids, *[""] * (classes - len(ids.class_ids))]
+    )

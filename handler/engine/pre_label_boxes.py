@@ -20,13 +20,13 @@ fractions, and, when some box is rotated, `angle` (float32 degrees clockwise abo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 import orjson
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, SourceIds
 from handler.engine.evaluation import keep_mask
 from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
 
@@ -46,6 +46,7 @@ class ChunkImages:
     widths: FloatArray
     heights: FloatArray
     normalized: bool
+    own_ids: SourceIds | None = None  # the GT file's own image and class ids (COCO), if it has them
 
 
 def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> bytes:
@@ -58,9 +59,16 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
     angle = pred.angle[rows]
     turned = {"angle": angle.astype(COORDINATES)} if angle.any() else {}
+    own = images.own_ids
+    ids = (
+        {}
+        if own is None
+        else {"image_ids": names_column(own.image_ids), "class_ids": names_column(own.class_ids)}
+    )
     return saved(
         {
             **turned,
+            **ids,
             "asset_ids": names_column(images.asset_ids),
             "class_names": names_column(images.class_names),
             "widths": images.widths,
@@ -111,20 +119,19 @@ class Candidates:
     confidence: FloatArray
     xywh: FloatArray  # (n, 4), float64 from here on; the box before turning
     angle: FloatArray  # degrees clockwise about the centre (0: axis-aligned)
+    # The GT file's own ids (as `asset_ids` and `class_names`; "" for a class it lacks), when every
+    # chunk has them (a COCO GT).
+    own_ids: SourceIds | None = None
 
     def __getitem__(self, rows: BoolArray | IntArray) -> Candidates:
         """The same images and classes, the predictions `rows` only."""
-        return Candidates(
-            self.asset_ids,
-            self.class_names,
-            self.widths,
-            self.heights,
-            self.normalized,
-            self.image[rows],
-            self.class_id[rows],
-            self.confidence[rows],
-            self.xywh[rows],
-            self.angle[rows],
+        return replace(
+            self,
+            image=self.image[rows],
+            class_id=self.class_id[rows],
+            confidence=self.confidence[rows],
+            xywh=self.xywh[rows],
+            angle=self.angle[rows],
         )
 
     def __len__(self) -> int:
@@ -138,6 +145,7 @@ class Candidates:
     def images(self, start: int, stop: int) -> Candidates:
         """Images [start, stop) and their predictions, `image` counted from `start`."""
         rows = self.rows_of_images(start, stop)
+        own = self.own_ids
         return Candidates(
             self.asset_ids[start:stop],
             self.class_names,
@@ -149,6 +157,7 @@ class Candidates:
             self.confidence[rows],
             self.xywh[rows],
             self.angle[rows],
+            None if own is None else replace(own, image_ids=own.image_ids[start:stop]),
         )
 
 
@@ -191,5 +200,17 @@ def read_chunks(contents: Sequence[bytes]) -> Candidates:
         if chunks
         else np.empty((0, 4)),
         angle=np.concatenate([_angles(chunk) for chunk in chunks]) if chunks else np.empty(0),
+        own_ids=_own_ids(chunks, list(class_names)),
     )
     return candidates[np.argsort(candidates.image, kind="stable")]
+
+
+def _own_ids(chunks: Sequence[Chunk], class_names: list[str]) -> SourceIds | None:
+    """The GT file's ids of every chunk's images and of the joined classes, if every chunk has them."""
+    if not chunks or not all("image_ids" in chunk for chunk in chunks):
+        return None
+    image_ids = [image for chunk in chunks for image in names_of(chunk, "image_ids")]
+    by_name: dict[str, str] = {}
+    for chunk in chunks:
+        by_name.update(zip(names_of(chunk, "class_names"), names_of(chunk, "class_ids"), strict=False))
+    return SourceIds(image_ids, [by_name.get(name, "") for name in class_names])

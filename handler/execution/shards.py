@@ -84,7 +84,7 @@ def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyse
     partials = {analysis: analysis.shard(evaluation, context) for analysis in analyses}
     kinds = suspect_kinds(evaluation, context.thresholds.iou_perfect)
     images = ChunkImages(
-        paired.asset_ids, paired.class_names, paired.widths, paired.heights, paired.normalized
+        paired.asset_ids, paired.class_names, paired.widths, paired.heights, paired.normalized, paired.own_ids
     )
     return ShardResult(
         EvaluationState(evaluation.tally, partials),
@@ -137,6 +137,9 @@ def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
                 widths=paired.widths[start:stop],
                 heights=paired.heights[start:stop],
                 tags=None if paired.tags is None else paired.tags[start:stop],
+                own_ids=None
+                if paired.own_ids is None
+                else replace(paired.own_ids, image_ids=paired.own_ids.image_ids[start:stop]),
                 gt_only_images=0,
                 pred_only_images=0,
                 size_mismatch=paired.size_mismatch[start:stop],

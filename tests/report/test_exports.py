@@ -361,7 +361,7 @@ def test_an_export_to_s3_goes_through_the_store_as_locally(
     [
         ("label-studio", "no --image-root given"),
         ("cvat", "number attribute `score`"),
-        ("coco", None),
+        ("coco", "ids are numbered from 1"),
         ("yolo", None),
     ],
 )

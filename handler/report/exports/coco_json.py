@@ -1,23 +1,29 @@
-"""COCO: one instances file with `images` (ids 1.. in the report's order, `file_name` the asset
-id, width and height), `categories` (ids 1.. in class order) and `annotations` whose `score` is
-the confidence. A report keeps asset ids, not a COCO file's image and category ids, so the file
-carries its own: it is a results list and the ids it refers to in one document (COCO tools and
-our reader take an instances file with scores as predictions)."""
+"""COCO: one instances file with `images` (`file_name` the asset id, width and height),
+`categories` and `annotations` whose `score` is the confidence: a results list and the ids it
+refers to in one document (COCO tools and our reader take an instances file with scores as
+predictions). The ids are the GT file's own when the report knows them (a COCO GT: every image's
+and every class's id, each a whole number, none twice), so the file joins the user's COCO data;
+else they are numbered from 1 in the report's order, and the note line says which."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Final
 
 import numpy as np
 import orjson
 
-from handler.boxes import FloatArray
+from handler.boxes import FloatArray, IntArray
 from handler.datasets.coco import COCO as COCO_FORMAT
+from handler.engine.pre_label_boxes import Candidates
 from handler.report.exports.columns_text import numbers, rows
 from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
+
+_ID: Final = re.compile(r"-?[0-9]{1,18}")
 
 
 def _sizes(values: FloatArray) -> list[int | float | None]:
@@ -25,8 +31,44 @@ def _sizes(values: FloatArray) -> list[int | float | None]:
     return [None if math.isnan(v) else int(v) if v.is_integer() else v for v in values.tolist()]
 
 
-def _annotations(block: Block) -> bytes:
-    """Some images' annotations, joined by commas; ids, image ids counted from the block's first."""
+@dataclass(frozen=True)
+class CocoIds:
+    """Each image's and each class's COCO id, and whether they are the GT file's own."""
+
+    images: IntArray
+    classes: IntArray
+    own: bool
+
+    @classmethod
+    def of(cls, boxes: Candidates) -> CocoIds:
+        own = boxes.own_ids
+        if own is not None:
+            images = _whole_numbers(own.image_ids)
+            known = [text for text in own.class_ids if text]  # a class only the predictions have: ""
+            classes = _whole_numbers(known)
+            if images is not None and classes is not None:
+                return cls(images, _with_new_ids(own.class_ids, classes), True)
+        return cls(np.arange(1, len(boxes.asset_ids) + 1), np.arange(1, len(boxes.class_names) + 1), False)
+
+
+def _whole_numbers(ids: list[str]) -> IntArray | None:
+    """The ids as integers, if each is one and none repeats (COCO's ids are)."""
+    if not all(_ID.fullmatch(text) for text in ids) or len(set(ids)) < len(ids):
+        return None
+    return np.array([int(text) for text in ids], dtype=np.int64)
+
+
+def _with_new_ids(texts: list[str], known: IntArray) -> IntArray:
+    """The known ids in place, each class without one ("") numbered on after the largest."""
+    ids = np.zeros(len(texts), dtype=np.int64)
+    has_id = np.array([bool(text) for text in texts], dtype=bool)
+    ids[has_id] = known
+    ids[~has_id] = int(known.max(initial=0)) + 1 + np.arange(int((~has_id).sum()))
+    return ids
+
+
+def _annotations(block: Block, ids: CocoIds) -> bytes:
+    """Some images' annotations, joined by commas; annotation ids counted from the block's first."""
     boxes = block.labels.boxes
     pixels = block.labels.pixels("COCO")
     first = block.first_box + 1
@@ -35,9 +77,9 @@ def _annotations(block: Block) -> bytes:
         b'{"id":',
         numbers(np.arange(first, first + len(boxes))),
         b',"image_id":',
-        numbers(boxes.image + block.first_image + 1),
+        numbers(ids.images[boxes.image + block.first_image]),
         b',"category_id":',
-        numbers(boxes.class_id + 1),
+        numbers(ids.classes[boxes.class_id]),
         b',"bbox":[',
         *(piece for i in range(4) for piece in ((b"," if i else b""), numbers(pixels[:, i]))),
         b'],"area":',
@@ -49,20 +91,22 @@ def _annotations(block: Block) -> bytes:
     return b",".join(annotations.tolist())
 
 
-def _document(labels: PreLabels) -> Iterator[bytes]:
+def _document(labels: PreLabels, ids: CocoIds) -> Iterator[bytes]:
     boxes = labels.boxes
     images = [
-        {"id": i + 1, "file_name": asset, "width": width, "height": height}
-        for i, (asset, width, height) in enumerate(
-            zip(boxes.asset_ids, _sizes(boxes.widths), _sizes(boxes.heights), strict=True)
+        {"id": image, "file_name": asset, "width": width, "height": height}
+        for image, asset, width, height in zip(
+            ids.images.tolist(), boxes.asset_ids, _sizes(boxes.widths), _sizes(boxes.heights), strict=True
         )
     ]
-    categories = [{"id": i + 1, "name": name} for i, name in enumerate(boxes.class_names)]
+    categories = [
+        {"id": c, "name": name} for c, name in zip(ids.classes.tolist(), boxes.class_names, strict=True)
+    ]
     yield orjson.dumps({"images": images, "categories": categories})[:-1] + b',"annotations":['
     written = False
     for block in labels.blocks():
         if len(block.labels.boxes):  # a block of images without pre-labels adds no comma
-            yield (b"," if written else b"") + _annotations(block)
+            yield (b"," if written else b"") + _annotations(block, ids)
             written = True
     yield b"]}"
 
@@ -70,9 +114,18 @@ def _document(labels: PreLabels) -> Iterator[bytes]:
 def coco_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
     labels.convertible("pixels", "COCO")  # a refusal before anything is written
     labels.upright("COCO")
-    yield out, _document(labels)
+    yield out, _document(labels, CocoIds.of(labels.boxes))
+
+
+def _ids_note(labels: PreLabels, image_root: str) -> str:
+    if CocoIds.of(labels.boxes).own:
+        return "image and category ids are the ground truth's own: the file joins your COCO data by id"
+    return (
+        "image and category ids are numbered from 1 (the ground truth gave no COCO ids): "
+        "join the file to your data by file_name and category name"
+    )
 
 
 COCO: Final = ExportTarget(
-    COCO_FORMAT.name, coco_files, "a COCO instances file with a score on each annotation"
+    COCO_FORMAT.name, coco_files, "a COCO instances file with a score on each annotation", _ids_note
 )
