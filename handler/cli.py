@@ -3,9 +3,10 @@
 prelabel-eval [run] GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
               [--seconds-accept|nudge|relabel|delete|draw S] [-q | -v] [--version]
 prelabel-eval list                                   (report ids, latest first)
-prelabel-eval show REPORT_ID|latest [--html | --outcomes | --outputs | --class-map | --queue]
+prelabel-eval show REPORT_ID|latest [--json | --html | --outcomes [--format F] | --outputs | --class-map
+                                    | --queue | --sketches]
 prelabel-eval gc [--older-than DURATION]             (staging left by interrupted runs)
-prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE]  (which predictions help more)
+prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE] [--transitions FILE]  (which helps more)
 prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
 prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy POLICY] [--image-root PREFIX]
 

@@ -140,3 +140,14 @@ def test_every_command_option_is_documented() -> None:
         if flag.startswith("--") and flag != "--help" and not re.search(rf"(?<![\w-]){flag}(?![\w-])", pages)
     )
     assert not missing, f"options no page of docs/ names: {missing}"
+
+
+def test_every_command_has_a_row_in_the_usage_table_and_its_own_usage_line() -> None:
+    """`prelabel-eval COMMAND` has a row in docs/usage.md's table of commands, its usage line names
+    it, and the CLI module's synopsis lists it."""
+    cells = _first_cells((ROOT / "docs/usage.md").read_text("utf-8"))
+    synopsis = (ROOT / "handler" / "cli.py").read_text("utf-8").split('"""')[1]
+    for name, command in command_parsers(parser()).items():
+        assert re.search(rf"`prelabel-eval (\[)?{name}\b", cells), f"docs/usage.md: no row for {name}"
+        assert command.format_usage().startswith(f"usage: prelabel-eval {name}"), command.format_usage()
+        assert re.search(rf"^prelabel-eval (\[)?{name}\b", synopsis, flags=re.MULTILINE), name
