@@ -339,3 +339,12 @@ def corners(kind: BoxKind, box: FloatArray) -> FloatArray:
             return np.concatenate([box[:, :2], box[:, :2] + box[:, 2:]], axis=1)
     copied: FloatArray = box.copy()
     return copied
+
+
+def gathered(values: npt.NDArray[Any], rows: IntArray, fill: Any) -> npt.NDArray[Any]:
+    """values[rows], `fill` where a row is -1 (no partner, no class): one home for every
+    "the matched box's column" of the engine."""
+    if not len(values):
+        return np.full(len(rows), fill, dtype=np.result_type(values.dtype, np.min_scalar_type(fill)))
+    found: npt.NDArray[Any] = np.where(rows >= 0, values[np.maximum(rows, 0)], fill)
+    return found

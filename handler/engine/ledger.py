@@ -24,7 +24,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, gathered
 from handler.engine.evaluation import Evaluation
 from handler.engine.gt_errors import KINDS
 from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
@@ -66,13 +66,6 @@ def _xywh(boxes: BoxTable, rows: IntArray, scale: FloatArray | None) -> FloatArr
     return stored
 
 
-def _taken(values: npt.NDArray[Any], rows: IntArray, fill: Any) -> npt.NDArray[Any]:
-    """values[rows], `fill` where a row is -1."""
-    if not len(values):
-        return np.full(len(rows), fill, dtype=np.result_type(values.dtype, np.min_scalar_type(fill)))
-    return np.where(rows >= 0, values[np.maximum(rows, 0)], fill)
-
-
 def _scale(images: ChunkImages, image: IntArray) -> tuple[FloatArray | None, BoolArray]:
     """Per row, what turns fractions into pixels (None: the boxes are pixels) and where it cannot."""
     if not images.normalized:
@@ -97,14 +90,14 @@ def ledger_chunk(evaluation: Evaluation, images: ChunkImages, suspects: IntArray
     turned = bool(gt.angle.any() or pred.angle.any())
     angles = (
         {
-            "gt_angle": _taken(gt.angle, gt_row, 0.0).astype(COORDINATES),
-            "pred_angle": _taken(pred.angle, pred_row, 0.0).astype(COORDINATES),
+            "gt_angle": gathered(gt.angle, gt_row, 0.0).astype(COORDINATES),
+            "pred_angle": gathered(pred.angle, pred_row, 0.0).astype(COORDINATES),
         }
         if turned
         else {}
     )
     outcome = np.where(
-        gt_row >= 0, _taken(outcomes.gt_outcome, gt_row, 0), _taken(outcomes.pred_outcome, pred_row, 0)
+        gt_row >= 0, gathered(outcomes.gt_outcome, gt_row, 0), gathered(outcomes.pred_outcome, pred_row, 0)
     )
     return saved(
         {
@@ -112,16 +105,16 @@ def ledger_chunk(evaluation: Evaluation, images: ChunkImages, suspects: IntArray
             "asset_ids": names_column(images.asset_ids),
             "class_names": names_column(images.class_names),
             "image": image.astype(CODES),
-            "gt_index": _taken(gt.source_index, gt_row, -1).astype(INDEX),
-            "pred_index": _taken(pred.source_index, pred_row, -1).astype(INDEX),
-            "gt_class": _taken(gt.class_id, gt_row, -1).astype(CODES),
-            "pred_class": _taken(pred.class_id, pred_row, -1).astype(CODES),
+            "gt_index": gathered(gt.source_index, gt_row, -1).astype(INDEX),
+            "pred_index": gathered(pred.source_index, pred_row, -1).astype(INDEX),
+            "gt_class": gathered(gt.class_id, gt_row, -1).astype(CODES),
+            "pred_class": gathered(pred.class_id, pred_row, -1).astype(CODES),
             "gt_xywh": _xywh(gt, gt_row, scale),
             "pred_xywh": _xywh(pred, pred_row, scale),
-            "iou": _taken(outcomes.match.pred_iou, pred_row, np.nan).astype(np.float64),
-            "confidence": _taken(pred.confidence, pred_row, np.nan).astype(np.float64),
+            "iou": gathered(outcomes.match.pred_iou, pred_row, np.nan).astype(np.float64),
+            "confidence": gathered(pred.confidence, pred_row, np.nan).astype(np.float64),
             "outcome": outcome.astype(SMALL_CODES),
-            "suspect": _taken(suspects, pred_row, -1).astype(SMALL_CODES),
+            "suspect": gathered(suspects, pred_row, -1).astype(SMALL_CODES),
             **angles,
             **({"fractions": fractions} if fractions.any() else {}),
         }

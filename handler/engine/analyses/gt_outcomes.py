@@ -9,7 +9,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray
+from handler.boxes import FloatArray, IntArray, gathered
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
 
@@ -34,11 +34,6 @@ class GtBoxes:
         return len(self.image)
 
 
-def _taken(values: IntArray | FloatArray, rows: IntArray, fill: float) -> FloatArray:
-    found: FloatArray = np.where(rows >= 0, values[np.maximum(rows, 0)] if len(values) else fill, fill)
-    return found
-
-
 def _shard(evaluation: Evaluation, context: ShardContext) -> GtOutcomesByShard:
     gt, pred, outcomes = evaluation.gt, evaluation.pred, evaluation.outcomes
     matched = outcomes.match.gt_match
@@ -49,10 +44,10 @@ def _shard(evaluation: Evaluation, context: ShardContext) -> GtOutcomesByShard:
         gt.source_index,
         gt.class_id,
         outcomes.gt_outcome,
-        _taken(outcomes.match.pred_iou, matched, np.nan),
-        _taken(pred.source_index, matched, -1).astype(np.int64),
-        _taken(pred.class_id, matched, -1).astype(np.int64),
-        _taken(pred.confidence, matched, np.nan),
+        gathered(outcomes.match.pred_iou, matched, np.nan),
+        gathered(pred.source_index, matched, -1).astype(np.int64),
+        gathered(pred.class_id, matched, -1).astype(np.int64),
+        gathered(pred.confidence, matched, np.nan),
     )
     return GtOutcomesByShard(((context.shard, boxes),))
 
@@ -62,12 +57,6 @@ def _joined_names(blocks: list[tuple[str, ...]]) -> tuple[tuple[str, ...], list[
     index: dict[str, int] = {}
     remaps = [np.array([index.setdefault(name, len(index)) for name in names] or [-1]) for names in blocks]
     return tuple(index), remaps
-
-
-def _remapped(codes: IntArray, remap: IntArray) -> IntArray:
-    """Class codes through `remap` (-1 stays -1)."""
-    found: IntArray = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-    return found
 
 
 def _cat(values: list[IntArray]) -> IntArray:
@@ -95,7 +84,7 @@ class GtOutcomesByShard:
             return np.concatenate(values).astype(dtype) if values else np.empty(0, dtype=dtype)
 
         def classes(column: str) -> IntArray:
-            return _cat([_remapped(getattr(b, column), m) for b, m in zip(parts, remaps, strict=True)])
+            return _cat([gathered(m, getattr(b, column), -1) for b, m in zip(parts, remaps, strict=True)])
 
         return GtBoxes(
             asset_ids,
