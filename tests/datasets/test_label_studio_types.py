@@ -65,7 +65,7 @@ def _replaced(document: list[Any], task: int, path: tuple[str, ...], value: Any)
 
 
 @settings(
-    max_examples=examples(40),
+    max_examples=examples(24),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],

@@ -94,7 +94,7 @@ def _applies(mutation: str, part: str) -> bool:
 
 
 @settings(
-    max_examples=examples(60),
+    max_examples=examples(40),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
