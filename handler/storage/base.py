@@ -195,6 +195,10 @@ class Store(ABC):
     # a report is written in place, its manifest last.
     renames_folders: ClassVar[bool] = False
 
+    def check_replaceable(self, key: str) -> None:  # noqa: B027 (a hook: most stores have nothing to refuse)
+        """Refuse, with a StorageError, a key whose object a put must not replace (a local device,
+        pipe, link or folder); an object store has none."""
+
     @classmethod
     @abstractmethod
     def from_uri(cls, uri: str) -> Store:

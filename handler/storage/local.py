@@ -197,6 +197,9 @@ class LocalStore(Store):
     def source(self, key: str) -> Source:
         return LocalSource(self._path(key))
 
+    def check_replaceable(self, key: str) -> None:
+        _replaceable(self._path(key))
+
     def put(self, key: str, content: Content, content_type: str) -> None:
         path = self._path(key)
         try:

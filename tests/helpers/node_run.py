@@ -45,3 +45,26 @@ def one_error_line(run: NodeRun) -> str:
     assert len(run.messages) == 1 and run.messages[0].startswith("error: "), run.err[-2000:]
     assert "Traceback" not in run.err and "Warning" not in run.err
     return run.messages[0]
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """`prelabel-eval ARGS` run in this process: its exit code, stdout as bytes, stderr as text."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+
+def run_cli(*args: str) -> CliRun:
+    """The CLI in-process, stdout captured as bytes (a part printed as stored may be binary) and
+    stderr as text: the cost of a subprocess's start, without its isolation (use a subprocess where
+    the interpreter itself is the subject)."""
+    from handler.cli import main as cli_main
+
+    raw, err = io.BytesIO(), io.StringIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main(list(args))
+    out.flush()
+    return CliRun(code, raw.getvalue(), err.getvalue())

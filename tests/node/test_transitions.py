@@ -7,8 +7,6 @@ import csv
 import io
 import json
 import random
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from helpers.builders import write_json
+from helpers.node_run import CliRun, run_cli
 from helpers.paths import THIRD_PARTY
 
 from handler.engine.analyses.gt_outcomes import GtBoxes
@@ -98,9 +97,8 @@ def _queue_seconds(work: Path, report_id: str) -> dict[str, float]:
     return {row["asset_id"]: float(row["expected_seconds"]) for row in csv.DictReader(io.StringIO(text))}
 
 
-def _compare(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "handler.cli", "compare", *args]
-    return subprocess.run(command, capture_output=True, text=True, check=False)
+def _compare(*args: str) -> CliRun:
+    return run_cli("compare", *args)
 
 
 @pytest.fixture(scope="module", params=list(CASES))
@@ -219,5 +217,5 @@ def test_boxes_pair_by_asset_and_position_whatever_the_order() -> None:
 
 def test_a_transitions_file_of_no_known_format_is_refused_before_the_runs(tmp_path: Path) -> None:
     done = _compare(str(GT), str(PRED_A), str(PRED_A), "--transitions", str(tmp_path / "moves.xlsx"))
-    assert done.returncode == 2 and done.stdout == "" and not (tmp_path / "moves.xlsx").exists()
+    assert done.returncode == 2 and done.stdout == b"" and not (tmp_path / "moves.xlsx").exists()
     assert done.stderr.strip().endswith("the file's suffix names its format: expected .jsonl, .csv, .parquet")

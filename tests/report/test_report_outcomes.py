@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.builders import annotation, asset, write_json
 from helpers.cases import THRESHOLDS, hand_case
+from helpers.node_run import CliRun, run_cli
 
 import handler
 from handler.boxes import BoxTable
@@ -211,21 +212,10 @@ def _cli(store: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return capsys.readouterr().out
 
 
-def _show_bytes(
-    store: Path, report_id: str, *args: str, check: bool = True
-) -> subprocess.CompletedProcess[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "handler.cli",
-        "show",
-        report_id,
-        "--outcomes",
-        *args,
-        "--store",
-        str(store),
-    ]
-    return subprocess.run(command, capture_output=True, check=check)
+def _show_bytes(store: Path, report_id: str, *args: str, check: bool = True) -> CliRun:
+    shown = run_cli("show", report_id, "--outcomes", *args, "--store", str(store))
+    assert shown.returncode == 0 or not check, shown.stderr
+    return shown
 
 
 @pytest.fixture(scope="module")
@@ -249,8 +239,7 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
         ],
     )
     store = folder / "store"
-    command = [sys.executable, "-m", "handler.cli", str(gt), str(pred), "--json", "--store", str(store)]
-    findings = json.loads(subprocess.run(command, capture_output=True, check=True).stdout)
+    findings = json.loads(run_cli(str(gt), str(pred), "--json", "--store", str(store)).stdout)
     return store, findings
 
 
@@ -334,10 +323,8 @@ def test_a_report_from_before_the_ledger_prints_its_lines(
     assert _show_bytes(old, findings["report_id"]).stdout == lines
     refused = _show_bytes(old, findings["report_id"], "--format", "csv", check=False)
     assert refused.returncode == 2
-    assert (
-        refused.stderr.decode()
-        .strip()
-        .endswith("stored before the ledger, with JSON lines only: use --format jsonl")
+    assert refused.stderr.strip().endswith(
+        "stored before the ledger, with JSON lines only: use --format jsonl"
     )
 
 
@@ -351,7 +338,7 @@ def test_a_damaged_ledger_chunk_is_one_error_line(
     chunk.write_bytes(chunk.read_bytes()[:100])
     shown = _show_bytes(copy, findings["report_id"], check=False)
     assert shown.returncode == 2 and shown.stdout == b""
-    (line,) = shown.stderr.decode().splitlines()
+    (line,) = shown.stderr.splitlines()
     assert line.startswith("error:") and "ledger chunk 0: damaged chunk" in line
 
 
