@@ -703,8 +703,9 @@ def _compare(args: argparse.Namespace) -> int:
     configure_logging(args, default=logging.WARNING)
     rows_format = format_of_file(args.transitions, "--transitions") if args.transitions else None
     for path, option in ((args.html, "--html"), (args.transitions, "--transitions")):
-        if path:
-            open_target(path, option)  # a target no file may replace is refused before the runs
+        if path:  # a file no write may replace (a device, a link, a folder) is refused before the runs
+            store, key = open_target(path, option)
+            store.check_replaceable(key)
     store = chosen_store(args)
     found, moved = compare_runs(
         _node_inputs(args, args.gt, args.pred_a),

@@ -53,9 +53,7 @@ def open_target(uri: str, what: str) -> tuple[Store, str]:
     root = f"{scheme}://{folder}" if scheme and scheme != "file" else folder or "."
     if scheme == "s3" and not folder:
         raise StorageError(f"{what} {quoted(uri)}: expected s3://bucket/name")
-    store = backend(uri).from_uri(root if root != "/" else "/")
-    store.check_replaceable(name)  # a device, a pipe, a link or a folder: refused before any work
-    return store, name
+    return backend(uri).from_uri(root if root != "/" else "/"), name
 
 
 def open_source(reference: str, what: str = "the file") -> Source:
