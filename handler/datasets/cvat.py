@@ -202,7 +202,7 @@ def _annotation_file(folder: Folder) -> Source | None:
     candidates = [
         f
         for f in folder.files
-        if f.basename.lower().endswith((".xml", ".zip")) and folder.relative(f).count("/") <= EXPORT_DEPTH
+        if f.basename.lower().endswith((".xml", ".zip")) and folder.level(f) <= EXPORT_DEPTH
     ]
     return candidates[0] if len(candidates) == 1 else None
 

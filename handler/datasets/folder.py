@@ -75,13 +75,17 @@ class Folder:
     def images(self) -> list[Source]:
         return [f for f in self.files if os.path.splitext(f.basename)[1].lower() in IMAGE_EXTENSIONS]
 
+    def level(self, file: Source) -> int:
+        """How many folders below the dataset's folder the file is (0: in it)."""
+        return self.relative(file).count("/")
+
     def find(self, matches: Callable[[str], int | None], depth: int = SEARCH_DEPTH) -> Source | None:
         """The shallowest file (`depth` folders down at most) whose basename `matches(basename)`
         gives the lowest rank (not None)."""
         ranked = [
             (level, rank, index, f)
             for index, f in enumerate(self.files)
-            if (level := self.relative(f).count("/")) <= depth and (rank := matches(f.basename)) is not None
+            if (level := self.level(f)) <= depth and (rank := matches(f.basename)) is not None
         ]
         return min(ranked, key=lambda item: item[:3])[3] if ranked else None
 

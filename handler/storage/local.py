@@ -145,8 +145,8 @@ def _mode(path: Path) -> int | None:
 def _regular_files(folder: Path, depth: int | None = None, enter_hidden: bool = True) -> list[Path]:
     """The regular files under `folder`, recursively (symlinked folders not entered, nor hidden ones
     unless `enter_hidden`: a store's staging is hidden, a dataset's `.git` is not its data; `depth`
-    folders down at most), sorted: each entry's kind from its directory listing, one look at a
-    file only where the listing cannot tell (a symlink to a file)."""
+    folders down at most), sorted: each entry's kind from its directory listing (a link is looked
+    through once, to see whether it names a file)."""
     found: list[Path] = []
     pending = [(folder, 0)]
     while pending:
@@ -162,15 +162,9 @@ def _regular_files(folder: Path, depth: int | None = None, enter_hidden: bool = 
             if entry.is_dir(follow_symlinks=False):
                 if (depth is None or level < depth) and (enter_hidden or not entry.name.startswith(".")):
                     pending.append((Path(entry.path), level + 1))
-            elif entry.is_file(follow_symlinks=False) or _is_linked_file(Path(entry.path)):
+            elif entry.is_file():  # a regular file, or a link to one (a dangling link: no)
                 found.append(Path(entry.path))
     return sorted(found)
-
-
-def _is_linked_file(path: Path) -> bool:
-    """A symbolic link to a regular file (read as the file; a link to a folder is not entered)."""
-    mode = _mode(path)
-    return path.is_symlink() and mode is not None and stat.S_ISREG(mode)
 
 
 class LocalStore(Store):

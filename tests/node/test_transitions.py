@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 from helpers.builders import write_json
+from helpers.needs import module
 from helpers.node_run import CliRun, run_cli
 from helpers.paths import THIRD_PARTY
 
@@ -31,6 +31,8 @@ COCO = THIRD_PARTY / "coco_val2014_100"
 GT, PRED_A = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
 VOC = THIRD_PARTY / "voc_padilla_100"
 KEYS = [outcome.key for outcome in GT_OUTCOMES]
+
+pq = module("pyarrow.parquet", "the Parquet format of the ledger: the test extra installs pyarrow")
 
 
 def _coco_model_b(work: Path) -> Path:

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 import orjson
-import pyarrow.parquet as pq
 import pytest
 from helpers.builders import annotation, asset, write_json
 from helpers.cases import THRESHOLDS, hand_case
+from helpers.needs import module
 from helpers.node_run import CliRun, run_cli
 
 import handler
@@ -38,6 +38,8 @@ from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = "street \"quoted\" \\ 'id' é\n,.jpg"
+
+pq = module("pyarrow.parquet", "the Parquet format of the ledger: the test extra installs pyarrow")
 
 
 def chunk_of(
