@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -10,6 +10,7 @@ from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, I
 from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.datasets.reading import sizes_from
+from handler.engine.crowded import crowded_images
 from handler.errors import DatasetError, quoted
 
 # Sizes that differ by at most this many pixels are the same image (tools round differently).
@@ -33,6 +34,17 @@ class PairedBoxes:
     tags: list[AssetTags] | None = None  # per shared asset: GT's tags, then the predictions' others
     # The GT file's own ids of the shared assets and of the classes ("" for a class it lacks).
     own_ids: SourceIds | None = None
+    # Shared assets too crowded to match (`engine.crowded`): their boxes are not in `gt` or `pred`.
+    crowded: tuple[CrowdedImage, ...] = ()
+
+
+@dataclass(frozen=True)
+class CrowdedImage:
+    """A shared asset whose boxes were skipped as too crowded to match, and how many per side."""
+
+    asset_id: str
+    gt_boxes: int
+    pred_boxes: int
 
 
 def _keys(dataset: Dataset) -> list[str]:
@@ -167,7 +179,25 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
         size_mismatch=_size_mismatch(gt, pred, gt_images, pred_images),
         own_ids=_own_ids(gt, gt_images.tolist(), len(class_names)),
     )
-    return _frame(paired, gt, pred)
+    return _without_crowded(_frame(paired, gt, pred))
+
+
+def _without_crowded(paired: PairedBoxes) -> PairedBoxes:
+    """The paired boxes with those of crowded images skipped (the images stay, with no boxes)."""
+    crowded = crowded_images(paired.gt, paired.pred, len(paired.asset_ids))
+    if not len(crowded):
+        return paired
+    gt_on, pred_on = (np.isin(table.image, crowded) for table in (paired.gt, paired.pred))
+    counts = zip(
+        np.bincount(paired.gt.image[gt_on], minlength=len(paired.asset_ids))[crowded].tolist(),
+        np.bincount(paired.pred.image[pred_on], minlength=len(paired.asset_ids))[crowded].tolist(),
+        strict=True,
+    )
+    found = tuple(
+        CrowdedImage(paired.asset_ids[image], gt_boxes, pred_boxes)
+        for image, (gt_boxes, pred_boxes) in zip(crowded.tolist(), counts, strict=True)
+    )
+    return replace(paired, gt=paired.gt[~gt_on], pred=paired.pred[~pred_on], crowded=found)
 
 
 def _own_ids(gt: Dataset, images: list[int], classes: int) -> SourceIds | None:

@@ -290,10 +290,10 @@ def in_greedy_order(pairs: CandidatePairs) -> bool:
     return bool(before.all())
 
 
-def candidate_pairs(
-    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int = PAIR_BUDGET
-) -> CandidatePairs:
-    """All same-image pairs with IoU ≥ `iou_floor`, indices into `gt` and `pred`, in greedy order."""
+def _pair_parts(
+    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int
+) -> Iterator[CandidatePairs]:
+    """The same-image pairs with IoU ≥ `iou_floor`, from about `budget` enumerated pairs at a time."""
     turned = bool(gt.turned.any() or pred.turned.any())
     prunable = not turned and _prunable(gt, pred, iou_floor)
     windows = _x_windows(gt, pred, n_images, iou_floor) if prunable else None
@@ -302,13 +302,28 @@ def candidate_pairs(
     gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64), turned)
     pred_columns = _Columns.of(pred, windows.order, turned)
     min_height = _min_heights(gt_columns, iou_floor if prunable else None)
-    parts = [
-        _pairs_of_rows(gt_columns, pred_columns, windows, slice(first, last), iou_floor, min_height)
-        for first, last in _chunks(windows.stop - windows.start, budget)
-    ]
-    pairs = CandidatePairs.concatenate(parts)
+    for first, last in _chunks(windows.stop - windows.start, budget):
+        yield _pairs_of_rows(gt_columns, pred_columns, windows, slice(first, last), iou_floor, min_height)
+
+
+def candidate_pairs(
+    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int = PAIR_BUDGET
+) -> CandidatePairs:
+    """All same-image pairs with IoU ≥ `iou_floor`, indices into `gt` and `pred`, in greedy order."""
+    pairs = CandidatePairs.concatenate(list(_pair_parts(gt, pred, n_images, iou_floor, budget)))
     order = greedy_order(pairs)
     return CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
+
+
+def more_pairs_than(gt: BoxTable, pred: BoxTable, iou_floor: float, limit: int) -> bool:
+    """Whether the boxes of one image make more than `limit` pairs with IoU ≥ `iou_floor`: counted
+    part by part, and no further than the limit, so the answer costs about `limit` pairs at most."""
+    found = 0
+    for part in _pair_parts(gt, pred, 1, iou_floor, PAIR_BUDGET):
+        found += len(part)
+        if found > limit:
+            return True
+    return False
 
 
 def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
@@ -321,8 +336,9 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
 
     Equivalent to taking the best remaining pair again and again, done in rounds: a pair
     that is the best remaining pair of both its prediction and its GT box can never be
-    pre-empted, so every such pair is accepted at once. Pairs already in the greedy order
-    (as `candidate_pairs` returns them, or any subset of them) are not sorted again.
+    pre-empted, so every such pair is accepted at once, and so is every pair of a tie block
+    (`_tie_block_pairs`). Pairs already in the greedy order (as `candidate_pairs` returns
+    them, or any subset of them) are not sorted again.
 
     A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
     and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
@@ -342,11 +358,16 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
     first_for_pred = np.full(n_pred, no_pair, dtype=position)
     alive = np.arange(len(pairs), dtype=position)  # positions in the order, still free
     alive_gt, alive_pred, alive_iou = pairs.gt, pairs.pred, pairs.iou
+    tied = _tied(pairs.iou)  # per alive pair: another pair has its IoU (None: no two do)
     while alive.size:
         # Accept every pair that is first in the order for its prediction and its GT.
         np.minimum.at(first_for_gt, alive_gt, alive)
         np.minimum.at(first_for_pred, alive_pred, alive)
         won = (first_for_gt[alive_gt] == alive) & (first_for_pred[alive_pred] == alive)
+        if tied is not None and tied.any():
+            gt_tied, pred_tied = alive_gt[tied], alive_pred[tied]
+            tops = (pairs.iou[first_for_gt[gt_tied]], pairs.iou[first_for_pred[pred_tied]])
+            won[tied] |= _tie_block_pairs(gt_tied, pred_tied, alive_iou[tied], tops)
         won_gt, won_pred = alive_gt[won], alive_pred[won]
         gt_match[won_gt], gt_taken[won_gt] = won_pred, True
         pred_match[won_pred], pred_taken[won_pred] = won_gt, True
@@ -355,7 +376,83 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
         free = ~(gt_taken[alive_gt] | pred_taken[alive_pred])
         alive, alive_gt, alive_pred = alive[free], alive_gt[free], alive_pred[free]
         alive_iou = alive_iou[free]
+        tied = None if tied is None else tied[free]
         # Only the boxes of the pairs left are read again: clear just their entries.
         first_for_gt[alive_gt] = no_pair
         first_for_pred[alive_pred] = no_pair
     return MatchResult(gt_match, pred_match, pred_iou)
+
+
+def _tied(iou: FloatArray) -> BoolArray | None:
+    """Per pair in the greedy order, whether a neighbour in it has the same IoU; None if none does."""
+    same = iou[1:] == iou[:-1]
+    if not same.any():
+        return None
+    tied = np.zeros(len(iou), dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    return tied
+
+
+def _tie_block_pairs(
+    gt: IntArray, pred: IntArray, iou: FloatArray, tops: tuple[FloatArray, FloatArray]
+) -> BoolArray:
+    """Per tied alive pair, whether the sequential greedy takes it now, by whole tie blocks.
+
+    A tie block is a set X of predictions and Y of GT boxes whose best alive pairs all have one
+    IoU v, every one of X paired with every one of Y at v and with nothing else at v. Nothing
+    else can take them before v, and at v the greedy takes X's predictions in order, each with
+    the first free box of Y: the k-th of X with the k-th of Y. Without this, identical boxes (a
+    tie block of n by n pairs) would be matched one pair per round. `tops` is, per pair, the best
+    alive IoU of its GT box and of its prediction. A pair outside the greedy order's ties is in
+    no block, and is its boxes' only pair at that IoU.
+    """
+    # Boxes numbered 0.. among these pairs: a round's work stays the tied pairs' size.
+    gt_box, g_all = np.unique(gt, return_inverse=True)
+    pred_box, p_all = np.unique(pred, return_inverse=True)
+    n_gt, n_pred = len(gt_box), len(pred_box)
+    at_gt_top, at_pred_top = iou == tops[0], iou == tops[1]
+    edge = np.flatnonzero(at_gt_top & at_pred_top)
+    taken = np.zeros(len(iou), dtype=bool)
+    if not len(edge):
+        return taken
+    # At its best IoU, a box of a block has no pair but the block's.
+    level_gt = np.bincount(g_all[at_gt_top], minlength=n_gt)
+    level_pred = np.bincount(p_all[at_pred_top], minlength=n_pred)
+    g, p = g_all[edge], p_all[edge]
+    degree_gt, degree_pred = np.bincount(g, minlength=n_gt), np.bincount(p, minlength=n_pred)
+    # A block's key: its first GT box (the least of a prediction's partners) and first prediction.
+    first_gt, first_pred = np.full(n_pred, n_gt), np.full(n_gt, n_pred)
+    np.minimum.at(first_gt, p, g)
+    np.minimum.at(first_pred, g, p)
+    keys, block, edges = np.unique(
+        first_gt[p] * n_pred + first_pred[g], return_inverse=True, return_counts=True
+    )
+    members_gt = np.bincount(first_pred[np.unique(g)], minlength=n_pred)[first_pred[g]]
+    members_pred = np.bincount(first_gt[np.unique(p)], minlength=n_gt)[first_gt[p]]
+    whole = (
+        (edges[block] == members_gt * members_pred)
+        & (degree_gt[g] == members_pred)
+        & (degree_pred[p] == members_gt)
+        & (level_gt[g] == degree_gt[g])
+        & (level_pred[p] == degree_pred[p])
+    )
+    # A block is whole only if all its pairs are: one pair that is not spoils it.
+    spoiled = np.zeros(len(keys), dtype=bool)
+    spoiled[block[~whole]] = True
+    keep = ~spoiled[block]
+    taken[edge[keep]] = _rank_in_block(g[keep], block[keep]) == _rank_in_block(p[keep], block[keep])
+    return taken
+
+
+def _rank_in_block(box: IntArray, block: IntArray) -> IntArray:
+    """Per pair, its box's place among the distinct boxes of its block, in index order."""
+    order = np.lexsort((box, block))
+    box, block = box[order], block[order]
+    new_box = np.concatenate(([True], (box[1:] != box[:-1]) | (block[1:] != block[:-1])))
+    distinct = np.cumsum(new_box) - 1
+    new_block = np.concatenate(([True], block[1:] != block[:-1]))
+    block_start = np.maximum.accumulate(np.where(new_block, distinct, 0))
+    rank = np.empty(len(box), dtype=np.int64)
+    rank[order] = distinct - block_start
+    return rank

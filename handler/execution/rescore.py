@@ -70,6 +70,8 @@ from handler.features.per_class.partial import PER_CLASS
 SCREEN_IMAGES: Final = 500
 # Geometries are first placed on this many images of the probe: enough boxes for a share, cheap.
 PLACE_IMAGES: Final = 100
+# Row pairs placed at most (a geometry's every pair is a few arrays of this length).
+PLACE_PAIRS: Final = 2_000_000
 # A geometry goes on when it places at least this much more than the rows as read (and PLACED_MIN more).
 PLACED_RATIO: Final = 1.1
 PLACED_MIN: Final = 3
@@ -210,8 +212,8 @@ class Placer:
         pred_image = rows.image[kept]
         order = np.argsort(pred_image, kind="stable")
         starts = np.searchsorted(pred_image[order], gt_image, "left")
-        stops = np.searchsorted(pred_image[order], gt_image, "right")
-        gt_row, at = enumerate_ranges(starts, stops - starts)
+        counts = _within_budget(gt_image, np.searchsorted(pred_image[order], gt_image, "right") - starts)
+        gt_row, at = enumerate_ranges(starts, counts)
         gt_boxes = _gt_pixels(probe, AS_READ)[gt_row]
         return cls(probe, gt_row, kept[order[at]], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
 
@@ -234,6 +236,15 @@ class Placer:
         if not len(good):
             return 0
         return int(np.count_nonzero(np.bincount(self.gt_row[good], minlength=1)))
+
+
+def _within_budget(gt_image: IntArray, counts: IntArray) -> IntArray:
+    """Per GT row, its pair count, or 0 past the images whose pairs fit PLACE_PAIRS (in the probe's
+    order; an image with more pairs alone is left out: a degenerate image places nothing)."""
+    per_image = np.bincount(gt_image, weights=counts) if len(gt_image) else np.zeros(0)
+    fits = per_image <= PLACE_PAIRS
+    used = fits & (np.cumsum(np.where(fits, per_image, 0)) <= PLACE_PAIRS)
+    return np.where(used[gt_image], counts, 0) if len(gt_image) else counts
 
 
 def _gt_pixels(probe: Probe, candidate: Combined) -> FloatArray:

@@ -13,11 +13,12 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoxTable, Dataset, FloatArray, IntArray
+from handler.boxes import BoxTable, Dataset, FloatArray, IntArray, SkippedBox
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_format
 from handler.engine import Thresholds, evaluate
 from handler.engine.analyses.box_counts import BOX_COUNTS, DatasetCounts
 from handler.engine.analyses.data_health import DATA_HEALTH
+from handler.engine.crowded import CROWDED_PROBLEM
 from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
 from handler.engine.ledger import ledger_chunk
@@ -25,6 +26,7 @@ from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, Shard
 from handler.engine.pre_label_boxes import ChunkImages, candidate_chunk
 from handler.engine.state import EvaluationState, ListedSkip, ReadFigures, Skips
 from handler.engine.sweep import sweep_thresholds
+from handler.errors import quoted
 from handler.storage import open_source
 
 SHARD_SUFFIX: Final = ".jsonl"
@@ -49,32 +51,55 @@ def area_scale(paired: PairedBoxes) -> FloatArray | None:
 
 
 def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, skip_limit: int) -> ReadFigures:
-    """What reading the two datasets found: unpaired images, crowd, skipped and confident boxes."""
+    """What reading the two datasets found: unpaired images, crowd, skipped and confident boxes (a
+    crowded image's boxes among the skipped ones, not among those read)."""
+    crowded_gt = sum(image.gt_boxes for image in paired.crowded)
+    crowded_pred = sum(image.pred_boxes for image in paired.crowded)
     figures = DatasetCounts(
         gt_only_images=paired.gt_only_images,
         pred_only_images=paired.pred_only_images,
         crowd_excluded=gt.crowd_excluded,
-        gt_skipped=gt.skipped_count,
-        pred_skipped=pred.skipped_count,
+        gt_skipped=gt.skipped_count + crowded_gt,
+        pred_skipped=pred.skipped_count + crowded_pred,
     )
     health = HealthFigures(
-        gt_boxes=len(gt.boxes),
-        pred_boxes=len(pred.boxes),
+        gt_boxes=len(gt.boxes) - crowded_gt,
+        pred_boxes=len(pred.boxes) - crowded_pred,
         gt_confident=gt.confidence_count,
         pred_confident=pred.confidence_count,
         gt_turned=int(np.count_nonzero(gt.boxes.turned)),
         pred_turned=int(np.count_nonzero(pred.boxes.turned)),
-        gt_skip_reasons=dict(gt.skip_reasons),
-        pred_skip_reasons=dict(pred.skip_reasons),
+        gt_skip_reasons=_with_reason(gt.skip_reasons, crowded_gt),
+        pred_skip_reasons=_with_reason(pred.skip_reasons, crowded_pred),
         gt_layout=(gt.layout_note,) if gt.layout_note else (),
         pred_layout=(pred.layout_note,) if pred.layout_note else (),
     )
+    listed = ((GT_SIDE, gt.skipped + _crowded_skips(paired, gt)), (PRED_SIDE, pred.skipped))
     skipped = tuple(
         ListedSkip(side, shard, position, skip)
-        for side, listed in ((GT_SIDE, gt.skipped), (PRED_SIDE, pred.skipped))
-        for position, skip in enumerate(listed)
+        for side, found in listed
+        for position, skip in enumerate(found)
     )
     return ReadFigures({BOX_COUNTS.name: figures, DATA_HEALTH.name: health}, Skips(skipped, skip_limit))
+
+
+def _with_reason(reasons: dict[str, int], crowded: int) -> dict[str, int]:
+    return (
+        {**reasons, CROWDED_PROBLEM: reasons.get(CROWDED_PROBLEM, 0) + crowded} if crowded else dict(reasons)
+    )
+
+
+def _crowded_skips(paired: PairedBoxes, gt: Dataset) -> list[SkippedBox]:
+    """A crowded image listed once, with its boxes on both sides (listed with the ground truth's)."""
+    return [
+        SkippedBox(
+            gt.source,
+            f"image {quoted(image.asset_id)}",
+            f"{image.gt_boxes:,} ground-truth boxes and {image.pred_boxes:,} predictions {CROWDED_PROBLEM}: "
+            "skipped",
+        )
+        for image in paired.crowded
+    ]
 
 
 def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyses) -> ShardResult:

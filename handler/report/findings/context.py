@@ -9,8 +9,10 @@ from typing import TypeVar
 from handler.datasets.loaded import DatasetNames
 from handler.datasets.slices import SliceFile
 from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
+from handler.engine.crowded import CROWDED_PROBLEM
 from handler.engine.readings.verdict import Rescored
 from handler.engine.review import ReviewQueue, review_queue
 from handler.engine.state import EvaluationState
@@ -48,6 +50,9 @@ class RunFacts:
         if not self.state.of(BOX_COUNTS).images:
             return "the ground-truth and prediction datasets share no image assets"
         if self.state.tally.total == 0:
+            skipped = self.state.of(DATA_HEALTH)
+            if CROWDED_PROBLEM in skipped.gt_skip_reasons or CROWDED_PROBLEM in skipped.pred_skip_reasons:
+                return f"every box left was {CROWDED_PROBLEM}, skipped"
             return "no boxes were left on the shared images after the confidence filter"
         return None
 
