@@ -1,0 +1,99 @@
+"""Degenerate images through the node, under an address-space cap: ten thousand boxes on one image,
+identical, nested or side by side, next to an ordinary image.
+
+Identical and nested boxes make about 100 million overlapping pairs: that image is skipped, counted
+and listed (the ordinary image is scored, and the page says why the rest is not); boxes side by side
+make few pairs and are all scored. Each run ends in well under a minute in a few hundred MB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers.builders import write_json
+
+from handler.engine.crowded import CROWDED_PROBLEM
+
+ADDRESS_SPACE_CAP = 3 << 30  # the run before: 12 GB and a memory error under 6 GiB
+BOXES = 10_000
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
+
+
+def _boxes(kind: str) -> np.ndarray:
+    """(BOXES, 4) COCO boxes (x, y, width, height) on a 2,100-pixel image."""
+    if kind == "identical":
+        return np.tile([100.0, 100.0, 200.0, 200.0], (BOXES, 1))
+    if kind == "nested":
+        step = np.arange(BOXES) * 0.01
+        return np.stack((500 - step, 500 - step, 200 + 2 * step, 200 + 2 * step), axis=1)
+    corner = np.stack(np.divmod(np.arange(BOXES), 100), axis=1) * 20.0
+    return np.concatenate((corner, np.full((BOXES, 2), 15.0)), axis=1)
+
+
+def _files(tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    crowded = _boxes(kind).tolist()
+    plain = [[10.0, 10.0, 40.0, 40.0], [100.0, 10.0, 40.0, 40.0]]
+    gt = {
+        "images": [
+            {"id": 1, "file_name": "crowded.jpg", "width": 2100, "height": 2100},
+            {"id": 2, "file_name": "plain.jpg", "width": 200, "height": 200},
+        ],
+        "categories": [{"id": 1, "name": "cell"}],
+        "annotations": [
+            {"id": i + 1, "image_id": image, "category_id": 1, "bbox": box, "area": 1.0, "iscrowd": 0}
+            for i, (image, box) in enumerate([*((1, b) for b in crowded), *((2, b) for b in plain)])
+        ],
+    }
+    pred = [
+        {"image_id": image, "category_id": 1, "bbox": box, "score": 0.9}
+        for image, box in [*((1, b) for b in crowded), *((2, b) for b in plain)]
+    ]
+    return write_json(tmp_path / "gt.json", gt), write_json(tmp_path / "pred.json", pred)
+
+
+def _run(tmp_path: Path, kind: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    gt, pred = _files(tmp_path, kind)
+    store = tmp_path / "store"
+    run = subprocess.run(
+        [sys.executable, "-m", "handler", "-q", "--store", str(store)],
+        env={**os.environ, "GT_DATASET": str(gt), "PRED_DATASET": str(pred)},
+        preexec_fn=_capped,  # the cap must hold before the interpreter starts
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    (report,) = (store / "reports").iterdir()
+    findings: dict[str, Any] = json.loads((report / "findings.json").read_text())
+    return run, findings
+
+
+@pytest.mark.parametrize("kind", ["identical", "nested"])
+def test_an_image_of_boxes_on_top_of_each_other_is_skipped_and_listed(tmp_path: Path, kind: str) -> None:
+    run, findings = _run(tmp_path, kind)
+    counts = findings["counts"]
+    outcomes = ("correct", "shifted", "class_confused", "false_positive", "false_negative")
+    assert [counts[name] for name in outcomes] == [2, 0, 0, 0, 0]  # the plain image, scored
+    assert findings["skipped"]["count"] == 2 * BOXES
+    (listed,) = [s for s in findings["skipped"]["listed"] if CROWDED_PROBLEM in s["problem"]]
+    assert listed["position"] == "image 'crowded.jpg'"
+    assert listed["problem"].startswith(f"{BOXES:,} ground-truth boxes and {BOXES:,} predictions")
+    assert CROWDED_PROBLEM in run.stderr and "Traceback" not in run.stderr
+
+
+def test_ten_thousand_boxes_side_by_side_are_all_scored(tmp_path: Path) -> None:
+    _, findings = _run(tmp_path, "side by side")
+    assert findings["skipped"]["count"] == 0
+    assert findings["counts"]["correct"] == BOXES + 2
