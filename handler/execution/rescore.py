@@ -164,13 +164,23 @@ class Probe:
         gt = rebuild(self.gt, *apply(candidate.of("gt"), self.gt)) if isinstance(self.gt, Parsed) else self.gt
         return gt, rebuild(self.pred, *apply(candidate.of("pred"), self.pred))
 
+    @cached_property
+    def crowded_as_read(self) -> set[str]:
+        """The probe's images too crowded to match with the rows as read."""
+        return {image.asset_id for image in pair_datasets(*self.datasets(AS_READ)).crowded}
+
     def evaluate(self, candidate: Combined, thresholds: Thresholds) -> tuple[Evaluation, list[str]] | None:
         """The candidate's evaluation on the probe's images, and the paired class names; None when
-        the candidate is no reading of these files (normalised boxes on images of unknown size)."""
+        the candidate is no reading of these files (normalised boxes on images of unknown size), or
+        leaves an image too crowded to match that the rows as read do not (its boxes skipped would
+        count as no work)."""
         try:
             gt, pred = self.datasets(candidate)
             paired = pair_datasets(gt, pred)
         except DatasetError:
+            return None
+        crowded = {image.asset_id for image in paired.crowded}
+        if crowded and crowded - self.crowded_as_read:
             return None
         return evaluate(paired.gt, paired.pred, len(paired.asset_ids), thresholds), paired.class_names
 

@@ -162,9 +162,18 @@ def _regular_files(folder: Path, depth: int | None = None, enter_hidden: bool = 
             if entry.is_dir(follow_symlinks=False):
                 if (depth is None or level < depth) and (enter_hidden or not entry.name.startswith(".")):
                     pending.append((Path(entry.path), level + 1))
-            elif entry.is_file():  # a regular file, or a link to one (a dangling link: no)
+            elif _names_file(entry):
                 found.append(Path(entry.path))
     return sorted(found)
+
+
+def _names_file(entry: os.DirEntry[str]) -> bool:
+    """A regular file, or a link to one; not a dangling link, nor one that cannot be looked through
+    (a process's links in /proc: its own permission or its process gone)."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 class LocalStore(Store):

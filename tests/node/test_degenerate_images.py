@@ -18,10 +18,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import mixups
 from helpers.builders import write_json
+from helpers.node_run import run_node
+from helpers.paths import THIRD_PARTY
 
 from handler.engine.crowded import CROWDED_PROBLEM
 
+COCO_GT = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_100.json"
+COCO_RESULTS = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_fakebbox100_results.json"
 ADDRESS_SPACE_CAP = 3 << 30  # the run before: 12 GB and a memory error under 6 GiB
 BOXES = 10_000
 
@@ -97,3 +102,37 @@ def test_ten_thousand_boxes_side_by_side_are_all_scored(tmp_path: Path) -> None:
     _, findings = _run(tmp_path, "side by side")
     assert findings["skipped"]["count"] == 0
     assert findings["counts"]["correct"] == BOXES + 2
+
+
+def test_a_mix_up_is_still_named_beside_a_crowded_image(tmp_path: Path) -> None:
+    """The COCO val2014 sample with its results written as corners, and one more image of 1,001
+    identical boxes on each side: the crowded image is skipped under every reading alike, so the
+    reading that undoes the corners is still proposed."""
+    gt = json.loads(COCO_GT.read_text())
+    image = max(i["id"] for i in gt["images"]) + 1
+    box = [10.0, 10.0, 50.0, 50.0]
+    gt["images"].append({"id": image, "file_name": "crowded.jpg", "width": 100, "height": 100})
+    first = max(a["id"] for a in gt["annotations"]) + 1
+    category = gt["categories"][0]["id"]
+    gt["annotations"] += [
+        {
+            "id": first + i,
+            "image_id": image,
+            "category_id": category,
+            "bbox": box,
+            "area": 2500.0,
+            "iscrowd": 0,
+        }
+        for i in range(1001)
+    ]
+    written = write_json(tmp_path / "gt.json", gt)
+    wrong = mixups.write_mistake(written, COCO_RESULTS, [mixups.corners], tmp_path / "wrong.json")
+    results = json.loads(wrong.read_text())
+    results += [{"image_id": image, "category_id": category, "bbox": box, "score": 0.9}] * 1001
+    run = run_node(tmp_path / "store", GT_DATASET=str(written), PRED_DATASET=str(write_json(wrong, results)))
+    assert run.code == 0, run.err
+    assert any(
+        m.startswith("warning: Did you mean the predictions with boxes written as [x1, y1, x2, y2]?")
+        for m in run.messages
+    ), run.messages
+    assert any(CROWDED_PROBLEM in m for m in run.messages)

@@ -1,5 +1,6 @@
 """The dataset figures: what was scored (images, boxes before and after the confidence filter,
-images on one side only) and the boxes skipped as defective, each listed with its reason."""
+images on one side only) and the boxes skipped (defective, or on an image too crowded to match),
+each listed with its reason."""
 
 from __future__ import annotations
 

@@ -256,7 +256,7 @@ def boxes_skipped(facts: RunFacts) -> Warned | None:
     reasons = Counter(health.gt_skip_reasons) + Counter(health.pred_skip_reasons)
     commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
     message = (
-        f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped as defective, by reason: "
+        f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped, by reason: "
         f"{'; '.join(sides)}. The score covers the rest only."
     )
     return Warned(
