@@ -70,8 +70,10 @@ from handler.features.per_class.partial import PER_CLASS
 SCREEN_IMAGES: Final = 500
 # Geometries are first placed on this many images of the probe: enough boxes for a share, cheap.
 PLACE_IMAGES: Final = 100
-# Row pairs placed at most (a geometry's every pair is a few arrays of this length).
+# Row pairs placed at most (a geometry's every pair is a few arrays of this length), and on one
+# image: a few hundred boxes a side; one of more is left out (its pairs would crowd out the others).
 PLACE_PAIRS: Final = 2_000_000
+PLACE_IMAGE_PAIRS: Final = 250_000
 # A geometry goes on when it places at least this much more than the rows as read (and PLACED_MIN more).
 PLACED_RATIO: Final = 1.1
 PLACED_MIN: Final = 3
@@ -250,9 +252,9 @@ class Placer:
 
 def _within_budget(gt_image: IntArray, counts: IntArray) -> IntArray:
     """Per GT row, its pair count, or 0 past the images whose pairs fit PLACE_PAIRS (in the probe's
-    order; an image with more pairs alone is left out: a degenerate image places nothing)."""
+    order; an image with more than PLACE_IMAGE_PAIRS is left out: a degenerate image places nothing)."""
     per_image = np.bincount(gt_image, weights=counts) if len(gt_image) else np.zeros(0)
-    fits = per_image <= PLACE_PAIRS
+    fits = per_image <= PLACE_IMAGE_PAIRS
     used = fits & (np.cumsum(np.where(fits, per_image, 0)) <= PLACE_PAIRS)
     return np.where(used[gt_image], counts, 0) if len(gt_image) else counts
 
