@@ -8,10 +8,10 @@ order (`_x_windows`). Only the pairs inside the windows are enumerated, in chunk
 The pairs come out in the greedy order, so re-matching a subset of them (another confidence
 threshold) needs no sort.
 
-Where a table holds rotated boxes, every pair of an image is a candidate: a pair with a
-rotated box whose envelopes overlap enough to reach the floor gets the exact polygon IoU
-(`rotated.py`), every other pair the axis-aligned one, so a dataset without rotated boxes is
-matched bit for bit as before.
+Where a table holds rotated boxes, the windows are over the boxes' axis-aligned envelopes (a
+pair can only overlap where its envelopes do): a pair with a rotated box whose envelopes overlap
+enough to reach the floor gets the exact polygon IoU (`rotated.py`), every other pair the
+axis-aligned one, so a dataset without rotated boxes is matched bit for bit as before.
 """
 
 from __future__ import annotations
@@ -143,28 +143,59 @@ def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) ->
     """Windows over predictions sorted by (image, x_min); None when keys would lose precision.
 
     IoU ≥ t needs an x-overlap w ≥ t·max(w_gt, w_pred), so w_pred ≤ w_gt / t and
-    x_min_pred ∈ [x_min_gt + t·w_gt - w_gt / t, x_max_gt - t·w_gt]. The search runs on one
-    float key, image·span + x_min; the windows are clamped to the GT box's image.
+    x_min_pred ∈ [x_min_gt + t·w_gt - w_gt / t, x_max_gt - t·w_gt].
     """
-    pred_x0 = pred.xyxy[:, 0]
-    low = float(pred_x0.min())
-    span = float(pred_x0.max()) - low + 1.0
-    if n_images * span > MAX_KEY:
-        return None
-    key = pred.image * span + (pred_x0 - low)  # increases with (image, x_min)
-    order = np.argsort(key, kind="stable")  # timsort uses runs: files usually group by image
-    key = key[order]
     t = iou_floor * (1 - FLOOR_SLACK)
     gt_x0, gt_x1 = gt.xyxy[:, 0], gt.xyxy[:, 2]
     width = gt_x1 - gt_x0
     with np.errstate(over="ignore", invalid="ignore"):
         reach = width / t
-        slack = FLOOR_SLACK * (np.abs(gt_x0) + np.abs(gt_x1) + reach + abs(low) + span)
-        slack += KEY_SLACK * n_images * span
-        base = gt.image * span - low
-        first = np.searchsorted(key, base + (gt_x0 + t * width - reach - slack), "left")
-        last = np.searchsorted(key, base + (gt_x1 - t * width + slack), "right")
-    image_start, image_stop = (bound[gt.image] for bound in _image_ranges(pred.image, n_images))
+        slack = FLOOR_SLACK * (np.abs(gt_x0) + np.abs(gt_x1) + reach)
+        bounds = gt_x0 + t * width - reach - slack, gt_x1 - t * width + slack
+    return _windows(pred.xyxy[:, 0], pred.image, gt.image, bounds, n_images)
+
+
+def _envelope_windows(gt: BoxTable, pred: BoxTable, n_images: int) -> _Windows | None:
+    """Windows over predictions sorted by (image, the x_min of their envelope), for rotated boxes.
+
+    A pair overlaps only where their envelopes do, so the prediction's envelope starts at most the
+    widest prediction envelope of the image before the GT's ends; None when that is not finite.
+    """
+    gt_envelope, pred_envelope = envelope(gt.xyxy, gt.angle), envelope(pred.xyxy, pred.angle)
+    if not (np.isfinite(gt_envelope).all() and np.isfinite(pred_envelope).all()):
+        return None
+    widest = np.zeros(n_images)
+    np.maximum.at(widest, pred.image, pred_envelope[:, 2] - pred_envelope[:, 0])
+    gt_x0, gt_x1, reach = gt_envelope[:, 0], gt_envelope[:, 2], widest[gt.image]
+    slack = FLOOR_SLACK * (np.abs(gt_x0) + np.abs(gt_x1) + reach)
+    return _windows(
+        pred_envelope[:, 0], pred.image, gt.image, (gt_x0 - reach - slack, gt_x1 + slack), n_images
+    )
+
+
+def _windows(
+    pred_x0: FloatArray,
+    pred_image: IntArray,
+    gt_image: IntArray,
+    bounds: tuple[FloatArray, FloatArray],
+    n_images: int,
+) -> _Windows | None:
+    """For each GT row, the predictions of its image whose `pred_x0` lies in its `bounds`, from one
+    sort of the predictions by one float key, image·span + x0 (the windows clamped to the image);
+    None when the keys would lose precision."""
+    low = float(pred_x0.min())
+    span = float(pred_x0.max()) - low + 1.0
+    if n_images * span > MAX_KEY:
+        return None
+    key = pred_image * span + (pred_x0 - low)  # increases with (image, x0)
+    order = np.argsort(key, kind="stable")  # timsort uses runs: files usually group by image
+    key = key[order]
+    slack = FLOOR_SLACK * (abs(low) + span) + KEY_SLACK * n_images * span
+    base = gt_image * span - low
+    with np.errstate(over="ignore", invalid="ignore"):
+        first = np.searchsorted(key, base + bounds[0] - slack, "left")
+        last = np.searchsorted(key, base + bounds[1] + slack, "right")
+    image_start, image_stop = (bound[gt_image] for bound in _image_ranges(pred_image, n_images))
     start = np.clip(first, image_start, image_stop)
     return _Windows(order, start, np.clip(last, start, image_stop))
 
@@ -297,6 +328,8 @@ def _pair_parts(
     turned = bool(gt.turned.any() or pred.turned.any())
     prunable = not turned and _prunable(gt, pred, iou_floor)
     windows = _x_windows(gt, pred, n_images, iou_floor) if prunable else None
+    if turned and iou_floor > 0 and len(gt) and len(pred):
+        windows = _envelope_windows(gt, pred, n_images)
     if windows is None:
         windows = _image_windows(gt, pred, n_images)
     gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64), turned)
