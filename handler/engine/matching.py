@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, is_turned
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 
@@ -165,7 +165,7 @@ def _envelope_windows(gt: BoxTable, pred: BoxTable, n_images: int) -> _Windows |
     if not (np.isfinite(gt_envelope).all() and np.isfinite(pred_envelope).all()):
         return None
     widest = np.zeros(n_images)
-    np.maximum.at(widest, pred.image, pred_envelope[:, 2] - pred_envelope[:, 0])
+    np.maximum.at(widest, pred.image, box_size(pred_envelope)[:, 0])
     gt_x0, gt_x1, reach = gt_envelope[:, 0], gt_envelope[:, 2], widest[gt.image]
     slack = FLOOR_SLACK * (np.abs(gt_x0) + np.abs(gt_x1) + reach)
     return _windows(
