@@ -9,10 +9,7 @@ make few pairs and are all scored. Each run ends in well under a minute in a few
 from __future__ import annotations
 
 import json
-import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ import numpy as np
 import pytest
 from helpers import mixups
 from helpers.builders import write_json
+from helpers.capped import run_capped
 from helpers.node_run import run_node
 from helpers.paths import THIRD_PARTY
 
@@ -29,10 +27,6 @@ COCO_GT = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_100.json"
 COCO_RESULTS = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_fakebbox100_results.json"
 ADDRESS_SPACE_CAP = 3 << 30  # the run before: 12 GB and a memory error under 6 GiB
 BOXES = 10_000
-
-
-def _capped() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
 
 
 def _boxes(kind: str) -> np.ndarray:
@@ -70,15 +64,7 @@ def _files(tmp_path: Path, kind: str) -> tuple[Path, Path]:
 def _run(tmp_path: Path, kind: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     gt, pred = _files(tmp_path, kind)
     store = tmp_path / "store"
-    run = subprocess.run(
-        [sys.executable, "-m", "handler", "-q", "--store", str(store)],
-        env={**os.environ, "GT_DATASET": str(gt), "PRED_DATASET": str(pred)},
-        preexec_fn=_capped,  # the cap must hold before the interpreter starts
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_capped(store, ADDRESS_SPACE_CAP, GT_DATASET=str(gt), PRED_DATASET=str(pred))
     assert run.returncode == 0, run.stderr[-2000:]
     (report,) = (store / "reports").iterdir()
     findings: dict[str, Any] = json.loads((report / "findings.json").read_text())

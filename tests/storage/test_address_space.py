@@ -3,31 +3,19 @@ address-space cap (`ulimit -v`, a container with strict overcommit) far below th
 
 from __future__ import annotations
 
-import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 
 from helpers.builders import write_tree
+from helpers.capped import run_capped
 
 # Below the 4 GiB file limit (the old `read(limit + 1)` could never fit), above what a run needs.
 ADDRESS_SPACE_CAP = 3 << 30
 
 
-def _capped() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
-
-
 def _run_capped(tmp_path: Path, gt: Path, pred: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "handler", "-q", "--store", str(tmp_path / "store")],
-        env={**os.environ, "GT_DATASET": str(gt), "PRED_DATASET": str(pred), **env},
-        preexec_fn=_capped,  # the cap must hold before the interpreter starts
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    return run_capped(
+        tmp_path / "store", ADDRESS_SPACE_CAP, GT_DATASET=str(gt), PRED_DATASET=str(pred), **env
     )
 
 
