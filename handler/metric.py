@@ -21,6 +21,7 @@ synced across processes (the optional `[mmeval]` extra); it shares `metric_thres
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -33,7 +34,9 @@ from handler.boxes import BoxTable, FloatArray
 from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
+from handler.engine.crowded import CROWDED_PROBLEM, crowded_images, off_images
 from handler.engine.timecost import TimeCosts
+from handler.errors import quoted
 from handler.execution.readings import read_sides
 from handler.inputs import DEFAULT_THRESHOLDS, select_number
 from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
@@ -104,7 +107,16 @@ def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBox
     """Two sides opened, read and paired as the node does."""
     store = store or open_store(store_uri(None))
     sides = read_sides(open_side(gt, store), open_side(pred, store))
-    return pair_datasets(sides.gt, sides.pred)
+    paired = pair_datasets(sides.gt, sides.pred)
+    _warn_crowded([f"asset {quoted(image.asset_id)}" for image in paired.crowded])
+    return paired
+
+
+def _warn_crowded(images: list[str]) -> None:
+    """What the node lists as skipped, said once by a Python caller's warning (none: nothing)."""
+    if images:
+        named = ", ".join(images[:3]) + (f" and {len(images) - 3} more" if len(images) > 3 else "")
+        warnings.warn(f"{named}: its boxes are {CROWDED_PROBLEM}: skipped", UserWarning, stacklevel=3)
 
 
 def load_records(
@@ -246,6 +258,10 @@ def evaluate_records(
 ) -> Evaluation:
     """One engine call over a batch of per-image records (image i = record i)."""
     gt, pred = _tables(predictions, groundtruths, _class_names(dataset_meta))
+    crowded = crowded_images(gt, pred, len(groundtruths))
+    if len(crowded):
+        _warn_crowded([f"record {image}" for image in crowded.tolist()])
+        gt, pred = off_images(gt, crowded), off_images(pred, crowded)
     return evaluate(gt, pred, len(groundtruths), thresholds)
 
 

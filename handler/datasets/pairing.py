@@ -10,7 +10,7 @@ from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, I
 from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.datasets.reading import sizes_from
-from handler.engine.crowded import crowded_images
+from handler.engine.crowded import crowded_images, off_images
 from handler.errors import DatasetError, quoted
 
 # Sizes that differ by at most this many pixels are the same image (tools round differently).
@@ -187,17 +187,19 @@ def _without_crowded(paired: PairedBoxes) -> PairedBoxes:
     crowded = crowded_images(paired.gt, paired.pred, len(paired.asset_ids))
     if not len(crowded):
         return paired
-    gt_on, pred_on = (np.isin(table.image, crowded) for table in (paired.gt, paired.pred))
+    n_images = len(paired.asset_ids)
     counts = zip(
-        np.bincount(paired.gt.image[gt_on], minlength=len(paired.asset_ids))[crowded].tolist(),
-        np.bincount(paired.pred.image[pred_on], minlength=len(paired.asset_ids))[crowded].tolist(),
+        np.bincount(paired.gt.image, minlength=n_images)[crowded].tolist(),
+        np.bincount(paired.pred.image, minlength=n_images)[crowded].tolist(),
         strict=True,
     )
     found = tuple(
         CrowdedImage(paired.asset_ids[image], gt_boxes, pred_boxes)
         for image, (gt_boxes, pred_boxes) in zip(crowded.tolist(), counts, strict=True)
     )
-    return replace(paired, gt=paired.gt[~gt_on], pred=paired.pred[~pred_on], crowded=found)
+    return replace(
+        paired, gt=off_images(paired.gt, crowded), pred=off_images(paired.pred, crowded), crowded=found
+    )
 
 
 def _own_ids(gt: Dataset, images: list[int], classes: int) -> SourceIds | None:

@@ -56,3 +56,8 @@ def _rows_by_image(image: IntArray, images: IntArray) -> list[IntArray]:
     order = np.argsort(image, kind="stable")
     bounds = np.searchsorted(image[order], np.stack((images, images + 1)))
     return [order[start:stop] for start, stop in zip(bounds[0].tolist(), bounds[1].tolist(), strict=True)]
+
+
+def off_images(table: BoxTable, images: IntArray) -> BoxTable:
+    """The table without the boxes of `images`."""
+    return table[~np.isin(table.image, images)]

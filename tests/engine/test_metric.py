@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,30 @@ def test_load_records_feeds_add_the_same_counts_as_the_node(gt: Path, pred: Path
     metric.add(records.predictions, records.groundtruths)
     assert metric.compute().counts == node.counts
     assert PrelabelingEfficiency().evaluate(str(gt), str(pred), store=store).counts == node.counts
+
+
+def test_a_crowded_record_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """1,001 identical boxes a side on record 1: warned about by its position, and left out, so the
+    tally is record 0's alone; through two files, the warning names the asset."""
+    box = np.array([[10.0, 10.0, 50.0, 50.0]])
+    plain = {"bboxes": box, "labels": np.array([0])}
+    crowded = {"bboxes": np.repeat(box, 1001, axis=0), "labels": np.zeros(1001, dtype=int)}
+    predictions = [{**plain, "scores": np.array([0.9])}, {**crowded, "scores": np.full(1001, 0.9)}]
+    metric = PrelabelingEfficiency()
+    with pytest.warns(UserWarning, match=r"^record 1: its boxes are on an image with more than 1,000,000"):
+        result = metric(predictions=predictions, groundtruths=[plain, crowded])
+    assert (result.counts.correct, result.counts.false_positive, result.counts.false_negative) == (1, 0, 0)
+    native = {
+        "assets": [
+            {"asset_id": "plain.jpg", "annotations": [_box(0)]},
+            {"asset_id": "crowded.jpg", "annotations": [_box(i) for i in range(1001)]},
+        ]
+    }
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps(native))
+    with pytest.warns(UserWarning, match=r"^asset 'crowded.jpg': its boxes are on an image"):
+        assert metric.evaluate(str(gt), str(gt)).counts.correct == 1
+
+
+def _box(_: int) -> dict[str, object]:
+    return {"label": "cell", "x_min": 10, "y_min": 10, "x_max": 50, "y_max": 50}
