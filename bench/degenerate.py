@@ -1,14 +1,14 @@
 """Degenerate images: `python bench/degenerate.py [--boxes N] [--repeats N] [--without-peers]`.
 
-One image of N boxes (10,000 by default) on each side, five ways: side by side (no two overlap:
+One image of N boxes (10,000 by default) on each side, six ways: side by side (no two overlap:
 the ordinary case), the same rotated by 10 degrees (native JSON: our node alone), identical
-(every box the same), nested (concentric, a hundredth of a pixel apart: every two overlap) and
-1,000 identical (at the bound of overlapping pairs one image may have, so matched whole). Our
-node (`python -m handler`) runs on each as a whole process, and so do hotcoco and
-ultrafast-pycocotools (load + COCOeval, in the peers' venv as `bench/run.py` installs it; they
-keep the 100 most confident detections of an image, as COCOeval does), alternating; the medians
-of wall time and peak RSS are printed, with each case's ratio to side by side: what a degenerate
-image costs more than an ordinary one.
+(every box the same), nested (concentric, a hundredth of a pixel apart: every two overlap),
+identical lines (no area: no IoU above 0) and 1,000 identical (at the bound of overlapping pairs
+one image may have, so matched whole). Our node (`python -m handler`) runs on each as a whole
+process, and so do hotcoco and ultrafast-pycocotools (load + COCOeval, in the peers' venv as
+`bench/run.py` installs it; they keep the 100 most confident detections of an image, as COCOeval
+does), alternating; the medians of wall time and peak RSS are printed, with each case's ratio to
+side by side: what a degenerate image costs more than an ordinary one.
 """
 
 from __future__ import annotations
@@ -32,12 +32,15 @@ from bench.tools import PEER_SCRIPTS, product_env  # noqa: E402
 
 PEERS: Final = ("hotcoco", "ultrafast-pycocotools")
 ROTATED: Final = "side by side, rotated"
+FLAT: Final = "identical lines (no area)"
 TIMEOUT: Final = 600.0
 MEMORY_LIMIT: Final = 16 << 30  # a run that needs more fails alone
 
 
 def _boxes(kind: str, n: int) -> list[list[float]]:
     """COCO boxes (x, y, width, height) of one kind."""
+    if kind == FLAT:
+        return [[100.0, 100.0, 0.0, 50.0]] * n
     if kind.endswith("identical"):
         return [[100.0, 100.0, 200.0, 200.0]] * (1000 if kind.startswith("1,000") else n)
     if kind == "nested":
@@ -59,7 +62,7 @@ def _native(boxes: list[list[float]], size: int, confident: bool) -> dict[str, o
 def _write(folder: Path, kind: str, n: int) -> tuple[Path, Path]:
     boxes = _boxes(kind, n)
     size = 20 * (int(n**0.5) + 2)
-    stem = kind.replace(",", "").replace(" ", "-")
+    stem = "".join(c for c in kind if c.isalnum() or c == " ").replace(" ", "-")
     paths = folder / f"{stem}-gt.json", folder / f"{stem}-pred.json"
     if kind == ROTATED:
         paths[0].write_text(json.dumps(_native(boxes, size, False)))
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = ROOT / "bench" / ".work" / "degenerate"
     folder.mkdir(parents=True, exist_ok=True)
-    kinds = ("side by side", ROTATED, "identical", "nested", "1,000 identical")
+    kinds = ("side by side", ROTATED, "identical", "nested", FLAT, "1,000 identical")
     files = {kind: _write(folder, kind, args.boxes) for kind in kinds}
     tools = ("ours",) if args.without_peers else ("ours", *PEERS)
     python = None if args.without_peers else peer_python(ROOT / "bench" / ".work" / "peers-venv")

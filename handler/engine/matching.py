@@ -200,6 +200,15 @@ def _windows(
     return _Windows(order, start, np.clip(last, start, image_stop))
 
 
+def _flat(table: BoxTable, iou_floor: float) -> BoolArray | None:
+    """Per row, whether the box has no area; None when none lacks it (or every pair counts: a floor
+    of 0)."""
+    if iou_floor <= 0:
+        return None
+    flat: BoolArray = ~(box_area(table.xyxy) > 0)
+    return flat if flat.any() else None
+
+
 def _min_heights(gt: _Columns, floor: float | None) -> FloatArray:
     """Per GT box, the y-overlap below which no pair reaches the floor (-inf: no pruning).
 
@@ -229,15 +238,21 @@ def enumerate_ranges(start: IntArray, count: IntArray) -> tuple[IntArray, IntArr
 
 
 def _pairs_of_rows(
-    gt: _Columns, pred: _Columns, windows: _Windows, rows: slice, floor: float, min_height: FloatArray
+    gt: _Columns,
+    pred: _Columns,
+    start: IntArray,
+    count: IntArray,
+    rows: slice,
+    floor: float,
+    min_height: FloatArray,
 ) -> CandidatePairs:
-    """The pairs of GT rows `rows` with the predictions in their windows, IoU ≥ floor.
+    """The pairs of GT rows `rows` with the predictions of their windows (the `count` positions
+    from `start` in `pred`), IoU ≥ floor.
 
     A pair whose y-overlap is below `min_height` of its GT row cannot reach the floor: it is
     dropped before the rest of its IoU is computed.
     """
-    count = windows.stop[rows] - windows.start[rows]
-    g, p = enumerate_ranges(windows.start[rows], count)
+    g, p = enumerate_ranges(start, count)
     height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
     near = height >= np.repeat(min_height[rows], count)
     g, p, height = g[near] + rows.start, p[near], height[near]
@@ -326,17 +341,29 @@ def _pair_parts(
 ) -> Iterator[CandidatePairs]:
     """The same-image pairs with IoU ≥ `iou_floor`, from about `budget` enumerated pairs at a time."""
     turned = bool(gt.turned.any() or pred.turned.any())
-    prunable = not turned and _prunable(gt, pred, iou_floor)
-    windows = _x_windows(gt, pred, n_images, iou_floor) if prunable else None
-    if turned and iou_floor > 0 and len(gt) and len(pred):
-        windows = _envelope_windows(gt, pred, n_images)
+    # A box without area has no IoU above 0 with anything: it is left out of the windows, so that
+    # thousands of points or lines on one image cost nothing (their pairs would all be dropped).
+    flat_gt, flat_pred = _flat(gt, iou_floor), _flat(pred, iou_floor)
+    with_area = None if flat_pred is None else np.flatnonzero(~flat_pred)
+    windowed = pred if with_area is None else pred[with_area]
+    prunable = not turned and _prunable(gt, windowed, iou_floor)
+    windows = _x_windows(gt, windowed, n_images, iou_floor) if prunable else None
+    if turned and iou_floor > 0 and len(gt) and len(windowed):
+        windows = _envelope_windows(gt, windowed, n_images)
     if windows is None:
-        windows = _image_windows(gt, pred, n_images)
+        windows = _image_windows(gt, windowed, n_images)
     gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64), turned)
-    pred_columns = _Columns.of(pred, windows.order, turned)
+    pred_rows = windows.order if with_area is None else with_area[windows.order]
+    pred_columns = _Columns.of(pred, pred_rows, turned)
     min_height = _min_heights(gt_columns, iou_floor if prunable else None)
-    for first, last in _chunks(windows.stop - windows.start, budget):
-        yield _pairs_of_rows(gt_columns, pred_columns, windows, slice(first, last), iou_floor, min_height)
+    counts = windows.stop - windows.start
+    if flat_gt is not None:
+        counts[flat_gt] = 0
+    for first, last in _chunks(counts, budget):
+        rows = slice(first, last)
+        yield _pairs_of_rows(
+            gt_columns, pred_columns, windows.start[rows], counts[rows], rows, iou_floor, min_height
+        )
 
 
 def candidate_pairs(

@@ -27,9 +27,10 @@ def _table(xyxy: np.ndarray, image: np.ndarray | None = None) -> BoxTable:
     return table if image is None else table.with_columns(image=np.asarray(image, dtype=np.int64))
 
 
-# A few shapes on a small integer grid: many boxes identical, many IoUs equal (mirror images too).
+# A few shapes on a small integer grid: many boxes identical, many IoUs equal (mirror images too),
+# and some without area (a line or a point: no IoU above 0 with anything).
 shapes = st.lists(
-    st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(1, 6), st.integers(1, 6)).map(
+    st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 6), st.integers(0, 6)).map(
         lambda s: (float(s[0]), float(s[1]), float(s[0] + s[2]), float(s[1] + s[3]))
     ),
     min_size=1,
