@@ -87,12 +87,13 @@ class _Columns:
     turned: _Turned | None  # None: no box of either table is rotated
 
     @classmethod
-    def of(cls, table: BoxTable, rows: IntArray, with_turned: bool) -> _Columns:
+    def of(cls, table: BoxTable, area: FloatArray, rows: IntArray, with_turned: bool) -> _Columns:
+        """`area`: the whole table's box areas (computed once by the caller)."""
         # Whole rows gathered at once, then made contiguous columns (the pairs gather from them).
         xyxy = np.take(table.xyxy, rows, axis=0)
         x0, y0, x1, y1 = np.ascontiguousarray(xyxy.T)
         turned = _Turned.of(xyxy, table.angle[rows]) if with_turned else None
-        return cls(rows, x0, y0, x1, y1, box_area(xyxy), turned)
+        return cls(rows, x0, y0, x1, y1, area[rows], turned)
 
 
 @dataclass(frozen=True)
@@ -200,12 +201,11 @@ def _windows(
     return _Windows(order, start, np.clip(last, start, image_stop))
 
 
-def _flat(table: BoxTable, iou_floor: float) -> BoolArray | None:
-    """Per row, whether the box has no area; None when none lacks it (or every pair counts: a floor
-    of 0)."""
+def _flat(area: FloatArray, iou_floor: float) -> BoolArray | None:
+    """Per box, whether it has no area; None when none lacks it (or every pair counts: a floor of 0)."""
     if iou_floor <= 0:
         return None
-    flat: BoolArray = ~(box_area(table.xyxy) > 0)
+    flat: BoolArray = ~(area > 0)
     return flat if flat.any() else None
 
 
@@ -314,13 +314,11 @@ def greedy_order(pairs: CandidatePairs) -> IntArray:
     """
     order = np.argsort(-pairs.iou)
     iou = pairs.iou[order]
-    tied = iou[1:] == iou[:-1]
-    if not tied.any():
+    ties = _ties(iou)
+    if ties is None:
         return order
-    in_run = np.zeros(len(order), dtype=bool)
-    in_run[1:] |= tied
-    in_run[:-1] |= tied
-    run = np.cumsum(np.concatenate(([True], ~tied)))
+    same, in_run = ties
+    run = np.cumsum(np.concatenate(([True], ~same)))
     places = np.flatnonzero(in_run)
     members = order[places]
     order[places] = members[np.lexsort((pairs.gt[members], pairs.pred[members], run[places]))]
@@ -343,7 +341,8 @@ def _pair_parts(
     turned = bool(gt.turned.any() or pred.turned.any())
     # A box without area has no IoU above 0 with anything: it is left out of the windows, so that
     # thousands of points or lines on one image cost nothing (their pairs would all be dropped).
-    flat_gt, flat_pred = _flat(gt, iou_floor), _flat(pred, iou_floor)
+    gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
+    flat_gt, flat_pred = _flat(gt_area, iou_floor), _flat(pred_area, iou_floor)
     with_area = None if flat_pred is None else np.flatnonzero(~flat_pred)
     windowed = pred if with_area is None else pred[with_area]
     prunable = not turned and _prunable(gt, windowed, iou_floor)
@@ -352,9 +351,9 @@ def _pair_parts(
         windows = _envelope_windows(gt, windowed, n_images)
     if windows is None:
         windows = _image_windows(gt, windowed, n_images)
-    gt_columns = _Columns.of(gt, np.arange(len(gt), dtype=np.int64), turned)
+    gt_columns = _Columns.of(gt, gt_area, np.arange(len(gt), dtype=np.int64), turned)
     pred_rows = windows.order if with_area is None else with_area[windows.order]
-    pred_columns = _Columns.of(pred, pred_rows, turned)
+    pred_columns = _Columns.of(pred, pred_area, pred_rows, turned)
     min_height = _min_heights(gt_columns, iou_floor if prunable else None)
     counts = windows.stop - windows.start
     if flat_gt is not None:
@@ -418,7 +417,8 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
     first_for_pred = np.full(n_pred, no_pair, dtype=position)
     alive = np.arange(len(pairs), dtype=position)  # positions in the order, still free
     alive_gt, alive_pred, alive_iou = pairs.gt, pairs.pred, pairs.iou
-    tied = _tied(pairs.iou)  # per alive pair: another pair has its IoU (None: no two do)
+    ties = _ties(pairs.iou)
+    tied = None if ties is None else ties[1]  # per alive pair: another pair has its IoU
     while alive.size:
         # Accept every pair that is first in the order for its prediction and its GT.
         np.minimum.at(first_for_gt, alive_gt, alive)
@@ -443,15 +443,16 @@ def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
     return MatchResult(gt_match, pred_match, pred_iou)
 
 
-def _tied(iou: FloatArray) -> BoolArray | None:
-    """Per pair in the greedy order, whether a neighbour in it has the same IoU; None if none does."""
-    same = iou[1:] == iou[:-1]
+def _ties(iou: FloatArray) -> tuple[BoolArray, BoolArray] | None:
+    """For IoUs sorted (equal ones side by side): whether each has the one before's IoU, and whether
+    a neighbour has its IoU (a member of a run of ties); None when no two are equal."""
+    same: BoolArray = iou[1:] == iou[:-1]
     if not same.any():
         return None
-    tied = np.zeros(len(iou), dtype=bool)
-    tied[1:] |= same
-    tied[:-1] |= same
-    return tied
+    in_run = np.zeros(len(iou), dtype=bool)
+    in_run[1:] |= same
+    in_run[:-1] |= same
+    return same, in_run
 
 
 def _tie_block_pairs(

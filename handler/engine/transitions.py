@@ -9,6 +9,7 @@ the report), *better* when it costs fewer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 import numpy as np
@@ -35,12 +36,12 @@ class Transitions:
     rows_b: IntArray
     costs: TimeCosts
 
-    @property
+    @cached_property
     def outcome_a(self) -> IntArray:
         found: IntArray = self.a.outcome[self.rows_a]
         return found
 
-    @property
+    @cached_property
     def outcome_b(self) -> IntArray:
         found: IntArray = self.b.outcome[self.rows_b]
         return found
@@ -51,7 +52,7 @@ class Transitions:
         cells = _POSITION[self.outcome_a] * len(GT_OUTCOMES) + _POSITION[self.outcome_b]
         return np.bincount(cells, minlength=len(GT_OUTCOMES) ** 2).reshape(len(GT_OUTCOMES), -1)
 
-    @property
+    @cached_property
     def added_seconds(self) -> FloatArray:
         """Per box, B's correction seconds minus A's (> 0: worse under B)."""
         each = OutcomeCounts(np.eye(N_OUTCOMES, dtype=np.int64)).labeler_seconds(self.costs)  # one box each

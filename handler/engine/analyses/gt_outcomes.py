@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from handler.boxes import FloatArray, IntArray, gathered
 from handler.engine.evaluation import Evaluation
@@ -59,8 +60,8 @@ def _joined_names(blocks: list[tuple[str, ...]]) -> tuple[tuple[str, ...], list[
     return tuple(index), remaps
 
 
-def _cat(values: list[IntArray]) -> IntArray:
-    return np.concatenate(values).astype(np.int64) if values else np.empty(0, dtype=np.int64)
+def _cat(values: list[npt.NDArray[Any]], dtype: type = np.int64) -> Any:
+    return np.concatenate(values).astype(dtype) if values else np.empty(0, dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,9 @@ class GtOutcomesByShard:
         firsts = np.cumsum([0, *(len(boxes.asset_ids) for boxes in parts)])
 
         def cat(column: str, dtype: type = np.int64) -> Any:
-            values = [getattr(boxes, column) for boxes in parts]
-            return np.concatenate(values).astype(dtype) if values else np.empty(0, dtype=dtype)
+            return _cat([getattr(boxes, column) for boxes in parts], dtype)
 
-        def classes(column: str) -> IntArray:
+        def classes(column: str) -> Any:
             return _cat([gathered(m, getattr(b, column), -1) for b, m in zip(parts, remaps, strict=True)])
 
         return GtBoxes(
