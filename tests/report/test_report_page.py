@@ -351,7 +351,7 @@ def test_sweep_figure_stays_in_its_plot_and_marks_both_thresholds() -> None:
         (5399, "1 h 30 min"),
         (5400, "1 h 30 min"),
         (36_000, "10 h 00 min"),
-        (-120, "-2 min"),
+        (-120, "\u22122 min"),
     ],
 )
 def test_duration(seconds: float, text: str) -> None:
