@@ -30,7 +30,7 @@ from handler.report import charts
 from handler.report.findings.context import RunFacts
 from handler.report.findings.fields import Count, Score, Section, Threshold
 from handler.report.findings.shown import Shown
-from handler.report.findings.wording import between, give_or_take, saved_time
+from handler.report.findings.wording import between, give_or_take, saved_time, saving
 
 if TYPE_CHECKING:
     from handler.report.findings.model import Findings
@@ -257,15 +257,21 @@ def recommendation(facts: RunFacts) -> Recommendation:
 
 
 def recommendation_figure(findings: Findings) -> dict[str, Any]:
-    """Three bars of time saved: at the threshold given, at the best single one, recommended."""
+    """Bars of time saved: at the threshold given, at the best single one, recommended; a bar
+    that would say the next one's time again is left out (one figure per fact)."""
     r, scratch = findings.recommendation, findings.time.from_scratch_seconds
     given = f"{findings.parameters.confidence_threshold:g}"
     low, high = r.seconds_saved_low, r.seconds_saved_high
+    recommended = ("recommended", r.seconds_saved, None if low is None or high is None else (low, high))
+    single = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)
+    said = {saving(findings.time.saved_seconds), saving(r.seconds_saved)}
     bars: list[tuple[str, float, tuple[float, float] | None]] = [
         (f"at {given} (given, graded)", findings.time.saved_seconds, None),
-        (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None),
-        ("recommended", r.seconds_saved, None if low is None or high is None else (low, high)),
+        *([] if saving(single[1]) in said else [single]),
+        recommended,
     ]
+    if len(bars) == 2 and saving(bars[0][1]) == saving(r.seconds_saved):
+        bars = [(f"at {given} (given)", *recommended[1:])]
     return {"recommendation_fig": charts.saving_bars(bars, scratch), "min_class_boxes": MIN_CLASS_BOXES}
 
 

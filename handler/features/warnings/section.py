@@ -480,7 +480,7 @@ def _applies(found: OtherReading, names_file: str | None) -> str:
     key = f"{found.side.upper()}_NAMES"
     side = "ground truth" if found.side == "gt" else "predictions"
     return (
-        f"one option applies it, {option_flag(key)} {names_file} ({key}: the names file near the "
+        f"one option applies it, `{option_flag(key)} {names_file}` ({key}: the names file near the "
         f"{side} names their ids so); or {steps}"
     )
 

@@ -8,6 +8,7 @@ everywhere (tests/report/test_wording.py walks each through 0, 1, many, equal en
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import PurePosixPath
@@ -83,6 +84,12 @@ def between(low: float, high: float, say: Callable[[float], str], level: float =
     return f"between {low_text} and {high_text}, {how_often(level)}"
 
 
+def ends(low: float, high: float, say: Callable[[float], str]) -> str:
+    """An interval in a table cell: `-0.18 to +0.01` (minus signs), or the one value when both ends say it."""
+    low_text, high_text = say(low), say(high)
+    return low_text if low_text == high_text else f"{low_text} to {high_text}"
+
+
 def give_or_take(
     value: float, low: float, high: float, say: Callable[[float], str], level: float = 0.95
 ) -> str:
@@ -104,6 +111,19 @@ def change(value: float, say: Callable[[float], str], more: str, less: str) -> s
 def threshold_range(low: float, high: float) -> str:
     """A range of thresholds: `0.3 to 0.5`, or the one value when both ends are the same."""
     return f"{low:g}" if low == high else f"{low:g} to {high:g}"
+
+
+def tail_of(name: str, limit: int = 20) -> str:
+    """A long asset id for a narrow caption, cut at its separators from the front, where ids of
+    one dataset agree (`COCO_val2014_000000000164.jpg` -> `…000000000164.jpg`), never mid-part
+    unless one part alone is longer than `limit`."""
+    if len(name) <= limit:
+        return name
+    parts = re.split(r"(?<=[_\-./: ])", name)
+    while len(parts) > 1 and len("".join(parts)) + 1 > limit:
+        parts.pop(0)
+    kept = "".join(parts)
+    return "…" + (kept if len(kept) < limit else kept[-(limit - 1) :])
 
 
 def short_name(source: str) -> str:
