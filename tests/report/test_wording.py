@@ -28,7 +28,7 @@ from handler.report.findings.compare_findings import (
     compare_summary,
     compare_verdict,
 )
-from handler.report.findings.wording import (
+from handler.sections.wording import (
     MINUS,
     between,
     change,

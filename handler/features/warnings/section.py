@@ -28,9 +28,9 @@ from handler.errors import DatasetError
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
 from handler.images.pictures import Pictures
 from handler.inputs.node_inputs import decimal_point
-from handler.report.findings.context import RunFacts
-from handler.report.findings.shown import Shown
-from handler.report.findings.wording import between, counted, signed
+from handler.sections.context import RunFacts
+from handler.sections.shown import Shown
+from handler.sections.wording import between, counted, signed
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).

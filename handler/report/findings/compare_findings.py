@@ -24,8 +24,8 @@ from handler.engine.plugin import ClassCounts
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import GT_OUTCOMES, Transitions
-from handler.report.findings.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
-from handler.report.findings.wording import between, change, counted, duration, saving, score_text
+from handler.sections.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
+from handler.sections.wording import between, change, counted, duration, saving, score_text
 
 Better = Literal["A", "B", "neither"]
 # Every score figure of the JSON to 4 places, the ends of an interval as its middle (exact in Python).

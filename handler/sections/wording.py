@@ -108,11 +108,6 @@ def change(value: float, say: Callable[[float], str], more: str, less: str) -> s
     return f"{text} {more if value > 0 else less}"
 
 
-def threshold_range(low: float, high: float) -> str:
-    """A range of thresholds: `0.3 to 0.5`, or the one value when both ends are the same."""
-    return f"{low:g}" if low == high else f"{low:g} to {high:g}"
-
-
 def tail_of(name: str, limit: int = 20) -> str:
     """A long asset id for a narrow caption, cut at its separators from the front, where ids of
     one dataset agree (`COCO_val2014_000000000164.jpg` -> `…000000000164.jpg`), never mid-part

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
 from handler.engine.timecost import ACTIONS
-from handler.report.findings.wording import MINUS
+from handler.sections.wording import MINUS
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
