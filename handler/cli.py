@@ -304,7 +304,7 @@ def _add_list(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         commands,
         "list",
         [store_parent()],
-        "list the stored reports, latest first: id, date, grade, score, predictions",
+        "list the stored reports, latest first: id, date, grade, score, threshold, IoU bounds, inputs",
         "List the stored reports, latest first (ids sort by creation time), a line each: the id, "
         "the date, the grade, the assistance score and the predictions' file. An empty store prints "
         "nothing, and says so on stderr.",
