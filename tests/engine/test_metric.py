@@ -127,10 +127,13 @@ def test_mismatched_batch_lengths_are_refused() -> None:
 @pytest.mark.parametrize(
     ("record", "message"),
     [
-        ({"bboxes": [1, 2, 3], "labels": ["a"]}, "Expected `bboxes` of shape (N, 4) but got (3,)"),
-        ({"bboxes": [[0, 0, 1, 1, 5]], "labels": ["a"]}, "Expected `bboxes` of shape (N, 4) but got (1, 5)"),
-        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a", "b"]}, "Expected `labels` of shape (1,) like `bboxes`"),
-        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a"], "scores": [[0.5]]}, "Expected `scores` of shape (1,)"),
+        ({"bboxes": [1, 2, 3], "labels": ["a"]}, "Expected predictions[0]['bboxes'] of shape (N, 4)"),
+        ({"bboxes": [[0, 0, 1, 1, 5]], "labels": ["a"]}, "Expected predictions[0]['bboxes'] of shape (N, 4)"),
+        (
+            {"bboxes": [[0, 0, 1, 1]], "labels": ["a", "b"]},
+            "Expected predictions[0]['labels'] of shape (1,), one per box, but got shape (2,)",
+        ),
+        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a"], "scores": [[0.5]]}, "Expected predictions[0]['scores'] of"),
     ],
 )
 def test_wrongly_shaped_arrays_are_named(record: dict[str, object], message: str) -> None:
