@@ -21,7 +21,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray
+from handler.boxes import BoolArray, FloatArray, box_area
 from handler.datasets.builder import CONFIDENCE_RANGE
 from handler.datasets.columns import finite_rows
 from handler.engine import Thresholds
@@ -286,7 +286,7 @@ def _box_verdicts(xyxy: FloatArray, scores: FloatArray, is_pred: BoolArray) -> n
     """Each box's reason to be skipped ("" to keep it), the readers' rules in their order."""
     with np.errstate(over="ignore", invalid="ignore"):
         # Twice the area finite: two boxes' areas add up in an IoU's union.
-        area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1]) * 2
+        area = box_area(xyxy) * 2
         swapped = (xyxy[:, 2] < xyxy[:, 0]) | (xyxy[:, 3] < xyxy[:, 1])
         outside = (scores < CONFIDENCE_RANGE[0]) | (scores > CONFIDENCE_RANGE[1])
     finite = finite_rows(xyxy)
