@@ -34,7 +34,7 @@ from handler.boxes import BoxTable
 from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
-from handler.engine.crowded import CROWDED_PROBLEM, crowded_images, off_images
+from handler.engine.crowded import crowded_images, off_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import quoted
 from handler.execution.readings import read_sides
@@ -117,15 +117,17 @@ def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBox
     store = _store(store)
     sides = read_sides(open_side(gt, store), open_side(pred, store))
     paired = pair_datasets(sides.gt, sides.pred)
-    _warn_crowded([f"asset {quoted(image.asset_id)}" for image in paired.crowded])
+    _warn_crowded([(f"asset {quoted(image.asset_id)}", image.reason) for image in paired.crowded])
     return paired
 
 
-def _warn_crowded(images: list[str]) -> None:
-    """What the node lists as skipped, said once by a Python caller's warning (none: nothing)."""
-    if images:
-        named = ", ".join(images[:3]) + (f" and {len(images) - 3} more" if len(images) > 3 else "")
-        warnings.warn(f"{named}: its boxes are {CROWDED_PROBLEM}: skipped", UserWarning, stacklevel=3)
+def _warn_crowded(images: list[tuple[str, str]]) -> None:
+    """What the node lists as skipped, said by a Python caller's warning per bound broken (none:
+    nothing): the images by name or record, and the bound."""
+    for reason in dict.fromkeys(reason for _, reason in images):
+        named = [image for image, why in images if why == reason]
+        listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
 
 
 def load_records(
@@ -237,8 +239,13 @@ def evaluate_records(
     images = len(groundtruths)
     crowded = crowded_images(gt, pred, images)
     if len(crowded):
-        _warn_crowded([f"record {image}" for image in crowded.tolist()])
-        gt, pred = off_images(gt, crowded), off_images(pred, crowded)
+        _warn_crowded(
+            [
+                (f"record {image}", why)
+                for image, why in zip(crowded.images.tolist(), crowded.reasons, strict=True)
+            ]
+        )
+        gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
     return evaluate(gt, pred, images, thresholds)
 
 
