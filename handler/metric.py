@@ -130,6 +130,11 @@ def _warn_crowded(images: list[tuple[str, str]]) -> None:
         warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
 
 
+def _options(side: str, given: Mapping[str, Any]) -> dict[str, str | None]:
+    """A side's read options, each checked (named as `load_records` takes it: `pred_layout`)."""
+    return {key: arguments.optional_text(f"{side}_{key}", value) for key, value in given.items()}
+
+
 def load_records(
     gt_ref: str,
     pred_ref: str,
@@ -155,35 +160,19 @@ def load_records(
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
-    options = {
-        "gt_format": gt_format,
-        "pred_format": pred_format,
-        "gt_names": gt_names,
-        "pred_names": pred_names,
-        "gt_layout": gt_layout,
-        "pred_layout": pred_layout,
-        "pred_box": pred_box,
-        "pred_frame": pred_frame,
-        "pred_class_map": pred_class_map,
-    }
-    given = {name: arguments.optional_text(name, value) for name, value in options.items()}
+    pred_options = {"names": pred_names, "layout": pred_layout, "box": pred_box, "frame": pred_frame}
     paired = _read_paired(
         SideSpec.given(
             "gt",
             arguments.text("gt_ref", gt_ref),
-            given["gt_format"],
-            names=given["gt_names"],
-            layout=given["gt_layout"],
+            arguments.optional_text("gt_format", gt_format),
+            **_options("gt", {"names": gt_names, "layout": gt_layout}),
         ),
         SideSpec.given(
             "pred",
             arguments.text("pred_ref", pred_ref),
-            given["pred_format"],
-            names=given["pred_names"],
-            layout=given["pred_layout"],
-            box=given["pred_box"],
-            frame=given["pred_frame"],
-            class_map=given["pred_class_map"],
+            arguments.optional_text("pred_format", pred_format),
+            **_options("pred", {**pred_options, "class_map": pred_class_map}),
         ),
         store,
     )
