@@ -89,6 +89,8 @@ def _problem(gt: BoxTable, pred: BoxTable, limit: int) -> tuple[str | None, int]
         if found.rotated * ROTATED_PAIR_COST > CROWDED_PAIRS:
             return ROTATED_PROBLEM, found.rotated * ROTATED_PAIR_COST
         cost += found.upright + found.rotated * ROTATED_PAIR_COST
+        if cost > limit:  # past what the caller asked to know
+            break
     return None, cost
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers.paths import EXAMPLES, THIRD_PARTY
 
-from handler import PrelabelingEfficiency
+from handler import PrelabelingEfficiency, compare
 from handler.inputs import parse_inputs
 from handler.metric import load_records
 from handler.pipeline import run
@@ -249,6 +249,12 @@ def _scored(**fields: object) -> object:
             TypeError,
             "pred_layout to be a string but got int 5",
         ),
+        (lambda: compare(None, "a", "b"), TypeError, "gt to be a string but got None"),
+        (
+            lambda: compare("g", "a", "b", inputs={"IOU_MIN": 0.3}),
+            TypeError,
+            "inputs['IOU_MIN'] to be a string",
+        ),
     ],
     ids=[
         "string boxes",
@@ -268,6 +274,8 @@ def _scored(**fields: object) -> object:
         "time_costs a number",
         "reference None",
         "layout a number",
+        "compare's GT None",
+        "compare's input a number",
     ],
 )
 def test_a_bad_argument_is_one_error_naming_it(call: Any, error: type[Exception], message: str) -> None:

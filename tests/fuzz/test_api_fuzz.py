@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from handler import PrelabelingEfficiency, load_outcomes, load_records
+from handler import PrelabelingEfficiency, compare, load_outcomes, load_records
 from handler.errors import UserError
 from handler.mmeval import PrelabelingEfficiencyMetric
 
@@ -36,7 +36,8 @@ API = settings(
 ARGUMENT_NAMES = re.compile(
     r"^Expected `?(predictions|groundtruths|iou_min|iou_perfect|confidence_threshold|dataset_meta|"
     r"time_costs|gt_ref|pred_ref|report_id|store|gt_format|pred_format|gt_names|pred_names|gt_layout|"
-    r"pred_layout|pred_box|pred_frame|pred_class_map|as many prediction records)"
+    r"pred_layout|pred_box|pred_frame|pred_class_map|as many prediction records|gt|pred_a|pred_b|inputs|"
+    r"costs|execution)\b"
 )
 OWN_WARNING = re.compile(r"^boxes skipped: |: its boxes are on an image with more than")
 
@@ -180,3 +181,4 @@ def test_public_functions(empty_store: Path, gt: Any, pred: Any, option: str) ->
     store = str(empty_store) if isinstance(gt, str) else gt  # a string would be a folder made here
     _holds(lambda: PrelabelingEfficiency().evaluate(gt, pred, store=store))
     _holds(lambda: load_outcomes(gt, store=str(empty_store)))
+    _holds(lambda: compare(gt, pred, pred, inputs=gt if isinstance(gt, dict) else None, store=None))
