@@ -25,8 +25,8 @@ from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
 from handler.datasets.layouts import Layout, LayoutCheck, check_layout, layout_line
 from handler.datasets.loaded import Loaded
-from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
-from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions
+from handler.datasets.names import WHERE_NAMES, names_files_near, names_rank, parse_names
+from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions, option_flag
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo
 from handler.datasets.yolo_obb import EXPECTED as YOLO_OBB_EXPECTED
@@ -148,11 +148,20 @@ def _class_space(
     if reference is not None and reference.dataset.format == syntax.name and reference.class_order:
         names = dict(enumerate(reference.class_order))
         return ClassSpace(names, f"the ground truth's names ({reference.dataset.source})", syntax.ids_only)
+    nearby = _names_nearby(folder, "PRED_NAMES" if reference is not None else "GT_NAMES")
     if reference is not None:  # say why the GT's names were not used, so the fix is found there
         gt = reference.dataset
         why = f"the ground truth {gt.source} was read as {gt.format} and declares no {syntax.name} names"
-        return ClassSpace(None, f"{WHERE_NAMES} of the predictions ({why})", syntax.ids_only)
-    return ClassSpace(None, WHERE_NAMES, syntax.ids_only)
+        return ClassSpace(None, f"{WHERE_NAMES} of the predictions ({why}){nearby}", syntax.ids_only)
+    return ClassSpace(None, f"{WHERE_NAMES}{nearby}", syntax.ids_only)
+
+
+def _names_nearby(folder: Folder, key: str) -> str:
+    """`; …/obj.names is one folder up: pass --gt-names …` when a names file is just above the
+    folder (a CVAT YOLO export keeps it beside `obj_train_data/`), else nothing."""
+    near = names_files_near(folder.name, levels=1)
+    where = "one folder up" if folder.source.is_dir() else "beside it"
+    return f"; {near[0]} is {where}: pass {option_flag(key)} {near[0]} ({key})" if near else ""
 
 
 def _class_ids(file: Source, labels: TextLabels, classes: ClassSpace) -> IntArray:

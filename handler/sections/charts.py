@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
 from handler.engine.timecost import ACTIONS
+from handler.sections.wording import MINUS
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
@@ -323,7 +324,8 @@ class DifferenceAxis:
     @property
     def ticks(self) -> list[tuple[float, str]]:
         b = self.bound
-        return [(self.at(t), f"{t:+g}" if t else "0") for t in (-b, -b / 2, 0.0, b / 2, b)]
+        labels = {t: f"{t:+g}".replace("-", MINUS) if t else "0" for t in (-b, -b / 2, 0.0, b / 2, b)}
+        return [(self.at(t), label) for t, label in labels.items()]
 
 
 def symmetric_bound(*values: float) -> float:

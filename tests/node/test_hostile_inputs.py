@@ -178,7 +178,8 @@ def test_a_label_line_that_fits_no_text_format_is_named_with_its_file_and_line(
     gt = write_tree(tmp_path / "gt", {"a.txt": "", "b.txt": f"\n{line}\n"})
     pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n"})
     message = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
-    assert message.startswith(f"error: {gt / 'b.txt'}: line 2: `{line}` fits no label line: expected ")
+    side = "error: ground truth (GT_DATASET): "
+    assert message.startswith(f"{side}{gt / 'b.txt'}: line 2: `{line}` fits no label line: expected ")
     assert "yolo `class x_center y_center width height [confidence]`" in message
     assert "yolo-obb `class x1 y1 x2 y2 x3 y3 x4 y4 [confidence]`" in message
 
@@ -187,7 +188,8 @@ def test_a_missing_local_folder_names_the_reference_not_the_store(
     tmp_path: Path, files: dict[str, Path]
 ) -> None:
     line = one_error_line(run_node(tmp_path / "store", GT_DATASET="gt", PRED_DATASET=str(files["pred"])))
-    assert line.startswith("error: dataset 'gt': no such file or folder") and "datasets/gt" not in line
+    assert line.startswith("error: ground truth (GT_DATASET) 'gt': no such file or folder")
+    assert "datasets/gt" not in line
 
 
 def test_a_long_value_is_quoted_short(tmp_path: Path, files: dict[str, Path]) -> None:
