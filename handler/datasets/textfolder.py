@@ -19,7 +19,7 @@ from handler.datasets.builder import build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
 from handler.datasets.dota import EXPECTED as DOTA_EXPECTED
-from handler.datasets.dota import is_dota_label_file, looks_like_dota, parse_dota
+from handler.datasets.dota import dota_label_lines, is_dota_label_file, looks_like_dota, parse_dota
 from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
 from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
@@ -51,6 +51,8 @@ class TextSyntax:
     ids_only: bool
     expected: str  # a label line, in words, for messages
     layout: Layout | None  # the columns `parse` reads (its score optional); None: corners, not a layout
+    # The text with its header lines blanked (DOTA's `imagesource:`), every line keeping its number.
+    label_lines: Callable[[str], str] = str
 
 
 YOLO = TextSyntax(
@@ -92,6 +94,7 @@ DOTA = TextSyntax(
     ids_only=False,
     expected=DOTA_EXPECTED,
     layout=None,
+    label_lines=dota_label_lines,
 )
 
 
@@ -121,9 +124,10 @@ def unread_label_line(folder: Folder) -> str | None:
     (None when its first label file has no line, or it holds no label files)."""
     for file in _candidates(folder):
         text = folder.text(file)
-        if not any(syntax.is_label_file(text) for syntax in TEXT_SYNTAXES):
+        syntax = next((syntax for syntax in TEXT_SYNTAXES if syntax.is_label_file(text)), None)
+        if syntax is None:
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(syntax.label_lines(text).splitlines(), start=1):
             if line.split():
                 expected = "; ".join(
                     f"{s.name} {s.expected.removeprefix('expected ')}" for s in TEXT_SYNTAXES
