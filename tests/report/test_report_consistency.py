@@ -166,7 +166,7 @@ def test_the_page_figures_say_what_the_findings_say(report: Any) -> None:
     assert f"Assistance score {score}" in findings["verdict"]
     assert "%" not in findings["verdict"].replace("95% interval", "")  # one score format
     u = findings["uncertainty"]
-    assert f"{u['score_low']:.2f} \u2013 {u['score_high']:.2f}" in text
+    assert f"between {u['score_low']:.2f} and {u['score_high']:.2f}, 19 times in 20" in text
     assert u["score_low"] <= findings["assistance_score"] <= u["score_high"]
     decisions = re.findall(r'data-field="decision">([^<]*)<', page)
     routed = {row["class"]: row for row in findings["recommendation"]["classes"]}
