@@ -504,7 +504,7 @@ def findings_summary(findings: Findings, location: str) -> str:
         f"{data.pred_source} ({data.pred_format}) against {data.gt_source} ({data.gt_format}): "
         f"{data.images} images, confidence >= {parameters.confidence_threshold:g}, "
         f"IoU {parameters.iou_min:g} / {parameters.iou_perfect:g}, {findings.created_at}",
-        findings.verdict,
+        findings.headline(),
         f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
         _time_line(findings.time),

@@ -39,7 +39,6 @@ DRAWS_PER_CHUNK: Final = 1 << 17
 # scales and multiplies without the interpreter lock, so a second core takes about half of the
 # 0.3 s of CPU at 50k images (below, starting a thread costs more than it gives back).
 THREADED_DRAWS: Final = 1 << 23
-MARGIN: Final = 0.02
 
 
 def seeded_sample(n: int, k: int) -> IntArray:
@@ -149,12 +148,6 @@ class Bootstrap:
     borderline: bool  # the score interval crosses a grade bound
     # With fitted costs: the interval of the time saved at the fitted seconds, images only.
     seconds_saved_images_only: tuple[float, float] | None = None
-
-    @property
-    def images_for_margin(self) -> int:
-        """About how many images give a ±MARGIN interval: the half-width shrinks as 1/√images."""
-        half_width = (self.score[1] - self.score[0]) / 2
-        return max(1, math.ceil(self.images * (half_width / MARGIN) ** 2))
 
     def likely_grades(self) -> list[tuple[str, float]]:
         """The grades some resample reached, most frequent first."""

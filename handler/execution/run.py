@@ -171,13 +171,13 @@ def plan_sides(
             for i, (gt_shard, pred_shard) in enumerate(pairs)
         ]
         executor = _executor(options, MIN_BOXES_PER_WORKER * len(pairs))  # a shard file is worth a worker
+        # Read as written, the format first as every reading names it.
+        as_written = (shard_format().name, "shards, as written")
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt.source.name, shard_format().name, (f"{shard_format().name} shards, as written",)),
-            DatasetNames(
-                pred.source.name, shard_format().name, (f"{shard_format().name} shards, as written",)
-            ),
+            DatasetNames(gt.source.name, shard_format().name, as_written),
+            DatasetNames(pred.source.name, shard_format().name, as_written),
             ReadFigures(),
         )
     sides = read_sides(gt, pred)  # a big file decoded on the processes each side was opened with

@@ -235,7 +235,10 @@ def test_grade_score_shares_and_verdict_equal_the_findings(
 ) -> None:
     findings, shown = _report(observed, reports).findings, observed.shown
     assert shown["grade"] == findings["efficiency_level"]
-    assert shown["verdict"] == " ".join(findings["verdict"].split())
+    said = findings["verdict"]  # then the recommendation, once something was scored
+    if findings["reason"] is None:
+        said += f" Recommended: {findings['recommendation']['says']}."
+    assert shown["verdict"] == " ".join(said.split())
     if findings["reason"] is None:
         assert shown["score"] == f"{findings['assistance_score']:.2f}"
         assert {key: shown["shares"].get(key) for key in OUTCOMES} == {
@@ -640,7 +643,8 @@ def test_the_review_queue_table_is_the_queue_s_first_rows_as_the_sketches_show_t
     for caption, w in zip(shown["sketched"], listed, strict=True):
         assert caption.startswith(f"#{w['rank']} {w['asset_id']} {image_duration(w['labeler_seconds'])}")
     note = shown["note"]
-    assert f"of the {duration(queue['seconds'])} the labelers need with the predictions" in note
+    with_predictions = duration(findings["time"]["with_predictions_seconds"])
+    assert f"of the {with_predictions} the labelers need with the predictions" in note
     assert (
         f"prelabel-eval show {findings['report_id']} --queue (review_queue.csv, {queue['images']} images)"
         in note
