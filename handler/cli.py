@@ -15,8 +15,8 @@ parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtim
 an `examples:` epilog runs in tests/project/test_examples.py.
 
 Each command imports the code it runs when it runs: every start builds the whole parser, and the
-pipeline, the report models and rich are not what `--help`, `list` or `show` need (each start of
-`prelabel-eval` is ~0.25 s shorter; tests/node/test_startup.py keeps it so).
+pipeline, the report models and rich are not what `--help`, `list` or `show` need, so every start
+stays short (tests/node/test_startup.py keeps it so).
 """
 
 from __future__ import annotations

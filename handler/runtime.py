@@ -128,8 +128,8 @@ def execution_options(args: argparse.Namespace) -> ExecutionOptions:
 
 
 def package_version() -> str:
-    # Imported here: importlib.metadata and the look-up of the distribution cost ~30 ms that a
-    # run does not need.
+    # Imported here: importlib.metadata and the look-up of the distribution cost start-up time that
+    # a run does not need.
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -112,5 +112,5 @@ class Findings(Section):
         return self.model_dump(mode="json", by_alias=True)
 
     def to_json(self) -> bytes:
-        """Compact (a third of the indented size); `prelabel-eval show ID --json` prints it indented."""
+        """Compact, as stored; `prelabel-eval show ID --json` prints it indented."""
         return orjson.dumps(self.document())
