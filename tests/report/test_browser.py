@@ -188,7 +188,8 @@ def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Ob
         _unfold(page)
         observed.overflow_unfolded = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
         observed.shown = page.evaluate(SHOWN_JS)
-        page.screenshot(path=str(artifacts_dir() / f"{stem}-unfolded.png"), full_page=True)
+        if (width, height) == VIEWPORTS[0]:  # the whole page unfolded where a layout breaks first
+            page.screenshot(path=str(artifacts_dir() / f"{stem}-unfolded.png"), full_page=True)
         page.wait_for_timeout(50)  # let a late console message or dialog arrive before the page closes
         return observed
     finally:
