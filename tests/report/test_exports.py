@@ -314,8 +314,8 @@ def test_page_findings_routing_json_and_export_give_one_recommendation(
     assert listed.items() <= report.routing.items()
     assert all(report.routing[name] == recommended["threshold"] for name in set(report.routing) - set(listed))
     # findings -> the verdict and the page: the one sentence, and the recommendation figure
-    assert f"Recommended: {recommended['says']}." in report.findings["verdict"]
-    assert html.escape(recommended["says"]) in page and 'data-section-figure="recommendation"' in page
+    assert html.escape(f"Recommended: {recommended['says']}.") in page
+    assert 'data-section-figure="recommendation"' in page
     # routing.json -> the export's default policy: exactly the boxes it keeps
     default = boxes(read_label_studio(export(report, "label-studio", tmp_path / "d.json"), gt()))
     same_boxes(default, expected(report, "recommended"))

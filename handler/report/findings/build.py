@@ -53,17 +53,15 @@ def time_clause(time: TimeSaved) -> str:
     return f"pre-labeling saves about {saved} of the {scratch} it takes to draw every box"
 
 
-def verdict(
-    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, recommended: str
-) -> str:
-    """Two sentences: the score and grade at the threshold given, the time it saves and which way
-    what is left leans; then the recommendation."""
+def verdict(tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None) -> str:
+    """The score and grade at the threshold given, the time it saves and which way what is left
+    leans (the recommendation is its own field: `Findings.headline` says both)."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
     return (
         f"Assistance score {tally.assistance_score:.2f} ({tally.grade}{borderline}): "
-        f"{time_clause(time)}; {lean(tally)}. Recommended: {recommended}."
+        f"{time_clause(time)}; {lean(tally)}."
     )
 
 
@@ -93,8 +91,6 @@ def _dataset(facts: RunFacts) -> DatasetFigures:
         pred_only_images=figures.pred_only_images,
         gt_source=facts.gt.source,
         pred_source=facts.pred.source,
-        gt_format=facts.gt.format,
-        pred_format=facts.pred.format,
         gt_read_as=facts.gt.read_as,
         pred_read_as=facts.pred.read_as,
         classes=len(facts.state.of(PER_CLASS).names),
@@ -113,9 +109,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(
-            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].says
-        ),
+        verdict=verdict(tally, reason, time_saved(tally, facts.costs), facts.spread),
         reason=reason,
         counts=Counts.of(tally),
         mean_iou=tally.mean_iou,

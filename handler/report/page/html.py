@@ -94,7 +94,7 @@ class MarkedVerdict:
 def marked_verdict(findings: Findings) -> MarkedVerdict:
     from markupsafe import Markup, escape
 
-    text = str(escape(findings.verdict))
+    text = str(escape(findings.headline()))
     if findings.reason is not None:
         return MarkedVerdict(Markup(text), False, False)
     marks = {
