@@ -34,7 +34,7 @@ def test_the_verdict_says_the_graded_run_then_the_one_recommendation(tmp_path: P
     )
     assert findings.headline() == (
         f"{findings.verdict} Recommended: pre-label at ≥ 0.45, with person at ≥ 0.35, to save 47 min "
-        "(between 38 min and 56 min, 19 times in 20), 27 s more than at the 0.5 given."
+        "(between 38 min and 56 min, 19 times in 20), 60 s more than at the 0.5 given."
     )
 
 

@@ -220,3 +220,9 @@ def test_the_reading_warning_reads(images: int, low: float, high: float, value: 
         level=0.99, candidates=3, class_map={},
     )  # fmt: skip
     assert_reads(reading_warning(found).message)
+
+
+def test_a_gain_agrees_with_the_times_it_is_the_difference_of() -> None:
+    """4 h 34 min against 2 h 18 min is 2 h 16 min more, whatever the seconds behind each."""
+    said = says((), 0.0, 16_470.0, None, 0.5, 8_270.0)
+    assert said.endswith("to save 4 h 34 min, 2 h 16 min more than at the 0.5 given")

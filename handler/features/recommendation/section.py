@@ -22,7 +22,7 @@ from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Parameters, Score, Section, Threshold
 from handler.sections.shown import Shown
-from handler.sections.wording import between, give_or_take, saved_time, saving
+from handler.sections.wording import as_said, between, give_or_take, saved_time, saving
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
@@ -118,7 +118,7 @@ def says(
         parts.append(f"{len(named) - NAMED_CLASSES} more classes at their own (routing.json)")
     head = f"pre-label at {_threshold_text(single)}" + (f", with {', '.join(parts)}," if parts else "")
     spread = "" if interval is None else give_or_take(saved, *interval, saved_time)
-    gain = saved_time(saved - used_saved)
+    gain = saved_time(as_said(saved) - as_said(used_saved))
     if gain == "no time" and not parts and single == used:
         sure = "" if interval is None or not spread else f"; its saving is {between(*interval, saved_time)}"
         return f"{head} as given: no other threshold saves more{sure}"
