@@ -14,7 +14,7 @@ from handler.datasets.loaded import DatasetNames
 from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
-from handler.engine.readings import Reading, boxes, classes, frames
+from handler.engine.readings import Reading, boxes, classes, frames, scores
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.errors import InputError
@@ -37,6 +37,10 @@ def given_readings(options: ReadOptions) -> list[Reading]:
     if options.frame:
         found.append(
             _parsed_option(f"{side.upper()}_FRAME", lambda v: frames.reading(v, side), options.frame)
+        )
+    if options.score:
+        found.append(
+            _parsed_option(f"{side.upper()}_SCORE", lambda v: scores.reading(v, side), options.score)
         )
     return found + ([classes.reading(options.class_map)] if options.class_map else [])
 
@@ -71,6 +75,8 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
         parts.append(f"frame: {options.frame} (given)")
     else:
         parts.append("normalised to 0-1 (detected)" if dataset.normalized else "pixels")
+    if options.score:
+        parts.append(f"confidences out of {options.score.split()[-1]} (given)")
     if options.class_map:
         parts.append("classes by the class map (given)")
     elif options.names is not None:

@@ -51,7 +51,7 @@ from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mas
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
-from handler.engine.readings import boxes, classes, frames
+from handler.engine.readings import boxes, classes, frames, scores
 from handler.engine.readings.reading import (
     SAMPLE_ROWS,
     Combined,
@@ -324,19 +324,20 @@ def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combi
     return candidate
 
 
-def _placing(head: Probe, thresholds: Thresholds) -> list[Combined]:
-    """The geometries that place clearly more boxes than the rows as read on the `head` of the
-    probe, best first, a few a side (a scale refined on the pairs it matches)."""
+def _placing(head: Probe, thresholds: Thresholds, base: Combined) -> list[Combined]:
+    """The geometries that place clearly more boxes than the rows read with `base` on the `head`
+    of the probe, each with `base`, best first, a few a side (a scale refined on the pairs it matches)."""
     placer = Placer.of(head, thresholds)
-    floor = placer.placed(AS_READ)
+    floor = placer.placed(base)
     scored = []
-    for candidate in _geometries(placer.probe):
-        candidate = _refined(candidate, placer.probe, thresholds)  # a scale: on the pairs it matches
+    for geometry in _geometries(placer.probe):
+        # a scale is refined on the pairs it matches
+        candidate = _refined(Combined((*base.parts, *geometry.parts)), placer.probe, thresholds)
         placed = placer.placed(candidate)
         if placed >= max(PLACED_RATIO * floor, floor + PLACED_MIN):
             scored.append((placed, candidate))
     scored.sort(key=lambda item: -item[0])
-    kept = [c for _, c in scored if c.of("pred")][:KEPT_GEOMETRIES]
+    kept = [c for _, c in scored if not c.of("gt")][:KEPT_GEOMETRIES]
     return kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES]
 
 
@@ -434,11 +435,21 @@ class Search:
     def head(self) -> Probe:
         return Probe.of(self.sides, self.chosen[:PLACE_IMAGES])
 
+    @property
+    def scale(self) -> Combined:
+        """The predictions' scores read on the scale their range says (none: the rows as read):
+        every other candidate is read with it."""
+        parsed = self.sides.pred.parsed
+        found = None if parsed is None else scores.candidate(sample(parsed.rows))
+        return AS_READ if found is None else Combined((found,))
+
     def candidates(self) -> list[Combined]:
-        """Every candidate the probe promotes: geometries, class readings under each, both."""
-        geometries = _placing(self.head, self.thresholds)
-        found = list(geometries)
-        for geometry in [AS_READ, *(g for g in geometries if not g.of("gt"))]:
+        """Every candidate the probe promotes: the score scale, geometries, class readings under
+        each, both."""
+        base = self.scale
+        geometries = _placing(self.head, self.thresholds, base)
+        found = ([base] if base.parts else []) + geometries
+        for geometry in [base, *(g for g in geometries if not g.of("gt"))]:
             found += _with_classes(geometry, self)
         return found
 

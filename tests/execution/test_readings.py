@@ -42,6 +42,11 @@ MISTAKES: Final = {
         {"PRED_BOX": "y1 x1 y2 x2", "PRED_FRAME": "normalized"},
     ),
     "scaled x2": ([mixups.scaled(2)], {"PRED_FRAME": None}),
+    "scores in percent": ([mixups.rescored(100)], {"PRED_SCORE": "scale 100"}),
+    "scores as bytes and corners": (
+        [mixups.rescored(255), mixups.corners],
+        {"PRED_SCORE": "scale 255", "PRED_BOX": "x1 y1 x2 y2"},
+    ),
     "corners and yolo index": (
         [mixups.corners, mixups.yolo_index],
         {"PRED_BOX": "x1 y1 x2 y2", "PRED_CLASS_MAP": None},

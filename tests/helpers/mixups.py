@@ -207,6 +207,11 @@ def scaled(factor: float) -> Mistake:
     return mistake
 
 
+def rescored(full_scale: float) -> Mistake:
+    """Confidences written on a 0-`full_scale` scale (a percentage, a byte) instead of 0-1."""
+    return lambda _, results: [{**r, "score": r["score"] * full_scale} for r in results]
+
+
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:
     gt = orjson.loads(gt_path.read_bytes())
     results = orjson.loads(results_path.read_bytes())
