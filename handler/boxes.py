@@ -249,9 +249,12 @@ class ParsedRows:
     sized: bool = False
     # How `xyxy` was made from the four numbers written (`layouts.BOX_KINDS`), and the class as
     # written where classes are ids looked up in a table (a COCO results list's category_id; -1
-    # where not an integer): what another reading of the rows starts from.
+    # where neither an integer nor text): what another reading of the rows starts from.
     convention: str = "x1 y1 x2 y2"
     written_class: IntArray | None = None
+    # A class written as text where ids are expected (a results list's `"category_id": "Person"`):
+    # its `written_class` is -2 - i for the text `written_names[i]`.
+    written_names: tuple[str, ...] = ()
     # Degrees clockwise about the box's centre, `xyxy` being the box before turning (BoxTable.angle);
     # None: every box is axis-aligned.
     angle: FloatArray | None = None

@@ -47,6 +47,15 @@ MISTAKES: Final = {
         [mixups.rescored(255), mixups.corners],
         {"PRED_SCORE": "scale 255", "PRED_BOX": "x1 y1 x2 y2"},
     ),
+    "names title-cased": ([mixups.spelled(str.title)], {"PRED_CLASS_MAP": None}),
+    "names of the other dataset, upper-case, snake": (
+        [mixups.spelled(lambda n: mixups.OTHER_SPELLING.get(n, n).upper().replace(" ", "_"))],
+        {"PRED_CLASS_MAP": None},
+    ),
+    "names hyphenated and scores in percent": (
+        [mixups.spelled(lambda n: n.replace(" ", "-")), mixups.rescored(100)],
+        {"PRED_SCORE": "scale 100", "PRED_CLASS_MAP": None},
+    ),
     "corners and yolo index": (
         [mixups.corners, mixups.yolo_index],
         {"PRED_BOX": "x1 y1 x2 y2", "PRED_CLASS_MAP": None},
@@ -178,6 +187,21 @@ def test_cartucho_names_in_another_order_propose_the_mapping(tmp_path: Path) -> 
     weighed = mixups.weigh(gt, wrong, tmp_path / "store")
     assert weighed.found is not None and [p.key for p in weighed.found.reading.parts] == ["PRED_CLASS_MAP"]
     assert _applied(tmp_path, gt, wrong, weighed.found).score == pytest.approx(clean.score, abs=0.02)
+
+
+def test_cartucho_names_spelled_another_way_on_either_side_are_read_as_the_gt_spells_them(
+    tmp_path: Path,
+) -> None:
+    gt, dets = CARTUCHO / "ground-truth", CARTUCHO / "detection-results"
+    clean = mixups.weigh(gt, dets, tmp_path / "store")
+    upper = mixups.rewrite_lines(dets, tmp_path / "dets", lambda tokens: [tokens[0].upper(), *tokens[1:]])
+    titled = mixups.rewrite_lines(gt, tmp_path / "gt", lambda tokens: [tokens[0].title(), *tokens[1:]])
+    for gt_side, pred_side in ((gt, upper), (titled, dets)):
+        weighed = mixups.weigh(gt_side, pred_side, tmp_path / "store")
+        found = weighed.found
+        assert found is not None and [p.key for p in found.reading.parts] == ["PRED_CLASS_MAP"]
+        applied = _applied(tmp_path, gt_side, pred_side, weighed.found)
+        assert applied.score == pytest.approx(clean.score, abs=1e-9) and applied.found is None
 
 
 @pytest.mark.parametrize("gt", [COCO_GT, VOC_GT], ids=["coco", "voc"])

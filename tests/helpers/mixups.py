@@ -212,6 +212,29 @@ def rescored(full_scale: float) -> Mistake:
     return lambda _, results: [{**r, "score": r["score"] * full_scale} for r in results]
 
 
+# The public datasets' two spellings of one class (Pascal VOC's and COCO's), either way.
+OTHER_SPELLING: Final = {
+    "aeroplane": "airplane",
+    "motorbike": "motorcycle",
+    "sofa": "couch",
+    "tvmonitor": "tv",
+    "airplane": "aeroplane",
+    "motorcycle": "motorbike",
+    "couch": "sofa",
+    "tv": "tvmonitor",
+}
+
+
+def spelled(spelling: Callable[[str], str]) -> Mistake:
+    """`category_id` written as the class's name spelled by `spelling` (a trainer's own label strings)."""
+
+    def mistake(gt: dict[str, Any], results: Results) -> Results:
+        name = {category["id"]: spelling(category["name"]) for category in gt["categories"]}
+        return [{**r, "category_id": name[r["category_id"]]} for r in results]
+
+    return mistake
+
+
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:
     gt = orjson.loads(gt_path.read_bytes())
     results = orjson.loads(results_path.read_bytes())
