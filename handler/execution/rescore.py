@@ -268,8 +268,9 @@ def _gt_pixels(probe: Probe, candidate: Combined) -> FloatArray:
 
 def _geometries(probe: Probe) -> list[Combined]:
     """Every geometry of the predictions and of the GT worth placing: each box convention (and axis
-    order) the rows make boxes in, each frame their coordinates fit, and both at once where the
-    data forces the frame (coordinates all within 0-1: TF's normalised `[ymin, xmin, ymax, xmax]`)."""
+    order) the rows make boxes in, each frame their coordinates fit, and both at once (corners
+    inside a network input, TF's normalised `[ymin, xmin, ymax, xmax]`); the GT's conventions and
+    the frame its coordinates force (a GT written in 0-1)."""
     pred_rows = sample(probe.pred.rows)
     gt = probe.gt
     if isinstance(gt, Parsed):
@@ -277,20 +278,30 @@ def _geometries(probe: Probe) -> list[Combined]:
     else:
         other, other_normalized = gt.boxes.xyxy, gt.normalized
     as_read = replace(probe.pred, rows=pred_rows)
-    kinds = [kind for kind in boxes.candidates(pred_rows, "pred") if _inside(kind, as_read)]
-    found = [Combined((kind,)) for kind in kinds]
+    kinds = boxes.candidates(pred_rows, "pred")
+    found = [Combined((kind,)) for kind in kinds if _inside(kind, as_read)]
     found += [
         Combined((frame,))
         for frame in frames.candidates(as_read, pred_rows, sample_boxes(other), other_normalized, "pred")
     ]
-    if not other_normalized:
-        for kind in kinds:
-            rows, _ = apply((kind,), as_read)
-            found += [Combined((kind, frame)) for frame in frames.forced(rows, "pred")]
+    for kind in kinds:  # a convention's boxes may leave their images until their frame is undone
+        rows, _ = apply((kind,), as_read)
+        read = replace(as_read, rows=rows)
+        joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred")
+        found += [Combined((kind, frame)) for frame in joint if not frame.value.startswith(frames.SCALE)]
     if isinstance(gt, Parsed):
-        gt_rows = sample(gt.rows)
-        mine = replace(gt, rows=gt_rows)
-        found += [Combined((kind,)) for kind in boxes.candidates(gt_rows, "gt") if _inside(kind, mine)]
+        found += _gt_geometries(replace(gt, rows=sample(gt.rows)))
+    return found
+
+
+def _gt_geometries(gt: Parsed) -> list[Combined]:
+    """The GT's box conventions, the frame its coordinates force (normalised), and both at once."""
+    kinds = boxes.candidates(gt.rows, "gt")
+    found = [Combined((kind,)) for kind in kinds if _inside(kind, gt)]
+    found += [Combined((frame,)) for frame in frames.forced(gt.rows, "gt")]
+    for kind in kinds:
+        rows, _ = apply((kind,), gt)
+        found += [Combined((kind, frame)) for frame in frames.forced(rows, "gt")]
     return found
 
 

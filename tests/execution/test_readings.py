@@ -56,6 +56,14 @@ MISTAKES: Final = {
         [mixups.spelled(lambda n: n.replace(" ", "-")), mixups.rescored(100)],
         {"PRED_SCORE": "scale 100", "PRED_CLASS_MAP": None},
     ),
+    "corners in a letterbox 640": (
+        [mixups.letterboxed(640), mixups.corners],
+        {"PRED_BOX": "x1 y1 x2 y2", "PRED_FRAME": "letterbox 640"},
+    ),
+    "centres in a resized 512": (
+        [mixups.resized(512), mixups.centred],
+        {"PRED_BOX": "cx cy w h", "PRED_FRAME": "resized 512"},
+    ),
     "corners and yolo index": (
         [mixups.corners, mixups.yolo_index],
         {"PRED_BOX": "x1 y1 x2 y2", "PRED_CLASS_MAP": None},
@@ -140,22 +148,41 @@ def test_each_mistake_is_named_and_its_option_gives_back_the_clean_score(
     assert applied.score == pytest.approx(clean.score, abs=CLOSE.get(mistake, 1e-9))
 
 
+# A ground truth written another way (with the predictions' own mistake, if any): the readings of
+# both sides that undo them.
+GT_MISTAKES: Final = {
+    "corners": (mixups.gt_corners, [], [("GT_BOX", "x1 y1 x2 y2")]),
+    "0-1": (mixups.gt_normalised, [], [("GT_FRAME", "normalized")]),
+    "corners in 0-1": (
+        lambda gt: mixups.gt_normalised(mixups.gt_corners(gt)),
+        [],
+        [("GT_BOX", "x1 y1 x2 y2"), ("GT_FRAME", "normalized")],
+    ),
+    "0-1, predictions in percent": (
+        mixups.gt_normalised,
+        [mixups.rescored(100)],
+        [("PRED_SCORE", "scale 100"), ("GT_FRAME", "normalized")],
+    ),
+}
+
+
 @pytest.mark.parametrize("ground_truth", ["coco", "voc"])
-def test_a_ground_truth_written_with_corners_is_read_on_its_own_side(
-    tmp_path: Path, ground_truth: str
+@pytest.mark.parametrize("mistake", list(GT_MISTAKES))
+def test_a_ground_truth_written_another_way_is_read_on_its_own_side(
+    tmp_path: Path, ground_truth: str, mistake: str
 ) -> None:
-    """The GT is trusted, but a GT file read the wrong way is not: the reading names GT_BOX."""
+    """The GT is trusted, but a GT file read the wrong way is not: the reading names GT_BOX, GT_FRAME."""
     gt = COCO_GT if ground_truth == "coco" else VOC_GT
     results = COCO_RESULTS if ground_truth == "coco" else _weak_results(tmp_path, gt)
+    gt_edit, pred_edits, expected = GT_MISTAKES[mistake]
     wrong_gt = tmp_path / "gt.json"
-    wrong_gt.write_bytes(orjson.dumps(mixups.gt_corners(orjson.loads(gt.read_bytes()))))
+    wrong_gt.write_bytes(orjson.dumps(gt_edit(orjson.loads(gt.read_bytes()))))
+    wrong = mixups.write_mistake(gt, results, pred_edits, tmp_path / "wrong.json")
     clean = mixups.weigh(gt, results, tmp_path / "store")
-    weighed = mixups.weigh(wrong_gt, results, tmp_path / "store")
+    weighed = mixups.weigh(wrong_gt, wrong, tmp_path / "store")
     found = weighed.found
-    assert found is not None and [(p.key, p.value) for p in found.reading.parts] == [
-        ("GT_BOX", "x1 y1 x2 y2")
-    ]
-    applied = mixups.weigh(wrong_gt, results, tmp_path / "store", GT_BOX="x1 y1 x2 y2")
+    assert found is not None and [(p.key, p.value) for p in found.reading.parts] == expected
+    applied = mixups.weigh(wrong_gt, wrong, tmp_path / "store", **dict(expected))
     assert applied.score == pytest.approx(clean.score, abs=1e-9) and applied.found is None
 
 

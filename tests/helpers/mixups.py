@@ -198,6 +198,22 @@ def gt_corners(gt: dict[str, Any]) -> dict[str, Any]:
     return {**gt, "annotations": annotations}
 
 
+def gt_normalised(gt: dict[str, Any]) -> dict[str, Any]:
+    """A ground truth whose `bbox` a converter wrote in 0-1 fractions of its image."""
+    sizes = _sizes(gt)
+    annotations = []
+    for a in gt["annotations"]:
+        width, height = sizes[a["image_id"]]
+        x, y, w, h = a["bbox"]
+        annotations.append({**a, "bbox": [x / width, y / height, w / width, h / height]})
+    return {**gt, "annotations": annotations}
+
+
+def centred(_: dict[str, Any], results: Results) -> Results:
+    """`bbox` written as [cx, cy, w, h] (a YOLO-style centre dumped as COCO)."""
+    return [{**r, "bbox": [x + w / 2, y + h / 2, w, h]} for r in results for x, y, w, h in [r["bbox"]]]
+
+
 def scaled(factor: float) -> Mistake:
     """Every coordinate multiplied by `factor` (boxes of another resolution of the images)."""
 
