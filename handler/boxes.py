@@ -191,6 +191,9 @@ class Dataset:
     # How its image ids were joined to the images when not by the ids themselves ("file name",
     # "file stem", "place in the image list"): said in an info line and in the "read as" line.
     id_join: str | None = None
+    # Images the GT lists that no label file here names, read as images without boxes (a text
+    # folder's tool writes no file for an image it found nothing in): said in the "read as" line.
+    unlabelled_images: int = 0
     # The parsed rows it was built from, for another reading of them.
     parsed: Parsed | None = field(default=None, repr=False, compare=False)
     # The file's own ids of its images and classes (as text, aligned with `asset_ids` and

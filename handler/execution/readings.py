@@ -56,7 +56,9 @@ def read_again(dataset: Dataset, readings: list[Reading]) -> Dataset:
         )
     # A box convention given says how the lines' numbers are read: their layout note is moot.
     note = None if any(reading.family == "box" for reading in readings) else dataset.layout_note
-    return replace(read_with(tuple(readings), parsed), layout_note=note)
+    return replace(
+        read_with(tuple(readings), parsed), layout_note=note, unlabelled_images=dataset.unlabelled_images
+    )
 
 
 def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
@@ -84,6 +86,11 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
     parts.append(
         f"images joined by {dataset.id_join} (detected)" if dataset.id_join else "images joined by id"
     )
+    if dataset.unlabelled_images:
+        parts.append(
+            f"{dataset.unlabelled_images} GT images without a label file read as images with no boxes "
+            "(the format's tool writes none for them)"
+        )
     return DatasetNames(dataset.source, dataset.format, tuple(parts), dataset.id_join)
 
 

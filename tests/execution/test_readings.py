@@ -18,6 +18,9 @@ from helpers.paths import THIRD_PARTY
 
 from handler.__main__ import main
 from handler.comparison import compare
+from handler.execution import ExecutionOptions, read_and_plan
+from handler.inputs import parse_inputs
+from handler.storage.local import LocalStore
 
 COCO: Final = THIRD_PARTY / "coco_val2014_100"
 COCO_GT: Final = COCO / "instances_val2014_100.json"
@@ -309,3 +312,28 @@ CLEAN: Final = {
 def test_a_clean_third_party_pair_gets_no_reading(tmp_path: Path, case: str) -> None:
     gt, pred, extra = CLEAN[case]
     assert mixups.weigh(gt, pred, tmp_path / "store", **extra).found is None
+
+
+def test_an_image_without_a_label_file_is_an_image_without_predictions(tmp_path: Path) -> None:
+    """`yolo predict save_txt` writes no file for an image it found nothing in: with a GT that lists
+    the image, it is scored as an image with no predictions (its GT boxes missed), and said."""
+    gt, dets, extra = CLEAN["voc yolo"]
+    files = sorted(dets.glob("*.txt"))
+    absent, emptied = tmp_path / "absent", tmp_path / "emptied"
+    for folder in (absent, emptied):
+        folder.mkdir()
+        for index, file in enumerate(files):
+            if index % 4:
+                (folder / file.name).write_bytes(file.read_bytes())
+            elif folder == emptied:
+                (folder / file.name).write_text("")
+    gt_images = len(list(gt.glob("*.xml")))
+    without = gt_images - len(files) + len(files[::4])
+    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(absent), **extra})
+    plan = read_and_plan(inputs, LocalStore(tmp_path / "store"), ExecutionOptions(workers=1))
+    assert plan.sides is not None
+    assert f"{without} GT images without a label file read as images with no boxes" in " ".join(
+        plan.sides.pred_names.read_as
+    )
+    scored = {folder: mixups.weigh(gt, folder, tmp_path / "store", **extra) for folder in (absent, emptied)}
+    assert scored[absent].score == pytest.approx(scored[emptied].score, abs=1e-12)
