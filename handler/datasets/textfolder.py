@@ -218,17 +218,18 @@ def read_text_folder(
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
     unlabelled = _unlabelled(assets.asset_ids, reference)
-    nan = np.full(len(unlabelled), np.nan)
-    images = Images(assets.asset_ids + unlabelled, np.concatenate((widths, nan)), np.concatenate((heights, nan)))
+    unknown = np.full(len(unlabelled), np.nan)  # sizes: the GT's, when paired
+    images = Images(
+        assets.asset_ids + unlabelled, np.concatenate((widths, unknown)), np.concatenate((heights, unknown))
+    )
     box = "x1 y1 x2 y2" if syntax.layout is None else syntax.layout.box
     # Corners become a rectangle's position and size: a bad one is named in those terms.
     sized = syntax.layout is None or box != "x1 y1 x2 y2"
     parsed = collector.rows(syntax.normalized, sized=sized, convention=box)
     dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     note = None if check is None else _layout_note(check)
-    return Loaded(
-        replace(dataset, layout_note=note, unlabelled_images=len(unlabelled)), class_order=classes.declared_order
-    )
+    dataset = replace(dataset, layout_note=note, unlabelled_images=len(unlabelled))
+    return Loaded(dataset, class_order=classes.declared_order)
 
 
 def _unlabelled(asset_ids: list[str], reference: Loaded | None) -> list[str]:
