@@ -19,21 +19,35 @@ COCO = THIRD_PARTY / "coco_val2014_100"
 COSTLY = TimeCosts(nudge=60, relabel=60, delete=30)  # correcting costs more than drawing
 
 
-def _run(tmp_path: Path, gt: Path, pred: Path, costs: TimeCosts | None = None) -> RunResult:
-    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)})
+def _run(tmp_path: Path, gt: Path, pred: Path, costs: TimeCosts | None = None, **extra: str) -> RunResult:
+    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred), **extra})
     return run(inputs, LocalStore(tmp_path / "store"), costs=costs)
 
 
 def test_the_verdict_says_the_graded_run_then_the_one_recommendation(tmp_path: Path) -> None:
+    """At 0.5 the best policy's gain is within the noise of the images: the 0.5 given is kept."""
     findings = _run(tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl").findings
     assert findings.verdict == (
         f"Assistance score {findings.assistance_score:.2f} ({findings.efficiency_level}, "
         "borderline with Strong assist): pre-labeling saves about 46 min of the 65 min it takes to draw "
         "every box; what is left is balanced between drawing and deleting (26 missed objects, "
-        "32 invented boxes). Recommended: pre-label at ≥ 0.45, with person at ≥ 0.35, to save 47 min "
-        "(95% interval 38 min to 56 min) instead of 46 min at the 0.5 given."
+        "32 invented boxes). Recommended: keep the 0.5 given, since no other threshold saves clearly more "
+        "than its 46 min (the best would save 27 s more, 95% interval -4 s to 76 s)."
     )
     assert findings.verdict.count(". ") == 1  # two sentences: the graded run, the recommendation
+    assert findings.recommendation.kept == 0.5
+
+
+def test_advice_beyond_the_noise_changes_the_threshold(tmp_path: Path) -> None:
+    """At 0.8 the policy's gain excludes zero: it is recommended, with its interval."""
+    findings = _run(
+        tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl", CONFIDENCE_THRESHOLD="0.8"
+    ).findings
+    assert findings.recommendation.kept is None
+    assert findings.recommendation.says == (
+        "pre-label at ≥ 0.45, with person at ≥ 0.35, to save 47 min (95% interval 38 min to 56 min) "
+        "instead of 27 min at the 0.8 given"
+    )
 
 
 def test_a_negative_saving_is_said_in_plain_words(tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ from pydantic import AliasChoices, Field
 from handler.boxes import IntArray
 from handler.datasets.read_options import option_flag
 from handler.engine import routing as engine_routing
+from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import N_OUTCOMES
@@ -73,12 +75,18 @@ def policy_of(state: EvaluationState, used_threshold: float, costs: TimeCosts) -
     return Policy(engine_routing.route(counts, used, costs), thresholds, tuple(swept.by_class.names), counts)
 
 
+def _no_counts() -> IntArray:
+    return np.zeros((0, N_OUTCOMES), dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class Spread:
-    """The finisher's data: outcome counts under the policy on a seeded sample of the images."""
+    """The finisher's data: outcome counts under the policy on a seeded sample of the images, and
+    at the threshold given on the same images (the gain's interval is paired)."""
 
-    counts: IntArray = field(default_factory=lambda: np.zeros((0, N_OUTCOMES), dtype=np.int64))
+    counts: IntArray = field(default_factory=_no_counts)
     images: int = 0  # every scored image (the sample is of them)
+    used: IntArray = field(default_factory=_no_counts)
 
 
 def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
@@ -93,6 +101,26 @@ def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[floa
     low, high = percentile_interval(resampled - centre, LEVEL)
     scale = math.sqrt(spread.images / len(sample))
     return saved + low * scale, saved + high * scale
+
+
+def gain_interval(spread: Spread, gain: float, costs: TimeCosts) -> tuple[float, float] | None:
+    """The 95 % interval of the time the policy saves over the threshold given: the paired
+    bootstrap of the sample's per-image counts under both (the same draws, so the images' own
+    difficulty leaves it), its spread scaled to all the images, around the exact gain."""
+    policy, used = spread.counts, spread.used
+    if not len(policy) or used.shape != policy.shape:
+        return None
+    summed = resampled_counts(np.hstack((policy, used)))
+    split = policy.shape[1]
+    under, given = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
+    resampled = under.seconds_saved(costs) - given.seconds_saved(costs)
+    centre = float(
+        OutcomeCounts(policy.sum(axis=0)).seconds_saved(costs)
+        - OutcomeCounts(used.sum(axis=0)).seconds_saved(costs)
+    )
+    low, high = percentile_interval(resampled - centre, LEVEL)
+    scale = math.sqrt(spread.images / len(policy))
+    return gain + low * scale, gain + high * scale
 
 
 class RecommendedClass(Section):
@@ -122,7 +150,8 @@ class Recommendation(Section):
     criterion: Literal["labeler time saved"]
     says: str = Field(description="The recommendation in one sentence, as the verdict gives it.")
     threshold: Threshold = Field(
-        description="The single threshold that saves the most (for every class without its own evidence)."
+        description="The single threshold that saves the most (for every class without its own evidence; "
+        "unless `kept`)."
     )
     classes: tuple[RecommendedClass, ...] = Field(
         description="The classes some policy treats otherwise than `threshold` (decided on their own "
@@ -141,10 +170,19 @@ class Recommendation(Section):
         description="The assistance score under the recommendation (drawn classes as drawn)."
     )
     threshold_seconds_saved: float = Field(description="What the single threshold alone saves.")
+    kept: Threshold | None = Field(
+        default=None,
+        description="The threshold given, kept for every class (routing.json and the export apply it): "
+        "the policy's gain over it is within the noise of the images (its 95 % interval reaches zero), "
+        "or the files look misread (another reading scores clearly better, or most of a side was "
+        "skipped); `seconds_saved` and `score` are then the given's. null: the policy is recommended.",
+    )
 
     def threshold_for(self, class_name: str, own: bool = False) -> float | None:
         """A class's threshold (its own fastest with `own`; None: draw it); a class not listed
-        takes `threshold` under every policy."""
+        takes `threshold` under every policy; every class takes `kept` when it is set (not `own`)."""
+        if self.kept is not None and not own:
+            return self.kept
         for row in self.classes:
             if row.class_name == class_name:
                 return row.own_threshold if own else row.threshold
@@ -152,7 +190,25 @@ class Recommendation(Section):
 
 
 def _threshold_text(threshold: float) -> str:
-    return f"≥ {threshold:g}"
+    """`≥ 0.4`; 0 says what it means: every prediction is kept."""
+    return "≥ 0 (every prediction kept)" if threshold == 0 else f"≥ {threshold:g}"
+
+
+def keep_given(used: float, used_saved: float, gain: tuple[float, float, float] | None) -> str:
+    """`keep the 0.5 given`: no policy saves clearly more than the threshold given (the interval of
+    its gain, the best policy's seconds over the given's, reaches zero), or nothing could say."""
+    given = "0 given (every prediction kept)" if used == 0 else f"{used:g} given"
+    if gain is None:
+        return f"keep the {given}, which saves {_time(used_saved)}"
+    value, low, high = gain
+    return (
+        f"keep the {given}, since no other threshold saves clearly more than its {_time(used_saved)} "
+        f"(the best would save {_signed(value)} more, 95% interval {_signed(low)} to {_signed(high)})"
+    )
+
+
+def _signed(seconds: float) -> str:
+    return duration(seconds) if seconds >= 0 else f"-{duration(-seconds)}"
 
 
 def _exceptions(classes: tuple[RecommendedClass, ...], single: float) -> list[RecommendedClass]:
@@ -189,12 +245,36 @@ def says(
 
 
 def reading_first(found: Rescored) -> str:
-    """A reading that scores clearly better comes first: its options, its score, then run again."""
+    """A reading that scores clearly better comes first: its options and its score; no threshold
+    advice stands on rows read wrong."""
     options = " ".join(f'{option_flag(part.key)} "{part.value}"' for part in found.reading.parts)
     return (
-        f"first read the files as the warning says ({options}: {found.under.score:.2f}, {found.under.grade}) "
-        "and run again, since the thresholds that follow are for the rows as read"
+        f"read the files as {found.reading.says} ({options}): they score {found.under.score:.2f} "
+        f"({found.under.grade}) instead of {found.as_read.score:.2f} as read; run again read that way "
+        "for threshold advice"
     )
+
+
+# Threshold advice waits when more than this share of a side's boxes were skipped.
+SKIPPED_SHARE_MAX: Final = 0.5
+
+
+def most_skipped(facts: RunFacts) -> str | None:
+    """Most of a side skipped (a reason the node could not read past): what to fix first."""
+    figures, health = facts.state.of(BOX_COUNTS), facts.state.of(DATA_HEALTH)
+    sides = (
+        ("ground-truth boxes", figures.gt_skipped, health.gt_boxes, health.gt_skip_reasons),
+        ("predictions", figures.pred_skipped, health.pred_boxes, health.pred_skip_reasons),
+    )
+    for what, skipped, kept, reasons in sides:
+        read = skipped + kept
+        if read and skipped > SKIPPED_SHARE_MAX * read:
+            commonest = max(sorted(reasons), key=lambda reason: reasons[reason], default="skipped")
+            return (
+                f"fix how the {what} are read first: {skipped} of {read} were skipped ({commonest}, see "
+                "the warnings), so no threshold advice stands on the rest"
+            )
+    return None
 
 
 def _named(class_name: str) -> str:
@@ -231,6 +311,12 @@ def departs(row: RecommendedClass, single: float) -> bool:
     return row.own or row.threshold != single or row.own_threshold != single
 
 
+def withheld(facts: RunFacts) -> str | None:
+    """Why no threshold is advised: the files read another way score clearly better, or most of a
+    side was skipped (None: advise)."""
+    return reading_first(facts.reading) if facts.reading is not None else most_skipped(facts)
+
+
 def recommendation(facts: RunFacts) -> Recommendation:
     used = facts.inputs.confidence.value
     policy = policy_of(facts.state, used, facts.costs)
@@ -240,11 +326,12 @@ def recommendation(facts: RunFacts) -> Recommendation:
     saved = scratch - float(routed.seconds.sum())
     used_saved = scratch - float(routed.used_seconds.sum())
     spread = facts.finished(Spread)
+    gain = gain_interval(spread, saved - used_saved, facts.costs)
+    why_not = withheld(facts)
     interval = saved_interval(spread, saved, facts.costs)
-    sentence = says(classes, policy.single, saved, interval, used, used_saved)
-    return Recommendation(
+    found = Recommendation(
         criterion="labeler time saved",
-        says=sentence if facts.reading is None else f"{reading_first(facts.reading)}; as read, {sentence}",
+        says=says(classes, policy.single, saved, interval, used, used_saved),
         threshold=policy.single,
         classes=tuple(row for row in classes if departs(row, policy.single)),
         seconds_saved=saved,
@@ -253,6 +340,20 @@ def recommendation(facts: RunFacts) -> Recommendation:
         interval_images=len(spread.counts),
         score=OutcomeCounts(routed.counts).score,
         threshold_seconds_saved=scratch - float(routed.best_single_seconds.sum()),
+    )
+    if why_not is None and gain is not None and gain[0] > 0:
+        return found
+    # the threshold given stands, for every class: the page, routing.json and the export alike
+    return found.model_copy(
+        update={
+            "says": why_not
+            or keep_given(used, used_saved, None if gain is None else (saved - used_saved, *gain)),
+            "kept": used,
+            "seconds_saved": used_saved,
+            "seconds_saved_low": None,
+            "seconds_saved_high": None,
+            "score": facts.state.tally.assistance_score,
+        }
     )
 
 

@@ -13,6 +13,7 @@ from handler.engine.state import EvaluationState
 from handler.features.dataset.section import DatasetFigures, Skipped, SkippedBoxEntry
 from handler.features.gauge.section import borderline_clause
 from handler.features.per_class.partial import PER_CLASS
+from handler.features.recommendation.section import withheld
 from handler.features.time.section import time_saved
 from handler.inputs import NodeInputs
 from handler.report.findings.context import RunFacts
@@ -50,17 +51,23 @@ def time_clause(time: TimeSaved) -> str:
 
 
 def verdict(
-    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, recommended: str
+    tally: Tally,
+    reason: str | None,
+    time: TimeSaved,
+    spread: Bootstrap | None,
+    recommended: str,
+    misread: bool = False,
 ) -> str:
     """Two sentences: the score and grade at the threshold given, the time it saves and which way
-    what is left leans; then the recommendation."""
+    what is left leans; then the recommendation. On files the node thinks it misread (`misread`),
+    what to read differently comes first, and the score as read follows it, with no advice."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
-    return (
-        f"Assistance score {tally.assistance_score:.2f} ({tally.grade}{borderline}): "
-        f"{time_clause(time)}; {lean(tally)}. Recommended: {recommended}."
-    )
+    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally)}"
+    if misread:
+        return f"{recommended[0].upper()}{recommended[1:]}. As read, assistance score {scored}."
+    return f"Assistance score {scored}. Recommended: {recommended}."
 
 
 def _skipped(state: EvaluationState) -> Skipped:
@@ -110,7 +117,12 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
         verdict=verdict(
-            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].says
+            tally,
+            reason,
+            time_saved(tally, facts.costs),
+            facts.spread,
+            sections["recommendation"].says,
+            withheld(facts) is not None,
         ),
         reason=reason,
         counts=Counts.of(tally),
