@@ -32,6 +32,7 @@ import numpy as np
 
 from handler.boxes import (
     UNKNOWN_CLASS,
+    BoolArray,
     BoxTable,
     Dataset,
     FloatArray,
@@ -51,7 +52,7 @@ from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mas
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
-from handler.engine.readings import boxes, classes, frames, scores
+from handler.engine.readings import boxes, classes, frames, groups, scores
 from handler.engine.readings.reading import (
     SAMPLE_ROWS,
     Combined,
@@ -79,6 +80,12 @@ PLACED_RATIO: Final = 1.1
 PLACED_MIN: Final = 3
 # Geometries kept per side for the verdict.
 KEPT_GEOMETRIES: Final = 2
+# A group of images is read another way when at least GROUP_MIN of the probe's head agree on a
+# geometry (a class, when one does): each placing at least twice the rows, and GROUP_GAIN_MIN more.
+GROUP_MIN: Final = 3
+GROUP_GAIN_MIN: Final = 2
+# A geometry is tried on part of the data when this share of the sampled rows fit it.
+PART_SHARE_MIN: Final = 0.1
 # A class reading goes on when it makes this share of the matched pairs (at least SAME_CLASS_MIN) same-class.
 SAME_CLASS_SHARE: Final = 0.05
 SAME_CLASS_MIN: Final = 3
@@ -229,7 +236,8 @@ class Placer:
         gt_boxes = _gt_pixels(probe, AS_READ)[gt_row]
         return cls(probe, gt_row, kept[order[at]], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
 
-    def placed(self, candidate: Combined) -> int:
+    def _good(self, candidate: Combined) -> BoolArray:
+        """Per pair, whether its boxes overlap with IoU ≥ IOU_PERFECT under the candidate."""
         probe = self.probe
         if candidate.of("gt"):
             a = _gt_pixels(probe, candidate)[self.gt_row]
@@ -244,10 +252,20 @@ class Placer:
                 overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]),
             )
             iou = iou_of_overlap(width, height, area_a, area_b)
-            good = (iou >= self.iou_perfect) & (area_a > 0) & (area_b > 0)
+            good: BoolArray = (iou >= self.iou_perfect) & (area_a > 0) & (area_b > 0)
+        return good
+
+    def placed(self, candidate: Combined) -> int:
+        good = self._good(candidate)
         if not len(good):
             return 0
         return int(np.count_nonzero(np.bincount(self.gt_row[good], minlength=1)))
+
+    def placed_rows(self, candidate: Combined) -> BoolArray:
+        """Per prediction row of the probe, whether it overlaps some GT box well under the candidate."""
+        found = np.zeros(len(self.probe.pred.rows), dtype=bool)
+        found[self.pred_row[self._good(candidate)]] = True
+        return found
 
 
 def _within_budget(gt_image: IntArray, counts: IntArray) -> IntArray:
@@ -266,11 +284,12 @@ def _gt_pixels(probe: Probe, candidate: Combined) -> FloatArray:
     return gt.boxes.xyxy
 
 
-def _geometries(probe: Probe) -> list[Combined]:
+def _geometries(probe: Probe, share: float = boxes.VALID_SHARE_MIN) -> list[Combined]:
     """Every geometry of the predictions and of the GT worth placing: each box convention (and axis
     order) the rows make boxes in, each frame their coordinates fit, and both at once (corners
     inside a network input, TF's normalised `[ymin, xmin, ymax, xmax]`); the GT's conventions and
-    the frame its coordinates force (a GT written in 0-1)."""
+    the frame its coordinates force (a GT written in 0-1). With a `share` below the strict one: the
+    predictions' geometries that `share` of the rows fit (a step applied to part of the data)."""
     pred_rows = sample(probe.pred.rows)
     gt = probe.gt
     if isinstance(gt, Parsed):
@@ -278,18 +297,22 @@ def _geometries(probe: Probe) -> list[Combined]:
     else:
         other, other_normalized = gt.boxes.xyxy, gt.normalized
     as_read = replace(probe.pred, rows=pred_rows)
-    kinds = boxes.candidates(pred_rows, "pred")
-    found = [Combined((kind,)) for kind in kinds if _inside(kind, as_read)]
+    inside_min = min(share, frames.INSIDE_SHARE_MIN)
+    kinds = boxes.candidates(pred_rows, "pred", share)
+    found = [Combined((kind,)) for kind in kinds if _inside(kind, as_read, inside_min)]
     found += [
         Combined((frame,))
-        for frame in frames.candidates(as_read, pred_rows, sample_boxes(other), other_normalized, "pred")
+        for frame in frames.candidates(
+            as_read, pred_rows, sample_boxes(other), other_normalized, "pred", inside_min
+        )
     ]
-    for kind in kinds:  # a convention's boxes may leave their images until their frame is undone
+    joined = kinds if share >= boxes.VALID_SHARE_MIN else []  # a part's: one step at a time
+    for kind in joined:  # a convention's boxes may leave their images until their frame is undone
         rows, _ = apply((kind,), as_read)
         read = replace(as_read, rows=rows)
-        joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred")
+        joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred", inside_min)
         found += [Combined((kind, frame)) for frame in joint if not frame.value.startswith(frames.SCALE)]
-    if isinstance(gt, Parsed):
+    if isinstance(gt, Parsed) and share >= boxes.VALID_SHARE_MIN:
         found += _gt_geometries(replace(gt, rows=sample(gt.rows)))
     return found
 
@@ -305,11 +328,11 @@ def _gt_geometries(gt: Parsed) -> list[Combined]:
     return found
 
 
-def _inside(kind: Reading, parsed: Parsed) -> bool:
+def _inside(kind: Reading, parsed: Parsed, inside_min: float = frames.INSIDE_SHARE_MIN) -> bool:
     """A box convention whose pixel boxes leave their images is not the one they were written in
-    (normalised rows: every convention stays in)."""
+    (normalised rows: every convention stays in); `inside_min` of them in: a part's may be."""
     rows, _ = apply((kind,), parsed)
-    return not pixel_frame(rows) or frames.inside_share(parsed, rows, rows.xyxy) >= frames.INSIDE_SHARE_MIN
+    return not pixel_frame(rows) or frames.inside_share(parsed, rows, rows.xyxy) >= inside_min
 
 
 def sample_boxes(xyxy: FloatArray) -> FloatArray:
@@ -335,21 +358,123 @@ def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combi
     return candidate
 
 
-def _placing(head: Probe, thresholds: Thresholds, base: Combined) -> list[Combined]:
-    """The geometries that place clearly more boxes than the rows read with `base` on the `head`
-    of the probe, each with `base`, best first, a few a side (a scale refined on the pairs it matches)."""
+@dataclass(frozen=True)
+class Placed:
+    """The geometries placed on the head of the probe: those that place clearly more than the rows
+    read with `base` (`kept`, best first, a few a side), and every one tried, each with `base`."""
+
+    placer: Placer
+    base: Combined
+    kept: list[Combined]
+    tried: list[Combined]
+
+
+def _placing(head: Probe, thresholds: Thresholds, base: Combined) -> Placed:
+    """Every geometry placed on the `head` of the probe, each with `base` (a scale refined on the
+    pairs it matches)."""
     placer = Placer.of(head, thresholds)
     floor = placer.placed(base)
-    scored = []
+    scored, tried = [], []
     for geometry in _geometries(placer.probe):
         # a scale is refined on the pairs it matches
         candidate = _refined(Combined((*base.parts, *geometry.parts)), placer.probe, thresholds)
+        tried.append(candidate)
         placed = placer.placed(candidate)
         if placed >= max(PLACED_RATIO * floor, floor + PLACED_MIN):
             scored.append((placed, candidate))
     scored.sort(key=lambda item: -item[0])
     kept = [c for _, c in scored if not c.of("gt")][:KEPT_GEOMETRIES]
-    return kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES]
+    return Placed(placer, base, kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES], tried)
+
+
+def _preferring(before: BoolArray, after: BoolArray, keys: IntArray, count: int, gain_min: int) -> IntArray:
+    """The keys (images or classes of the prediction rows) whose rows the candidate places (`after`)
+    clearly better than the base (`before`): at least twice as many, and `gain_min` more."""
+    known = keys >= 0
+    placed_before = np.bincount(keys[before & known], minlength=count)
+    placed_after = np.bincount(keys[after & known], minlength=count)
+    return np.flatnonzero((placed_after >= 2 * placed_before) & (placed_after >= placed_before + gain_min))
+
+
+def _others_placed(before: BoolArray, keys: IntArray, count: int, group: IntArray) -> bool:
+    """Some key outside `group` has rows the base places (else the geometry is the whole side's)."""
+    placed = np.bincount(keys[before & (keys >= 0)], minlength=count)
+    placed[group] = 0
+    return bool((placed >= GROUP_GAIN_MIN).any())
+
+
+def _group(
+    candidate: Combined, base: Combined, kind: groups.GroupKind, members: frozenset[str], total: int
+) -> Combined:
+    """The candidate's geometry read on the group's rows only (its `base` on every row)."""
+    geometry = [part for part in candidate.parts if part not in base.parts]
+    parts = (groups.only(part, kind, members, total, said=part is geometry[-1]) for part in geometry)
+    return Combined((*base.parts, *parts))
+
+
+@dataclass(frozen=True)
+class Group:
+    """A geometry a group of keys (images, classes) agrees on, on the probe's head."""
+
+    gained: int  # rows it places that the base does not
+    kind: groups.GroupKind
+    candidate: Combined
+    keys: IntArray
+
+
+def _part_geometries(probe: Probe, base: Combined) -> list[Combined]:
+    """The predictions' geometries part of the rows fit (no scale: its size ratio is the whole side's)."""
+    return [
+        Combined((*base.parts, *geometry.parts))
+        for geometry in _geometries(probe, PART_SHARE_MIN)
+        if not any(part.value.startswith(frames.SCALE) for part in geometry.parts)
+    ]
+
+
+def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
+    """Each geometry's group of classes and of images, the best few of each kind."""
+    base_rows = head.placed_rows(base)
+    pred = head.probe.pred
+    class_keys, names = classes.written_keys(pred)
+    by_kind: dict[groups.GroupKind, tuple[IntArray, int, int]] = {
+        "classes": (class_keys, len(names), 1),
+        "images": (pred.rows.image, len(pred.images.asset_ids), GROUP_MIN),
+    }
+    found = []
+    for candidate in _part_geometries(head.probe, base):
+        rows = head.placed_rows(candidate)
+        gained = rows & ~base_rows
+        if np.count_nonzero(gained) < GROUP_GAIN_MIN:
+            continue
+        for kind, (keys, count, least) in by_kind.items():
+            chosen = _preferring(base_rows, rows, keys, count, GROUP_GAIN_MIN)
+            if len(chosen) >= least and _others_placed(base_rows, keys, count, chosen):
+                inside = np.isin(keys, chosen)
+                found.append(Group(int(np.count_nonzero(gained & inside)), kind, candidate, chosen))
+    found.sort(key=lambda group: -group.gained)
+    return [group for kind in by_kind for group in [g for g in found if g.kind == kind][:KEPT_GEOMETRIES]]
+
+
+def _group_candidates(search: Search, placed: Placed) -> list[Combined]:
+    """Geometries a group of images, or of classes, agrees on while the others are read right: a
+    step of the pipeline applied to part of the data. Classes (as written) are named on the probe's
+    head; images found there, then named on every shared image (one more row placed is enough
+    there, the geometry being the group's)."""
+    head, base = placed.placer, placed.base
+    found = []
+    for group in _groups_on_head(head, base):
+        if group.kind == "classes":
+            _, names = classes.written_keys(head.probe.pred)
+            members = frozenset(names[i] for i in group.keys.tolist())
+            found.append(_group(group.candidate, base, "classes", members, len(names)))
+            continue
+        every = search.every_placer
+        before, after = every.placed_rows(base), every.placed_rows(group.candidate)
+        chosen = _preferring(before, after, every.probe.pred.rows.image, every.probe.images, 1)
+        asset_ids = every.probe.pred.images.asset_ids
+        members = frozenset(asset_ids[i] for i in chosen.tolist())
+        found.append(_group(group.candidate, base, "images", members, every.probe.images))
+    return found
 
 
 def _same_class_gain(reading: Reading, read_as: dict[str, str], names: list[str], matrix: IntArray) -> int:
@@ -446,6 +571,12 @@ class Search:
     def head(self) -> Probe:
         return Probe.of(self.sides, self.chosen[:PLACE_IMAGES])
 
+    @cached_property
+    def every_placer(self) -> Placer:
+        """The geometries' placement on every shared image (a group of images named on all of them)."""
+        every = np.arange(len(self.state.of(PER_IMAGE).counts), dtype=np.int64)
+        return Placer.of(Probe.of(self.sides, every), self.thresholds)
+
     @property
     def scale(self) -> Combined:
         """The predictions' scores read on the scale their range says (none: the rows as read):
@@ -458,8 +589,9 @@ class Search:
         """Every candidate the probe promotes: the score scale, geometries, class readings under
         each, both."""
         base = self.scale
-        geometries = _placing(self.head, self.thresholds, base)
-        found = ([base] if base.parts else []) + geometries
+        placed = _placing(self.head, self.thresholds, base)
+        geometries = placed.kept
+        found = ([base] if base.parts else []) + geometries + _group_candidates(self, placed)
         for geometry in [base, *(g for g in geometries if not g.of("gt"))]:
             found += _with_classes(geometry, self)
         return found

@@ -234,6 +234,46 @@ def test_cartucho_names_spelled_another_way_on_either_side_are_read_as_the_gt_sp
         assert applied.score == pytest.approx(clean.score, abs=1e-9) and applied.found is None
 
 
+# A step applied to part of the data: the geometry that undoes it on the part, with its score.
+PARTIAL: Final = {
+    "letterbox 640 on 30% of the images": (
+        [mixups.on_images(0.3, mixups.letterboxed(640))],
+        {"PRED_FRAME": "letterbox 640"},
+    ),
+    "corners on half the images": ([mixups.on_images(0.5, mixups.corners)], {"PRED_BOX": "x1 y1 x2 y2"}),
+    "corners on a fifth of the classes": (
+        [mixups.on_classes(0.2, mixups.corners)],
+        {"PRED_BOX": "x1 y1 x2 y2"},
+    ),
+    "scores in percent and resized 512 on 40% of the images": (
+        [mixups.rescored(100), mixups.on_images(0.4, mixups.resized(512))],
+        {"PRED_SCORE": "scale 100", "PRED_FRAME": "resized 512"},
+    ),
+}
+
+
+@pytest.mark.parametrize("ground_truth", ["coco", "voc"])
+@pytest.mark.parametrize("mistake", list(PARTIAL))
+def test_a_step_applied_to_part_of_the_data_is_named_with_its_score(
+    tmp_path: Path,
+    ground_truth: str,
+    mistake: str,
+    clean_runs: dict[tuple[str, bool], tuple[Path, mixups.Weighed]],
+) -> None:
+    """The images (or classes) the step ran on are named, and read that way the run scores about
+    what the clean one does; no read option applies it."""
+    gt = COCO_GT if ground_truth == "coco" else VOC_GT
+    clean_results, clean = clean_runs[ground_truth, False]
+    edits, options = PARTIAL[mistake]
+    wrong = mixups.write_mistake(gt, clean_results, edits, tmp_path / "wrong.json")
+    weighed = mixups.weigh(gt, wrong, tmp_path / "store")
+    found = weighed.found
+    assert found is not None, "no reading proposed"
+    assert {part.key: part.value for part in found.reading.parts} == options
+    assert found.reading.partial and found.under.score > weighed.score + 0.02
+    assert found.under.score == pytest.approx(clean.score, abs=0.02)
+
+
 @pytest.mark.parametrize("gt", [COCO_GT, VOC_GT], ids=["coco", "voc"])
 @pytest.mark.parametrize("seed", range(4))
 def test_an_honest_weak_model_gets_no_reading(tmp_path: Path, gt: Path, seed: int) -> None:

@@ -251,6 +251,37 @@ def spelled(spelling: Callable[[str], str]) -> Mistake:
     return mistake
 
 
+def on_images(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
+    """`mistake` made on a random `share` of the images only (a step of the pipeline that ran on
+    some of the pictures)."""
+
+    def partial(gt: dict[str, Any], results: Results) -> Results:
+        images = sorted({r["image_id"] for r in results})
+        chosen = set(
+            np.random.default_rng(seed).choice(images, round(share * len(images)), replace=False).tolist()
+        )
+        return mistake(gt, [r for r in results if r["image_id"] in chosen]) + [
+            r for r in results if r["image_id"] not in chosen
+        ]
+
+    return partial
+
+
+def on_classes(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
+    """`mistake` made on the boxes of a random `share` of the classes only (a second model's boxes,
+    merged in, within every picture)."""
+
+    def partial(gt: dict[str, Any], results: Results) -> Results:
+        classes = sorted({r["category_id"] for r in results})
+        count = max(1, round(share * len(classes)))
+        chosen = set(np.random.default_rng(seed).choice(classes, count, replace=False).tolist())
+        return mistake(gt, [r for r in results if r["category_id"] in chosen]) + [
+            r for r in results if r["category_id"] not in chosen
+        ]
+
+    return partial
+
+
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:
     gt = orjson.loads(gt_path.read_bytes())
     results = orjson.loads(results_path.read_bytes())

@@ -185,12 +185,14 @@ def inside_share(parsed: Parsed, rows: ParsedRows, xyxy: FloatArray) -> float:
     return float(np.mean((inside | unknown).all(axis=1))) if len(rows) else 0.0
 
 
-def _moved(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> float:
+def _moved(
+    parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None, inside_min: float
+) -> float:
     """The mean shift of the sampled corners, as a share of their image, when the frame is undone
     (the mean: a frame that moves only the images of another size than most still moves); 0 when
     the boxes would leave their image (not a frame they were written in)."""
     undone = _undone(parsed, rows, mode, side, stride)
-    if inside_share(parsed, rows, undone) < INSIDE_SHARE_MIN:
+    if inside_share(parsed, rows, undone) < inside_min:
         return 0.0
     width, height = row_sizes(parsed, rows)
     scale = np.stack((width, height, width, height), axis=1)
@@ -220,7 +222,9 @@ def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading 
 MOVED_ROWS: Final = 500
 
 
-def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: str) -> list[Reading]:
+def _network_candidates(
+    parsed: Parsed, rows: ParsedRows, extent: float, side: str, inside_min: float
+) -> list[Reading]:
     if len(rows) > MOVED_ROWS:
         keep = np.zeros(len(rows), dtype=bool)
         keep[np.linspace(0, len(rows) - 1, MOVED_ROWS).astype(np.int64)] = True
@@ -228,7 +232,8 @@ def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: s
     values = [
         f"{mode} {size}" + suffix
         for size in NETWORK_SIZES
-        if FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
+        # part of the rows in a frame: the others' extent says nothing of its size
+        if inside_min < INSIDE_SHARE_MIN or FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
         for mode, suffix in [(m, "") for m in MODES]
         + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
     ]
@@ -236,7 +241,7 @@ def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: s
     for value in values:
         words = value.split()
         stride = int(words[3]) if len(words) == 4 else None
-        if _moved(parsed, rows, words[0], int(words[1]), stride) > SAME_FRAME:
+        if _moved(parsed, rows, words[0], int(words[1]), stride, inside_min) > SAME_FRAME:
             found.append(reading(value, side))
     return found
 
@@ -251,12 +256,18 @@ def forced(rows: ParsedRows, side: str) -> list[Reading]:
 
 
 def candidates(
-    parsed: Parsed, rows: ParsedRows, other_xyxy: FloatArray, other_normalized: bool, side: str
+    parsed: Parsed,
+    rows: ParsedRows,
+    other_xyxy: FloatArray,
+    other_normalized: bool,
+    side: str,
+    inside_min: float = INSIDE_SHARE_MIN,
 ) -> list[Reading]:
     """Frames the sampled rows' coordinates fit: normalised, network inputs, a global scale.
 
     `rows` are the side's sampled rows (already read in the box convention tried), `other_xyxy`
-    a sample of the other side's boxes (what a scale is read against)."""
+    a sample of the other side's boxes (what a scale is read against); a network frame is one
+    whose undoing leaves `inside_min` of the boxes in their images (fewer: a frame of part of them)."""
     if not pixel_frame(rows) or other_normalized:
         return []
     corners = rows.xyxy[np.isfinite(rows.xyxy).all(axis=1)]
@@ -266,7 +277,7 @@ def candidates(
     if extent <= NORMALIZED_EXTENT:
         return [reading(NORMALIZED, side)]
     scale = _scale_candidate(rows, other_xyxy, side)
-    found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side)]
+    found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side, inside_min)]
     return found + ([scale] if scale is not None else [])
 
 

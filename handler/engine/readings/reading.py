@@ -38,6 +38,9 @@ class Reading:
     transform: Transform
     class_map: tuple[tuple[str, str], ...] = ()  # (class as written, GT class): a class reading's file
     side: str = "pred"
+    # The images (asset ids) or classes (as written) it reads, when only part of the rows (`groups`):
+    # no read option applies it, the step that wrote them is to fix. Empty: every row.
+    only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,11 @@ class Combined:
     @property
     def class_map(self) -> tuple[tuple[str, str], ...]:
         return next((part.class_map for part in self.parts if part.class_map), ())
+
+    @property
+    def partial(self) -> bool:
+        """It reads only part of the rows (no option applies it)."""
+        return any(part.only for part in self.parts)
 
     @property
     def families(self) -> tuple[str, ...]:
