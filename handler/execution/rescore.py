@@ -24,7 +24,7 @@ the trusted side, and is blamed only for what no reading of the predictions expl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Final
 
@@ -221,6 +221,7 @@ class Placer:
     gt_boxes: FloatArray  # per pair: the GT box as read, and its area
     gt_area: FloatArray
     iou_perfect: float
+    seen: dict[tuple[tuple[str, str, tuple[str, ...]], ...], BoolArray] = field(default_factory=dict)
 
     @classmethod
     def of(cls, probe: Probe, thresholds: Thresholds) -> Placer:
@@ -237,7 +238,14 @@ class Placer:
         return cls(probe, gt_row, kept[order[at]], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
 
     def _good(self, candidate: Combined) -> BoolArray:
-        """Per pair, whether its boxes overlap with IoU ≥ IOU_PERFECT under the candidate."""
+        """Per pair, whether its boxes overlap with IoU ≥ IOU_PERFECT under the candidate (once per
+        candidate: the whole side's search and the groups' place many of the same)."""
+        key = candidate.key
+        if key not in self.seen:
+            self.seen[key] = self._placed_pairs(candidate)
+        return self.seen[key]
+
+    def _placed_pairs(self, candidate: Combined) -> BoolArray:
         probe = self.probe
         if candidate.of("gt"):
             a = _gt_pixels(probe, candidate)[self.gt_row]

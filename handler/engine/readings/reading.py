@@ -67,6 +67,11 @@ class Combined:
         return next((part.class_map for part in self.parts if part.class_map), ())
 
     @property
+    def key(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        """What tells two candidates apart: each part's option, value and group."""
+        return tuple((part.key, part.value, part.only) for part in self.parts)
+
+    @property
     def partial(self) -> bool:
         """It reads only part of the rows (no option applies it)."""
         return any(part.only for part in self.parts)
