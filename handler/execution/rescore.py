@@ -229,13 +229,15 @@ class Placer:
         rows = probe.pred.rows
         confidence = rows.confidence if rows.confidence is not None else np.ones(len(rows))
         kept = np.flatnonzero(keep_mask(np.nan_to_num(confidence, nan=1.0), thresholds.confidence_threshold))
-        pred_image = rows.image[kept]
+        # only the kept rows are placed: every geometry is applied to them alone
+        probe = replace(probe, pred=replace(probe.pred, rows=rows.take(kept)))
+        pred_image = probe.pred.rows.image
         order = np.argsort(pred_image, kind="stable")
         starts = np.searchsorted(pred_image[order], gt_image, "left")
         counts = _within_budget(gt_image, np.searchsorted(pred_image[order], gt_image, "right") - starts)
         gt_row, at = enumerate_ranges(starts, counts)
         gt_boxes = _gt_pixels(probe, AS_READ)[gt_row]
-        return cls(probe, gt_row, kept[order[at]], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
+        return cls(probe, gt_row, order[at], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
 
     def _good(self, candidate: Combined) -> BoolArray:
         """Per pair, whether its boxes overlap with IoU ≥ IOU_PERFECT under the candidate (once per
@@ -274,6 +276,27 @@ class Placer:
         found = np.zeros(len(self.probe.pred.rows), dtype=bool)
         found[self.pred_row[self._good(candidate)]] = True
         return found
+
+    def unplaced(self, base: Combined) -> tuple[Placer, IntArray]:
+        """The pairs of rows `base` leaves unplaced (neither the GT box nor the prediction overlaps
+        any well), the probe's prediction rows cut to theirs; and those rows (ascending). Where a
+        part of the data read another way shows, for a fraction of the pairs of a run read right."""
+        good = self._good(base)
+        gt_done = np.zeros(int(self.gt_row.max(initial=-1)) + 1, dtype=bool)
+        gt_done[self.gt_row[good]] = True
+        pred_done = self.placed_rows(base)
+        keep = ~gt_done[self.gt_row] & ~pred_done[self.pred_row]
+        rows = np.unique(self.pred_row[keep])
+        pred = replace(self.probe.pred, rows=self.probe.pred.rows.take(rows))
+        placer = Placer(
+            replace(self.probe, pred=pred),
+            self.gt_row[keep],
+            np.searchsorted(rows, self.pred_row[keep]),
+            self.gt_boxes[keep],
+            self.gt_area[keep],
+            self.iou_perfect,
+        )
+        return placer, rows
 
 
 def _within_budget(gt_image: IntArray, counts: IntArray) -> IntArray:
@@ -395,20 +418,23 @@ def _placing(head: Probe, thresholds: Thresholds, base: Combined) -> Placed:
     return Placed(placer, base, kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES], tried)
 
 
-def _preferring(before: BoolArray, after: BoolArray, keys: IntArray, count: int, gain_min: int) -> IntArray:
-    """The keys (images or classes of the prediction rows) whose rows the candidate places (`after`)
-    clearly better than the base (`before`): at least twice as many, and `gain_min` more."""
-    known = keys >= 0
-    placed_before = np.bincount(keys[before & known], minlength=count)
-    placed_after = np.bincount(keys[after & known], minlength=count)
-    return np.flatnonzero((placed_after >= 2 * placed_before) & (placed_after >= placed_before + gain_min))
+def _preferring(before: IntArray, new: IntArray, gain_min: int) -> IntArray:
+    """The keys (images or classes) whose rows the candidate places clearly better than the base:
+    `new` (rows it places that the base leaves unplaced) at least `before` (what the base places:
+    twice as many at least) and `gain_min`."""
+    return np.flatnonzero(new >= np.maximum(before, gain_min))
 
 
-def _others_placed(before: BoolArray, keys: IntArray, count: int, group: IntArray) -> bool:
+def _others_placed(before: IntArray, group: IntArray) -> bool:
     """Some key outside `group` has rows the base places (else the geometry is the whole side's)."""
-    placed = np.bincount(keys[before & (keys >= 0)], minlength=count)
-    placed[group] = 0
-    return bool((placed >= GROUP_GAIN_MIN).any())
+    others = before.copy()
+    others[group] = 0
+    return bool((others >= GROUP_GAIN_MIN).any())
+
+
+def _counted(keys: IntArray, rows: BoolArray, count: int) -> IntArray:
+    """Per key, the rows of `rows` (keys -1: none)."""
+    return np.bincount(keys[rows & (keys >= 0)], minlength=count)
 
 
 def _group(
@@ -442,6 +468,7 @@ def _part_geometries(probe: Probe, base: Combined) -> list[Combined]:
 def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
     """Each geometry's group of classes and of images, the best few of each kind."""
     base_rows = head.placed_rows(base)
+    unplaced, rows = head.unplaced(base)
     pred = head.probe.pred
     class_keys, names = classes.written_keys(pred)
     by_kind: dict[groups.GroupKind, tuple[IntArray, int, int]] = {
@@ -450,15 +477,15 @@ def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
     }
     found = []
     for candidate in _part_geometries(head.probe, base):
-        rows = head.placed_rows(candidate)
-        gained = rows & ~base_rows
-        if np.count_nonzero(gained) < GROUP_GAIN_MIN:
+        new = unplaced.placed_rows(candidate)
+        if np.count_nonzero(new) < GROUP_GAIN_MIN:
             continue
         for kind, (keys, count, least) in by_kind.items():
-            chosen = _preferring(base_rows, rows, keys, count, GROUP_GAIN_MIN)
-            if len(chosen) >= least and _others_placed(base_rows, keys, count, chosen):
-                inside = np.isin(keys, chosen)
-                found.append(Group(int(np.count_nonzero(gained & inside)), kind, candidate, chosen))
+            gained = _counted(keys[rows], new, count)
+            before = _counted(keys, base_rows, count)
+            chosen = _preferring(before, gained, GROUP_GAIN_MIN)
+            if len(chosen) >= least and _others_placed(before, chosen):
+                found.append(Group(int(gained[chosen].sum()), kind, candidate, chosen))
     found.sort(key=lambda group: -group.gained)
     return [group for kind in by_kind for group in [g for g in found if g.kind == kind][:KEPT_GEOMETRIES]]
 
@@ -477,11 +504,13 @@ def _group_candidates(search: Search, placed: Placed) -> list[Combined]:
             found.append(_group(group.candidate, base, "classes", members, len(names)))
             continue
         every = search.every_placer
-        before, after = every.placed_rows(base), every.placed_rows(group.candidate)
-        chosen = _preferring(before, after, every.probe.pred.rows.image, every.probe.images, 1)
+        unplaced, rows = every.unplaced(base)
+        image, images = every.probe.pred.rows.image, every.probe.images
+        gained = _counted(image[rows], unplaced.placed_rows(group.candidate), images)
+        chosen = _preferring(_counted(image, every.placed_rows(base), images), gained, 1)
         asset_ids = every.probe.pred.images.asset_ids
         members = frozenset(asset_ids[i] for i in chosen.tolist())
-        found.append(_group(group.candidate, base, "images", members, every.probe.images))
+        found.append(_group(group.candidate, base, "images", members, images))
     return found
 
 
@@ -587,10 +616,9 @@ class Search:
 
     @property
     def scale(self) -> Combined:
-        """The predictions' scores read on the scale their range says (none: the rows as read):
-        every other candidate is read with it."""
-        parsed = self.sides.pred.parsed
-        found = None if parsed is None else scores.candidate(sample(parsed.rows))
+        """The predictions' scores read on the scale their range says on the probe's head (none:
+        the rows as read): every other candidate is read with it."""
+        found = scores.candidate(self.head.pred.rows)
         return AS_READ if found is None else Combined((found,))
 
     def candidates(self) -> list[Combined]:

@@ -14,7 +14,8 @@ fitted to the boxes: a model with a habit is not a frame.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Final
 
 import numpy as np
@@ -79,20 +80,57 @@ def _network_frame(
     return pad, (1 / ratio, 1 / ratio)
 
 
-def _undone(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> FloatArray:
-    """The rows' corners with the network frame undone, in each image's pixels."""
-    width, height = row_sizes(parsed, rows)
-    (pad_x, pad_y), (scale_x, scale_y) = _network_frame(mode, side, stride, width, height)
-    pads = np.stack((pad_x, pad_y, pad_x, pad_y), axis=1)
-    scales = np.stack((scale_x, scale_y, scale_x, scale_y), axis=1)
-    undone: FloatArray = (rows.xyxy - pads) * scales
-    return undone
+@dataclass(frozen=True)
+class _Corners:
+    """Rows' corners and their images' sizes, looked up once for every frame tried on them."""
+
+    xyxy: FloatArray
+    width: FloatArray
+    height: FloatArray
+
+    @classmethod
+    def of(cls, parsed: Parsed, rows: ParsedRows) -> _Corners:
+        return cls(rows.xyxy, *row_sizes(parsed, rows))
+
+    @cached_property
+    def sizes(self) -> FloatArray:
+        """(n, 4): each row's image width, height, width, height."""
+        return np.stack((self.width, self.height, self.width, self.height), axis=1)
+
+    def undone(self, mode: str, side: int, stride: int | None) -> FloatArray:
+        """The corners with the network frame undone, in each image's pixels."""
+        (pad_x, pad_y), (scale_x, scale_y) = _network_frame(mode, side, stride, self.width, self.height)
+        pads = np.stack((pad_x, pad_y, pad_x, pad_y), axis=1)
+        scales = np.stack((scale_x, scale_y, scale_x, scale_y), axis=1)
+        undone: FloatArray = (self.xyxy - pads) * scales
+        return undone
+
+    def inside(self, xyxy: FloatArray) -> float:
+        """The share of the boxes `xyxy` (pixels) that lie in their image (NaN sizes: counted in)."""
+        sizes = self.sizes
+        with np.errstate(invalid="ignore"):
+            low = xyxy[:, :2] >= -INSIDE_SLACK * sizes[:, :2]
+            high = xyxy[:, 2:] <= (1 + INSIDE_SLACK) * sizes[:, 2:]
+        unknown = ~np.isfinite(sizes[:, :2])
+        return float(np.mean(((low & high) | unknown).all(axis=1))) if len(xyxy) else 0.0
+
+    def moved(self, mode: str, side: int, stride: int | None, inside_min: float) -> float:
+        """The mean shift of the corners, as a share of their image, when the frame is undone (the
+        mean: a frame that moves only the images of another size than most still moves); 0 when
+        fewer than `inside_min` of the boxes would stay in their image (not their frame)."""
+        undone = self.undone(mode, side, stride)
+        if self.inside(undone) < inside_min:
+            return 0.0
+        with np.errstate(invalid="ignore"):
+            shift = np.abs(undone - self.xyxy) / self.sizes
+        finite = shift[np.isfinite(shift).all(axis=1)]
+        return float(np.mean(finite)) if len(finite) else 0.0
 
 
 def _network(mode: str, side: int, stride: int | None) -> Transform:
     def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
         rows = parsed.rows
-        return replace(rows, xyxy=_undone(parsed, rows, mode, side, stride)), parsed.class_names
+        return replace(rows, xyxy=_Corners.of(parsed, rows).undone(mode, side, stride)), parsed.class_names
 
     return transform
 
@@ -176,30 +214,7 @@ INSIDE_SLACK: Final = 0.02
 
 def inside_share(parsed: Parsed, rows: ParsedRows, xyxy: FloatArray) -> float:
     """The share of the rows whose box `xyxy` (pixels) lies in its image (NaN sizes: counted in)."""
-    width, height = row_sizes(parsed, rows)
-    with np.errstate(invalid="ignore"):
-        low = -INSIDE_SLACK * np.stack((width, height), axis=1)
-        high = (1 + INSIDE_SLACK) * np.stack((width, height), axis=1)
-        inside = (xyxy[:, :2] >= low) & (xyxy[:, 2:] <= high)
-    unknown = ~np.isfinite(low)
-    return float(np.mean((inside | unknown).all(axis=1))) if len(rows) else 0.0
-
-
-def _moved(
-    parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None, inside_min: float
-) -> float:
-    """The mean shift of the sampled corners, as a share of their image, when the frame is undone
-    (the mean: a frame that moves only the images of another size than most still moves); 0 when
-    the boxes would leave their image (not a frame they were written in)."""
-    undone = _undone(parsed, rows, mode, side, stride)
-    if inside_share(parsed, rows, undone) < inside_min:
-        return 0.0
-    width, height = row_sizes(parsed, rows)
-    scale = np.stack((width, height, width, height), axis=1)
-    with np.errstate(invalid="ignore"):
-        shift = np.abs(undone - rows.xyxy) / scale
-    finite = shift[np.isfinite(shift).all(axis=1)]
-    return float(np.mean(finite)) if len(finite) else 0.0
+    return _Corners.of(parsed, rows).inside(xyxy)
 
 
 def box_sizes(xyxy: FloatArray) -> FloatArray:
@@ -219,7 +234,7 @@ def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading 
 
 
 # Rows a frame's shift is measured on: a mean over a few thousand corners is plenty.
-MOVED_ROWS: Final = 500
+MOVED_ROWS: Final = 200
 
 
 def _network_candidates(
@@ -237,11 +252,11 @@ def _network_candidates(
         for mode, suffix in [(m, "") for m in MODES]
         + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
     ]
-    found = []
+    corners, found = _Corners.of(parsed, rows), []
     for value in values:
         words = value.split()
         stride = int(words[3]) if len(words) == 4 else None
-        if _moved(parsed, rows, words[0], int(words[1]), stride, inside_min) > SAME_FRAME:
+        if corners.moved(words[0], int(words[1]), stride, inside_min) > SAME_FRAME:
             found.append(reading(value, side))
     return found
 
