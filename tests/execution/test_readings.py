@@ -19,6 +19,7 @@ from helpers.paths import THIRD_PARTY
 from handler.__main__ import main
 from handler.comparison import compare
 from handler.execution import ExecutionOptions, read_and_plan
+from handler.features import ANALYSES
 from handler.inputs import parse_inputs
 from handler.storage.local import LocalStore
 
@@ -370,7 +371,7 @@ def test_an_image_without_a_label_file_is_an_image_without_predictions(tmp_path:
     gt_images = len(list(gt.glob("*.xml")))
     without = gt_images - len(files) + len(files[::4])
     inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(absent), **extra})
-    plan = read_and_plan(inputs, LocalStore(tmp_path / "store"), ExecutionOptions(workers=1))
+    plan = read_and_plan(inputs, LocalStore(tmp_path / "store"), ExecutionOptions(workers=1), ANALYSES)
     assert plan.sides is not None
     assert f"{without} GT images without a label file read as images with no boxes" in " ".join(
         plan.sides.pred_names.read_as

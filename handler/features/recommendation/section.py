@@ -8,119 +8,27 @@ default policy) all say this one.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, Protocol
 
-import numpy as np
 from pydantic import AliasChoices, Field
 
-from handler.boxes import IntArray
 from handler.datasets.read_options import option_flag
-from handler.engine import routing as engine_routing
 from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.data_health import DATA_HEALTH
-from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
-from handler.engine.outcomes import N_OUTCOMES
+from handler.engine.policy import Policy, Spread, gain_interval, policy_of, saved_interval
 from handler.engine.readings.verdict import Rescored
-from handler.engine.routing import DRAW, MIN_CLASS_BOXES, RoutingPolicy
-from handler.engine.state import EvaluationState
-from handler.engine.timecost import TimeCosts
-from handler.features.sweep.partial import CONFIDENCE_SWEEP
-from handler.report import charts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Score, Section, Threshold
-from handler.report.findings.shown import Shown
-from handler.report.findings.wording import duration
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.engine.routing import DRAW, MIN_CLASS_BOXES
+from handler.features.time.section import TimeSaved
+from handler.sections import charts
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Parameters, Score, Section, Threshold
+from handler.sections.shown import Shown
+from handler.sections.wording import between, duration, give_or_take, saved_time, saving
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
 NAMED_CLASSES: Final = 3
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The merged run's recommendation: the engine's policy and what it is over."""
-
-    routing: RoutingPolicy
-    thresholds: list[float]  # the sweep's
-    class_names: tuple[str, ...]
-    class_counts: IntArray  # (n_classes, n_thresholds, 5)
-
-    @property
-    def single(self) -> float:
-        return self.thresholds[self.routing.best_single]
-
-    def threshold_of(self, row: int) -> float | None:
-        choice = int(self.routing.choice[row])
-        return None if choice == DRAW else self.thresholds[choice]
-
-    def thresholds_by_name(self) -> dict[str, float]:
-        """Each class the policy knows: its threshold, +inf to draw it."""
-        return {
-            name: math.inf if (t := self.threshold_of(row)) is None else t
-            for row, name in enumerate(self.class_names)
-        }
-
-
-def policy_of(state: EvaluationState, used_threshold: float, costs: TimeCosts) -> Policy:
-    swept = state.of(CONFIDENCE_SWEEP)
-    thresholds = [point.threshold for point in swept.sweep.points]
-    counts = swept.by_class.counts
-    used = swept.sweep.column(used_threshold)
-    return Policy(engine_routing.route(counts, used, costs), thresholds, tuple(swept.by_class.names), counts)
-
-
-def _no_counts() -> IntArray:
-    return np.zeros((0, N_OUTCOMES), dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class Spread:
-    """The finisher's data: outcome counts under the policy on a seeded sample of the images, and
-    at the threshold given on the same images (the gain's interval is paired)."""
-
-    counts: IntArray = field(default_factory=_no_counts)
-    images: int = 0  # every scored image (the sample is of them)
-    used: IntArray = field(default_factory=_no_counts)
-
-
-def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
-    """The 95 % interval of the time saved over the images: the bootstrap of the sample's per-image
-    counts, its spread scaled to all the images (a total's spread grows as the square root of the
-    images), around the exact figure."""
-    sample = spread.counts
-    if not len(sample):
-        return None
-    resampled = OutcomeCounts(resampled_counts(sample)).seconds_saved(costs)
-    centre = float(OutcomeCounts(sample.sum(axis=0)).seconds_saved(costs))
-    low, high = percentile_interval(resampled - centre, LEVEL)
-    scale = math.sqrt(spread.images / len(sample))
-    return saved + low * scale, saved + high * scale
-
-
-def gain_interval(spread: Spread, gain: float, costs: TimeCosts) -> tuple[float, float] | None:
-    """The 95 % interval of the time the policy saves over the threshold given: the paired
-    bootstrap of the sample's per-image counts under both (the same draws, so the images' own
-    difficulty leaves it), its spread scaled to all the images, around the exact gain."""
-    policy, used = spread.counts, spread.used
-    if not len(policy) or used.shape != policy.shape:
-        return None
-    summed = resampled_counts(np.hstack((policy, used)))
-    split = policy.shape[1]
-    under, given = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
-    resampled = under.seconds_saved(costs) - given.seconds_saved(costs)
-    centre = float(
-        OutcomeCounts(policy.sum(axis=0)).seconds_saved(costs)
-        - OutcomeCounts(used.sum(axis=0)).seconds_saved(costs)
-    )
-    low, high = percentile_interval(resampled - centre, LEVEL)
-    scale = math.sqrt(spread.images / len(policy))
-    return gain + low * scale, gain + high * scale
 
 
 class RecommendedClass(Section):
@@ -199,16 +107,12 @@ def keep_given(used: float, used_saved: float, gain: tuple[float, float, float] 
     its gain, the best policy's seconds over the given's, reaches zero), or nothing could say."""
     given = "0 given (every prediction kept)" if used == 0 else f"{used:g} given"
     if gain is None:
-        return f"keep the {given}, which saves {_time(used_saved)}"
+        return f"keep the {given}, which saves {saved_time(used_saved)}"
     value, low, high = gain
     return (
-        f"keep the {given}, since no other threshold saves clearly more than its {_time(used_saved)} "
-        f"(the best would save {_signed(value)} more, 95% interval {_signed(low)} to {_signed(high)})"
+        f"keep the {given}, since no other threshold saves clearly more than its {saved_time(used_saved)} "
+        f"(the best would save {duration(value)} more, {between(low, high, duration)})"
     )
-
-
-def _signed(seconds: float) -> str:
-    return duration(seconds) if seconds >= 0 else f"-{duration(-seconds)}"
 
 
 def _exceptions(classes: tuple[RecommendedClass, ...], single: float) -> list[RecommendedClass]:
@@ -225,8 +129,9 @@ def says(
     used: float,
     used_saved: float,
 ) -> str:
-    """`pre-label at ≥ 0.15, with person at ≥ 0.4, to save 4 h 40 min (95% interval …) instead of
-    2 h 18 min at the 0.5 given`."""
+    """`pre-label at ≥ 0.15, with person at ≥ 0.4, to save 4 h 40 min (between … and …, 19 times
+    in 20), 2 h 22 min more than at the 0.5 given`: the time at the threshold given is the verdict's
+    first sentence, so this one says the gain over it, not that time again."""
     if classes and all(row.action == "draw" for row in classes):
         return "draw every box: no threshold saves time over drawing from scratch"
     named = _exceptions(classes, single)
@@ -238,10 +143,14 @@ def says(
     if len(named) > NAMED_CLASSES:
         parts.append(f"{len(named) - NAMED_CLASSES} more classes at their own (routing.json)")
     head = f"pre-label at {_threshold_text(single)}" + (f", with {', '.join(parts)}," if parts else "")
-    spread = "" if interval is None else f" (95% interval {_time(interval[0])} to {_time(interval[1])})"
-    if math.isclose(saved, used_saved) and not parts and single == used:
-        return f"{head} as given: no threshold saves more than its {_time(saved)}{spread}"
-    return f"{head} to save {_time(saved)}{spread} instead of {_time(used_saved)} at the {used:g} given"
+    spread = "" if interval is None else give_or_take(saved, *interval, saved_time)
+    gain = saved_time(saved - used_saved)
+    if gain == "no time" and not parts and single == used:
+        sure = "" if interval is None or not spread else f"; its saving is {between(*interval, saved_time)}"
+        return f"{head} as given: no other threshold saves more{sure}"
+    than_given = f"{used:g} given"
+    more = f"as much as at the {than_given}" if gain == "no time" else f"{gain} more than at the {than_given}"
+    return f"{head} to save {saved_time(saved)}{spread}, {more}"
 
 
 def reading_first(found: Rescored) -> str:
@@ -282,16 +191,10 @@ def _named(class_name: str) -> str:
     return f'"{class_name}"' if class_name.replace(".", "").isdigit() else class_name
 
 
-def _time(seconds: float) -> str:
-    """A time saved in the sentence: `47 min`, or `12 min lost` (never a negative duration)."""
-    return duration(seconds) if seconds >= 0 else f"{duration(-seconds)} lost"
-
-
 def recommended_classes(policy: Policy) -> tuple[RecommendedClass, ...]:
     """Every class with a box at some threshold, in the class order: what the policy does with it."""
     routed = policy.routing
     boxes = policy.class_counts[:, routed.best_single, :].sum(axis=1)
-    listed = np.flatnonzero(policy.class_counts.sum(axis=(1, 2)) > 0)
     return tuple(
         RecommendedClass(
             class_name=policy.class_names[row],
@@ -302,7 +205,7 @@ def recommended_classes(policy: Policy) -> tuple[RecommendedClass, ...]:
             boxes=int(boxes[row]),
             seconds_saved_vs_single=float(routed.best_single_seconds[row] - routed.seconds[row]),
         )
-        for row in listed.tolist()
+        for row in policy.boxed_rows().tolist()
     )
 
 
@@ -357,16 +260,33 @@ def recommendation(facts: RunFacts) -> Recommendation:
     )
 
 
-def recommendation_figure(findings: Findings) -> dict[str, Any]:
-    """Three bars of time saved: at the threshold given, at the best single one, recommended."""
+class _Drawn(Protocol):
+    """What the recommendation's figure reads of the findings."""
+
+    @property
+    def recommendation(self) -> Recommendation: ...
+    @property
+    def time(self) -> TimeSaved: ...
+    @property
+    def parameters(self) -> Parameters: ...
+
+
+def recommendation_figure(findings: _Drawn) -> dict[str, Any]:
+    """Bars of time saved: at the threshold given, at the best single one, recommended; a bar
+    that would say the next one's time again is left out (one figure per fact)."""
     r, scratch = findings.recommendation, findings.time.from_scratch_seconds
     given = f"{findings.parameters.confidence_threshold:g}"
     low, high = r.seconds_saved_low, r.seconds_saved_high
+    recommended = ("recommended", r.seconds_saved, None if low is None or high is None else (low, high))
+    single = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)
+    said = {saving(findings.time.saved_seconds), saving(r.seconds_saved)}
     bars: list[tuple[str, float, tuple[float, float] | None]] = [
         (f"at {given} (given, graded)", findings.time.saved_seconds, None),
-        (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None),
-        ("recommended", r.seconds_saved, None if low is None or high is None else (low, high)),
+        *([] if saving(single[1]) in said else [single]),
+        recommended,
     ]
+    if len(bars) == 2 and saving(bars[0][1]) == saving(r.seconds_saved):
+        bars = [(f"at {given} (given)", *recommended[1:])]
     return {"recommendation_fig": charts.saving_bars(bars, scratch), "min_class_boxes": MIN_CLASS_BOXES}
 
 

@@ -8,19 +8,19 @@ from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
 from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.features.dataset.section import DatasetFigures, Skipped, SkippedBoxEntry
 from handler.features.gauge.section import borderline_clause
-from handler.features.per_class.partial import PER_CLASS
 from handler.features.recommendation.section import withheld
 from handler.features.time.section import time_saved
 from handler.inputs import NodeInputs
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Counts, Grade
-from handler.report.findings.model import KIND, VERSION, Execution, Findings, Parameters, TimeSaved
-from handler.report.findings.shown import build_sections
-from handler.report.findings.wording import counted, duration
+from handler.report.findings.model import KIND, VERSION, Execution, Findings, TimeSaved
+from handler.sections.context import RunFacts
+from handler.sections.fields import Counts, Grade, Parameters
+from handler.sections.shown import build_sections
+from handler.sections.wording import counted, duration, saved_time
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -31,6 +31,8 @@ def lean(tally: Tally) -> str:
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
     missed = counted(fn, "missed object", "missed objects")
     invented = counted(fp, "invented box", "invented boxes")
+    if fn == fp == 0:
+        return "nothing is left to draw or delete"
     if fn > LEAN_RATIO * fp:
         return f"what is left leans towards drawing missed objects ({missed} vs {invented})"
     if fp > LEAN_RATIO * fn:
@@ -41,6 +43,8 @@ def lean(tally: Tally) -> str:
 def time_clause(time: TimeSaved) -> str:
     """The labeler time pre-labeling saves (or costs), against drawing every box from scratch."""
     scratch = duration(time.from_scratch_seconds)
+    if saved_time(time.saved_seconds) == "no time":
+        return f"pre-labeling saves no time over drawing every box ({scratch})"
     if time.saved_seconds < 0:
         return (
             f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing every box "
