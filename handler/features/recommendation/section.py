@@ -260,6 +260,10 @@ def recommendation(facts: RunFacts) -> Recommendation:
     )
 
 
+# A bar of the figure: its label, the seconds saved, and their interval (None: none drawn).
+Bar = tuple[str, float, tuple[float, float] | None]
+
+
 class _Drawn(Protocol):
     """What the recommendation's figure reads of the findings."""
 
@@ -276,6 +280,11 @@ def recommendation_figure(findings: _Drawn) -> dict[str, Any]:
     that would say the next one's time again is left out (one figure per fact)."""
     r, scratch = findings.recommendation, findings.time.from_scratch_seconds
     given = f"{findings.parameters.confidence_threshold:g}"
+    if r.kept is not None:  # the given, kept; the sweep's best beside it when it says another time
+        kept: Bar = (f"at {given} (given, kept)", findings.time.saved_seconds, None)
+        best: Bar = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)
+        shown = [kept] if saving(best[1]) == saving(kept[1]) else [kept, best]
+        return {"recommendation_fig": charts.saving_bars(shown, scratch), "min_class_boxes": MIN_CLASS_BOXES}
     low, high = r.seconds_saved_low, r.seconds_saved_high
     recommended = ("recommended", r.seconds_saved, None if low is None or high is None else (low, high))
     single = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)
