@@ -342,10 +342,16 @@ def _geometries(probe: Probe, share: float = boxes.VALID_SHARE_MIN) -> list[Comb
         rows, _ = apply((kind,), as_read)
         read = replace(as_read, rows=rows)
         joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred", inside_min)
-        found += [Combined((kind, frame)) for frame in joint if not frame.value.startswith(frames.SCALE)]
+        found += [Combined((kind, frame)) for frame in joint if _joins(frame)]
     if isinstance(gt, Parsed) and share >= boxes.VALID_SHARE_MIN:
         found += _gt_geometries(replace(gt, rows=sample(gt.rows)))
     return found
+
+
+def _joins(frame: Reading) -> bool:
+    """A frame tried with another reading (a convention, a part of the rows): not a scale (its size
+    ratio is the whole side's) nor sizes swapped (a mistake of normalised rows, which are read whole)."""
+    return not frame.value.startswith(frames.SCALE) and frame.value != frames.SWAPPED
 
 
 def _gt_geometries(gt: Parsed) -> list[Combined]:
@@ -461,7 +467,7 @@ def _part_geometries(probe: Probe, base: Combined) -> list[Combined]:
     return [
         Combined((*base.parts, *geometry.parts))
         for geometry in _geometries(probe, PART_SHARE_MIN)
-        if not any(part.value.startswith(frames.SCALE) for part in geometry.parts)
+        if all(_joins(part) for part in geometry.parts if part.family == "frame")
     ]
 
 
