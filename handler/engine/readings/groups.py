@@ -56,5 +56,5 @@ def only(reading: Reading, kind: GroupKind, members: frozenset[str], total: int,
 
     listed = sorted(members)
     shown = ", ".join(listed[:SHOWN]) + (", …" if len(listed) > SHOWN else "")
-    where = f" on {len(listed)} of {total} {kind} ({shown})" if said else ""
-    return replace(reading, says=reading.says + where, transform=transform, only=tuple(listed))
+    where = f"on {len(listed)} of {total} {kind} ({shown})" if said else ""
+    return replace(reading, transform=transform, only=tuple(listed), part=where)

@@ -41,6 +41,7 @@ class Reading:
     # The images (asset ids) or classes (as written) it reads, when only part of the rows (`groups`):
     # no read option applies it, the step that wrote them is to fix. Empty: every row.
     only: tuple[str, ...] = ()
+    part: str = ""  # the group in words: "on 21 of 100 images (a.jpg, b.jpg, c.jpg, …)"
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,9 @@ class Combined:
     @property
     def says(self) -> str:
         by_side = [
-            f"{'the ground truth' if side == 'gt' else 'the predictions'} with "
+            f"{'the ground truth' if side == 'gt' else 'the predictions'}"
+            + "".join(f" {part.part}" for part in self.of(side) if part.part)
+            + " with "
             + " and ".join(part.says for part in self.of(side))
             for side in SIDES
             if self.of(side)

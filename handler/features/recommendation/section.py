@@ -156,7 +156,11 @@ def says(
 def reading_first(found: Rescored) -> str:
     """A reading that scores clearly better comes first: its options and its score; no threshold
     advice stands on rows read wrong."""
-    options = " ".join(f'{option_flag(part.key)} "{part.value}"' for part in found.reading.parts)
+    options = (
+        "no read option applies it to part of the files: write them as the rest are"
+        if found.reading.partial
+        else " ".join(f'{option_flag(part.key)} "{part.value}"' for part in found.reading.parts)
+    )
     return (
         f"read the files as {found.reading.says} ({options}): they score {found.under.score:.2f} "
         f"({found.under.grade}) instead of {found.as_read.score:.2f} as read; run again read that way "
