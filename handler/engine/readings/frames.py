@@ -13,7 +13,6 @@ fitted to the boxes: a model with a habit is not a frame.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Final
@@ -22,7 +21,7 @@ import numpy as np
 
 from handler.boxes import FloatArray, Parsed, ParsedRows, box_area
 from handler.engine.evaluation import Evaluation
-from handler.engine.readings.reading import Reading, Transform, pixel_frame, side_key
+from handler.engine.readings.reading import Reading, Transform, finite_number, pixel_frame, side_key
 
 OPTION: Final = "FRAME"
 # The inputs detectors are commonly run at (YOLO, SSD, DETR, EfficientDet exports), and strides.
@@ -159,8 +158,8 @@ def _network_reading(words: list[str], key: str, side_name: str) -> Reading | No
     """`letterbox 640`, `letterbox 640 stride 32`, `letterbox-top-left 640`, `resized 416`."""
     if len(words) not in (2, 4) or words[0] not in MODES:
         return None
-    number = _number(words[1])
-    stride = _number(words[3]) if len(words) == 4 and words[2] == STRIDE else None
+    number = finite_number(words[1])
+    stride = finite_number(words[3]) if len(words) == 4 and words[2] == STRIDE else None
     if number is None or number < 1 or number != int(number) or (len(words) == 4 and stride is None):
         return None
     if stride is not None and (words[0] != "letterbox" or stride < 1 or stride != int(stride)):
@@ -183,7 +182,7 @@ def reading(value: str, side: str = "pred") -> Reading:
     if words == [SWAPPED]:
         says = "boxes scaled to pixels by (height, width) instead of (width, height)"
         return Reading("frame", key, SWAPPED, says, _swapped, side=side)
-    number = _number(words[1]) if len(words) == 2 else None
+    number = finite_number(words[1]) if len(words) == 2 else None
     if number is not None and number > 0 and words[0] == SCALE:
         text = f"{number:g}"
         return Reading(
@@ -197,14 +196,6 @@ def reading(value: str, side: str = "pred") -> Reading:
         "`letterbox SIZE stride N`, `letterbox-top-left SIZE`, `resized SIZE` or `scale FACTOR` "
         "(e.g. `letterbox 640`)"
     )
-
-
-def _number(text: str) -> float | None:
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 # Boxes read in their own frame lie in their image: at least this share of them, within INSIDE_SLACK.

@@ -8,6 +8,7 @@ applies the same function. Readings of one side compose (box, then frame, then c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
@@ -20,6 +21,15 @@ Transform = Callable[[Parsed], tuple[ParsedRows, list[str]]]
 # Rows looked at to generate candidates: enough for a share or a quantile, cheap at any size.
 SAMPLE_ROWS: Final = 20_000
 SIDES: Final = ("gt", "pred")
+
+
+def finite_number(text: str) -> float | None:
+    """The number `text` writes, None when it writes none or an infinite one (an option's value)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def side_key(side: str, option: str) -> str:

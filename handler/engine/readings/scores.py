@@ -8,14 +8,13 @@ by it; `{SIDE}_SCORE` "scale 100" applies it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Final
 
 import numpy as np
 
 from handler.boxes import Parsed, ParsedRows
-from handler.engine.readings.reading import Reading, Transform, side_key
+from handler.engine.readings.reading import Reading, Transform, finite_number, side_key
 
 OPTION: Final = "SCORE"
 SCALE: Final = "scale"
@@ -39,7 +38,7 @@ def _divided(full_scale: float) -> Transform:
 def reading(value: str, side: str = "pred") -> Reading:
     """`{SIDE}_SCORE`'s reading: `scale N`, the full scale the confidences were written on."""
     words = value.lower().split()
-    number = _number(words[1]) if len(words) == 2 and words[0] == SCALE else None
+    number = finite_number(words[1]) if len(words) == 2 and words[0] == SCALE else None
     if number is None or number <= 0:
         raise ValueError(
             f"{value!r} is not a score scale: expected `scale N`, the value a full confidence is "
@@ -48,14 +47,6 @@ def reading(value: str, side: str = "pred") -> Reading:
     text = f"{number:g}"
     says = f"confidences written on a 0-{text} scale"
     return Reading("score", side_key(side, OPTION), f"{SCALE} {text}", says, _divided(number), side=side)
-
-
-def _number(text: str) -> float | None:
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def candidate(rows: ParsedRows, side: str = "pred") -> Reading | None:
