@@ -19,7 +19,7 @@ from handler.cli import findings_summary
 from handler.engine.exactsum import ExactSum
 from handler.engine.outcomes import Outcome, Tally
 from handler.features.reading.section import AppliedOption, OtherReading
-from handler.features.recommendation.section import RecommendedClass, says
+from handler.features.recommendation.section import RecommendedClass, keep_given, says
 from handler.features.time.section import TimeSaved
 from handler.features.warnings.section import reading_warning
 from handler.inputs import parse_inputs
@@ -262,3 +262,13 @@ def test_the_page_and_the_cli_summary_read(tmp_path: Path, pred: str) -> None:
     page = _page_text(render_html(result.findings, result.page))
     assert_reads(page)
     assert_reads(findings_summary(result.findings, str(tmp_path)))
+
+
+@pytest.mark.parametrize(
+    "gain", [None, (0.0, 0.0, 0.0), (0.2, -0.1, 0.4), (27.0, -4.0, 76.0), (300.0, 300.0, 300.0)]
+)
+@pytest.mark.parametrize(("used", "used_saved"), [(0.5, 2760.0), (0.0, 0.0), (0.5, -60.0)])
+def test_keeping_the_given_threshold_reads(
+    gain: tuple[float, float, float] | None, used: float, used_saved: float
+) -> None:
+    assert_reads(keep_given(used, used_saved, gain))

@@ -114,9 +114,11 @@ def keep_given(used: float, used_saved: float, gain: tuple[float, float, float] 
     if gain is None:
         return f"keep the {given}, which saves {saved_time(used_saved)}"
     value, low, high = gain
+    more = "no more" if saved_time(value) == "no time" else f"{duration(value)} more"
+    sure = "" if duration(low) == duration(high) == duration(value) else f", {between(low, high, duration)}"
     return (
         f"keep the {given}, since no other threshold saves clearly more than its {saved_time(used_saved)} "
-        f"(the best would save {duration(value)} more, {between(low, high, duration)})"
+        f"(the best would save {more}{sure})"
     )
 
 
