@@ -526,11 +526,14 @@ def summary(result: RunResult) -> str:
 
 def findings_summary(findings: Findings, location: str) -> str:
     """The run for people: what was evaluated, the verdict (with the recommendation), the figures."""
+    from handler.sections.wording import counted
+
     data, parameters = findings.dataset, findings.parameters
     lines = [
         f"{data.pred_source} ({data.pred_format}) against {data.gt_source} ({data.gt_format}): "
-        f"{data.images} images, confidence >= {parameters.confidence_threshold:g}, "
-        f"IoU {parameters.iou_min:g} / {parameters.iou_perfect:g}, {findings.created_at}",
+        f"{counted(data.images, 'image')}, kept from confidence {parameters.confidence_threshold:g}, "
+        f"a match from IoU {parameters.iou_min:g}, correct from IoU {parameters.iou_perfect:g}, "
+        f"{findings.created_at}",
         findings.headline(),
         f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),

@@ -24,6 +24,7 @@ from helpers.paths import ROOT
 
 from handler.comparison import compare
 from handler.report.findings import Comparison
+from handler.report.findings.compare_findings import compare_verdict
 from handler.report.page import render_compare_html
 from handler.sections.wording import duration, image_duration, saving, tail_of
 
@@ -466,9 +467,10 @@ def test_the_comparison_page_shows_the_comparison_safely(
         text = page.locator("body").text_content() or ""
         assert HOSTILE_CLASS in text and "b <i>.json" in text
         assert page.locator("img, script, i").count() == 0
-        assert page.locator("[data-field=better] .value").text_content() == found.better
-        shown = page.locator("[data-field=difference] .value").text_content()
-        assert shown == f"{found.difference.score:+.2f}"
+        # the verdict says which set and by how much, once: no card repeats it
+        verdict = page.locator("[data-field=verdict]").text_content() or ""
+        assert verdict == compare_verdict(found) and f"Prediction set {found.better} leaves less" in verdict
+        assert page.locator("[data-field=better], [data-field=difference]").count() == 0
         for figure in ("difference", "compare_classes", "transitions"):
             assert page.locator(f"svg[data-figure={figure}]").count() == 1
         # B found the two boxes A missed: the grid's cells are the transitions' counts, row by row

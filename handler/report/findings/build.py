@@ -53,16 +53,17 @@ def time_clause(time: TimeSaved) -> str:
     return f"pre-labeling saves about {saved} of the {scratch} it takes to draw every box"
 
 
-def verdict(tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None) -> str:
+def verdict(
+    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, misread: bool
+) -> str:
     """The score and grade at the threshold given, the time it saves and which way what is left
-    leans (the recommendation is its own field: `Findings.headline` says both)."""
+    leans (the recommendation is its own field: `Findings.headline` says both). On files the node
+    thinks it misread, the score is the one as read: `headline` puts how to read them first."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
-    return (
-        f"Assistance score {tally.assistance_score:.2f} ({tally.grade}{borderline}): "
-        f"{time_clause(time)}; {lean(tally)}."
-    )
+    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally)}."
+    return f"As read, assistance score {scored}" if misread else f"Assistance score {scored}"
 
 
 def _skipped(state: EvaluationState) -> Skipped:
@@ -109,7 +110,9 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
-        verdict=verdict(tally, reason, time_saved(tally, facts.costs), facts.spread),
+        verdict=verdict(
+            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].misread
+        ),
         reason=reason,
         counts=Counts.of(tally),
         mean_iou=tally.mean_iou,

@@ -105,7 +105,10 @@ class Findings(Section):
         CLI's first sentences."""
         if self.reason is not None:
             return self.verdict
-        return f"{self.verdict} Recommended: {self.recommendation.says}."
+        says = self.recommendation.says
+        if self.recommendation.misread:
+            return f"{says[0].upper()}{says[1:]}. {self.verdict}"
+        return f"{self.verdict} Recommended: {says}."
 
     def document(self) -> dict[str, object]:
         """The JSON document: plain data under the published key names (`class`, not `class_name`)."""

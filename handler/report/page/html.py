@@ -30,6 +30,7 @@ from handler.sections.wording import (
     counted,
     duration,
     ends,
+    how_often,
     image_duration,
     saved_time,
     saving,
@@ -155,6 +156,7 @@ def environment() -> jinja2.Environment:
     environment.globals.update(
         counted=counted,
         score_between=score_between,
+        how_often=how_often,
         saved_between=saved_between,
         signed_between=signed_between,
         signed_ends=signed_ends,
