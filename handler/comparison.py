@@ -36,7 +36,9 @@ from handler.storage.local import LocalStore
 
 def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
-    return evaluate_plan(plan_sides(gt, pred, inputs.thresholds, execution, COMPARE_ONLY), None)
+    return evaluate_plan(
+        plan_sides(gt, pred, inputs.thresholds, execution, COMPARE_ONLY, inputs.score_on), None
+    )
 
 
 @contextmanager
