@@ -103,6 +103,8 @@ def compare_runs(
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
+    if a.gt.masks and a.pred.masks and b.pred.masks:  # both runs scored on masks: a mask's seconds
+        costs = costs.on_masks()
     paired = paired_bootstrap(*counts, costs)
     runs = tuple(
         RunFigures(

@@ -16,6 +16,8 @@ from helpers.node_run import run_node
 from helpers.paths import THIRD_PARTY
 from pycocotools.coco import COCO
 
+from handler.engine.timecost import TimeCosts
+
 IOU_MIN, IOU_PERFECT, CONFIDENCE = 0.3, 0.8, 0.5
 
 
@@ -65,6 +67,11 @@ def test_the_coco_masks_score_as_pycocotools_and_the_contract_s_greedy(tmp_path:
     assert findings["counts"] == oracle.counts
     assert round(float(oracle.score), 2) == 0.30 and oracle.grade == "Minimal assist"
     assert findings["efficiency_level"] == "Minimal assist"
+    # A mask's seconds: drawing a polygon (COCO) and fixing an outline are measured, not a box's.
+    time = findings["time"]
+    assert time["shape"] == "masks" and not time["costs_adjusted"]
+    assert (time["costs_seconds"]["draw"], time["costs_seconds"]["nudge"]) == (79.2, 26.4)
+    assert set(time["cited"]) == {"draw", "nudge"}
     assert findings["assistance_score"] == float(oracle.score)
 
 
@@ -72,4 +79,12 @@ def test_the_boxes_of_the_same_detections_still_score_as_before(tmp_path: Path) 
     gt, _, boxes = _coco_pair()
     findings = _findings(tmp_path, gt, boxes)
     assert findings["efficiency_level"] == "Partial assist"
+    assert findings["time"]["shape"] == "boxes" and findings["time"]["costs_seconds"]["draw"] == 25.5
     assert round(findings["assistance_score"], 2) == 0.37
+
+
+def test_seconds_given_for_boxes_stay_on_masks() -> None:
+    """Only an action at a box's default seconds takes a mask's: a team's own seconds are kept."""
+    on_masks = TimeCosts(draw=30.0).on_masks()
+    assert (on_masks.draw, on_masks.nudge, on_masks.accept, on_masks.shape) == (30.0, 26.4, 1.8, "masks")
+    assert on_masks.defaults == TimeCosts().on_masks() != TimeCosts()
