@@ -18,7 +18,9 @@ y` (column-major): the intervals are what the measures work on (`foreground`).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 import numpy as np
@@ -73,7 +75,7 @@ def foreground(masks: MaskRuns) -> Foreground:
 def extent(masks: MaskRuns) -> FloatArray:
     """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
     `toBbox` as corners); zeros for an empty mask or a row without one."""
-    return Measured.of(masks).extent()
+    return Measured.of(masks).extent
 
 
 def well_formed(masks: MaskRuns) -> BoolArray:
@@ -364,16 +366,14 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
 
 def _two_apart_sums(value: IntArray, owner: IntArray, place: IntArray) -> IntArray:
     """rleFrString's `if (m > 2) x += cnts[m - 2]`: from the fourth value of a string on, the
-    running sum along its odd places from the second and its even places from the third."""
-    chain = np.where(place < 1, 0, np.where(place % 2 == 1, 1, 2)) + 3 * owner
-    order = np.lexsort((place, chain))
-    summed = np.cumsum(value[order])
-    chained = chain[order]
-    chain_start = np.ones(len(order), dtype=bool)
-    chain_start[1:] = chained[1:] != chained[:-1]
-    start_at = np.maximum.accumulate(np.where(chain_start, np.arange(len(order)), 0))
-    counts = np.empty(len(value), dtype=np.int64)
-    counts[order] = summed - np.concatenate(([0], summed))[start_at]
+    running sum along its odd places from the second and its even places from the third: one
+    running sum per parity over all the strings, less its value where each string starts."""
+    counts = value.copy()
+    starts = np.flatnonzero(place == 0)
+    for chain in (place % 2 == 1, (place % 2 == 0) & (place > 0)):
+        running = np.cumsum(np.where(chain, value, 0))
+        before = (running - np.where(chain, value, 0))[starts]  # the sum of the strings before
+        counts[chain] = (running - np.repeat(before, np.diff(np.append(starts, len(value)))))[chain]
     return counts
 
 
@@ -394,6 +394,15 @@ class Measured:
 
     @classmethod
     def of(cls, masks: MaskRuns) -> Measured:
+        """The masks measured, once per `MaskRuns` (a table's masks are measured by each search
+        of its pairs: the matching, the near misses, the duplicates)."""
+        found = _MEASURED.get(masks)
+        if found is None:
+            found = _MEASURED[masks] = cls._measured(masks)
+        return found
+
+    @classmethod
+    def _measured(cls, masks: MaskRuns) -> Measured:
         fg = foreground(masks)
         stride = int((masks.height * masks.width).max(initial=0)) + 1
         lengths = fg.stop - fg.start
@@ -402,8 +411,9 @@ class Measured:
         before = np.concatenate(([0], np.cumsum(lengths)))
         return cls(fg, pixels, masks.height, masks.width, stride, base + fg.start, base + fg.stop, before)
 
+    @cached_property
     def extent(self) -> FloatArray:
-        """`extent` of the masks. A run that goes on into the next column covers the bottom of one
+        """`extent` of the masks (once). A run that goes on into the next column covers the bottom of one
         and the top of the other: its rows are all of them."""
         fg = self.foreground
         height = self.height[fg.row]
@@ -430,6 +440,10 @@ class Measured:
         partial = np.where(whole < len(self.key_start), np.maximum(at - self.key_start[inside], 0), 0)
         counted: IntArray = self.before[whole] + partial
         return counted
+
+
+# The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
+_MEASURED: weakref.WeakKeyDictionary[MaskRuns, Measured] = weakref.WeakKeyDictionary()
 
 
 def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:

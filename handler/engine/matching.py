@@ -327,7 +327,7 @@ def _mask_pair_parts(
     """`_pair_parts` of two tables of masks: the pairs on their masks' IoU, found over their extents."""
     assert gt.masks is not None and pred.masks is not None
     measured = Measured.of(gt.masks), Measured.of(pred.masks)
-    gt, pred = gt.with_columns(xyxy=measured[0].extent()), pred.with_columns(xyxy=measured[1].extent())
+    gt, pred = gt.with_columns(xyxy=measured[0].extent), pred.with_columns(xyxy=measured[1].extent)
     gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
     with_area = np.flatnonzero(pred_area > 0)
     windowed = pred[with_area]
