@@ -10,7 +10,6 @@ whole processes, alternating; medians of wall time and peak RSS.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import importlib.util
 import json
@@ -25,7 +24,7 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.process import Measurement, measure  # noqa: E402
+from bench.process import Measurement, measure, repeated_script  # noqa: E402
 
 PAIR: Final = ROOT / "tests" / "data" / "third_party" / "coco_val2014_100"
 COPIES: Final = 50
@@ -74,17 +73,13 @@ def _commands(gt: Path, results: Path, store: str) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/masks.py", description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
-    folder = ROOT / "bench" / ".work" / "masks"
-    folder.mkdir(parents=True, exist_ok=True)
+    repeats, folder = repeated_script("masks", __doc__.split("\n")[0], argv)
     gt, results = _write(folder)
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
     measured: dict[str, list[Measurement]] = {}
     with tempfile.TemporaryDirectory() as store:
         commands = _commands(gt, results, store)
-        for turn in range(args.repeats):
+        for turn in range(repeats):
             names = list(commands)
             for name in names[turn % len(names) :] + names[: turn % len(names)]:
                 run = measure(commands[name], environ, folder / f"{name}.log", 1800)
