@@ -194,7 +194,7 @@ def _tables(batch: Batch) -> tuple[BoxTable, BoxTable]:
     """Checked records → two box tables with image = record index and one shared class space;
     the boxes the checks skipped are left out (their positions kept as source indices)."""
     _, class_id = np.unique(batch.labels, return_inverse=True)
-    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores)
+    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores, masks=batch.masks)
     boxes = boxes.with_columns(source_index=np.r_[np.arange(batch.n_gt), np.arange(len(boxes) - batch.n_gt)])
     gt, pred = boxes[: batch.n_gt], boxes[batch.n_gt :]
     return gt[batch.keep[: batch.n_gt]], pred[batch.keep[batch.n_gt :]]
@@ -272,7 +272,9 @@ class PrelabelingEfficiency:
     `add(predictions, groundtruths)` takes one record per image, in mmdetection's style:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
-    class names or ids; GT and predictions are compared by equal label.
+    class names or ids; GT and predictions are compared by equal label. Records may carry
+    `"masks"`, mmdetection's (N, height, width) binary instance masks, one per box: when every
+    record of both sides does, pairs are measured by mask IoU.
     """
 
     def __init__(
