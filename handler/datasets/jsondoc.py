@@ -14,6 +14,7 @@ and collections over millions of fresh dicts would otherwise cost more than the 
 from __future__ import annotations
 
 import gc
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -48,6 +49,12 @@ _BETWEEN_OBJECTS: Final = re.compile(rb"\}\s*,\s*\{")
 LOOKAHEAD_BYTES: Final = 64 << 10
 # Read from each end of a big file to know its shape (and its first element) before streaming.
 _HEAD_BYTES: Final = 1 << 20
+# The numbers orjson refuses and Python's json module reads (NaN, Infinity, -Infinity, a number
+# beyond float64 such as 1e309): what a file written by `json.dump` from floats holds.
+_NON_STANDARD_NUMBER: Final = re.compile(rb"NaN|Infinity|\d[eE][+-]?\d{3}")
+# An escaped UTF-16 surrogate: orjson refuses a lone one, json would read it into a string that
+# cannot be written out again, so a text with one never takes json's reading.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 Decode = Callable[[bytes], "list[Any] | None"]
 
@@ -80,11 +87,27 @@ def _located(source: Source, error: orjson.JSONDecodeError, line_offset: int = 0
     )
 
 
+def loads(text: bytes) -> Any:
+    """`text` parsed as plain JSON values, with the numbers `json.loads` gives: orjson's parse
+    (the same float64 bits), or `json.loads`' for a text orjson refuses that holds a number only
+    json reads (NaN, Infinity, 1e309); orjson's `JSONDecodeError` when neither reads it."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        if not _NON_STANDARD_NUMBER.search(text) or _SURROGATE_ESCAPE.search(text):
+            raise
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        raise
+
+
 def parse_json(source: Source, content: bytes) -> Any:
     """The parsed document, plain JSON values (an error names the line and column)."""
     try:
         with gc_paused():
-            return orjson.loads(content)
+            return loads(content)
     except orjson.JSONDecodeError as error:
         raise _located(source, error) from None
 
@@ -268,7 +291,7 @@ def parse_json_lines(source: Source, content: bytes, prefix: str = "") -> LineRe
             if not line.strip():
                 continue
             try:
-                records.append(orjson.loads(line))
+                records.append(loads(line))
             except orjson.JSONDecodeError as error:
                 raise _located(source, error, line_offset=number - 1) from None
             positions.append(f"{prefix}line {number}")
@@ -281,7 +304,7 @@ def looks_like_json_lines(content: bytes) -> bool:
     if not first.startswith(b"{") or not rest.strip():
         return False
     try:
-        orjson.loads(first)
+        loads(first)
     except orjson.JSONDecodeError:
         return False
     return True
