@@ -390,19 +390,20 @@ def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
     return np.int32 if n_pairs < np.iinfo(np.int32).max else np.int64
 
 
-def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
+def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int, ordered: bool = False) -> MatchResult:
     """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT.
 
     Equivalent to taking the best remaining pair again and again, done in rounds: a pair
     that is the best remaining pair of both its prediction and its GT box can never be
     pre-empted, so every such pair is accepted at once, and so is every pair of a tie block
     (`_tie_block_pairs`). Pairs already in the greedy order (as `candidate_pairs` returns
-    them, or any subset of them) are not sorted again.
+    them, or any subset of them) are not sorted again; `ordered` says the caller knows they are
+    (a subset of `candidate_pairs`' pairs), and the check is skipped.
 
     A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
     and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
     """
-    if not in_greedy_order(pairs):
+    if not ordered and not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
     gt_match = np.full(n_gt, -1, dtype=np.int64)
