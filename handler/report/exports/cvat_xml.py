@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Final
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from handler.boxes import FloatArray, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.report.exports.columns_text import by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
+from handler.report.exports.xml_text import escape, quoteattr
 from handler.report.json_lines import ObjectArray
 
 XML_DECLARATION: Final = '<?xml version="1.0" encoding="utf-8"?>\n'
