@@ -632,9 +632,9 @@ def _show_outcomes(store: Store, report_id: str, fmt: OutcomeFormat) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from handler.features.review.finisher import work_seconds
     from handler.report.exports import Policy, pre_labels
     from handler.report.finishers import REPORT_PARTS
-    from handler.report.finishers.review_queue import work_seconds
     from handler.report.publish import PRE_LABELS, read_report_chunks
 
     try:

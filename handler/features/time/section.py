@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field
 
@@ -10,13 +10,10 @@ from handler.engine.calibration import MIN_SUPPORT
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
 from handler.engine.timecost import ACTIONS, ASSUMED, CITED, CostFit, TimeCosts
-from handler.report import charts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Seconds, Section
-from handler.report.findings.shown import Shown
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.sections import charts
+from handler.sections.context import RunFacts
+from handler.sections.fields import Counts, Seconds, Section
+from handler.sections.shown import Shown
 
 
 class ActionCosts(Section):
@@ -119,7 +116,16 @@ def time(facts: RunFacts) -> TimeSaved:
     return time_saved(facts.state.tally, facts.costs)
 
 
-def time_figure(findings: Findings) -> dict[str, Any]:
+class _Drawn(Protocol):
+    """What the time bar reads of the findings."""
+
+    @property
+    def time(self) -> TimeSaved: ...
+    @property
+    def counts(self) -> Counts: ...
+
+
+def time_figure(findings: _Drawn) -> dict[str, Any]:
     """Where the labeler's time goes: with the predictions, by action, against from scratch."""
     time = findings.time
     bar = charts.time_bar(findings.counts, time.costs_seconds.model_dump(), time.from_scratch_seconds)

@@ -26,9 +26,9 @@ from handler.engine.state import EvaluationState
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
 from handler.images.pictures import Pictures
 from handler.inputs.node_inputs import decimal_point
-from handler.report.findings.context import RunFacts
-from handler.report.findings.shown import Shown
-from handler.report.findings.wording import counted
+from handler.sections.context import RunFacts
+from handler.sections.shown import Shown
+from handler.sections.wording import counted
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).

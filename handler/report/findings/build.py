@@ -8,18 +8,18 @@ from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
 from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.features.dataset.section import DatasetFigures, Skipped, SkippedBoxEntry
 from handler.features.gauge.section import borderline_clause
-from handler.features.per_class.partial import PER_CLASS
 from handler.features.time.section import time_saved
 from handler.inputs import NodeInputs
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Counts, Grade
-from handler.report.findings.model import KIND, VERSION, Execution, Findings, Parameters, TimeSaved
-from handler.report.findings.shown import build_sections
-from handler.report.findings.wording import counted, duration
+from handler.report.findings.model import KIND, VERSION, Execution, Findings, TimeSaved
+from handler.sections.context import RunFacts
+from handler.sections.fields import Counts, Grade, Parameters
+from handler.sections.shown import build_sections
+from handler.sections.wording import counted, duration
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
