@@ -86,7 +86,7 @@ def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsondoc, "LOOKAHEAD_BYTES", 32)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=_result_texts(), outer=_WHITESPACE)
 def test_results_read_with_the_bits_json_loads_gives(
     tmp_path: Path, small_pieces: None, records: list[str], outer: str
@@ -103,7 +103,7 @@ def test_results_read_with_the_bits_json_loads_gives(
     assert _bits(rows.confidence).tolist() == _bits(score).tolist()
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=_result_texts())
 def test_instances_and_json_lines_read_with_the_bits_json_loads_gives(
     tmp_path: Path, records: list[str]
