@@ -252,10 +252,15 @@ def _pairs_of_rows(
     A pair whose y-overlap is below `min_height` of its GT row cannot reach the floor: it is
     dropped before the rest of its IoU is computed.
     """
-    g, p = enumerate_ranges(start, count)
-    height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
-    near = height >= np.repeat(min_height[rows], count)
-    g, p, height = g[near] + rows.start, p[near], height[near]
+    ends = np.cumsum(count)
+    p = np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
+    # The y-overlap of every enumerated pair, in place (`overlap`'s operations, in its order).
+    top = np.minimum(np.repeat(gt.y1[rows], count), pred.y1[p])
+    height = np.subtract(top, np.maximum(np.repeat(gt.y0[rows], count), pred.y0[p]), out=top)
+    near = np.flatnonzero(height >= np.repeat(min_height[rows], count))
+    # Only the pairs near in y learn their GT row: the window their position falls in.
+    g = np.searchsorted(ends, near, "right") + rows.start
+    p, height = p[near], height[near]
     width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
     iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
     if gt.turned is not None and pred.turned is not None:
