@@ -195,7 +195,8 @@ class _Chunk:
     crowd: BoolArray
     rejected: dict[int, str]  # by row of the chunk
     reasons: dict[int, str]  # rows rejected for an unknown image or class
-    written_class: IntArray  # category_id as written, -1 where not an integer
+    written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
+    written_names: tuple[str, ...]
 
 
 def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
@@ -228,7 +229,7 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
         written.crowd,
         rejected,
         reasons,
-        _ints(category_ids),
+        *_written_classes(category_ids),
     )
 
 
@@ -243,6 +244,20 @@ def _ints(values: list[Any] | IntArray) -> IntArray:
         ],
         dtype=np.int64,
     )
+
+
+def _written_classes(values: list[Any] | IntArray) -> tuple[IntArray, tuple[str, ...]]:
+    """The category ids as written: integers as they are, a text as -2 - its place among the
+    texts (a trainer's own label strings, read again by name), -1 for anything else."""
+    written = _ints(values)
+    if isinstance(values, np.ndarray):
+        return written, ()
+    texts = sorted({v for v in values if isinstance(v, str)})
+    if not texts:
+        return written, ()
+    place = {text: -2 - i for i, text in enumerate(texts)}
+    coded = np.array([place.get(v, -1) if isinstance(v, str) else -1 for v in values], dtype=np.int64)
+    return np.where(coded < -1, coded, written), tuple(texts)
 
 
 def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, count: int) -> ParsedRows:
@@ -287,6 +302,7 @@ class _Filling:
         self._columns: dict[str, Any] = {}
         self._rejected: dict[int, str] = {}
         self._reasons: dict[int, str] = {}
+        self._names: dict[str, int] = {}  # the texts written as category_id, by place
 
     def add(self, chunk: _Chunk) -> None:
         first, rows = self._rows, len(chunk.image)
@@ -297,9 +313,17 @@ class _Filling:
             self._resize(max(first + rows, room + room // 4))
         for name, column in self._columns.items():
             column[first : first + rows] = getattr(chunk, name)
+        if chunk.written_names:
+            self._name_classes(self._columns["written_class"][first : first + rows], chunk.written_names)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
         self._reasons.update((first + row, why) for row, why in chunk.reasons.items())
         self._rows += rows
+
+    def _name_classes(self, written: IntArray, names: tuple[str, ...]) -> None:
+        """A chunk's texts (`written` in place) renumbered among the list's: its codes are its own."""
+        codes = np.array([-2 - self._names.setdefault(name, len(self._names)) for name in names])
+        text = written < -1
+        written[text] = codes[-2 - written[text]]
 
     def _resize(self, rows: int) -> None:
         for column in self._columns.values():
@@ -322,6 +346,7 @@ class _Filling:
             sized=True,
             convention="x y w h",
             written_class=self._columns["written_class"],
+            written_names=tuple(self._names),
         )
 
 
@@ -339,7 +364,7 @@ def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) 
             return None
         rows = _chunk_rows(entries, ids)
         # Freed while collections are paused: its tuples would make the next allocation's collection
-        # walk them all (~4 ms per piece).
+        # walk them all, once per piece.
         del entries
     return rows
 
@@ -421,10 +446,15 @@ def read_coco_results(
 
     `names` (--pred-names) name its category ids instead of the GT file's categories. An
     `ArrayText` is decoded and turned into columns a piece at a time (side by side when it pays)."""
-    if reference is None or ids is None:
+    if reference is None:
         raise DatasetError(
-            f"{source}: a COCO results list names images and categories by COCO id: "
-            "expected a COCO instances file as the ground truth"
+            f"{source}: a COCO results list (predictions with scores) read as the ground truth: swapped? "
+            "The ground truth, a COCO instances file, comes first: prelabel-eval GT PRED"
+        )
+    if ids is None:
+        raise DatasetError(
+            f"{source}: a COCO results list names images and categories by COCO id: expected a COCO "
+            f"instances file as the ground truth, not {reference.source} ({reference.format})"
         )
     images = Images(reference.asset_ids, reference.widths, reference.heights)
     class_names = reference.class_names

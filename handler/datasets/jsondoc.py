@@ -25,13 +25,12 @@ from typing import Any, Final
 
 import orjson
 
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 from handler.storage import Source
 from handler.storage.base import RangedFile, max_file_bytes
 
 # A big JSON file (a COCO results list, a native document) is decoded in pieces on several local
-# processes from this size on: below it, starting them costs more than they save (the 5k-image
-# workload's 36 MB results file gains ~0.1 s on 2 cores).
+# processes from this size on: below it, starting them costs more than they save.
 PARALLEL_MIN_BYTES: Final = 16 << 20
 # Elements per chunk when a parsed list is handed on in chunks.
 CHUNK_ROWS: Final = 1 << 15
@@ -39,8 +38,7 @@ CHUNK_ROWS: Final = 1 << 15
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 # Text of a piece that one worker reads, cuts and decodes on its own (`ArrayText.piece_text`):
-# larger ones cost a worker more page faults than they save in tasks (50k: 1.2 s of system
-# time at 8 MiB, 0.1 s at 2 MiB).
+# larger ones cost a worker more page faults than they save in tasks.
 PIECE_BYTES: Final = 2 << 20
 # Where one object of an array may end and the next begin, found without reading what comes
 # before; a cut that is not one leaves its piece (or the one before) invalid.
@@ -77,13 +75,16 @@ def nested_too_deeply(where: str) -> DatasetError:
     )
 
 
-def _located(source: Source, error: orjson.JSONDecodeError, line_offset: int = 0) -> DatasetError:
+def _located(
+    source: Source, error: orjson.JSONDecodeError, line_offset: int = 0, content: bytes = b""
+) -> DatasetError:
     reason = error.msg.split(":")[0]
     if "recursion" in reason.lower() or "depth" in reason.lower():
         return nested_too_deeply(source.name)
+    at_start = error.lineno + line_offset == 1 and error.colno == 1
     return DatasetError(
         f"{source.name}: line {error.lineno + line_offset} column {error.colno}: "
-        f"expected valid JSON ({reason})"
+        f"expected valid JSON ({reason}){looks_like(content) if at_start else ''}"
     )
 
 
@@ -103,13 +104,51 @@ def loads(text: bytes) -> Any:
         raise
 
 
+# What a file that is not JSON from its first character may be instead, and what to do about it.
+LOOKS_LIKE: Final = (
+    ("XML", "a VOC or CVAT file is read from a .xml name: rename it, or give its folder"),
+    ("CSV", "no format here is CSV: convert it to COCO JSON or the native format (docs/formats.md)"),
+    ("label lines", "YOLO and cartucho lines are read from .txt files: give their folder"),
+)
+
+
+def looks_like(content: bytes) -> str:
+    """`: it reads as CSV (first line `ImageID,Source,…`); <the fix>`, or nothing when the file's
+    start looks like none of LOOKS_LIKE."""
+    lines = content[:4096].decode("utf-8", "replace").splitlines()
+    first = lines[0].strip() if lines else ""
+    kind = _kind(first, lines[1] if len(lines) > 1 else "")
+    if kind is None:
+        return ""
+    return f": it reads as {kind} (first line {quoted(first)}); {dict(LOOKS_LIKE)[kind]}"
+
+
+def _kind(first: str, second: str) -> str | None:
+    if first.startswith("<"):
+        return "XML"
+    if first.count(",") >= 2 and (not second or second.count(",") >= first.count(",")):
+        return "CSV"
+    tokens = first.split()
+    if len(tokens) >= 5 and all(_numeric(token) for token in tokens[1:]):
+        return "label lines"
+    return None
+
+
+def _numeric(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_json(source: Source, content: bytes) -> Any:
     """The parsed document, plain JSON values (an error names the line and column)."""
     try:
         with gc_paused():
             return loads(content)
     except orjson.JSONDecodeError as error:
-        raise _located(source, error) from None
+        raise _located(source, error, content=content) from None
 
 
 @dataclass(frozen=True)

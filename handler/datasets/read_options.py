@@ -110,6 +110,7 @@ class ReadOptions:
     box: str | None = None
     frame: str | None = None
     class_map: dict[str, str] | None = None  # class as written → GT class, read from the file
+    score: str | None = None
 
     def given(self) -> list[ReadOption]:
         """The options given, in `READ_OPTIONS` order."""
@@ -190,8 +191,9 @@ def parse_class_map(where: str, content: bytes) -> dict[str, str]:
 
 def read_class_map_file(key: str, reference: str) -> dict[str, str]:
     """The map of the GT_CLASS_MAP / PRED_CLASS_MAP file at `reference`; an error names the option."""
+    content = _option_file(key, reference)  # its InputError names the option already
     try:
-        return parse_class_map(reference, _option_file(key, reference))
+        return parse_class_map(reference, content)
     except ValueError as error:
         raise InputError(f"{option_label(key)}: {error}") from None
 
@@ -210,6 +212,13 @@ def _frame_text(text: str) -> str:
             'expected a frame: "normalized", "swapped", "letterbox 640", "letterbox 640 stride 32", '
             '"letterbox-top-left 640", "resized 640" or "scale 0.5"'
         )
+    return text.strip()
+
+
+def _score_text(text: str) -> str:
+    """Checked by `engine.readings.scores.reading` when the side is read (it names the form)."""
+    if not text.strip():
+        raise ValueError('expected a score scale: "scale 100" (percentages) or "scale 255"')
     return text.strip()
 
 
@@ -284,6 +293,17 @@ READ_OPTIONS: Final = (
         "any format",
         _file_reference,
         read_class_map_file,
+        rereads=True,
+    ),
+    ReadOption(
+        "score",
+        "SCALE",
+        {
+            "gt": 'the scale the GT\'s confidences were written on: "scale 100" (percentages), "scale 255"',
+            "pred": 'the scale the confidences were written on: "scale 100" (percentages), "scale 255"',
+        },
+        "any format",
+        _score_text,
         rereads=True,
     ),
 )

@@ -21,7 +21,9 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
+from helpers.paths import THIRD_PARTY
 from helpers.pre_labels import (
+    ROUTED_GIVEN,
     TOLERANCE_PX,
     Report,
     boxes,
@@ -35,11 +37,14 @@ from helpers.pre_labels import (
     stored_report,
 )
 
-from handler.cli import _write_files, main
+from handler.cli import _write_files, findings_summary, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
 from handler.report.exports import EXPORT_TARGETS
+from handler.report.findings import Findings
 from handler.storage import open_source
+
+COCO = THIRD_PARTY / "coco_val2014_100"
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +78,7 @@ def test_every_export_target_is_read_back() -> None:
     assert set(READERS) == set(EXPORT_TARGETS)
 
 
-@pytest.mark.parametrize("policy", ["recommended", "single", "threshold 0.5"])
+@pytest.mark.parametrize("policy", ["recommended", "single", f"threshold {ROUTED_GIVEN}"])
 @pytest.mark.parametrize("target", list(READERS))
 def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
     report: Report, target: str, policy: str, tmp_path: Path
@@ -85,7 +90,7 @@ def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
 
     wanted = expected(report, policy)
     same_boxes(found, wanted)
-    if policy == "threshold 0.5":  # the threshold given: what the graded run kept
+    if policy == f"threshold {ROUTED_GIVEN}":  # the threshold given: what the graded run kept
         assert len(found[0]) == report.findings["dataset"]["predictions_kept"]
 
 
@@ -220,6 +225,30 @@ def test_a_tool_that_needs_image_sizes_refuses_a_report_without_them_in_one_line
         )
 
 
+@pytest.mark.parametrize(
+    ("asset", "label"), [("a\0b.jpg", "cat"), ("a.jpg", "c\x01t")], ids=["NUL", "control"]
+)
+def test_a_name_xml_cannot_carry_refuses_cvat_in_one_line(
+    asset: str, label: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    box = {"label": label, "x_min": 10, "y_min": 20, "x_max": 110, "y_max": 70}
+    for side, extra in (("gt", {}), ("pred", {"confidence": 0.75})):
+        line = {"asset_id": asset, "width": 200, "height": 100, "annotations": [{**box, **extra}]}
+        (folder / f"{side}.jsonl").write_text(json.dumps(line) + "\n")
+    made = stored_report(tmp_path / "store", folder / "gt.jsonl", folder / "pred.jsonl")
+    capsys.readouterr()
+
+    code = main(
+        ["export", "latest", "--store", str(made.store), "--to", "cvat", "--out", str(tmp_path / "x.xml")]
+    )
+
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "x.xml").exists()
+    assert err.startswith(f"error: report {made.report_id}: ") and "which XML cannot carry" in err
+
+
 # The module, not the function the package names `pre_labels` too.
 PRE_LABELS_MODULE = importlib.import_module("handler.report.exports.pre_labels")
 
@@ -277,23 +306,53 @@ def test_a_file_interrupted_while_written_is_not_left_half_written(tmp_path: Pat
     assert target.read_bytes() == b"[]" and list(target.parent.iterdir()) == [target]
 
 
-def test_page_findings_routing_json_and_export_give_one_recommendation(
-    report: Report, tmp_path: Path
+@pytest.fixture(scope="module", params=["example", "coco"])
+def policy_report(
+    request: pytest.FixtureRequest, report: Report, tmp_path_factory: pytest.TempPathFactory
+) -> Report:
+    """The routed example, and the real COCO val2014 pair (at 0.5: every prediction kept)."""
+    if request.param == "example":
+        return report
+    store = tmp_path_factory.mktemp("coco") / "store"
+    return stored_report(
+        store, COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
+    )
+
+
+def _carried(report: Report) -> set[str]:
+    """Every class a box of either side names."""
+    reference = report.gt()
+    pred = load_dataset(open_source(str(report.pred_file)), None, reference).dataset
+    return {
+        dataset.class_names[c]
+        for dataset in (reference.dataset, pred)
+        for c in set(dataset.boxes.class_id.tolist())
+    }
+
+
+def test_page_summary_routing_json_and_export_give_one_recommendation(
+    policy_report: Report, tmp_path: Path
 ) -> None:
-    """The four places a lead meets the recommendation say the same policy."""
+    """The places a lead meets the recommendation say the same policy."""
+    report = policy_report
     recommended = report.findings["recommendation"]
     folder = report.store / "reports" / report.report_id
     page = (folder / "report.html").read_text()
-    # findings -> routing.json: every class at the threshold the findings give it (the classes they
-    # list; every other class at the single threshold)
+    # findings -> routing.json: every class either side carries, at the threshold the findings give
+    # it (the classes they list; every other class at the single threshold)
+    assert _carried(report) <= set(report.routing)
     listed = {row["class"]: row["threshold"] for row in recommended["classes"]}
     assert listed.items() <= report.routing.items()
     assert all(report.routing[name] == recommended["threshold"] for name in set(report.routing) - set(listed))
-    # findings -> the verdict and the page: the one sentence, and the recommendation figure
-    assert f"Recommended: {recommended['says']}." in report.findings["verdict"]
-    assert html.escape(recommended["says"]) in page and 'data-section-figure="recommendation"' in page
+    # findings -> the headline, the CLI summary and the page: the one sentence, and the figure
+    headline = Findings.model_validate(report.findings).headline()
+    assert f"Recommended: {recommended['says']}." in headline
+    summary = findings_summary(Findings.model_validate(report.findings), "")
+    assert f"Recommended: {recommended['says']}." in summary
+    assert html.escape(f"Recommended: {recommended['says']}.") in page
+    assert 'data-section-figure="recommendation"' in page
     # routing.json -> the export's default policy: exactly the boxes it keeps
-    default = boxes(read_label_studio(export(report, "label-studio", tmp_path / "d.json"), gt()))
+    default = boxes(read_label_studio(export(report, "label-studio", tmp_path / "d.json"), report.gt()))
     same_boxes(default, expected(report, "recommended"))
     # never less time saved than any single threshold of the sweep
     sweep = report.findings["confidence_sweep"]["points"]

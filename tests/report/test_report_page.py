@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helpers.builders import annotation, asset, write_json
 from helpers.findings_schema import validate_document
+from markupsafe import escape
 from pydantic import ValidationError
 
 import handler.features
@@ -24,6 +25,7 @@ from handler.report.page import render_html
 from handler.report.page.html import duration
 from handler.sections.charts import sweep_figure
 from handler.sections.shown import features
+from handler.sections.wording import tail_of
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -129,7 +131,14 @@ def findings(tmp_path: Path) -> Findings:
 
 def test_findings_carry_the_new_sections(findings: Findings) -> None:
     validate_document(findings.document())
-    assert findings.document()["actions"] == {"accept": 0, "nudge": 1, "relabel": 1, "delete": 2, "draw": 2}
+    assert "actions" not in findings.document()  # the counts under the actions' names (version 3)
+    shown_actions = dict(
+        re.findall(
+            r'<tr data-action="(\w+)"><td>[^<]*</td><td class="num" data-field="count">(\d+)<',
+            render(findings),
+        )
+    )
+    assert shown_actions == {"accept": "0", "nudge": "1", "relabel": "1", "delete": "2", "draw": "2"}
     assert findings.document()["confusions"] == [{"gt_class": HOSTILE, "pred_class": "car", "count": 1}]
     assert [row["class"] for row in findings.document()["per_class"]] == ["car", "dog", HOSTILE]
     assert findings.near_misses.count == 1 and findings.near_misses.bands[1].count == 1
@@ -138,7 +147,8 @@ def test_findings_carry_the_new_sections(findings: Findings) -> None:
     recommended = findings.document()["recommendation"]
     assert recommended["threshold"] == 0.0 and recommended["criterion"] == "labeler time saved"
     page = " ".join(render(findings).split())
-    assert "0 saves the most time" in page and f"Recommended: {recommended['says']}." in findings.verdict
+    assert "0 saves the most time" in page and f"Recommended: {recommended['says']}." in page
+    assert findings.headline() == f"{findings.verdict} Recommended: {recommended['says']}."
     assert findings.document()["time"]["costs_adjusted"] is False
     assert "Su, Deng, Fei-Fei" in findings.document()["time"]["cited"]["draw"]
 
@@ -155,7 +165,9 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
     texts = elements.texts
     assert texts["data-field=sweep_advice"][0].startswith("0 saves the most time")
     assert [t for t in texts["data-field=class_label"]] == ["car", "dog", HOSTILE[:21] + "…"]  # cut to fit
-    assert texts["data-field=asset_id"][0] == QUOTED
+    # a caption shows the id's tail, whole parts (no break inside a name); its title the whole id
+    assert texts["data-field=asset_id"][0] == tail_of(QUOTED) == "\u2026<b>&amp; 0001.jpg"
+    assert f'title="{escape(QUOTED)}"' in page
     figures = [
         attrs["data-figure"] for tag, attrs in elements.tags if tag == "svg" and "data-figure" in attrs
     ]
@@ -235,7 +247,7 @@ def test_schema_and_model_refuse_broken_new_sections(findings: Findings) -> None
     good: dict[str, Any] = findings.document()
     assert Findings.model_validate(good) == findings
     broken = [
-        {**good, "actions": {k: v for k, v in good["actions"].items() if k != "draw"}},
+        {**good, "counts": {k: v for k, v in good["counts"].items() if k != "false_negative"}},
         {**good, "per_class": [{"class": "car"}]},
         {**good, "confidence_sweep": {**good["confidence_sweep"], "best_score": 1.5}},
         {k: v for k, v in good.items() if k != "near_misses"},
@@ -351,7 +363,7 @@ def test_sweep_figure_stays_in_its_plot_and_marks_both_thresholds() -> None:
         (5399, "1 h 30 min"),
         (5400, "1 h 30 min"),
         (36_000, "10 h 00 min"),
-        (-120, "-2 min"),
+        (-120, "\u22122 min"),
     ],
 )
 def test_duration(seconds: float, text: str) -> None:
@@ -367,7 +379,7 @@ def test_a_one_image_one_box_run_reads_in_the_singular(tmp_path: Path) -> None:
     pred = write_json(tmp_path / "pred.json", {"assets": [missed]})
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path / "s"))
     text = re.sub(r"<[^>]+>", " ", render_html(result.findings, result.page))
-    assert "resamples of the 1 image:" in text
+    assert "resampling the 1 image (" in text
     plurals = re.findall(
         r"\b1 (?:images|boxes|objects|pairs|classes|missed objects|ground-truth boxes)\b", text
     )

@@ -19,7 +19,7 @@ from handler.report.findings.model import KIND, VERSION, Execution, Findings, Ti
 from handler.sections.context import RunFacts
 from handler.sections.fields import Counts, Grade, Parameters
 from handler.sections.shown import build_sections
-from handler.sections.wording import counted, duration
+from handler.sections.wording import counted, duration, saved_time
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -30,6 +30,8 @@ def lean(tally: Tally) -> str:
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
     missed = counted(fn, "missed object", "missed objects")
     invented = counted(fp, "invented box", "invented boxes")
+    if fn == fp == 0:
+        return "nothing is left to draw or delete"
     if fn > LEAN_RATIO * fp:
         return f"what is left leans towards drawing missed objects ({missed} vs {invented})"
     if fp > LEAN_RATIO * fn:
@@ -40,6 +42,8 @@ def lean(tally: Tally) -> str:
 def time_clause(time: TimeSaved) -> str:
     """The labeler time pre-labeling saves (or costs), against drawing every box from scratch."""
     scratch = duration(time.from_scratch_seconds)
+    if saved_time(time.saved_seconds) == "no time":
+        return f"pre-labeling saves no time over drawing every box ({scratch})"
     if time.saved_seconds < 0:
         return (
             f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing every box "
@@ -50,17 +54,16 @@ def time_clause(time: TimeSaved) -> str:
 
 
 def verdict(
-    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, recommended: str
+    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, misread: bool
 ) -> str:
-    """Two sentences: the score and grade at the threshold given, the time it saves and which way
-    what is left leans; then the recommendation."""
+    """The score and grade at the threshold given, the time it saves and which way what is left
+    leans (the recommendation is its own field: `Findings.headline` says both). On files the node
+    thinks it misread, the score is the one as read: `headline` puts how to read them first."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
-    return (
-        f"Assistance score {tally.assistance_score:.2f} ({tally.grade}{borderline}): "
-        f"{time_clause(time)}; {lean(tally)}. Recommended: {recommended}."
-    )
+    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally)}."
+    return f"As read, assistance score {scored}" if misread else f"Assistance score {scored}"
 
 
 def _skipped(state: EvaluationState) -> Skipped:
@@ -89,8 +92,6 @@ def _dataset(facts: RunFacts) -> DatasetFigures:
         pred_only_images=figures.pred_only_images,
         gt_source=facts.gt.source,
         pred_source=facts.pred.source,
-        gt_format=facts.gt.format,
-        pred_format=facts.pred.format,
         gt_read_as=facts.gt.read_as,
         pred_read_as=facts.pred.read_as,
         classes=len(facts.state.of(PER_CLASS).names),
@@ -110,7 +111,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
         verdict=verdict(
-            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].says
+            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].misread
         ),
         reason=reason,
         counts=Counts.of(tally),
