@@ -15,6 +15,7 @@ each region's bytes or runs, never a Python step per pixel or per run:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -33,6 +34,8 @@ _WORD_BITS: Final = 64
 # Every record's fields start within 3 + 16 bits of it and a value is at most 32 bits: a 64-bit
 # window read at each bit position holds them (plus the 7 bits of the position in its byte).
 _WINDOW_BYTES: Final = 8
+# CVAT's runs: whole numbers and commas (each short enough for 64 bits).
+_RUNS: Final = re.compile(r"\s*\d{1,18}(?:\s*,\s*\d{1,18})*\s*")
 # An RGBA picture: four values a pixel, the alpha one the mask.
 _CHANNELS: Final = 4
 
@@ -243,10 +246,9 @@ def cvat_mask(rle: str, crop: tuple[int, int, int, int], height: int, width: int
         raise MaskDecodeError("expected a crop of whole numbers, left and top >= 0, width and height > 0")
     if left + crop_width > width or top + crop_height > height:
         raise MaskDecodeError(f"expected the mask's crop inside the {width} x {height} image")
-    try:
-        runs = np.array([int(token) for token in rle.split(",")], dtype=np.int64)
-    except (ValueError, OverflowError):
-        raise MaskDecodeError("expected `rle` as whole numbers separated by commas") from None
+    if not _RUNS.fullmatch(rle):
+        raise MaskDecodeError("expected `rle` as whole numbers separated by commas")
+    runs = np.array(rle.split(","), dtype=np.int64)
     if (runs < 0).any() or runs.sum() != crop_width * crop_height:
         raise MaskDecodeError(
             f"expected runs of 0 or more adding up to the crop's {crop_width} x {crop_height} pixels"

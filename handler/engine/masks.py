@@ -158,7 +158,7 @@ def from_pixels(owner: IntArray, position: IntArray, height: IntArray, width: In
     fresh = np.ones(len(position), dtype=bool)
     fresh[1:] = (owner[1:] != owner[:-1]) | (position[1:] > position[:-1] + 1)
     starts = np.flatnonzero(fresh)
-    last = np.append(starts[1:], len(position)) - 1
+    last = np.append(starts[1:], len(position))[: len(starts)] - 1
     return _from_intervals(
         owner[starts], position[starts], position[last] + 1, height.astype(np.int64), width.astype(np.int64)
     )
