@@ -16,15 +16,20 @@ each region's bytes or runs, never a Python step per pixel or per run:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import FloatArray, IntArray, MaskRuns
+from handler.boxes import FloatArray, Images, IntArray, MaskRuns, ParsedRows
+from handler.datasets.assetnames import asset_key
+from handler.datasets.loaded import Loaded
 from handler.engine.masks import extent, from_pixels, from_polygons
+from handler.errors import DatasetError, quoted
 
+# Decimals a polygon's point keeps once scaled to pixels (`polygon_points`).
+_DIGITS: Final = 9
 # A polygon needs three points to enclose anything.
 MIN_POLYGON_POINTS: Final = 3
 # Label Studio's brush stream: a 32-bit value count, a 5-bit word size, four 4-bit run sizes.
@@ -94,6 +99,14 @@ class RegionMasks:
         )
 
 
+def within_runs(lengths: IntArray) -> IntArray:
+    """0, 1, … within each of consecutive runs of `lengths`: where each item stands in its run."""
+    within: IntArray = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(lengths) - lengths, lengths
+    )
+    return within
+
+
 def _placed(masks: MaskRuns, rows: IntArray, n: int) -> MaskRuns:
     """`masks[i]` as row `rows[i]` of n rows, the other rows without a mask."""
     source = np.full(n, len(masks), dtype=np.int64)
@@ -127,7 +140,7 @@ def polygon_points(values: Any, scale: tuple[float, float]) -> FloatArray:
         )
     if not np.isfinite(flat).all():
         raise MaskDecodeError("expected finite numbers as the polygon's points")
-    points: FloatArray = np.round(flat.reshape(-1, 2) * np.array(scale), 9)
+    points: FloatArray = np.round(flat.reshape(-1, 2) * np.array(scale), _DIGITS)
     return points
 
 
@@ -221,9 +234,7 @@ def _alpha_positions(
     start, stop = first[solid] // _CHANNELS, (first + per_record)[solid] // _CHANNELS
     literal = records[~repeated]
     literal_count = per_record[~repeated]
-    within = np.arange(int(literal_count.sum()), dtype=np.int64) - np.repeat(
-        np.cumsum(literal_count) - literal_count, literal_count
-    )
+    within = within_runs(literal_count)
     index = np.repeat(first[~repeated], literal_count) + within
     alpha = index % _CHANNELS == _CHANNELS - 1
     bits_at = np.repeat(literal + head[literal], literal_count)[alpha] + within[alpha] * word
@@ -231,9 +242,7 @@ def _alpha_positions(
     pixels = height * width
     start, stop = np.concatenate((start, drawn)), np.minimum(np.concatenate((stop, drawn + 1)), pixels)
     lengths = np.maximum(stop - start, 0)
-    flat = np.repeat(start - np.cumsum(lengths) + lengths, lengths) + np.arange(
-        int(lengths.sum()), dtype=np.int64
-    )
+    flat = np.repeat(start, lengths) + within_runs(lengths)
     positions: IntArray = (flat % width) * height + flat // width
     return positions
 
@@ -256,9 +265,48 @@ def cvat_mask(rle: str, crop: tuple[int, int, int, int], height: int, width: int
     ends = np.cumsum(runs)
     starts, stops = (ends - runs)[1::2], ends[1::2]
     lengths = stops - starts
-    flat = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(
-        int(lengths.sum()), dtype=np.int64
-    )
+    flat = np.repeat(starts, lengths) + within_runs(lengths)
     row, column = flat // crop_width + top, flat % crop_width + left
     positions: IntArray = column * height + row
     return positions
+
+
+def sizes_known(
+    where: str, images: Images, reference: Loaded | None, needed: IntArray, sizes_from: str
+) -> Images:
+    """The images' sizes, those the dataset does not give taken from the ground truth it is
+    read against (by asset name); each image of `needed` must then have one."""
+    widths, heights = images.widths.copy(), images.heights.copy()
+    if reference is not None:
+        gt = reference.dataset
+        known = {asset_key(name): i for i, name in enumerate(gt.asset_ids)}
+        at = np.array([known.get(asset_key(name), -1) for name in images.asset_ids], dtype=np.int64)
+        fill = (at >= 0) & ~(np.isfinite(widths) & np.isfinite(heights))
+        widths[fill], heights[fill] = gt.widths[at[fill]], gt.heights[at[fill]]
+    unsized = needed[~(np.isfinite(widths) & np.isfinite(heights))[needed]]
+    if len(unsized):
+        raise DatasetError(
+            f"{where}: asset {quoted(images.asset_ids[int(unsized[0])])} has polygons in normalised "
+            f"coordinates but no image width/height: expected its size to draw them ({sizes_from})"
+        )
+    return replace(images, widths=widths, heights=heights)
+
+
+def drawn_polygons(rows: ParsedRows, xy: FloatArray, points: IntArray, images: Images) -> ParsedRows:
+    """Rows whose polygons (`points[k]` of `xy` for row k, 0-1 fractions of their image) are
+    drawn in pixels as masks, their boxes the masks' extents."""
+    drawn = np.flatnonzero(points > 0)
+    image = rows.image[drawn]
+    width, height = images.widths[image], images.heights[image]
+    scale = np.repeat(np.column_stack((width, height)), points[drawn], axis=0)
+    offsets = np.concatenate(([0], np.cumsum(points[drawn]))).astype(np.int64)
+    masks = from_polygons(
+        np.round(xy * scale, _DIGITS),
+        offsets,
+        np.arange(len(drawn), dtype=np.int64),
+        height.astype(np.int64),
+        width.astype(np.int64),
+    )
+    placed = _placed(masks, drawn, len(rows))
+    normalized = np.zeros(len(rows), dtype=bool)
+    return replace(rows, masks=placed, xyxy=boxes_of(placed, rows.xyxy), normalized=normalized)
