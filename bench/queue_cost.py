@@ -30,10 +30,10 @@ from handler.engine.review import review_queue  # noqa: E402
 from handler.engine.state import EvaluationState  # noqa: E402
 from handler.engine.timecost import TimeCosts  # noqa: E402
 from handler.execution import ExecutionOptions  # noqa: E402
+from handler.features.review.finisher import REVIEW_QUEUE, queue_csv  # noqa: E402
 from handler.inputs import parse_inputs  # noqa: E402
 from handler.pipeline import run  # noqa: E402
-from handler.report.finishers.review_queue import REVIEW_QUEUE, queue_csv  # noqa: E402
-from handler.report.finishing import Finished, Finishing  # noqa: E402
+from handler.sections.finishing import Finished, Finishing  # noqa: E402
 from handler.storage.local import LocalStore  # noqa: E402
 
 

@@ -16,17 +16,17 @@ from pathlib import Path
 import numpy as np
 
 from handler.datasets.side import OpenSide, open_side
-from handler.engine.analyses import COMPARE_ONLY
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.gt_outcomes import GT_OUTCOMES
 from handler.engine.analyses.image_classes import IMAGE_CLASSES
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import Transitions, box_transitions
 from handler.errors import InputError
 from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
-from handler.features.per_class.partial import PER_CLASS
-from handler.features.sweep.partial import CONFIDENCE_SWEEP
+from handler.features import ANALYSES, COMPARE_ONLY
 from handler.inputs import NodeInputs, parse_inputs
 from handler.report.findings import Comparison, RunFigures, build_comparison
 from handler.report.findings.compare_findings import PairedImages, transitions_section
@@ -36,7 +36,9 @@ from handler.storage.local import LocalStore
 
 def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
-    return evaluate_plan(plan_sides(gt, pred, inputs.thresholds, execution, COMPARE_ONLY), None)
+    return evaluate_plan(
+        plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY), inputs.score_on), None
+    )
 
 
 @contextmanager
@@ -101,6 +103,8 @@ def compare_runs(
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
+    if a.gt.masks and a.pred.masks and b.pred.masks:  # both runs scored on masks: a mask's seconds
+        costs = costs.on_masks()
     paired = paired_bootstrap(*counts, costs)
     runs = tuple(
         RunFigures(

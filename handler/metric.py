@@ -30,11 +30,12 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
-from handler.boxes import BoxTable, FloatArray
+from handler.boxes import BoxTable, FloatArray, MaskRuns
 from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.crowded import CROWDED_PROBLEM, crowded_images, off_images
+from handler.engine.masks import extent, from_bitmaps
 from handler.engine.timecost import TimeCosts
 from handler.errors import quoted
 from handler.execution.readings import read_sides
@@ -169,6 +170,30 @@ def load_records(
     )
 
 
+def _masks(record: ImageRecord, position: int) -> MaskRuns | None:
+    """A record's `masks`, (N, height, width) binary (mmdetection's), as runs; None: it has none."""
+    if "masks" not in record:
+        return None
+    bitmaps = np.asarray(record["masks"])
+    if bitmaps.ndim != 3:
+        raise ValueError(
+            f"Expected `masks` of shape (N, height, width) but got {bitmaps.shape} (record {position})"
+        )
+    return from_bitmaps(bitmaps.astype(bool))
+
+
+def _boxes(record: ImageRecord, masks: MaskRuns | None, position: int) -> FloatArray:
+    """A record's `bboxes`; its masks' extents where it gives masks and no boxes."""
+    if masks is not None and "bboxes" not in record:
+        return extent(masks)
+    boxes = _column(record, "bboxes", None, position)
+    if masks is not None and len(masks) != len(boxes):
+        raise ValueError(
+            f"Expected as many `masks` as `bboxes` but got {len(masks)} and {len(boxes)} (record {position})"
+        )
+    return boxes
+
+
 def _column(record: ImageRecord, key: str, n: int | None, position: int) -> FloatArray:
     """One array of a record, its shape checked: (N, 4) boxes, else (N,) like the boxes."""
     value = np.asarray(record[key], dtype=np.float64 if key != "labels" else None)
@@ -218,7 +243,8 @@ def _tables(
         )
     records = [*groundtruths, *predictions]
     positions = [i % len(groundtruths) for i in range(len(records))]  # the record's image, for errors
-    xyxy = [_column(r, "bboxes", None, i) for r, i in zip(records, positions, strict=True)]
+    masks = [_masks(r, i) for r, i in zip(records, positions, strict=True)]
+    xyxy = [_boxes(r, m, i) for r, m, i in zip(records, masks, positions, strict=True)]
     sizes = [len(b) for b in xyxy]
     labels = np.concatenate(
         [
@@ -234,7 +260,10 @@ def _tables(
         _column({"scores": np.ones(n), **r}, "scores", n, i)
         for i, (r, n) in enumerate(zip(predictions, sizes[len(groundtruths) :], strict=True))
     ]
-    boxes = BoxTable.build(np.concatenate(xyxy or [np.empty((0, 4))]), class_id, image)
+    # Masks are scored where every record of both sides gives them (`pair_datasets`' rule).
+    every = bool(masks) and all(m is not None for m in masks)
+    runs = MaskRuns.concatenate([m for m in masks if m is not None]) if every else None
+    boxes = BoxTable.build(np.concatenate(xyxy or [np.empty((0, 4))]), class_id, image, masks=runs)
     gt = boxes[:n_gt]
     pred = boxes[n_gt:].with_columns(
         confidence=np.concatenate(scores or [np.empty(0)]),
@@ -284,7 +313,9 @@ class PrelabelingEfficiency:
     `add(predictions, groundtruths)` takes one record per image, in mmdetection's style:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
-    class names or ids; GT and predictions are compared by equal label.
+    class names or ids; GT and predictions are compared by equal label. Records may carry
+    `"masks"`, (N, height, width) binary instance masks (then `bboxes` may be left out: the
+    masks' extents); when every record of both sides does, pairs are measured by mask IoU.
     """
 
     def __init__(

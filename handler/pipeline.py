@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
+from handler import features
 from handler.datasets.slices import SliceFile
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
@@ -119,15 +120,18 @@ def run(
         with _phase("read datasets", log, settle), meanwhile(_import_report):
             if inputs.images:  # a mistyped --images fails now, not after the evaluation
                 given_root(inputs.images, IMAGES_KEY)
-            plan = read_and_plan(inputs, store, execution or ExecutionOptions())
+            # The registry is read at plan time: a test may register one more analysis.
+            plan = read_and_plan(inputs, store, execution or ExecutionOptions(), features.ANALYSES)
         from handler.report.exports import lowest_thresholds
         from handler.report.findings import Execution, RunFacts, build_findings, page_values
         from handler.report.finishers import FINISHERS
-        from handler.report.finishing import Merged, finish_findings, finish_merged
         from handler.report.publish import PRE_LABELS, report_location, staged_report
+        from handler.sections.finishing import Merged, finish_findings, finish_merged
 
         with staged_report(store) as staging:
             costs = costs or inputs.time_costs or TimeCosts()
+            if plan.gt.masks and plan.pred.masks:  # scored on masks: a mask's seconds
+                costs = costs.on_masks()
             with _phase("match and score", log, settle):
                 shards = len(plan.tasks)
                 evaluated = evaluate_plan(plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards))

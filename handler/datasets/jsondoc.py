@@ -48,6 +48,8 @@ _BETWEEN_OBJECTS: Final = re.compile(rb"\}\s*,\s*\{")
 LOOKAHEAD_BYTES: Final = 64 << 10
 # Read from each end of a big file to know its shape (and its first element) before streaming.
 _HEAD_BYTES: Final = 1 << 20
+# The keys an array's first object must have: a name, or a tuple of names one of which it has.
+Keys = tuple[str | tuple[str, ...], ...]
 
 Decode = Callable[[bytes], "list[Any] | None"]
 
@@ -178,7 +180,7 @@ class StreamedArray(ArrayText):
     """An array in a big file that is read a range at a time, never whole unless `loaded`."""
 
     file: RangedFile
-    keys: tuple[str, ...]
+    keys: Keys
 
     def read(self, start: int, stop: int) -> bytes:
         return self.file.read(start, stop)
@@ -196,21 +198,24 @@ class StreamedArray(ArrayText):
         return loaded
 
 
+def has_keys(value: dict[str, Any], keys: Keys) -> bool:
+    """Whether an object has every key of `keys` (one of them where a key is a tuple of names)."""
+    return all(any(name in value for name in ((key,) if isinstance(key, str) else key)) for key in keys)
+
+
 def row_chunks(values: list[Any]) -> Iterator[list[Any]]:
     """`values` in consecutive slices of `CHUNK_ROWS`."""
     for first in range(0, len(values), CHUNK_ROWS):
         yield values[first : first + CHUNK_ROWS]
 
 
-def loaded_array(source: Source, content: bytes, keys: tuple[str, ...], workers: int) -> LoadedArray | None:
+def loaded_array(source: Source, content: bytes, keys: Keys, workers: int) -> LoadedArray | None:
     """A LoadedArray if `content` is an array whose first element is an object with `keys`."""
     shape = _array_shape(content, len(content) - len(content.rstrip(_WHITESPACE)), len(content), keys)
     return None if shape is None else LoadedArray(source, *shape, workers, content)
 
 
-def streamed_array(
-    source: Source, keys: tuple[str, ...], min_bytes: int, workers: int
-) -> StreamedArray | None:
+def streamed_array(source: Source, keys: Keys, min_bytes: int, workers: int) -> StreamedArray | None:
     """A StreamedArray if `source` is a file of at least `min_bytes` that can be read in ranges
     and is an array whose first element (within its first `_HEAD_BYTES`) is an object with `keys`."""
     file = source.ranged()
@@ -226,9 +231,7 @@ def streamed_array(
     return StreamedArray(source, *shape, workers, file, keys)
 
 
-def _array_shape(
-    head: bytes, trailing: int, size: int, keys: tuple[str, ...]
-) -> tuple[dict[str, Any], int, int] | None:
+def _array_shape(head: bytes, trailing: int, size: int, keys: Keys) -> tuple[dict[str, Any], int, int] | None:
     """(first element, start, stop) of an array of objects whose text starts with `head`, is
     `size` bytes long and ends with `trailing` bytes of whitespace; None for anything else."""
     start = len(head) - len(head.lstrip(_WHITESPACE))
@@ -242,7 +245,7 @@ def _array_shape(
         first = orjson.loads(head[start + 1 : match.start() + 1])
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(first, dict) or not all(key in first for key in keys):
+    if not isinstance(first, dict) or not has_keys(first, keys):
         return None
     return first, start + 1, stop
 

@@ -8,7 +8,7 @@ figure agrees with it bit for bit:
   pixel by pixel, the crossings of pixel centres kept), and the parts of one object are united as
   `merge` does;
 - `from_strings` decodes COCO's compressed `counts` strings (`rleFrString`);
-- `mask_iou` is `mask.iou` (non-crowd): the pixels of the intersection over those of the union,
+- `measured_iou` is `mask.iou` (non-crowd): the pixels of the intersection over those of the union,
   0 where the intersection is empty;
 - `extent` is `toBbox` as a box `[x_min, y_min, x_max, y_max]` over the pixels' edges.
 
@@ -31,7 +31,7 @@ from handler.engine.iou import iou_of_intersection
 _SCALE: Final = 5.0
 # (int) of a NaN in C on x86 (a polygon edge of length 0 divides 0 by 0): what frPoly then writes.
 _C_INT_OF_NAN: Final = np.iinfo(np.int32).min
-# Query points gathered at once by `mask_iou`: a few MB of columns.
+# Query points gathered at once by `measured_iou`: a few MB of columns.
 _QUERY_BUDGET: Final = 1 << 20
 # The characters of a compressed counts string: '0' + six bits.
 _FIRST_CHAR: Final = 48
@@ -70,35 +70,10 @@ def foreground(masks: MaskRuns) -> Foreground:
     return Foreground(row, ends[ones - 1], ends[ones], first)
 
 
-def area(masks: MaskRuns) -> IntArray:
-    """(N,) pixels of each mask (0 for a row without one)."""
-    fg = foreground(masks)
-    pixels: IntArray = np.bincount(fg.row, weights=fg.stop - fg.start, minlength=len(masks)).astype(np.int64)
-    return pixels
-
-
 def extent(masks: MaskRuns) -> FloatArray:
     """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
-    `toBbox` as corners); zeros for an empty mask or a row without one. A run that goes on into
-    the next column covers the bottom of one and the top of the other: its rows are all of them."""
-    fg = foreground(masks)
-    height = masks.height[fg.row]
-    last = fg.stop - 1
-    column_first, column_last = fg.start // height, last // height
-    one_column = column_first == column_last
-    top = np.where(one_column, fg.start % height, 0)
-    bottom = np.where(one_column, last % height, height - 1)
-    box = np.zeros((len(masks), 4))
-    filled = np.flatnonzero(np.diff(fg.first) > 0)
-    starts = fg.first[filled]
-    for axis, values, reduce in (
-        (0, column_first, np.minimum),
-        (1, top, np.minimum),
-        (2, column_last + 1, np.maximum),
-        (3, bottom + 1, np.maximum),
-    ):
-        box[filled, axis] = reduce.reduceat(values, starts) if len(starts) else []
-    return box
+    `toBbox` as corners); zeros for an empty mask or a row without one."""
+    return Measured.of(masks).extent()
 
 
 def well_formed(masks: MaskRuns) -> BoolArray:
@@ -334,65 +309,96 @@ def _two_apart_sums(value: IntArray, owner: IntArray, place: IntArray) -> IntArr
     return counts
 
 
-def mask_iou(gt: MaskRuns, pred: MaskRuns, g: IntArray, p: IntArray) -> FloatArray:
+@dataclass(frozen=True)
+class Measured:
+    """Masks made ready to be compared, once per table: their intervals, their pixels (each one's
+    area), and the intervals of all of them on one line (mask after mask, `stride` positions each) with the
+    pixels before each, so that the pixels of a mask before any position are one search."""
+
+    foreground: Foreground
+    pixels: IntArray
+    height: IntArray
+    width: IntArray
+    stride: int
+    key_start: IntArray
+    key_stop: IntArray
+    before: IntArray
+
+    @classmethod
+    def of(cls, masks: MaskRuns) -> Measured:
+        fg = foreground(masks)
+        stride = int((masks.height * masks.width).max(initial=0)) + 1
+        lengths = fg.stop - fg.start
+        pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
+        base = fg.row * stride
+        before = np.concatenate(([0], np.cumsum(lengths)))
+        return cls(fg, pixels, masks.height, masks.width, stride, base + fg.start, base + fg.stop, before)
+
+    def extent(self) -> FloatArray:
+        """`extent` of the masks. A run that goes on into the next column covers the bottom of one
+        and the top of the other: its rows are all of them."""
+        fg = self.foreground
+        height = self.height[fg.row]
+        last = fg.stop - 1
+        column_first, column_last = fg.start // height, last // height
+        one_column = column_first == column_last
+        top = np.where(one_column, fg.start % height, 0)
+        bottom = np.where(one_column, last % height, height - 1)
+        box = np.zeros((len(self.pixels), 4))
+        filled = np.flatnonzero(np.diff(fg.first) > 0)
+        starts = fg.first[filled]
+        if len(starts):
+            box[filled, 0] = np.minimum.reduceat(column_first, starts)
+            box[filled, 1] = np.minimum.reduceat(top, starts)
+            box[filled, 2] = np.maximum.reduceat(column_last, starts) + 1
+            box[filled, 3] = np.maximum.reduceat(bottom, starts) + 1
+        return box
+
+    def pixels_before(self, row: IntArray, position: IntArray) -> IntArray:
+        """The pixels of masks `row` before `position`, counted from the first mask's first."""
+        at = row * self.stride + position
+        whole = np.searchsorted(self.key_stop, at, side="right")
+        inside = np.minimum(whole, max(len(self.key_start) - 1, 0))
+        partial = np.where(whole < len(self.key_start), np.maximum(at - self.key_start[inside], 0), 0)
+        counted: IntArray = self.before[whole] + partial
+        return counted
+
+
+def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:
     """(K,) the IoU of the masks `gt[g[k]]` and `pred[p[k]]` (pycocotools' `mask.iou`, not crowd):
-    pixels in both over pixels in either, 0 where none are in both or the sizes differ.
+    pixels in both over pixels in either, 0 where none are in both or the sizes differ. Each table
+    is measured once (`Measured.of`), for all the pairs found chunk by chunk.
 
     Each pair's intersection is measured from the side with fewer intervals: the pixels of the
-    other mask inside each of its intervals, read from that mask's running count of pixels."""
-    fg_gt, fg_pred = foreground(gt), foreground(pred)
-    pixels_gt = _pixels(fg_gt, len(gt))
-    pixels_pred = _pixels(fg_pred, len(pred))
-    intervals_gt, intervals_pred = np.diff(fg_gt.first)[g], np.diff(fg_pred.first)[p]
-    from_gt = intervals_gt <= intervals_pred
+    other mask inside each of its intervals."""
+    counts_gt, counts_pred = np.diff(gt.foreground.first)[g], np.diff(pred.foreground.first)[p]
+    from_gt = counts_gt <= counts_pred
     overlap = np.zeros(len(g), dtype=np.int64)
-    for query, target, rows_q, rows_t, chosen in (
-        (fg_gt, fg_pred, g, p, from_gt),
-        (fg_pred, fg_gt, p, g, ~from_gt),
-    ):
+    for query, target, rows_q, rows_t, chosen in ((gt, pred, g, p, from_gt), (pred, gt, p, g, ~from_gt)):
         at = np.flatnonzero(chosen)
         overlap[at] = _intersections(query, target, rows_q[at], rows_t[at])
     same_size = (gt.height[g] == pred.height[p]) & (gt.width[g] == pred.width[p])
     overlap[~same_size] = 0
     # Whole pixel counts, exact in float64: the same division as pycocotools'.
     return iou_of_intersection(
-        overlap.astype(np.float64), pixels_gt[g].astype(np.float64), pixels_pred[p].astype(np.float64)
+        overlap.astype(np.float64), gt.pixels[g].astype(np.float64), pred.pixels[p].astype(np.float64)
     )
 
 
-def _pixels(fg: Foreground, n: int) -> IntArray:
-    counted: IntArray = np.bincount(fg.row, weights=fg.stop - fg.start, minlength=n).astype(np.int64)
-    return counted
-
-
-def _intersections(query: Foreground, target: Foreground, rows_q: IntArray, rows_t: IntArray) -> IntArray:
+def _intersections(query: Measured, target: Measured, rows_q: IntArray, rows_t: IntArray) -> IntArray:
     """(K,) pixels of mask `rows_t[k]` of `target` inside the intervals of mask `rows_q[k]` of
     `query`, in chunks of about `_QUERY_BUDGET` intervals."""
-    stride = int(max(query.stop.max(initial=0), target.stop.max(initial=0))) + 1
-    # Every target interval on one line, mask after mask: a position's running count of pixels.
-    key_start, key_stop = target.row * stride + target.start, target.row * stride + target.stop
-    before = np.concatenate(([0], np.cumsum(target.stop - target.start)))
-    counts = np.diff(query.first)[rows_q]
+    fg = query.foreground
     found = np.zeros(len(rows_q), dtype=np.int64)
-    for first, last in _chunks(counts, _QUERY_BUDGET):
-        pair, interval = ragged_take(query.first, rows_q[first:last])
-        pair_of = np.repeat(np.arange(last - first), np.diff(interval))
-        base = rows_t[first:last][pair_of] * stride
-        inside = _running(key_start, key_stop, before, base + query.stop[pair]) - _running(
-            key_start, key_stop, before, base + query.start[pair]
+    for first, last in _chunks(np.diff(fg.first)[rows_q], _QUERY_BUDGET):
+        interval, bounds = ragged_take(fg.first, rows_q[first:last])
+        pair = np.repeat(np.arange(last - first), np.diff(bounds))
+        rows = rows_t[first:last][pair]
+        inside = target.pixels_before(rows, fg.stop[interval]) - target.pixels_before(
+            rows, fg.start[interval]
         )
-        found[first:last] = np.bincount(pair_of, weights=inside, minlength=last - first).astype(np.int64)
+        found[first:last] = np.bincount(pair, weights=inside, minlength=last - first).astype(np.int64)
     return found
-
-
-def _running(key_start: IntArray, key_stop: IntArray, before: IntArray, at: IntArray) -> IntArray:
-    """Pixels of the target's intervals before key `at`: the whole intervals that end by it, and
-    the part of the one it falls in."""
-    whole = np.searchsorted(key_stop, at, side="right")
-    inside = np.minimum(whole, len(key_start) - 1)
-    partial = np.where(whole < len(key_start), np.maximum(at - key_start[inside], 0), 0)
-    counted: IntArray = before[whole] + partial
-    return counted
 
 
 def _chunks(counts: IntArray, budget: int) -> list[tuple[int, int]]:

@@ -43,6 +43,8 @@ from handler.boxes import (
 )
 from handler.datasets.builder import rebuild
 from handler.datasets.pairing import pair_datasets, shared_images
+from handler.engine.analyses.confusions import CONFUSIONS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import seeded_sample
 from handler.engine.breakdowns import counts_by_image
@@ -64,8 +66,6 @@ from handler.engine.readings.reading import (
 from handler.engine.readings.verdict import Gain, Rescored, paired_gain
 from handler.engine.state import EvaluationState
 from handler.errors import DatasetError
-from handler.features.actions.partial import CONFUSIONS
-from handler.features.per_class.partial import PER_CLASS
 
 SCREEN_IMAGES: Final = 500
 # Geometries are first placed on this many images of the probe: enough boxes for a share, cheap.

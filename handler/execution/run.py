@@ -7,11 +7,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Final
 
-import handler.features
 from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
 from handler.datasets.loaded import DatasetNames
+from handler.datasets.pairing import ScoreOn
 from handler.datasets.side import OpenSide, open_side
 from handler.engine import Thresholds
 from handler.engine.state import EvaluationState, ReadFigures
@@ -148,27 +148,32 @@ class ShardPlan:
 
 
 def read_and_plan(
-    inputs: NodeInputs, store: Store, options: ExecutionOptions, also: Analyses = ()
+    inputs: NodeInputs, store: Store, options: ExecutionOptions, analyses: Analyses
 ) -> ShardPlan:
     """The node's plan: both sides opened (`open_side`) and planned by `plan_sides`."""
     gt, pred = open_side(inputs.gt, store, options.workers), open_side(inputs.pred, store, options.workers)
-    return plan_sides(gt, pred, inputs.thresholds, options, also)
+    return plan_sides(gt, pred, inputs.thresholds, options, analyses, inputs.score_on)
 
 
 def plan_sides(
-    gt: OpenSide, pred: OpenSide, thresholds: Thresholds, options: ExecutionOptions, also: Analyses = ()
+    gt: OpenSide,
+    pred: OpenSide,
+    thresholds: Thresholds,
+    options: ExecutionOptions,
+    analyses: Analyses,
+    score_on: ScoreOn = "auto",
 ) -> ShardPlan:
     """Shard files that workers read themselves, or both sides read here and cut into shards.
 
-    The shards run every registered analysis, and `also` (compare's `COMPARE_ONLY`).
+    The shards run `analyses`: the caller's registry (handler.features.ANALYSES, and compare's
+    `COMPARE_ONLY`), since the features sit above the execution.
     The GT is read once per `OpenSide` (`OpenSide.loaded`): compare plans two prediction sets
     against one.
     """
     pairs = _shard_pairs(gt, pred)
-    registered = (*handler.features.ANALYSES, *also)  # read at plan time: a test may register one more
     if pairs is not None:
         files: list[PairedShard | FileShard] = [
-            FileShard(i, gt_shard.name, pred_shard.name, thresholds, LISTED_SKIPS, registered)
+            FileShard(i, gt_shard.name, pred_shard.name, thresholds, LISTED_SKIPS, analyses)
             for i, (gt_shard, pred_shard) in enumerate(pairs)
         ]
         executor = _executor(options, MIN_BOXES_PER_WORKER * len(pairs))  # a shard file is worth a worker
@@ -181,12 +186,12 @@ def plan_sides(
             ),
             ReadFigures(),
         )
-    sides = read_sides(gt, pred)  # a big file decoded on the processes each side was opened with
+    sides = read_sides(gt, pred, score_on)  # a big file decoded on the processes each side was opened with
     gt_dataset, pred_dataset = sides.gt, sides.pred
     paired = pair_datasets(gt_dataset, pred_dataset)
     boxes = len(paired.gt) + len(paired.pred)
     executor = _executor(options, boxes)
-    ranges = paired_shards(paired, thresholds, _shard_count(executor.workers, boxes), registered)
+    ranges = paired_shards(paired, thresholds, _shard_count(executor.workers, boxes), analyses)
     return ShardPlan(
         list(ranges),
         executor,

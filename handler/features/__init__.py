@@ -4,13 +4,19 @@ one thing on the page (CONTRIBUTING.md, "A feature shown on the page"):
 - `partial.py` (if it needs a figure of its own from the shards): its `Analysis`, the pure-numpy
   partial of one shard and its exact merge. Workers import it, so it imports no pydantic or jinja2
   (a rule test keeps it so). The folder is its registration: every `Analysis` a feature's
-  `partial.py` defines runs on every shard, after the engine's own (`CORE`);
+  `partial.py` defines runs on every shard, after the engine's own (`CORE`); a partial that other
+  code reads too lives in handler/engine/analyses/ instead;
 - `section.py`: its findings model, its builder, its figure's geometry, and the `Annotated` type
   whose one field on `Findings` (handler/report/findings/model.py) registers it: the page shows
   the features in the fields' order;
+- `finisher.py` (if it needs work after the merge): its finishers, listed in the registry
+  (handler/report/finishers/__init__.py);
 - `fragment.html.j2`: its piece of the page.
 
-This package is the engine's side of them (the partials); their sections are the report's.
+A feature imports only downward: the engine, the datasets, and what every section is built on
+(handler/sections/). The registries above (the `Findings` model, the finishers) import the
+features; nothing below them does. This package's face is the partials' registry, which the
+pipeline hands to the execution.
 """
 
 from __future__ import annotations

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from handler.boxes import BoxTable, MaskRuns
 from handler.engine.masks import (
-    area,
+    Measured,
     extent,
     from_bitmaps,
     from_polygons,
     from_strings,
-    mask_iou,
+    measured_iou,
     well_formed,
 )
 
@@ -33,6 +33,14 @@ PROPERTY = settings(
 def _runs(masks: MaskRuns, row: int) -> list[int]:
     runs: list[int] = masks.counts[masks.offsets[row] : masks.offsets[row + 1]].tolist()
     return runs
+
+
+def area(masks: MaskRuns) -> Any:
+    return Measured.of(masks).pixels
+
+
+def mask_iou(gt: MaskRuns, pred: MaskRuns, g: Any, p: Any) -> Any:
+    return measured_iou(Measured.of(gt), Measured.of(pred), g, p)
 
 
 def _coco(masks: MaskRuns) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from helpers.paths import THIRD_PARTY
 
 import handler.execution.run as execution
 from handler.execution import ExecutionOptions, read_and_plan
+from handler.features import ANALYSES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.finishers import REPORT_PARTS
@@ -39,7 +40,7 @@ def _findings_and_lines(store: LocalStore) -> tuple[dict[str, object], bytes]:
 
 
 def test_a_small_input_stays_in_this_process_in_one_shard(tmp_path: Path) -> None:
-    plan = read_and_plan(parse_inputs(INPUTS), LocalStore(tmp_path), ExecutionOptions())
+    plan = read_and_plan(parse_inputs(INPUTS), LocalStore(tmp_path), ExecutionOptions(), ANALYSES)
     assert plan.executor.engine == "in-process" and len(plan.tasks) == 1
 
 
@@ -49,7 +50,7 @@ def test_shards_are_cut_to_size_in_one_process_with_the_same_findings(
     store = LocalStore(tmp_path)
     one_shard = _findings_and_lines(store)
     monkeypatch.setattr(execution, "MAX_BOXES_PER_SHARD", 300)
-    plan = read_and_plan(parse_inputs(INPUTS), store, ExecutionOptions())
+    plan = read_and_plan(parse_inputs(INPUTS), store, ExecutionOptions(), ANALYSES)
     boxes = sum(len(task.paired.gt) + len(task.paired.pred) for task in plan.tasks)
     assert plan.executor.engine == "in-process"
     assert len(plan.tasks) == math.ceil(boxes / 300) > 2

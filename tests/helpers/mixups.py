@@ -19,6 +19,7 @@ import orjson
 from handler.engine.counts import OutcomeCounts
 from handler.engine.readings.verdict import Rescored
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.features import ANALYSES
 from handler.inputs import parse_inputs
 from handler.storage.local import LocalStore
 
@@ -273,7 +274,7 @@ def weigh(gt: Path, pred: Path, store: Path, threshold: str = "0.5", **read: str
     """Evaluate `pred` against `gt` as the node does, then re-score the other readings."""
     raw = {"GT_DATASET": str(gt), "PRED_DATASET": str(pred), "CONFIDENCE_THRESHOLD": threshold, **read}
     inputs = parse_inputs(raw)
-    plan = read_and_plan(inputs, LocalStore(store), ExecutionOptions(workers=1))
+    plan = read_and_plan(inputs, LocalStore(store), ExecutionOptions(workers=1), ANALYSES)
     state = evaluate_plan(plan, None).state
     started = time.perf_counter()
     found = plan.sides.best_reading(state, inputs.thresholds) if plan.sides else None

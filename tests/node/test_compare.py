@@ -14,8 +14,8 @@ from helpers.builders import write_json
 from helpers.paths import THIRD_PARTY
 
 from handler.comparison import compare
-from handler.engine.analyses import COMPARE_ONLY
 from handler.execution import ExecutionOptions, read_and_plan
+from handler.features import ANALYSES, COMPARE_ONLY
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.storage.local import LocalStore
@@ -93,8 +93,8 @@ def test_differences_are_those_of_the_two_reports(tmp_path: Path) -> None:
 
 def test_a_node_run_skips_what_only_compare_reads(tmp_path: Path) -> None:
     inputs = parse_inputs({"GT_DATASET": str(GT), "PRED_DATASET": str(PRED_A)})
-    node = read_and_plan(inputs, LocalStore(tmp_path), ExecutionOptions())
-    compared = read_and_plan(inputs, LocalStore(tmp_path), ExecutionOptions(), COMPARE_ONLY)
+    node = read_and_plan(inputs, LocalStore(tmp_path), ExecutionOptions(), ANALYSES)
+    compared = read_and_plan(inputs, LocalStore(tmp_path), ExecutionOptions(), (*ANALYSES, *COMPARE_ONLY))
     assert all(set(COMPARE_ONLY).isdisjoint(task.analyses) for task in node.tasks)
     assert all(set(COMPARE_ONLY) <= set(task.analyses) for task in compared.tasks)
 

@@ -312,7 +312,7 @@ RULES = (
         text(*GRADE_NAMES),
         # fields.py spells them once more as the schema's Literal enum; test_schema_drift checks
         # that Literal against GRADES, so the two cannot disagree.
-        ("handler/engine/score.py", "handler/report/findings/fields.py"),
+        ("handler/engine/score.py", "handler/sections/fields.py"),
         "handler.engine.score.GRADES / grade_indices(), or OutcomeCounts.grade",
     ),
     Rule(
@@ -451,25 +451,31 @@ def test_a_copy_is_caught_and_a_look_alike_is_not(name: str) -> None:
 
 # The real import order, from the ground up: a part imports only parts of the tiers below its own,
 # never one of its own tier or above. The data flows inputs → datasets → engine → execution →
-# report → storage → outputs; the imports point at what a part builds on, which is another order:
-# the datasets are read from a store, a shard's worker needs the engine and a storage sink but
-# nothing of the report, and the report's jobs build on the findings. A new part (a package, a
-# package of report/, a top-level module) goes in the tier above everything it imports.
+# features → report → storage → outputs; the imports point at what a part builds on, which is
+# another order: the datasets are read from a store, a shard's worker needs the engine and a
+# storage sink but nothing of the report, the features build on what every section is made of, and
+# the report's registries assemble the features. A new part (a package, a package of report/, a
+# top-level module) goes in the tier above everything it imports.
 TIERS: tuple[tuple[str, ...], ...] = (
     # Plain types, the error classes, packaged files, a map over forked local processes, the node's
     # outputs line, and what the entry points set before numpy is imported.
     ("boxes", "errors", "forked", "resources", "outputs", "entry"),
-    ("storage", "engine"),  # byte objects by URI; the matching and its own analyses (pure numpy)
-    ("features",),  # each shown feature's partial (pure numpy, run by the workers); its section is findings'
+    # byte objects by URI; the matching, its analyses and what is computed from them (pure numpy)
+    ("storage", "engine"),
     ("datasets",),  # every format read from a store into BoxTables, and paired
     ("inputs", "images"),  # node.json options name formats and thresholds; a dataset's images, read
-    ("execution",),  # shards of whole assets mapped over an executor, merged exactly
-    # the geometry of the page's SVG figures (pure Python); JSON text from columns
-    ("report.charts", "report.json_lines"),
-    ("report.findings", "report.publish"),  # the typed findings; a report's life in the store
-    ("report.finishing",),  # what a finisher plugs into: work after the merge (an exact pass, parts)
+    ("execution",),  # shards of whole assets mapped over an executor (the analyses given), merged exactly
+    # What every feature is built on: a section's fields, the run's facts, the registration mark,
+    # the words, the figures' geometry, what a finisher plugs into.
+    ("sections",),
+    # One folder per shown feature (its partial, section, finisher, fragment): every folder is this
+    # one part, so a feature may read another's model, but none imports anything above the features.
+    ("features",),
+    # the registry of the features (the typed findings); JSON text from columns; a report's life in
+    # the store
+    ("report.findings", "report.json_lines", "report.publish"),
     ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
-    ("report.finishers", "report.ledger"),  # the registered finishers; the ledger read as the user wants
+    ("report.finishers", "report.ledger"),  # the registry of the finishers; the ledger read as the user wants
     ("report",),  # the report package's face names its jobs and imports none of them
     ("pipeline", "comparison", "calibrate", "runtime"),  # the entry points, downward among themselves too
     ("metric", "progress"),
@@ -482,11 +488,8 @@ TIER_OF = {part: level for level, parts in enumerate(TIERS) for part in parts}
 
 def _part_of(dotted: str) -> str:
     """handler.engine.state -> engine; handler.report.page.html -> report.page; handler.cli -> cli;
-    a feature's section (handler.features.per_class.section) -> report.findings, the findings it
-    registers a field of; the rest of handler.features (the partials, their discovery) -> features."""
+    handler.features.per_class.section -> features (every feature folder is that one part)."""
     inner = dotted.split(".")[1:]
-    if inner[0] == "features" and inner[-1] == "section":
-        return "report.findings"
     return ".".join(inner[:2]) if inner[0] == "report" and len(inner) > 1 else inner[0]
 
 
@@ -502,7 +505,7 @@ def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # `from handler.report import charts` imports the module handler.report.charts.
+            # `from handler.sections import charts` imports the module handler.sections.charts.
             names = [f"{node.module}.{alias.name}" for alias in node.names]
             modules = [name for name in names if name in _module_names()]
             found += [(node.lineno, module) for module in modules or [node.module]]
@@ -710,14 +713,14 @@ def test_the_caller_check_resolves_imports_not_names() -> None:
 
 # --- A feature shown on the page is one folder ---
 
-FEATURE_FILES = {"partial.py", "section.py", "fragment.html.j2"}
+FEATURE_FILES = {"partial.py", "section.py", "finisher.py", "fragment.html.j2"}
 
 
-def test_a_feature_is_one_folder_of_its_partial_section_and_fragment() -> None:
-    """Each folder of handler/features/ holds only a feature's three files (a section at least), and
+def test_a_feature_is_one_folder_of_its_partial_section_finisher_and_fragment() -> None:
+    """Each folder of handler/features/ holds only a feature's four files (a section at least), and
     the page's registry (the `Findings` fields) shows every folder with a fragment, each once."""
     from handler.report.findings.model import Findings
-    from handler.report.findings.shown import features
+    from handler.sections.shown import features
 
     folders = {p.name: p for p in (ROOT / "handler/features").iterdir() if p.is_dir() and p.name[0] != "_"}
     for name, folder in folders.items():

@@ -28,10 +28,10 @@ from handler.execution.shards import paired_shards, run_paired_shard
 from handler.features import ANALYSES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Section
 from handler.report.findings.model import Findings
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Section
+from handler.sections.shown import Shown
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 
@@ -113,7 +113,9 @@ def test_a_registered_analysis_reaches_the_state_the_findings_and_the_page(
         {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}
     )
     store = LocalStore(tmp_path / "store")
-    evaluated = evaluate_plan(read_and_plan(inputs, store, ExecutionOptions()), None)
+    evaluated = evaluate_plan(
+        read_and_plan(inputs, store, ExecutionOptions(), handler.features.ANALYSES), None
+    )
     assert evaluated.state.of(CROWDED) == Crowded(13, 1)
 
     monkeypatch.setattr(handler.report.findings.build, "Findings", FindingsWithCrowded)

@@ -24,8 +24,8 @@ from helpers.paths import ROOT
 
 from handler.comparison import compare
 from handler.report.findings import Comparison
-from handler.report.findings.wording import duration, image_duration
 from handler.report.page import render_compare_html
+from handler.sections.wording import duration, image_duration
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Frame, Page, Request

@@ -24,8 +24,8 @@ from handler.inputs import NodeInputs, parse_inputs
 from handler.metric import load_outcomes
 from handler.pipeline import run
 from handler.report.finishers import FINISHERS
-from handler.report.finishing import MERGED, ExactPass, Finished, Finisher, Finishing, Merged
 from handler.report.publish import ReportPart, read_report_part
+from handler.sections.finishing import MERGED, ExactPass, Finished, Finisher, Finishing, Merged
 from handler.storage.local import LocalStore
 
 # --- the finisher's module: pre-labels, the kept predictions of every image ---

@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from handler.boxes import BoxTable
 from handler.engine import Outcome, Thresholds, assign_outcomes, evaluate
 from handler.engine import breakdowns as an
+from handler.engine.analyses.confusions import confusion_pairs, top_confusions
+from handler.engine.analyses.near_misses import band_edges, count_near_misses
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Tally
 from handler.engine.timecost import ACTIONS, TimeCosts
-from handler.features.actions.partial import confusion_pairs, top_confusions
-from handler.features.near_misses.partial import band_edges, count_near_misses
 from handler.features.work.partial import counts_by_size, size_bucket
 
 

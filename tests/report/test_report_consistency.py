@@ -20,9 +20,9 @@ from helpers.paths import EXAMPLES, THIRD_PARTY
 
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.charts import CLASS_HEAD
 from handler.report.ledger import OUTCOME_FORMATS, write_outcomes
 from handler.report.page.html import duration
+from handler.sections.charts import CLASS_HEAD
 from handler.storage.local import LocalStore
 
 OUTCOMES: Final = ("correct", "shifted", "class_confused", "false_positive", "false_negative")

@@ -19,11 +19,11 @@ from handler import PrelabelingEfficiency, TimeCosts
 from handler.cli import main as cli_main
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.charts import sweep_figure
 from handler.report.findings import Findings
-from handler.report.findings.shown import features
 from handler.report.page import render_html
 from handler.report.page.html import duration
+from handler.sections.charts import sweep_figure
+from handler.sections.shown import features
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -17,9 +17,9 @@ from helpers.builders import annotation, asset, write_json
 from handler.cli import main as cli_main
 from handler.engine.review import MIN_BIN_PREDICTIONS, ReviewQueue, pooled_shares, uncertain_bins
 from handler.engine.timecost import ACTIONS, TimeCosts
+from handler.features.review.finisher import COLUMNS, queue_csv
 from handler.features.review.section import ConfidenceBin, ReviewQueueTotals
 from handler.report.finishers import REPORT_PARTS
-from handler.report.finishers.review_queue import COLUMNS, queue_csv
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 QUOTED = "street \"quoted\", \\ 'id' é\n.jpg"

@@ -14,10 +14,10 @@ from handler.engine import GRADES
 from handler.features.work.partial import SIZE_NAMES
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.findings.fields import Grade, SizeName
 from handler.report.findings.schema import SCHEMA_FILE, schema_text
 from handler.report.finishers import REPORT_PARTS
 from handler.report.publish.asset import read_report_part
+from handler.sections.fields import Grade, SizeName
 from handler.storage.local import LocalStore
 
 VOC = THIRD_PARTY / "voc_padilla_100"
@@ -28,6 +28,11 @@ RUNS = {
     "coco": (
         COCO / "instances_val2014_100.json",
         COCO / "instances_val2014_fakebbox100_results.json",
+        ("coco", "coco-results"),
+    ),
+    "coco masks": (
+        COCO / "instances_val2014_100.json",
+        COCO / "instances_val2014_fakesegm100_results.json",
         ("coco", "coco-results"),
     ),
     "yolo": (VOC / "gts" / "yolo_format", VOC / "dets" / "rel_xywh", ("yolo", "yolo")),

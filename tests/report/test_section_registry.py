@@ -16,13 +16,13 @@ import handler.features
 import handler.report.findings.build
 import handler.report.page.html
 from handler.engine.analyses.box_counts import BOX_COUNTS
-from handler.features.per_class.partial import PER_CLASS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Section
 from handler.report.findings.model import Findings
-from handler.report.findings.shown import Shown, features
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Section
+from handler.sections.shown import Shown, features
 from handler.storage.local import LocalStore
 
 

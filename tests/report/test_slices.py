@@ -34,7 +34,7 @@ from handler.features import ANALYSES
 from handler.features.slices.section import slices
 from handler.inputs import parse_inputs
 from handler.pipeline import run
-from handler.report.findings.context import DatasetNames, RunFacts
+from handler.sections.context import DatasetNames, RunFacts
 from handler.storage import open_source
 from handler.storage.local import LocalStore
 

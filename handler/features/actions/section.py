@@ -6,11 +6,11 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
+from handler.engine.analyses.confusions import CONFUSIONS, top_confusions
 from handler.engine.timecost import ACTIONS
-from handler.features.actions.partial import CONFUSIONS, top_confusions
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Section
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Section
+from handler.sections.shown import Shown
 
 TOP_CONFUSIONS: Final = 10
 

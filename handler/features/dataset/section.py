@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from handler.report.findings.fields import Count, Section
-from handler.report.findings.shown import Shown
+from handler.sections.fields import Count, Section
+from handler.sections.shown import Shown
 
 
 class DatasetFigures(Section):

@@ -4,18 +4,15 @@ bootstrap) as an arc and a sentence; and the verdict's borderline clause."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, Any, Final, cast
+from typing import Annotated, Any, Final, Protocol, cast
 
 from pydantic import Field
 
 from handler.engine.bootstrap import SEED, Bootstrap
 from handler.engine.score import GRADES
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Grade, Score, Section
-from handler.report.findings.shown import Shown
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.sections.context import RunFacts
+from handler.sections.fields import Grade, Score, Section
+from handler.sections.shown import Shown
 
 BAND_COLORS: Final = ("#c53030", "#dd6b20", "#b7791f", "#1a7f4b")  # Minimal → Production
 CENTER, RADIUS = (110.0, 110.0), 90.0
@@ -134,7 +131,16 @@ def gauge(score: float, interval: tuple[float, float] | None = None) -> dict[str
     }
 
 
-def gauge_values(findings: Findings) -> dict[str, Any]:
+class _Drawn(Protocol):
+    """What the gauge reads of the findings."""
+
+    @property
+    def uncertainty(self) -> Uncertainty | None: ...
+    @property
+    def assistance_score(self) -> float: ...
+
+
+def gauge_values(findings: _Drawn) -> dict[str, Any]:
     """The gauge's geometry and the grade bounds it names."""
     u = findings.uncertainty
     interval = None if u is None else (u.score_low, u.score_high)

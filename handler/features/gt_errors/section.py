@@ -13,13 +13,11 @@ from handler.engine.gt_errors import (
     SUSPECT_CONFIDENCE,
     TOP_SUSPECTS,
     WRONG_CLASS,
-    SuspectTally,
 )
-from handler.engine.state import EvaluationState
-from handler.features.gt_errors.partial import GT_ERRORS
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Grade, Score, Section, Threshold
-from handler.report.findings.shown import Shown
+from handler.engine.listed import suspects
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Grade, Score, Section, Threshold
+from handler.sections.shown import Shown
 
 
 class SuspectedBoxEntry(Section):
@@ -62,12 +60,6 @@ WITHHELD: Final = (
     "not listed: another reading of the predictions scores clearly better (see the warning under the "
     "verdict), so their misses are the export's, not the ground truth's; the ledger flags none either"
 )
-
-
-def suspects(state: EvaluationState, withheld: bool = False) -> SuspectTally:
-    """The suspects the report lists: none while another reading explains the misses (`withheld`)."""
-    found = state.of(GT_ERRORS)
-    return found.none() if withheld else found
 
 
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import AliasChoices, Field
 
+from handler.engine.analyses.near_misses import NEAR_MISSES, TOP_NEAR_MISSES
 from handler.engine.evaluation import NEAR_MISS_FLOOR
-from handler.features.near_misses.partial import NEAR_MISSES, TOP_NEAR_MISSES
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Section
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Section
+from handler.sections.shown import Shown
 
 
 class NearMissBand(Section):

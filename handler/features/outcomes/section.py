@@ -4,15 +4,12 @@ IoU thresholds, and the mean IoU of the matched pairs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import Annotated, Any, Final, Protocol
 
 from handler.engine import Outcome
-from handler.report.findings.fields import Counts
-from handler.report.findings.shown import Shown
-from handler.report.findings.wording import counted
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.sections.fields import Counts, Parameters
+from handler.sections.shown import Shown
+from handler.sections.wording import counted
 
 # The outcomes' names on the cards (`Outcome`).
 CARD_LABELS: Final = {outcome.key: outcome.label for outcome in Outcome}
@@ -40,7 +37,18 @@ def card_captions(iou_min: float, iou_perfect: float) -> dict[str, str]:
     }
 
 
-def cards(findings: Findings) -> list[Card]:
+class _Drawn(Protocol):
+    """What the outcome cards reads of the findings."""
+
+    @property
+    def counts(self) -> Counts: ...
+    @property
+    def parameters(self) -> Parameters: ...
+    @property
+    def mean_iou(self) -> float | None: ...
+
+
+def cards(findings: _Drawn) -> list[Card]:
     counts, parameters = findings.counts, findings.parameters
     captions = card_captions(parameters.iou_min, parameters.iou_perfect)
     total = counts.total
@@ -62,7 +70,7 @@ def cards(findings: Findings) -> list[Card]:
     return result
 
 
-def outcome_cards(findings: Findings) -> dict[str, Any]:
+def outcome_cards(findings: _Drawn) -> dict[str, Any]:
     return {"cards": cards(findings)}
 
 

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import Annotated, Any, Protocol
 
 from pydantic import AliasChoices, Field
 
-from handler.boxes import IntArray
 from handler.engine import breakdowns
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.counts import OutcomeCounts
-from handler.features.per_class.partial import PER_CLASS
-from handler.report import charts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Counts, Score, Section, outcome_counts
-from handler.report.findings.shown import Shown
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.features.recommendation.section import Recommendation
+from handler.features.time.section import TimeSaved
+from handler.sections import charts
+from handler.sections.context import RunFacts
+from handler.sections.fields import Counts, Score, Section, scored_rows
+from handler.sections.shown import Shown
 
 
 class ClassRow(Section):
@@ -25,20 +23,6 @@ class ClassRow(Section):
     class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
     counts: Counts
     assistance_score: Score
-
-
-class ScoredRow(TypedDict):
-    counts: Counts
-    assistance_score: float
-
-
-def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, ScoredRow]]:
-    """Rows of an outcome-count table, in `order`: (row index, its counts and assistance score)."""
-    scores = OutcomeCounts(counts).scores
-    return [
-        (row, {"counts": outcome_counts(counts[row]), "assistance_score": float(scores[row])})
-        for row in order.tolist()
-    ]
 
 
 def per_class(facts: RunFacts) -> tuple[ClassRow, ...]:
@@ -67,7 +51,18 @@ def decision(threshold: float | None, single: float) -> str:
     return "" if threshold == single else f"pre-label ≥ {threshold:g}"
 
 
-def class_figure(findings: Findings) -> ClassFigure:
+class _Drawn(Protocol):
+    """What the class figure reads of the findings."""
+
+    @property
+    def per_class(self) -> tuple[ClassRow, ...]: ...
+    @property
+    def recommendation(self) -> Recommendation: ...
+    @property
+    def time(self) -> TimeSaved: ...
+
+
+def class_figure(findings: _Drawn) -> ClassFigure:
     """Every class with a box, most time left first, with its own recommendation; the tail folded."""
     recommended = findings.recommendation
     costs = findings.time.costs_seconds.model_dump()
@@ -94,7 +89,7 @@ def class_figure(findings: Findings) -> ClassFigure:
     )
 
 
-def per_class_figure(findings: Findings) -> dict[str, Any]:
+def per_class_figure(findings: _Drawn) -> dict[str, Any]:
     return {"class_figure": class_figure(findings)}
 
 

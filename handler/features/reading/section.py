@@ -12,9 +12,9 @@ from pydantic import Field
 
 from handler.datasets.read_options import option_flag
 from handler.engine.readings.verdict import LEVEL, Rescored
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Grade, Score, Section
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Grade, Score, Section
+from handler.sections.shown import Shown
 
 
 class AppliedOption(Section):

@@ -9,90 +9,25 @@ default policy) all say this one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, Protocol
 
-import numpy as np
 from pydantic import AliasChoices, Field
 
-from handler.boxes import IntArray
 from handler.datasets.read_options import option_flag
-from handler.engine import routing as engine_routing
-from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
-from handler.engine.outcomes import N_OUTCOMES
+from handler.engine.policy import Policy, Spread, policy_of, saved_interval
 from handler.engine.readings.verdict import Rescored
-from handler.engine.routing import DRAW, MIN_CLASS_BOXES, RoutingPolicy
-from handler.engine.state import EvaluationState
-from handler.engine.timecost import TimeCosts
-from handler.features.sweep.partial import CONFIDENCE_SWEEP
-from handler.report import charts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Score, Section, Threshold
-from handler.report.findings.shown import Shown
-from handler.report.findings.wording import duration
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.engine.routing import DRAW, MIN_CLASS_BOXES
+from handler.features.time.section import TimeSaved
+from handler.sections import charts
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Parameters, Score, Section, Threshold
+from handler.sections.shown import Shown
+from handler.sections.wording import duration
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
 NAMED_CLASSES: Final = 3
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The merged run's recommendation: the engine's policy and what it is over."""
-
-    routing: RoutingPolicy
-    thresholds: list[float]  # the sweep's
-    class_names: tuple[str, ...]
-    class_counts: IntArray  # (n_classes, n_thresholds, 5)
-
-    @property
-    def single(self) -> float:
-        return self.thresholds[self.routing.best_single]
-
-    def threshold_of(self, row: int) -> float | None:
-        choice = int(self.routing.choice[row])
-        return None if choice == DRAW else self.thresholds[choice]
-
-    def thresholds_by_name(self) -> dict[str, float]:
-        """Each class the policy knows: its threshold, +inf to draw it."""
-        return {
-            name: math.inf if (t := self.threshold_of(row)) is None else t
-            for row, name in enumerate(self.class_names)
-        }
-
-
-def policy_of(state: EvaluationState, used_threshold: float, costs: TimeCosts) -> Policy:
-    swept = state.of(CONFIDENCE_SWEEP)
-    thresholds = [point.threshold for point in swept.sweep.points]
-    counts = swept.by_class.counts
-    used = swept.sweep.column(used_threshold)
-    return Policy(engine_routing.route(counts, used, costs), thresholds, tuple(swept.by_class.names), counts)
-
-
-@dataclass(frozen=True)
-class Spread:
-    """The finisher's data: outcome counts under the policy on a seeded sample of the images."""
-
-    counts: IntArray = field(default_factory=lambda: np.zeros((0, N_OUTCOMES), dtype=np.int64))
-    images: int = 0  # every scored image (the sample is of them)
-
-
-def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
-    """The 95 % interval of the time saved over the images: the bootstrap of the sample's per-image
-    counts, its spread scaled to all the images (a total's spread grows as the square root of the
-    images), around the exact figure."""
-    sample = spread.counts
-    if not len(sample):
-        return None
-    resampled = OutcomeCounts(resampled_counts(sample)).seconds_saved(costs)
-    centre = float(OutcomeCounts(sample.sum(axis=0)).seconds_saved(costs))
-    low, high = percentile_interval(resampled - centre, LEVEL)
-    scale = math.sqrt(spread.images / len(sample))
-    return saved + low * scale, saved + high * scale
 
 
 class RecommendedClass(Section):
@@ -211,7 +146,6 @@ def recommended_classes(policy: Policy) -> tuple[RecommendedClass, ...]:
     """Every class with a box at some threshold, in the class order: what the policy does with it."""
     routed = policy.routing
     boxes = policy.class_counts[:, routed.best_single, :].sum(axis=1)
-    listed = np.flatnonzero(policy.class_counts.sum(axis=(1, 2)) > 0)
     return tuple(
         RecommendedClass(
             class_name=policy.class_names[row],
@@ -222,7 +156,7 @@ def recommended_classes(policy: Policy) -> tuple[RecommendedClass, ...]:
             boxes=int(boxes[row]),
             seconds_saved_vs_single=float(routed.best_single_seconds[row] - routed.seconds[row]),
         )
-        for row in listed.tolist()
+        for row in policy.boxed_rows().tolist()
     )
 
 
@@ -256,7 +190,18 @@ def recommendation(facts: RunFacts) -> Recommendation:
     )
 
 
-def recommendation_figure(findings: Findings) -> dict[str, Any]:
+class _Drawn(Protocol):
+    """What the recommendation's figure reads of the findings."""
+
+    @property
+    def recommendation(self) -> Recommendation: ...
+    @property
+    def time(self) -> TimeSaved: ...
+    @property
+    def parameters(self) -> Parameters: ...
+
+
+def recommendation_figure(findings: _Drawn) -> dict[str, Any]:
     """Three bars of time saved: at the threshold given, at the best single one, recommended."""
     r, scratch = findings.recommendation, findings.time.from_scratch_seconds
     given = f"{findings.parameters.confidence_threshold:g}"

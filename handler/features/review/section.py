@@ -1,7 +1,7 @@
 """`review_queue`: the totals of the review queue and what its "uncertain" means (engine/review.py).
 
 The queue's first rows are `images_with_most_work`; every image is in the report part
-review_queue.csv (report/finishers/review_queue.py). Shown in the work fragment.
+review_queue.csv (finisher.py beside this module). Shown in the work fragment.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import numpy as np
 from pydantic import Field
 
 from handler.engine.counts import OutcomeCounts
+from handler.engine.listed import listed_rows
 from handler.engine.review import MIN_BIN_PREDICTIONS, RIGHT, UNCERTAIN_SHARES, ReviewQueue, pooled_shares
-from handler.features.work.section import listed_rows
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Score, Seconds, Section, Threshold
-from handler.report.findings.shown import Shown
-from handler.report.findings.wording import counted
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Score, Seconds, Section, Threshold
+from handler.sections.shown import Shown
+from handler.sections.wording import counted
 
 QUEUE_FILE = "review_queue.csv"
 

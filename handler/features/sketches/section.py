@@ -2,7 +2,7 @@
 the findings keep `pictures`, where the images behind them came from).
 
 The images are those listed under "where the work is", in `suspected_gt_errors` and in
-`near_misses`; the sketches finisher (report/finishers/image_sketches.py) chooses them and draws their
+`near_misses`; the sketches finisher (finisher.py beside this module) chooses them and draws their
 boxes from the one extra pass over chosen images, so they are exact under any split into shards.
 """
 
@@ -19,9 +19,9 @@ from handler.engine.drawn_boxes import MAX_SKETCH_BOXES, ImageSketch, Sketched
 from handler.engine.review import ReviewQueue
 from handler.images.pictures import Picture, Pictures
 from handler.images.thumbnail import Thumbnail
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, OutcomeKey, Section
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, OutcomeKey, Section
+from handler.sections.shown import Shown
 
 BoxSide = Literal["gt", "pred"]
 

@@ -17,9 +17,9 @@ from handler.engine.bootstrap import bootstrap
 from handler.engine.counts import OutcomeCounts
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Counts, Grade, Score, Section, outcome_counts
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Counts, Grade, Score, Section, outcome_counts
+from handler.sections.shown import Shown
 
 # Tag slices beyond this many (the most images first) are left out: the page stays readable.
 MAX_TAG_SLICES: Final = 50

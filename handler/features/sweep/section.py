@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field
 
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.counts import OutcomeCounts
 from handler.engine.sweep import SWEEP_GRID, SweepPoint
 from handler.engine.timecost import TimeCosts
-from handler.features.sweep.partial import CONFIDENCE_SWEEP
-from handler.report import charts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Counts, Score, Section, Threshold
-from handler.report.findings.shown import Shown
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.features.recommendation.section import Recommendation
+from handler.features.time.section import TimeSaved
+from handler.sections import charts
+from handler.sections.context import RunFacts
+from handler.sections.fields import Count, Counts, Parameters, Score, Section, Threshold
+from handler.sections.shown import Shown
 
 
 class SweepPointFigures(Section):
@@ -60,7 +59,20 @@ def confidence_sweep(facts: RunFacts) -> ConfidenceSweep:
 
 
 # The values of the sweep's fragment (fragment.html.j2 beside this module).
-def sweep_figure(findings: Findings) -> dict[str, Any]:
+class _Drawn(Protocol):
+    """What the sweep's figure reads of the findings."""
+
+    @property
+    def confidence_sweep(self) -> ConfidenceSweep: ...
+    @property
+    def time(self) -> TimeSaved: ...
+    @property
+    def parameters(self) -> Parameters: ...
+    @property
+    def recommendation(self) -> Recommendation: ...
+
+
+def sweep_figure(findings: _Drawn) -> dict[str, Any]:
     sweep, scratch = findings.confidence_sweep, findings.time.from_scratch_seconds
     points = [
         (p.threshold, p.assistance_score, p.saved_seconds / scratch if scratch else 0.0) for p in sweep.points

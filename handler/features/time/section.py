@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field
 
 from handler.engine.calibration import MIN_SUPPORT
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
-from handler.engine.timecost import ACTIONS, ASSUMED, CITED, CostFit, TimeCosts
-from handler.report import charts
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Seconds, Section
-from handler.report.findings.shown import Shown
-
-if TYPE_CHECKING:
-    from handler.report.findings.model import Findings
+from handler.engine.timecost import ACTIONS, CostFit, Shape, TimeCosts
+from handler.sections import charts
+from handler.sections.context import RunFacts
+from handler.sections.fields import Counts, Seconds, Section
+from handler.sections.shown import Shown
 
 
 class ActionCosts(Section):
@@ -73,20 +70,30 @@ class TimeSaved(Section):
     costs_source: CostsSource | None = Field(
         description="Where fitted seconds come from; null for the defaults or seconds set by hand."
     )
+    shape: Shape = Field(
+        default="boxes", description="What the labeler draws and corrects: boxes, or masks (scored on masks)."
+    )
+
+    @property
+    def every_object(self) -> str:
+        """`every box` or `every mask`: what drawing from scratch draws."""
+        return "every box" if self.shape == "boxes" else "every mask"
 
 
 def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:
     estimate = OutcomeCounts(tally.counts).time_estimate(costs)
+    cited, assumed = costs.sources
     return TimeSaved(
         costs_seconds=ActionCosts(**costs.to_dict()),
-        costs_adjusted=costs != TimeCosts(),
+        costs_adjusted=costs != costs.defaults,
         with_predictions_seconds=estimate.with_predictions,
         from_scratch_seconds=estimate.from_scratch,
         saved_seconds=estimate.saved,
         saved_share=estimate.saved_share,
-        cited=dict(CITED),
-        assumptions=dict(ASSUMED),
+        cited=cited,
+        assumptions=assumed,
         costs_source=None if costs.fit is None else costs_source(costs.fit),
+        shape=costs.shape,
     )
 
 
@@ -119,7 +126,16 @@ def time(facts: RunFacts) -> TimeSaved:
     return time_saved(facts.state.tally, facts.costs)
 
 
-def time_figure(findings: Findings) -> dict[str, Any]:
+class _Drawn(Protocol):
+    """What the time bar reads of the findings."""
+
+    @property
+    def time(self) -> TimeSaved: ...
+    @property
+    def counts(self) -> Counts: ...
+
+
+def time_figure(findings: _Drawn) -> dict[str, Any]:
     """Where the labeler's time goes: with the predictions, by action, against from scratch."""
     time = findings.time
     bar = charts.time_bar(findings.counts, time.costs_seconds.model_dump(), time.from_scratch_seconds)

@@ -7,20 +7,21 @@ from typing import Annotated, Final
 import numpy as np
 from pydantic import Field
 
-from handler.boxes import IntArray
-from handler.engine import breakdowns
-from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.counts import OutcomeCounts
-from handler.engine.review import ReviewQueue
-from handler.engine.state import EvaluationState
-from handler.engine.timecost import TimeCosts
-from handler.features.per_class.section import scored_rows
+from handler.engine.listed import TOP_IMAGES, listed_rows
 from handler.features.work.partial import BY_SIZE, SIZE_BOUNDS, SIZE_NAMES
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Count, Counts, Score, Seconds, Section, SizeName, outcome_counts
-from handler.report.findings.shown import Shown
+from handler.sections.context import RunFacts
+from handler.sections.fields import (
+    Count,
+    Counts,
+    Score,
+    Seconds,
+    Section,
+    SizeName,
+    outcome_counts,
+    scored_rows,
+)
+from handler.sections.shown import Shown
 
-TOP_IMAGES: Final = 10
 NO_SIZES: Final = (
     "Box sizes are not shown: the boxes are in normalised coordinates and the image sizes are not "
     "known, so their areas in pixels are not either."
@@ -64,17 +65,6 @@ class BySize(Section):
     available: bool
     note: str | None = Field(description="Why the sizes are not available; null when they are.")
     sizes: tuple[SizeRow, ...]
-
-
-def most_work_rows(state: EvaluationState, costs: TimeCosts) -> IntArray:
-    """The rows (in asset order) of the images that take the labeler longest, most first: the
-    review queue's first (`listed_rows`), from the per-image counts alone."""
-    return breakdowns.most_work(OutcomeCounts(state.of(PER_IMAGE).counts).labeler_seconds(costs), TOP_IMAGES)
-
-
-def listed_rows(queue: ReviewQueue) -> IntArray:
-    """The review queue's rows that the page lists: its first TOP_IMAGES with any seconds."""
-    return breakdowns.most_work(queue.seconds, TOP_IMAGES)
 
 
 def images_with_most_work(facts: RunFacts) -> tuple[ImageWork, ...]:

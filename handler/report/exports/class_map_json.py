@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Final
 
 from handler.engine.readings.classes import class_map_json
-from handler.report.finishing import FINDINGS, Finished, Finisher, Finishing
+from handler.report.findings import Findings
 from handler.report.publish import ReportPart
+from handler.sections.finishing import FINDINGS, Finished, Finisher, Finishing
 
 CLASS_MAP_PART: Final = ReportPart("class_map", "class_map.json", "application/json")
 
 
 def _class_map(finishing: Finishing) -> Finished:
-    reading = finishing.built().other_reading
+    reading = finishing.built(Findings).other_reading
     if reading is None or not reading.class_map:
         return Finished()
     return Finished({CLASS_MAP_PART: class_map_json(tuple(reading.class_map.items()))})

@@ -6,9 +6,8 @@ from typing import Final
 
 import orjson
 
-from handler.features.recommendation.section import recommended_classes
-from handler.report.finishing import MERGED, Finished, Finisher, Finishing
 from handler.report.publish import ReportPart
+from handler.sections.finishing import MERGED, Finished, Finisher, Finishing
 
 ROUTING_PART: Final = ReportPart("routing", "routing.json", "application/json")
 
@@ -16,7 +15,7 @@ ROUTING_PART: Final = ReportPart("routing", "routing.json", "application/json")
 def _routing(finishing: Finishing) -> Finished:
     """`routing.json`: every class with a box at some threshold -> the confidence threshold to
     pre-label it at, or null to draw it (the findings list only the classes that depart)."""
-    table = {row.class_name: row.threshold for row in recommended_classes(finishing.merged.policy)}
+    table = finishing.merged.policy.routing_table()
     return Finished({ROUTING_PART: orjson.dumps(table, option=orjson.OPT_INDENT_2)})
 
 

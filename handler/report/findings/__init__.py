@@ -1,10 +1,10 @@
 """The findings of a run (kind `dataset_intelligence_findings_v1`) as a typed model, built from the
-merged state: the run-level parts (`model`), the registry of the features (`shown`; each feature's
-section is in handler/features/<name>/), and compare's model (`compare_findings`).
+merged state: the registry of the features (`model`: one field each, whose section is in
+handler/features/<name>/), how the run-level fields are built (`build`), and compare's model
+(`compare_findings`); with the names of what every section is built on (handler/sections/).
 
-The names below are loaded when first used: a feature's section imports `findings.context` and
-`findings.fields`, and the model imports every section, so a package that loaded the model at once
-would make a section imported first (a test of it alone) import itself half-made."""
+The names below are loaded when first used: the model imports every feature, which a caller that
+wants only a word or compare's model need not pay for."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ if TYPE_CHECKING:
         build_comparison,
         compare_summary,
     )
-    from handler.report.findings.context import RunFacts
-    from handler.report.findings.fields import Counts, Grade, Score, Shares
     from handler.report.findings.model import KIND, DataWarning, Execution, Findings
-    from handler.report.findings.shown import page_values
-    from handler.report.findings.wording import counted, duration, saving, score_text
+    from handler.sections.context import RunFacts
+    from handler.sections.fields import Counts, Grade, Score, Shares
+    from handler.sections.shown import page_values
+    from handler.sections.wording import counted, duration, saving, score_text
 
 # Each name's module.
 _HOMES = {
@@ -37,20 +37,20 @@ _HOMES = {
     "RunFigures": "handler.report.findings.compare_findings",
     "build_comparison": "handler.report.findings.compare_findings",
     "compare_summary": "handler.report.findings.compare_findings",
-    "RunFacts": "handler.report.findings.context",
-    "Counts": "handler.report.findings.fields",
-    "Grade": "handler.report.findings.fields",
-    "Score": "handler.report.findings.fields",
-    "Shares": "handler.report.findings.fields",
+    "RunFacts": "handler.sections.context",
+    "Counts": "handler.sections.fields",
+    "Grade": "handler.sections.fields",
+    "Score": "handler.sections.fields",
+    "Shares": "handler.sections.fields",
     "KIND": "handler.report.findings.model",
     "DataWarning": "handler.report.findings.model",
     "Execution": "handler.report.findings.model",
     "Findings": "handler.report.findings.model",
-    "page_values": "handler.report.findings.shown",
-    "counted": "handler.report.findings.wording",
-    "duration": "handler.report.findings.wording",
-    "saving": "handler.report.findings.wording",
-    "score_text": "handler.report.findings.wording",
+    "page_values": "handler.sections.shown",
+    "counted": "handler.sections.wording",
+    "duration": "handler.sections.wording",
+    "saving": "handler.sections.wording",
+    "score_text": "handler.sections.wording",
 }
 
 

@@ -8,18 +8,18 @@ from typing import Any, Final, cast
 
 from handler.engine import Outcome, Tally
 from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.features.dataset.section import DatasetFigures, Skipped, SkippedBoxEntry
 from handler.features.gauge.section import borderline_clause
-from handler.features.per_class.partial import PER_CLASS
 from handler.features.time.section import time_saved
 from handler.inputs import NodeInputs
-from handler.report.findings.context import RunFacts
-from handler.report.findings.fields import Counts, Grade
-from handler.report.findings.model import KIND, VERSION, Execution, Findings, Parameters, TimeSaved
-from handler.report.findings.shown import build_sections
-from handler.report.findings.wording import counted, duration
+from handler.report.findings.model import KIND, VERSION, Execution, Findings, TimeSaved
+from handler.sections.context import RunFacts
+from handler.sections.fields import Counts, Grade, Parameters
+from handler.sections.shown import build_sections
+from handler.sections.wording import counted, duration
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -42,11 +42,11 @@ def time_clause(time: TimeSaved) -> str:
     scratch = duration(time.from_scratch_seconds)
     if time.saved_seconds < 0:
         return (
-            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing every box "
-            f"({duration(time.with_predictions_seconds)} instead of {scratch})"
+            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing "
+            f"{time.every_object} ({duration(time.with_predictions_seconds)} instead of {scratch})"
         )
     saved = duration(time.saved_seconds)
-    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw every box"
+    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw {time.every_object}"
 
 
 def verdict(

@@ -24,8 +24,8 @@ from handler.engine.plugin import ClassCounts
 from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import GT_OUTCOMES, Transitions
-from handler.report.findings.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
-from handler.report.findings.wording import counted, duration, saving
+from handler.sections.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
+from handler.sections.wording import counted, duration, saving
 
 Better = Literal["A", "B", "neither"]
 # The largest moves the transitions name, and the images where B lost most that they list.

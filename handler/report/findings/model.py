@@ -35,22 +35,14 @@ from handler.features.warnings.section import WarningsSection
 from handler.features.work.section import BySizeSection, ImagesWithMostWorkSection
 
 # Re-exported: the CLI and EfficiencyResult read these from here.
-from handler.report.findings.fields import Counts as Counts
-from handler.report.findings.fields import Grade as Grade
-from handler.report.findings.fields import Score as Score
-from handler.report.findings.fields import Section, Threshold
+from handler.sections.fields import Counts as Counts
+from handler.sections.fields import Grade as Grade
+from handler.sections.fields import Parameters, Section
+from handler.sections.fields import Score as Score
 
 KIND: Final = "dataset_intelligence_findings_v1"  # the platform's kind (node.json), kept across shapes
 # The shape's version; docs/report.md says what each changed for readers of the one before.
 VERSION: Final = 2
-
-
-class Parameters(Section):
-    iou_min: float
-    iou_perfect: float
-    confidence_threshold: Threshold
-    confidence_threshold_input: str = Field(description="CONFIDENCE_THRESHOLD exactly as given.")
-    confidence_threshold_replaced: bool = Field(description="The input was not a number, so 0 was used.")
 
 
 class Execution(Section):

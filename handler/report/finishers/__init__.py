@@ -1,7 +1,7 @@
 """The registered finishers: work done once the shards are merged, run by the pipeline in this order.
 
 A new finisher is one module (here, or in report/exports/ for a file for other tools) that defines
-a `Finisher` (handler/report/finishing.py), and one line in `FINISHERS`:
+a `Finisher` (handler/sections/finishing.py), and one line in `FINISHERS`:
 
     CROPS: Final = Finisher("crops", ExactPass(choose), make, (CROPS_PART,))
 
@@ -29,16 +29,15 @@ from __future__ import annotations
 
 from typing import Final
 
+from handler.features.recommendation.finisher import RECOMMENDATION_SPREAD
+from handler.features.review.finisher import REVIEW_QUEUE
+from handler.features.sketches.finisher import PICTURES, SKETCHES, SKETCHES_JSON
 from handler.report.exports.class_map_json import CLASS_MAP_JSON
 from handler.report.exports.routing_json import ROUTING_JSON
 from handler.report.finishers.findings_json import FINDINGS_JSON
-from handler.report.finishers.image_sketches import SKETCHES, SKETCHES_JSON
-from handler.report.finishers.pictures import PICTURES
-from handler.report.finishers.recommendation_spread import RECOMMENDATION_SPREAD
 from handler.report.finishers.report_page import REPORT_PAGE
-from handler.report.finishers.review_queue import REVIEW_QUEUE
-from handler.report.finishing import Finisher
 from handler.report.publish import LEDGER, OUTCOMES, ReportPart
+from handler.sections.finishing import Finisher
 
 FINISHERS: Final[tuple[Finisher, ...]] = (
     SKETCHES,

@@ -6,9 +6,9 @@ from functools import partial
 from typing import Final
 
 from handler.engine.transitions import GT_OUTCOMES
-from handler.report import charts
 from handler.report.findings.compare_findings import OUTCOME_WORDS, Comparison, compare_verdict
 from handler.report.page.html import SHORT_LABELS, environment
+from handler.sections import charts
 
 TEMPLATE: Final = "compare.html.j2"
 GT_WORDS: Final = [OUTCOME_WORDS[outcome] for outcome in GT_OUTCOMES]

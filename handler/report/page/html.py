@@ -1,8 +1,8 @@
 """The one-page HTML report: self-contained, every dataset string escaped.
 
 The page is its frame (report_templates/report.html.j2: the run, the verdict) and the registered
-features' fragments in the registry's order (handler/report/findings/shown.py); each feature's
-section computes its figure's geometry, with the shared drawing helpers of `handler.report.charts`,
+features' fragments in the registry's order (handler/sections/shown.py); each feature's
+section computes its figure's geometry, with the shared drawing helpers of `handler.sections.charts`,
 so the templates only place numbers; every string from a dataset reaches the page through jinja2's
 autoescaping.
 """
@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 from handler.engine import Outcome
 from handler.engine.timecost import ACTIONS
 from handler.features import FOLDER
-from handler.report import charts
 from handler.report.findings.model import Findings
-from handler.report.findings.shown import Shown, features
-from handler.report.findings.wording import counted, duration, image_duration, saving, score_text
 from handler.resources import resource_path
+from handler.sections import charts
+from handler.sections.shown import Shown, features
+from handler.sections.wording import counted, duration, image_duration, saving, score_text
 
 FEATURES_FOLDER: Final = FOLDER  # the features' fragments (a test points it at a copy)
 

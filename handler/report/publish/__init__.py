@@ -7,7 +7,6 @@ from handler.report.publish.asset import (
     OUTCOMES,
     PRE_LABELS,
     SAFE_AGE_SECONDS,
-    ReportPart,
     collect_garbage,
     has_part,
     latest_report,
@@ -20,6 +19,7 @@ from handler.report.publish.asset import (
     report_location,
 )
 from handler.report.publish.staging import ReportStaging, new_report_id, staged_report
+from handler.sections.parts import ReportPart
 
 __all__ = [
     "FINDINGS_PART",

@@ -21,13 +21,12 @@ import zipfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any, Final
 
 import orjson
 
 from handler.errors import InputError, StorageError, UserError
+from handler.sections.parts import ReportPart
 from handler.storage import ObjectNotFound, Store
 from handler.storage.base import check_id
 
@@ -42,27 +41,6 @@ SAFE_AGE_SECONDS: Final = 24 * 3600
 _TEMPORARY: Final = re.compile(r"(^|/)\.[^/]+\.part$")
 _DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
 _UNIT_SECONDS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-@dataclass(frozen=True)
-class ReportPart:
-    """One part of a report: the key `show` names it by, its file name and its content type.
-
-    The ledger is the part the shards write (`LEDGER`); every other part is declared by
-    the finisher that writes it (handler/report/finishers/)."""
-
-    key: str
-    name: str
-    content_type: str
-
-    def chunk(self, index: int) -> str:
-        path = PurePosixPath(self.name)
-        return f"{path.stem}/{index:05d}{path.suffix}"
-
-    def objects(self, listed: Iterable[str]) -> list[str]:
-        """The objects of a manifest that hold this part, in the order they were written."""
-        folder = f"{PurePosixPath(self.name).stem}/"
-        return [name for name in listed if name == self.name or name.startswith(folder)]
 
 
 # The per-box ledger (handler/engine/ledger.py): written by the shards, one .npz chunk each,

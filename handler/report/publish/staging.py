@@ -28,12 +28,12 @@ from handler.report.publish.asset import (
     MANIFEST_TYPE,
     PRE_LABELS,
     SAFE_AGE_SECONDS,
-    ReportPart,
     collect_garbage,
     is_temporary,
     report_folder,
     staging_folder,
 )
+from handler.sections.parts import ReportPart
 from handler.storage import AccessDenied, Content, ObjectSink, Store, WrittenObject
 
 

@@ -15,22 +15,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal, TypeVar
 
 from handler.datasets.loaded import DatasetNames
+from handler.engine.policy import Policy, policy_of
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.execution.image_pass import ImagePass, image_pass
 from handler.execution.run import ShardPlan
 from handler.inputs import NodeInputs
-from handler.report.findings import Findings
-from handler.report.findings.context import Data, first_of
-from handler.report.publish import ReportPart
+from handler.sections.context import Data, first_of
+from handler.sections.fields import Section
+from handler.sections.parts import ReportPart
 from handler.storage import Content
-
-if TYPE_CHECKING:
-    from handler.features.recommendation.section import Policy
 
 
 @dataclass(frozen=True)
@@ -47,8 +45,6 @@ class Merged:
     @cached_property
     def policy(self) -> Policy:
         """The recommended policy over the merged state, made once for every finisher that reads it."""
-        from handler.features.recommendation.section import policy_of  # its package imports this one
-
         return policy_of(self.state, self.inputs.confidence.value, self.costs)
 
 
@@ -60,6 +56,7 @@ class ExactPass:
     choose: Callable[[Merged], frozenset[str]]
 
 
+Built = TypeVar("Built", bound=Section)
 MERGED: Final = "merged state"
 FINDINGS: Final = "findings"
 Needs = ExactPass | Literal["merged state", "findings"]
@@ -73,13 +70,15 @@ class Finishing:
     chosen: frozenset[str] = frozenset()  # ExactPass: the asset ids it chose
     # ExactPass: the one pass over every finisher's images; its own are `images.images(chosen)`.
     images: ImagePass = field(default_factory=ImagePass)
-    findings: Findings | None = None  # FINDINGS: the findings, built
+    findings: Section | None = None  # FINDINGS: the findings, built
     page: Mapping[str, object] = field(default_factory=dict)  # FINDINGS: the features' page-only data
 
-    def built(self) -> Findings:
-        """The built findings, for a finisher that needs FINDINGS."""
+    def built(self, kind: type[Built]) -> Built:
+        """The built findings, of the registry's model `kind`, for a finisher that needs FINDINGS."""
         if self.findings is None:
             raise ValueError("only a finisher that needs FINDINGS runs after the findings are built")
+        if not isinstance(self.findings, kind):
+            raise TypeError(f"the findings are a {type(self.findings).__name__}, not a {kind.__name__}")
         return self.findings
 
 
@@ -149,7 +148,7 @@ def finish_merged(
 
 
 def finish_findings(
-    finishers: Sequence[Finisher], merged: Merged, findings: Findings, page: Mapping[str, object]
+    finishers: Sequence[Finisher], merged: Merged, findings: Section, page: Mapping[str, object]
 ) -> dict[ReportPart, Content]:
     """Run the finishers on the findings (and the page's drawing data): their parts."""
     done = [

@@ -24,8 +24,8 @@ from handler.boxes import FloatArray, IntArray
 from handler.engine.review import ReviewQueue, review_queue
 from handler.engine.timecost import ACTIONS
 from handler.features.review.section import QUEUE_FILE
-from handler.report.finishing import MERGED, Finished, Finisher, Finishing
-from handler.report.publish import ReportPart
+from handler.sections.finishing import MERGED, Finished, Finisher, Finishing
+from handler.sections.parts import ReportPart
 
 QUEUE_PART: Final = ReportPart("queue", QUEUE_FILE, "text/csv")
 COLUMNS: Final = ("rank", "asset_id", "expected_seconds", "cumulative_share", "uncertain_boxes", *ACTIONS)

@@ -1,8 +1,11 @@
-"""The box sketches: every box of each image the page lists, from the one exact pass, and
-`sketches.json`, the page's drawing data of them (kept out of the findings).
+"""The sketches' finishers: every box of each image the page lists, from the one exact pass; the
+pictures behind them; and `sketches.json`, the page's drawing data of them (kept out of the findings).
 
 The images are those listed under "where the work is", in `suspected_gt_errors` and in
-`near_misses`; the sketches feature (handler/features/sketches/) draws what this gives.
+`near_misses` (handler/engine/listed.py); the section beside this module draws what these give.
+The pictures are read where the IMAGES input says (checked by the pipeline before the datasets are
+read), else in the folder the GT's format names beside its labels: a phase of its own, "draw
+images", so their time is not the evaluation's.
 """
 
 from __future__ import annotations
@@ -11,14 +14,24 @@ from typing import Final
 
 import orjson
 
+from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.drawn_boxes import Sketched, image_sketch
-from handler.features.gt_errors.section import suspects
-from handler.features.near_misses.partial import NEAR_MISSES
+from handler.engine.listed import most_work_rows, suspects
 from handler.features.sketches.section import Sketch
-from handler.features.work.section import most_work_rows
-from handler.report.finishing import FINDINGS, ExactPass, Finished, Finisher, Finishing, Merged
-from handler.report.publish import ReportPart
+from handler.images.pictures import DRAW_IMAGES, draw_pictures
+from handler.images.source import found_root, given_root
+from handler.inputs import IMAGES_KEY
+from handler.sections.finishing import (
+    FINDINGS,
+    MERGED,
+    ExactPass,
+    Finished,
+    Finisher,
+    Finishing,
+    Merged,
+)
+from handler.sections.parts import ReportPart
 
 
 def listed_images(merged: Merged) -> frozenset[str]:
@@ -50,6 +63,17 @@ def _sketches(finishing: Finishing) -> Finished:
 
 
 SKETCHES: Final = Finisher("sketches", ExactPass(listed_images), _sketches)
+
+
+def _pictures(finishing: Finishing) -> Finished:
+    merged = finishing.merged
+    listed = sorted(listed_images(merged))
+    given = merged.inputs.images
+    root = given_root(given, IMAGES_KEY) if given else found_root(merged.gt.source, merged.gt.format, listed)
+    return Finished(data=None if root is None else draw_pictures(root, listed))
+
+
+PICTURES: Final = Finisher("pictures", MERGED, _pictures, phase=DRAW_IMAGES)
 
 SKETCHES_PART: Final = ReportPart("sketches", "sketches.json", "application/json")
 

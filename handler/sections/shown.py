@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from handler.report.findings.context import RunFacts
+    from handler.sections.context import RunFacts
 
 Values = Mapping[str, object]
 

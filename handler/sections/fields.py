@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from handler.boxes import IntArray
+from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import OUTCOMES, Tally
 
 Count = Annotated[int, Field(ge=0)]
@@ -56,6 +57,28 @@ class Shares(Section):
         return cls.model_validate(tally.shares())
 
 
+class Parameters(Section):
+    iou_min: float
+    iou_perfect: float
+    confidence_threshold: Threshold
+    confidence_threshold_input: str = Field(description="CONFIDENCE_THRESHOLD exactly as given.")
+    confidence_threshold_replaced: bool = Field(description="The input was not a number, so 0 was used.")
+
+
 def outcome_counts(row: IntArray) -> Counts:
     """One row of five outcome counts as a counts section (with its total)."""
     return Counts(**dict(zip(OUTCOMES, row.tolist(), strict=True)), total=int(row.sum()))
+
+
+class ScoredRow(TypedDict):
+    counts: Counts
+    assistance_score: float
+
+
+def scored_rows(counts: IntArray, order: IntArray) -> list[tuple[int, ScoredRow]]:
+    """Rows of an outcome-count table, in `order`: (row index, its counts and assistance score)."""
+    scores = OutcomeCounts(counts).scores
+    return [
+        (row, {"counts": outcome_counts(counts[row]), "assistance_score": float(scores[row])})
+        for row in order.tolist()
+    ]

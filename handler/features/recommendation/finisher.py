@@ -10,9 +10,9 @@ import numpy as np
 
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import seeded_sample
+from handler.engine.policy import Spread
 from handler.engine.routing import counts_under_policy
-from handler.features.recommendation.section import Spread
-from handler.report.finishing import ExactPass, Finished, Finisher, Finishing, Merged
+from handler.sections.finishing import ExactPass, Finished, Finisher, Finishing, Merged
 
 # Images the interval's spread is measured on: the bootstrap of 500 images gives the spread of a
 # total to a few percent, at the cost of an evaluation of 500 images.

@@ -1,0 +1,83 @@
+"""The merged run's recommended policy (engine/routing.py over the confidence sweep), and the
+spread of the time it saves: the recommendation's section, its finisher, routing.json and
+`export` all read this one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from handler.boxes import IntArray
+from handler.engine import routing as engine_routing
+from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
+from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
+from handler.engine.counts import OutcomeCounts
+from handler.engine.outcomes import N_OUTCOMES
+from handler.engine.routing import DRAW, RoutingPolicy
+from handler.engine.state import EvaluationState
+from handler.engine.timecost import TimeCosts
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The merged run's recommendation: the engine's policy and what it is over."""
+
+    routing: RoutingPolicy
+    thresholds: list[float]  # the sweep's
+    class_names: tuple[str, ...]
+    class_counts: IntArray  # (n_classes, n_thresholds, 5)
+
+    @property
+    def single(self) -> float:
+        return self.thresholds[self.routing.best_single]
+
+    def threshold_of(self, row: int) -> float | None:
+        choice = int(self.routing.choice[row])
+        return None if choice == DRAW else self.thresholds[choice]
+
+    def boxed_rows(self) -> IntArray:
+        """The classes with a box at some threshold, in the class order."""
+        return np.flatnonzero(self.class_counts.sum(axis=(1, 2)) > 0)
+
+    def routing_table(self) -> dict[str, float | None]:
+        """Each class with a box at some threshold: its threshold, None to draw it (routing.json)."""
+        return {self.class_names[row]: self.threshold_of(row) for row in self.boxed_rows().tolist()}
+
+    def thresholds_by_name(self) -> dict[str, float]:
+        """Each class the policy knows: its threshold, +inf to draw it."""
+        return {
+            name: math.inf if (t := self.threshold_of(row)) is None else t
+            for row, name in enumerate(self.class_names)
+        }
+
+
+def policy_of(state: EvaluationState, used_threshold: float, costs: TimeCosts) -> Policy:
+    swept = state.of(CONFIDENCE_SWEEP)
+    thresholds = [point.threshold for point in swept.sweep.points]
+    counts = swept.by_class.counts
+    used = swept.sweep.column(used_threshold)
+    return Policy(engine_routing.route(counts, used, costs), thresholds, tuple(swept.by_class.names), counts)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The finisher's data: outcome counts under the policy on a seeded sample of the images."""
+
+    counts: IntArray = field(default_factory=lambda: np.zeros((0, N_OUTCOMES), dtype=np.int64))
+    images: int = 0  # every scored image (the sample is of them)
+
+
+def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
+    """The 95 % interval of the time saved over the images: the bootstrap of the sample's per-image
+    counts, its spread scaled to all the images (a total's spread grows as the square root of the
+    images), around the exact figure."""
+    sample = spread.counts
+    if not len(sample):
+        return None
+    resampled = OutcomeCounts(resampled_counts(sample)).seconds_saved(costs)
+    centre = float(OutcomeCounts(sample.sum(axis=0)).seconds_saved(costs))
+    low, high = percentile_interval(resampled - centre, LEVEL)
+    scale = math.sqrt(spread.images / len(sample))
+    return saved + low * scale, saved + high * scale
