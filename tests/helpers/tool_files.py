@@ -180,3 +180,62 @@ def coco_masks(gt: dict[str, Any], results: list[dict[str, Any]] | None = None) 
             )
         by_image[entry["image_id"]].append(shape)
     return [ToolImage(i["file_name"], i["width"], i["height"], by_image[i["id"]]) for i in gt["images"]]
+
+
+def edge_polygon(rle: dict[str, Any]) -> tuple[float, ...]:
+    """A mask as one polygon in pixels that pycocotools draws back into exactly that mask: the
+    pixels' edges between the mask and the rest, walked loop by loop, the loops joined one after
+    the other from start to start, then the way back along those starts (pycocotools draws by
+    crossings, so a way walked there and back adds nothing)."""
+    import numpy as np
+
+    pixels = np.pad(bitmap(rle).astype(bool), 1)
+    y, x = np.nonzero(pixels[1:, :] != pixels[:-1, :])  # edges along rows
+    across = [((a - 1, b), (a, b)) for b, a in zip(y.tolist(), x.tolist(), strict=True)]
+    y, x = np.nonzero(pixels[:, 1:] != pixels[:, :-1])  # edges down columns
+    down = [((a, b - 1), (a, b)) for b, a in zip(y.tolist(), x.tolist(), strict=True)]
+    ends: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for start, stop in across + down:
+        ends[start].append(stop)
+        ends[stop].append(start)
+    loops: list[list[tuple[int, int]]] = []
+    for first in list(ends):
+        while ends[first]:
+            loop, at = [first], first
+            while True:
+                nxt = ends[at].pop()
+                ends[nxt].remove(at)
+                if nxt == first:
+                    break
+                loop.append(nxt)
+                at = nxt
+            loops.append([*loop, first])
+    back = np.array([loop[0] for loop in loops[-2::-1]], dtype=np.int64).reshape(-1, 2)
+    points = np.concatenate([_corners_only(np.array(loop)) for loop in loops] + [back])
+    return tuple(points.reshape(-1).astype(float).tolist())
+
+
+def _corners_only(loop: Any) -> Any:
+    """A closed loop of points (the first again last) without the points inside straight runs."""
+    import numpy as np
+
+    step = np.diff(loop, axis=0)
+    turns = np.flatnonzero((step[1:] != step[:-1]).any(axis=1)) + 1
+    return np.concatenate((loop[:1], loop[turns], loop[-1:]))
+
+
+def write_yolo_seg(folder: Path, images: Sequence[ToolImage], labels: Sequence[str]) -> Path:
+    """A YOLO-seg labels folder of `images` (a mask written as `edge_polygon`), with its
+    classes.txt; no sizes: they come from the ground truth."""
+    index = {name: i for i, name in enumerate(labels)}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "classes.txt").write_text("".join(f"{name}\n" for name in labels))
+    for image in images:
+        lines = []
+        for shape in image.shapes:
+            points = shape.polygon if shape.polygon is not None else edge_polygon(shape.mask or {})
+            normalised = [v / (image.width if k % 2 == 0 else image.height) for k, v in enumerate(points)]
+            score = [] if shape.score is None else [shape.score]
+            lines.append(" ".join(map(repr, [index[shape.label], *normalised, *score])))
+        (folder / f"{Path(image.name).stem}.txt").write_text("".join(f"{line}\n" for line in lines))
+    return folder
