@@ -36,7 +36,7 @@ from handler.datasets.folder import AssetIndex, Folder
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
-from handler.datasets.region_masks import MaskDecodeError, RegionMasks, boxes_of, cvat_mask, polygon_points
+from handler.datasets.region_masks import MaskDecodeError, RegionMasks, cvat_mask, polygon_points
 from handler.datasets.xmlsafe import XML_ERRORS, has_root, refuse_doctype, xml_refusal
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
@@ -283,7 +283,7 @@ def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
     heights, widths = (np.nan_to_num(np.array(sizes))[image] for sizes in (shapes.heights, shapes.widths))
     masks = shapes.masks.runs(n, heights, widths)
     return ParsedRows(
-        xyxy=boxes_of(masks, np.array(shapes.corners, dtype=np.float64).reshape(n, 4)),
+        xyxy=shapes.masks.boxes(masks, np.array(shapes.corners, dtype=np.float64).reshape(n, 4)),
         class_id=class_id,
         image=np.array(shapes.image, dtype=np.int64),
         source_index=np.arange(n),

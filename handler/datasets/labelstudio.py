@@ -50,7 +50,6 @@ from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.region_masks import (
     MaskDecodeError,
     RegionMasks,
-    boxes_of,
     label_studio_brush,
     polygon_points,
 )
@@ -412,7 +411,7 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
     confidence = float_column([s if type(s) in (int, float) else math.nan for s in regions.score])
     positions = regions.position
     rows = ParsedRows(
-        xyxy=boxes_of(masks, columns.xyxy),
+        xyxy=shapes.boxes(masks, columns.xyxy),
         class_id=class_id,
         image=np.array(regions.task, dtype=np.int64),
         source_index=np.arange(len(labels)),

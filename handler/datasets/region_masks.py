@@ -63,6 +63,13 @@ class RegionMasks:
         self.polygon_rows.append(row)
         self.polygons.append(points)
 
+    def boxes(self, masks: MaskRuns | None, xyxy: FloatArray) -> FloatArray:
+        """`boxes_of` the rows, a polygon's written box its points' bounds."""
+        written = xyxy.copy()
+        for row, points in zip(self.polygon_rows, self.polygons, strict=True):
+            written[row] = (*points.min(axis=0), *points.max(axis=0))
+        return boxes_of(masks, written)
+
     def add_pixels(self, row: int, positions: IntArray) -> None:
         self.pixel_rows.append(row)
         self.pixels.append(positions)
@@ -117,12 +124,14 @@ def _placed(masks: MaskRuns, rows: IntArray, n: int) -> MaskRuns:
 
 
 def boxes_of(masks: MaskRuns | None, xyxy: FloatArray) -> FloatArray:
-    """The rows' boxes: a mask's extent where a row has a mask, the written box elsewhere."""
+    """The rows' boxes: a mask's extent where a row has a mask with pixels, the written box
+    elsewhere (a polygon's bounds: one drawn wholly off its image is then named so)."""
     if masks is None:
         return xyxy
-    has = masks.present
+    box = extent(masks)
+    drawn = box[:, 2] > box[:, 0]
     boxes = xyxy.copy()
-    boxes[has] = extent(masks[has])
+    boxes[drawn] = box[drawn]
     return boxes
 
 
@@ -308,5 +317,7 @@ def drawn_polygons(rows: ParsedRows, xy: FloatArray, points: IntArray, images: I
         width.astype(np.int64),
     )
     placed = _placed(masks, drawn, len(rows))
+    written = rows.xyxy.copy()
+    written[drawn] *= np.column_stack((width, height, width, height))
     normalized = np.zeros(len(rows), dtype=bool)
-    return replace(rows, masks=placed, xyxy=boxes_of(placed, rows.xyxy), normalized=normalized)
+    return replace(rows, masks=placed, xyxy=boxes_of(placed, written), normalized=normalized)

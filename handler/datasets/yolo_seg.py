@@ -137,11 +137,17 @@ def is_yolo_seg_label_file(text: str) -> bool:
     return tokens is None or number(tokens[0]) is not None
 
 
-def looks_like_yolo_seg(text: str) -> bool:
-    """The first lines are polygons in the 0-1 frame, one of them not four corners (YOLO OBB's)."""
-    rows = [line.split() for line in text.splitlines()[:_PROBE] if line.strip()]
-    if not rows or any(_why(tokens) is not None for tokens in rows):
-        return False
+def _inside(tokens: list[str]) -> bool:
+    """A polygon line's points in the 0-1 frame (its confidence, if any, left out)."""
     low, high = _FRAME
-    inside = all(low <= float(v) <= high for tokens in rows for v in tokens[1:])
-    return inside and any(len(tokens) not in _OBB_TOKENS for tokens in rows)
+    points = (len(tokens) - 1) // 2
+    return all(low <= float(v) <= high for v in tokens[1 : 1 + 2 * points])
+
+
+def looks_like_yolo_seg(text: str) -> bool:
+    """Most of the first lines are polygons in the 0-1 frame, one of them not four corners
+    (YOLO OBB's)."""
+    rows = [line.split() for line in text.splitlines()[:_PROBE] if line.strip()]
+    polygons = [tokens for tokens in rows if _why(tokens) is None]
+    inside = [tokens for tokens in polygons if _inside(tokens)]
+    return 2 * len(inside) >= len(rows) > 0 and any(len(tokens) not in _OBB_TOKENS for tokens in polygons)
