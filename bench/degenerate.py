@@ -9,6 +9,10 @@ process, and so do hotcoco and ultrafast-pycocotools (load + COCOeval, in the pe
 `bench/run.py` installs it; they keep the 100 most confident detections of an image, as COCOeval
 does), alternating; the medians of wall time and peak RSS are printed, with each case's ratio to
 side by side: what a degenerate image costs more than an ordinary one.
+
+Then the whole-run workloads, ours alone (the run's budget decides them, not one image): 1,000
+nested boxes a side, ten and twenty-five images of 999 GT and 1,000 predicted identical boxes,
+1,000 identical rotated boxes a side, and 2,000 identical rotated GT boxes with one prediction.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import statistics
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -57,6 +62,49 @@ def _native(boxes: list[list[float]], size: int, confident: bool) -> dict[str, o
         for x, y, w, h in boxes
     ]
     return {"assets": [{"asset_id": "one.jpg", "width": size, "height": size, "annotations": annotations}]}
+
+
+@dataclass(frozen=True)
+class RunWorkload:
+    """Images of `gt` and `pred` copies of one box each (nested: a hundredth of a pixel apart)."""
+
+    images: int
+    gt: int
+    pred: int
+    nested: bool = False
+    rotated: bool = False
+
+
+RUN_WORKLOADS: Final = {
+    "1,000 nested a side": RunWorkload(1, 1000, 1000, nested=True),
+    "10 images of 999 x 1,000 identical": RunWorkload(10, 999, 1000),
+    "25 images of 999 x 1,000 identical": RunWorkload(25, 999, 1000),
+    "1,000 x 1,000 identical rotated": RunWorkload(1, 1000, 1000, rotated=True),
+    "2,000 identical rotated GT, 1 prediction": RunWorkload(1, 2000, 1, rotated=True),
+}
+
+
+def _run_boxes(workload: RunWorkload, n: int) -> list[dict[str, object]]:
+    step = [i * 0.01 if workload.nested else 0.0 for i in range(n)]
+    turn = {"rotation": 10.0} if workload.rotated else {}
+    return [
+        {"label": "cell", "x_min": 500 - d, "y_min": 500 - d, "x_max": 700 + d, "y_max": 700 + d} | turn
+        for d in step
+    ]
+
+
+def _write_run(folder: Path, name: str, workload: RunWorkload) -> tuple[Path, Path]:
+    """Native JSON documents of a whole-run workload."""
+    stem = "".join(c for c in name if c.isalnum() or c == " ").replace(" ", "-")
+    paths = folder / f"run-{stem}-gt.json", folder / f"run-{stem}-pred.json"
+    for path, n, confident in ((paths[0], workload.gt, False), (paths[1], workload.pred, True)):
+        boxes = [box | ({"confidence": 0.9} if confident else {}) for box in _run_boxes(workload, n)]
+        assets = [
+            {"asset_id": f"{i}.jpg", "width": 1200, "height": 1200, "annotations": boxes}
+            for i in range(workload.images)
+        ]
+        path.write_text(json.dumps({"assets": assets}))
+    return paths
 
 
 def _write(folder: Path, kind: str, n: int) -> tuple[Path, Path]:
@@ -132,7 +180,24 @@ def main(argv: list[str] | None = None) -> int:
             note = f" ({failed} of {len(runs)} failed)" if failed else ""
             ratio = f"wall x{wall / base[0]:.1f}, RSS x{rss / base[1]:.1f}"
             print(f"| {tool} | {kind}{note} | {wall:.2f} | {rss:.0f} | {ratio} |")
+    _print_run_workloads(folder, args.repeats)
     return 0
+
+
+def _print_run_workloads(folder: Path, repeats: int) -> None:
+    """Our node alone on each whole-run workload, alternating, medians of `repeats`."""
+    files = {name: _write_run(folder, name, workload) for name, workload in RUN_WORKLOADS.items()}
+    measured: dict[str, list[Measurement]] = {name: [] for name in RUN_WORKLOADS}
+    for _ in range(repeats):
+        for name, (gt, pred) in files.items():
+            measured[name].append(_run("ours", gt, pred, None))
+    print("\n| whole-run workload | wall s | peak RSS MB |")
+    print("|---|---|---|")
+    for name, runs in measured.items():
+        wall, rss = _medians(runs)
+        failed = sum(1 for run in runs if run.returncode)
+        note = f" ({failed} of {len(runs)} failed)" if failed else ""
+        print(f"| {name}{note} | {wall:.2f} | {rss:.0f} |")
 
 
 def _medians(runs: list[Measurement]) -> tuple[float, float]:

@@ -51,7 +51,7 @@ def ragged_take(offsets: IntArray, index: IntArray) -> tuple[IntArray, IntArray]
     return positions, new_offsets
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: the engine measures a table's masks once
 class MaskRuns:
     """N instance masks as COCO's uncompressed RLE, concatenated (`engine/masks.py` makes and
     measures them).

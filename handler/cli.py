@@ -45,6 +45,7 @@ from handler.inputs import (
     IMAGES_TITLE,
     ConfidenceThreshold,
     NodeInputs,
+    either_iou,
     input_spec,
     input_value,
     parse_inputs,
@@ -146,6 +147,8 @@ def _node_input_type(key: str) -> Callable[[str], Any]:
         try:
             value = input_value(key, text)
         except InputError as error:
+            if (deferred := either_iou(key, text)) is not None:
+                return deferred  # the other IoU's value: checked with it (`swapped_ious`)
             raise argparse.ArgumentTypeError(error.detail) from None
         if isinstance(value, ConfidenceThreshold) and value.replaced:
             # The node reads a non-number as 0 (the platform's rule); a typed option is refused.
@@ -302,7 +305,7 @@ def _add_list(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         commands,
         "list",
         [store_parent()],
-        "list the stored reports, latest first: id, date, grade, score, predictions",
+        "list the stored reports, latest first: id, date, grade, score, threshold, IoU bounds, inputs",
         "List the stored reports, latest first (ids sort by creation time), a line each: the id, "
         "the date, the grade, the assistance score and the predictions' file. An empty store prints "
         "nothing, and says so on stderr.",
@@ -549,10 +552,12 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def listed_line(report_id: str, findings: dict[str, Any]) -> str:
-    """A report in one line: id, date, grade, score, predictions (id first, for `cut`/`awk`)."""
+    """A report in one line: id, date, grade, score, the settings it was scored at (confidence
+    threshold, IoU bounds: what tells apart three reports of one file), then its inputs by short
+    name (id first, for `cut`/`awk`)."""
     created = str(findings.get("created_at", "")).replace("T", " ").replace("+00:00", " UTC")
-    dataset = findings.get("dataset")
-    source = str(dataset.get("pred_source", "")) if isinstance(dataset, dict) else ""
+    dataset = _field(findings, "dataset")
+    settings = _field(findings, "parameters")
     score = findings.get("assistance_score")
     return "  ".join(
         (
@@ -560,9 +565,26 @@ def listed_line(report_id: str, findings: dict[str, Any]) -> str:
             created or "?",
             f"{findings.get('efficiency_level', '?')!s:<16}",
             f"{score:.2f}" if isinstance(score, float | int) else "?",
-            PurePath(source).name or source or "?",
+            f"conf ≥ {_number(settings.get('confidence_threshold'))}",
+            f"IoU {_number(settings.get('iou_min'))}-{_number(settings.get('iou_perfect'))}",
+            f"{_short(dataset.get('pred_source'))} vs {_short(dataset.get('gt_source'))}",
         )
     )
+
+
+def _field(findings: dict[str, Any], name: str) -> dict[str, Any]:
+    value = findings.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float | int) else "?"
+
+
+def _short(source: object) -> str:
+    from handler.sections.wording import short_name  # `list` loads no findings code otherwise
+
+    return short_name(source) if isinstance(source, str) and source else "?"
 
 
 def _document(content: bytes) -> dict[str, Any]:

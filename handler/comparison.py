@@ -27,7 +27,7 @@ from handler.engine.transitions import Transitions, box_transitions
 from handler.errors import InputError
 from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
 from handler.features import ANALYSES, COMPARE_ONLY
-from handler.inputs import NodeInputs, parse_inputs
+from handler.inputs import NodeInputs, arguments, parse_inputs
 from handler.report.findings import Comparison, RunFigures, build_comparison
 from handler.report.findings.compare_findings import PairedImages, transitions_section
 from handler.storage import Store
@@ -66,7 +66,15 @@ def compare(
     `inputs` are further node inputs for both runs (IOU_MIN, CONFIDENCE_THRESHOLD, PRED_FORMAT...);
     `store` resolves dataset ids (default: a temporary folder, for paths and s3:// URIs).
     """
-    parsed = parse_inputs({**(inputs or {}), "GT_DATASET": gt, "PRED_DATASET": pred_a})
+    given = arguments.instance("inputs", inputs, (Mapping, type(None)), "a dict of node inputs or None") or {}
+    texts = {key: arguments.text(f"inputs[{key!r}]", value) for key, value in given.items()}
+    gt, pred_a, pred_b = (
+        arguments.text(name, value) for name, value in (("gt", gt), ("pred_a", pred_a), ("pred_b", pred_b))
+    )
+    arguments.instance("costs", costs, (TimeCosts, type(None)), "a TimeCosts or None")
+    arguments.instance("store", store, (Store, type(None)), "a Store or None")
+    arguments.instance("execution", execution, (ExecutionOptions, type(None)), "ExecutionOptions or None")
+    parsed = parse_inputs({**texts, "GT_DATASET": gt, "PRED_DATASET": pred_a})
     return compare_parsed(parsed, pred_b, costs=costs, store=store, execution=execution)
 
 

@@ -30,16 +30,16 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
-from handler.boxes import BoxTable, FloatArray, MaskRuns
+from handler.boxes import BoxTable
 from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
-from handler.engine.crowded import CROWDED_PROBLEM, crowded_images, off_images
-from handler.engine.masks import extent, from_bitmaps
+from handler.engine.crowded import crowded_images, off_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import quoted
 from handler.execution.readings import read_sides
-from handler.inputs import DEFAULT_THRESHOLDS, select_number
+from handler.inputs import DEFAULT_THRESHOLDS, arguments
+from handler.inputs.arguments import Batch
 from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
 from handler.runtime import store_uri
 from handler.storage import Store, open_store
@@ -104,20 +104,35 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
     return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
 
 
+def _store(store: Any) -> Store:
+    """The store a Python caller gave (a Store or its URI), else the CLI's."""
+    given = arguments.instance("store", store, (Store, str, type(None)), "a Store, its URI or None")
+    return (
+        given if isinstance(given, Store) else open_store(store_uri(arguments.optional_text("store", given)))
+    )
+
+
 def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBoxes:
     """Two sides opened, read and paired as the node does."""
-    store = store or open_store(store_uri(None))
+    store = _store(store)
     sides = read_sides(open_side(gt, store), open_side(pred, store))
     paired = pair_datasets(sides.gt, sides.pred)
-    _warn_crowded([f"asset {quoted(image.asset_id)}" for image in paired.crowded])
+    _warn_crowded([(f"asset {quoted(image.asset_id)}", image.reason) for image in paired.crowded])
     return paired
 
 
-def _warn_crowded(images: list[str]) -> None:
-    """What the node lists as skipped, said once by a Python caller's warning (none: nothing)."""
-    if images:
-        named = ", ".join(images[:3]) + (f" and {len(images) - 3} more" if len(images) > 3 else "")
-        warnings.warn(f"{named}: its boxes are {CROWDED_PROBLEM}: skipped", UserWarning, stacklevel=3)
+def _warn_crowded(images: list[tuple[str, str]]) -> None:
+    """What the node lists as skipped, said by a Python caller's warning per bound broken (none:
+    nothing): the images by name or record, and the bound."""
+    for reason in dict.fromkeys(reason for _, reason in images):
+        named = [image for image, why in images if why == reason]
+        listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
+
+
+def _options(side: str, given: Mapping[str, Any]) -> dict[str, str | None]:
+    """A side's read options, each checked (named as `load_records` takes it: `pred_layout`)."""
+    return {key: arguments.optional_text(f"{side}_{key}", value) for key, value in given.items()}
 
 
 def load_records(
@@ -145,17 +160,19 @@ def load_records(
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
+    pred_options = {"names": pred_names, "layout": pred_layout, "box": pred_box, "frame": pred_frame}
     paired = _read_paired(
-        SideSpec.given("gt", gt_ref, gt_format, names=gt_names, layout=gt_layout),
+        SideSpec.given(
+            "gt",
+            arguments.text("gt_ref", gt_ref),
+            arguments.optional_text("gt_format", gt_format),
+            **_options("gt", {"names": gt_names, "layout": gt_layout}),
+        ),
         SideSpec.given(
             "pred",
-            pred_ref,
-            pred_format,
-            names=pred_names,
-            layout=pred_layout,
-            box=pred_box,
-            frame=pred_frame,
-            class_map=pred_class_map,
+            arguments.text("pred_ref", pred_ref),
+            arguments.optional_text("pred_format", pred_format),
+            **_options("pred", {**pred_options, "class_map": pred_class_map}),
         ),
         store,
     )
@@ -170,113 +187,30 @@ def load_records(
     )
 
 
-def _masks(record: ImageRecord, position: int) -> MaskRuns | None:
-    """A record's `masks`, (N, height, width) binary (mmdetection's), as runs; None: it has none."""
-    if "masks" not in record:
-        return None
-    bitmaps = np.asarray(record["masks"])
-    if bitmaps.ndim != 3:
-        raise ValueError(
-            f"Expected `masks` of shape (N, height, width) but got {bitmaps.shape} (record {position})"
-        )
-    return from_bitmaps(bitmaps.astype(bool))
+def _tables(batch: Batch) -> tuple[BoxTable, BoxTable]:
+    """Checked records → two box tables with image = record index and one shared class space;
+    the boxes the checks skipped are left out (their positions kept as source indices)."""
+    _, class_id = np.unique(batch.labels, return_inverse=True)
+    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores, masks=batch.masks)
+    boxes = boxes.with_columns(source_index=np.r_[np.arange(batch.n_gt), np.arange(len(boxes) - batch.n_gt)])
+    gt, pred = boxes[: batch.n_gt], boxes[batch.n_gt :]
+    return gt[batch.keep[: batch.n_gt]], pred[batch.keep[batch.n_gt :]]
 
 
-def _boxes(record: ImageRecord, masks: MaskRuns | None, position: int) -> FloatArray:
-    """A record's `bboxes`; its masks' extents where it gives masks and no boxes."""
-    if masks is not None and "bboxes" not in record:
-        return extent(masks)
-    boxes = _column(record, "bboxes", None, position)
-    if masks is not None and len(masks) != len(boxes):
-        raise ValueError(
-            f"Expected as many `masks` as `bboxes` but got {len(masks)} and {len(boxes)} (record {position})"
-        )
-    return boxes
-
-
-def _column(record: ImageRecord, key: str, n: int | None, position: int) -> FloatArray:
-    """One array of a record, its shape checked: (N, 4) boxes, else (N,) like the boxes."""
-    value = np.asarray(record[key], dtype=np.float64 if key != "labels" else None)
-    if n is None:
-        if value.size == 0:
-            return np.empty((0, 4))
-        if value.ndim != 2 or value.shape[1] != 4:
-            raise ValueError(f"Expected `bboxes` of shape (N, 4) but got {value.shape} (record {position})")
-        return value
-    if value.shape != (n,) and not (n == 0 and value.size == 0):
-        raise ValueError(
-            f"Expected `{key}` of shape ({n},) like `bboxes` but got {value.shape} (record {position})"
-        )
-    return value.reshape(n)
-
-
-def _class_names(dataset_meta: Mapping[str, Any] | None) -> NDArray[np.str_] | None:
-    """mmdetection's `dataset_meta["classes"]`: the names of integer labels 0, 1, ..."""
-    classes = (dataset_meta or {}).get("classes")
-    return None if classes is None else np.asarray(list(classes), dtype=str)
-
-
-def _named(labels: NDArray[Any], classes: NDArray[np.str_] | None, position: int) -> NDArray[Any]:
-    """Integer labels → their class names when `dataset_meta` names them; other labels as given."""
-    if classes is None or labels.dtype.kind not in "iu":
-        return labels
-    outside = (labels < 0) | (labels >= len(classes))
-    if outside.any():
-        raise ValueError(
-            f"Expected integer labels in [0, {len(classes)}) (dataset_meta['classes'] names "
-            f"{len(classes)}) but got {labels[outside][0]} (record {position})"
-        )
-    names: NDArray[np.str_] = classes[labels]
-    return names
-
-
-def _tables(
-    predictions: Sequence[ImageRecord],
-    groundtruths: Sequence[ImageRecord],
-    classes: NDArray[np.str_] | None = None,
-) -> tuple[BoxTable, BoxTable]:
-    """Per-image records → two box tables with image = position and one shared class space."""
-    if len(predictions) != len(groundtruths):
-        raise ValueError(
-            f"Expected as many prediction records as groundtruth records but got "
-            f"{len(predictions)} and {len(groundtruths)}"
-        )
-    records = [*groundtruths, *predictions]
-    positions = [i % len(groundtruths) for i in range(len(records))]  # the record's image, for errors
-    masks = [_masks(r, i) for r, i in zip(records, positions, strict=True)]
-    xyxy = [_boxes(r, m, i) for r, m, i in zip(records, masks, positions, strict=True)]
-    sizes = [len(b) for b in xyxy]
-    labels = np.concatenate(
-        [
-            _named(_column(r, "labels", n, i), classes, i)
-            for r, n, i in zip(records, sizes, positions, strict=True)
-        ]
-        or [np.empty(0)]
-    )
-    _, class_id = np.unique(labels, return_inverse=True)
-    image = np.concatenate([np.full(n, i % len(groundtruths)) for i, n in enumerate(sizes)] or [np.empty(0)])
-    n_gt = sum(sizes[: len(groundtruths)])
-    scores = [
-        _column({"scores": np.ones(n), **r}, "scores", n, i)
-        for i, (r, n) in enumerate(zip(predictions, sizes[len(groundtruths) :], strict=True))
-    ]
-    # Masks are scored where every record of both sides gives them (`pair_datasets`' rule).
-    every = bool(masks) and all(m is not None for m in masks)
-    runs = MaskRuns.concatenate([m for m in masks if m is not None]) if every else None
-    boxes = BoxTable.build(np.concatenate(xyxy or [np.empty((0, 4))]), class_id, image, masks=runs)
-    gt = boxes[:n_gt]
-    pred = boxes[n_gt:].with_columns(
-        confidence=np.concatenate(scores or [np.empty(0)]),
-        source_index=np.arange(len(boxes) - n_gt),
-    )
-    return gt, pred
-
-
-def metric_thresholds(iou_min: float, iou_perfect: float, confidence_threshold: float) -> Thresholds:
+def metric_thresholds(iou_min: Any, iou_perfect: Any, confidence_threshold: Any) -> Thresholds:
     """The thresholds of a Python metric, held to node.json's options like the node's inputs."""
-    return Thresholds(
-        select_number("IOU_MIN", iou_min), select_number("IOU_PERFECT", iou_perfect), confidence_threshold
-    )
+    return arguments.thresholds(iou_min, iou_perfect, confidence_threshold)
+
+
+def metric_costs(time_costs: Any) -> TimeCosts:
+    """A metric's seconds per action: the ones given, else the defaults."""
+    given = arguments.instance("time_costs", time_costs, (TimeCosts, type(None)), "a TimeCosts or None")
+    return given or TimeCosts()
+
+
+def checked_meta(dataset_meta: Any) -> dict[str, Any] | None:
+    """mmeval's `dataset_meta`, checked (a copy): `{"classes": [...]}` names integer labels."""
+    return arguments.class_names(dataset_meta)[0]
 
 
 def evaluate_records(
@@ -285,13 +219,23 @@ def evaluate_records(
     thresholds: Thresholds,
     dataset_meta: Mapping[str, Any] | None = None,
 ) -> Evaluation:
-    """One engine call over a batch of per-image records (image i = record i)."""
-    gt, pred = _tables(predictions, groundtruths, _class_names(dataset_meta))
-    crowded = crowded_images(gt, pred, len(groundtruths))
+    """One engine call over a batch of per-image records (image i = record i): the records checked
+    at the front door, the boxes it skips and the crowded images left out, each said in a warning."""
+    batch = arguments.records(predictions, groundtruths, arguments.class_names(dataset_meta)[1])
+    if batch.skipped:
+        warnings.warn(f"boxes skipped: {batch.skipped}", UserWarning, stacklevel=3)
+    gt, pred = _tables(batch)
+    images = len(groundtruths)
+    crowded = crowded_images(gt, pred, images)
     if len(crowded):
-        _warn_crowded([f"record {image}" for image in crowded.tolist()])
-        gt, pred = off_images(gt, crowded), off_images(pred, crowded)
-    return evaluate(gt, pred, len(groundtruths), thresholds)
+        _warn_crowded(
+            [
+                (f"record {image}", why)
+                for image, why in zip(crowded.images.tolist(), crowded.reasons, strict=True)
+            ]
+        )
+        gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
+    return evaluate(gt, pred, images, thresholds)
 
 
 class PrelabelingEfficiency:
@@ -314,8 +258,8 @@ class PrelabelingEfficiency:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
     class names or ids; GT and predictions are compared by equal label. Records may carry
-    `"masks"`, (N, height, width) binary instance masks (then `bboxes` may be left out: the
-    masks' extents); when every record of both sides does, pairs are measured by mask IoU.
+    `"masks"`, mmdetection's (N, height, width) binary instance masks, one per box: when every
+    record of both sides does, pairs are measured by mask IoU.
     """
 
     def __init__(
@@ -327,7 +271,7 @@ class PrelabelingEfficiency:
         dataset_meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.thresholds = metric_thresholds(iou_min, iou_perfect, confidence_threshold)
-        self.time_costs = time_costs or TimeCosts()
+        self.time_costs = metric_costs(time_costs)
         self.dataset_meta = dataset_meta
         self._state = Tally.zero()
 
@@ -338,7 +282,7 @@ class PrelabelingEfficiency:
 
     @dataset_meta.setter
     def dataset_meta(self, dataset_meta: Mapping[str, Any] | None) -> None:
-        self._dataset_meta = None if dataset_meta is None else dict(dataset_meta)
+        self._dataset_meta = checked_meta(dataset_meta)
 
     @property
     def name(self) -> str:
@@ -370,7 +314,11 @@ class PrelabelingEfficiency:
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
         does and evaluated as box tables (no per-image records in between)."""
-        paired = _read_paired(SideSpec("gt", gt_ref), SideSpec("pred", pred_ref), store)
+        paired = _read_paired(
+            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
+            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
+            store,
+        )
         tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
         return EfficiencyResult.of(tally, self.time_costs)
 
@@ -401,5 +349,5 @@ def load_outcomes(report_id: str = "latest", *, store: Store | str | None = None
     from handler.report.ledger import outcome_columns
     from handler.report.publish import latest_report
 
-    opened = store if isinstance(store, Store) else open_store(store_uri(store))
+    opened, report_id = _store(store), arguments.text("report_id", report_id)
     return outcome_columns(opened, latest_report(opened) if report_id == "latest" else report_id)

@@ -26,7 +26,14 @@ from handler.engine import Tally
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.timecost import TimeCosts
 from handler.inputs import DEFAULT_THRESHOLDS
-from handler.metric import EfficiencyResult, ImageRecord, evaluate_records, metric_thresholds
+from handler.metric import (
+    EfficiencyResult,
+    ImageRecord,
+    checked_meta,
+    evaluate_records,
+    metric_costs,
+    metric_thresholds,
+)
 
 try:
     from mmeval.core import BaseMetric, list_all_backends
@@ -69,12 +76,12 @@ class PrelabelingEfficiencyMetric(BaseMetric):
         logger: Logger | None = None,
     ) -> None:
         self.thresholds = metric_thresholds(iou_min, iou_perfect, confidence_threshold)
-        self.time_costs = time_costs or TimeCosts()
+        self.time_costs = metric_costs(time_costs)
         _check_choice("dist_collect_mode", dist_collect_mode, COLLECT_MODES)
         if dist_backend is not None:
             _check_choice("dist_backend", dist_backend, tuple(list_all_backends()))
         super().__init__(
-            dataset_meta=None if dataset_meta is None else dict(dataset_meta),
+            dataset_meta=checked_meta(dataset_meta),
             dist_collect_mode=dist_collect_mode,
             dist_backend=dist_backend,
             logger=logger,

@@ -456,10 +456,15 @@ def read_coco_results(
 
     `names` (--pred-names) name its category ids instead of the GT file's categories. An
     `ArrayText` is decoded and turned into columns a piece at a time (side by side when it pays)."""
-    if reference is None or ids is None:
+    if reference is None:
         raise DatasetError(
-            f"{source}: a COCO results list names images and categories by COCO id: "
-            "expected a COCO instances file as the ground truth"
+            f"{source}: a COCO results list (predictions with scores) read as the ground truth: swapped? "
+            "The ground truth, a COCO instances file, comes first: prelabel-eval GT PRED"
+        )
+    if ids is None:
+        raise DatasetError(
+            f"{source}: a COCO results list names images and categories by COCO id: expected a COCO "
+            f"instances file as the ground truth, not {reference.source} ({reference.format})"
         )
     images = Images(reference.asset_ids, reference.widths, reference.heights)
     class_names = reference.class_names

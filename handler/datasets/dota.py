@@ -32,22 +32,22 @@ def parse_dota_line(tokens: list[str]) -> Row | str:
     return quad_row(tokens[8], corners, None, difficult=len(tokens) == 10 and tokens[9] == "1")
 
 
-def _labels(text: str) -> str:
+def dota_label_lines(text: str) -> str:
     """The text without its header lines (blank lines keep every line's number)."""
     return "\n".join("" if _HEADER.match(line) else line for line in text.splitlines())
 
 
 def parse_dota(text: str) -> TextLabels:
-    return parse_lines(_labels(text), parse_dota_line)
+    return parse_lines(dota_label_lines(text), parse_dota_line)
 
 
 def is_dota_label_file(text: str) -> bool:
     """A label file's first line (after its header) starts with a number; an empty file is an
     image with no boxes, and so is a file of header lines only."""
-    tokens = first_tokens(_labels(text))
+    tokens = first_tokens(dota_label_lines(text))
     return tokens is None or number(tokens[0]) is not None
 
 
 def looks_like_dota(text: str) -> bool:
-    tokens = first_tokens(_labels(text))
+    tokens = first_tokens(dota_label_lines(text))
     return tokens is not None and not isinstance(parse_dota_line(tokens), str)

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import orjson
 
-from handler.errors import DatasetError
+from handler.errors import DatasetError, quoted
 from handler.storage import Source
 from handler.storage.base import RangedFile, max_file_bytes
 
@@ -72,14 +72,55 @@ def nested_too_deeply(where: str) -> DatasetError:
     )
 
 
-def _located(source: Source, error: orjson.JSONDecodeError, line_offset: int = 0) -> DatasetError:
+def _located(
+    source: Source, error: orjson.JSONDecodeError, line_offset: int = 0, content: bytes = b""
+) -> DatasetError:
     reason = error.msg.split(":")[0]
     if "recursion" in reason.lower() or "depth" in reason.lower():
         return nested_too_deeply(source.name)
+    at_start = error.lineno + line_offset == 1 and error.colno == 1
     return DatasetError(
         f"{source.name}: line {error.lineno + line_offset} column {error.colno}: "
-        f"expected valid JSON ({reason})"
+        f"expected valid JSON ({reason}){looks_like(content) if at_start else ''}"
     )
+
+
+# What a file that is not JSON from its first character may be instead, and what to do about it.
+LOOKS_LIKE: Final = (
+    ("XML", "a VOC or CVAT file is read from a .xml name: rename it, or give its folder"),
+    ("CSV", "no format here is CSV: convert it to COCO JSON or the native format (docs/formats.md)"),
+    ("label lines", "YOLO and cartucho lines are read from .txt files: give their folder"),
+)
+
+
+def looks_like(content: bytes) -> str:
+    """`: it reads as CSV (first line `ImageID,Source,…`); <the fix>`, or nothing when the file's
+    start looks like none of LOOKS_LIKE."""
+    lines = content[:4096].decode("utf-8", "replace").splitlines()
+    first = lines[0].strip() if lines else ""
+    kind = _kind(first, lines[1] if len(lines) > 1 else "")
+    if kind is None:
+        return ""
+    return f": it reads as {kind} (first line {quoted(first)}); {dict(LOOKS_LIKE)[kind]}"
+
+
+def _kind(first: str, second: str) -> str | None:
+    if first.startswith("<"):
+        return "XML"
+    if first.count(",") >= 2 and (not second or second.count(",") >= first.count(",")):
+        return "CSV"
+    tokens = first.split()
+    if len(tokens) >= 5 and all(_numeric(token) for token in tokens[1:]):
+        return "label lines"
+    return None
+
+
+def _numeric(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_json(source: Source, content: bytes) -> Any:
@@ -88,7 +129,7 @@ def parse_json(source: Source, content: bytes) -> Any:
         with gc_paused():
             return orjson.loads(content)
     except orjson.JSONDecodeError as error:
-        raise _located(source, error) from None
+        raise _located(source, error, content=content) from None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ mapping), `classes.txt`, or a darknet `.names` file (one name per line)."""
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 from typing import Any
 
 from handler.errors import DatasetError, quoted
@@ -19,6 +21,27 @@ def names_rank(basename: str) -> int | None:
     if basename in NAMES_FILES:
         return NAMES_FILES.index(basename)
     return len(NAMES_FILES) if basename.endswith(NAMES_SUFFIX) else None
+
+
+def names_files_near(location: str, levels: int = 2) -> list[str]:
+    """The names files in the local folders above `location` (a dataset's file or folder), up to
+    `levels` folders up, nearest first, as paths written from `location` (`labels/../obj.names`
+    reads `obj.names`): where a fix may point when a folder has none (a CVAT YOLO export keeps
+    `obj.names` beside `obj_train_data/`). Empty for a URI or a path that is not there."""
+    if "://" in location:
+        return []
+    found: list[str] = []
+    folder = location
+    for _ in range(levels):
+        folder = os.path.normpath(os.path.join(folder, os.pardir))
+        try:
+            entries = [entry for entry in Path(folder).iterdir() if entry.is_file()]
+        except OSError:
+            return found
+        ranks = ((names_rank(entry.name), entry.name) for entry in entries)
+        ranked = sorted((rank, name) for rank, name in ranks if rank is not None)
+        found += [os.path.join(folder, name) for _, name in ranked]
+    return found
 
 
 def parse_names(where: str, text: str) -> dict[int, str]:

@@ -43,11 +43,13 @@ class PairedBoxes:
 
 @dataclass(frozen=True)
 class CrowdedImage:
-    """A shared asset whose boxes were skipped as too crowded to match, and how many per side."""
+    """A shared asset whose boxes were skipped as too crowded to match, how many per side, and the
+    bound it broke (`engine.crowded`'s PROBLEMs)."""
 
     asset_id: str
     gt_boxes: int
     pred_boxes: int
+    reason: str
 
 
 def _keys(dataset: Dataset) -> list[str]:
@@ -215,18 +217,19 @@ def with_shapes(gt: Dataset, pred: Dataset, score_on: ScoreOn) -> tuple[Dataset,
 
 def _without_crowded(paired: PairedBoxes) -> PairedBoxes:
     """The paired boxes with those of crowded images skipped (the images stay, with no boxes)."""
-    crowded = crowded_images(paired.gt, paired.pred, len(paired.asset_ids))
-    if not len(crowded):
+    skipped = crowded_images(paired.gt, paired.pred, len(paired.asset_ids))
+    if not len(skipped):
         return paired
-    n_images = len(paired.asset_ids)
+    n_images, crowded = len(paired.asset_ids), skipped.images
     counts = zip(
         np.bincount(paired.gt.image, minlength=n_images)[crowded].tolist(),
         np.bincount(paired.pred.image, minlength=n_images)[crowded].tolist(),
+        skipped.reasons,
         strict=True,
     )
     found = tuple(
-        CrowdedImage(paired.asset_ids[image], gt_boxes, pred_boxes)
-        for image, (gt_boxes, pred_boxes) in zip(crowded.tolist(), counts, strict=True)
+        CrowdedImage(paired.asset_ids[image], gt_boxes, pred_boxes, reason)
+        for image, (gt_boxes, pred_boxes, reason) in zip(crowded.tolist(), counts, strict=True)
     )
     return replace(
         paired, gt=off_images(paired.gt, crowded), pred=off_images(paired.pred, crowded), crowded=found

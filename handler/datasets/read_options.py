@@ -190,8 +190,9 @@ def parse_class_map(where: str, content: bytes) -> dict[str, str]:
 
 def read_class_map_file(key: str, reference: str) -> dict[str, str]:
     """The map of the GT_CLASS_MAP / PRED_CLASS_MAP file at `reference`; an error names the option."""
+    content = _option_file(key, reference)  # its InputError names the option already
     try:
-        return parse_class_map(reference, _option_file(key, reference))
+        return parse_class_map(reference, content)
     except ValueError as error:
         raise InputError(f"{option_label(key)}: {error}") from None
 

@@ -6,15 +6,22 @@ open a side here, so a side reads the same whichever entry point names it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Final
 
 from handler.datasets.layouts import Layout
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import READ_OPTIONS, ReadOptions, Side
 from handler.datasets.reading import load_dataset
+from handler.errors import DatasetError
 from handler.forked import worker_count
 from handler.storage import Source, Store, resolve_dataset
+
+# How an error names a side: in the user's words, then the input that gave it.
+SIDE_WORDS: Final = {"gt": "ground truth (GT_DATASET)", "pred": "predictions (PRED_DATASET)"}
 
 
 @dataclass(frozen=True)
@@ -64,11 +71,22 @@ class OpenSide:
     def loaded(self) -> Loaded:
         """This side read on its own (the GT): once, however many prediction sets are read
         against it (`compare` reads two)."""
-        return load_dataset(self.source, self.spec.format, None, self.options, self.workers)
+        with self.named():
+            return load_dataset(self.source, self.spec.format, None, self.options, self.workers)
 
     def loaded_against(self, gt: OpenSide) -> Loaded:
         """This side read with the GT as its reference (a results list names the GT's ids)."""
-        return load_dataset(self.source, self.spec.format, gt.loaded, self.options, self.workers)
+        reference = gt.loaded
+        with self.named():
+            return load_dataset(self.source, self.spec.format, reference, self.options, self.workers)
+
+    @contextmanager
+    def named(self) -> Iterator[None]:
+        """A dataset error names the side it was found in: the user fixes "the predictions"."""
+        try:
+            yield
+        except DatasetError as error:
+            raise DatasetError(f"{SIDE_WORDS[self.spec.side]}: {error}") from None
 
 
 def open_side(spec: SideSpec, store: Store, workers: int | None = None) -> OpenSide:

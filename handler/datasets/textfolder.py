@@ -19,14 +19,14 @@ from handler.datasets.builder import build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
 from handler.datasets.dota import EXPECTED as DOTA_EXPECTED
-from handler.datasets.dota import is_dota_label_file, looks_like_dota, parse_dota
+from handler.datasets.dota import dota_label_lines, is_dota_label_file, looks_like_dota, parse_dota
 from handler.datasets.folder import SIZES_FILE, AssetIndex, FileRows, Folder, RowCollector, read_sizes
 from handler.datasets.format import Format, ImagesFolder
 from handler.datasets.labels import ClassSpace, TextLabels, parse_lines
 from handler.datasets.layouts import Layout, LayoutCheck, check_layout, layout_line
 from handler.datasets.loaded import Loaded
-from handler.datasets.names import WHERE_NAMES, names_rank, parse_names
-from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions
+from handler.datasets.names import WHERE_NAMES, names_files_near, names_rank, parse_names
+from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions, option_flag
 from handler.datasets.region_masks import drawn_polygons, sizes_known
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo
@@ -59,6 +59,8 @@ class TextSyntax:
     ids_only: bool
     expected: str  # a label line, in words, for messages
     layout: Layout | None  # the columns `parse` reads (its score optional); None: corners, not a layout
+    # The text with its header lines blanked (DOTA's `imagesource:`), every line keeping its number.
+    label_lines: Callable[[str], str] = str
 
 
 YOLO = TextSyntax(
@@ -110,6 +112,7 @@ DOTA = TextSyntax(
     ids_only=False,
     expected=DOTA_EXPECTED,
     layout=None,
+    label_lines=dota_label_lines,
 )
 
 
@@ -139,9 +142,10 @@ def unread_label_line(folder: Folder) -> str | None:
     (None when its first label file has no line, or it holds no label files)."""
     for file in _candidates(folder):
         text = folder.text(file)
-        if not any(syntax.is_label_file(text) for syntax in TEXT_SYNTAXES):
+        syntax = next((syntax for syntax in TEXT_SYNTAXES if syntax.is_label_file(text)), None)
+        if syntax is None:
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(syntax.label_lines(text).splitlines(), start=1):
             if line.split():
                 expected = "; ".join(
                     f"{s.name} {s.expected.removeprefix('expected ')}" for s in TEXT_SYNTAXES
@@ -162,11 +166,20 @@ def _class_space(
     if reference is not None and reference.dataset.format == syntax.name and reference.class_order:
         names = dict(enumerate(reference.class_order))
         return ClassSpace(names, f"the ground truth's names ({reference.dataset.source})", syntax.ids_only)
+    nearby = _names_nearby(folder, "PRED_NAMES" if reference is not None else "GT_NAMES")
     if reference is not None:  # say why the GT's names were not used, so the fix is found there
         gt = reference.dataset
         why = f"the ground truth {gt.source} was read as {gt.format} and declares no {syntax.name} names"
-        return ClassSpace(None, f"{WHERE_NAMES} of the predictions ({why})", syntax.ids_only)
-    return ClassSpace(None, WHERE_NAMES, syntax.ids_only)
+        return ClassSpace(None, f"{WHERE_NAMES} of the predictions ({why}){nearby}", syntax.ids_only)
+    return ClassSpace(None, f"{WHERE_NAMES}{nearby}", syntax.ids_only)
+
+
+def _names_nearby(folder: Folder, key: str) -> str:
+    """`; …/obj.names is one folder up: pass --gt-names …` when a names file is just above the
+    folder (a CVAT YOLO export keeps it beside `obj_train_data/`), else nothing."""
+    near = names_files_near(folder.name, levels=1)
+    where = "one folder up" if folder.source.is_dir() else "beside it"
+    return f"; {near[0]} is {where}: pass {option_flag(key)} {near[0]} ({key})" if near else ""
 
 
 def _class_ids(file: Source, labels: TextLabels, classes: ClassSpace) -> IntArray:

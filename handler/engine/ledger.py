@@ -148,7 +148,10 @@ def _filled(chunk: Chunk) -> dict[str, npt.NDArray[Any]]:
 def read_ledger_chunk(content: bytes) -> LedgerChunk:
     """A stored chunk; ValueError when it is damaged or of a later layout."""
     chunk = loaded(content)
-    version = int(chunk["version"]) if "version" in chunk else None
+    try:
+        version = int(chunk["version"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError("damaged chunk (no layout version: not a ledger chunk)") from None
     if version != LEDGER_VERSION:
         raise ValueError(f"ledger layout {version} (this version reads {LEDGER_VERSION})")
     try:

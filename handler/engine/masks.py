@@ -18,7 +18,9 @@ y` (column-major): the intervals are what the measures work on (`foreground`).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 import numpy as np
@@ -73,7 +75,7 @@ def foreground(masks: MaskRuns) -> Foreground:
 def extent(masks: MaskRuns) -> FloatArray:
     """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
     `toBbox` as corners); zeros for an empty mask or a row without one."""
-    return Measured.of(masks).extent()
+    return Measured.of(masks).extent
 
 
 def well_formed(masks: MaskRuns) -> BoolArray:
@@ -186,45 +188,127 @@ def _c_int(values: FloatArray) -> IntArray:
     return truncated
 
 
-def _outline(xy: FloatArray, part_offsets: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-    """frPoly's first step: the points scaled by 5 and rounded, each edge (the last back to the
-    first) walked one step at a time along its longer axis. The part of each point, and its u, v."""
-    scaled_x, scaled_y = _c_int(_SCALE * xy[:, 0] + 0.5), _c_int(_SCALE * xy[:, 1] + 0.5)
-    nxt = np.arange(1, len(xy) + 1, dtype=np.int64)
-    nxt[part_offsets[1:] - 1] = part_offsets[:-1]
-    xs, ys, xe, ye = scaled_x, scaled_y, scaled_x[nxt], scaled_y[nxt]
-    dx, dy = np.abs(xe - xs), np.abs(ys - ye)
-    along_x = dx >= dy
-    flip = (along_x & (xs > xe)) | (~along_x & (ys > ye))
-    xs, xe = np.where(flip, xe, xs), np.where(flip, xs, xe)
-    ys, ye = np.where(flip, ye, ys), np.where(flip, ys, ye)
+@dataclass(frozen=True)
+class _Edges:
+    """frPoly's edges, each walked from `t = 0` to `steps` along its longer axis (x where
+    `along_x`) from (xs, ys) with `slope`: its point t is `_walked(t)`. Where frPoly flips an edge
+    (to walk it with x or y increasing), its points come in the other order; the pairs of
+    neighbouring points are the same."""
+
+    part: IntArray
+    xs: IntArray
+    ys: IntArray
+    slope: FloatArray
+    steps: IntArray
+    along_x: BoolArray
+    flip: BoolArray
+
+    @classmethod
+    def of(cls, xy: FloatArray, part_offsets: IntArray) -> _Edges:
+        """The points scaled by 5 and rounded, and each point's edge to the next (the last back
+        to the first of its part)."""
+        scaled_x, scaled_y = _c_int(_SCALE * xy[:, 0] + 0.5), _c_int(_SCALE * xy[:, 1] + 0.5)
+        nxt = np.arange(1, len(xy) + 1, dtype=np.int64)
+        nxt[part_offsets[1:] - 1] = part_offsets[:-1]
+        xs, ys, xe, ye = scaled_x, scaled_y, scaled_x[nxt], scaled_y[nxt]
+        dx, dy = np.abs(xe - xs), np.abs(ys - ye)
+        along_x = dx >= dy
+        flip = (along_x & (xs > xe)) | (~along_x & (ys > ye))
+        xs, xe = np.where(flip, xe, xs), np.where(flip, xs, xe)
+        ys, ye = np.where(flip, ye, ys), np.where(flip, ys, ye)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            slope = np.where(along_x, (ye - ys) / dx, (xe - xs) / dy)
+        part = np.repeat(np.arange(len(part_offsets) - 1, dtype=np.int64), np.diff(part_offsets))
+        return cls(part, xs, ys, slope, np.where(along_x, dx, dy), along_x, flip)
+
+    def walked(self, edge: IntArray, t: IntArray) -> tuple[IntArray, IntArray]:
+        """Point t of each edge as frPoly computes it (the same float operations)."""
+        with np.errstate(invalid="ignore"):
+            moved = _c_int(
+                np.where(self.along_x[edge], self.ys[edge], self.xs[edge]) + self.slope[edge] * t + 0.5
+            )
+        u = np.where(self.along_x[edge], t + self.xs[edge], moved)
+        v = np.where(self.along_x[edge], moved, t + self.ys[edge])
+        return u, v
+
+
+def _outline(
+    xy: FloatArray, part_offsets: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """frPoly's first step, the outline walked one step at a time, as the pairs of neighbouring
+    points that can cross a column of pixel centres: the part of each pair and its two points'
+    u, v. Walking along x, a step crosses one where its smaller u is 2 modulo 5, so only those
+    steps are made; walking along y, every step is; and each edge's last point with the next
+    edge's first."""
+    edges = _Edges.of(xy, part_offsets)
+    # Along x: the steps t -> t + 1 from the first t with xs + t = 2 (mod 5), every 5th, up to steps - 1.
+    first_t = np.mod(2 - edges.xs, 5)
+    crossing = np.where(edges.along_x & (first_t < edges.steps), (edges.steps - 1 - first_t) // 5 + 1, 0)
+    x_edge, nth = _enumerated(crossing)
+    x_t = first_t[x_edge] + 5 * nth
+    y_edge, y_t = _steep_crossings(edges)
+    # Each edge's last point and the next edge's first, within a part.
+    joined = np.flatnonzero(edges.part[1:] == edges.part[:-1])
+    last_t = np.where(edges.flip[joined], 0, edges.steps[joined])
+    first_next = np.where(edges.flip[joined + 1], edges.steps[joined + 1], 0)
+    edge_a = np.concatenate((x_edge, y_edge, joined))
+    edge_b = np.concatenate((x_edge, y_edge, joined + 1))
+    t_a = np.concatenate((x_t, y_t - 1, last_t))
+    t_b = np.concatenate((x_t + 1, y_t, first_next))
+    u_a, v_a = edges.walked(edge_a, t_a)
+    u_b, v_b = edges.walked(edge_b, t_b)
+    return edges.part[edge_a], u_a, v_a, u_b, v_b
+
+
+def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
+    """(row, k) for k in range(counts[row]), every row."""
+    row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return row, np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+# The steps on either side of a crossing's estimate searched for it: float rounding moves the
+# estimate by at most one step.
+_SEARCH: Final = np.arange(-2, 3)
+
+
+def _steep_crossings(edges: _Edges) -> tuple[IntArray, IntArray]:
+    """Walking along y, u moves by at most one a step (the slope is at most 1): for each m = 2
+    (mod 5) it passes, the step t - 1 -> t where it goes between m and m + 1, found from its
+    estimate and the exact u of the steps around it. The edge of each, and its t."""
+    steep = ~edges.along_x & (edges.slope != 0)
+    everything = np.arange(len(edges.xs), dtype=np.int64)
+    u_first = edges.walked(everything, np.zeros(len(everything), dtype=np.int64))[0]
+    u_last = edges.walked(everything, edges.steps)[0]
+    low, high = np.minimum(u_first, u_last), np.maximum(u_first, u_last)
+    first_m = np.maximum(low, 2) + np.mod(2 - np.maximum(low, 2), 5)
+    count = np.where(steep & (first_m < high), (high - 1 - first_m) // 5 + 1, 0)
+    edge, nth = _enumerated(count)
+    m = first_m[edge] + 5 * nth
+    slope, rising = edges.slope[edge], edges.slope[edge] > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        slope = np.where(along_x, (ye - ys) / dx, (xe - xs) / dy)
-    steps = np.where(along_x, dx, dy)
-    edge = np.repeat(np.arange(len(xy), dtype=np.int64), steps + 1)
-    d = np.arange(len(edge), dtype=np.int64) - np.repeat(np.cumsum(steps + 1) - (steps + 1), steps + 1)
-    t = np.where(flip[edge], steps[edge] - d, d)
-    with np.errstate(invalid="ignore"):
-        walked_v = _c_int(ys[edge] + slope[edge] * t + 0.5)
-        walked_u = _c_int(xs[edge] + slope[edge] * t + 0.5)
-    u = np.where(along_x[edge], t + xs[edge], walked_u)
-    v = np.where(along_x[edge], walked_v, t + ys[edge])
-    part = np.repeat(np.arange(len(part_offsets) - 1, dtype=np.int64), np.diff(part_offsets))[edge]
-    return part, u, v
+        ratio = (m + 0.5 - edges.xs[edge]) / slope
+    estimate = np.where(rising, np.ceil(ratio), np.floor(ratio) + 1).astype(np.int64)
+    around = np.clip(estimate[:, None] + _SEARCH[None, :], 0, edges.steps[edge][:, None])
+    u_around = edges.walked(np.repeat(edge, len(_SEARCH)), around.ravel())[0].reshape(around.shape)
+    # u is monotone along the edge: the crossing is the first step past m (rising) or at m (falling).
+    before = np.where(rising[:, None], u_around <= m[:, None], u_around > m[:, None])
+    past = np.argmax(~before, axis=1)[:, None]
+    t = np.maximum(np.take_along_axis(around, past, axis=1)[:, 0], 1)
+    return edge, t
 
 
 def _boundaries(
-    part: IntArray, u: IntArray, v: IntArray, height: IntArray, width: IntArray
+    pairs: tuple[IntArray, IntArray, IntArray, IntArray, IntArray], height: IntArray, width: IntArray
 ) -> tuple[IntArray, IntArray]:
-    """frPoly's second step: where the outline crosses a column of pixel centres, the pixel
-    position at which the mask toggles. The part of each, and its position."""
-    changed = np.flatnonzero((u[1:] != u[:-1]) & (part[1:] == part[:-1])) + 1
-    j, before = changed, changed - 1
-    part = part[j]
+    """frPoly's second step: where a step of the outline crosses a column of pixel centres, the
+    pixel position at which the mask toggles. The part of each, and its position."""
+    part, u_a, v_a, u_b, v_b = pairs
+    changed = np.flatnonzero(u_a != u_b)
+    part, u_a, v_a, u_b, v_b = part[changed], u_a[changed], v_a[changed], u_b[changed], v_b[changed]
     h, w = height[part], width[part]
-    xd = (np.where(u[j] < u[before], u[j], u[j] - 1).astype(np.float64) + 0.5) / _SCALE - 0.5
+    xd = (np.minimum(u_a, u_b).astype(np.float64) + 0.5) / _SCALE - 0.5
     keep = (np.floor(xd) == xd) & (xd >= 0) & (xd <= w - 1)
-    yd = (np.minimum(v[j], v[before]).astype(np.float64) + 0.5) / _SCALE - 0.5
+    yd = (np.minimum(v_a, v_b).astype(np.float64) + 0.5) / _SCALE - 0.5
     yd = np.ceil(np.clip(yd, 0, h))
     position = (xd.astype(np.int64) * h + yd.astype(np.int64)) % (1 << 32)  # C's uint arithmetic
     return part[keep], position[keep]
@@ -234,11 +318,11 @@ def _rasterised(xy: FloatArray, part_offsets: IntArray, height: IntArray, width:
     """frPoly's runs of each part: its toggle positions sorted (and h x w), differenced, and a
     run of 0 length dropped together with the one after it (merged into the run before)."""
     n = len(height)
-    part, u, v = _outline(xy, part_offsets)
-    part, position = _boundaries(part, u, v, height, width)
+    part, position = _boundaries(_outline(xy, part_offsets), height, width)
     part = np.concatenate((part, np.arange(n, dtype=np.int64)))
     position = np.concatenate((position, height * width))
-    order = np.lexsort((position, part))
+    # One sort by (part, position): positions are at most height x width.
+    order = np.argsort(part * (int((height * width).max(initial=0)) + 1) + position, kind="stable")
     part, position = part[order], position[order]
     first = np.ones(len(part), dtype=bool)
     first[1:] = part[1:] != part[:-1]
@@ -296,16 +380,14 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
 
 def _two_apart_sums(value: IntArray, owner: IntArray, place: IntArray) -> IntArray:
     """rleFrString's `if (m > 2) x += cnts[m - 2]`: from the fourth value of a string on, the
-    running sum along its odd places from the second and its even places from the third."""
-    chain = np.where(place < 1, 0, np.where(place % 2 == 1, 1, 2)) + 3 * owner
-    order = np.lexsort((place, chain))
-    summed = np.cumsum(value[order])
-    chained = chain[order]
-    chain_start = np.ones(len(order), dtype=bool)
-    chain_start[1:] = chained[1:] != chained[:-1]
-    start_at = np.maximum.accumulate(np.where(chain_start, np.arange(len(order)), 0))
-    counts = np.empty(len(value), dtype=np.int64)
-    counts[order] = summed - np.concatenate(([0], summed))[start_at]
+    running sum along its odd places from the second and its even places from the third: one
+    running sum per parity over all the strings, less its value where each string starts."""
+    counts = value.copy()
+    starts = np.flatnonzero(place == 0)
+    for chain in (place % 2 == 1, (place % 2 == 0) & (place > 0)):
+        running = np.cumsum(np.where(chain, value, 0))
+        before = (running - np.where(chain, value, 0))[starts]  # the sum of the strings before
+        counts[chain] = (running - np.repeat(before, np.diff(np.append(starts, len(value)))))[chain]
     return counts
 
 
@@ -326,6 +408,15 @@ class Measured:
 
     @classmethod
     def of(cls, masks: MaskRuns) -> Measured:
+        """The masks measured, once per `MaskRuns` (a table's masks are measured by each search
+        of its pairs: the matching, the near misses, the duplicates)."""
+        found = _MEASURED.get(masks)
+        if found is None:
+            found = _MEASURED[masks] = cls._measured(masks)
+        return found
+
+    @classmethod
+    def _measured(cls, masks: MaskRuns) -> Measured:
         fg = foreground(masks)
         stride = int((masks.height * masks.width).max(initial=0)) + 1
         lengths = fg.stop - fg.start
@@ -334,8 +425,9 @@ class Measured:
         before = np.concatenate(([0], np.cumsum(lengths)))
         return cls(fg, pixels, masks.height, masks.width, stride, base + fg.start, base + fg.stop, before)
 
+    @cached_property
     def extent(self) -> FloatArray:
-        """`extent` of the masks. A run that goes on into the next column covers the bottom of one
+        """`extent` of the masks (once). A run that goes on into the next column covers the bottom of one
         and the top of the other: its rows are all of them."""
         fg = self.foreground
         height = self.height[fg.row]
@@ -362,6 +454,10 @@ class Measured:
         partial = np.where(whole < len(self.key_start), np.maximum(at - self.key_start[inside], 0), 0)
         counted: IntArray = self.before[whole] + partial
         return counted
+
+
+# The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
+_MEASURED: weakref.WeakKeyDictionary[MaskRuns, Measured] = weakref.WeakKeyDictionary()
 
 
 def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:

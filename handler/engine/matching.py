@@ -250,13 +250,15 @@ def _pairs_of_rows(
     rows: slice,
     floor: float,
     min_height: FloatArray,
+    exact: bool,
     measured: tuple[Measured, Measured] | None = None,
 ) -> CandidatePairs:
     """The pairs of GT rows `rows` with the predictions of their windows (the `count` positions
     from `start` in `pred`), IoU ≥ floor.
 
     A pair whose y-overlap is below `min_height` of its GT row cannot reach the floor: it is
-    dropped before the rest of its IoU is computed.
+    dropped before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
+    its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped.
     """
     g, p = enumerate_ranges(start, count)
     height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
@@ -265,19 +267,20 @@ def _pairs_of_rows(
     width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
     iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
     if gt.turned is not None and pred.turned is not None:
-        iou = _with_turned_pairs(gt, pred, g, p, iou, floor)
+        iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
     if measured is not None:
-        iou = _mask_ious(measured, g, pred.rows[p], iou)
+        iou = _mask_ious(measured, g, pred.rows[p], iou) if exact else np.where(iou > 0, 1.0, 0.0)
     keep = iou >= floor
     return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
 
 
 def _with_turned_pairs(
-    gt: _Columns, pred: _Columns, g: IntArray, p: IntArray, iou: FloatArray, floor: float
+    gt: _Columns, pred: _Columns, g: IntArray, p: IntArray, iou: FloatArray, floor: float, exact: bool
 ) -> FloatArray:
     """`iou` with the exact IoU of each pair that has a rotated box. The overlap of two boxes
     lies in that of their envelopes and their union is at least the larger area, so a pair
-    whose envelopes' overlap over the larger area is below the floor is left at 0 unmeasured."""
+    whose envelopes' overlap over the larger area is below the floor is left at 0 unmeasured;
+    not `exact`, the others are set to 1 (the bound, for a count) unmeasured too."""
     assert gt.turned is not None and pred.turned is not None
     turned = np.flatnonzero(gt.turned.turned[g] | pred.turned.turned[p])
     if not len(turned):
@@ -303,6 +306,9 @@ def _with_turned_pairs(
         area_p[near],
         floor_area[near],
     )
+    if not exact:
+        iou[turned] = 1.0
+        return iou
     angle_g, angle_p = gt.turned.angle[g], pred.turned.angle[p]
     corners_g, corners_p = corners(_xyxy(gt, g), angle_g), corners(_xyxy(pred, p), angle_p)
     # A tighter bound, on the boxes' own axes, before the exact overlap.
@@ -322,12 +328,13 @@ def _mask_ious(
 
 
 def _mask_pair_parts(
-    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int
+    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int, exact: bool
 ) -> Iterator[CandidatePairs]:
-    """`_pair_parts` of two tables of masks: the pairs on their masks' IoU, found over their extents."""
+    """`_pair_parts` of two tables of masks: the pairs on their masks' IoU, found over their
+    extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
     assert gt.masks is not None and pred.masks is not None
     measured = Measured.of(gt.masks), Measured.of(pred.masks)
-    gt, pred = gt.with_columns(xyxy=measured[0].extent()), pred.with_columns(xyxy=measured[1].extent())
+    gt, pred = gt.with_columns(xyxy=measured[0].extent), pred.with_columns(xyxy=measured[1].extent)
     gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
     with_area = np.flatnonzero(pred_area > 0)
     windowed = pred[with_area]
@@ -342,7 +349,15 @@ def _mask_pair_parts(
     for first, last in _chunks(counts, budget):
         rows = slice(first, last)
         yield _pairs_of_rows(
-            gt_columns, pred_columns, windows.start[rows], counts[rows], rows, iou_floor, no_pruning, measured
+            gt_columns,
+            pred_columns,
+            windows.start[rows],
+            counts[rows],
+            rows,
+            iou_floor,
+            no_pruning,
+            exact,
+            measured,
         )
 
 
@@ -378,11 +393,12 @@ def in_greedy_order(pairs: CandidatePairs) -> bool:
 
 
 def _pair_parts(
-    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int
+    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int, exact: bool = True
 ) -> Iterator[CandidatePairs]:
-    """The same-image pairs with IoU ≥ `iou_floor`, from about `budget` enumerated pairs at a time."""
+    """The same-image pairs with IoU ≥ `iou_floor`, from about `budget` enumerated pairs at a time
+    (not `exact`: those with a rotated box by their envelopes' bound, as `_pairs_of_rows`)."""
     if gt.masks is not None and pred.masks is not None:
-        yield from _mask_pair_parts(gt, pred, n_images, iou_floor, budget)
+        yield from _mask_pair_parts(gt, pred, n_images, iou_floor, budget, exact)
         return
     turned = bool(gt.turned.any() or pred.turned.any())
     # A box without area has no IoU above 0 with anything: it is left out of the windows, so that
@@ -407,7 +423,7 @@ def _pair_parts(
     for first, last in _chunks(counts, budget):
         rows = slice(first, last)
         yield _pairs_of_rows(
-            gt_columns, pred_columns, windows.start[rows], counts[rows], rows, iou_floor, min_height
+            gt_columns, pred_columns, windows.start[rows], counts[rows], rows, iou_floor, min_height, exact
         )
 
 
@@ -420,15 +436,27 @@ def candidate_pairs(
     return CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
 
 
-def more_pairs_than(gt: BoxTable, pred: BoxTable, iou_floor: float, limit: int) -> bool:
-    """Whether the boxes of one image make more than `limit` pairs with IoU ≥ `iou_floor`: counted
-    part by part, and no further than the limit, so the answer costs about `limit` pairs at most."""
-    found = 0
-    for part in _pair_parts(gt, pred, 1, iou_floor, PAIR_BUDGET):
-        found += len(part)
-        if found > limit:
-            return True
-    return False
+@dataclass(frozen=True)
+class PairCount:
+    """The pairs of one image reaching a floor: upright, and with a rotated box by the envelope
+    bound (never clipped: what decides whether to match the image must cost little itself)."""
+
+    upright: int
+    rotated: int
+
+
+def count_pairs(gt: BoxTable, pred: BoxTable, iou_floor: float, limit: int) -> PairCount:
+    """The pairs of the boxes of one image with IoU ≥ `iou_floor`, counted part by part and no
+    further than `limit` of them (the count is then past it), so a count costs about `limit`
+    upright pairs at most."""
+    upright = rotated = 0
+    gt_turned, pred_turned = gt.turned, pred.turned
+    for part in _pair_parts(gt, pred, 1, iou_floor, PAIR_BUDGET, exact=False):
+        turned = int(np.count_nonzero(gt_turned[part.gt] | pred_turned[part.pred]))
+        upright, rotated = upright + len(part) - turned, rotated + turned
+        if upright + rotated > limit:
+            break
+    return PairCount(upright, rotated)
 
 
 def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import orjson
 
 Chunk = Mapping[str, npt.NDArray[Any]]
+NPZ_MAGIC: Final = b"PK"  # an .npz is a zip file
 
 
 def names_column(values: Sequence[str]) -> npt.NDArray[np.uint8]:
@@ -33,6 +34,8 @@ def saved(columns: Chunk) -> bytes:
 
 def loaded(content: bytes) -> dict[str, npt.NDArray[Any]]:
     """Every column of a chunk, read at once (a damaged chunk raises ValueError)."""
+    if not content.startswith(NPZ_MAGIC):  # np.load would read a lone array or guess at a pickle
+        raise ValueError("damaged chunk (not an .npz: expected a zip of numpy arrays)")
     try:
         with np.load(io.BytesIO(content), allow_pickle=False) as chunk:
             return {key: chunk[key] for key in chunk.files}

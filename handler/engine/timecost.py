@@ -9,6 +9,7 @@ from_json`, whose `fit` says what they were fitted from and how sure the fit is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, Literal
@@ -24,6 +25,10 @@ ACTIONS: Final = tuple(outcome.action for outcome in Outcome)
 # The most seconds one action may cost: a day. No labeler takes longer on one box, and a bound
 # keeps every sum of the report finite (1e308 seconds a box would overflow it).
 SECONDS_MAX: Final = 86_400.0
+# Counts in a costs file are written back as JSON integers of 64 bits.
+COUNT_LIMIT: Final = 2**63
+# How well a lead-time fit explains the task times: calibrate writes all three or none.
+FIT_QUALITY: Final = ("overhead_seconds", "r2", "rmse_seconds")
 
 
 def is_seconds(value: Any) -> bool:
@@ -232,25 +237,29 @@ def _cost_fit(document: Any) -> CostFit:
         actions = {
             action: ActionFit(
                 (float(found["intervals"][action][0]), float(found["intervals"][action][1])),
-                int(found["support"][action]),
+                _count(found["support"][action], f"support.{action}"),
                 action not in kept,
             )
             for action in ACTIONS
         }
-        _check_fit(actions, replicates, int(found["tasks"]))
+        tasks = _count(found["tasks"], "tasks")
+        _check_fit(actions, replicates, tasks)
+        overhead, r2, rmse = (_optional_float(found.get(key)) for key in FIT_QUALITY)
+        if (overhead is None) != (r2 is None) or (r2 is None) != (rmse is None):
+            raise ValueError(f"{', '.join(FIT_QUALITY)}: expected all three numbers or none")
         return CostFit(
             files=tuple(str(name) for name in found["files"]),
             log_format=str(found["format"]),
-            tasks=int(found["tasks"]),
+            tasks=tasks,
             unit=str(found["unit"]),
             date=str(found["date"]),
             actions=actions,
             replicates=replicates,
-            skipped={str(why): int(n) for why, n in _mapping(found.get("skipped", {}), "skipped").items()},
-            assumed={str(how): int(n) for how, n in _mapping(found.get("assumed", {}), "assumed").items()},
-            overhead_seconds=_optional_float(found.get("overhead_seconds")),
-            r2=_optional_float(found.get("r2")),
-            rmse_seconds=_optional_float(found.get("rmse_seconds")),
+            skipped=_counts(found.get("skipped", {}), "skipped"),
+            assumed=_counts(found.get("assumed", {}), "assumed"),
+            overhead_seconds=overhead,
+            r2=r2,
+            rmse_seconds=rmse,
         )
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ValueError(f"fitted_from: expected what `prelabel-eval calibrate` writes ({error!r})") from None
@@ -262,14 +271,26 @@ def _check_fit(actions: Mapping[str, ActionFit], replicates: FloatArray, tasks: 
         low, high = fit.interval
         if not (is_seconds(low) and is_seconds(high) and low <= high):
             raise ValueError(f"intervals.{action}: {list(fit.interval)} is not low <= high seconds")
-        if fit.support < 0:
-            raise ValueError(f"support.{action}: {fit.support} is negative")
-    if tasks < 0 or not bool(np.all((replicates >= 0) & (replicates <= SECONDS_MAX))):
-        raise ValueError("tasks and replicates: expected a count and seconds")
+    if not bool(np.all((replicates >= 0) & (replicates <= SECONDS_MAX))):
+        raise ValueError("replicates: expected seconds")
+
+
+def _count(value: Any, what: str) -> int:
+    """A count of tasks or records: an integer a JSON writer can write back (below 2^63)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < COUNT_LIMIT:
+        raise ValueError(f"{what}: expected a count from 0 to 2^63 but got {value!r}")
+    return value
+
+
+def _counts(value: Any, what: str) -> dict[str, int]:
+    return {str(key): _count(n, f"{what}.{key}") for key, n in _mapping(value, what).items()}
 
 
 def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+    number = None if value is None else float(value)
+    if number is not None and not math.isfinite(number):
+        raise ValueError(f"expected a finite number but got {value!r}")
+    return number
 
 
 @dataclass(frozen=True)

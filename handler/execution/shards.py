@@ -18,7 +18,6 @@ from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_for
 from handler.engine import Thresholds, evaluate
 from handler.engine.analyses.box_counts import BOX_COUNTS, DatasetCounts
 from handler.engine.analyses.data_health import DATA_HEALTH
-from handler.engine.crowded import CROWDED_PROBLEM
 from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
 from handler.engine.ledger import ledger_chunk
@@ -69,8 +68,8 @@ def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, sk
         pred_confident=pred.confidence_count,
         gt_turned=int(np.count_nonzero(gt.boxes.turned)),
         pred_turned=int(np.count_nonzero(pred.boxes.turned)),
-        gt_skip_reasons=_with_reason(gt.skip_reasons, crowded_gt),
-        pred_skip_reasons=_with_reason(pred.skip_reasons, crowded_pred),
+        gt_skip_reasons=_with_crowded(gt.skip_reasons, paired, "gt_boxes"),
+        pred_skip_reasons=_with_crowded(pred.skip_reasons, paired, "pred_boxes"),
         gt_layout=(gt.layout_note,) if gt.layout_note else (),
         pred_layout=(pred.layout_note,) if pred.layout_note else (),
     )
@@ -83,10 +82,14 @@ def read_figures(paired: PairedBoxes, gt: Dataset, pred: Dataset, shard: int, sk
     return ReadFigures({BOX_COUNTS.name: figures, DATA_HEALTH.name: health}, Skips(skipped, skip_limit))
 
 
-def _with_reason(reasons: dict[str, int], crowded: int) -> dict[str, int]:
-    return (
-        {**reasons, CROWDED_PROBLEM: reasons.get(CROWDED_PROBLEM, 0) + crowded} if crowded else dict(reasons)
-    )
+def _with_crowded(reasons: dict[str, int], paired: PairedBoxes, side: str) -> dict[str, int]:
+    """A side's skip reasons with its boxes on the crowded images, by the bound each broke."""
+    counted = dict(reasons)
+    for image in paired.crowded:
+        boxes = getattr(image, side)
+        if boxes:
+            counted[image.reason] = counted.get(image.reason, 0) + boxes
+    return counted
 
 
 def _crowded_skips(paired: PairedBoxes, gt: Dataset) -> list[SkippedBox]:
@@ -95,7 +98,7 @@ def _crowded_skips(paired: PairedBoxes, gt: Dataset) -> list[SkippedBox]:
         SkippedBox(
             gt.source,
             f"image {quoted(image.asset_id)}",
-            f"{image.gt_boxes:,} ground-truth boxes and {image.pred_boxes:,} predictions {CROWDED_PROBLEM}: "
+            f"{image.gt_boxes:,} ground-truth boxes and {image.pred_boxes:,} predictions {image.reason}: "
             "skipped",
         )
         for image in paired.crowded

@@ -104,6 +104,37 @@ def option_labels(key: str) -> list[str]:
     return [option["label"] for option in input_spec(key)["options"]["options"]]
 
 
+IOU_KEYS: Final = ("IOU_MIN", "IOU_PERFECT")
+
+
+def _iou_options(key: str) -> list[float]:
+    return [float(value) for value in select_options(key)]
+
+
+def swapped_ious(values: Mapping[str, Any]) -> InputError | None:
+    """IOU_MIN given one of IOU_PERFECT's options and IOU_PERFECT one of IOU_MIN's: the two look
+    swapped, and the error names both (each alone would only say it is not one of its options)."""
+    low, high = (_as_number(str(values.get(key, ""))) for key in IOU_KEYS)
+    if low is None or high is None:
+        return None
+    if low not in _iou_options("IOU_PERFECT") or high not in _iou_options("IOU_MIN"):
+        return None
+    return InputError(
+        f"IOU_MIN (--iou-min) {low:g} and IOU_PERFECT (--iou-perfect) {high:g} look swapped: IOU_MIN, "
+        f"where a match starts, is one of {', '.join(option_labels('IOU_MIN'))} and IOU_PERFECT, where it "
+        f"is correct, one of {', '.join(option_labels('IOU_PERFECT'))}; "
+        f"try IOU_MIN={high:g} IOU_PERFECT={low:g}"
+    )
+
+
+def either_iou(key: str, text: str) -> float | None:
+    """An IoU value refused as `key` but one of the other IoU input's options: the pair's check
+    (`swapped_ious`) says more about it than `key`'s options alone (None: not such a value)."""
+    other = IOU_KEYS[1 - IOU_KEYS.index(key)] if key in IOU_KEYS else None
+    value = _as_number(text)
+    return value if other is not None and value in _iou_options(other) else None
+
+
 def _as_number(text: str) -> float | None:
     try:
         return float((decimal_point(text) or text).strip())
@@ -314,7 +345,12 @@ def parse_inputs(raw: Mapping[str, Any], parsed: Mapping[str, Any] | None = None
     parsed = parsed or {}
     schema = _inputs_schema(tuple(format_names()))
     values = _with_defaults(raw, schema, set(parsed))
+    swapped = swapped_ious({**values, **parsed})
+    if swapped is not None:
+        raise swapped
     _check(values, schema)
+    for key in set(IOU_KEYS) & set(parsed):  # a value the CLI let through for the pair's check
+        input_value(key, str(parsed[key]))
     typed = {key: _typed(key, text) for key, text in values.items()} | dict(parsed)
     return NodeInputs(
         gt=_side(typed, "gt"),

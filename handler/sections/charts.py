@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
 from handler.engine.timecost import ACTIONS
+from handler.sections.wording import MINUS
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
@@ -230,8 +231,9 @@ SWEEP_FLOOR: Final = -1.0  # time lost beyond the from-scratch time itself is dr
 def sweep_figure(points: list[tuple[float, float, float]], used: float, best: float) -> SweepFigure:
     """`points`: (threshold, score, share of from-scratch time saved) for every threshold of the sweep."""
     left, right, top, bottom = SWEEP_PLOT
-    lowest = min([0.0, *(share for _, _, share in points)])
-    floor = max(SWEEP_FLOOR, math.floor(lowest / 0.25) * 0.25)
+    # Clamped before rounding: a share of minus infinity (seconds near zero) is drawn at the floor.
+    lowest = max(SWEEP_FLOOR, min([0.0, *(share for _, _, share in points)]))
+    floor = math.floor(lowest / 0.25) * 0.25
 
     def xy(threshold: float, value: float) -> tuple[float, float]:
         shown = max(value, floor)
@@ -322,7 +324,8 @@ class DifferenceAxis:
     @property
     def ticks(self) -> list[tuple[float, str]]:
         b = self.bound
-        return [(self.at(t), f"{t:+g}" if t else "0") for t in (-b, -b / 2, 0.0, b / 2, b)]
+        labels = {t: f"{t:+g}".replace("-", MINUS) if t else "0" for t in (-b, -b / 2, 0.0, b / 2, b)}
+        return [(self.at(t), label) for t, label in labels.items()]
 
 
 def symmetric_bound(*values: float) -> float:

@@ -12,7 +12,7 @@ from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
-from handler.engine.crowded import CROWDED_PROBLEM
+from handler.engine.crowded import PROBLEMS
 from handler.engine.readings.verdict import Rescored
 from handler.engine.review import ReviewQueue, review_queue
 from handler.engine.state import EvaluationState
@@ -51,8 +51,10 @@ class RunFacts:
             return "the ground-truth and prediction datasets share no image assets"
         if self.state.tally.total == 0:
             skipped = self.state.of(DATA_HEALTH)
-            if CROWDED_PROBLEM in skipped.gt_skip_reasons or CROWDED_PROBLEM in skipped.pred_skip_reasons:
-                return f"every box left was {CROWDED_PROBLEM}, skipped"
+            reasons = {**skipped.gt_skip_reasons, **skipped.pred_skip_reasons}
+            bound = next((problem for problem in PROBLEMS if problem in reasons), None)
+            if bound is not None:
+                return f"every box left was {bound}, skipped"
             return "no boxes were left on the shared images after the confidence filter"
         return None
 

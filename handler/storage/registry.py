@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from pathlib import Path
 from typing import Final
 
-from handler.errors import StorageError, quoted
+from handler.errors import StorageError, escape_controls, quoted
 from handler.storage.base import Source, Store, check_id, split_scheme
 from handler.storage.paths import local_path
 
@@ -71,14 +72,36 @@ def resolve_dataset(reference: str, store: Store, what: str = "dataset") -> Sour
     if split_scheme(reference)[0] or _exists(reference, what):
         return open_source(reference, what)
     if "/" in reference or "\\" in reference or Path(reference).suffix.lower() in DATA_SUFFIXES:
-        raise StorageError(f"dataset {quoted(reference)}: no such file or folder")
+        missing = f"{side_of(what)} {escape_controls(reference)}: no such file or folder"
+        raise StorageError(missing + nearest(reference))
     folder = store.dataset(check_id(reference, "dataset id"))
     if not _has_files(store, reference):
         raise StorageError(
-            f"dataset {reference!r}: no such file or folder, and the store {store.uri} has no dataset "
-            "of that id: expected a path, an s3:// URI or a dataset id"
+            f"{side_of(what)} {reference!r}: no such file or folder, and the store "
+            f"{store.uri} has no dataset of that id: expected a path, an s3:// URI or a dataset id"
         )
     return folder
+
+
+# Which side an input names, as an error says it: the user fixes "the predictions", not a key.
+SIDES: Final = {"GT_DATASET": "ground truth (GT_DATASET)", "PRED_DATASET": "predictions (PRED_DATASET)"}
+
+
+def side_of(what: str) -> str:
+    return SIDES.get(what, what)
+
+
+def nearest(reference: str) -> str:
+    """`: did you mean …?` naming the existing local file or folder whose name is closest to the
+    missing one's, in the folder it names (or nothing: no folder, nothing close)."""
+    path = Path(reference)
+    folder = path.parent
+    try:
+        names = [entry.name for entry in folder.iterdir()] if folder.is_dir() else []
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    return f"; did you mean {escape_controls(str(folder / close[0]))}?" if close else ""
 
 
 def _exists(reference: str, what: str) -> bool:

@@ -15,8 +15,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
-from handler.engine.crowded import CROWDED_PAIRS, crowded_images
-from handler.engine.matching import candidate_pairs, greedy_match
+from handler.engine.crowded import (
+    CROWDED_PAIRS,
+    HEAVY_PAIRS,
+    ROTATED_PAIR_COST,
+    ROTATED_PROBLEM,
+    RUN_PAIRS,
+    RUN_PROBLEM,
+    crowded_images,
+)
+from handler.engine.matching import candidate_pairs, count_pairs, greedy_match
 
 FLOOR = 0.1
 
@@ -67,7 +75,7 @@ def test_identical_boxes_are_matched_in_order() -> None:
 
 
 def _crowded(gt: BoxTable, pred: BoxTable, images: int) -> list[int]:
-    found: list[int] = crowded_images(gt, pred, images).tolist()
+    found: list[int] = crowded_images(gt, pred, images).images.tolist()
     return found
 
 
@@ -96,3 +104,28 @@ def test_nested_boxes_are_crowded_by_their_overlaps() -> None:
     assert _crowded(nested, one, 1) == [0]
     assert _crowded(one, nested, 1) == []
     assert _crowded(fewer, fewer, 1) == [0]
+
+
+def test_heavy_images_share_the_runs_budget_in_image_order() -> None:
+    """Ten images of 999 GT and 1,000 predicted identical boxes: each under the image's bound, but
+    each about 2,000,000 pairs with its GT's own: the first spends the run's budget, the nine
+    after it are skipped for it; an image of few pairs after them is matched."""
+    box = np.array([[0.0, 0.0, 10.0, 10.0]])
+    gt = _table(np.repeat(box, 999 * 10 + 3, axis=0), np.r_[np.repeat(np.arange(10), 999), [10] * 3])
+    pred = _table(np.repeat(box, 1000 * 10 + 3, axis=0), np.r_[np.repeat(np.arange(10), 1000), [10] * 3])
+    assert HEAVY_PAIRS < 999 * 1000 + 999 * 999 <= RUN_PAIRS
+    skipped = crowded_images(gt, pred, 11)
+    assert skipped.images.tolist() == list(range(1, 10)) and set(skipped.reasons) == {RUN_PROBLEM}
+
+
+def test_rotated_pairs_are_counted_by_their_envelopes_and_cost_more() -> None:
+    """1,000 identical boxes turned 10 degrees a side: a million pairs by their envelopes, counted
+    without clipping a polygon, each costing ROTATED_PAIR_COST: the image is crowded."""
+    box = np.repeat([[100.0, 100.0, 300.0, 300.0]], 1000, axis=0)
+    turned = _table(box).with_columns(angle=np.full(1000, 10.0))
+    found = count_pairs(turned, turned, FLOOR, CROWDED_PAIRS)
+    assert (found.upright, found.rotated) == (0, CROWDED_PAIRS)
+    skipped = crowded_images(turned, turned, 1)
+    assert skipped.images.tolist() == [0] and skipped.reasons == (ROTATED_PROBLEM,)
+    few = turned[np.arange(CROWDED_PAIRS // ROTATED_PAIR_COST // 1000)]  # 31 a side: 961 pairs
+    assert not len(crowded_images(few, few, 1))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from helpers.paths import EXAMPLES, THIRD_PARTY
 
-from handler import PrelabelingEfficiency
+from handler import PrelabelingEfficiency, compare
 from handler.inputs import parse_inputs
 from handler.metric import load_records
 from handler.pipeline import run
@@ -127,10 +129,16 @@ def test_mismatched_batch_lengths_are_refused() -> None:
 @pytest.mark.parametrize(
     ("record", "message"),
     [
-        ({"bboxes": [1, 2, 3], "labels": ["a"]}, "Expected `bboxes` of shape (N, 4) but got (3,)"),
-        ({"bboxes": [[0, 0, 1, 1, 5]], "labels": ["a"]}, "Expected `bboxes` of shape (N, 4) but got (1, 5)"),
-        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a", "b"]}, "Expected `labels` of shape (1,) like `bboxes`"),
-        ({"bboxes": [[0, 0, 1, 1]], "labels": ["a"], "scores": [[0.5]]}, "Expected `scores` of shape (1,)"),
+        ({"bboxes": [1, 2, 3], "labels": ["a"]}, "Expected predictions[0]['bboxes'] of shape (N, 4)"),
+        ({"bboxes": [[0, 0, 1, 1, 5]], "labels": ["a"]}, "Expected predictions[0]['bboxes'] of shape (N, 4)"),
+        (
+            {"bboxes": [[0, 0, 1, 1]], "labels": ["a", "b"]},
+            "Expected predictions[0]['labels'] of shape (1,), one per box, but got shape (2,)",
+        ),
+        (
+            {"bboxes": [[0, 0, 1, 1]], "labels": ["a"], "scores": [[0.5]]},
+            "Expected predictions[0]['scores'] of",
+        ),
     ],
 )
 def test_wrongly_shaped_arrays_are_named(record: dict[str, object], message: str) -> None:
@@ -185,3 +193,115 @@ def test_a_crowded_record_is_skipped_with_a_warning(tmp_path: Path) -> None:
 
 def _box(_: int) -> dict[str, object]:
     return {"label": "cell", "x_min": 10, "y_min": 10, "x_max": 50, "y_max": 50}
+
+
+GT_RECORD = {"bboxes": [[0, 0, 10, 10]], "labels": ["a"]}
+
+
+def _scored(**fields: object) -> object:
+    prediction = {"bboxes": [[0, 0, 10, 10]], "labels": ["a"], "scores": [0.9], **fields}
+    return PrelabelingEfficiency()(predictions=[GT_RECORD, prediction], groundtruths=[GT_RECORD, GT_RECORD])
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: _scored(bboxes=[["a", "b", "c", "d"]]),
+            TypeError,
+            "predictions[1]['bboxes'] to hold real numbers",
+        ),
+        (
+            lambda: _scored(bboxes=[[0, 0, 1], [0, 0, 1, 1]]),
+            ValueError,
+            "predictions[1]['bboxes'] to be an array",
+        ),
+        (lambda: _scored(bboxes=[[0, 0, 1 + 1j, 1]]), TypeError, "but got complex numbers"),
+        (
+            lambda: _scored(
+                bboxes=[[0, 0, 1, 1], [0, 0, 2, 2]], labels=np.array(["a", 1], dtype=object), scores=[1, 1]
+            ),
+            TypeError,
+            "predictions[1]['labels'] to be class names (strings) or integer ids, one kind",
+        ),
+        (
+            lambda: _scored(labels=[1]),
+            TypeError,
+            "predictions[1]['labels'] to be class names like groundtruths[0]",
+        ),
+        (lambda: _scored(scores=["x"]), TypeError, "predictions[1]['scores'] to hold real numbers"),
+        (lambda: PrelabelingEfficiency().add([5], [GT_RECORD]), TypeError, "predictions[0] to be a dict"),
+        (lambda: PrelabelingEfficiency().add([{"labels": []}], [GT_RECORD]), ValueError, "the key 'bboxes'"),
+        (lambda: PrelabelingEfficiency().add("ab", [GT_RECORD]), TypeError, "predictions to be a list"),
+        (lambda: PrelabelingEfficiency(iou_min=None), TypeError, "iou_min to be a number but got None"),
+        (lambda: PrelabelingEfficiency(iou_min="abc"), TypeError, "iou_min to be a number"),
+        (lambda: PrelabelingEfficiency(confidence_threshold=None), TypeError, "confidence_threshold to be a"),
+        (lambda: PrelabelingEfficiency(dataset_meta="x"), TypeError, "dataset_meta to be a dict"),
+        (
+            lambda: PrelabelingEfficiency(dataset_meta={"classes": 5}),
+            TypeError,
+            "dataset_meta['classes'] to be",
+        ),
+        (lambda: PrelabelingEfficiency(time_costs=5), TypeError, "time_costs to be a TimeCosts"),
+        (lambda: load_records(None, "x"), TypeError, "gt_ref to be a string but got None"),
+        (
+            lambda: load_records("g", "p", pred_layout=5),
+            TypeError,
+            "pred_layout to be a string but got int 5",
+        ),
+        (lambda: compare(None, "a", "b"), TypeError, "gt to be a string but got None"),
+        (
+            lambda: compare("g", "a", "b", inputs={"IOU_MIN": 0.3}),
+            TypeError,
+            "inputs['IOU_MIN'] to be a string",
+        ),
+    ],
+    ids=[
+        "string boxes",
+        "ragged boxes",
+        "complex boxes",
+        "object labels",
+        "ids meet names",
+        "string scores",
+        "record not a dict",
+        "no bboxes",
+        "predictions a string",
+        "iou_min None",
+        "iou_min text",
+        "confidence None",
+        "meta a string",
+        "classes a number",
+        "time_costs a number",
+        "reference None",
+        "layout a number",
+        "compare's GT None",
+        "compare's input a number",
+    ],
+)
+def test_a_bad_argument_is_one_error_naming_it(call: Any, error: type[Exception], message: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error) as caught:
+            call()
+    assert str(caught.value).startswith("Expected ") and message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("box", "score", "reason"),
+    [
+        ([0, 0, 1e306, 1e306], 0.9, "box area past the float range"),
+        ([0, 0, np.inf, 10], 0.9, "coordinate not finite"),
+        ([10, 0, 0, 10], 0.9, "x_max < x_min or y_max < y_min"),
+        ([0, 0, 10, 10], np.nan, "confidence not finite"),
+        ([0, 0, 10, 10], 1.5, "confidence outside [0, 1]"),
+    ],
+)
+def test_a_box_the_engine_cannot_score_is_skipped_with_its_reason(
+    box: list[float], score: float, reason: str
+) -> None:
+    """As the readers skip a row: the box left out, one UserWarning naming it; no numpy warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _scored(bboxes=[box], scores=[score])
+    assert [str(w.message) for w in caught] == [f"boxes skipped: predictions[1] box 0: {reason}"]
+    assert (result.counts.correct, result.counts.false_negative) == (1, 1)

@@ -25,7 +25,8 @@ def test_masks_decide_where_the_boxes_cannot_tell() -> None:
     assert coco_mask.iou([encoded[1]], [encoded[0]], [0])[0][0] == 0.5
     metric = PrelabelingEfficiency()
     gt = [{"bboxes": box, "labels": ["cat"], "masks": square}]
-    on_masks = metric(predictions=[{"labels": ["cat"], "scores": [0.9], "masks": checkers}], groundtruths=gt)
+    prediction = {"bboxes": box, "labels": ["cat"], "scores": [0.9], "masks": checkers}
+    on_masks = metric(predictions=[prediction], groundtruths=gt)
     assert on_masks.counts.shifted == 1 and on_masks.counts.correct == 0
     on_boxes = metric(predictions=[{"bboxes": box, "labels": ["cat"], "scores": [0.9]}], groundtruths=gt)
     assert on_boxes.counts.correct == 1

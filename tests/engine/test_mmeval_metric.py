@@ -179,7 +179,7 @@ def test_dataset_meta_names_integer_labels(metric_class: type[Any]) -> None:
     assert metric.name == metric_class.__name__
     with pytest.raises(ValueError, match=None) as caught:
         metric(predictions=[{**predictions[0], "labels": [2, -1]}], groundtruths=groundtruths)
-    assert "Expected integer labels in [0, 2) (dataset_meta['classes'] names 2) but got 2 (record 0)" in str(
+    assert "Expected predictions[0]['labels'] in [0, 2) (dataset_meta['classes'] names 2) but got 2" in str(
         caught.value
     )
 

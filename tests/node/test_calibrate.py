@@ -135,8 +135,19 @@ def test_a_bad_costs_file_is_one_line(tmp_path: Path, content: str, expected: st
         (("intervals", "draw"), [1e308, 1e308]),
         (("intervals", "nudge"), [5, 1]),
         (("replicates",), [[1e308] * 5]),
+        (("rmse_seconds",), None),
+        (("support", "draw"), 2**65),
+        (("skipped",), {"rows": 2**64}),
     ],
-    ids=["negative support", "huge interval", "low above high", "huge replicate"],
+    ids=[
+        "negative support",
+        "huge interval",
+        "low above high",
+        "huge replicate",
+        "null rmse",
+        "support past 2^64",
+        "skipped past 2^64",
+    ],
 )
 def test_a_fit_edited_out_of_range_is_one_line(
     costs_file: Path, tmp_path: Path, path: tuple[str, ...], value: object
@@ -178,13 +189,36 @@ def test_a_missing_costs_file_on_the_node_names_the_input(tmp_path: Path) -> Non
         (b"\x89PNG\r\n", "expected a Label Studio JSON export (a list of tasks) or a CVAT events CSV"),
         (b"[1, 2", "line 1 column 6: expected a Label Studio JSON export"),
         (b"scope,when\n", "line 1: expected CVAT's events columns"),
+        (cvat_events_csv(CVAT_DOCS_COLUMNS, []), "no jobs to fit the seconds on (skipped: it is empty)"),
+        (
+            cvat_events_csv(
+                CVAT_DOCS_COLUMNS[::-1], [{**e, "timestamp": "noon"} for e in simulated_cvat_events(3)]
+            ),
+            "no jobs to fit the seconds on (skipped: ",
+        ),
+        (
+            cvat_events_csv(CVAT_DOCS_COLUMNS, [{**e, "job_id": ""} for e in simulated_cvat_events(3)]),
+            "no jobs to fit the seconds on (skipped: ",
+        ),
     ],
+    ids=["png", "cut json", "two columns", "header only", "reordered, no timestamp", "no job_id"],
 )
 def test_calibrating_what_is_no_log_is_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
     log = tmp_path / "log.bin"
     log.write_bytes(content)
     one_line_error(run("calibrate", str(log), "--out", str(tmp_path / "c.json")), str(log), expected)
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_cvat_event_with_a_long_payload_is_read(tmp_path: Path) -> None:
+    """A payload over csv's default field limit (131,072 characters) is an event like another."""
+    events = simulated_cvat_events(60)
+    events[5]["payload"] = "x" * 200_000
+    log = tmp_path / "events.csv"
+    log.write_bytes(cvat_events_csv(CVAT_DOCS_COLUMNS, events))
+    result = run("calibrate", str(log), "--out", str(tmp_path / "c.json"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("fitted from 60 jobs of events.csv, ")
 
 
 def test_skipped_annotations_are_counted_on_the_first_line(tmp_path: Path) -> None:

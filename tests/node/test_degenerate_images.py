@@ -21,7 +21,7 @@ from helpers.capped import run_capped
 from helpers.node_run import run_node
 from helpers.paths import THIRD_PARTY
 
-from handler.engine.crowded import CROWDED_PROBLEM
+from handler.engine.crowded import CROWDED_PROBLEM, RUN_PROBLEM
 
 COCO_GT = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_100.json"
 COCO_RESULTS = THIRD_PARTY / "coco_val2014_100" / "instances_val2014_fakebbox100_results.json"
@@ -122,3 +122,52 @@ def test_a_mix_up_is_still_named_beside_a_crowded_image(tmp_path: Path) -> None:
         for m in run.messages
     ), run.messages
     assert any(CROWDED_PROBLEM in m for m in run.messages)
+
+
+def test_heavy_images_past_the_runs_budget_are_skipped_and_listed(tmp_path: Path) -> None:
+    """Three images of 999 GT and 1,000 predicted identical boxes, each under the image's bound:
+    the first spends the run's budget (about 2,000,000 pairs with its GT's own), the other two are
+    skipped and listed for it, and the plain image is scored."""
+    heavy = [f"heavy{i}.jpg" for i in range(3)]
+    box, plain = [100.0, 100.0, 200.0, 200.0], [[10.0, 10.0, 40.0, 40.0], [100.0, 10.0, 40.0, 40.0]]
+    sides = {"gt": 999, "pred": 1000}
+    boxes = {
+        side: [(name, box) for name in heavy for _ in range(n)] + [("plain.jpg", b) for b in plain]
+        for side, n in sides.items()
+    }
+    names = [*heavy, "plain.jpg"]
+    gt = {
+        "images": [
+            {"id": i + 1, "file_name": name, "width": 400, "height": 400} for i, name in enumerate(names)
+        ],
+        "categories": [{"id": 1, "name": "cell"}],
+        "annotations": [
+            {
+                "id": i + 1,
+                "image_id": names.index(name) + 1,
+                "category_id": 1,
+                "bbox": b,
+                "area": 1.0,
+                "iscrowd": 0,
+            }
+            for i, (name, b) in enumerate(boxes["gt"])
+        ],
+    }
+    pred = [
+        {"image_id": names.index(name) + 1, "category_id": 1, "bbox": b, "score": 0.9}
+        for name, b in boxes["pred"]
+    ]
+    store = tmp_path / "store"
+    run = run_capped(
+        store,
+        ADDRESS_SPACE_CAP,
+        GT_DATASET=str(write_json(tmp_path / "gt.json", gt)),
+        PRED_DATASET=str(write_json(tmp_path / "pred.json", pred)),
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    (report,) = (store / "reports").iterdir()
+    findings = json.loads((report / "findings.json").read_text())
+    assert findings["counts"]["correct"] == 999 + 2
+    listed = [s["position"] for s in findings["skipped"]["listed"] if RUN_PROBLEM in s["problem"]]
+    assert listed == ["image 'heavy1.jpg'", "image 'heavy2.jpg'"]
+    assert RUN_PROBLEM in run.stderr and "Traceback" not in run.stderr

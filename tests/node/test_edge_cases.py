@@ -149,7 +149,7 @@ def test_per_box_defects_are_skipped_counted_and_listed(node: Any) -> None:
 
 
 BAD_INPUTS = [
-    ("missing.json", None, "missing.json': no such file or folder"),
+    ("missing.json", None, "missing.json: no such file or folder"),
     ("gt.json", b'{"assets": [', "gt.json: line 1 column 13: expected valid JSON"),
     ("gt.json", b'{"images": 3, "annotations": []}', "gt.json: `images`: expected a list of objects"),
     ("gt.json", b'"hello"', "gt.json: unknown dataset format; tried coco, coco-results, native"),

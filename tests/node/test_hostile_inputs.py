@@ -178,7 +178,8 @@ def test_a_label_line_that_fits_no_text_format_is_named_with_its_file_and_line(
     gt = write_tree(tmp_path / "gt", {"a.txt": "", "b.txt": f"\n{line}\n"})
     pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n"})
     message = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
-    assert message.startswith(f"error: {gt / 'b.txt'}: line 2: `{line}` fits no label line: expected ")
+    side = "error: ground truth (GT_DATASET): "
+    assert message.startswith(f"{side}{gt / 'b.txt'}: line 2: `{line}` fits no label line: expected ")
     assert "yolo `class x_center y_center width height [confidence]`" in message
     assert "yolo-obb `class x1 y1 x2 y2 x3 y3 x4 y4 [confidence]`" in message
 
@@ -187,7 +188,8 @@ def test_a_missing_local_folder_names_the_reference_not_the_store(
     tmp_path: Path, files: dict[str, Path]
 ) -> None:
     line = one_error_line(run_node(tmp_path / "store", GT_DATASET="gt", PRED_DATASET=str(files["pred"])))
-    assert line.startswith("error: dataset 'gt': no such file or folder") and "datasets/gt" not in line
+    assert line.startswith("error: ground truth (GT_DATASET) 'gt': no such file or folder")
+    assert "datasets/gt" not in line
 
 
 def test_a_long_value_is_quoted_short(tmp_path: Path, files: dict[str, Path]) -> None:
@@ -252,3 +254,33 @@ def test_a_special_file_as_any_input_is_one_line_at_once(
         run = run_node(tmp_path / "store", **{**inputs, key: str(special)})
     line = one_error_line(run)
     assert f"{special}: not a regular file (a device, pipe or socket)" in line
+
+
+def test_a_dota_label_line_of_twelve_values_is_named_not_its_header(tmp_path: Path) -> None:
+    header = "imagesource:GoogleEarth\ngsd:0.146\n"
+    line = "10 10 20 10 20 20 10 20 plane 0 extra more"
+    gt = write_tree(tmp_path / "gt", {"a.txt": header + line + "\n"})
+    message = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(gt)))
+    assert message.startswith(f"error: {gt / 'a.txt'}: line 3: `{line}` fits no label line: expected ")
+
+
+def test_a_special_file_as_a_class_map_names_the_option_once(tmp_path: Path, files: dict[str, Path]) -> None:
+    env = {"GT_DATASET": str(files["gt"]), "PRED_DATASET": str(files["pred"]), "PRED_CLASS_MAP": "/dev/zero"}
+    message = one_error_line(run_node(tmp_path / "store", **env))
+    assert message.count("PRED_CLASS_MAP") == 1 and "'/dev/zero': cannot read it" in message
+
+
+@pytest.mark.parametrize("costs", ["--seconds-draw 1e-320", "denormal file"])
+def test_seconds_near_zero_draw_the_page(tmp_path: Path, files: dict[str, Path], costs: str) -> None:
+    """A from-scratch time of a denormal makes the share saved minus infinity: drawn at the floor."""
+    if costs == "denormal file":
+        write_json(tmp_path / "costs.json", {"seconds": {"draw": 1e-320}})
+        option = ["--time-costs", str(tmp_path / "costs.json")]
+    else:
+        option = costs.split()
+    store = tmp_path / "store"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli_main([str(files["gt"]), str(files["pred"]), *option, "--store", str(store)])
+    assert code == 0 and "Traceback" not in err.getvalue(), err.getvalue()
+    assert list(store.glob("reports/*/report.html"))

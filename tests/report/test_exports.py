@@ -220,6 +220,30 @@ def test_a_tool_that_needs_image_sizes_refuses_a_report_without_them_in_one_line
         )
 
 
+@pytest.mark.parametrize(
+    ("asset", "label"), [("a\0b.jpg", "cat"), ("a.jpg", "c\x01t")], ids=["NUL", "control"]
+)
+def test_a_name_xml_cannot_carry_refuses_cvat_in_one_line(
+    asset: str, label: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    box = {"label": label, "x_min": 10, "y_min": 20, "x_max": 110, "y_max": 70}
+    for side, extra in (("gt", {}), ("pred", {"confidence": 0.75})):
+        line = {"asset_id": asset, "width": 200, "height": 100, "annotations": [{**box, **extra}]}
+        (folder / f"{side}.jsonl").write_text(json.dumps(line) + "\n")
+    made = stored_report(tmp_path / "store", folder / "gt.jsonl", folder / "pred.jsonl")
+    capsys.readouterr()
+
+    code = main(
+        ["export", "latest", "--store", str(made.store), "--to", "cvat", "--out", str(tmp_path / "x.xml")]
+    )
+
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "x.xml").exists()
+    assert err.startswith(f"error: report {made.report_id}: ") and "which XML cannot carry" in err
+
+
 # The module, not the function the package names `pre_labels` too.
 PRE_LABELS_MODULE = importlib.import_module("handler.report.exports.pre_labels")
 

@@ -165,6 +165,21 @@ def test_a_damaged_or_later_chunk_is_refused() -> None:
         read_ledger_chunk(saved(later))
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (saved({"image": np.arange(3)}), "no layout version: not a ledger chunk"),
+        (saved({"version": np.arange(3)}), "no layout version: not a ledger chunk"),
+        (b"\x93NUMPY\x01\x00", "not an .npz"),
+        (b"hello", "not an .npz"),
+    ],
+    ids=["npz of other columns", "version not a number", "npy", "text"],
+)
+def test_a_chunk_that_is_not_a_ledger_chunk_says_so(content: bytes, expected: str) -> None:
+    with pytest.raises(ValueError, match=f"damaged chunk \\({expected}"):
+        read_ledger_chunk(content)
+
+
 def test_json_lines_equals_orjson_per_record() -> None:
     fields: dict[str, Field] = {
         "name": Text(["x", HOSTILE], np.array([1, -1, 0])),

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helpers.builders import annotation, asset, write_json
 from helpers.findings_schema import validate_document
+from markupsafe import escape
 from pydantic import ValidationError
 
 import handler.features
@@ -24,6 +25,7 @@ from handler.report.page import render_html
 from handler.report.page.html import duration
 from handler.sections.charts import sweep_figure
 from handler.sections.shown import features
+from handler.sections.wording import tail_of
 from handler.storage.local import LocalStore
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -155,7 +157,9 @@ def test_new_sections_are_folded_below_the_headline(findings: Findings) -> None:
     texts = elements.texts
     assert texts["data-field=sweep_advice"][0].startswith("0 saves the most time")
     assert [t for t in texts["data-field=class_label"]] == ["car", "dog", HOSTILE[:21] + "…"]  # cut to fit
-    assert texts["data-field=asset_id"][0] == QUOTED
+    # a caption shows the id's tail, whole parts (no break inside a name); its title the whole id
+    assert texts["data-field=asset_id"][0] == tail_of(QUOTED) == "\u2026<b>&amp; 0001.jpg"
+    assert f'title="{escape(QUOTED)}"' in page
     figures = [
         attrs["data-figure"] for tag, attrs in elements.tags if tag == "svg" and "data-figure" in attrs
     ]
@@ -351,7 +355,7 @@ def test_sweep_figure_stays_in_its_plot_and_marks_both_thresholds() -> None:
         (5399, "1 h 30 min"),
         (5400, "1 h 30 min"),
         (36_000, "10 h 00 min"),
-        (-120, "-2 min"),
+        (-120, "\u22122 min"),
     ],
 )
 def test_duration(seconds: float, text: str) -> None:
@@ -367,7 +371,7 @@ def test_a_one_image_one_box_run_reads_in_the_singular(tmp_path: Path) -> None:
     pred = write_json(tmp_path / "pred.json", {"assets": [missed]})
     result = run(parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)}), LocalStore(tmp_path / "s"))
     text = re.sub(r"<[^>]+>", " ", render_html(result.findings, result.page))
-    assert "resamples of the 1 image:" in text
+    assert "resampling the 1 image (" in text
     plurals = re.findall(
         r"\b1 (?:images|boxes|objects|pairs|classes|missed objects|ground-truth boxes)\b", text
     )

@@ -43,16 +43,21 @@ def _rows(where: str, content: bytes) -> tuple[dict[str, int], list[list[str]]]:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise DatasetError(f"{where}: byte {error.start}: expected a UTF-8 CVAT events CSV") from None
+    # An event's payload is a JSON text of any length: no field is longer than the file.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     reader = csv.reader(io.StringIO(text))
-    header = next(reader, [])
-    columns = {name.strip(): index for index, name in enumerate(header)}
-    missing = [name for name in REQUIRED if name not in columns]
-    if missing:
-        raise DatasetError(
-            f"{where}: line 1: expected CVAT's events columns ({', '.join(REQUIRED)}, ...); "
-            f"missing {', '.join(missing)}"
-        )
-    return columns, [row for row in reader if row]
+    try:
+        header = next(reader, [])
+        columns = {name.strip(): index for index, name in enumerate(header)}
+        missing = [name for name in REQUIRED if name not in columns]
+        if missing:
+            raise DatasetError(
+                f"{where}: line 1: expected CVAT's events columns ({', '.join(REQUIRED)}, ...); "
+                f"missing {', '.join(missing)}"
+            )
+        return columns, [row for row in reader if row]
+    except csv.Error as error:
+        raise DatasetError(f"{where}: line {reader.line_num}: expected CSV fields ({error})") from None
 
 
 def _seconds_since_epoch(stamps: list[str]) -> FloatArray:
@@ -131,13 +136,15 @@ def _action_times(
     order = np.lexsort((start, stream_key))
     scope, obj_id, stream_key = scope[order], obj_id[order], stream_key[order]
     start, duration, count, job = start[order], duration[order], count[order], job[order]
-    same_stream = np.r_[False, stream_key[1:] == stream_key[:-1]]
-    gap = np.r_[0.0, start[1:] - (start[:-1] + duration[:-1])]
+    same_stream = _after_first(stream_key[1:] == stream_key[:-1], False, len(scope))
+    gap = _after_first(start[1:] - (start[:-1] + duration[:-1]), 0.0, len(scope))
     worked = np.where(same_stream & (gap >= 0) & (gap <= MAX_GAP_SECONDS), gap, 0.0) + duration
     action = np.asarray([ACTION_OF_SCOPE.get(name, "") for name in scope.tolist()], dtype=object)
     # 2. A drag then a resize of the same object is one nudge: runs of nudges on one object.
     nudge = action == "nudge"
-    continues = np.r_[False, nudge[1:] & nudge[:-1] & same_stream[1:] & (obj_id[1:] == obj_id[:-1])]
+    continues = _after_first(
+        nudge[1:] & nudge[:-1] & same_stream[1:] & (obj_id[1:] == obj_id[:-1]), False, len(scope)
+    )
     continues &= np.char.str_len(obj_id.astype(str)) > 0
     run = np.cumsum(~continues) - 1
     run_seconds = np.bincount(run, weights=worked)
@@ -150,6 +157,12 @@ def _action_times(
         task[name] = job[chosen]
     tasks = int(job.max(initial=-1)) + 1
     return ActionTimes(seconds=seconds, occurrences=occurrences, task=task, tasks=tasks)
+
+
+def _after_first(pairs: np.ndarray, first: float, events: int) -> np.ndarray:  # type: ignore[type-arg]
+    """Per event, a value of it and the event before: `first` for the first (no events, none)."""
+    values: np.ndarray = np.r_[first, pairs][:events]  # type: ignore[type-arg]
+    return values
 
 
 def _accepts(head: bytes) -> bool:

@@ -8,7 +8,6 @@ default policy) all say this one.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Final, Literal, Protocol
 
 from pydantic import AliasChoices, Field
@@ -23,7 +22,7 @@ from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Parameters, Score, Section, Threshold
 from handler.sections.shown import Shown
-from handler.sections.wording import duration
+from handler.sections.wording import between, give_or_take, saved_time, saving
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
@@ -104,8 +103,9 @@ def says(
     used: float,
     used_saved: float,
 ) -> str:
-    """`pre-label at ≥ 0.15, with person at ≥ 0.4, to save 4 h 40 min (95% interval …) instead of
-    2 h 18 min at the 0.5 given`."""
+    """`pre-label at ≥ 0.15, with person at ≥ 0.4, to save 4 h 40 min (between … and …, 19 times
+    in 20), 2 h 22 min more than at the 0.5 given`: the time at the threshold given is the verdict's
+    first sentence, so this one says the gain over it, not that time again."""
     if classes and all(row.action == "draw" for row in classes):
         return "draw every box: no threshold saves time over drawing from scratch"
     named = _exceptions(classes, single)
@@ -117,10 +117,14 @@ def says(
     if len(named) > NAMED_CLASSES:
         parts.append(f"{len(named) - NAMED_CLASSES} more classes at their own (routing.json)")
     head = f"pre-label at {_threshold_text(single)}" + (f", with {', '.join(parts)}," if parts else "")
-    spread = "" if interval is None else f" (95% interval {_time(interval[0])} to {_time(interval[1])})"
-    if math.isclose(saved, used_saved) and not parts and single == used:
-        return f"{head} as given: no threshold saves more than its {_time(saved)}{spread}"
-    return f"{head} to save {_time(saved)}{spread} instead of {_time(used_saved)} at the {used:g} given"
+    spread = "" if interval is None else give_or_take(saved, *interval, saved_time)
+    gain = saved_time(saved - used_saved)
+    if gain == "no time" and not parts and single == used:
+        sure = "" if interval is None or not spread else f"; its saving is {between(*interval, saved_time)}"
+        return f"{head} as given: no other threshold saves more{sure}"
+    than_given = f"{used:g} given"
+    more = f"as much as at the {than_given}" if gain == "no time" else f"{gain} more than at the {than_given}"
+    return f"{head} to save {saved_time(saved)}{spread}, {more}"
 
 
 def reading_first(found: Rescored) -> str:
@@ -135,11 +139,6 @@ def reading_first(found: Rescored) -> str:
 def _named(class_name: str) -> str:
     """A class in the sentence: `person`; a name that reads as a number is quoted (`"14"`)."""
     return f'"{class_name}"' if class_name.replace(".", "").isdigit() else class_name
-
-
-def _time(seconds: float) -> str:
-    """A time saved in the sentence: `47 min`, or `12 min lost` (never a negative duration)."""
-    return duration(seconds) if seconds >= 0 else f"{duration(-seconds)} lost"
 
 
 def recommended_classes(policy: Policy) -> tuple[RecommendedClass, ...]:
@@ -202,15 +201,21 @@ class _Drawn(Protocol):
 
 
 def recommendation_figure(findings: _Drawn) -> dict[str, Any]:
-    """Three bars of time saved: at the threshold given, at the best single one, recommended."""
+    """Bars of time saved: at the threshold given, at the best single one, recommended; a bar
+    that would say the next one's time again is left out (one figure per fact)."""
     r, scratch = findings.recommendation, findings.time.from_scratch_seconds
     given = f"{findings.parameters.confidence_threshold:g}"
     low, high = r.seconds_saved_low, r.seconds_saved_high
+    recommended = ("recommended", r.seconds_saved, None if low is None or high is None else (low, high))
+    single = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)
+    said = {saving(findings.time.saved_seconds), saving(r.seconds_saved)}
     bars: list[tuple[str, float, tuple[float, float] | None]] = [
         (f"at {given} (given, graded)", findings.time.saved_seconds, None),
-        (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None),
-        ("recommended", r.seconds_saved, None if low is None or high is None else (low, high)),
+        *([] if saving(single[1]) in said else [single]),
+        recommended,
     ]
+    if len(bars) == 2 and saving(bars[0][1]) == saving(r.seconds_saved):
+        bars = [(f"at {given} (given)", *recommended[1:])]
     return {"recommendation_fig": charts.saving_bars(bars, scratch), "min_class_boxes": MIN_CLASS_BOXES}
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from handler.boxes import LayoutNote
 from handler.datasets import names_from
 from handler.datasets.builder import UNKNOWN_IMAGE
+from handler.datasets.names import names_files_near, parse_names
 from handler.datasets.read_options import option_flag, option_label
 from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.data_health import DATA_HEALTH
@@ -23,12 +24,13 @@ from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
+from handler.errors import DatasetError
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
 from handler.images.pictures import Pictures
 from handler.inputs.node_inputs import decimal_point
 from handler.sections.context import RunFacts
 from handler.sections.shown import Shown
-from handler.sections.wording import counted
+from handler.sections.wording import between, counted, signed
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
@@ -489,21 +491,48 @@ def _applied(option: AppliedOption) -> str:
             f"inputs file, {option.option.lower()}= in load_records)"
         )
     return (
-        f'{option.flag} "{option.value}" ({option.option} in an inputs file, '
+        f'pass {option.flag} "{option.value}" ({option.option} in an inputs file, '
         f"{option.option.lower()}= in load_records)"
     )
 
 
-def _applies(found: OtherReading) -> str:
-    return "apply it with " + " and ".join(_applied(option) for option in found.options)
+def _applies(found: OtherReading, names_file: str | None) -> str:
+    steps = " and ".join(_applied(option) for option in found.options)
+    if names_file is None:
+        return f"to apply it, {steps}"
+    key = f"{found.side.upper()}_NAMES"
+    side = "ground truth" if found.side == "gt" else "predictions"
+    return (
+        f"one option applies it, `{option_flag(key)} {names_file}` ({key}: the names file near the "
+        f"{side} names their ids so); or {steps}"
+    )
 
 
-def reading_warning(found: OtherReading) -> DataWarning:
+def names_file_saying(found: OtherReading, source: str) -> str | None:
+    """A names file near the side's files whose id → name lines give exactly the class map found:
+    one option does what the map's review and pass-back would."""
+    if found.family != "classes" or found.side not in ("gt", "pred") or not found.class_map:
+        return None
+    for path in names_files_near(source):
+        try:
+            with open(path, encoding="utf-8") as file:
+                names = parse_names(path, file.read())
+        except (OSError, UnicodeDecodeError, DatasetError):
+            continue
+        pairs = found.class_map.items()
+        if all(written.isdigit() and names.get(int(written)) == meant for written, meant in pairs):
+            return path
+    return None
+
+
+def reading_warning(found: OtherReading, source: str = "") -> DataWarning:
+    """The proposed reading as a warning; `source` is where the read-again side's files are."""
+    applies = _applies(found, names_file_saying(found, source))
     message = (
         f"Did you mean {found.says}? Read that way the predictions score {found.score:.2f} "
         f"({found.grade}) instead of {found.score_as_read:.2f} ({found.grade_as_read}), re-scored on all "
-        f"{found.images} shared images (gain {found.score - found.score_as_read:+.2f}, "
-        f"{found.level:.0%} interval {found.gain_low:+.2f} to {found.gain_high:+.2f}): {_applies(found)}. "
+        f"{counted(found.images, 'shared image')} (gain {signed(found.score - found.score_as_read)}, "
+        f"{between(found.gain_low, found.gain_high, signed, found.level)}): {applies}. "
         "Suspected ground-truth errors are not listed while this reading explains the misses."
     )
     return DataWarning.of(
@@ -555,7 +584,8 @@ def data_warnings(facts: RunFacts) -> tuple[DataWarning, ...]:
         return tuple(found)
     families = set(reading.family.split("+"))
     said = {check.code for check in CHECKS if check.said_by_reading in families}
-    return (reading_warning(reading), *(warning for warning in found if warning.code not in said))
+    source = facts.gt.source if reading.side == "gt" else facts.pred.source
+    return (reading_warning(reading, source), *(warning for warning in found if warning.code not in said))
 
 
 # The warnings are a section like the others (a typed field of `Findings`, built from the `RunFacts`);

@@ -7,7 +7,8 @@ needs each image's size: a report whose images have none cannot be exported to i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import PurePath
 from typing import Final
 from xml.sax.saxutils import escape, quoteattr
@@ -16,6 +17,7 @@ import numpy as np
 
 from handler.boxes import FloatArray, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
+from handler.errors import DatasetError, quoted
 from handler.report.exports.columns_text import by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
 from handler.report.json_lines import ObjectArray
@@ -25,6 +27,8 @@ SCORE_ATTRIBUTE: Final = (
     "<attributes><attribute><name>score</name><mutable>True</mutable><input_type>number</input_type>"
     "<default_value>0</default_value><values>0;1;0.000001</values></attribute></attributes>"
 )
+# What XML 1.0 cannot carry at all, escaped or not (a NUL, most control characters, lone surrogates).
+NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _meta(class_names: list[str]) -> str:
@@ -90,8 +94,21 @@ def _document(labels: PreLabels) -> Iterator[bytes]:
     yield b"</annotations>\n"
 
 
+def _check_xml_text(report_id: str, names: Sequence[str], what: str) -> None:
+    """A DatasetError naming the first name XML cannot hold (a per-name pass: images, classes)."""
+    for name in names:
+        found = NOT_XML.search(name)
+        if found:
+            raise DatasetError(
+                f"report {report_id}: {what} {quoted(name)} holds U+{ord(found.group()):04X}, which XML "
+                f"cannot carry, and CVAT reads XML: rename it in the datasets, or export --to coco"
+            )
+
+
 def cvat_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
-    labels.image_sizes("CVAT")  # a refusal before anything is written
+    labels.image_sizes("CVAT")  # the refusals before anything is written
+    _check_xml_text(labels.report_id, labels.boxes.asset_ids, "asset id")
+    _check_xml_text(labels.report_id, labels.boxes.class_names, "class name")
     yield out, _document(labels)
 
 

@@ -19,7 +19,7 @@ from handler.report.findings.model import KIND, VERSION, Execution, Findings, Ti
 from handler.sections.context import RunFacts
 from handler.sections.fields import Counts, Grade, Parameters
 from handler.sections.shown import build_sections
-from handler.sections.wording import counted, duration
+from handler.sections.wording import counted, duration, saved_time
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
@@ -30,6 +30,8 @@ def lean(tally: Tally) -> str:
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
     missed = counted(fn, "missed object", "missed objects")
     invented = counted(fp, "invented box", "invented boxes")
+    if fn == fp == 0:
+        return "nothing is left to draw or delete"
     if fn > LEAN_RATIO * fp:
         return f"what is left leans towards drawing missed objects ({missed} vs {invented})"
     if fp > LEAN_RATIO * fn:
@@ -40,6 +42,8 @@ def lean(tally: Tally) -> str:
 def time_clause(time: TimeSaved) -> str:
     """The labeler time pre-labeling saves (or costs), against drawing every box from scratch."""
     scratch = duration(time.from_scratch_seconds)
+    if saved_time(time.saved_seconds) == "no time":
+        return f"pre-labeling saves no time over drawing every box ({scratch})"
     if time.saved_seconds < 0:
         return (
             f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing "

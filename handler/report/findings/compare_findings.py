@@ -7,11 +7,11 @@ summary also say: the images, the resamples, both scores) is excluded from the J
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, cast
+from typing import Annotated, Final, Literal, cast
 
 import numpy as np
 import orjson
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, PlainSerializer
 
 from handler.boxes import IntArray
 from handler.engine.analyses.image_classes import ImageClassRows
@@ -25,9 +25,14 @@ from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import GT_OUTCOMES, Transitions
 from handler.sections.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
-from handler.sections.wording import counted, duration, saving
+from handler.sections.wording import between, change, counted, duration, saving, score_text
 
 Better = Literal["A", "B", "neither"]
+# Every score figure of the JSON to 4 places, the ends of an interval as its middle (exact in Python).
+FIGURE_DECIMALS: Final = 4
+FOUR_PLACES: Final = PlainSerializer(lambda value: round(value, FIGURE_DECIMALS), return_type=float)
+Figure = Annotated[float, FOUR_PLACES]
+ScoreFigure = Annotated[Score, FOUR_PLACES]
 # The largest moves the transitions name, and the images where B lost most that they list.
 TOP_CHANGES: Final = 4
 TOP_IMAGES: Final = 10
@@ -41,9 +46,9 @@ OUTCOME_WORDS: Final = {
 
 
 class ScoreDifference(Section):
-    score: float = Field(description="Assistance score of B minus that of A, on the paired images.")
-    low: float
-    high: float
+    score: Figure = Field(description="Assistance score of B minus that of A, on the paired images.")
+    low: Figure
+    high: Figure
 
 
 class TimeDifference(Section):
@@ -54,15 +59,15 @@ class TimeDifference(Section):
 
 class ClassDifference(Section):
     class_name: str = Field(serialization_alias="class", validation_alias=AliasChoices("class", "class_name"))
-    score_a: Score
-    score_b: Score
-    difference: float
+    score_a: ScoreFigure
+    score_b: ScoreFigure
+    difference: Figure
     boxes_a: Count = Field(description="The class's boxes in A's run (GT objects plus A's false positives).")
     boxes_b: Count
-    low: float = Field(
+    low: Figure = Field(
         description="Low end of the interval of B - A of the class's score on the paired images."
     )
-    high: float = Field(
+    high: Figure = Field(
         description="High end of that interval: the same paired bootstrap resamples as the whole run's."
     )
 
@@ -310,13 +315,14 @@ def build_comparison(
 
 def compare_verdict(found: Comparison) -> str:
     """One sentence: which set leaves less work, or that the images cannot tell."""
-    d, level = found.difference, f"{found.context.level:.0%}"
+    d = found.difference
     if found.context.same_predictions:
         return "A and B are the same predictions: every image has the same outcomes at every threshold."
-    interval = f"B - A {d.score:+.2f}, {level} interval {d.low:+.2f} to {d.high:+.2f}"
+    sure = between(d.low, d.high, _score_change, found.context.level)
+    scores = f"B scores {_score_change(d.score)} than A ({sure})"
     if found.better == "neither":
-        return f"Neither prediction set is clearly better on these images ({interval} includes 0)."
-    return f"Prediction set {found.better} leaves less correction work ({interval})."
+        return f"Neither prediction set is clearly better on these images: {scores}."
+    return f"Prediction set {found.better} leaves less correction work: {scores}."
 
 
 def compare_summary(found: Comparison) -> str:
@@ -325,12 +331,23 @@ def compare_summary(found: Comparison) -> str:
     lines = [
         compare_verdict(found),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
-        f"time saved, B - A: {_signed(t.seconds)} ({_signed(t.low)} to {_signed(t.high)})",
+        f"time saved: B saves {_time_change(t.seconds)} than A "
+        f"({between(t.low, t.high, _time_change, c.level)})",
         _transitions_line(found.transitions),
         f"{counted(c.images, 'image', 'images')} paired by asset id, "
         f"{c.resamples} paired bootstrap resamples (seed {c.seed})",
     ]
     return "\n".join(lines)
+
+
+def _score_change(value: float) -> str:
+    """`0.09 lower`, `0.02 higher`, `no different`."""
+    return change(value, score_text, "higher", "lower")
+
+
+def _time_change(seconds: float) -> str:
+    """`25 min less`, `3 min more`, `no different`."""
+    return change(seconds, duration, "more", "less")
 
 
 def _transitions_line(moved: BoxTransitions) -> str:
@@ -345,7 +362,3 @@ def _transitions_line(moved: BoxTransitions) -> str:
 def _side_line(name: str, side: Side) -> str:
     figures = f"score {side.assistance_score:.2f} · {side.grade} · {saving(side.saved_seconds)}"
     return f"{name}: {figures}  ({side.dataset})"
-
-
-def _signed(seconds: float) -> str:
-    return ("+" if seconds >= 0 else "") + duration(seconds)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -24,7 +25,19 @@ from handler.report.findings.model import Findings
 from handler.resources import resource_path
 from handler.sections import charts
 from handler.sections.shown import Shown, features
-from handler.sections.wording import counted, duration, image_duration, saving, score_text
+from handler.sections.wording import (
+    between,
+    counted,
+    duration,
+    ends,
+    image_duration,
+    saved_time,
+    saving,
+    score_text,
+    short_name,
+    signed,
+    tail_of,
+)
 
 FEATURES_FOLDER: Final = FOLDER  # the features' fragments (a test points it at a copy)
 
@@ -44,8 +57,6 @@ ACTION_LABELS: Final = dict(
         strict=True,
     )
 )
-# An escaped asset id breaks after these (`&amp;` and the like are left whole: `;` is not one).
-SEPARATORS: Final = re.compile(r"([_\-./:])")
 CODE: Final = re.compile(r"`([^`]+)`")
 
 
@@ -69,12 +80,56 @@ def as_text(message: str, report_id: str) -> Markup:
     return Markup(CODE.sub(r"<code>\1</code>", text))
 
 
-def breakable(text: str) -> Markup:
-    """`text` escaped, with a line-break opportunity after each separator (`_ - . / :`), so a
-    narrow caption wraps a long asset id between its parts, never inside a number."""
+@dataclass(frozen=True)
+class MarkedVerdict:
+    """The verdict for the page, its score and grade marked where it says them (the page says each
+    once: the gauge and the grade heading show them only when the sentence does not)."""
+
+    text: Markup
+    says_score: bool
+    says_grade: bool
+
+
+def marked_verdict(findings: Findings) -> MarkedVerdict:
     from markupsafe import Markup, escape
 
-    return Markup(SEPARATORS.sub(r"\1<wbr>", str(escape(text))))
+    text = str(escape(findings.verdict))
+    if findings.reason is not None:
+        return MarkedVerdict(Markup(text), False, False)
+    marks = {
+        "assistance_score": str(escape(score_text(findings.assistance_score))),
+        "efficiency_level": str(escape(findings.efficiency_level)),
+    }
+    said = {}
+    for field, words in marks.items():
+        said[field] = words in text
+        text = text.replace(words, f'<strong data-field="{field}">{words}</strong>', 1)
+    return MarkedVerdict(Markup(text), said["assistance_score"], said["efficiency_level"])
+
+
+def score_between(low: float, high: float, level: float) -> str:
+    """`between 0.33 and 0.40, 19 times in 20`."""
+    return between(low, high, score_text, level)
+
+
+def signed_between(low: float, high: float, level: float) -> str:
+    """`between -0.12 and -0.07, 19 times in 20` (minus signs)."""
+    return between(low, high, signed, level)
+
+
+def signed_ends(low: float, high: float) -> str:
+    """`-0.18 to +0.01` (minus signs); `0.00` when both ends are."""
+    return ends(low, high, signed)
+
+
+def duration_between(low: float, high: float, level: float) -> str:
+    """`between -35 min and -17 min, 19 times in 20` (minus signs)."""
+    return between(low, high, duration, level)
+
+
+def saved_between(low: float, high: float, level: float) -> str:
+    """`between 1 h 51 min and 2 h 48 min, 19 times in 20` (a loss said as one)."""
+    return between(low, high, saved_time, level)
 
 
 def environment() -> jinja2.Environment:
@@ -93,10 +148,17 @@ def environment() -> jinja2.Environment:
     environment.filters["duration"] = duration
     environment.filters["image_duration"] = image_duration
     environment.filters["saving"] = saving
-    environment.filters["breakable"] = breakable
     environment.filters["as_text"] = as_text
+    environment.filters["short_name"] = short_name
+    environment.filters["tail_of"] = tail_of
+    environment.filters["signed"] = signed
     environment.globals.update(
         counted=counted,
+        score_between=score_between,
+        saved_between=saved_between,
+        signed_between=signed_between,
+        signed_ends=signed_ends,
+        duration_between=duration_between,
         score2=score_text,
         width=charts.WIDTH,
         sweep_height=charts.SWEEP_HEIGHT,
@@ -116,6 +178,7 @@ def render_html(findings: Findings, page: Mapping[str, object] | None = None) ->
     template = environment().get_template(TEMPLATE)
     return template.render(
         f=findings,
+        verdict=marked_verdict(findings),
         fragments=[spec.template for spec in specs],
         **(page or {}),
         **drawn(findings, specs),
