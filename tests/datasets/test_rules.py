@@ -161,10 +161,9 @@ def yolo_seg(tmp: Path, boxes: list[Box]) -> Loaded:
     alone are a YOLO OBB line), normalised; its mask is the box's pixels."""
 
     def line(box: Box) -> str:
-        x0, y0, x1, y1 = box[0]
-        middle = [
-            _text(None if v is None else v / SIZE) for v in ((x0 + x1) / 2 if x1 is not None else None, y0)
-        ]
+        x0, y0, x1, _ = box[0]
+        middle_x = None if x0 is None or x1 is None else (x0 + x1) / 2
+        middle = [_text(None if v is None else v / SIZE) for v in (middle_x, y0)]
         tail = [] if box[1] is None else [f"{box[1]:g}"]
         return " ".join(["0", *_quad(box, SIZE)[:2], *middle, *_quad(box, SIZE)[2:], *tail]) + "\n"
 
