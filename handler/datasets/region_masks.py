@@ -250,9 +250,15 @@ def _alpha_positions(
     drawn = index[alpha][_field(window[bits_at], 0, word) != 0] // _CHANNELS
     pixels = height * width
     start, stop = np.concatenate((start, drawn)), np.minimum(np.concatenate((stop, drawn + 1)), pixels)
-    lengths = np.maximum(stop - start, 0)
-    flat = np.repeat(start, lengths) + within_runs(lengths)
-    positions: IntArray = (flat % width) * height + flat // width
+    edges = np.zeros(pixels + 1, dtype=np.int64)
+    np.add.at(edges, start[start < stop], 1)
+    np.add.at(edges, stop[start < stop], -1)
+    return _column_major(np.cumsum(edges[:-1]) > 0, height, width)
+
+
+def _column_major(row_major: npt.NDArray[np.bool_], height: int, width: int) -> IntArray:
+    """The positions of a picture's pixels that are set (row by row) column by column, in order."""
+    positions: IntArray = np.flatnonzero(row_major.reshape(height, width).T)
     return positions
 
 
@@ -271,12 +277,9 @@ def cvat_mask(rle: str, crop: tuple[int, int, int, int], height: int, width: int
         raise MaskDecodeError(
             f"expected runs of 0 or more adding up to the crop's {crop_width} x {crop_height} pixels"
         )
-    ends = np.cumsum(runs)
-    starts, stops = (ends - runs)[1::2], ends[1::2]
-    lengths = stops - starts
-    flat = np.repeat(starts, lengths) + within_runs(lengths)
-    row, column = flat // crop_width + top, flat % crop_width + left
-    positions: IntArray = column * height + row
+    crop_pixels = np.repeat(np.arange(len(runs)) % 2 == 1, runs)
+    in_crop = _column_major(crop_pixels, crop_height, crop_width)
+    positions: IntArray = (in_crop // crop_height + left) * height + in_crop % crop_height + top
     return positions
 
 

@@ -128,10 +128,9 @@ def from_bitmaps(bitmaps: npt.NDArray[np.bool_]) -> MaskRuns:
 
 
 def from_pixels(owner: IntArray, position: IntArray, height: IntArray, width: IntArray) -> MaskRuns:
-    """Masks from their pixels: pixel i of mask `owner[i]` at column-major `position[i]` (any
-    order, repeats allowed); mask o is `height[o]` x `width[o]`, a mask without pixels empty."""
-    order = np.lexsort((position, owner))
-    owner, position = owner[order], position[order]
+    """Masks from their pixels: pixel i of mask `owner[i]` at column-major `position[i]`, sorted
+    by owner then position, each once; mask o is `height[o]` x `width[o]`, a mask without pixels
+    empty."""
     fresh = np.ones(len(position), dtype=bool)
     fresh[1:] = (owner[1:] != owner[:-1]) | (position[1:] > position[:-1] + 1)
     starts = np.flatnonzero(fresh)
