@@ -282,6 +282,9 @@ class Dataset:
     # How its image ids were joined to the images when not by the ids themselves ("file name",
     # "file stem", "place in the image list"): said in an info line and in the "read as" line.
     id_join: str | None = None
+    # Images the GT lists that no label file here names, read as images without boxes (a text
+    # folder's tool writes no file for an image it found nothing in): said in the "read as" line.
+    unlabelled_images: int = 0
     # The parsed rows it was built from, for another reading of them.
     parsed: Parsed | None = field(default=None, repr=False, compare=False)
     # The file's own ids of its images and classes (as text, aligned with `asset_ids` and
@@ -340,9 +343,12 @@ class ParsedRows:
     sized: bool = False
     # How `xyxy` was made from the four numbers written (`layouts.BOX_KINDS`), and the class as
     # written where classes are ids looked up in a table (a COCO results list's category_id; -1
-    # where not an integer): what another reading of the rows starts from.
+    # where neither an integer nor text): what another reading of the rows starts from.
     convention: str = "x1 y1 x2 y2"
     written_class: IntArray | None = None
+    # A class written as text where ids are expected (a results list's `"category_id": "Person"`):
+    # its `written_class` is -2 - i for the text `written_names[i]`.
+    written_names: tuple[str, ...] = ()
     # Degrees clockwise about the box's centre, `xyxy` being the box before turning (BoxTable.angle);
     # None: every box is axis-aligned.
     angle: FloatArray | None = None

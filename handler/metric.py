@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable
+from handler.command_line import store_uri
 from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
@@ -41,7 +42,6 @@ from handler.execution.readings import read_sides
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
 from handler.inputs.arguments import Batch
 from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
-from handler.runtime import store_uri
 from handler.storage import Store, open_store
 
 ImageRecord = Mapping[str, Any]
@@ -149,14 +149,16 @@ def load_records(
     pred_box: str | None = None,
     pred_frame: str | None = None,
     pred_class_map: str | None = None,
+    pred_score: str | None = None,
 ) -> Records:
     """Read two dataset references as the node does (formats detected unless given) into records.
 
     `gt_names` / `pred_names` name a side's class ids (a .names/classes.txt list, a data.yaml,
     or a COCO file), `gt_layout` / `pred_layout` give the column order of its text label lines
     ("class score cx cy w h"): the CLI's --gt-names ... and an inputs file's GT_NAMES ...
-    `pred_box`, `pred_frame` and `pred_class_map` read the predictions another way, as a "did you
-    mean" warning proposes (--pred-box "x1 y1 x2 y2", --pred-frame "letterbox 640", a class map).
+    `pred_box`, `pred_frame`, `pred_class_map` and `pred_score` read the predictions another way, as
+    a "did you mean" warning proposes (--pred-box "x1 y1 x2 y2", --pred-frame "letterbox 640", a
+    class map, --pred-score "scale 100").
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
@@ -172,7 +174,7 @@ def load_records(
             "pred",
             arguments.text("pred_ref", pred_ref),
             arguments.optional_text("pred_format", pred_format),
-            **_options("pred", {**pred_options, "class_map": pred_class_map}),
+            **_options("pred", {**pred_options, "class_map": pred_class_map, "score": pred_score}),
         ),
         store,
     )

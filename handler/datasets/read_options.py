@@ -110,6 +110,7 @@ class ReadOptions:
     box: str | None = None
     frame: str | None = None
     class_map: dict[str, str] | None = None  # class as written → GT class, read from the file
+    score: str | None = None
 
     def given(self) -> list[ReadOption]:
         """The options given, in `READ_OPTIONS` order."""
@@ -214,6 +215,13 @@ def _frame_text(text: str) -> str:
     return text.strip()
 
 
+def _score_text(text: str) -> str:
+    """Checked by `engine.readings.scores.reading` when the side is read (it names the form)."""
+    if not text.strip():
+        raise ValueError('expected a score scale: "scale 100" (percentages) or "scale 255"')
+    return text.strip()
+
+
 # Every read option, in the order of --help and of an inputs file's keys. A new one: an entry
 # here and a field of its name in `ReadOptions` and in `side.SideSpec` (see `ReadOption`).
 READ_OPTIONS: Final = (
@@ -285,6 +293,17 @@ READ_OPTIONS: Final = (
         "any format",
         _file_reference,
         read_class_map_file,
+        rereads=True,
+    ),
+    ReadOption(
+        "score",
+        "SCALE",
+        {
+            "gt": 'the scale the GT\'s confidences were written on: "scale 100" (percentages), "scale 255"',
+            "pred": 'the scale the confidences were written on: "scale 100" (percentages), "scale 255"',
+        },
+        "any format",
+        _score_text,
         rereads=True,
     ),
 )

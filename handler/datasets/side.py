@@ -43,6 +43,7 @@ class SideSpec:
     box: str | None = None  # PRED_BOX ... : other readings of the rows read
     frame: str | None = None
     class_map: str | None = None  # a class map file, read when the side is read again
+    score: str | None = None  # PRED_SCORE: the full scale the confidences were written on
 
     @classmethod
     def given(cls, side: Side, reference: str, format: str | None = None, **texts: str | None) -> SideSpec:

@@ -15,6 +15,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import Images, IntArray, LayoutNote
+from handler.datasets.assetnames import asset_key
 from handler.datasets.builder import build_dataset
 from handler.datasets.cartucho import EXPECTED as CARTUCHO_EXPECTED
 from handler.datasets.cartucho import is_cartucho_label_file, looks_like_cartucho, parse_cartucho
@@ -249,7 +250,11 @@ def read_text_folder(
         )
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
-    images = Images(assets.asset_ids, widths, heights)
+    unlabelled = _unlabelled(assets.asset_ids, reference)
+    unknown = np.full(len(unlabelled), np.nan)  # sizes: the GT's, when paired
+    images = Images(
+        assets.asset_ids + unlabelled, np.concatenate((widths, unknown)), np.concatenate((heights, unknown))
+    )
     box = "x1 y1 x2 y2" if syntax.layout is None else syntax.layout.box
     # Corners become a rectangle's position and size: a bad one is named in those terms.
     sized = syntax.layout is None or box != "x1 y1 x2 y2"
@@ -260,7 +265,17 @@ def read_text_folder(
         parsed = drawn_polygons(parsed, *polygons, images)
     dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     note = None if check is None else _layout_note(check)
-    return Loaded(replace(dataset, layout_note=note), class_order=classes.declared_order)
+    dataset = replace(dataset, layout_note=note, unlabelled_images=len(unlabelled))
+    return Loaded(dataset, class_order=classes.declared_order)
+
+
+def _unlabelled(asset_ids: list[str], reference: Loaded | None) -> list[str]:
+    """The GT's images these files do not name: the format's tool writes no label file for an
+    image it found nothing in (`yolo predict save_txt`), so each is an image without boxes."""
+    if reference is None:
+        return []
+    named = set(map(asset_key, asset_ids))
+    return [asset for asset in reference.dataset.asset_ids if asset_key(asset) not in named]
 
 
 def _checked_layout(

@@ -41,10 +41,6 @@ class Policy:
         """The classes with a box at some threshold, in the class order."""
         return np.flatnonzero(self.class_counts.sum(axis=(1, 2)) > 0)
 
-    def routing_table(self) -> dict[str, float | None]:
-        """Each class with a box at some threshold: its threshold, None to draw it (routing.json)."""
-        return {self.class_names[row]: self.threshold_of(row) for row in self.boxed_rows().tolist()}
-
     def thresholds_by_name(self) -> dict[str, float]:
         """Each class the policy knows: its threshold, +inf to draw it."""
         return {
@@ -61,12 +57,18 @@ def policy_of(state: EvaluationState, used_threshold: float, costs: TimeCosts) -
     return Policy(engine_routing.route(counts, used, costs), thresholds, tuple(swept.by_class.names), counts)
 
 
+def _no_counts() -> IntArray:
+    return np.zeros((0, N_OUTCOMES), dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class Spread:
-    """The finisher's data: outcome counts under the policy on a seeded sample of the images."""
+    """The finisher's data: outcome counts under the policy on a seeded sample of the images, and
+    at the threshold given on the same images (the gain's interval is paired)."""
 
-    counts: IntArray = field(default_factory=lambda: np.zeros((0, N_OUTCOMES), dtype=np.int64))
+    counts: IntArray = field(default_factory=_no_counts)
     images: int = 0  # every scored image (the sample is of them)
+    used: IntArray = field(default_factory=_no_counts)
 
 
 def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
@@ -81,3 +83,20 @@ def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[floa
     low, high = percentile_interval(resampled - centre, LEVEL)
     scale = math.sqrt(spread.images / len(sample))
     return saved + low * scale, saved + high * scale
+
+
+def gain_interval(spread: Spread, gain: float, costs: TimeCosts) -> tuple[float, float] | None:
+    """The 95 % interval of the time the policy saves over the threshold given: the paired
+    bootstrap of the sample's per-image counts under both (the same draws, so the images' own
+    difficulty leaves it), its spread scaled to all the images, around the exact gain."""
+    policy, used = spread.counts, spread.used
+    if not len(policy) or used.shape != policy.shape:
+        return None
+    summed = resampled_counts(np.hstack((policy, used)))
+    split = policy.shape[1]
+    under, given = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
+    resampled = under.seconds_saved(costs) - given.seconds_saved(costs)
+    exact = OutcomeCounts(np.stack((policy.sum(axis=0), used.sum(axis=0)))).seconds_saved(costs)
+    low, high = percentile_interval(resampled - float(exact[0] - exact[1]), LEVEL)
+    scale = math.sqrt(spread.images / len(policy))
+    return gain + low * scale, gain + high * scale

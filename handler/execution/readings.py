@@ -15,7 +15,7 @@ from handler.datasets.pairing import ScoreOn, with_shapes
 from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
-from handler.engine.readings import Reading, boxes, classes, frames
+from handler.engine.readings import Reading, boxes, classes, frames, scores
 from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.errors import InputError
@@ -39,6 +39,10 @@ def given_readings(options: ReadOptions) -> list[Reading]:
         found.append(
             _parsed_option(f"{side.upper()}_FRAME", lambda v: frames.reading(v, side), options.frame)
         )
+    if options.score:
+        found.append(
+            _parsed_option(f"{side.upper()}_SCORE", lambda v: scores.reading(v, side), options.score)
+        )
     return found + ([classes.reading(options.class_map)] if options.class_map else [])
 
 
@@ -53,7 +57,9 @@ def read_again(dataset: Dataset, readings: list[Reading]) -> Dataset:
         )
     # A box convention given says how the lines' numbers are read: their layout note is moot.
     note = None if any(reading.family == "box" for reading in readings) else dataset.layout_note
-    return replace(read_with(tuple(readings), parsed), layout_note=note)
+    return replace(
+        read_with(tuple(readings), parsed), layout_note=note, unlabelled_images=dataset.unlabelled_images
+    )
 
 
 def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
@@ -74,6 +80,8 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
         parts.append(f"frame: {options.frame} (given)")
     else:
         parts.append("normalised to 0-1 (detected)" if dataset.normalized else "pixels")
+    if options.score:
+        parts.append(f"confidences out of {options.score.split()[-1]} (given)")
     if options.class_map:
         parts.append("classes by the class map (given)")
     elif options.names is not None:
@@ -81,6 +89,11 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
     parts.append(
         f"images joined by {dataset.id_join} (detected)" if dataset.id_join else "images joined by id"
     )
+    if dataset.unlabelled_images:
+        parts.append(
+            f"{dataset.unlabelled_images} GT images without a label file read as images with no boxes "
+            "(the format's tool writes none for them)"
+        )
     return DatasetNames(
         dataset.source, dataset.format, tuple(parts), dataset.id_join, dataset.boxes.has_masks
     )

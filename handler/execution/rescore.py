@@ -24,7 +24,7 @@ the trusted side, and is blamed only for what no reading of the predictions expl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Final
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from handler.boxes import (
     UNKNOWN_CLASS,
+    BoolArray,
     BoxTable,
     Dataset,
     FloatArray,
@@ -53,7 +54,7 @@ from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mas
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
-from handler.engine.readings import boxes, classes, frames
+from handler.engine.readings import boxes, classes, frames, groups, scores
 from handler.engine.readings.reading import (
     SAMPLE_ROWS,
     Combined,
@@ -79,6 +80,12 @@ PLACED_RATIO: Final = 1.1
 PLACED_MIN: Final = 3
 # Geometries kept per side for the verdict.
 KEPT_GEOMETRIES: Final = 2
+# A group of images is read another way when at least GROUP_MIN of the probe's head agree on a
+# geometry (a class, when one does): each placing at least twice the rows, and GROUP_GAIN_MIN more.
+GROUP_MIN: Final = 3
+GROUP_GAIN_MIN: Final = 2
+# A geometry is tried on part of the data when this share of the sampled rows fit it.
+PART_SHARE_MIN: Final = 0.1
 # A class reading goes on when it makes this share of the matched pairs (at least SAME_CLASS_MIN) same-class.
 SAME_CLASS_SHARE: Final = 0.05
 SAME_CLASS_MIN: Final = 3
@@ -214,6 +221,7 @@ class Placer:
     gt_boxes: FloatArray  # per pair: the GT box as read, and its area
     gt_area: FloatArray
     iou_perfect: float
+    seen: dict[tuple[tuple[str, str, tuple[str, ...]], ...], BoolArray] = field(default_factory=dict)
 
     @classmethod
     def of(cls, probe: Probe, thresholds: Thresholds) -> Placer:
@@ -221,15 +229,25 @@ class Placer:
         rows = probe.pred.rows
         confidence = rows.confidence if rows.confidence is not None else np.ones(len(rows))
         kept = np.flatnonzero(keep_mask(np.nan_to_num(confidence, nan=1.0), thresholds.confidence_threshold))
-        pred_image = rows.image[kept]
+        # only the kept rows are placed: every geometry is applied to them alone
+        probe = replace(probe, pred=replace(probe.pred, rows=rows.take(kept)))
+        pred_image = probe.pred.rows.image
         order = np.argsort(pred_image, kind="stable")
         starts = np.searchsorted(pred_image[order], gt_image, "left")
         counts = _within_budget(gt_image, np.searchsorted(pred_image[order], gt_image, "right") - starts)
         gt_row, at = enumerate_ranges(starts, counts)
         gt_boxes = _gt_pixels(probe, AS_READ)[gt_row]
-        return cls(probe, gt_row, kept[order[at]], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
+        return cls(probe, gt_row, order[at], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
 
-    def placed(self, candidate: Combined) -> int:
+    def _good(self, candidate: Combined) -> BoolArray:
+        """Per pair, whether its boxes overlap with IoU ≥ IOU_PERFECT under the candidate (once per
+        candidate: the whole side's search and the groups' place many of the same)."""
+        key = candidate.key
+        if key not in self.seen:
+            self.seen[key] = self._placed_pairs(candidate)
+        return self.seen[key]
+
+    def _placed_pairs(self, candidate: Combined) -> BoolArray:
         probe = self.probe
         if candidate.of("gt"):
             a = _gt_pixels(probe, candidate)[self.gt_row]
@@ -244,10 +262,41 @@ class Placer:
                 overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]),
             )
             iou = iou_of_overlap(width, height, area_a, area_b)
-            good = (iou >= self.iou_perfect) & (area_a > 0) & (area_b > 0)
+            good: BoolArray = (iou >= self.iou_perfect) & (area_a > 0) & (area_b > 0)
+        return good
+
+    def placed(self, candidate: Combined) -> int:
+        good = self._good(candidate)
         if not len(good):
             return 0
         return int(np.count_nonzero(np.bincount(self.gt_row[good], minlength=1)))
+
+    def placed_rows(self, candidate: Combined) -> BoolArray:
+        """Per prediction row of the probe, whether it overlaps some GT box well under the candidate."""
+        found = np.zeros(len(self.probe.pred.rows), dtype=bool)
+        found[self.pred_row[self._good(candidate)]] = True
+        return found
+
+    def unplaced(self, base: Combined) -> tuple[Placer, IntArray]:
+        """The pairs of rows `base` leaves unplaced (neither the GT box nor the prediction overlaps
+        any well), the probe's prediction rows cut to theirs; and those rows (ascending). Where a
+        part of the data read another way shows, for a fraction of the pairs of a run read right."""
+        good = self._good(base)
+        gt_done = np.zeros(int(self.gt_row.max(initial=-1)) + 1, dtype=bool)
+        gt_done[self.gt_row[good]] = True
+        pred_done = self.placed_rows(base)
+        keep = ~gt_done[self.gt_row] & ~pred_done[self.pred_row]
+        rows = np.unique(self.pred_row[keep])
+        pred = replace(self.probe.pred, rows=self.probe.pred.rows.take(rows))
+        placer = Placer(
+            replace(self.probe, pred=pred),
+            self.gt_row[keep],
+            np.searchsorted(rows, self.pred_row[keep]),
+            self.gt_boxes[keep],
+            self.gt_area[keep],
+            self.iou_perfect,
+        )
+        return placer, rows
 
 
 def _within_budget(gt_image: IntArray, counts: IntArray) -> IntArray:
@@ -266,10 +315,12 @@ def _gt_pixels(probe: Probe, candidate: Combined) -> FloatArray:
     return gt.boxes.xyxy
 
 
-def _geometries(probe: Probe) -> list[Combined]:
+def _geometries(probe: Probe, share: float = boxes.VALID_SHARE_MIN) -> list[Combined]:
     """Every geometry of the predictions and of the GT worth placing: each box convention (and axis
-    order) the rows make boxes in, each frame their coordinates fit, and both at once where the
-    data forces the frame (coordinates all within 0-1: TF's normalised `[ymin, xmin, ymax, xmax]`)."""
+    order) the rows make boxes in, each frame their coordinates fit, and both at once (corners
+    inside a network input, TF's normalised `[ymin, xmin, ymax, xmax]`); the GT's conventions and
+    the frame its coordinates force (a GT written in 0-1). With a `share` below the strict one: the
+    predictions' geometries that `share` of the rows fit (a step applied to part of the data)."""
     pred_rows = sample(probe.pred.rows)
     gt = probe.gt
     if isinstance(gt, Parsed):
@@ -277,28 +328,48 @@ def _geometries(probe: Probe) -> list[Combined]:
     else:
         other, other_normalized = gt.boxes.xyxy, gt.normalized
     as_read = replace(probe.pred, rows=pred_rows)
-    kinds = [kind for kind in boxes.candidates(pred_rows, "pred") if _inside(kind, as_read)]
-    found = [Combined((kind,)) for kind in kinds]
+    inside_min = min(share, frames.INSIDE_SHARE_MIN)
+    kinds = boxes.candidates(pred_rows, "pred", share)
+    found = [Combined((kind,)) for kind in kinds if _inside(kind, as_read, inside_min)]
     found += [
         Combined((frame,))
-        for frame in frames.candidates(as_read, pred_rows, sample_boxes(other), other_normalized, "pred")
+        for frame in frames.candidates(
+            as_read, pred_rows, sample_boxes(other), other_normalized, "pred", inside_min
+        )
     ]
-    if not other_normalized:
-        for kind in kinds:
-            rows, _ = apply((kind,), as_read)
-            found += [Combined((kind, frame)) for frame in frames.forced(rows, "pred")]
-    if isinstance(gt, Parsed):
-        gt_rows = sample(gt.rows)
-        mine = replace(gt, rows=gt_rows)
-        found += [Combined((kind,)) for kind in boxes.candidates(gt_rows, "gt") if _inside(kind, mine)]
+    joined = kinds if share >= boxes.VALID_SHARE_MIN else []  # a part's: one step at a time
+    for kind in joined:  # a convention's boxes may leave their images until their frame is undone
+        rows, _ = apply((kind,), as_read)
+        read = replace(as_read, rows=rows)
+        joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred", inside_min)
+        found += [Combined((kind, frame)) for frame in joint if _joins(frame)]
+    if isinstance(gt, Parsed) and share >= boxes.VALID_SHARE_MIN:
+        found += _gt_geometries(replace(gt, rows=sample(gt.rows)))
     return found
 
 
-def _inside(kind: Reading, parsed: Parsed) -> bool:
+def _joins(frame: Reading) -> bool:
+    """A frame tried with another reading (a convention, a part of the rows): not a scale (its size
+    ratio is the whole side's) nor sizes swapped (a mistake of normalised rows, which are read whole)."""
+    return not frame.value.startswith(frames.SCALE) and frame.value != frames.SWAPPED
+
+
+def _gt_geometries(gt: Parsed) -> list[Combined]:
+    """The GT's box conventions, the frame its coordinates force (normalised), and both at once."""
+    kinds = boxes.candidates(gt.rows, "gt")
+    found = [Combined((kind,)) for kind in kinds if _inside(kind, gt)]
+    found += [Combined((frame,)) for frame in frames.forced(gt.rows, "gt")]
+    for kind in kinds:
+        rows, _ = apply((kind,), gt)
+        found += [Combined((kind, frame)) for frame in frames.forced(rows, "gt")]
+    return found
+
+
+def _inside(kind: Reading, parsed: Parsed, inside_min: float = frames.INSIDE_SHARE_MIN) -> bool:
     """A box convention whose pixel boxes leave their images is not the one they were written in
-    (normalised rows: every convention stays in)."""
+    (normalised rows: every convention stays in); `inside_min` of them in: a part's may be."""
     rows, _ = apply((kind,), parsed)
-    return not pixel_frame(rows) or frames.inside_share(parsed, rows, rows.xyxy) >= frames.INSIDE_SHARE_MIN
+    return not pixel_frame(rows) or frames.inside_share(parsed, rows, rows.xyxy) >= inside_min
 
 
 def sample_boxes(xyxy: FloatArray) -> FloatArray:
@@ -324,20 +395,129 @@ def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combi
     return candidate
 
 
-def _placing(head: Probe, thresholds: Thresholds) -> list[Combined]:
-    """The geometries that place clearly more boxes than the rows as read on the `head` of the
-    probe, best first, a few a side (a scale refined on the pairs it matches)."""
+@dataclass(frozen=True)
+class Placed:
+    """The geometries placed on the head of the probe: those that place clearly more than the rows
+    read with `base` (`kept`, best first, a few a side), and every one tried, each with `base`."""
+
+    placer: Placer
+    base: Combined
+    kept: list[Combined]
+    tried: list[Combined]
+
+
+def _placing(head: Probe, thresholds: Thresholds, base: Combined) -> Placed:
+    """Every geometry placed on the `head` of the probe, each with `base` (a scale refined on the
+    pairs it matches)."""
     placer = Placer.of(head, thresholds)
-    floor = placer.placed(AS_READ)
-    scored = []
-    for candidate in _geometries(placer.probe):
-        candidate = _refined(candidate, placer.probe, thresholds)  # a scale: on the pairs it matches
+    floor = placer.placed(base)
+    scored, tried = [], []
+    for geometry in _geometries(placer.probe):
+        # a scale is refined on the pairs it matches
+        candidate = _refined(Combined((*base.parts, *geometry.parts)), placer.probe, thresholds)
+        tried.append(candidate)
         placed = placer.placed(candidate)
         if placed >= max(PLACED_RATIO * floor, floor + PLACED_MIN):
             scored.append((placed, candidate))
     scored.sort(key=lambda item: -item[0])
-    kept = [c for _, c in scored if c.of("pred")][:KEPT_GEOMETRIES]
-    return kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES]
+    kept = [c for _, c in scored if not c.of("gt")][:KEPT_GEOMETRIES]
+    return Placed(placer, base, kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES], tried)
+
+
+def _preferring(before: IntArray, new: IntArray, gain_min: int) -> IntArray:
+    """The keys (images or classes) whose rows the candidate places clearly better than the base:
+    `new` (rows it places that the base leaves unplaced) at least `before` (what the base places:
+    twice as many at least) and `gain_min`."""
+    return np.flatnonzero(new >= np.maximum(before, gain_min))
+
+
+def _others_placed(before: IntArray, group: IntArray) -> bool:
+    """Some key outside `group` has rows the base places (else the geometry is the whole side's)."""
+    others = before.copy()
+    others[group] = 0
+    return bool((others >= GROUP_GAIN_MIN).any())
+
+
+def _counted(keys: IntArray, rows: BoolArray, count: int) -> IntArray:
+    """Per key, the rows of `rows` (keys -1: none)."""
+    return np.bincount(keys[rows & (keys >= 0)], minlength=count)
+
+
+def _group(
+    candidate: Combined, base: Combined, kind: groups.GroupKind, members: frozenset[str], total: int
+) -> Combined:
+    """The candidate's geometry read on the group's rows only (its `base` on every row)."""
+    geometry = [part for part in candidate.parts if part not in base.parts]
+    parts = (groups.only(part, kind, members, total, said=part is geometry[-1]) for part in geometry)
+    return Combined((*base.parts, *parts))
+
+
+@dataclass(frozen=True)
+class Group:
+    """A geometry a group of keys (images, classes) agrees on, on the probe's head."""
+
+    gained: int  # rows it places that the base does not
+    kind: groups.GroupKind
+    candidate: Combined
+    keys: IntArray
+
+
+def _part_geometries(probe: Probe, base: Combined) -> list[Combined]:
+    """The predictions' geometries part of the rows fit (no scale: its size ratio is the whole side's)."""
+    return [
+        Combined((*base.parts, *geometry.parts))
+        for geometry in _geometries(probe, PART_SHARE_MIN)
+        if all(_joins(part) for part in geometry.parts if part.family == "frame")
+    ]
+
+
+def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
+    """Each geometry's group of classes and of images, the best few of each kind."""
+    base_rows = head.placed_rows(base)
+    unplaced, rows = head.unplaced(base)
+    pred = head.probe.pred
+    class_keys, names = classes.written_keys(pred)
+    by_kind: dict[groups.GroupKind, tuple[IntArray, int, int]] = {
+        "classes": (class_keys, len(names), 1),
+        "images": (pred.rows.image, len(pred.images.asset_ids), GROUP_MIN),
+    }
+    found = []
+    for candidate in _part_geometries(head.probe, base):
+        new = unplaced.placed_rows(candidate)
+        if np.count_nonzero(new) < GROUP_GAIN_MIN:
+            continue
+        for kind, (keys, count, least) in by_kind.items():
+            gained = _counted(keys[rows], new, count)
+            before = _counted(keys, base_rows, count)
+            chosen = _preferring(before, gained, GROUP_GAIN_MIN)
+            if len(chosen) >= least and _others_placed(before, chosen):
+                found.append(Group(int(gained[chosen].sum()), kind, candidate, chosen))
+    found.sort(key=lambda group: -group.gained)
+    return [group for kind in by_kind for group in [g for g in found if g.kind == kind][:KEPT_GEOMETRIES]]
+
+
+def _group_candidates(search: Search, placed: Placed) -> list[Combined]:
+    """Geometries a group of images, or of classes, agrees on while the others are read right: a
+    step of the pipeline applied to part of the data. Classes (as written) are named on the probe's
+    head; images found there, then named on every shared image (one more row placed is enough
+    there, the geometry being the group's)."""
+    head, base = placed.placer, placed.base
+    found = []
+    for group in _groups_on_head(head, base):
+        if group.kind == "classes":
+            _, names = classes.written_keys(head.probe.pred)
+            members = frozenset(names[i] for i in group.keys.tolist())
+            found.append(_group(group.candidate, base, "classes", members, len(names)))
+            continue
+        every = search.every_placer
+        unplaced, rows = every.unplaced(base)
+        image, images = every.probe.pred.rows.image, every.probe.images
+        gained = _counted(image[rows], unplaced.placed_rows(group.candidate), images)
+        chosen = _preferring(_counted(image, every.placed_rows(base), images), gained, 1)
+        asset_ids = every.probe.pred.images.asset_ids
+        members = frozenset(asset_ids[i] for i in chosen.tolist())
+        found.append(_group(group.candidate, base, "images", members, images))
+    return found
 
 
 def _same_class_gain(reading: Reading, read_as: dict[str, str], names: list[str], matrix: IntArray) -> int:
@@ -434,11 +614,27 @@ class Search:
     def head(self) -> Probe:
         return Probe.of(self.sides, self.chosen[:PLACE_IMAGES])
 
+    @cached_property
+    def every_placer(self) -> Placer:
+        """The geometries' placement on every shared image (a group of images named on all of them)."""
+        every = np.arange(len(self.state.of(PER_IMAGE).counts), dtype=np.int64)
+        return Placer.of(Probe.of(self.sides, every), self.thresholds)
+
+    @property
+    def scale(self) -> Combined:
+        """The predictions' scores read on the scale their range says on the probe's head (none:
+        the rows as read): every other candidate is read with it."""
+        found = scores.candidate(self.head.pred.rows)
+        return AS_READ if found is None else Combined((found,))
+
     def candidates(self) -> list[Combined]:
-        """Every candidate the probe promotes: geometries, class readings under each, both."""
-        geometries = _placing(self.head, self.thresholds)
-        found = list(geometries)
-        for geometry in [AS_READ, *(g for g in geometries if not g.of("gt"))]:
+        """Every candidate the probe promotes: the score scale, geometries, class readings under
+        each, both."""
+        base = self.scale
+        placed = _placing(self.head, self.thresholds, base)
+        geometries = placed.kept
+        found = ([base] if base.parts else []) + geometries + _group_candidates(self, placed)
+        for geometry in [base, *(g for g in geometries if not g.of("gt"))]:
             found += _with_classes(geometry, self)
         return found
 

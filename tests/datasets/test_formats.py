@@ -171,7 +171,8 @@ def test_gt_formats_give_the_counts_of_the_voc_xml(gt_path: Path, thresholds: Th
 def test_prediction_formats_give_the_counts_of_the_coco_detections(
     voc_dets: VocDetections, side: str, thresholds: Thresholds
 ) -> None:
-    expected = outcome_counts(VOC_XML, VOC_COCO_DETS, thresholds)
+    """A text folder scores every GT image, one without a label file as one without predictions."""
+    expected = outcome_counts(VOC_XML, voc_dets.cache, thresholds)
     assert outcome_counts(VOC_XML, getattr(voc_dets, side), thresholds) == expected
 
 
@@ -184,7 +185,7 @@ def test_counts_match_the_published_overlap_at_iou_50() -> None:
 
 @pytest.mark.parametrize("thresholds", THRESHOLDS)
 def test_mixed_pairs_give_the_same_counts(voc_dets: VocDetections, thresholds: Thresholds) -> None:
-    expected = outcome_counts(VOC_XML, VOC_COCO_DETS, thresholds)
+    expected = outcome_counts(VOC_XML, voc_dets.cache, thresholds)
     assert outcome_counts(VOC_COCO_V1, voc_dets.yolo, thresholds) == expected  # COCO GT + YOLO preds
     assert outcome_counts(VOC_YOLO, voc_dets.yolo, thresholds) == expected  # both normalised: no sizes
     assert outcome_counts(voc_dets.yolo_gt_with_sizes, voc_dets.pixel_ids, thresholds) == expected
@@ -250,8 +251,10 @@ def test_the_node_runs_coco_gt_against_yolo_predictions(voc_dets: VocDetections,
     result = run(parse_inputs(raw), LocalStore(tmp_path / "store"))
     findings = result.findings
     assert (findings.dataset.gt_format, findings.dataset.pred_format) == ("coco", "yolo")
-    assert findings.counts.model_dump() == outcome_counts(VOC_XML, VOC_COCO_DETS, DEFAULT_THRESHOLDS)
-    assert findings.dataset.gt_only_images == 2
+    # the 2 GT images YOLO wrote no label file for are scored as images without predictions
+    assert findings.counts.model_dump() == outcome_counts(VOC_XML, voc_dets.cache, DEFAULT_THRESHOLDS)
+    assert findings.dataset.gt_only_images == 0
+    assert any("2 GT images without a label file" in part for part in findings.dataset.pred_read_as)
 
 
 # --- Bad inputs, per format: one clear line naming file and position, or a counted skip ---

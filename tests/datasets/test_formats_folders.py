@@ -44,14 +44,18 @@ def counts(gt: Loaded, pred: Loaded) -> dict[str, int]:
     return {**tally.count_dict(), "gt_only": paired.gt_only_images, "pred_only": paired.pred_only_images}
 
 
-def test_empty_txt_is_present_missing_txt_is_absent_and_an_image_is_present(tmp_path: Path) -> None:
+def test_an_empty_txt_a_missing_txt_and_an_image_without_txt_are_images_without_predictions(
+    tmp_path: Path,
+) -> None:
     gt = native_gt(tmp_path)
     files: dict[str, str | bytes] = {"classes.txt": "car\n", "a.txt": CAR, "b.txt": "", "c.jpg": b""}
     pred = load(write_tree(tmp_path / "pred", files), gt)
-    assert sorted(pred.dataset.asset_ids) == ["a", "b", "c.jpg"]
+    # d has no label file: the GT lists it, and a YOLO tool writes no file for an image it found nothing in
+    assert sorted(pred.dataset.asset_ids) == ["a", "b", "c.jpg", "d.jpg"]
+    assert pred.dataset.unlabelled_images == 1
     result = counts(gt, pred)
-    # a: matched; b (empty .txt) and c (an image without .txt) are scored: their GT is missed; d is absent.
-    assert (result["correct"], result["false_negative"], result["gt_only"]) == (1, 2, 1)
+    # a: matched; b (empty .txt), c (an image without .txt) and d (no file) are scored: their GT is missed.
+    assert (result["correct"], result["false_negative"], result["gt_only"]) == (1, 3, 0)
 
 
 def test_side_files_are_not_label_files(tmp_path: Path) -> None:

@@ -18,6 +18,10 @@ from helpers.paths import THIRD_PARTY
 
 from handler.__main__ import main
 from handler.comparison import compare
+from handler.execution import ExecutionOptions, read_and_plan
+from handler.features import ANALYSES
+from handler.inputs import parse_inputs
+from handler.storage.local import LocalStore
 
 COCO: Final = THIRD_PARTY / "coco_val2014_100"
 COCO_GT: Final = COCO / "instances_val2014_100.json"
@@ -42,6 +46,28 @@ MISTAKES: Final = {
         {"PRED_BOX": "y1 x1 y2 x2", "PRED_FRAME": "normalized"},
     ),
     "scaled x2": ([mixups.scaled(2)], {"PRED_FRAME": None}),
+    "scores in percent": ([mixups.rescored(100)], {"PRED_SCORE": "scale 100"}),
+    "scores as bytes and corners": (
+        [mixups.rescored(255), mixups.corners],
+        {"PRED_SCORE": "scale 255", "PRED_BOX": "x1 y1 x2 y2"},
+    ),
+    "names title-cased": ([mixups.spelled(str.title)], {"PRED_CLASS_MAP": None}),
+    "names of the other dataset, upper-case, snake": (
+        [mixups.spelled(lambda n: mixups.OTHER_SPELLING.get(n, n).upper().replace(" ", "_"))],
+        {"PRED_CLASS_MAP": None},
+    ),
+    "names hyphenated and scores in percent": (
+        [mixups.spelled(lambda n: n.replace(" ", "-")), mixups.rescored(100)],
+        {"PRED_SCORE": "scale 100", "PRED_CLASS_MAP": None},
+    ),
+    "corners in a letterbox 640": (
+        [mixups.letterboxed(640), mixups.corners],
+        {"PRED_BOX": "x1 y1 x2 y2", "PRED_FRAME": "letterbox 640"},
+    ),
+    "centres in a resized 512": (
+        [mixups.resized(512), mixups.centred],
+        {"PRED_BOX": "cx cy w h", "PRED_FRAME": "resized 512"},
+    ),
     "corners and yolo index": (
         [mixups.corners, mixups.yolo_index],
         {"PRED_BOX": "x1 y1 x2 y2", "PRED_CLASS_MAP": None},
@@ -126,22 +152,41 @@ def test_each_mistake_is_named_and_its_option_gives_back_the_clean_score(
     assert applied.score == pytest.approx(clean.score, abs=CLOSE.get(mistake, 1e-9))
 
 
+# A ground truth written another way (with the predictions' own mistake, if any): the readings of
+# both sides that undo them.
+GT_MISTAKES: Final = {
+    "corners": (mixups.gt_corners, [], [("GT_BOX", "x1 y1 x2 y2")]),
+    "0-1": (mixups.gt_normalised, [], [("GT_FRAME", "normalized")]),
+    "corners in 0-1": (
+        lambda gt: mixups.gt_normalised(mixups.gt_corners(gt)),
+        [],
+        [("GT_BOX", "x1 y1 x2 y2"), ("GT_FRAME", "normalized")],
+    ),
+    "0-1, predictions in percent": (
+        mixups.gt_normalised,
+        [mixups.rescored(100)],
+        [("PRED_SCORE", "scale 100"), ("GT_FRAME", "normalized")],
+    ),
+}
+
+
 @pytest.mark.parametrize("ground_truth", ["coco", "voc"])
-def test_a_ground_truth_written_with_corners_is_read_on_its_own_side(
-    tmp_path: Path, ground_truth: str
+@pytest.mark.parametrize("mistake", list(GT_MISTAKES))
+def test_a_ground_truth_written_another_way_is_read_on_its_own_side(
+    tmp_path: Path, ground_truth: str, mistake: str
 ) -> None:
-    """The GT is trusted, but a GT file read the wrong way is not: the reading names GT_BOX."""
+    """The GT is trusted, but a GT file read the wrong way is not: the reading names GT_BOX, GT_FRAME."""
     gt = COCO_GT if ground_truth == "coco" else VOC_GT
     results = COCO_RESULTS if ground_truth == "coco" else _weak_results(tmp_path, gt)
+    gt_edit, pred_edits, expected = GT_MISTAKES[mistake]
     wrong_gt = tmp_path / "gt.json"
-    wrong_gt.write_bytes(orjson.dumps(mixups.gt_corners(orjson.loads(gt.read_bytes()))))
+    wrong_gt.write_bytes(orjson.dumps(gt_edit(orjson.loads(gt.read_bytes()))))
+    wrong = mixups.write_mistake(gt, results, pred_edits, tmp_path / "wrong.json")
     clean = mixups.weigh(gt, results, tmp_path / "store")
-    weighed = mixups.weigh(wrong_gt, results, tmp_path / "store")
+    weighed = mixups.weigh(wrong_gt, wrong, tmp_path / "store")
     found = weighed.found
-    assert found is not None and [(p.key, p.value) for p in found.reading.parts] == [
-        ("GT_BOX", "x1 y1 x2 y2")
-    ]
-    applied = mixups.weigh(wrong_gt, results, tmp_path / "store", GT_BOX="x1 y1 x2 y2")
+    assert found is not None and [(p.key, p.value) for p in found.reading.parts] == expected
+    applied = mixups.weigh(wrong_gt, wrong, tmp_path / "store", **dict(expected))
     assert applied.score == pytest.approx(clean.score, abs=1e-9) and applied.found is None
 
 
@@ -173,6 +218,61 @@ def test_cartucho_names_in_another_order_propose_the_mapping(tmp_path: Path) -> 
     weighed = mixups.weigh(gt, wrong, tmp_path / "store")
     assert weighed.found is not None and [p.key for p in weighed.found.reading.parts] == ["PRED_CLASS_MAP"]
     assert _applied(tmp_path, gt, wrong, weighed.found).score == pytest.approx(clean.score, abs=0.02)
+
+
+def test_cartucho_names_spelled_another_way_on_either_side_are_read_as_the_gt_spells_them(
+    tmp_path: Path,
+) -> None:
+    gt, dets = CARTUCHO / "ground-truth", CARTUCHO / "detection-results"
+    clean = mixups.weigh(gt, dets, tmp_path / "store")
+    upper = mixups.rewrite_lines(dets, tmp_path / "dets", lambda tokens: [tokens[0].upper(), *tokens[1:]])
+    titled = mixups.rewrite_lines(gt, tmp_path / "gt", lambda tokens: [tokens[0].title(), *tokens[1:]])
+    for gt_side, pred_side in ((gt, upper), (titled, dets)):
+        weighed = mixups.weigh(gt_side, pred_side, tmp_path / "store")
+        found = weighed.found
+        assert found is not None and [p.key for p in found.reading.parts] == ["PRED_CLASS_MAP"]
+        applied = _applied(tmp_path, gt_side, pred_side, weighed.found)
+        assert applied.score == pytest.approx(clean.score, abs=1e-9) and applied.found is None
+
+
+# A step applied to part of the data: the geometry that undoes it on the part, with its score.
+PARTIAL: Final = {
+    "letterbox 640 on 30% of the images": (
+        [mixups.on_images(0.3, mixups.letterboxed(640))],
+        {"PRED_FRAME": "letterbox 640"},
+    ),
+    "corners on half the images": ([mixups.on_images(0.5, mixups.corners)], {"PRED_BOX": "x1 y1 x2 y2"}),
+    "corners on a fifth of the classes": (
+        [mixups.on_classes(0.2, mixups.corners)],
+        {"PRED_BOX": "x1 y1 x2 y2"},
+    ),
+    "scores in percent and resized 512 on 40% of the images": (
+        [mixups.rescored(100), mixups.on_images(0.4, mixups.resized(512))],
+        {"PRED_SCORE": "scale 100", "PRED_FRAME": "resized 512"},
+    ),
+}
+
+
+@pytest.mark.parametrize("ground_truth", ["coco", "voc"])
+@pytest.mark.parametrize("mistake", list(PARTIAL))
+def test_a_step_applied_to_part_of_the_data_is_named_with_its_score(
+    tmp_path: Path,
+    ground_truth: str,
+    mistake: str,
+    clean_runs: dict[tuple[str, bool], tuple[Path, mixups.Weighed]],
+) -> None:
+    """The images (or classes) the step ran on are named, and read that way the run scores about
+    what the clean one does; no read option applies it."""
+    gt = COCO_GT if ground_truth == "coco" else VOC_GT
+    clean_results, clean = clean_runs[ground_truth, False]
+    edits, options = PARTIAL[mistake]
+    wrong = mixups.write_mistake(gt, clean_results, edits, tmp_path / "wrong.json")
+    weighed = mixups.weigh(gt, wrong, tmp_path / "store")
+    found = weighed.found
+    assert found is not None, "no reading proposed"
+    assert {part.key: part.value for part in found.reading.parts} == options
+    assert found.reading.partial and found.under.score > weighed.score + 0.02
+    assert found.under.score == pytest.approx(clean.score, abs=0.02)
 
 
 @pytest.mark.parametrize("gt", [COCO_GT, VOC_GT], ids=["coco", "voc"])
@@ -253,3 +353,28 @@ CLEAN: Final = {
 def test_a_clean_third_party_pair_gets_no_reading(tmp_path: Path, case: str) -> None:
     gt, pred, extra = CLEAN[case]
     assert mixups.weigh(gt, pred, tmp_path / "store", **extra).found is None
+
+
+def test_an_image_without_a_label_file_is_an_image_without_predictions(tmp_path: Path) -> None:
+    """`yolo predict save_txt` writes no file for an image it found nothing in: with a GT that lists
+    the image, it is scored as an image with no predictions (its GT boxes missed), and said."""
+    gt, dets, extra = CLEAN["voc yolo"]
+    files = sorted(dets.glob("*.txt"))
+    absent, emptied = tmp_path / "absent", tmp_path / "emptied"
+    for folder in (absent, emptied):
+        folder.mkdir()
+        for index, file in enumerate(files):
+            if index % 4:
+                (folder / file.name).write_bytes(file.read_bytes())
+            elif folder == emptied:
+                (folder / file.name).write_text("")
+    gt_images = len(list(gt.glob("*.xml")))
+    without = gt_images - len(files) + len(files[::4])
+    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(absent), **extra})
+    plan = read_and_plan(inputs, LocalStore(tmp_path / "store"), ExecutionOptions(workers=1), ANALYSES)
+    assert plan.sides is not None
+    assert f"{without} GT images without a label file read as images with no boxes" in " ".join(
+        plan.sides.pred_names.read_as
+    )
+    scored = {folder: mixups.weigh(gt, folder, tmp_path / "store", **extra) for folder in (absent, emptied)}
+    assert scored[absent].score == pytest.approx(scored[emptied].score, abs=1e-12)

@@ -199,6 +199,22 @@ def gt_corners(gt: dict[str, Any]) -> dict[str, Any]:
     return {**gt, "annotations": annotations}
 
 
+def gt_normalised(gt: dict[str, Any]) -> dict[str, Any]:
+    """A ground truth whose `bbox` a converter wrote in 0-1 fractions of its image."""
+    sizes = _sizes(gt)
+    annotations = []
+    for a in gt["annotations"]:
+        width, height = sizes[a["image_id"]]
+        x, y, w, h = a["bbox"]
+        annotations.append({**a, "bbox": [x / width, y / height, w / width, h / height]})
+    return {**gt, "annotations": annotations}
+
+
+def centred(_: dict[str, Any], results: Results) -> Results:
+    """`bbox` written as [cx, cy, w, h] (a YOLO-style centre dumped as COCO)."""
+    return [{**r, "bbox": [x + w / 2, y + h / 2, w, h]} for r in results for x, y, w, h in [r["bbox"]]]
+
+
 def scaled(factor: float) -> Mistake:
     """Every coordinate multiplied by `factor` (boxes of another resolution of the images)."""
 
@@ -206,6 +222,65 @@ def scaled(factor: float) -> Mistake:
         return [{**r, "bbox": [v * factor for v in r["bbox"]]} for r in results]
 
     return mistake
+
+
+def rescored(full_scale: float) -> Mistake:
+    """Confidences written on a 0-`full_scale` scale (a percentage, a byte) instead of 0-1."""
+    return lambda _, results: [{**r, "score": r["score"] * full_scale} for r in results]
+
+
+# The public datasets' two spellings of one class (Pascal VOC's and COCO's), either way.
+OTHER_SPELLING: Final = {
+    "aeroplane": "airplane",
+    "motorbike": "motorcycle",
+    "sofa": "couch",
+    "tvmonitor": "tv",
+    "airplane": "aeroplane",
+    "motorcycle": "motorbike",
+    "couch": "sofa",
+    "tv": "tvmonitor",
+}
+
+
+def spelled(spelling: Callable[[str], str]) -> Mistake:
+    """`category_id` written as the class's name spelled by `spelling` (a trainer's own label strings)."""
+
+    def mistake(gt: dict[str, Any], results: Results) -> Results:
+        name = {category["id"]: spelling(category["name"]) for category in gt["categories"]}
+        return [{**r, "category_id": name[r["category_id"]]} for r in results]
+
+    return mistake
+
+
+def on_images(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
+    """`mistake` made on a random `share` of the images only (a step of the pipeline that ran on
+    some of the pictures)."""
+
+    def partial(gt: dict[str, Any], results: Results) -> Results:
+        images = sorted({r["image_id"] for r in results})
+        chosen = set(
+            np.random.default_rng(seed).choice(images, round(share * len(images)), replace=False).tolist()
+        )
+        return mistake(gt, [r for r in results if r["image_id"] in chosen]) + [
+            r for r in results if r["image_id"] not in chosen
+        ]
+
+    return partial
+
+
+def on_classes(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
+    """`mistake` made on the boxes of a random `share` of the classes only (a second model's boxes,
+    merged in, within every picture)."""
+
+    def partial(gt: dict[str, Any], results: Results) -> Results:
+        classes = sorted({r["category_id"] for r in results})
+        count = max(1, round(share * len(classes)))
+        chosen = set(np.random.default_rng(seed).choice(classes, count, replace=False).tolist())
+        return mistake(gt, [r for r in results if r["category_id"] in chosen]) + [
+            r for r in results if r["category_id"] not in chosen
+        ]
+
+    return partial
 
 
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:

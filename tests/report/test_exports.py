@@ -21,7 +21,9 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
+from helpers.paths import THIRD_PARTY
 from helpers.pre_labels import (
+    ROUTED_GIVEN,
     TOLERANCE_PX,
     Report,
     boxes,
@@ -35,11 +37,14 @@ from helpers.pre_labels import (
     stored_report,
 )
 
-from handler.cli import _write_files, main
+from handler.cli import _write_files, findings_summary, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
 from handler.report.exports import EXPORT_TARGETS
+from handler.report.findings import Findings
 from handler.storage import open_source
+
+COCO = THIRD_PARTY / "coco_val2014_100"
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +78,7 @@ def test_every_export_target_is_read_back() -> None:
     assert set(READERS) == set(EXPORT_TARGETS)
 
 
-@pytest.mark.parametrize("policy", ["recommended", "single", "threshold 0.5"])
+@pytest.mark.parametrize("policy", ["recommended", "single", f"threshold {ROUTED_GIVEN}"])
 @pytest.mark.parametrize("target", list(READERS))
 def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
     report: Report, target: str, policy: str, tmp_path: Path
@@ -85,7 +90,7 @@ def test_each_export_reads_back_as_the_predictions_the_policy_keeps(
 
     wanted = expected(report, policy)
     same_boxes(found, wanted)
-    if policy == "threshold 0.5":  # the threshold given: what the graded run kept
+    if policy == f"threshold {ROUTED_GIVEN}":  # the threshold given: what the graded run kept
         assert len(found[0]) == report.findings["dataset"]["predictions_kept"]
 
 
@@ -301,23 +306,53 @@ def test_a_file_interrupted_while_written_is_not_left_half_written(tmp_path: Pat
     assert target.read_bytes() == b"[]" and list(target.parent.iterdir()) == [target]
 
 
-def test_page_findings_routing_json_and_export_give_one_recommendation(
-    report: Report, tmp_path: Path
+@pytest.fixture(scope="module", params=["example", "coco"])
+def policy_report(
+    request: pytest.FixtureRequest, report: Report, tmp_path_factory: pytest.TempPathFactory
+) -> Report:
+    """The routed example, and the real COCO val2014 pair (at 0.5: every prediction kept)."""
+    if request.param == "example":
+        return report
+    store = tmp_path_factory.mktemp("coco") / "store"
+    return stored_report(
+        store, COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
+    )
+
+
+def _carried(report: Report) -> set[str]:
+    """Every class a box of either side names."""
+    reference = report.gt()
+    pred = load_dataset(open_source(str(report.pred_file)), None, reference).dataset
+    return {
+        dataset.class_names[c]
+        for dataset in (reference.dataset, pred)
+        for c in set(dataset.boxes.class_id.tolist())
+    }
+
+
+def test_page_summary_routing_json_and_export_give_one_recommendation(
+    policy_report: Report, tmp_path: Path
 ) -> None:
-    """The four places a lead meets the recommendation say the same policy."""
+    """The places a lead meets the recommendation say the same policy."""
+    report = policy_report
     recommended = report.findings["recommendation"]
     folder = report.store / "reports" / report.report_id
     page = (folder / "report.html").read_text()
-    # findings -> routing.json: every class at the threshold the findings give it (the classes they
-    # list; every other class at the single threshold)
+    # findings -> routing.json: every class either side carries, at the threshold the findings give
+    # it (the classes they list; every other class at the single threshold)
+    assert _carried(report) <= set(report.routing)
     listed = {row["class"]: row["threshold"] for row in recommended["classes"]}
     assert listed.items() <= report.routing.items()
     assert all(report.routing[name] == recommended["threshold"] for name in set(report.routing) - set(listed))
-    # findings -> the verdict and the page: the one sentence, and the recommendation figure
-    assert f"Recommended: {recommended['says']}." in report.findings["verdict"]
-    assert html.escape(recommended["says"]) in page and 'data-section-figure="recommendation"' in page
+    # findings -> the headline, the CLI summary and the page: the one sentence, and the figure
+    headline = Findings.model_validate(report.findings).headline()
+    assert f"Recommended: {recommended['says']}." in headline
+    summary = findings_summary(Findings.model_validate(report.findings), "")
+    assert f"Recommended: {recommended['says']}." in summary
+    assert html.escape(f"Recommended: {recommended['says']}.") in page
+    assert 'data-section-figure="recommendation"' in page
     # routing.json -> the export's default policy: exactly the boxes it keeps
-    default = boxes(read_label_studio(export(report, "label-studio", tmp_path / "d.json"), gt()))
+    default = boxes(read_label_studio(export(report, "label-studio", tmp_path / "d.json"), report.gt()))
     same_boxes(default, expected(report, "recommended"))
     # never less time saved than any single threshold of the sweep
     sweep = report.findings["confidence_sweep"]["points"]

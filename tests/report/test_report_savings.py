@@ -13,27 +13,44 @@ from handler.engine.counts import OutcomeCounts
 from handler.inputs import parse_inputs
 from handler.pipeline import RunResult, run
 from handler.report.page import render_html
+from handler.sections.wording import MINUS
 from handler.storage.local import LocalStore
 
 COCO = THIRD_PARTY / "coco_val2014_100"
 COSTLY = TimeCosts(nudge=60, relabel=60, delete=30)  # correcting costs more than drawing
 
 
-def _run(tmp_path: Path, gt: Path, pred: Path, costs: TimeCosts | None = None) -> RunResult:
-    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred)})
+def _run(tmp_path: Path, gt: Path, pred: Path, costs: TimeCosts | None = None, **extra: str) -> RunResult:
+    inputs = parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(pred), **extra})
     return run(inputs, LocalStore(tmp_path / "store"), costs=costs)
 
 
 def test_the_verdict_says_the_graded_run_then_the_one_recommendation(tmp_path: Path) -> None:
+    """At 0.5 the best policy's gain is within the noise of the images: the 0.5 given is kept."""
     findings = _run(tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl").findings
     assert findings.verdict == (
         f"Assistance score {findings.assistance_score:.2f} ({findings.efficiency_level}, "
         "borderline with Strong assist): pre-labeling saves about 46 min of the 65 min it takes to draw "
         "every box; what is left is balanced between drawing and deleting (26 missed objects, "
-        "32 invented boxes). Recommended: pre-label at ≥ 0.45, with person at ≥ 0.35, to save 47 min "
-        "(between 38 min and 56 min, 19 times in 20), 27 s more than at the 0.5 given."
+        "32 invented boxes)."
     )
-    assert findings.verdict.count(". ") == 1  # two sentences: the graded run, the recommendation
+    assert findings.headline() == (
+        f"{findings.verdict} Recommended: keep the 0.5 given, since no other threshold saves clearly more "
+        f"than its 46 min (the best would save 27 s more, between {MINUS}4 s and 76 s, 19 times in 20)."
+    )
+    assert findings.recommendation.kept == 0.5
+
+
+def test_advice_beyond_the_noise_changes_the_threshold(tmp_path: Path) -> None:
+    """At 0.8 the policy's gain excludes zero: it is recommended, with its interval."""
+    findings = _run(
+        tmp_path, EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl", CONFIDENCE_THRESHOLD="0.8"
+    ).findings
+    assert findings.recommendation.kept is None
+    assert findings.recommendation.says == (
+        "pre-label at ≥ 0.45, with person at ≥ 0.35, to save 47 min (between 38 min and 56 min, 19 times "
+        "in 20), 20 min more than at the 0.8 given"
+    )
 
 
 def test_a_negative_saving_is_said_in_plain_words(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def valid_share(rows: ParsedRows, kind: str) -> float:
     return float(np.mean(valid)) if len(valid) else 0.0
 
 
-def candidates(rows: ParsedRows, side: str) -> list[Reading]:
-    """Every other convention in which nearly every sampled row still makes a box."""
+def candidates(rows: ParsedRows, side: str, share: float = VALID_SHARE_MIN) -> list[Reading]:
+    """Every other convention in which nearly every sampled row (`share` of them) still makes a box."""
     others = [kind for kind in KINDS if kind != rows.convention]
-    return [reading(kind, side) for kind in others if valid_share(rows, kind) >= VALID_SHARE_MIN]
+    return [reading(kind, side) for kind in others if valid_share(rows, kind) >= share]

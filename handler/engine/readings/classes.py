@@ -9,6 +9,7 @@ again: a YOLO index written as `category_id` names many ids the COCO file does n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final
@@ -23,6 +24,13 @@ KEY: Final = "PRED_CLASS_MAP"
 FILE: Final = "class_map.json"
 # A pair of classes is mapped on the evidence of at least this many matches.
 PAIRS_MIN: Final = 3
+# One class spelled differently by public datasets (Pascal VOC's name → COCO's), in `plain` letters.
+SYNONYMS: Final = {
+    "aeroplane": "airplane",
+    "motorbike": "motorcycle",
+    "sofa": "couch",
+    "tvmonitor": "tv",
+}
 
 
 def written_keys(parsed: Parsed, rows: ParsedRows | None = None) -> tuple[IntArray, list[str]]:
@@ -32,8 +40,9 @@ def written_keys(parsed: Parsed, rows: ParsedRows | None = None) -> tuple[IntArr
         return rows.class_id, list(parsed.class_names)
     written = rows.written_class
     keys, inverse = np.unique(written, return_inverse=True)
-    index = np.where(written >= 0, inverse.reshape(-1), -1)
-    return index.astype(np.int64), [str(key) for key in keys.tolist()]
+    index = np.where(written != -1, inverse.reshape(-1), -1)
+    texts = rows.written_names
+    return index.astype(np.int64), [str(key) if key >= -1 else texts[-2 - key] for key in keys.tolist()]
 
 
 def _mapped(class_map: Mapping[str, str]) -> Transform:
@@ -151,10 +160,35 @@ def id_candidates(parsed: Parsed, listed: list[str], gt_ids: dict[int, str] | No
     return found
 
 
+def plain(name: str) -> str:
+    """A class name as compared across spellings: letters and digits only, case folded, a
+    public dataset's synonym for it replaced."""
+    letters = re.sub(r"[^0-9a-z]+", "", name.casefold())
+    return SYNONYMS.get(letters, letters)
+
+
+def name_candidate(parsed: Parsed, listed: list[str]) -> Reading | None:
+    """Each class written under another spelling of a GT class name (case, spaces, punctuation,
+    a public dataset's synonym) read as that GT class."""
+    by_plain: dict[str, str] = {}
+    for name in listed:
+        by_plain.setdefault(plain(name), name)
+    _, keys = written_keys(parsed)
+    read_as = read_as_map(parsed)
+    class_map = {
+        key: gt_name
+        for key in keys
+        if (gt_name := by_plain.get(plain(key))) is not None and read_as.get(key) != gt_name
+    }
+    if not class_map:
+        return None
+    return reading(class_map, f"class names spelled as the GT spells them ({len(class_map)} classes)")
+
+
 def candidates(
     parsed: Parsed, names: list[str], matrix: IntArray, listed: list[str], gt_ids: dict[int, str] | None
 ) -> list[Reading]:
-    """The class readings worth trying: numeric ids as places or shifted ids, and the mapping the
-    matched pairs follow."""
-    mapping = mapping_candidate(parsed, names, matrix)
-    return id_candidates(parsed, listed, gt_ids) + ([mapping] if mapping is not None else [])
+    """The class readings worth trying: numeric ids as places or shifted ids, names spelled
+    another way, and the mapping the matched pairs follow."""
+    found = [name_candidate(parsed, listed), mapping_candidate(parsed, names, matrix)]
+    return id_candidates(parsed, listed, gt_ids) + [reading for reading in found if reading is not None]

@@ -13,15 +13,15 @@ fitted to the boxes: a model with a habit is not a frame.
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Final
 
 import numpy as np
 
 from handler.boxes import FloatArray, Parsed, ParsedRows, box_area
 from handler.engine.evaluation import Evaluation
-from handler.engine.readings.reading import Reading, Transform, pixel_frame, side_key
+from handler.engine.readings.reading import Reading, Transform, finite_number, pixel_frame, side_key
 
 OPTION: Final = "FRAME"
 # The inputs detectors are commonly run at (YOLO, SSD, DETR, EfficientDet exports), and strides.
@@ -79,20 +79,57 @@ def _network_frame(
     return pad, (1 / ratio, 1 / ratio)
 
 
-def _undone(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> FloatArray:
-    """The rows' corners with the network frame undone, in each image's pixels."""
-    width, height = row_sizes(parsed, rows)
-    (pad_x, pad_y), (scale_x, scale_y) = _network_frame(mode, side, stride, width, height)
-    pads = np.stack((pad_x, pad_y, pad_x, pad_y), axis=1)
-    scales = np.stack((scale_x, scale_y, scale_x, scale_y), axis=1)
-    undone: FloatArray = (rows.xyxy - pads) * scales
-    return undone
+@dataclass(frozen=True)
+class _Corners:
+    """Rows' corners and their images' sizes, looked up once for every frame tried on them."""
+
+    xyxy: FloatArray
+    width: FloatArray
+    height: FloatArray
+
+    @classmethod
+    def of(cls, parsed: Parsed, rows: ParsedRows) -> _Corners:
+        return cls(rows.xyxy, *row_sizes(parsed, rows))
+
+    @cached_property
+    def sizes(self) -> FloatArray:
+        """(n, 4): each row's image width, height, width, height."""
+        return np.stack((self.width, self.height, self.width, self.height), axis=1)
+
+    def undone(self, mode: str, side: int, stride: int | None) -> FloatArray:
+        """The corners with the network frame undone, in each image's pixels."""
+        (pad_x, pad_y), (scale_x, scale_y) = _network_frame(mode, side, stride, self.width, self.height)
+        pads = np.stack((pad_x, pad_y, pad_x, pad_y), axis=1)
+        scales = np.stack((scale_x, scale_y, scale_x, scale_y), axis=1)
+        undone: FloatArray = (self.xyxy - pads) * scales
+        return undone
+
+    def inside(self, xyxy: FloatArray) -> float:
+        """The share of the boxes `xyxy` (pixels) that lie in their image (NaN sizes: counted in)."""
+        sizes = self.sizes
+        with np.errstate(invalid="ignore"):
+            low = xyxy[:, :2] >= -INSIDE_SLACK * sizes[:, :2]
+            high = xyxy[:, 2:] <= (1 + INSIDE_SLACK) * sizes[:, 2:]
+        unknown = ~np.isfinite(sizes[:, :2])
+        return float(np.mean(((low & high) | unknown).all(axis=1))) if len(xyxy) else 0.0
+
+    def moved(self, mode: str, side: int, stride: int | None, inside_min: float) -> float:
+        """The mean shift of the corners, as a share of their image, when the frame is undone (the
+        mean: a frame that moves only the images of another size than most still moves); 0 when
+        fewer than `inside_min` of the boxes would stay in their image (not their frame)."""
+        undone = self.undone(mode, side, stride)
+        if self.inside(undone) < inside_min:
+            return 0.0
+        with np.errstate(invalid="ignore"):
+            shift = np.abs(undone - self.xyxy) / self.sizes
+        finite = shift[np.isfinite(shift).all(axis=1)]
+        return float(np.mean(finite)) if len(finite) else 0.0
 
 
 def _network(mode: str, side: int, stride: int | None) -> Transform:
     def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
         rows = parsed.rows
-        return replace(rows, xyxy=_undone(parsed, rows, mode, side, stride)), parsed.class_names
+        return replace(rows, xyxy=_Corners.of(parsed, rows).undone(mode, side, stride)), parsed.class_names
 
     return transform
 
@@ -121,8 +158,8 @@ def _network_reading(words: list[str], key: str, side_name: str) -> Reading | No
     """`letterbox 640`, `letterbox 640 stride 32`, `letterbox-top-left 640`, `resized 416`."""
     if len(words) not in (2, 4) or words[0] not in MODES:
         return None
-    number = _number(words[1])
-    stride = _number(words[3]) if len(words) == 4 and words[2] == STRIDE else None
+    number = finite_number(words[1])
+    stride = finite_number(words[3]) if len(words) == 4 and words[2] == STRIDE else None
     if number is None or number < 1 or number != int(number) or (len(words) == 4 and stride is None):
         return None
     if stride is not None and (words[0] != "letterbox" or stride < 1 or stride != int(stride)):
@@ -145,7 +182,7 @@ def reading(value: str, side: str = "pred") -> Reading:
     if words == [SWAPPED]:
         says = "boxes scaled to pixels by (height, width) instead of (width, height)"
         return Reading("frame", key, SWAPPED, says, _swapped, side=side)
-    number = _number(words[1]) if len(words) == 2 else None
+    number = finite_number(words[1]) if len(words) == 2 else None
     if number is not None and number > 0 and words[0] == SCALE:
         text = f"{number:g}"
         return Reading(
@@ -161,14 +198,6 @@ def reading(value: str, side: str = "pred") -> Reading:
     )
 
 
-def _number(text: str) -> float | None:
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
 # Boxes read in their own frame lie in their image: at least this share of them, within INSIDE_SLACK.
 INSIDE_SHARE_MIN: Final = 0.9
 INSIDE_SLACK: Final = 0.02
@@ -176,28 +205,7 @@ INSIDE_SLACK: Final = 0.02
 
 def inside_share(parsed: Parsed, rows: ParsedRows, xyxy: FloatArray) -> float:
     """The share of the rows whose box `xyxy` (pixels) lies in its image (NaN sizes: counted in)."""
-    width, height = row_sizes(parsed, rows)
-    with np.errstate(invalid="ignore"):
-        low = -INSIDE_SLACK * np.stack((width, height), axis=1)
-        high = (1 + INSIDE_SLACK) * np.stack((width, height), axis=1)
-        inside = (xyxy[:, :2] >= low) & (xyxy[:, 2:] <= high)
-    unknown = ~np.isfinite(low)
-    return float(np.mean((inside | unknown).all(axis=1))) if len(rows) else 0.0
-
-
-def _moved(parsed: Parsed, rows: ParsedRows, mode: str, side: int, stride: int | None) -> float:
-    """The mean shift of the sampled corners, as a share of their image, when the frame is undone
-    (the mean: a frame that moves only the images of another size than most still moves); 0 when
-    the boxes would leave their image (not a frame they were written in)."""
-    undone = _undone(parsed, rows, mode, side, stride)
-    if inside_share(parsed, rows, undone) < INSIDE_SHARE_MIN:
-        return 0.0
-    width, height = row_sizes(parsed, rows)
-    scale = np.stack((width, height, width, height), axis=1)
-    with np.errstate(invalid="ignore"):
-        shift = np.abs(undone - rows.xyxy) / scale
-    finite = shift[np.isfinite(shift).all(axis=1)]
-    return float(np.mean(finite)) if len(finite) else 0.0
+    return _Corners.of(parsed, rows).inside(xyxy)
 
 
 def box_sizes(xyxy: FloatArray) -> FloatArray:
@@ -217,10 +225,12 @@ def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading 
 
 
 # Rows a frame's shift is measured on: a mean over a few thousand corners is plenty.
-MOVED_ROWS: Final = 500
+MOVED_ROWS: Final = 200
 
 
-def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: str) -> list[Reading]:
+def _network_candidates(
+    parsed: Parsed, rows: ParsedRows, extent: float, side: str, inside_min: float
+) -> list[Reading]:
     if len(rows) > MOVED_ROWS:
         keep = np.zeros(len(rows), dtype=bool)
         keep[np.linspace(0, len(rows) - 1, MOVED_ROWS).astype(np.int64)] = True
@@ -228,15 +238,21 @@ def _network_candidates(parsed: Parsed, rows: ParsedRows, extent: float, side: s
     values = [
         f"{mode} {size}" + suffix
         for size in NETWORK_SIZES
-        if FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
+        # part of the rows in a frame: the others' extent says nothing of its size (nor is one
+        # batch's rectangle a part of the data)
+        if inside_min < INSIDE_SHARE_MIN or FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
         for mode, suffix in [(m, "") for m in MODES]
-        + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
+        + [
+            ("letterbox", f" {STRIDE} {s}")
+            for s in STRIDES
+            if inside_min >= INSIDE_SHARE_MIN and (s == STRIDES[0] or size >= P6_FROM)
+        ]
     ]
-    found = []
+    corners, found = _Corners.of(parsed, rows), []
     for value in values:
         words = value.split()
         stride = int(words[3]) if len(words) == 4 else None
-        if _moved(parsed, rows, words[0], int(words[1]), stride) > SAME_FRAME:
+        if corners.moved(words[0], int(words[1]), stride, inside_min) > SAME_FRAME:
             found.append(reading(value, side))
     return found
 
@@ -251,12 +267,18 @@ def forced(rows: ParsedRows, side: str) -> list[Reading]:
 
 
 def candidates(
-    parsed: Parsed, rows: ParsedRows, other_xyxy: FloatArray, other_normalized: bool, side: str
+    parsed: Parsed,
+    rows: ParsedRows,
+    other_xyxy: FloatArray,
+    other_normalized: bool,
+    side: str,
+    inside_min: float = INSIDE_SHARE_MIN,
 ) -> list[Reading]:
     """Frames the sampled rows' coordinates fit: normalised, network inputs, a global scale.
 
     `rows` are the side's sampled rows (already read in the box convention tried), `other_xyxy`
-    a sample of the other side's boxes (what a scale is read against)."""
+    a sample of the other side's boxes (what a scale is read against); a network frame is one
+    whose undoing leaves `inside_min` of the boxes in their images (fewer: a frame of part of them)."""
     if not pixel_frame(rows) or other_normalized:
         return []
     corners = rows.xyxy[np.isfinite(rows.xyxy).all(axis=1)]
@@ -266,7 +288,7 @@ def candidates(
     if extent <= NORMALIZED_EXTENT:
         return [reading(NORMALIZED, side)]
     scale = _scale_candidate(rows, other_xyxy, side)
-    found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side)]
+    found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side, inside_min)]
     return found + ([scale] if scale is not None else [])
 
 

@@ -8,6 +8,7 @@ applies the same function. Readings of one side compose (box, then frame, then c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
@@ -20,6 +21,15 @@ Transform = Callable[[Parsed], tuple[ParsedRows, list[str]]]
 # Rows looked at to generate candidates: enough for a share or a quantile, cheap at any size.
 SAMPLE_ROWS: Final = 20_000
 SIDES: Final = ("gt", "pred")
+
+
+def finite_number(text: str) -> float | None:
+    """The number `text` writes, None when it writes none or an infinite one (an option's value)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def side_key(side: str, option: str) -> str:
@@ -38,6 +48,10 @@ class Reading:
     transform: Transform
     class_map: tuple[tuple[str, str], ...] = ()  # (class as written, GT class): a class reading's file
     side: str = "pred"
+    # The images (asset ids) or classes (as written) it reads, when only part of the rows (`groups`):
+    # no read option applies it, the step that wrote them is to fix. Empty: every row.
+    only: tuple[str, ...] = ()
+    part: str = ""  # the group in words: "on 21 of 100 images (a.jpg, b.jpg, c.jpg, …)"
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,9 @@ class Combined:
     @property
     def says(self) -> str:
         by_side = [
-            f"{'the ground truth' if side == 'gt' else 'the predictions'} with "
+            f"{'the ground truth' if side == 'gt' else 'the predictions'}"
+            + "".join(f" {part.part}" for part in self.of(side) if part.part)
+            + " with "
             + " and ".join(part.says for part in self.of(side))
             for side in SIDES
             if self.of(side)
@@ -62,6 +78,16 @@ class Combined:
     @property
     def class_map(self) -> tuple[tuple[str, str], ...]:
         return next((part.class_map for part in self.parts if part.class_map), ())
+
+    @property
+    def key(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        """What tells two candidates apart: each part's option, value and group."""
+        return tuple((part.key, part.value, part.only) for part in self.parts)
+
+    @property
+    def partial(self) -> bool:
+        """It reads only part of the rows (no option applies it)."""
+        return any(part.only for part in self.parts)
 
     @property
     def families(self) -> tuple[str, ...]:

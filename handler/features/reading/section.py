@@ -49,6 +49,12 @@ class OtherReading(Section):
     class_map: dict[str, str] = Field(
         default_factory=dict, description="Class as written → GT class (class readings: class_map.json)."
     )
+    only: tuple[str, ...] = Field(
+        default=(),
+        description="The images (asset ids) or classes (as written) it reads another way, when only part "
+        "of the rows was written so (a step of the pipeline applied to part of the data): no option "
+        "applies it to them alone. Empty: every row.",
+    )
 
 
 def other_reading(facts: RunFacts) -> OtherReading | None:
@@ -78,6 +84,7 @@ def other_reading(facts: RunFacts) -> OtherReading | None:
         level=float(LEVEL),
         candidates=found.tried,
         class_map=dict(reading.class_map),
+        only=next((part.only for part in reading.parts if part.only), ()),
     )
 
 

@@ -1,5 +1,6 @@
-"""The recommendation's interval: the policy applied to a seeded sample of the images, in the one
-exact pass (the `recommendation` section scales the sample's spread to every image)."""
+"""The recommendation's intervals: the policy and the threshold given applied to a seeded sample
+of the images, in the one exact pass (the `recommendation` section scales the sample's spread to
+every image, and pairs the two for the gain)."""
 
 from __future__ import annotations
 
@@ -40,12 +41,18 @@ def _spread(finishing: Finishing) -> Finished:
         per_class = np.array(
             [thresholds.get(name, single) for name in passed.paired.class_names] or [math.inf]
         )
-        counts = counts_under_policy(
-            passed.evaluation, per_class, merged.inputs.thresholds, len(passed.paired.asset_ids)
+        given = np.full(len(per_class), merged.inputs.confidence.value)
+        counts, used = (
+            counts_under_policy(
+                passed.evaluation, each, merged.inputs.thresholds, len(passed.paired.asset_ids)
+            )
+            for each in (per_class, given)
         )
-        rows.append(counts[wanted])
-    counts = np.concatenate(rows) if rows else Spread().counts
-    return Finished(data=Spread(counts, len(merged.state.of(PER_IMAGE).asset_ids)))
+        rows.append((counts[wanted], used[wanted]))
+    if not rows:
+        return Finished(data=Spread())
+    counts, used = (np.concatenate(column) for column in zip(*rows, strict=True))
+    return Finished(data=Spread(counts, len(merged.state.of(PER_IMAGE).asset_ids), used))
 
 
 RECOMMENDATION_SPREAD: Final = Finisher("recommendation spread", ExactPass(sampled_images), _spread)

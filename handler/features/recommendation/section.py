@@ -13,8 +13,10 @@ from typing import Annotated, Any, Final, Literal, Protocol
 from pydantic import AliasChoices, Field
 
 from handler.datasets.read_options import option_flag
+from handler.engine.analyses.box_counts import BOX_COUNTS
+from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.counts import OutcomeCounts
-from handler.engine.policy import Policy, Spread, policy_of, saved_interval
+from handler.engine.policy import Policy, Spread, gain_interval, policy_of, saved_interval
 from handler.engine.readings.verdict import Rescored
 from handler.engine.routing import DRAW, MIN_CLASS_BOXES
 from handler.features.time.section import TimeSaved
@@ -22,7 +24,7 @@ from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Parameters, Score, Section, Threshold
 from handler.sections.shown import Shown
-from handler.sections.wording import between, give_or_take, saved_time, saving
+from handler.sections.wording import between, duration, give_or_take, saved_time, saving
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
@@ -56,7 +58,8 @@ class Recommendation(Section):
     criterion: Literal["labeler time saved"]
     says: str = Field(description="The recommendation in one sentence, as the verdict gives it.")
     threshold: Threshold = Field(
-        description="The single threshold that saves the most (for every class without its own evidence)."
+        description="The single threshold that saves the most (for every class without its own evidence; "
+        "unless `kept`)."
     )
     classes: tuple[RecommendedClass, ...] = Field(
         description="The classes some policy treats otherwise than `threshold` (decided on their own "
@@ -75,10 +78,24 @@ class Recommendation(Section):
         description="The assistance score under the recommendation (drawn classes as drawn)."
     )
     threshold_seconds_saved: float = Field(description="What the single threshold alone saves.")
+    kept: Threshold | None = Field(
+        default=None,
+        description="The threshold given, kept for every class (routing.json and the export apply it): "
+        "the policy's gain over it is within the noise of the images (its 95 % interval reaches zero), "
+        "or the files look misread (another reading scores clearly better, or most of a side was "
+        "skipped); `seconds_saved` and `score` are then the given's. null: the policy is recommended.",
+    )
+    misread: bool = Field(
+        default=False,
+        description="The files look misread: `says` is how to read them (the verdict's first words), "
+        "and no threshold advice is given on them.",
+    )
 
     def threshold_for(self, class_name: str, own: bool = False) -> float | None:
         """A class's threshold (its own fastest with `own`; None: draw it); a class not listed
-        takes `threshold` under every policy."""
+        takes `threshold` under every policy; every class takes `kept` when it is set (not `own`)."""
+        if self.kept is not None and not own:
+            return self.kept
         for row in self.classes:
             if row.class_name == class_name:
                 return row.own_threshold if own else row.threshold
@@ -86,7 +103,21 @@ class Recommendation(Section):
 
 
 def _threshold_text(threshold: float) -> str:
-    return f"≥ {threshold:g}"
+    """`≥ 0.4`; 0 says what it means: every prediction is kept."""
+    return "≥ 0 (every prediction kept)" if threshold == 0 else f"≥ {threshold:g}"
+
+
+def keep_given(used: float, used_saved: float, gain: tuple[float, float, float] | None) -> str:
+    """`keep the 0.5 given`: no policy saves clearly more than the threshold given (the interval of
+    its gain, the best policy's seconds over the given's, reaches zero), or nothing could say."""
+    given = "0 given (every prediction kept)" if used == 0 else f"{used:g} given"
+    if gain is None:
+        return f"keep the {given}, which saves {saved_time(used_saved)}"
+    value, low, high = gain
+    return (
+        f"keep the {given}, since no other threshold saves clearly more than its {saved_time(used_saved)} "
+        f"(the best would save {duration(value)} more, {between(low, high, duration)})"
+    )
 
 
 def _exceptions(classes: tuple[RecommendedClass, ...], single: float) -> list[RecommendedClass]:
@@ -128,12 +159,40 @@ def says(
 
 
 def reading_first(found: Rescored) -> str:
-    """A reading that scores clearly better comes first: its options, its score, then run again."""
-    options = " ".join(f'{option_flag(part.key)} "{part.value}"' for part in found.reading.parts)
-    return (
-        f"first read the files as the warning says ({options}: {found.under.score:.2f}, {found.under.grade}) "
-        "and run again, since the thresholds that follow are for the rows as read"
+    """A reading that scores clearly better comes first: its options and its score; no threshold
+    advice stands on rows read wrong."""
+    options = (
+        "no read option applies it to part of the files: write them as the rest are"
+        if found.reading.partial
+        else " ".join(f'{option_flag(part.key)} "{part.value}"' for part in found.reading.parts)
     )
+    return (
+        f"read the files as {found.reading.says} ({options}): they score {found.under.score:.2f} "
+        f"({found.under.grade}) instead of {found.as_read.score:.2f} as read; run again read that way "
+        "for threshold advice"
+    )
+
+
+# Threshold advice waits when more than this share of a side's boxes were skipped.
+SKIPPED_SHARE_MAX: Final = 0.5
+
+
+def most_skipped(facts: RunFacts) -> str | None:
+    """Most of a side skipped (a reason the node could not read past): what to fix first."""
+    figures, health = facts.state.of(BOX_COUNTS), facts.state.of(DATA_HEALTH)
+    sides = (
+        ("ground-truth boxes", figures.gt_skipped, health.gt_boxes, health.gt_skip_reasons),
+        ("predictions", figures.pred_skipped, health.pred_boxes, health.pred_skip_reasons),
+    )
+    for what, skipped, kept, reasons in sides:
+        read = skipped + kept
+        if read and skipped > SKIPPED_SHARE_MAX * read:
+            commonest = max(sorted(reasons), key=lambda reason: reasons[reason], default="skipped")
+            return (
+                f"fix how the {what} are read first: {skipped} of {read} were skipped ({commonest}, see "
+                "the warnings), so no threshold advice stands on the rest"
+            )
+    return None
 
 
 def _named(class_name: str) -> str:
@@ -164,6 +223,12 @@ def departs(row: RecommendedClass, single: float) -> bool:
     return row.own or row.threshold != single or row.own_threshold != single
 
 
+def withheld(facts: RunFacts) -> str | None:
+    """Why no threshold is advised: the files read another way score clearly better, or most of a
+    side was skipped (None: advise)."""
+    return reading_first(facts.reading) if facts.reading is not None else most_skipped(facts)
+
+
 def recommendation(facts: RunFacts) -> Recommendation:
     used = facts.inputs.confidence.value
     policy = policy_of(facts.state, used, facts.costs)
@@ -173,11 +238,12 @@ def recommendation(facts: RunFacts) -> Recommendation:
     saved = scratch - float(routed.seconds.sum())
     used_saved = scratch - float(routed.used_seconds.sum())
     spread = facts.finished(Spread)
+    gain = gain_interval(spread, saved - used_saved, facts.costs)
+    why_not = withheld(facts)
     interval = saved_interval(spread, saved, facts.costs)
-    sentence = says(classes, policy.single, saved, interval, used, used_saved)
-    return Recommendation(
+    found = Recommendation(
         criterion="labeler time saved",
-        says=sentence if facts.reading is None else f"{reading_first(facts.reading)}; as read, {sentence}",
+        says=says(classes, policy.single, saved, interval, used, used_saved),
         threshold=policy.single,
         classes=tuple(row for row in classes if departs(row, policy.single)),
         seconds_saved=saved,
@@ -187,6 +253,25 @@ def recommendation(facts: RunFacts) -> Recommendation:
         score=OutcomeCounts(routed.counts).score,
         threshold_seconds_saved=scratch - float(routed.best_single_seconds.sum()),
     )
+    if why_not is None and gain is not None and gain[0] > 0:
+        return found
+    # the threshold given stands, for every class: the page, routing.json and the export alike
+    return found.model_copy(
+        update={
+            "says": why_not
+            or keep_given(used, used_saved, None if gain is None else (saved - used_saved, *gain)),
+            "kept": used,
+            "misread": why_not is not None,
+            "seconds_saved": used_saved,
+            "seconds_saved_low": None,
+            "seconds_saved_high": None,
+            "score": facts.state.tally.assistance_score,
+        }
+    )
+
+
+# A bar of the figure: its label, the seconds saved, and their interval (None: none drawn).
+Bar = tuple[str, float, tuple[float, float] | None]
 
 
 class _Drawn(Protocol):
@@ -205,6 +290,11 @@ def recommendation_figure(findings: _Drawn) -> dict[str, Any]:
     that would say the next one's time again is left out (one figure per fact)."""
     r, scratch = findings.recommendation, findings.time.from_scratch_seconds
     given = f"{findings.parameters.confidence_threshold:g}"
+    if r.kept is not None:  # the given, kept; the sweep's best beside it when it says another time
+        kept: Bar = (f"at {given} (given, kept)", findings.time.saved_seconds, None)
+        best: Bar = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)
+        shown = [kept] if saving(best[1]) == saving(kept[1]) else [kept, best]
+        return {"recommendation_fig": charts.saving_bars(shown, scratch), "min_class_boxes": MIN_CLASS_BOXES}
     low, high = r.seconds_saved_low, r.seconds_saved_high
     recommended = ("recommended", r.seconds_saved, None if low is None or high is None else (low, high))
     single = (f"all at {_threshold_text(r.threshold)}", r.threshold_seconds_saved, None)

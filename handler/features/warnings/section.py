@@ -497,6 +497,12 @@ def _applied(option: AppliedOption) -> str:
 
 
 def _applies(found: OtherReading, names_file: str | None) -> str:
+    if found.only:
+        return (
+            f"no read option applies it to part of the files: the {len(found.only)} it names (all of them "
+            "in the findings' other_reading.only) were written by another step than the rest; write them "
+            "as the rest are, and run again"
+        )
     steps = " and ".join(_applied(option) for option in found.options)
     if names_file is None:
         return f"to apply it, {steps}"
