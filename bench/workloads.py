@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
+
+import orjson
 
 from bench.shards import write_shards
 
@@ -27,6 +29,9 @@ class Workload:
     peers: tuple[str, ...] = PEERS
     note: str = ""
     tiles: int = 0  # > 0: read as native JSONL shards, the generated images this many times over
+    # > 1: the COCO files hold the generated images this many times over, with fresh ids: a big
+    # file without the pure-Python generator's cost of as many images.
+    repeats: int = 1
     workers: tuple[int, ...] = ()  # our node alone, once per PRELABEL_WORKERS value
 
 
@@ -80,10 +85,12 @@ WORKLOADS: Final = {
         Workload(
             "kill",
             "kill",
-            ("--images", "2500", "--seed", "3"),
+            ("--images", "250", "--seed", "3"),
             "0.5",
             peers=(),
-            note="bench/killed.py's: results over jsondoc.PARALLEL_MIN_BYTES, so the readers fork too",
+            note="bench/killed.py's: 250 images 10 times over, results over jsondoc.PARALLEL_MIN_BYTES, so "
+            "the readers fork too",
+            repeats=10,
         ),
     )
 }
@@ -95,20 +102,60 @@ class Files:
     results: Path
 
 
+def _made(files: Files, stamp: Path, wanted: object) -> bool:
+    """Both files are there, made from what `wanted` says (the stamp beside them)."""
+    present = files.gt.exists() and files.results.exists() and stamp.exists()
+    return present and json.loads(stamp.read_text()) == wanted
+
+
 def _ensure_coco(workload: Workload, work_dir: Path, generator: Path) -> Files:
-    """The workload's COCO files, generated unless already there with the same generator arguments."""
+    """The workload's COCO files, generated unless already there with the same generator arguments
+    (and repeated, for a workload of `repeats`)."""
+    if workload.repeats > 1:
+        return _ensure_repeated(workload, work_dir, generator)
     folder = work_dir / workload.data
     files = Files(folder / "gt.json", folder / "results.json")
     stamp = folder / "generator-args.json"
     wanted = list(workload.generator_args)
-    present = files.gt.exists() and files.results.exists() and stamp.exists()
-    if present and json.loads(stamp.read_text()) == wanted:
+    if _made(files, stamp, wanted):
         return files
     folder.mkdir(parents=True, exist_ok=True)
     print(
         f"[bench] generating {workload.data}: gen_workload.py {' '.join(wanted)}", file=sys.stderr, flush=True
     )
     subprocess.run([sys.executable, str(generator), str(folder), *wanted], check=True, stdout=sys.stderr)
+    stamp.write_text(json.dumps(wanted))
+    return files
+
+
+def _ensure_repeated(workload: Workload, work_dir: Path, generator: Path) -> Files:
+    """The generated files `repeats` times over: each copy's images, annotations and results with
+    ids of their own, the first copy's as generated."""
+    base = _ensure_coco(replace(workload, data=f"{workload.data}-base", repeats=1), work_dir, generator)
+    folder = work_dir / workload.data
+    files = Files(folder / "gt.json", folder / "results.json")
+    stamp = folder / "made-from.json"
+    wanted = {"generator": list(workload.generator_args), "repeats": workload.repeats}
+    if _made(files, stamp, wanted):
+        return files
+    folder.mkdir(parents=True, exist_ok=True)
+    gt, results = orjson.loads(base.gt.read_bytes()), orjson.loads(base.results.read_bytes())
+    images = 1 + max(image["id"] for image in gt["images"])
+    boxes = 1 + max(annotation["id"] for annotation in gt["annotations"])
+    copies = range(workload.repeats)
+    gt["images"] = [
+        {**image, "id": image["id"] + n * images, "file_name": f"{n}_{image['file_name']}"}
+        for n in copies
+        for image in gt["images"]
+    ]
+    gt["annotations"] = [
+        {**box, "id": box["id"] + n * boxes, "image_id": box["image_id"] + n * images}
+        for n in copies
+        for box in gt["annotations"]
+    ]
+    results = [{**found, "image_id": found["image_id"] + n * images} for n in copies for found in results]
+    files.gt.write_bytes(orjson.dumps(gt))
+    files.results.write_bytes(orjson.dumps(results))
     stamp.write_text(json.dumps(wanted))
     return files
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from handler.entry import leave  # first of the package: before numpy is imported
-from handler.errors import InputError, StorageError
-from handler.runtime import (
+
+# isort: split
+from handler.command_line import (
     LOGGER,
     OneLineParser,
     chosen_store,
@@ -29,6 +30,7 @@ from handler.runtime import (
     store_parent,
     warning_lines,
 )
+from handler.errors import InputError, StorageError
 from handler.storage.local import read_local_file
 
 if TYPE_CHECKING:

@@ -11,12 +11,13 @@ prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per actio
 prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy POLICY] [--image-root PREFIX]
 
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
-parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and runtime's). Every line of
+parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and command_line's); every
+command is one `Command` record, built by one `_add`. Every line of
 an `examples:` epilog runs in tests/project/test_examples.py.
 
 Each command imports the code it runs when it runs: every start builds the whole parser, and the
-pipeline, the report models and rich are not what `--help`, `list` or `show` need (each start of
-`prelabel-eval` is ~0.25 s shorter; tests/node/test_startup.py keeps it so).
+pipeline, the report models and rich are not what `--help`, `list` or `show` need, so every start
+stays short (tests/node/test_startup.py keeps it so).
 """
 
 from __future__ import annotations
@@ -29,12 +30,29 @@ import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
+from handler.command_line import (
+    OneLineParser,
+    add_read_options,
+    add_version_option,
+    chosen_store,
+    common_parent,
+    configure_logging,
+    execution_options,
+    execution_parent,
+    log_detail,
+    option_block,
+    read_inputs,
+    run_as_command,
+    store_parent,
+    warning_lines,
+)
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
 from handler.engine.timecost import ACTIONS, ASSUMED, CITED, SECONDS_MAX, TimeCosts
@@ -59,22 +77,6 @@ from handler.report.publish import (
     read_report_part,
     reading_part,
     report_location,
-)
-from handler.runtime import (
-    OneLineParser,
-    add_read_options,
-    add_version_option,
-    chosen_store,
-    common_parent,
-    configure_logging,
-    execution_options,
-    execution_parent,
-    log_detail,
-    option_block,
-    read_inputs,
-    run_as_command,
-    store_parent,
-    warning_lines,
 )
 from handler.storage.registry import open_target
 
@@ -101,7 +103,6 @@ SHOW_PARTS: Final = {
     "sketches": "sketches.json: the boxes (and pictures) the page draws small, image by image",
 }
 LATEST: Final = "latest"
-COMMANDS: Final = ("list", "show", "compare", "calibrate", "export", "gc")  # besides the default, run
 # Run from the project folder (the shipped examples/); tests/project/test_examples.py runs each line.
 RUN_EXAMPLES: Final = """examples (from the project folder):
   prelabel-eval examples/gt.json examples/predictions.jsonl
@@ -242,45 +243,42 @@ def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
     return parse_inputs(raw, parsed)
 
 
-def _command(
-    commands: argparse._SubParsersAction[OneLineParser],
-    name: str,
-    parents: list[OneLineParser],
-    summary: str,
-    description: str,
-    examples: str,
-) -> OneLineParser:
-    return commands.add_parser(
-        name,
-        # `prelabel-eval run --help` says `run` (the top-level help says it is the default command).
-        prog=f"{PROG} {name}",
-        help_command=f"{PROG} {name} --help",
-        parents=parents,
-        help=summary,
-        description=description,
-        epilog=examples,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its name, the option blocks it takes, its help, its own arguments, and the
+    function that runs it. `_command_list` lists them all; `_add` builds each one the same way."""
+
+    name: str
+    blocks: Callable[[], list[OneLineParser]]
+    summary: str
+    description: str
+    examples: str
+    run: Callable[[argparse.Namespace], int]
+    arguments: Callable[[OneLineParser], None] = lambda parser: None
 
 
-def _add_run(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        DEFAULT_COMMAND,
-        [
-            _node_input_parent(),
-            _dataset_parent(),
-            store_parent(),
-            common_parent(),
-            _time_cost_parent(),
-            execution_parent(),
-        ],
-        f"evaluate PRED against GT and store a report (the default: `{PROG} GT PRED`)",
-        "How much labeling work would these predictions save? Compares PRED with the trusted "
-        "GT on the same images, sorts every box into correct / shifted / class-confused / "
-        "false positive / false negative, and stores a report.",
-        RUN_EXAMPLES,
-    )
+def _evaluation_blocks() -> list[OneLineParser]:
+    """What a command that evaluates takes: the node's inputs, how the datasets are read, the store,
+    -q/-v, the time costs, and where the shards run."""
+    return [
+        _node_input_parent(),
+        _dataset_parent(),
+        store_parent(),
+        common_parent(),
+        _time_cost_parent(),
+        execution_parent(),
+    ]
+
+
+def _stored_blocks() -> list[OneLineParser]:
+    return [store_parent()]
+
+
+def _report_id_argument(parser: OneLineParser) -> None:
+    parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
+
+
+def _run_arguments(parser: OneLineParser) -> None:
     parser.add_argument(
         "gt", metavar="GT", help="ground-truth dataset: a file, a folder, s3:// URI or dataset id"
     )
@@ -296,34 +294,10 @@ def _add_run(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         metavar="FILE",
         help="JSON object of slice name -> asset ids: each slice gets its own score, grade and interval",
     )
-    parser.set_defaults(command=_evaluate)
 
 
-def _add_list(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        "list",
-        [store_parent()],
-        "list the stored reports, latest first: id, date, grade, score, threshold, IoU bounds, inputs",
-        "List the stored reports, latest first (ids sort by creation time), a line each: the id, "
-        "the date, the grade, the assistance score and the predictions' file. An empty store prints "
-        "nothing, and says so on stderr.",
-        LIST_EXAMPLES,
-    )
-    parser.set_defaults(command=_list)
-
-
-def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        "show",
-        [store_parent()],
-        "print a stored report (a summary, or its findings JSON, page, outcomes, outputs)",
-        "Print a stored report: by default a summary for people (what was evaluated, the verdict, "
-        "the counts, the recommendation); one of the flags prints a part as stored.",
-        SHOW_EXAMPLES,
-    )
-    parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
+def _show_arguments(parser: OneLineParser) -> None:
+    _report_id_argument(parser)
     which = parser.add_mutually_exclusive_group()
     for part, what in SHOW_PARTS.items():
         flag = "--" + part.replace("_", "-")
@@ -333,27 +307,9 @@ def _add_show(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         choices=list(OUTCOME_FORMATS),
         help="with --outcomes: " + "; ".join(f"{f.name}, {f.help}" for f in OUTCOME_FORMATS.values()),
     )
-    parser.set_defaults(command=_show)
 
 
-def _add_compare(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        "compare",
-        [
-            _node_input_parent(),
-            _dataset_parent(),
-            store_parent(),
-            common_parent(),
-            _time_cost_parent(),
-            execution_parent(),
-        ],
-        "which of two prediction sets leaves less correction work",
-        "Which of two prediction sets leaves less correction work on the same GT? Runs both, "
-        "pairs the images scored in both by asset id, and puts a paired bootstrap interval on "
-        "B - A of the assistance score and of the labeler time saved. Stores no report.",
-        COMPARE_EXAMPLES,
-    )
+def _compare_arguments(parser: OneLineParser) -> None:
     parser.add_argument("gt", metavar="GT", help="ground-truth dataset (as for a run)")
     parser.add_argument("pred_a", metavar="PRED_A", help="prediction set A on the same images")
     parser.add_argument("pred_b", metavar="PRED_B", help="prediction set B on the same images")
@@ -365,45 +321,19 @@ def _add_compare(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         help="also write every GT box's outcome under A and under B, a row each, to FILE "
         "(.csv, .jsonl or .parquet, by its suffix)",
     )
-    parser.set_defaults(command=_compare)
 
 
-def _add_calibrate(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        "calibrate",
-        [common_parent()],
-        "fit a team's seconds per action from its labeling tool's logs",
-        "Fit the seconds a team's labelers spend per action (accept, nudge, relabel, delete, draw) "
-        "from a Label Studio JSON export (each annotation's lead_time and what it changed in the "
-        "prediction it started from) or a CVAT events CSV (each action's own time). Prints each "
-        "action's seconds with a bootstrap interval over tasks and how many tasks show it, and "
-        "writes a costs file for --time-costs. An action too few tasks show keeps its default.",
-        CALIBRATE_EXAMPLES,
-    )
+def _calibrate_arguments(parser: OneLineParser) -> None:
     parser.add_argument(
         "logs", metavar="LOG", nargs="+", help="Label Studio JSON exports or CVAT events CSVs"
     )
     parser.add_argument(
         "--out", default="costs.json", metavar="FILE", help="the costs file (default %(default)s)"
     )
-    parser.set_defaults(command=_calibrate)
 
 
-def _add_export(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        "export",
-        [store_parent()],
-        "write the pre-labels a report's policy keeps, for a labeling tool to import",
-        "Write the predictions a stored report's policy pre-labels, in a labeling tool's import format, "
-        "from the report alone (no dataset is read again). By default the report's recommendation "
-        "(routing.json): each class at its threshold there, none of the classes it leaves to draw; "
-        "`--policy per-class`: each class at its own fastest threshold; `--policy single`: every class at "
-        "the recommendation's single threshold; `--policy threshold X`: every class at X.",
-        EXPORT_EXAMPLES,
-    )
-    parser.add_argument("report_id", metavar="REPORT_ID", help=f"a report id, or {LATEST!r} for the newest")
+def _export_arguments(parser: OneLineParser) -> None:
+    _report_id_argument(parser)
     targets = "; ".join(f"{name}: {target.help}" for name, target in EXPORT_TARGETS.items())
     parser.add_argument("--to", required=True, choices=list(EXPORT_TARGETS), help=targets)
     parser.add_argument(
@@ -425,32 +355,126 @@ def _add_export(commands: argparse._SubParsersAction[OneLineParser]) -> None:
         metavar="PREFIX",
         help="label-studio: put before each asset id in data.image, so Label Studio opens the image",
     )
-    parser.set_defaults(command=_export)
 
 
-def _add_gc(commands: argparse._SubParsersAction[OneLineParser]) -> None:
-    parser = _command(
-        commands,
-        "gc",
-        [store_parent()],
-        "delete what interrupted runs left in the store",
-        "Delete what interrupted runs left in the store: report objects without a manifest.",
-        GC_EXAMPLES,
-    )
+def _gc_arguments(parser: OneLineParser) -> None:
     parser.add_argument(
         "--older-than",
         default=f"{SAFE_AGE_SECONDS // 3600}h",
         metavar="DURATION",
         help="only staging older than this: 90s, 30m, 24h, 7d (default %(default)s, so no live run is hit)",
     )
-    parser.set_defaults(command=_gc)
+
+
+def _command_list() -> tuple[Command, ...]:
+    """Every subcommand, in the order of `--help` (the functions they run are defined below)."""
+    return (
+        Command(
+            DEFAULT_COMMAND,
+            _evaluation_blocks,
+            f"evaluate PRED against GT and store a report (the default: `{PROG} GT PRED`)",
+            "How much labeling work would these predictions save? Compares PRED with the trusted "
+            "GT on the same images, sorts every box into correct / shifted / class-confused / "
+            "false positive / false negative, and stores a report.",
+            RUN_EXAMPLES,
+            _evaluate,
+            _run_arguments,
+        ),
+        Command(
+            "list",
+            _stored_blocks,
+            "list the stored reports, latest first: id, date, grade, score, threshold, IoU bounds, inputs",
+            "List the stored reports, latest first (ids sort by creation time), a line each: the id, "
+            "the date, the grade, the assistance score and the predictions' file. An empty store prints "
+            "nothing, and says so on stderr.",
+            LIST_EXAMPLES,
+            _list,
+        ),
+        Command(
+            "show",
+            _stored_blocks,
+            "print a stored report (a summary, or its findings JSON, page, outcomes, outputs)",
+            "Print a stored report: by default a summary for people (what was evaluated, the verdict, "
+            "the counts, the recommendation); one of the flags prints a part as stored.",
+            SHOW_EXAMPLES,
+            _show,
+            _show_arguments,
+        ),
+        Command(
+            "compare",
+            _evaluation_blocks,
+            "which of two prediction sets leaves less correction work",
+            "Which of two prediction sets leaves less correction work on the same GT? Runs both, "
+            "pairs the images scored in both by asset id, and puts a paired bootstrap interval on "
+            "B - A of the assistance score and of the labeler time saved. Stores no report.",
+            COMPARE_EXAMPLES,
+            _compare,
+            _compare_arguments,
+        ),
+        Command(
+            "calibrate",
+            lambda: [common_parent()],
+            "fit a team's seconds per action from its labeling tool's logs",
+            "Fit the seconds a team's labelers spend per action (accept, nudge, relabel, delete, draw) "
+            "from a Label Studio JSON export (each annotation's lead_time and what it changed in the "
+            "prediction it started from) or a CVAT events CSV (each action's own time). Prints each "
+            "action's seconds with a bootstrap interval over tasks and how many tasks show it, and "
+            "writes a costs file for --time-costs. An action too few tasks show keeps its default.",
+            CALIBRATE_EXAMPLES,
+            _calibrate,
+            _calibrate_arguments,
+        ),
+        Command(
+            "export",
+            _stored_blocks,
+            "write the pre-labels a report's policy keeps, for a labeling tool to import",
+            "Write the predictions a stored report's policy pre-labels, in a labeling tool's import format, "
+            "from the report alone (no dataset is read again). By default the report's recommendation "
+            "(routing.json): each class at its threshold there, none of the classes it leaves to draw; "
+            "`--policy per-class`: each class at its own fastest threshold; `--policy single`: every class "
+            "at the recommendation's single threshold; `--policy threshold X`: every class at X.",
+            EXPORT_EXAMPLES,
+            _export,
+            _export_arguments,
+        ),
+        Command(
+            "gc",
+            _stored_blocks,
+            "delete what interrupted runs left in the store",
+            "Delete what interrupted runs left in the store: report objects without a manifest.",
+            GC_EXAMPLES,
+            _gc,
+            _gc_arguments,
+        ),
+    )
+
+
+def _add(commands: argparse._SubParsersAction[OneLineParser], command: Command) -> None:
+    parser = commands.add_parser(
+        command.name,
+        # `prelabel-eval run --help` says `run` (the top-level help says it is the default command).
+        prog=f"{PROG} {command.name}",
+        help_command=f"{PROG} {command.name} --help",
+        parents=command.blocks(),
+        help=command.summary,
+        description=command.description,
+        epilog=command.examples,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.arguments(parser)
+    parser.set_defaults(command=command.run)
+
+
+def _named_commands() -> list[str]:
+    """The commands a user names (`run` is the default, named or not)."""
+    return [command.name for command in _command_list() if command.name != DEFAULT_COMMAND]
 
 
 def parser() -> OneLineParser:
     """`prelabel-eval`, its commands and their options (`parse_command_line` picks the command)."""
     top = OneLineParser(
         prog=PROG,
-        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{{','.join(COMMANDS)}}} [options]",
+        usage=f"{PROG} [run] GT PRED [options]\n       {PROG} {{{','.join(_named_commands())}}} [options]",
         description=(
             "How much labeling work would these predictions save? "
             f"`{PROG} GT PRED` evaluates PRED against GT and stores a report; the other commands "
@@ -460,8 +484,8 @@ def parser() -> OneLineParser:
     )
     add_version_option(top)
     commands = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=OneLineParser)
-    for add in (_add_run, _add_list, _add_show, _add_compare, _add_calibrate, _add_export, _add_gc):
-        add(commands)
+    for command in _command_list():
+        _add(commands, command)
     return top
 
 
@@ -502,12 +526,15 @@ def summary(result: RunResult) -> str:
 
 def findings_summary(findings: Findings, location: str) -> str:
     """The run for people: what was evaluated, the verdict (with the recommendation), the figures."""
+    from handler.sections.wording import counted
+
     data, parameters = findings.dataset, findings.parameters
     lines = [
         f"{data.pred_source} ({data.pred_format}) against {data.gt_source} ({data.gt_format}): "
-        f"{data.images} images, confidence >= {parameters.confidence_threshold:g}, "
-        f"IoU {parameters.iou_min:g} / {parameters.iou_perfect:g}, {findings.created_at}",
-        findings.verdict,
+        f"{counted(data.images, 'image')}, kept from confidence {parameters.confidence_threshold:g}, "
+        f"a match from IoU {parameters.iou_min:g}, correct from IoU {parameters.iou_perfect:g}, "
+        f"{findings.created_at}",
+        findings.headline(),
         f"assistance score {findings.assistance_score:.3f} · {findings.efficiency_level}",
         "  ".join(f"{key.replace('_', ' ')} {count}" for key, count in findings.counts.outcomes().items()),
         _time_line(findings.time),

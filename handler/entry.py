@@ -3,13 +3,13 @@ imported. Imported first by both; the Python API leaves the caller's process as 
 
 numpy asks the kernel for transparent huge pages on every large array (`madvise`). On kernels
 whose huge-page defrag setting is `madvise` (Debian's default), each fault of a fresh array then
-compacts and zeroes 2 MiB synchronously: the 50k-image run spent ~0.7 s more of system time and
-~0.4 s more of wall filling its box columns (bench/NOTES.md). A run's arrays are written once and
-read a few times, so huge pages buy it nothing. A value the user set is kept.
+compacts and zeroes a huge page synchronously, which a big run pays for in system time and wall
+(bench/RESULTS.md). A run's arrays are written once and read a few times, so huge pages buy it
+nothing. A value the user set is kept.
 
 `leave` ends `python -m handler` without the interpreter's teardown: after the exit handlers
-(logging's and multiprocessing's among them), freeing every module and object one at a time is
-~0.1 s of CPU at the end of each 5k-image run, serial, for memory the kernel takes back at once.
+(logging's and multiprocessing's among them), freeing every module and object one at a time costs
+CPU at the end of each run, serial, for memory the kernel takes back at once.
 """
 
 import atexit

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable
+from handler.command_line import store_uri
 from handler.datasets import PairedBoxes, pair_datasets
 from handler.datasets.side import SideSpec, open_side
 from handler.engine import Evaluation, Tally, Thresholds, evaluate
@@ -41,7 +42,6 @@ from handler.execution.readings import read_sides
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
 from handler.inputs.arguments import Batch
 from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
-from handler.runtime import store_uri
 from handler.storage import Store, open_store
 
 ImageRecord = Mapping[str, Any]

@@ -67,9 +67,8 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
     the workers forked later (which would also copy every page a collection touches). Each phase
     starts settled (`_phase`, the one place that calls it): the imports and the datasets' ids,
     names and indexes are walked by no collection of the phases after them (a full one in
-    build_findings walked them for 80 ms at 50k images, each read or shard worker's for
-    150-220 ms). All are collected as before once the block ends; a caller's own freeze is left
-    alone."""
+    build_findings, or in each read or shard worker, would walk them all). All are collected as
+    before once the block ends; a caller's own freeze is left alone."""
     if gc.get_freeze_count():
         yield lambda: None
         return
@@ -80,8 +79,8 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
 
 
 def _import_report() -> None:
-    """The report's code (its pydantic models, the page's templates): ~0.2 s of CPU to import,
-    done while the read's workers decode (`meanwhile`), else after the read."""
+    """The report's code (its pydantic models, the page's templates), costly to import: done while
+    the read's workers decode (`meanwhile`), else after the read."""
     import jinja2  # noqa: F401
     import numpy.random  # noqa: F401
 

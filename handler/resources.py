@@ -35,7 +35,7 @@ def node_config() -> dict[str, Any]:
 @cache
 def schema_validator(name: str, definition: str | None = None) -> jsonschema.protocols.Validator:
     """A validator for `schemas/<name>`, or for one of its `$defs` (references still resolve)."""
-    import jsonschema  # only a run that validates pays for it (0.1 s): not the builder's limits
+    import jsonschema  # only a run that validates pays for its import: not the builder's limits
 
     schema = load_json_resource(f"schemas/{name}")
     target = schema if definition is None else {"$ref": f"#/$defs/{definition}", **{"$defs": schema["$defs"]}}

@@ -165,19 +165,22 @@ KEPT: Final = 0
 REJECTED: Final = len(_RULES) + 1
 
 
+# The confidence rules' reasons, the Python API's too (handler.inputs.arguments).
+CONFIDENCE_NOT_FINITE: Final = "confidence not finite"
+CONFIDENCE_OUT_OF_RANGE: Final = "confidence out of range"
 # Each rule's reason in a word or two, for the count by reason; a bad box by its first defect.
 _REASONS: Final = (
     "no label",
     "bad box",
     "rotation not finite",
-    "confidence not finite",
-    "confidence out of range",
+    CONFIDENCE_NOT_FINITE,
+    CONFIDENCE_OUT_OF_RANGE,
     "outside image",
 )
 REJECTED_REASON: Final = "unreadable row"
 
 
-def _bad_box_reasons(xyxy: FloatArray, sized: bool) -> npt.NDArray[np.str_]:
+def bad_box_reasons(xyxy: FloatArray, sized: bool) -> npt.NDArray[np.str_]:
     """`box_problem`'s defect of each row of `xyxy`, in a word or two (in the layout written)."""
     with np.errstate(invalid="ignore"):
         x_swapped = xyxy[:, 2] < xyxy[:, 0]
@@ -219,7 +222,7 @@ def _skip_reasons(columns: _Columns, verdict: npt.NDArray[np.uint8]) -> dict[str
     bad_box = _REASONS.index("bad box") + 1
     if counts[bad_box]:
         del found["bad box"]
-        found.update(_bad_box_reasons(columns.rows.xyxy[verdict == bad_box], columns.rows.sized).tolist())
+        found.update(bad_box_reasons(columns.rows.xyxy[verdict == bad_box], columns.rows.sized).tolist())
     ordered = Counter(dict(sorted(found.items())))
     ordered.update(columns.rows.reasons.get(row, REJECTED_REASON) for row in columns.rows.rejected)
     return dict(ordered)

@@ -364,7 +364,7 @@ def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) 
             return None
         rows = _chunk_rows(entries, ids)
         # Freed while collections are paused: its tuples would make the next allocation's collection
-        # walk them all (~4 ms per piece).
+        # walk them all, once per piece.
         del entries
     return rows
 

@@ -33,8 +33,8 @@ _ALL_TRUE = int.from_bytes(bytes([1, 1, 1, 1]), "little")  # four True bytes, in
 def finite_rows(xyxy: FloatArray) -> BoolArray:
     """Rows of an (N, 4) array whose four values are all finite.
 
-    The four flags of a row, one byte each, read as one 32-bit word: some 50 times faster than
-    `.all(axis=1)`, numpy's reduction along a short axis being slow."""
+    The four flags of a row, one byte each, read as one 32-bit word: numpy's reduction along a
+    short axis (`.all(axis=1)`) is far slower."""
     flags = np.ascontiguousarray(np.isfinite(xyxy)).view(np.uint32).reshape(len(xyxy))
     finite: BoolArray = flags == _ALL_TRUE
     return finite

@@ -29,8 +29,7 @@ from handler.storage import Source
 from handler.storage.base import RangedFile, max_file_bytes
 
 # A big JSON file (a COCO results list, a native document) is decoded in pieces on several local
-# processes from this size on: below it, starting them costs more than they save (the 5k-image
-# workload's 36 MB results file gains ~0.1 s on 2 cores).
+# processes from this size on: below it, starting them costs more than they save.
 PARALLEL_MIN_BYTES: Final = 16 << 20
 # Elements per chunk when a parsed list is handed on in chunks.
 CHUNK_ROWS: Final = 1 << 15
@@ -38,8 +37,7 @@ CHUNK_ROWS: Final = 1 << 15
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 # Text of a piece that one worker reads, cuts and decodes on its own (`ArrayText.piece_text`):
-# larger ones cost a worker more page faults than they save in tasks (50k: 1.2 s of system
-# time at 8 MiB, 0.1 s at 2 MiB).
+# larger ones cost a worker more page faults than they save in tasks.
 PIECE_BYTES: Final = 2 << 20
 # Where one object of an array may end and the next begin, found without reading what comes
 # before; a cut that is not one leaves its piece (or the one before) invalid.

@@ -27,19 +27,18 @@ from handler.engine.timecost import TimeCosts
 from handler.forked import worker_count
 
 SEED: Final = 20261129
-# The floor: the 2.5% and 97.5% ends rest on 25 resamples each, and the cost (one draw per
-# image and resample) stays below a second at 50k images.
+# The floor: the 2.5% and 97.5% ends rest on 25 resamples each; the cost is one draw per image
+# and resample.
 RESAMPLES: Final = 1000
 LEVEL: Final = Fraction(95, 100)
 # Draws per chunk: the chunk's doubles, image indices and counters (8 bytes each, 3 MiB) stay in
-# the processor's cache, where counting the draws of 4M at once scattered over 32 MiB of counters
-# (0.75 s of CPU at 50k images, 0.3 s this way).
+# the processor's cache, where counting millions of draws at once would scatter them over a
+# table of counters too big for it.
 DRAWS_PER_CHUNK: Final = 1 << 17
 # Draws from which `resampled_counts` gives half of the resamples to a second thread: numpy draws,
 # scales and multiplies without the interpreter lock, so a second core takes about half of the
-# 0.3 s of CPU at 50k images (below, starting a thread costs more than it gives back).
+# work (below, starting a thread costs more than it gives back).
 THREADED_DRAWS: Final = 1 << 23
-MARGIN: Final = 0.02
 
 
 def seeded_sample(n: int, k: int) -> IntArray:
@@ -94,7 +93,7 @@ def resampled_counts(
     n, m = counts.shape
     summed = np.zeros((resamples, m), dtype=np.int64)
     # One float copy of the per-image counts, (m, n): BLAS multiplies it by the chunk's transposed
-    # view (n, rows) about twice as fast as the chunk (rows, n) by the counts (n, m).
+    # view (n, rows) faster than the chunk (rows, n) by the counts (n, m).
     weights = np.ascontiguousarray(counts.T, dtype=np.float64)
 
     def add(first: int, stop: int) -> None:
@@ -149,12 +148,6 @@ class Bootstrap:
     borderline: bool  # the score interval crosses a grade bound
     # With fitted costs: the interval of the time saved at the fitted seconds, images only.
     seconds_saved_images_only: tuple[float, float] | None = None
-
-    @property
-    def images_for_margin(self) -> int:
-        """About how many images give a ±MARGIN interval: the half-width shrinks as 1/√images."""
-        half_width = (self.score[1] - self.score[0]) / 2
-        return max(1, math.ceil(self.images * (half_width / MARGIN) ** 2))
 
     def likely_grades(self) -> list[tuple[str, float]]:
         """The grades some resample reached, most frequent first."""

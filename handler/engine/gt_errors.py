@@ -87,14 +87,6 @@ class SuspectTally:
         """No suspect at all: another reading of the predictions explains their misses."""
         return SuspectTally(np.zeros_like(self.counts), (), self.limit)
 
-    def corrected(self, counts: IntArray) -> IntArray:
-        """Outcome counts if every suspect's GT were fixed: each suspect becomes a correct box."""
-        fixed = counts.copy()
-        fixed[Outcome.FALSE_POSITIVE] -= self.counts[MISSING_GT]
-        fixed[Outcome.CLASS_CONFUSED] -= self.counts[WRONG_CLASS]
-        fixed[Outcome.CORRECT] += self.count
-        return fixed
-
 
 def shard_suspects(
     evaluation: Evaluation,

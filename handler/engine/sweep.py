@@ -90,7 +90,7 @@ class _Usable:
 
     Those predictions are numbered 0.. in input order (`rows` are theirs among all predictions),
     so the pairs keep their greedy order; a threshold's matching touches only them, however many
-    predictions without a usable pair the shard has (at 50k images, nine in ten).
+    predictions without a usable pair the shard has (most of them, on a big run).
     """
 
     pairs: CandidatePairs  # `pred` numbers the predictions in `rows`

@@ -38,17 +38,15 @@ from handler.execution.shards import (
 from handler.inputs import NodeInputs
 from handler.storage import ObjectSink, Source, Store, WrittenObject
 
-# Local processes are forked once the input has this many boxes (GT and predictions) per core.
-# Measured on 2 idle cores (evaluate_plan, best of 15): 117k boxes 0.075 s in this process and
-# 0.068 s on two workers (break-even), 235k 0.143 s and 0.097 s, 5k images (470k boxes) 0.32 s
-# and 0.20 s, 50k images (4.7M) 3.3 s and 1.8 s. A worker costs CPU (fresh pages, a cold cache:
-# +20% at 5k), so on cores already busy with other work forking loses.
+# Local processes are forked once the input has this many boxes (GT and predictions) per core:
+# about where two workers break even on idle cores (bench/RESULTS.md). A worker costs CPU (fresh
+# pages, a cold cache), so on cores already busy with other work forking loses.
 MIN_BOXES_PER_WORKER: Final = 100_000
 # Shards per worker: a little more than one evens out shards of unequal cost.
 SHARDS_PER_WORKER: Final = 2
 # Boxes (GT and predictions) per shard at most, however many workers: a shard's columns and
 # temporaries then stay small enough for the allocator to reuse instead of faulting in fresh
-# pages (50k images in one process: 4 shards 3.5 s of CPU, 8 to 16 shards 2.9 s).
+# pages.
 MAX_BOXES_PER_SHARD: Final = 400_000
 
 
@@ -171,13 +169,13 @@ def plan_sides(
             for i, (gt_shard, pred_shard) in enumerate(pairs)
         ]
         executor = _executor(options, MIN_BOXES_PER_WORKER * len(pairs))  # a shard file is worth a worker
+        # Read as written, the format first as every reading names it.
+        as_written = (shard_format().name, "shards, as written")
         return ShardPlan(
             files,
             executor,
-            DatasetNames(gt.source.name, shard_format().name, (f"{shard_format().name} shards, as written",)),
-            DatasetNames(
-                pred.source.name, shard_format().name, (f"{shard_format().name} shards, as written",)
-            ),
+            DatasetNames(gt.source.name, shard_format().name, as_written),
+            DatasetNames(pred.source.name, shard_format().name, as_written),
             ReadFigures(),
         )
     sides = read_sides(gt, pred)  # a big file decoded on the processes each side was opened with

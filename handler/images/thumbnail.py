@@ -24,12 +24,11 @@ MAX_IMAGE_BYTES: Final = 64 << 20
 # A header claiming more pixels than Pillow's decompression-bomb limit (2 x MAX_IMAGE_PIXELS,
 # 179 MP) is refused as it is opened. Of the rest, a JPEG decodes at 1/2 to 1/8 in draft mode,
 # so it is the size to be decoded that is capped; other formats decode whole.
-MAX_DECODED_PIXELS: Final = 40_000_000  # 120 MB of RGB, ~0.3 s to decode and scale
+MAX_DECODED_PIXELS: Final = 40_000_000  # 120 MB of RGB
 # The long side of a thumbnail, in pixels: twice the sketch's 150 CSS px, sharp on a HiDPI screen.
 LONG_SIDE: Final = 300
 # JPEG quality, then the lower ones tried while the thumbnail is over its byte budget, and last
-# half the size: a photo at 300 px and quality 60 is 7-16 kB, 300 px of noise 32 kB at quality 30.
-# 40 sketches then add at most 1.1 MB to the page (base64 included). Measured in docs/images.md.
+# half the size: the budget keeps the page's 40 sketches small (measured in docs/images.md).
 QUALITIES: Final = (60, 45, 30)
 MAX_THUMBNAIL_BYTES: Final = 20_000
 

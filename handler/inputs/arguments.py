@@ -22,8 +22,13 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, box_area
-from handler.datasets.builder import CONFIDENCE_RANGE
-from handler.datasets.columns import finite_rows
+from handler.datasets.builder import (
+    CONFIDENCE_NOT_FINITE,
+    CONFIDENCE_OUT_OF_RANGE,
+    CONFIDENCE_RANGE,
+    bad_box_reasons,
+)
+from handler.datasets.columns import bad_box_rows
 from handler.engine import Thresholds
 from handler.inputs.node_inputs import select_number
 
@@ -283,23 +288,20 @@ def _one_label_kind(labels: list[Array], places: list[str]) -> None:
 
 
 def _box_verdicts(xyxy: FloatArray, scores: FloatArray, is_pred: BoolArray) -> npt.NDArray[np.str_]:
-    """Each box's reason to be skipped ("" to keep it), the readers' rules in their order."""
+    """Each box's reason to be skipped ("" to keep it): the readers' rules and reasons, in their
+    order, and an area past the float range (two areas add up in an IoU's union)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        # Twice the area finite: two boxes' areas add up in an IoU's union.
-        area = box_area(xyxy) * 2
-        swapped = (xyxy[:, 2] < xyxy[:, 0]) | (xyxy[:, 3] < xyxy[:, 1])
+        beyond = ~np.isfinite(box_area(xyxy) * 2)
         outside = (scores < CONFIDENCE_RANGE[0]) | (scores > CONFIDENCE_RANGE[1])
-    finite = finite_rows(xyxy)
+    bad = bad_box_rows(xyxy)
+    verdict = np.where(bad, bad_box_reasons(xyxy, sized=False), "").astype(object)
     rules = (
-        (~finite, "coordinate not finite"),
-        (swapped, "x_max < x_min or y_max < y_min"),
-        (~np.isfinite(area), "box area past the float range"),
-        (is_pred & ~np.isfinite(scores), "confidence not finite"),
-        (is_pred & outside, f"confidence outside [{CONFIDENCE_RANGE[0]:g}, {CONFIDENCE_RANGE[1]:g}]"),
+        (~bad & beyond, "box area past the float range"),
+        (is_pred & ~np.isfinite(scores), CONFIDENCE_NOT_FINITE),
+        (is_pred & outside, CONFIDENCE_OUT_OF_RANGE),
     )
-    verdict = np.full(len(xyxy), "", dtype=object)
-    for broken, reason in reversed(rules):  # the first rule broken is written last
-        verdict[broken] = reason
+    for broken, reason in rules:  # a box keeps the first reason it gets
+        verdict[broken & (verdict == "")] = reason
     return verdict.astype(str)
 
 

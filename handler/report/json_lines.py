@@ -17,8 +17,8 @@ import orjson
 from handler.boxes import BoolArray, FloatArray, IntArray
 
 ObjectArray = npt.NDArray[np.object_]
-# Lines encoded at once: the per-line objects of a chunk are all that is held (measured on
-# the 5k-image workload: +27 MB at 20k lines vs +122 MB at 100k, at the same speed).
+# Lines encoded at once: the per-line objects of a chunk are all that is held; a bigger chunk
+# holds more and is no faster.
 CHUNK_LINES: Final = 20_000
 # Adjacent text fields whose tables have at most this many pairs of entries are one piece of a
 # line (both classes; the outcome, its action and the suspicion): fewer, longer pieces to join.

@@ -114,8 +114,8 @@ class Connection:
         return cls(client, attempts)
 
 
-# The service models a session parses from botocore's JSON (~0.1 s of CPU for S3's, each time) are
-# the same for every session: one loader, shared. boto3's own data folder is on its paths already.
+# The service models a session parses from botocore's JSON (costly, each time) are the same for
+# every session: one loader, shared. boto3's own data folder is on its paths already.
 _MODELS: Final = botocore.loaders.create_loader()
 _MODELS.search_paths.append(os.path.join(os.path.dirname(boto3.__file__), "data"))
 _MODEL_PATHS: Final = len(_MODELS.search_paths)

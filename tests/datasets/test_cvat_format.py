@@ -136,7 +136,7 @@ def test_the_node_reads_a_cvat_pair(cvat_xml: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.xml"
     broken.write_bytes(b"<annotations><image id='0' name='a.jpg'></annotations>")
     failed = run_node(tmp_path, GT_DATASET=str(broken), PRED_DATASET=str(cvat_xml))
-    assert one_error_line(failed).startswith(f"error: {broken}: line 1 column ")
+    assert one_error_line(failed).startswith(f"error: ground truth (GT_DATASET): {broken}: line 1 column ")
 
 
 def test_a_pascal_voc_file_with_a_document_type_declaration_is_refused_too(tmp_path: Path) -> None:

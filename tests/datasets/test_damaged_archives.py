@@ -94,7 +94,8 @@ def test_each_kind_of_damage_is_named(
     archive.write_bytes(ARCHIVE_DAMAGE[damage](_zip(CVAT_GT), 0.5))
     assert cli_main([str(archive), str(CVAT_PRED), "--store", str(tmp_path / "s")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"error: {archive}: export/annotations.xml cannot be read from the zip (")
+    side = "ground truth (GT_DATASET)"
+    assert line.startswith(f"error: {side}: {archive}: export/annotations.xml cannot be read from the zip (")
 
 
 ENCODINGS: Final = ["x-unknown-9", "utf-16", "utf-32", "ebcdic-cp-be", "", "\u00e9", "latin-1", "ascii"]
@@ -133,6 +134,6 @@ def test_an_unknown_encoding_is_named(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cli_main([str(gt), str(CVAT_PRED), "--store", str(tmp_path / "s")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
-        f"error: {gt}: expected XML in an encoding its declaration names and Python knows "
-        "(unknown encoding: x-unknown-9)"
+        f"error: ground truth (GT_DATASET): {gt}: expected XML in an encoding its declaration names and "
+        "Python knows (unknown encoding: x-unknown-9)"
     )

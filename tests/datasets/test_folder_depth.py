@@ -60,7 +60,11 @@ def test_a_stray_xml_inside_a_voc_folder_is_named(tmp_path: Path, capsys: pytest
     shutil.copy(EXAMPLES / "cvat" / "gt.xml", stray)
     assert cli_main([str(gt), str(gt), "--store", str(tmp_path / "s")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line == f"error: {stray}: expected an <annotation> root element (Pascal VOC), found <annotations>"
+    side = "ground truth (GT_DATASET)"
+    assert (
+        line
+        == f"error: {side}: {stray}: expected an <annotation> root element (Pascal VOC), found <annotations>"
+    )
 
 
 def test_a_cvat_export_one_folder_down_is_still_found(tmp_path: Path) -> None:

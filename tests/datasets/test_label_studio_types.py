@@ -106,4 +106,5 @@ def test_predictions_that_are_no_list_are_named(tmp_path: Path, capsys: pytest.C
     export.write_text(json.dumps(_replaced(EXPORT, 2, ("predictions",), 5)), encoding="utf-8")
     assert cli_main([str(export), str(export), "--store", str(tmp_path / "s")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line == f"error: {export}: tasks[2].predictions: expected a list, got a JSON number"
+    expected = f"{export}: tasks[2].predictions: expected a list, got a JSON number"
+    assert line == f"error: ground truth (GT_DATASET): {expected}"

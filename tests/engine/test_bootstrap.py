@@ -91,7 +91,6 @@ def test_a_sure_result_has_one_grade_and_a_narrow_interval() -> None:
     found = bootstrap(counts, COSTS)
     assert found.score == (1.0, 1.0) and not found.borderline
     assert found.likely_grades() == [("Production-grade", 1.0)]
-    assert found.images_for_margin == 1
 
 
 def test_a_result_on_a_grade_bound_is_borderline() -> None:

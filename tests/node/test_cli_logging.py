@@ -16,9 +16,9 @@ from helpers.builders import write_json
 from helpers.paths import EXAMPLES, ROOT
 
 from handler.cli import main as cli_main
+from handler.command_line import package_version
 from handler.inputs import parse_inputs
 from handler.pipeline import PHASES, log_to_stderr, run
-from handler.runtime import package_version
 from handler.storage import open_store
 
 EXAMPLE = {"GT_DATASET": str(EXAMPLES / "gt.json"), "PRED_DATASET": str(EXAMPLES / "predictions.jsonl")}

@@ -14,6 +14,7 @@ from helpers.needs import existing
 from bench.killed import KILL, clean_run, kill_once, node_environment
 from bench.smoke import GENERATOR
 from bench.workloads import ensure_data
+from handler.datasets.jsondoc import PARALLEL_MIN_BYTES
 from handler.forked import _die_with_parent, _prctl
 
 
@@ -22,6 +23,8 @@ def environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     existing(Path("/proc/self/stat"), "Linux's /proc (the test finds a session's processes there)")
     generator = existing(GENERATOR, "the workload generator")
     files = ensure_data(KILL, tmp_path_factory.mktemp("kill"), generator)
+    # big enough that the readers fork too, not the shards alone
+    assert files.results.stat().st_size > PARALLEL_MIN_BYTES
     return node_environment(files.gt, files.results)
 
 

@@ -477,7 +477,8 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
     ("report.finishers", "report.ledger"),  # the registry of the finishers; the ledger read as the user wants
     ("report",),  # the report package's face names its jobs and imports none of them
-    ("pipeline", "comparison", "calibrate", "runtime"),  # the entry points, downward among themselves too
+    # the entry points, downward among themselves too; what both command lines share
+    ("pipeline", "comparison", "calibrate", "command_line"),
     ("metric", "progress"),
     ("mmeval", "cli", "__main__"),
     ("__init__",),  # the public API

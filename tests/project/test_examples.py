@@ -22,7 +22,7 @@ import orjson
 import pytest
 from helpers.paths import ROOT
 
-from handler.cli import COMMANDS, command_parsers, parser
+from handler.cli import command_parsers, parser
 
 EXEMPT: Final = "# not run by the README test: "
 TEST_COMMAND: Final = f"{EXEMPT}it is the test command itself\n"
@@ -62,7 +62,11 @@ def _run(line: str, store: Path) -> None:
 
 def _needs_a_report(line: str) -> bool:
     """A command that reads the store's reports (`list`, `show latest`, `export latest`, ...)."""
-    return line.split()[1] in COMMANDS and line.split()[1] not in ("run", "compare", "calibrate")
+    return line.split()[1] in command_parsers(parser()) and line.split()[1] not in (
+        "run",
+        "compare",
+        "calibrate",
+    )
 
 
 def test_the_help_examples_cover_every_command() -> None:

@@ -24,6 +24,7 @@ from helpers.paths import ROOT
 
 from handler.comparison import compare
 from handler.report.findings import Comparison
+from handler.report.findings.compare_findings import compare_verdict
 from handler.report.page import render_compare_html
 from handler.sections.wording import duration, image_duration, saving, tail_of
 
@@ -188,7 +189,8 @@ def _open(browser: Browser, report: StoredReport, width: int, height: int) -> Ob
         _unfold(page)
         observed.overflow_unfolded = page.evaluate(OVERFLOW_JS, OVERFLOW_SCOPE)
         observed.shown = page.evaluate(SHOWN_JS)
-        page.screenshot(path=str(artifacts_dir() / f"{stem}-unfolded.png"), full_page=True)
+        if (width, height) == VIEWPORTS[0]:  # the whole page unfolded where a layout breaks first
+            page.screenshot(path=str(artifacts_dir() / f"{stem}-unfolded.png"), full_page=True)
         page.wait_for_timeout(50)  # let a late console message or dialog arrive before the page closes
         return observed
     finally:
@@ -235,7 +237,10 @@ def test_grade_score_shares_and_verdict_equal_the_findings(
 ) -> None:
     findings, shown = _report(observed, reports).findings, observed.shown
     assert shown["grade"] == findings["efficiency_level"]
-    assert shown["verdict"] == " ".join(findings["verdict"].split())
+    said = findings["verdict"]  # then the recommendation, once something was scored
+    if findings["reason"] is None:
+        said += f" Recommended: {findings['recommendation']['says']}."
+    assert shown["verdict"] == " ".join(said.split())
     if findings["reason"] is None:
         assert shown["score"] == f"{findings['assistance_score']:.2f}"
         assert {key: shown["shares"].get(key) for key in OUTCOMES} == {
@@ -462,9 +467,10 @@ def test_the_comparison_page_shows_the_comparison_safely(
         text = page.locator("body").text_content() or ""
         assert HOSTILE_CLASS in text and "b <i>.json" in text
         assert page.locator("img, script, i").count() == 0
-        assert page.locator("[data-field=better] .value").text_content() == found.better
-        shown = page.locator("[data-field=difference] .value").text_content()
-        assert shown == f"{found.difference.score:+.2f}"
+        # the verdict says which set and by how much, once: no card repeats it
+        verdict = page.locator("[data-field=verdict]").text_content() or ""
+        assert verdict == compare_verdict(found) and f"Prediction set {found.better} leaves less" in verdict
+        assert page.locator("[data-field=better], [data-field=difference]").count() == 0
         for figure in ("difference", "compare_classes", "transitions"):
             assert page.locator(f"svg[data-figure={figure}]").count() == 1
         # B found the two boxes A missed: the grid's cells are the transitions' counts, row by row
@@ -646,7 +652,8 @@ def test_the_review_queue_table_is_the_queue_s_first_rows_as_the_sketches_show_t
             f"#{w['rank']} {tail_of(w['asset_id'])} {image_duration(w['labeler_seconds'])}"
         )
     note = shown["note"]
-    assert f"of the {duration(queue['seconds'])} the labelers need with the predictions" in note
+    with_predictions = duration(findings["time"]["with_predictions_seconds"])
+    assert f"of the {with_predictions} the labelers need with the predictions" in note
     assert (
         f"prelabel-eval show {findings['report_id']} --queue (review_queue.csv, {queue['images']} images)"
         in note

@@ -54,7 +54,7 @@ def _comparable(findings: Findings) -> dict[str, Any]:
     for key in ("report_id", "created_at", "execution"):
         document.pop(key)
     document["skipped"].pop("listed")  # where a skip was written is the format's own
-    for key in ("gt_source", "pred_source", "gt_format", "pred_format", "gt_read_as", "pred_read_as"):
+    for key in ("gt_source", "pred_source", "gt_read_as", "pred_read_as"):
         document["dataset"].pop(key)
     return document
 

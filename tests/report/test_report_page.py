@@ -131,7 +131,14 @@ def findings(tmp_path: Path) -> Findings:
 
 def test_findings_carry_the_new_sections(findings: Findings) -> None:
     validate_document(findings.document())
-    assert findings.document()["actions"] == {"accept": 0, "nudge": 1, "relabel": 1, "delete": 2, "draw": 2}
+    assert "actions" not in findings.document()  # the counts under the actions' names (version 3)
+    shown_actions = dict(
+        re.findall(
+            r'<tr data-action="(\w+)"><td>[^<]*</td><td class="num" data-field="count">(\d+)<',
+            render(findings),
+        )
+    )
+    assert shown_actions == {"accept": "0", "nudge": "1", "relabel": "1", "delete": "2", "draw": "2"}
     assert findings.document()["confusions"] == [{"gt_class": HOSTILE, "pred_class": "car", "count": 1}]
     assert [row["class"] for row in findings.document()["per_class"]] == ["car", "dog", HOSTILE]
     assert findings.near_misses.count == 1 and findings.near_misses.bands[1].count == 1
@@ -140,7 +147,8 @@ def test_findings_carry_the_new_sections(findings: Findings) -> None:
     recommended = findings.document()["recommendation"]
     assert recommended["threshold"] == 0.0 and recommended["criterion"] == "labeler time saved"
     page = " ".join(render(findings).split())
-    assert "0 saves the most time" in page and f"Recommended: {recommended['says']}." in findings.verdict
+    assert "0 saves the most time" in page and f"Recommended: {recommended['says']}." in page
+    assert findings.headline() == f"{findings.verdict} Recommended: {recommended['says']}."
     assert findings.document()["time"]["costs_adjusted"] is False
     assert "Su, Deng, Fei-Fei" in findings.document()["time"]["cited"]["draw"]
 
@@ -239,7 +247,7 @@ def test_schema_and_model_refuse_broken_new_sections(findings: Findings) -> None
     good: dict[str, Any] = findings.document()
     assert Findings.model_validate(good) == findings
     broken = [
-        {**good, "actions": {k: v for k, v in good["actions"].items() if k != "draw"}},
+        {**good, "counts": {k: v for k, v in good["counts"].items() if k != "false_negative"}},
         {**good, "per_class": [{"class": "car"}]},
         {**good, "confidence_sweep": {**good["confidence_sweep"], "best_score": 1.5}},
         {k: v for k, v in good.items() if k != "near_misses"},

@@ -33,10 +33,12 @@ def test_the_verdict_says_the_graded_run_then_the_one_recommendation(tmp_path: P
         f"Assistance score {findings.assistance_score:.2f} ({findings.efficiency_level}, "
         "borderline with Strong assist): pre-labeling saves about 46 min of the 65 min it takes to draw "
         "every box; what is left is balanced between drawing and deleting (26 missed objects, "
-        "32 invented boxes). Recommended: keep the 0.5 given, since no other threshold saves clearly more "
+        "32 invented boxes)."
+    )
+    assert findings.headline() == (
+        f"{findings.verdict} Recommended: keep the 0.5 given, since no other threshold saves clearly more "
         f"than its 46 min (the best would save 27 s more, between {MINUS}4 s and 76 s, 19 times in 20)."
     )
-    assert findings.verdict.count(". ") == 1  # two sentences: the graded run, the recommendation
     assert findings.recommendation.kept == 0.5
 
 
@@ -96,7 +98,7 @@ def test_a_zero_threshold_reads_as_keeping_every_prediction(tmp_path: Path) -> N
     gt, pred = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
     findings = _run(tmp_path, gt, pred, CONFIDENCE_THRESHOLD="0.5").findings
     assert findings.recommendation.kept is None and findings.recommendation.threshold == 0
-    assert "Recommended: pre-label at ≥ 0 (every prediction kept) to save" in findings.verdict
+    assert "Recommended: pre-label at ≥ 0 (every prediction kept) to save" in findings.headline()
 
 
 def test_no_advice_stands_on_a_side_mostly_skipped(tmp_path: Path) -> None:
@@ -107,6 +109,7 @@ def test_no_advice_stands_on_a_side_mostly_skipped(tmp_path: Path) -> None:
     negated.write_text(json.dumps([{**r, "score": -r["score"]} for r in json.loads(results.read_text())]))
     findings = _run(tmp_path, gt, negated, CONFIDENCE_THRESHOLD="0.5").findings
     assert findings.other_reading is None and findings.recommendation.kept == 0.5
-    assert findings.verdict.startswith("Fix how the predictions are read first: ")
-    assert "(confidence out of range, see the warnings)" in findings.verdict
-    assert ". As read, assistance score 0.00 (Minimal assist)" in findings.verdict
+    headline = findings.headline()
+    assert headline.startswith("Fix how the predictions are read first: ")
+    assert "(confidence out of range, see the warnings)" in headline
+    assert ". As read, assistance score 0.00 (Minimal assist)" in headline

@@ -120,7 +120,6 @@ def test_each_row_is_its_ledger_rows_priced_and_they_add_up_to_the_time_total(
         priced = sum(count * getattr(costs, action) for action, count in counted.items())
         assert float(row["expected_seconds"]) == pytest.approx(priced, abs=5e-4)
     total = findings["time"]["with_predictions_seconds"]
-    assert findings["review_queue"]["seconds"] == total  # the same counts, priced the same
     # each row is rounded to the millisecond: the rows add up to the total within 0.5 ms each
     assert abs(sum(float(row["expected_seconds"]) for row in rows) - total) <= 5e-4 * len(rows)
 
@@ -174,9 +173,6 @@ def test_uncertain_flags_match_their_definition_on_the_ledger(reported: dict[str
         for k in range(len(bins))
     ]
     assert [b["predictions"] for b in bins] == kept
-    assert [b["right_share"] for b in bins] == pytest.approx(
-        [r / n if n else None for r, n in zip(right, kept, strict=True)]
-    )
     fit = _isotonic(right, kept)
     assert [b["pooled_right_share"] for b in bins] == pytest.approx(fit)
     low, high = review["uncertain_shares"]
@@ -269,7 +265,6 @@ def test_the_uncertain_text_names_the_spans_of_adjacent_uncertain_bins() -> None
                 low=round(low, 2),
                 high=round(low + 0.05, 2) if i < len(flags) - 1 else None,
                 predictions=30,
-                right_share=0.5,
                 pooled_right_share=0.5,
                 pooled_predictions=30,
                 uncertain=flag,
@@ -279,8 +274,6 @@ def test_the_uncertain_text_names_the_spans_of_adjacent_uncertain_bins() -> None
         return ReviewQueueTotals(
             part="review_queue.csv",
             images=1,
-            images_with_work=1,
-            seconds=1.0,
             listed_seconds=1.0,
             uncertain_boxes=3,
             images_with_uncertain_boxes=2,

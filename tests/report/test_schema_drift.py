@@ -61,7 +61,7 @@ def test_findings_of_real_runs_match_the_checked_in_schema(name: str, tmp_path: 
     gt, pred, formats = RUNS[name]
     findings = _stored_findings(LocalStore(tmp_path), gt, pred)
     validate_document(findings)
-    assert (findings["dataset"]["gt_format"], findings["dataset"]["pred_format"]) == formats
+    assert (findings["dataset"]["gt_read_as"][0], findings["dataset"]["pred_read_as"][0]) == formats
     assert findings["counts"]["total"] > 0
 
 
@@ -94,4 +94,4 @@ def test_findings_of_a_prediction_cache_match_the_checked_in_schema(tmp_path: Pa
     cache = _prediction_cache(tmp_path / "cache.json")
     findings = _stored_findings(LocalStore(tmp_path / "store"), EXAMPLES / "gt.json", cache)
     validate_document(findings)
-    assert findings["dataset"]["pred_format"] == "prediction-cache" and findings["counts"]["correct"] > 0
+    assert findings["dataset"]["pred_read_as"][0] == "prediction-cache" and findings["counts"]["correct"] > 0

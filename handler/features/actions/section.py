@@ -1,38 +1,25 @@
-"""`actions` (boxes per labeler action) and `confusions` (the most frequent class confusions)."""
+"""`confusions` (the most frequent class confusions), shown with the boxes per labeler action (the
+outcome counts under their actions' names: `counts`, not a field of their own)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final, Protocol
 
 from pydantic import Field
 
 from handler.engine.analyses.confusions import CONFUSIONS, top_confusions
 from handler.engine.timecost import ACTIONS
 from handler.sections.context import RunFacts
-from handler.sections.fields import Count, Section
+from handler.sections.fields import Counts, Section
 from handler.sections.shown import Shown
 
 TOP_CONFUSIONS: Final = 10
-
-
-class Actions(Section):
-    """What the labeler does: accept correct, nudge shifted, relabel class-confused, delete FP, draw FN."""
-
-    accept: Count
-    nudge: Count
-    relabel: Count
-    delete: Count
-    draw: Count
 
 
 class Confusion(Section):
     gt_class: str
     pred_class: str
     count: int = Field(ge=1)
-
-
-def actions(facts: RunFacts) -> Actions:
-    return Actions(**dict(zip(ACTIONS, facts.state.tally.counts.tolist(), strict=True)))
 
 
 def confusions(facts: RunFacts) -> tuple[Confusion, ...]:
@@ -45,13 +32,24 @@ def confusions(facts: RunFacts) -> tuple[Confusion, ...]:
     )
 
 
-ActionsSection = Annotated[Actions, Shown(actions, "actions")]
-# Shown in the actions fragment.
+class _Drawn(Protocol):
+    """What the actions' table reads of the findings."""
+
+    @property
+    def counts(self) -> Counts: ...
+
+
+def action_counts(findings: _Drawn) -> dict[str, Any]:
+    """The boxes per labeler action: accept correct, nudge shifted, relabel class-confused, delete
+    FP, draw FN (the outcome counts, in the outcomes' order, which is the actions')."""
+    return {"action_counts": dict(zip(ACTIONS, findings.counts.outcomes().values(), strict=True))}
+
+
 ConfusionsSection = Annotated[
     tuple[Confusion, ...],
     Field(
         max_length=TOP_CONFUSIONS,
         description="The most frequent class confusions, GT class -> predicted class, most frequent first.",
     ),
-    Shown(confusions),
+    Shown(confusions, "actions", draw=action_counts),
 ]

@@ -21,15 +21,23 @@ class DatasetFigures(Section):
     pred_only_images: Count
     gt_source: str
     pred_source: str
-    gt_format: str
-    pred_format: str
     gt_read_as: tuple[str, ...] = Field(
+        min_length=1,
         description="How the GT was read, part by part, each with where it came from (the format's, "
-        "detected, given); a reading proposed instead is in `other_reading`."
+        "detected, given), its format first; a reading proposed instead is in `other_reading`.",
     )
-    pred_read_as: tuple[str, ...] = Field(description="The same for the predictions.")
+    pred_read_as: tuple[str, ...] = Field(min_length=1, description="The same for the predictions.")
     classes: Count
     crowd_excluded: Count
+
+    @property
+    def gt_format(self) -> str:
+        """The format the GT was read in: the first part of its reading."""
+        return self.gt_read_as[0]
+
+    @property
+    def pred_format(self) -> str:
+        return self.pred_read_as[0]
 
 
 class SkippedBoxEntry(Section):

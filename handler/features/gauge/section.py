@@ -47,12 +47,6 @@ class Uncertainty(Section):
     saved_seconds_images_only: Interval | None = Field(
         description="With fitted costs: the interval at the fitted seconds, held fixed (images only)."
     )
-    borderline: bool = Field(description="The interval crosses a grade bound.")
-    images_for_margin: int = Field(
-        ge=1,
-        description="About how many images would narrow the score interval to +-0.02: images x "
-        "(half-width / 0.02)^2, since a bootstrap interval shrinks as 1/sqrt(images).",
-    )
 
 
 def uncertainty(facts: RunFacts) -> Uncertainty | None:
@@ -71,8 +65,6 @@ def uncertainty(facts: RunFacts) -> Uncertainty | None:
         saved_seconds_images_only=None
         if found.seconds_saved_images_only is None
         else Interval(low=found.seconds_saved_images_only[0], high=found.seconds_saved_images_only[1]),
-        borderline=found.borderline,
-        images_for_margin=found.images_for_margin,
     )
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, cast
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
-from handler.engine.counts import OutcomeCounts
 from handler.engine.gt_errors import (
     MISSING_GT,
     MISSING_MAX_IOU,
@@ -16,7 +15,7 @@ from handler.engine.gt_errors import (
 )
 from handler.engine.listed import suspects
 from handler.sections.context import RunFacts
-from handler.sections.fields import Count, Grade, Score, Section, Threshold
+from handler.sections.fields import Count, Score, Section, Threshold
 from handler.sections.shown import Shown
 
 
@@ -47,8 +46,6 @@ class SuspectedGtErrors(Section):
     listed: tuple[SuspectedBoxEntry, ...] = Field(
         max_length=TOP_SUSPECTS, description="The most confident suspects, most confident first."
     )
-    score_if_gt_fixed: Score = Field(description="The assistance score if every suspect's GT were wrong.")
-    grade_if_gt_fixed: Grade
     withheld: str | None = Field(
         default=None,
         description="Why no suspect is listed (another reading of the predictions explains the misses).",
@@ -63,9 +60,7 @@ WITHHELD: Final = (
 
 
 def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
-    state = facts.state
-    found = suspects(state, facts.reading is not None)
-    fixed = OutcomeCounts(found.corrected(state.tally.counts))
+    found = suspects(facts.state, facts.reading is not None)
     listed = tuple(
         SuspectedBoxEntry.model_validate(
             {
@@ -87,8 +82,6 @@ def suspected_gt_errors(facts: RunFacts) -> SuspectedGtErrors:
         missing_gt=int(found.counts[MISSING_GT]),
         wrong_class=int(found.counts[WRONG_CLASS]),
         listed=listed,
-        score_if_gt_fixed=fixed.score,
-        grade_if_gt_fixed=cast(Grade, fixed.grade),  # one of GRADES; the model checks it again
         withheld=None if facts.reading is None else WITHHELD,
     )
 

@@ -39,7 +39,6 @@ class NearMisses(Section):
 
     count: Count
     missed_gt: Count = Field(description="Distinct missed GT boxes they overlap.")
-    iou_min: float
     bands: tuple[NearMissBand, ...]
     listed: tuple[NearMissEntry, ...] = Field(
         max_length=TOP_NEAR_MISSES, description="The closest ones (highest IoU first), each at its best pair."
@@ -69,7 +68,6 @@ def near_misses(facts: RunFacts) -> NearMisses:
     return NearMisses(
         count=counts.count,
         missed_gt=counts.missed_gt,
-        iou_min=facts.inputs.iou_min,
         bands=bands,
         listed=listed,
     )

@@ -85,6 +85,11 @@ class Recommendation(Section):
         "or the files look misread (another reading scores clearly better, or most of a side was "
         "skipped); `seconds_saved` and `score` are then the given's. null: the policy is recommended.",
     )
+    misread: bool = Field(
+        default=False,
+        description="The files look misread: `says` is how to read them (the verdict's first words), "
+        "and no threshold advice is given on them.",
+    )
 
     def threshold_for(self, class_name: str, own: bool = False) -> float | None:
         """A class's threshold (its own fastest with `own`; None: draw it); a class not listed
@@ -256,6 +261,7 @@ def recommendation(facts: RunFacts) -> Recommendation:
             "says": why_not
             or keep_given(used, used_saved, None if gain is None else (saved - used_saved, *gain)),
             "kept": used,
+            "misread": why_not is not None,
             "seconds_saved": used_saved,
             "seconds_saved_low": None,
             "seconds_saved_high": None,

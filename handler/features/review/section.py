@@ -11,7 +11,6 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from handler.engine.counts import OutcomeCounts
 from handler.engine.listed import listed_rows
 from handler.engine.review import MIN_BIN_PREDICTIONS, RIGHT, UNCERTAIN_SHARES, ReviewQueue, pooled_shares
 from handler.sections.context import RunFacts
@@ -29,12 +28,10 @@ class ConfidenceBin(Section):
     low: Threshold
     high: Threshold | None = Field(description="Null: up to any confidence (the last bin).")
     predictions: Count
-    right_share: Score | None = Field(
-        description="Share of them the labeler keeps (correct or shifted); null when there are none."
-    )
     pooled_right_share: Score | None = Field(
-        description="The share it is judged by: of the adjacent bins pooled so that the share never "
-        "falls as confidence rises (isotonic regression); null when there are none."
+        description="The share of right predictions (correct or shifted) it is judged by: of the adjacent "
+        "bins pooled so that the share never falls as confidence rises (isotonic regression); null when "
+        "there are none."
     )
     pooled_predictions: Count = Field(description="The predictions of that pool.")
     uncertain: bool = Field(
@@ -48,12 +45,10 @@ class ReviewQueueTotals(Section):
 
     part: str = Field(description="The report part with every image's row (prelabel-eval show --queue).")
     images: Count = Field(description="Images in the queue: every shared image.")
-    images_with_work: Count = Field(description="Images with expected seconds above 0.")
-    seconds: Seconds = Field(
-        description="Every image's expected seconds added: time.with_predictions_seconds, the same "
-        "counts priced the same."
+    listed_seconds: Seconds = Field(
+        description="The seconds of the images in images_with_most_work (of time.with_predictions_seconds, "
+        "every image's added)."
     )
-    listed_seconds: Seconds = Field(description="The seconds of the images in images_with_most_work.")
     uncertain_boxes: Count = Field(description="Kept predictions in an uncertain confidence bin.")
     images_with_uncertain_boxes: Count
     uncertain_shares: tuple[Score, Score] = Field(
@@ -107,7 +102,6 @@ def _bins(queue: ReviewQueue) -> tuple[ConfidenceBin, ...]:
         queue.edges.tolist(),
         highs,
         kept.tolist(),
-        right.tolist(),
         pooled_right.tolist(),
         pooled_kept.tolist(),
     )
@@ -116,12 +110,11 @@ def _bins(queue: ReviewQueue) -> tuple[ConfidenceBin, ...]:
             low=low,
             high=high,
             predictions=n,
-            right_share=_share(r, n),
             pooled_right_share=_share(pr, pn),
             pooled_predictions=pn,
             uncertain=uncertain,
         )
-        for (low, high, n, r, pr, pn), uncertain in zip(
+        for (low, high, n, pr, pn), uncertain in zip(
             zip(*columns, strict=True), queue.uncertain_bin.tolist(), strict=True
         )
     )
@@ -133,9 +126,6 @@ def review_queue(facts: RunFacts) -> ReviewQueueTotals:
     return ReviewQueueTotals(
         part=QUEUE_FILE,
         images=len(queue.asset_ids),
-        images_with_work=int(np.count_nonzero(queue.seconds > 0)),
-        # Priced from the summed counts, as `time` prices the run's: the same figure, not a re-sum.
-        seconds=float(OutcomeCounts(queue.counts.sum(axis=0)).labeler_seconds(facts.costs)),
         listed_seconds=float(queue.seconds[listed].sum()),
         uncertain_boxes=int(queue.uncertain.sum()),
         images_with_uncertain_boxes=int(np.count_nonzero(queue.uncertain)),

@@ -72,7 +72,7 @@ FRACTION_DECIMALS: Final = 7
 # The targets whose boxes carry an angle (named after the formats that read them back).
 TURNED_TARGETS: Final = (LABEL_STUDIO_FORMAT.name, CVAT_FORMAT.name, YOLO_OBB_FORMAT.name)
 # Images whose text is built at once: an export's peak memory is the report's candidates and one
-# block's text, not the whole file's (a 50k-image Label Studio export: 986 MB before, 185-204 MB now).
+# block's text, not the whole file's.
 BLOCK_IMAGES: Final = 2000
 
 

@@ -13,7 +13,6 @@ from handler.engine.bootstrap import Bootstrap
 from handler.engine.state import EvaluationState
 from handler.features.dataset.section import DatasetFigures, Skipped, SkippedBoxEntry
 from handler.features.gauge.section import borderline_clause
-from handler.features.recommendation.section import withheld
 from handler.features.time.section import time_saved
 from handler.inputs import NodeInputs
 from handler.report.findings.model import KIND, VERSION, Execution, Findings, TimeSaved
@@ -55,23 +54,16 @@ def time_clause(time: TimeSaved) -> str:
 
 
 def verdict(
-    tally: Tally,
-    reason: str | None,
-    time: TimeSaved,
-    spread: Bootstrap | None,
-    recommended: str,
-    misread: bool = False,
+    tally: Tally, reason: str | None, time: TimeSaved, spread: Bootstrap | None, misread: bool
 ) -> str:
-    """Two sentences: the score and grade at the threshold given, the time it saves and which way
-    what is left leans; then the recommendation. On files the node thinks it misread (`misread`),
-    what to read differently comes first, and the score as read follows it, with no advice."""
+    """The score and grade at the threshold given, the time it saves and which way what is left
+    leans (the recommendation is its own field: `Findings.headline` says both). On files the node
+    thinks it misread, the score is the one as read: `headline` puts how to read them first."""
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
-    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally)}"
-    if misread:
-        return f"{recommended[0].upper()}{recommended[1:]}. As read, assistance score {scored}."
-    return f"Assistance score {scored}. Recommended: {recommended}."
+    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally)}."
+    return f"As read, assistance score {scored}" if misread else f"Assistance score {scored}"
 
 
 def _skipped(state: EvaluationState) -> Skipped:
@@ -100,8 +92,6 @@ def _dataset(facts: RunFacts) -> DatasetFigures:
         pred_only_images=figures.pred_only_images,
         gt_source=facts.gt.source,
         pred_source=facts.pred.source,
-        gt_format=facts.gt.format,
-        pred_format=facts.pred.format,
         gt_read_as=facts.gt.read_as,
         pred_read_as=facts.pred.read_as,
         classes=len(facts.state.of(PER_CLASS).names),
@@ -121,12 +111,7 @@ def build_findings(facts: RunFacts, report_id: str, execution: Execution) -> Fin
         efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
         assistance_score=tally.assistance_score,
         verdict=verdict(
-            tally,
-            reason,
-            time_saved(tally, facts.costs),
-            facts.spread,
-            sections["recommendation"].says,
-            withheld(facts) is not None,
+            tally, reason, time_saved(tally, facts.costs), facts.spread, sections["recommendation"].misread
         ),
         reason=reason,
         counts=Counts.of(tally),

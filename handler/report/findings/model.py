@@ -14,7 +14,7 @@ from typing import Final, Literal
 import orjson
 from pydantic import Field
 
-from handler.features.actions.section import ActionsSection, ConfusionsSection
+from handler.features.actions.section import ConfusionsSection
 from handler.features.dataset.section import DatasetFigures as DatasetFigures
 from handler.features.dataset.section import DatasetSection, Skipped
 from handler.features.gauge.section import UncertaintySection
@@ -42,7 +42,7 @@ from handler.sections.fields import Score as Score
 
 KIND: Final = "dataset_intelligence_findings_v1"  # the platform's kind (node.json), kept across shapes
 # The shape's version; docs/report.md says what each changed for readers of the one before.
-VERSION: Final = 2
+VERSION: Final = 3
 
 
 class Execution(Section):
@@ -57,16 +57,24 @@ class Findings(Section):
     """Prelabeling efficiency findings (dataset_intelligence_findings_v1)."""
 
     kind: Literal["dataset_intelligence_findings_v1"]
-    version: Literal[2] = Field(
-        description="The document's shape. 2 (from 1): no `shares` (each is a count over `counts.total`), "
-        "no `notes` (the warnings' messages), no `sketches` (drawing data, kept in the page), "
-        "`recommendation.classes` lists only the classes that depart from its single threshold."
+    version: Literal[3] = Field(
+        description="The document's shape. 3 (from 2): no field restates another or goes unread: no "
+        "`actions` (the outcome `counts` under the actions' names), `review_queue.seconds` "
+        "(`time.with_predictions_seconds`), `near_misses.iou_min` (`parameters.iou_min`), "
+        "`dataset.gt_format`/`pred_format` (the first of `gt_read_as`/`pred_read_as`); `verdict` no "
+        "longer ends with the recommendation (`recommendation.says`); gone unread: "
+        "`suspected_gt_errors.score_if_gt_fixed`/`grade_if_gt_fixed`, `review_queue.images_with_work`, "
+        "`confidence_bins[].right_share`, `uncertainty.borderline`/`images_for_margin`."
     )
     report_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     created_at: str = Field(json_schema_extra={"format": "date-time"})
     efficiency_level: Grade
     assistance_score: Score
-    verdict: str = Field(min_length=1)
+    verdict: str = Field(
+        min_length=1,
+        description="The score and grade at the threshold given, the time it saves, which way what is left "
+        "leans; the recommendation is `recommendation.says`.",
+    )
     reason: str | None = Field(description="Why nothing could be scored; null when something was.")
     mean_iou: Score | None
     parameters: Parameters
@@ -83,20 +91,29 @@ class Findings(Section):
     confidence_sweep: ConfidenceSweepSection
     dataset: DatasetSection
     skipped: Skipped
-    actions: ActionsSection
+    confusions: ConfusionsSection
     images_with_most_work: ImagesWithMostWorkSection
     slices: SlicesSection
     # Data the features above show besides their own field.
-    confusions: ConfusionsSection
     review_queue: ReviewQueueSection
     by_size: BySizeSection
     near_misses: NearMissesSection
     suspected_gt_errors: SuspectedGtErrorsSection
+
+    def headline(self) -> str:
+        """The verdict, then the recommendation once something was scored: the page's and the
+        CLI's first sentences."""
+        if self.reason is not None:
+            return self.verdict
+        says = self.recommendation.says
+        if self.recommendation.misread:
+            return f"{says[0].upper()}{says[1:]}. {self.verdict}"
+        return f"{self.verdict} Recommended: {says}."
 
     def document(self) -> dict[str, object]:
         """The JSON document: plain data under the published key names (`class`, not `class_name`)."""
         return self.model_dump(mode="json", by_alias=True)
 
     def to_json(self) -> bytes:
-        """Compact (a third of the indented size); `prelabel-eval show ID --json` prints it indented."""
+        """Compact, as stored; `prelabel-eval show ID --json` prints it indented."""
         return orjson.dumps(self.document())

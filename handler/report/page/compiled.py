@@ -1,7 +1,7 @@
 """The report templates' compiled code, kept between runs in a per-user cache folder.
 
 jinja2 turns a template's source into Python code in every new `Environment`; for the page's
-templates that costs more than rendering them (0.13 of 0.17 s at 5k). jinja2's bytecode cache
+templates that costs more than rendering them. jinja2's bytecode cache
 keeps that code: a run loads it, checked against the hash of the template's source (an edited
 template is compiled again) and against the settings that shape the code (`code_settings`).
 The folder is `$XDG_CACHE_HOME/prelabel-eval/templates` (`~/.cache/...` when unset). Where it

@@ -30,6 +30,7 @@ from handler.sections.wording import (
     counted,
     duration,
     ends,
+    how_often,
     image_duration,
     saved_time,
     saving,
@@ -93,7 +94,7 @@ class MarkedVerdict:
 def marked_verdict(findings: Findings) -> MarkedVerdict:
     from markupsafe import Markup, escape
 
-    text = str(escape(findings.verdict))
+    text = str(escape(findings.headline()))
     if findings.reason is not None:
         return MarkedVerdict(Markup(text), False, False)
     marks = {
@@ -155,6 +156,7 @@ def environment() -> jinja2.Environment:
     environment.globals.update(
         counted=counted,
         score_between=score_between,
+        how_often=how_often,
         saved_between=saved_between,
         signed_between=signed_between,
         signed_ends=signed_ends,

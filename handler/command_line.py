@@ -1,4 +1,6 @@
-"""What the node runtime and the human CLI share: the store choice, logging, the error boundary."""
+"""What both command lines share, the node's (`python -m handler`) and the people's
+(`prelabel-eval`): their option blocks (argparse parents, one line per mistake), the store they
+choose, their logging, and the boundary that turns errors and signals into exit codes."""
 
 from __future__ import annotations
 
@@ -128,8 +130,8 @@ def execution_options(args: argparse.Namespace) -> ExecutionOptions:
 
 
 def package_version() -> str:
-    # Imported here: importlib.metadata and the look-up of the distribution cost ~30 ms that a
-    # run does not need.
+    # Imported here: importlib.metadata and the look-up of the distribution cost start-up time that
+    # a run does not need.
     from importlib.metadata import PackageNotFoundError, version
 
     try:
