@@ -686,6 +686,7 @@ def _export(args: argparse.Namespace) -> int:
     from handler.report.exports import Policy, pre_labels
     from handler.report.finishers import REPORT_PARTS
     from handler.report.publish import PRE_LABELS, read_report_chunks
+    from handler.sections.wording import counted
 
     try:
         policy = Policy.parse(args.policy)
@@ -705,7 +706,8 @@ def _export(args: argparse.Namespace) -> int:
     boxes = labels.boxes
     version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
     print(
-        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy{version}) "
+        f"wrote {counted(len(boxes), 'pre-label')} on {counted(len(boxes.asset_ids), 'image')} "
+        f"({policy} policy{version}) "
         f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
     if target.needs is not None:

@@ -258,7 +258,8 @@ def boxes_skipped(facts: RunFacts) -> Warned | None:
     reasons = Counter(health.gt_skip_reasons) + Counter(health.pred_skip_reasons)
     commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
     message = (
-        f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped, by reason: "
+        f"{skipped} of {counted(read, 'box', 'boxes')} read ({_share(skipped, read):.0%}) were skipped, "
+        "by reason: "
         f"{'; '.join(sides)}. The score covers the rest only."
     )
     return Warned(
