@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
@@ -56,3 +57,13 @@ def measure(
         wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     return Measurement(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode)
+
+
+def repeated_script(script: str, description: str, argv: list[str] | None) -> tuple[int, Path]:
+    """A bench script's `--repeats N` (default 3) and its own work folder, bench/.work/<script>."""
+    parser = argparse.ArgumentParser(prog=f"python bench/{script}.py", description=description)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    folder = Path(__file__).resolve().parent / ".work" / script
+    folder.mkdir(parents=True, exist_ok=True)
+    return args.repeats, folder

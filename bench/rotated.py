@@ -9,7 +9,6 @@ alternating, and the medians of wall time and peak RSS give the cost of rotated 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -23,7 +22,7 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.process import measure  # noqa: E402
+from bench.process import measure, repeated_script  # noqa: E402
 from bench.workloads import WORKLOADS, ensure_data  # noqa: E402
 
 GENERATOR: Final = ROOT / "bench" / "gen_workload.py"
@@ -77,14 +76,10 @@ def _write(folder: Path) -> dict[str, tuple[Path, Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/rotated.py", description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
-    folder = ROOT / "bench" / ".work" / "rotated"
-    folder.mkdir(parents=True, exist_ok=True)
+    repeats, folder = repeated_script("rotated", __doc__.split("\n")[0], argv)
     pairs = _write(folder)
     measured: dict[str, list[Any]] = {name: [] for name in pairs}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for name, (gt, pred) in pairs.items():
             environ = {
                 **os.environ,
@@ -102,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = {name: statistics.median(m.wall for m in runs) for name, runs in measured.items()}
     rss = {name: statistics.median(m.peak_rss_mb for m in runs) for name, runs in measured.items()}
     for name in pairs:
-        print(f"{name}: {wall[name]:.2f} s, {rss[name]:.0f} MB (median of {args.repeats})")
+        print(f"{name}: {wall[name]:.2f} s, {rss[name]:.0f} MB (median of {repeats})")
     ratios = wall["rotated"] / wall["upright"], rss["rotated"] / rss["upright"]
     print(f"rotated / upright: wall x{ratios[0]:.2f}, peak RSS x{ratios[1]:.2f}")
     return 0

@@ -18,6 +18,7 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+RunArray = npt.NDArray[np.uint32]
 AssetTags = tuple[str, ...]  # an asset's tags (native format), for slices of the report
 
 
@@ -34,9 +35,83 @@ def box_size(xyxy: FloatArray) -> FloatArray:
 
 
 def is_turned(angle: FloatArray) -> BoolArray:
-    """(N,) whether each box is rotated: an angle that is not a multiple of a whole turn."""
-    turned: BoolArray = np.remainder(angle, 360.0) != 0
+    """(N,) whether each box is rotated: an angle that is not a multiple of a whole turn.
+
+    The remainder is taken only of the angles that are not 0 (usually none): a float column of
+    temporaries the size of the table would otherwise be made for every upright dataset."""
+    turned: BoolArray = angle != 0
+    rows = np.flatnonzero(turned)
+    turned[rows] = np.remainder(angle[rows], 360.0) != 0
     return turned
+
+
+def ragged_take(offsets: IntArray, index: IntArray) -> tuple[IntArray, IntArray]:
+    """The positions of the items of rows `index` of a ragged column (row i's items are
+    `offsets[i]:offsets[i + 1]`), in order, and the new rows' offsets: one gather, no loop per row."""
+    lengths = offsets[1:][index] - offsets[:-1][index]
+    new_offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    shift = np.repeat(offsets[:-1][index] - new_offsets[:-1], lengths)
+    positions: IntArray = shift + np.arange(new_offsets[-1], dtype=np.int64)
+    return positions, new_offsets
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: the engine measures a table's masks once
+class MaskRuns:
+    """N instance masks as COCO's uncompressed RLE, concatenated (`engine/masks.py` makes and
+    measures them).
+
+    Row i's runs are `counts[offsets[i]:offsets[i + 1]]`: alternating run lengths of 0s and 1s
+    over its `height` x `width` pixels read column by column (COCO's convention), background
+    first (a mask starting on a pixel of the object starts with a run of 0), the runs summing to
+    height x width. A row with no runs has no mask (its box is all there is); `height` and `width`
+    are then 0. Runs, never bitmaps: a mask costs a few bytes per column it spans.
+    """
+
+    counts: RunArray
+    offsets: IntArray
+    height: IntArray
+    width: IntArray
+
+    def __post_init__(self) -> None:
+        n = len(self.height)
+        if len(self.offsets) != n + 1 or len(self.width) != n:
+            raise ValueError(
+                f"Expected `offsets` of length {n + 1} and `width` of length {n} but got "
+                f"{len(self.offsets)} and {len(self.width)}"
+            )
+
+    @classmethod
+    def none(cls, n: int) -> MaskRuns:
+        """n rows without a mask."""
+        zeros = np.zeros(n, dtype=np.int64)
+        return cls(np.empty(0, dtype=np.uint32), np.zeros(n + 1, dtype=np.int64), zeros, zeros.copy())
+
+    @classmethod
+    def concatenate(cls, parts: list[MaskRuns]) -> MaskRuns:
+        if not parts:
+            return cls.none(0)
+        starts = np.cumsum([0] + [p.offsets[-1] for p in parts[:-1]])
+        return cls(
+            np.concatenate([p.counts for p in parts]),
+            np.concatenate([[0]] + [p.offsets[1:] + start for p, start in zip(parts, starts, strict=True)]),
+            np.concatenate([p.height for p in parts]),
+            np.concatenate([p.width for p in parts]),
+        )
+
+    def __len__(self) -> int:
+        return len(self.height)
+
+    def __getitem__(self, index: Any) -> MaskRuns:
+        rows = np.arange(len(self))[index]
+        positions, offsets = ragged_take(self.offsets, rows)
+        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows])
+
+    @property
+    def present(self) -> BoolArray:
+        """(N,) whether each row has a mask."""
+        has: BoolArray = self.offsets[1:] > self.offsets[:-1]
+        return has
 
 
 @dataclass(frozen=True)
@@ -52,6 +127,8 @@ class BoxTable:
         difficult: (N,) bool, VOC's `difficult` flag (kept, only flagged).
         angle: (N,) float64, degrees clockwise on the image about the box's centre; `xyxy` is
             the box before turning (0: an axis-aligned box; `engine/rotated.py`).
+        masks: each box's instance mask (`MaskRuns`), its `xyxy` then being the mask's extent
+            where the format wrote no box; None: no row has a mask.
     """
 
     xyxy: FloatArray
@@ -61,12 +138,13 @@ class BoxTable:
     source_index: IntArray
     difficult: BoolArray
     angle: FloatArray
+    masks: MaskRuns | None = None
 
     def __post_init__(self) -> None:
         n = len(self.class_id)
         if self.xyxy.shape != (n, 4):
             raise ValueError(f"Expected `xyxy` of shape ({n}, 4) but got {self.xyxy.shape}")
-        for name in ("confidence", "image", "source_index", "difficult", "angle"):
+        for name in (*_COLUMNS[2:], *(("masks",) if self.masks is not None else ())):
             length = len(getattr(self, name))
             if length != n:
                 raise ValueError(f"Expected `{name}` of length {n} but got {length}")
@@ -81,6 +159,7 @@ class BoxTable:
         source_index: Any = None,
         difficult: Any = None,
         angle: Any = None,
+        masks: MaskRuns | None = None,
     ) -> BoxTable:
         """Build a table from array-likes, filling the optional columns with their defaults."""
         class_ids = np.asarray(class_id, dtype=np.int64).reshape(-1)
@@ -97,6 +176,7 @@ class BoxTable:
             ),
             difficult=(np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult, dtype=bool)),
             angle=np.zeros(n) if angle is None else np.asarray(angle, dtype=np.float64).reshape(-1),
+            masks=masks,
         )
 
     @classmethod
@@ -107,19 +187,34 @@ class BoxTable:
     def concatenate(cls, tables: list[BoxTable]) -> BoxTable:
         if not tables:
             return cls.empty()
-        return cls(**{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS})
+        masked = any(t.masks is not None for t in tables)
+        return cls(
+            **{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS},
+            masks=MaskRuns.concatenate([t.mask_runs for t in tables]) if masked else None,
+        )
 
     def __len__(self) -> int:
         return len(self.class_id)
 
     def __getitem__(self, index: Any) -> BoxTable:
-        return BoxTable(**{name: getattr(self, name)[index] for name in _COLUMNS})
+        return BoxTable(
+            **{name: getattr(self, name)[index] for name in _COLUMNS},
+            masks=None if self.masks is None else self.masks[index],
+        )
 
     def with_columns(self, **columns: Any) -> BoxTable:
         """A copy with some columns replaced (e.g. re-indexed images or classes)."""
-        values = {name: getattr(self, name) for name in _COLUMNS}
-        values.update(columns)
-        return BoxTable(**values)
+        return replace(self, **columns)
+
+    @property
+    def mask_runs(self) -> MaskRuns:
+        """The masks, rows without one where the table has none."""
+        return MaskRuns.none(len(self)) if self.masks is None else self.masks
+
+    @property
+    def has_masks(self) -> bool:
+        """Whether every box of a non-empty table has a mask: then it is scored on masks."""
+        return self.masks is not None and len(self) > 0 and bool(self.masks.present.all())
 
     @property
     def area(self) -> FloatArray:
@@ -130,7 +225,8 @@ class BoxTable:
         return is_turned(self.angle)
 
 
-_COLUMNS: Final = tuple(BoxTable.__dataclass_fields__)
+# The columns of one value per box (the masks are ragged: runs and offsets).
+_COLUMNS: Final = tuple(name for name in BoxTable.__dataclass_fields__ if name != "masks")
 
 
 @dataclass(frozen=True)
@@ -265,6 +361,9 @@ class ParsedRows:
     # frame, NaN where a row wrote none: the builder makes them rectangles (`xyxy`, `angle`), in
     # pixels where the image's size is known. None: the boxes are `xyxy` (and `angle`).
     corners: FloatArray | None = None
+    # Each row's instance mask (`MaskRuns`, pixels of its image, made by `engine/masks.py`); a row
+    # that wrote none has no runs. None: no row wrote a mask.
+    masks: MaskRuns | None = None
 
     def __len__(self) -> int:
         return len(self.class_id)
@@ -308,6 +407,7 @@ class ParsedRows:
             written_class=column(self.written_class),
             angle=column(self.angle),
             corners=column(self.corners),
+            masks=column(self.masks),
         )
 
 

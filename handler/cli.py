@@ -1,6 +1,7 @@
 """`prelabel-eval`: the human CLI over the node's code path.
 
 prelabel-eval [run] GT PRED [--iou-min V] [--iou-perfect V] [--confidence-threshold V]  (defaults: node.json)
+              [--score-on auto|boxes|masks]
               [--seconds-accept|nudge|relabel|delete|draw S] [-q | -v] [--version]
 prelabel-eval list                                   (report ids, latest first)
 prelabel-eval show REPORT_ID|latest [--json | --html | --outcomes [--format F] | --outputs | --class-map
@@ -91,7 +92,7 @@ DEFAULT_COMMAND: Final = "run"
 # Words that go to the top-level parser rather than to the default command.
 TOP_LEVEL: Final = ("-h", "--help", "--version")
 # The node inputs the CLI takes as options (the two datasets are its positional arguments).
-THRESHOLD_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD")
+NODE_OPTION_KEYS: Final = ("IOU_MIN", "IOU_PERFECT", "CONFIDENCE_THRESHOLD", "SCORE_ON")
 # `show` prints one part of the stored report; the default is the findings JSON.
 SHOW_PARTS: Final = {
     "json": "findings.json: the findings document",
@@ -161,7 +162,7 @@ def _node_input_type(key: str) -> Callable[[str], Any]:
 def _node_input_parent() -> OneLineParser:
     """--iou-min and the like: default, label and options from node.json (checked by its rules)."""
     parent = option_block()
-    for key in THRESHOLD_KEYS:
+    for key in NODE_OPTION_KEYS:
         spec = input_spec(key)
         accepts = " ".join(select_options(key)) if spec["type"] == "select" else spec["description"]
         parent.add_argument(
@@ -235,7 +236,7 @@ def time_costs(args: argparse.Namespace) -> TimeCosts:
 def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
     """The inputs of a command line: the options come parsed (each by its `type=`), and are not
     parsed again; the formats only when forced."""
-    given = {key: getattr(args, key.lower()) for key in THRESHOLD_KEYS}
+    given = {key: getattr(args, key.lower()) for key in NODE_OPTION_KEYS}
     forced = {"GT_FORMAT": args.gt_format, "PRED_FORMAT": args.pred_format}
     parsed = given | {key: value for key, value in forced.items() if value} | read_inputs(args)
     images = getattr(args, "images", None)  # `run`'s option, checked with the node's inputs
@@ -685,6 +686,7 @@ def _export(args: argparse.Namespace) -> int:
     from handler.report.exports import Policy, pre_labels
     from handler.report.finishers import REPORT_PARTS
     from handler.report.publish import PRE_LABELS, read_report_chunks
+    from handler.sections.wording import counted
 
     try:
         policy = Policy.parse(args.policy)
@@ -704,7 +706,8 @@ def _export(args: argparse.Namespace) -> int:
     boxes = labels.boxes
     version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
     print(
-        f"wrote {len(boxes)} pre-labels on {len(boxes.asset_ids)} images ({policy} policy{version}) "
+        f"wrote {counted(len(boxes), 'pre-label')} on {counted(len(boxes.asset_ids), 'image')} "
+        f"({policy} policy{version}) "
         f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
     if target.needs is not None:

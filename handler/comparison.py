@@ -36,7 +36,9 @@ from handler.storage.local import LocalStore
 
 def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
-    return evaluate_plan(plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY)), None)
+    return evaluate_plan(
+        plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY), inputs.score_on), None
+    )
 
 
 @contextmanager
@@ -109,6 +111,8 @@ def compare_runs(
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
+    if a.gt.masks and a.pred.masks and b.pred.masks:  # both runs scored on masks: a mask's seconds
+        costs = costs.on_masks()
     paired = paired_bootstrap(*counts, costs)
     runs = tuple(
         RunFigures(

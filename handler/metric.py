@@ -15,8 +15,9 @@ layouts), into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)` read
 same way (`open_side`, as the node) and evaluates the box tables statelessly.
 
 `handler.mmeval.PrelabelingEfficiencyMetric` is the same metric as a real mmeval BaseMetric,
-synced across processes (the optional `[mmeval]` extra); it shares `metric_thresholds` and
-`evaluate_records` with this class.
+synced across processes (the optional `[mmeval]` extra). Both run through one `FrontDoor`, as
+mmeval's BaseMetric runs: `process` a batch (its arguments and records checked first), then
+`compute` the tally.
 """
 
 from __future__ import annotations
@@ -193,21 +194,10 @@ def _tables(batch: Batch) -> tuple[BoxTable, BoxTable]:
     """Checked records → two box tables with image = record index and one shared class space;
     the boxes the checks skipped are left out (their positions kept as source indices)."""
     _, class_id = np.unique(batch.labels, return_inverse=True)
-    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores)
+    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores, masks=batch.masks)
     boxes = boxes.with_columns(source_index=np.r_[np.arange(batch.n_gt), np.arange(len(boxes) - batch.n_gt)])
     gt, pred = boxes[: batch.n_gt], boxes[batch.n_gt :]
     return gt[batch.keep[: batch.n_gt]], pred[batch.keep[batch.n_gt :]]
-
-
-def metric_thresholds(iou_min: Any, iou_perfect: Any, confidence_threshold: Any) -> Thresholds:
-    """The thresholds of a Python metric, held to node.json's options like the node's inputs."""
-    return arguments.thresholds(iou_min, iou_perfect, confidence_threshold)
-
-
-def metric_costs(time_costs: Any) -> TimeCosts:
-    """A metric's seconds per action: the ones given, else the defaults."""
-    given = arguments.instance("time_costs", time_costs, (TimeCosts, type(None)), "a TimeCosts or None")
-    return given or TimeCosts()
 
 
 def checked_meta(dataset_meta: Any) -> dict[str, Any] | None:
@@ -215,29 +205,52 @@ def checked_meta(dataset_meta: Any) -> dict[str, Any] | None:
     return arguments.class_names(dataset_meta)[0]
 
 
-def evaluate_records(
-    predictions: Sequence[ImageRecord],
-    groundtruths: Sequence[ImageRecord],
-    thresholds: Thresholds,
-    dataset_meta: Mapping[str, Any] | None = None,
-) -> Evaluation:
-    """One engine call over a batch of per-image records (image i = record i): the records checked
-    at the front door, the boxes it skips and the crowded images left out, each said in a warning."""
-    batch = arguments.records(predictions, groundtruths, arguments.class_names(dataset_meta)[1])
-    if batch.skipped:
-        warnings.warn(f"boxes skipped: {batch.skipped}", UserWarning, stacklevel=3)
-    gt, pred = _tables(batch)
-    images = len(groundtruths)
-    crowded = crowded_images(gt, pred, images)
-    if len(crowded):
-        _warn_crowded(
-            [
-                (f"record {image}", why)
-                for image, why in zip(crowded.images.tolist(), crowded.reasons, strict=True)
-            ]
+@dataclass(frozen=True)
+class FrontDoor:
+    """The one way both Python metrics run, mmeval's BaseMetric's: `process` a batch of records
+    into the engine's evaluation, `compute` a tally into the result. Its arguments are checked when
+    it is built (`of`), a batch's records when it is processed (`handler.inputs.arguments`)."""
+
+    thresholds: Thresholds
+    time_costs: TimeCosts
+
+    @classmethod
+    def of(cls, iou_min: Any, iou_perfect: Any, confidence_threshold: Any, time_costs: Any) -> FrontDoor:
+        """Thresholds held to node.json's options like the node's inputs; the default seconds."""
+        costs = arguments.instance("time_costs", time_costs, (TimeCosts, type(None)), "a TimeCosts or None")
+        return cls(arguments.thresholds(iou_min, iou_perfect, confidence_threshold), costs or TimeCosts())
+
+    def process(
+        self,
+        predictions: Sequence[ImageRecord],
+        groundtruths: Sequence[ImageRecord],
+        dataset_meta: Mapping[str, Any] | None = None,
+    ) -> Evaluation:
+        """One engine call over a batch of per-image records (image i = record i); the boxes the
+        checks skip and the crowded images left out are each said in a warning to the caller."""
+        batch = arguments.records(predictions, groundtruths, arguments.class_names(dataset_meta)[1])
+        if batch.skipped:
+            warnings.warn(f"boxes skipped: {batch.skipped}", UserWarning, stacklevel=3)
+        gt, pred = _tables(batch)
+        images = len(groundtruths)
+        crowded = crowded_images(gt, pred, images)
+        if len(crowded):
+            records = [f"record {image}" for image in crowded.images.tolist()]
+            _warn_crowded(list(zip(records, crowded.reasons, strict=True)))
+            gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
+        return evaluate(gt, pred, images, self.thresholds)
+
+    def process_datasets(self, gt_ref: Any, pred_ref: Any, store: Any) -> Tally:
+        """Two dataset references, read and paired as the node does, evaluated as box tables."""
+        paired = _read_paired(
+            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
+            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
+            store,
         )
-        gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
-    return evaluate(gt, pred, images, thresholds)
+        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
+
+    def compute(self, tally: Tally) -> EfficiencyResult:
+        return EfficiencyResult.of(tally, self.time_costs)
 
 
 class PrelabelingEfficiency:
@@ -259,7 +272,9 @@ class PrelabelingEfficiency:
     `add(predictions, groundtruths)` takes one record per image, in mmdetection's style:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
-    class names or ids; GT and predictions are compared by equal label.
+    class names or ids; GT and predictions are compared by equal label. Records may carry
+    `"masks"`, mmdetection's (N, height, width) binary instance masks, one per box: when every
+    record of both sides does, pairs are measured by mask IoU.
     """
 
     def __init__(
@@ -270,10 +285,17 @@ class PrelabelingEfficiency:
         time_costs: TimeCosts | None = None,
         dataset_meta: Mapping[str, Any] | None = None,
     ) -> None:
-        self.thresholds = metric_thresholds(iou_min, iou_perfect, confidence_threshold)
-        self.time_costs = metric_costs(time_costs)
+        self.door = FrontDoor.of(iou_min, iou_perfect, confidence_threshold, time_costs)
         self.dataset_meta = dataset_meta
         self._state = Tally.zero()
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self.door.thresholds
+
+    @property
+    def time_costs(self) -> TimeCosts:
+        return self.door.time_costs
 
     @property
     def dataset_meta(self) -> dict[str, Any] | None:
@@ -294,13 +316,10 @@ class PrelabelingEfficiency:
         return self._state
 
     def add(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> None:
-        self._state = self._state + self._evaluate(predictions, groundtruths)
-
-    def _evaluate(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> Tally:
-        return evaluate_records(predictions, groundtruths, self.thresholds, self._dataset_meta).tally
+        self._state = self._state + self.door.process(predictions, groundtruths, self._dataset_meta).tally
 
     def compute(self) -> EfficiencyResult:
-        return EfficiencyResult.of(self._state, self.time_costs)
+        return self.door.compute(self._state)
 
     def reset(self) -> None:
         self._state = Tally.zero()
@@ -309,18 +328,12 @@ class PrelabelingEfficiency:
         self, *, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]
     ) -> EfficiencyResult:
         """Stateless: evaluate these images alone; the accumulated state is left alone."""
-        return EfficiencyResult.of(self._evaluate(predictions, groundtruths), self.time_costs)
+        return self.door.compute(self.door.process(predictions, groundtruths, self._dataset_meta).tally)
 
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
         does and evaluated as box tables (no per-image records in between)."""
-        paired = _read_paired(
-            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
-            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
-            store,
-        )
-        tally = evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
-        return EfficiencyResult.of(tally, self.time_costs)
+        return self.door.compute(self.door.process_datasets(gt_ref, pred_ref, store))
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).

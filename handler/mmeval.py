@@ -26,14 +26,7 @@ from handler.engine import Tally
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.timecost import TimeCosts
 from handler.inputs import DEFAULT_THRESHOLDS
-from handler.metric import (
-    EfficiencyResult,
-    ImageRecord,
-    checked_meta,
-    evaluate_records,
-    metric_costs,
-    metric_thresholds,
-)
+from handler.metric import FrontDoor, ImageRecord, checked_meta
 
 try:
     from mmeval.core import BaseMetric, list_all_backends
@@ -75,8 +68,8 @@ class PrelabelingEfficiencyMetric(BaseMetric):
         dist_backend: str | None = None,
         logger: Logger | None = None,
     ) -> None:
-        self.thresholds = metric_thresholds(iou_min, iou_perfect, confidence_threshold)
-        self.time_costs = metric_costs(time_costs)
+        self.door = FrontDoor.of(iou_min, iou_perfect, confidence_threshold, time_costs)
+        self.thresholds, self.time_costs = self.door.thresholds, self.door.time_costs
         _check_choice("dist_collect_mode", dist_collect_mode, COLLECT_MODES)
         if dist_backend is not None:
             _check_choice("dist_backend", dist_backend, tuple(list_all_backends()))
@@ -89,12 +82,12 @@ class PrelabelingEfficiencyMetric(BaseMetric):
 
     def add(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> None:
         """One record per image, as `PrelabelingEfficiency.add`; keeps one tally per image."""
-        evaluation = evaluate_records(predictions, groundtruths, self.thresholds, self.dataset_meta)
+        evaluation = self.door.process(predictions, groundtruths, self.dataset_meta)
         self._results.extend(per_image_tallies(evaluation, len(groundtruths)))
 
     def compute_metric(self, results: list[Tally]) -> dict[str, Any]:
         """The images' tallies added up (exactly, in any order) into the result dict."""
-        return EfficiencyResult.of(sum(results, Tally.zero()), self.time_costs).to_dict()
+        return self.door.compute(sum(results, Tally.zero())).to_dict()
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

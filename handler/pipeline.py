@@ -129,6 +129,8 @@ def run(
 
         with staged_report(store) as staging:
             costs = costs or inputs.time_costs or TimeCosts()
+            if plan.gt.masks and plan.pred.masks:  # scored on masks: a mask's seconds
+                costs = costs.on_masks()
             with _phase("match and score", log, settle):
                 shards = len(plan.tasks)
                 evaluated = evaluate_plan(plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards))

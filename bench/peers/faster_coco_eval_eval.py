@@ -9,4 +9,4 @@ from faster_coco_eval import COCO, COCOeval_faster
 from bench.peers.cocoeval_api import evaluate
 
 if __name__ == "__main__":
-    evaluate(COCO, COCOeval_faster, *sys.argv[1:3])
+    evaluate(COCO, COCOeval_faster, *sys.argv[1:4])

@@ -10,4 +10,4 @@ from pycocotools.cocoeval import COCOeval
 from bench.peers.cocoeval_api import evaluate
 
 if __name__ == "__main__":
-    evaluate(COCO, COCOeval, *sys.argv[1:3])
+    evaluate(COCO, COCOeval, *sys.argv[1:4])

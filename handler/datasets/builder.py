@@ -321,6 +321,7 @@ def build_dataset(
         source_index=_kept(_numbered(rows, verdict), keep),
         difficult=_kept(rows.difficult, keep),
         angle=_kept(rows.angle, keep),
+        masks=_kept(rows.masks, keep),
     )
     boxes, frame_normalized = to_common_frame(
         source, boxes, _kept(rows.normalized, keep), images.widths, images.heights, images.asset_ids

@@ -18,11 +18,11 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, Dataset, FloatArray, Images, IntArray, ParsedRows
+from handler.boxes import BoolArray, Dataset, FloatArray, Images, IntArray, MaskRuns, ParsedRows
 from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
-from handler.datasets.columns import float_column, number_or_nan
+from handler.datasets.columns import finite_rows, float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.ids import (
     BY_PLACE,
@@ -37,18 +37,22 @@ from handler.datasets.jsondoc import (
     LoadedArray,
     StreamedArray,
     gc_paused,
+    has_keys,
     loaded_array,
     row_chunks,
     streamed_array,
 )
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
+from handler.datasets.segmentation import segmentation_masks
+from handler.engine.masks import extent
 from handler.errors import DatasetError, quoted
 from handler.forked import forked_map
 from handler.storage import Source
 
-# The keys of a results list's first element: an array that starts so is one.
-RESULT_KEYS: Final = ("image_id", "bbox")
+# The keys of a results list's first element: an array that starts so is one (a box's result or
+# a mask's, which may write no box).
+RESULT_KEYS: Final = ("image_id", ("bbox", "segmentation"))
 # A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is.
 _OBJECT_START: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
 
@@ -61,7 +65,7 @@ def is_coco_results(document: Any) -> bool:
     first = document.first if isinstance(document, ArrayText) else None
     if isinstance(document, list) and document:
         first = document[0]
-    return isinstance(first, dict) and all(key in first for key in RESULT_KEYS)
+    return isinstance(first, dict) and has_keys(first, RESULT_KEYS)
 
 
 def _decode_instances(_: Source, content: bytes, workers: int) -> dict[str, Any] | None:
@@ -132,6 +136,7 @@ class _Written:
     confidence: FloatArray
     has_confidence: BoolArray
     crowd: BoolArray
+    segmentation: list[Any]  # as written, None where a row wrote none
 
 
 def _usual_values(entries: list[Any]) -> _Written:
@@ -151,6 +156,7 @@ def _usual_values(entries: list[Any]) -> _Written:
         confidence,
         ~np.isnan(confidence),  # a typed score is NaN only where the entry has none
         column("iscrowd", np.int64) == 1 if names_crowds(entries) else np.zeros(n, dtype=bool),
+        list(map(attrgetter("segmentation"), entries)),
     )
 
 
@@ -175,6 +181,7 @@ def _values(entries: list[Any]) -> _Written:
         confidence,
         has_confidence,
         _crowd(_field(entries, typed, "iscrowd", 0) if names_crowds(entries) else [0] * len(entries)),
+        _field(entries, typed, "segmentation"),
     )
 
 
@@ -197,15 +204,20 @@ class _Chunk:
     reasons: dict[int, str]  # rows rejected for an unknown image or class
     written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
     written_names: tuple[str, ...]
+    masks: MaskRuns | None  # None: no row wrote a `segmentation`
 
 
-def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
-    """The rows of entries (numbered from 0) against known images and categories."""
+def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
+    """The rows of entries (numbered from 0) against known images (of `sizes`) and categories."""
     written = _values(entries)
     image = ids.image_index.lookup(written.image_ids)
     class_id = ids.class_index.lookup(written.category_ids)
     xywh = written.xywh
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    masks = segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights)
+    if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
+        boxless = np.flatnonzero(np.isnan(xyxy).all(axis=1) & masks.masks.present)
+        xyxy[boxless] = extent(masks.masks[boxless])
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     image_ids, category_ids = written.image_ids, written.category_ids
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
@@ -216,6 +228,12 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
     for rows, problem in problems:
         for row in np.flatnonzero(rows).tolist():
             rejected.setdefault(row, problem(row))
+    # A mask that cannot be read leaves a written box without one (then the side is scored on
+    # boxes, and says so); a row with neither is skipped with the mask's reason.
+    boxed = finite_rows(xyxy)
+    for row, why in masks.rejected.items():
+        if not boxed[row]:
+            rejected.setdefault(row, why)
     reasons = {row: UNKNOWN_IMAGE for row in np.flatnonzero(image < 0).tolist()} | {
         row: UNKNOWN_CLASS for row in np.flatnonzero((class_id < 0) & (image >= 0)).tolist()
     }
@@ -230,6 +248,7 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds) -> _Chunk:
         rejected,
         reasons,
         *_written_classes(category_ids),
+        masks.masks,
     )
 
 
@@ -246,6 +265,14 @@ def _ints(values: list[Any] | IntArray) -> IntArray:
     )
 
 
+@dataclass(frozen=True)
+class _Sizes:
+    """The images' widths and heights, NaN where unknown: what a polygon is drawn on."""
+
+    widths: FloatArray
+    heights: FloatArray
+
+
 def _written_classes(values: list[Any] | IntArray) -> tuple[IntArray, tuple[str, ...]]:
     """The category ids as written: integers as they are, a text as -2 - its place among the
     texts (a trainer's own label strings, read again by name), -1 for anything else."""
@@ -260,12 +287,12 @@ def _written_classes(values: list[Any] | IntArray) -> tuple[IntArray, tuple[str,
     return np.where(coded < -1, coded, written), tuple(texts)
 
 
-def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, count: int) -> ParsedRows:
+def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, sizes: _Sizes, count: int) -> ParsedRows:
     """The rows of COCO annotations or results given in about `count` chunks, in order."""
     filling = _Filling(count)
     with gc_paused():
         for entries in chunks:
-            filling.add(_chunk_rows(entries, ids))
+            filling.add(_chunk_rows(entries, ids, sizes))
     return filling.rows()
 
 
@@ -302,6 +329,8 @@ class _Filling:
         self._columns: dict[str, Any] = {}
         self._rejected: dict[int, str] = {}
         self._reasons: dict[int, str] = {}
+        self._masks: list[MaskRuns] = []
+        self._masked = False
         self._names: dict[str, int] = {}  # the texts written as category_id, by place
 
     def add(self, chunk: _Chunk) -> None:
@@ -317,6 +346,8 @@ class _Filling:
             self._name_classes(self._columns["written_class"][first : first + rows], chunk.written_names)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
         self._reasons.update((first + row, why) for row, why in chunk.reasons.items())
+        self._masks.append(MaskRuns.none(rows) if chunk.masks is None else chunk.masks)
+        self._masked |= chunk.masks is not None
         self._rows += rows
 
     def _name_classes(self, written: IntArray, names: tuple[str, ...]) -> None:
@@ -347,10 +378,13 @@ class _Filling:
             convention="x y w h",
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
+            masks=MaskRuns.concatenate(self._masks) if self._masked else None,
         )
 
 
-def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) -> _Chunk | None:
+def _piece_rows(
+    document: ArrayText, ids: DatasetIds, sizes: _Sizes, nominal: tuple[int, int]
+) -> _Chunk | None:
     """One piece's rows (numbered from 0), cut and decoded from its own text (in a worker or
     here); None when the piece is not a list of objects (a wrong cut, a file that changed or
     cannot be read, or an odd file: the plain reading then says what is wrong)."""
@@ -362,19 +396,19 @@ def _piece_rows(document: ArrayText, ids: DatasetIds, nominal: tuple[int, int]) 
         entries = decode_entries(text) if text is not None else None
         if not entries or not (is_typed(entries) or all(isinstance(e, dict) for e in entries)):
             return None
-        rows = _chunk_rows(entries, ids)
+        rows = _chunk_rows(entries, ids, sizes)
         # Freed while collections are paused: its tuples would make the next allocation's collection
         # walk them all, once per piece.
         del entries
     return rows
 
 
-def _pieces_rows(document: ArrayText, ids: DatasetIds) -> ParsedRows | None:
+def _pieces_rows(document: ArrayText, ids: DatasetIds, sizes: _Sizes) -> ParsedRows | None:
     """The rows of a results list decoded piece by piece: side by side on the local processes
     the run may use when the list is big enough for that to pay (a streamed one always is),
     else one piece after the other here; None when a piece fails."""
     pieces = document.nominal_pieces()
-    work = partial(_piece_rows, document, ids)
+    work = partial(_piece_rows, document, ids, sizes)
     side_by_side = document.workers > 1 and document.stop - document.start >= jsondoc.PARALLEL_MIN_BYTES
     filling = _Filling(len(pieces))
     with closing(
@@ -414,7 +448,8 @@ def read_coco_instances(
         _sizes(images, "width"),
         _sizes(images, "height"),
     )
-    rows = _rows(row_chunks(annotations), ids, len(annotations) // jsondoc.CHUNK_ROWS + 1)
+    sizes = _Sizes(assets.widths, assets.heights)
+    rows = _rows(row_chunks(annotations), ids, sizes, len(annotations) // jsondoc.CHUNK_ROWS + 1)
     dataset = build_dataset(source, format_name, rows, assets, [c["name"] for c in categories])
     return replace(dataset, own_ids=ids), ids
 
@@ -460,26 +495,27 @@ def read_coco_results(
     class_names = reference.class_names
     if names is not None:
         ids, class_names = DatasetIds(ids.image_ids, [str(i) for i in names]), list(names.values())
-    rows = _results_rows(source, document, ids)
+    sizes = _Sizes(reference.widths, reference.heights)
+    rows = _results_rows(source, document, ids, sizes)
     joined = None
     if _joined_share(rows) < JOIN_SHARE_MIN:  # its ids name other images: another key may join them
         for way, other in other_joins(ids, reference.asset_ids):
-            again = _results_rows(source, document, other)
+            again = _results_rows(source, document, other, sizes)
             if _joined_share(again) >= JOINED_SHARE_MIN and _covers(way, again, len(reference.asset_ids)):
                 rows, joined = again, way
                 break
     return replace(build_dataset(source, format_name, rows, images, class_names), id_join=joined)
 
 
-def _results_rows(source: str, document: list[Any] | ArrayText, ids: DatasetIds) -> ParsedRows:
+def _results_rows(source: str, document: list[Any] | ArrayText, ids: DatasetIds, sizes: _Sizes) -> ParsedRows:
     """The pieces' rows of an `ArrayText`; the plain values' of a list or of a text whose
     pieces fail (a cut inside a string, an odd value: the plain parser then says what is wrong)."""
     if isinstance(document, ArrayText):
-        rows = _pieces_rows(document, ids)
+        rows = _pieces_rows(document, ids, sizes)
         if rows is not None:
             return rows
         document = document.loaded().whole()
-    return _rows(_result_chunks(source, document), ids, len(document) // jsondoc.CHUNK_ROWS + 1)
+    return _rows(_result_chunks(source, document), ids, sizes, len(document) // jsondoc.CHUNK_ROWS + 1)
 
 
 def _covers(way: str, rows: ParsedRows, images: int) -> bool:

@@ -1,7 +1,7 @@
 """Typed decoding of COCO files, the ones that get large: the fast path of their parsing.
 
 An annotation or result of the usual shape becomes an `Entry` (no dict per box, and the
-fields a box does not need, such as `segmentation`, are skipped unparsed): integer ids and
+fields a box does not need are skipped unparsed; `segmentation` is kept as parsed JSON): integer ids and
 four numbers, checked by the decoder, so that its columns are read without a check per row.
 One with text ids or a box of another length becomes a `LooseEntry`, whose values the COCO
 reader checks; anything else is left to the plain JSON parser.
@@ -24,6 +24,7 @@ class Result(msgspec.Struct, gc=False):
     category_id: int
     bbox: tuple[float, float, float, float]
     score: float = math.nan  # no score: the builder's default applies
+    segmentation: Any = None  # polygons or RLE (`segmentation.py`); None: a box only
 
 
 class Entry(Result, gc=False):
@@ -33,13 +34,15 @@ class Entry(Result, gc=False):
 
 
 class LooseEntry(msgspec.Struct, gc=False):
-    """A COCO annotation or result with text ids, a box of another length or an odd `iscrowd`."""
+    """A COCO annotation or result with text ids, a box of another length or none (a mask's
+    result), or an odd `iscrowd`."""
 
     image_id: int | str
     category_id: int | str
-    bbox: list[float]
+    bbox: list[float] = []  # none: a mask's result, whose box is the mask's extent
     score: float = math.nan
     iscrowd: Any = 0
+    segmentation: Any = None
 
 
 class _Instances(msgspec.Struct, gc=False):

@@ -14,6 +14,7 @@ and collections over millions of fresh dicts would otherwise cost more than the 
 from __future__ import annotations
 
 import gc
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -46,6 +47,14 @@ _BETWEEN_OBJECTS: Final = re.compile(rb"\}\s*,\s*\{")
 LOOKAHEAD_BYTES: Final = 64 << 10
 # Read from each end of a big file to know its shape (and its first element) before streaming.
 _HEAD_BYTES: Final = 1 << 20
+# The keys an array's first object must have: a name, or a tuple of names one of which it has.
+Keys = tuple[str | tuple[str, ...], ...]
+# The numbers orjson refuses and Python's json module reads (NaN, Infinity, -Infinity, a number
+# beyond float64 such as 1e309): what a file written by `json.dump` from floats holds.
+_NON_STANDARD_NUMBER: Final = re.compile(rb"NaN|Infinity|\d[eE][+-]?\d{3}")
+# An escaped UTF-16 surrogate: orjson refuses a lone one, json would read it into a string that
+# cannot be written out again, so a text with one never takes json's reading.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 Decode = Callable[[bytes], "list[Any] | None"]
 
@@ -79,6 +88,22 @@ def _located(
         f"{source.name}: line {error.lineno + line_offset} column {error.colno}: "
         f"expected valid JSON ({reason}){looks_like(content) if at_start else ''}"
     )
+
+
+def loads(text: bytes) -> Any:
+    """`text` parsed as plain JSON values, with the numbers `json.loads` gives: orjson's parse
+    (the same float64 bits), or `json.loads`' for a text orjson refuses that holds a number only
+    json reads (NaN, Infinity, 1e309); orjson's `JSONDecodeError` when neither reads it."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        if not _NON_STANDARD_NUMBER.search(text) or _SURROGATE_ESCAPE.search(text):
+            raise
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        raise
 
 
 # What a file that is not JSON from its first character may be instead, and what to do about it.
@@ -123,7 +148,7 @@ def parse_json(source: Source, content: bytes) -> Any:
     """The parsed document, plain JSON values (an error names the line and column)."""
     try:
         with gc_paused():
-            return orjson.loads(content)
+            return loads(content)
     except orjson.JSONDecodeError as error:
         raise _located(source, error, content=content) from None
 
@@ -217,7 +242,7 @@ class StreamedArray(ArrayText):
     """An array in a big file that is read a range at a time, never whole unless `loaded`."""
 
     file: RangedFile
-    keys: tuple[str, ...]
+    keys: Keys
 
     def read(self, start: int, stop: int) -> bytes:
         return self.file.read(start, stop)
@@ -235,21 +260,24 @@ class StreamedArray(ArrayText):
         return loaded
 
 
+def has_keys(value: dict[str, Any], keys: Keys) -> bool:
+    """Whether an object has every key of `keys` (one of them where a key is a tuple of names)."""
+    return all(any(name in value for name in ((key,) if isinstance(key, str) else key)) for key in keys)
+
+
 def row_chunks(values: list[Any]) -> Iterator[list[Any]]:
     """`values` in consecutive slices of `CHUNK_ROWS`."""
     for first in range(0, len(values), CHUNK_ROWS):
         yield values[first : first + CHUNK_ROWS]
 
 
-def loaded_array(source: Source, content: bytes, keys: tuple[str, ...], workers: int) -> LoadedArray | None:
+def loaded_array(source: Source, content: bytes, keys: Keys, workers: int) -> LoadedArray | None:
     """A LoadedArray if `content` is an array whose first element is an object with `keys`."""
     shape = _array_shape(content, len(content) - len(content.rstrip(_WHITESPACE)), len(content), keys)
     return None if shape is None else LoadedArray(source, *shape, workers, content)
 
 
-def streamed_array(
-    source: Source, keys: tuple[str, ...], min_bytes: int, workers: int
-) -> StreamedArray | None:
+def streamed_array(source: Source, keys: Keys, min_bytes: int, workers: int) -> StreamedArray | None:
     """A StreamedArray if `source` is a file of at least `min_bytes` that can be read in ranges
     and is an array whose first element (within its first `_HEAD_BYTES`) is an object with `keys`."""
     file = source.ranged()
@@ -265,9 +293,7 @@ def streamed_array(
     return StreamedArray(source, *shape, workers, file, keys)
 
 
-def _array_shape(
-    head: bytes, trailing: int, size: int, keys: tuple[str, ...]
-) -> tuple[dict[str, Any], int, int] | None:
+def _array_shape(head: bytes, trailing: int, size: int, keys: Keys) -> tuple[dict[str, Any], int, int] | None:
     """(first element, start, stop) of an array of objects whose text starts with `head`, is
     `size` bytes long and ends with `trailing` bytes of whitespace; None for anything else."""
     start = len(head) - len(head.lstrip(_WHITESPACE))
@@ -281,7 +307,7 @@ def _array_shape(
         first = orjson.loads(head[start + 1 : match.start() + 1])
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(first, dict) or not all(key in first for key in keys):
+    if not isinstance(first, dict) or not has_keys(first, keys):
         return None
     return first, start + 1, stop
 
@@ -307,7 +333,7 @@ def parse_json_lines(source: Source, content: bytes, prefix: str = "") -> LineRe
             if not line.strip():
                 continue
             try:
-                records.append(orjson.loads(line))
+                records.append(loads(line))
             except orjson.JSONDecodeError as error:
                 raise _located(source, error, line_offset=number - 1) from None
             positions.append(f"{prefix}line {number}")
@@ -320,7 +346,7 @@ def looks_like_json_lines(content: bytes) -> bool:
     if not first.startswith(b"{") or not rest.strip():
         return False
     try:
-        orjson.loads(first)
+        loads(first)
     except orjson.JSONDecodeError:
         return False
     return True

@@ -32,3 +32,4 @@ class DatasetNames:
     format: str
     read_as: tuple[str, ...] = ()
     id_join: str | None = None  # image ids joined by another key (`Dataset.id_join`)
+    masks: bool = False  # every object has an instance mask, kept to be scored (`BoxTable.has_masks`)

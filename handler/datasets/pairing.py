@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
@@ -15,6 +16,8 @@ from handler.errors import DatasetError, quoted
 
 # Sizes that differ by at most this many pixels are the same image (tools round differently).
 SIZE_TOLERANCE = 1.0
+# SCORE_ON: what a pair is measured by (node.json's options).
+ScoreOn = Literal["auto", "boxes", "masks"]
 
 
 @dataclass(frozen=True)
@@ -181,7 +184,35 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
         size_mismatch=_size_mismatch(gt, pred, gt_images, pred_images),
         own_ids=_own_ids(gt, gt_images.tolist(), len(class_names)),
     )
-    return _without_crowded(_frame(paired, gt, pred))
+    return _without_crowded(_frame(_on_masks_or_boxes(paired), gt, pred))
+
+
+def _on_masks_or_boxes(paired: PairedBoxes) -> PairedBoxes:
+    """The masks kept where both sides have one for every object (the pairs are then measured by
+    them, `engine/matching.py`), else left out of both sides: the boxes are measured."""
+    if paired.gt.has_masks and paired.pred.has_masks:
+        return paired
+    return replace(paired, gt=paired.gt.with_columns(masks=None), pred=paired.pred.with_columns(masks=None))
+
+
+def _boxes_only(dataset: Dataset) -> Dataset:
+    return replace(dataset, boxes=dataset.boxes.with_columns(masks=None))
+
+
+def with_shapes(gt: Dataset, pred: Dataset, score_on: ScoreOn) -> tuple[Dataset, Dataset]:
+    """Both sides as SCORE_ON wants them measured: "boxes" leaves their masks out; "masks" needs a
+    mask for every object of both; "auto" leaves the choice to `pair_datasets`."""
+    if score_on == "boxes":
+        return _boxes_only(gt), _boxes_only(pred)
+    if score_on == "masks":
+        for dataset, side in ((gt, "ground truth"), (pred, "predictions")):
+            if len(dataset.boxes) and not dataset.boxes.has_masks:
+                raise DatasetError(
+                    f"{dataset.source}: SCORE_ON is masks, but the {side} do not carry an instance "
+                    "mask (polygons or RLE) for every object: score on boxes (SCORE_ON boxes, "
+                    "--score-on boxes)"
+                )
+    return gt, pred
 
 
 def _without_crowded(paired: PairedBoxes) -> PairedBoxes:

@@ -8,6 +8,10 @@ order (`_x_windows`). Only the pairs inside the windows are enumerated, in chunk
 The pairs come out in the greedy order, so re-matching a subset of them (another confidence
 threshold) needs no sort.
 
+Where both tables hold masks, the pairs are scored on them: the windows are over the masks'
+extents (pycocotools' `toBbox`) with no pruning by the floor (a mask's IoU may exceed its box's),
+and every pair whose extents share a pixel gets the exact mask IoU (`masks.py`).
+
 Where a table holds rotated boxes, the windows are over the boxes' axis-aligned envelopes (a
 pair can only overlap where its envelopes do): a pair with a rotated box whose envelopes overlap
 enough to reach the floor gets the exact polygon IoU (`rotated.py`), every other pair the
@@ -24,6 +28,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
+from handler.engine.masks import Measured, measured_iou
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
@@ -246,6 +251,7 @@ def _pairs_of_rows(
     floor: float,
     min_height: FloatArray,
     exact: bool,
+    measured: tuple[Measured, Measured] | None = None,
 ) -> CandidatePairs:
     """The pairs of GT rows `rows` with the predictions of their windows (the `count` positions
     from `start` in `pred`), IoU ≥ floor.
@@ -254,14 +260,21 @@ def _pairs_of_rows(
     dropped before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
     its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped.
     """
-    g, p = enumerate_ranges(start, count)
-    height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
-    near = height >= np.repeat(min_height[rows], count)
-    g, p, height = g[near] + rows.start, p[near], height[near]
+    ends = np.cumsum(count)
+    p = np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
+    # The y-overlap of every enumerated pair, in place (`overlap`'s operations, in its order).
+    top = np.minimum(np.repeat(gt.y1[rows], count), pred.y1[p])
+    height = np.subtract(top, np.maximum(np.repeat(gt.y0[rows], count), pred.y0[p]), out=top)
+    near = np.flatnonzero(height >= np.repeat(min_height[rows], count))
+    # Only the pairs near in y learn their GT row: the window their position falls in.
+    g = np.searchsorted(ends, near, "right") + rows.start
+    p, height = p[near], height[near]
     width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
     iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
     if gt.turned is not None and pred.turned is not None:
         iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
+    if measured is not None:
+        iou = _mask_ious(measured, g, pred.rows[p], iou) if exact else np.where(iou > 0, 1.0, 0.0)
     keep = iou >= floor
     return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
 
@@ -309,6 +322,50 @@ def _with_turned_pairs(
     return iou
 
 
+def _mask_ious(
+    measured: tuple[Measured, Measured], g: IntArray, p: IntArray, box_iou: FloatArray
+) -> FloatArray:
+    """The mask IoU of each pair whose extents overlap (`box_iou` > 0), 0 for the others."""
+    iou = np.zeros(len(g))
+    touching = np.flatnonzero(box_iou > 0)
+    iou[touching] = measured_iou(*measured, g[touching], p[touching])
+    return iou
+
+
+def _mask_pair_parts(
+    gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int, exact: bool
+) -> Iterator[CandidatePairs]:
+    """`_pair_parts` of two tables of masks: the pairs on their masks' IoU, found over their
+    extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
+    assert gt.masks is not None and pred.masks is not None
+    measured = Measured.of(gt.masks), Measured.of(pred.masks)
+    gt, pred = gt.with_columns(xyxy=measured[0].extent), pred.with_columns(xyxy=measured[1].extent)
+    gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
+    with_area = np.flatnonzero(pred_area > 0)
+    windowed = pred[with_area]
+    windows = _envelope_windows(gt, windowed, n_images) if len(gt) and len(windowed) else None
+    if windows is None:
+        windows = _image_windows(gt, windowed, n_images)
+    gt_columns = _Columns.of(gt, gt_area, np.arange(len(gt), dtype=np.int64), False)
+    pred_columns = _Columns.of(pred, pred_area, with_area[windows.order], False)
+    counts = windows.stop - windows.start
+    counts[~(gt_area > 0)] = 0
+    no_pruning = _min_heights(gt_columns, None)
+    for first, last in _chunks(counts, budget):
+        rows = slice(first, last)
+        yield _pairs_of_rows(
+            gt_columns,
+            pred_columns,
+            windows.start[rows],
+            counts[rows],
+            rows,
+            iou_floor,
+            no_pruning,
+            exact,
+            measured,
+        )
+
+
 def _xyxy(columns: _Columns, rows: IntArray) -> FloatArray:
     return np.stack((columns.x0[rows], columns.y0[rows], columns.x1[rows], columns.y1[rows]), axis=1)
 
@@ -345,6 +402,9 @@ def _pair_parts(
 ) -> Iterator[CandidatePairs]:
     """The same-image pairs with IoU ≥ `iou_floor`, from about `budget` enumerated pairs at a time
     (not `exact`: those with a rotated box by their envelopes' bound, as `_pairs_of_rows`)."""
+    if gt.masks is not None and pred.masks is not None:
+        yield from _mask_pair_parts(gt, pred, n_images, iou_floor, budget, exact)
+        return
     turned = bool(gt.turned.any() or pred.turned.any())
     # A box without area has no IoU above 0 with anything: it is left out of the windows, so that
     # thousands of points or lines on one image cost nothing (their pairs would all be dropped).
@@ -409,19 +469,20 @@ def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
     return np.int32 if n_pairs < np.iinfo(np.int32).max else np.int64
 
 
-def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
+def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int, ordered: bool = False) -> MatchResult:
     """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT.
 
     Equivalent to taking the best remaining pair again and again, done in rounds: a pair
     that is the best remaining pair of both its prediction and its GT box can never be
     pre-empted, so every such pair is accepted at once, and so is every pair of a tie block
     (`_tie_block_pairs`). Pairs already in the greedy order (as `candidate_pairs` returns
-    them, or any subset of them) are not sorted again.
+    them, or any subset of them) are not sorted again; `ordered` says the caller knows they are
+    (a subset of `candidate_pairs`' pairs), and the check is skipped.
 
     A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
     and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
     """
-    if not in_greedy_order(pairs):
+    if not ordered and not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
     gt_match = np.full(n_gt, -1, dtype=np.int64)

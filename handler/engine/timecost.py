@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Final, Literal
 
 import numpy as np
 import orjson
@@ -54,6 +54,27 @@ ASSUMED: Final = {
     "relabel": "picking the right class for a well-placed box",
     "delete": "selecting an invented box and deleting it",
 }
+
+POLYGON_SOURCE: Final = (
+    "Lin et al. (2014), Microsoft COCO: Common Objects in Context, ECCV: 22 worker hours per "
+    "1,000 instance segmentations, about 79 s to draw an object's polygon"
+)
+CORRECTION_SOURCE: Final = (
+    "Benenson, Popov, Ferrari (2019), Large-scale interactive object segmentation with human "
+    "annotators, CVPR: corrective clicks on a model's mask reach polygon quality about 3x faster "
+    "than drawing the polygon (79 s / 3); Kirillov et al. (2023), Segment Anything, ICCV: 34 s a "
+    "mask falling to 14 s as the model in the loop improved"
+)
+# What a mask costs: drawing and fixing an outline are measured (MASK_CITED); the others are a
+# box's, assumed to cost the same on a mask (MASK_ASSUMED).
+MASK_SECONDS: Final = {"accept": 1.8, "nudge": 26.4, "relabel": 4.0, "delete": 2.0, "draw": 79.2}
+MASK_CITED: Final = {"draw": POLYGON_SOURCE, "nudge": CORRECTION_SOURCE}
+MASK_ASSUMED: Final = {
+    "accept": "looking a mask over, as long as verifying a box (1.8 s, Papadopoulos et al. 2016)",
+    "relabel": "picking the right class for a well-drawn mask",
+    "delete": "selecting an invented mask and deleting it",
+}
+Shape = Literal["boxes", "masks"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,8 @@ class TimeCosts:
     # What fitted these seconds; None for the defaults or seconds given by hand. Not compared:
     # two costs with the same seconds price the same work.
     fit: CostFit | None = field(default=None, compare=False, repr=False)
+    # What the labeler corrects: boxes, or masks (the "nudge" is then fixing the outline).
+    shape: Shape = field(default="boxes", compare=False)
 
     def __post_init__(self) -> None:
         for action in ACTIONS:
@@ -108,6 +131,25 @@ class TimeCosts:
                 raise ValueError(
                     f"Expected the {action} time cost in seconds (0 to {SECONDS_MAX:g}) but got {value!r}"
                 )
+
+    def on_masks(self) -> TimeCosts:
+        """The same costs for masks: an action at a box's default seconds (not given, or given
+        as that default) costs a mask's instead (MASK_SECONDS)."""
+        boxes = {f.name: f.default for f in fields(TimeCosts) if f.name in ACTIONS}
+        changes: dict[str, Any] = {a: MASK_SECONDS[a] for a in ACTIONS if getattr(self, a) == boxes[a]}
+        return replace(self, **changes, shape="masks")
+
+    @property
+    def defaults(self) -> TimeCosts:
+        """The default costs of the same shape."""
+        return TimeCosts().on_masks() if self.shape == "masks" else TimeCosts()
+
+    @property
+    def sources(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The defaults' sources, cited and assumed, by action, for this shape."""
+        return (
+            (dict(MASK_CITED), dict(MASK_ASSUMED)) if self.shape == "masks" else (dict(CITED), dict(ASSUMED))
+        )
 
     def seconds(self, outcome: Outcome) -> float:
         """What the action of `outcome` costs."""
@@ -150,7 +192,8 @@ class TimeCosts:
                     f"but got {value!r}"
                 )
         fit = _cost_fit(document["fitted_from"]) if "fitted_from" in document else None
-        return cls(**{action: float(value) for action, value in given.items()}, fit=fit)
+        chosen: dict[str, Any] = {action: float(value) for action, value in given.items()}
+        return cls(**chosen, fit=fit)
 
     def to_document(self) -> dict[str, Any]:
         """The costs file's JSON object: `from_document` reads it back."""

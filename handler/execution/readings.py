@@ -11,6 +11,7 @@ import numpy as np
 from handler.boxes import Dataset
 from handler.datasets.ids import DatasetIds
 from handler.datasets.loaded import DatasetNames
+from handler.datasets.pairing import ScoreOn, with_shapes
 from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
@@ -70,6 +71,8 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
         parts.append(f"boxes as {options.box} (given)")
     elif rows is not None:
         parts.append(f"boxes as {rows.convention} (the format's)")
+    if dataset.boxes.has_masks:
+        parts.append("instance masks (the format's)")
     turned = int(np.count_nonzero(dataset.boxes.turned))
     if turned:
         parts.append(f"{turned} of {len(dataset.boxes)} boxes rotated (the format's)")
@@ -91,7 +94,9 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
             f"{dataset.unlabelled_images} GT images without a label file read as images with no boxes "
             "(the format's tool writes none for them)"
         )
-    return DatasetNames(dataset.source, dataset.format, tuple(parts), dataset.id_join)
+    return DatasetNames(
+        dataset.source, dataset.format, tuple(parts), dataset.id_join, dataset.boxes.has_masks
+    )
 
 
 def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | None:
@@ -121,10 +126,14 @@ class ReadSides:
         return best_reading(self.sides, state, thresholds)
 
 
-def read_sides(gt: OpenSide, pred: OpenSide) -> ReadSides:
-    """Both sides read (the predictions against the GT), each with the readings its options give."""
+def read_sides(gt: OpenSide, pred: OpenSide, score_on: ScoreOn = "auto") -> ReadSides:
+    """Both sides read (the predictions against the GT), each with the readings its options give,
+    their masks kept or not as SCORE_ON says (`with_shapes`)."""
     gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
-    gt_dataset = read_again(gt_read.dataset, given_readings(gt.options))
-    pred_dataset = read_again(pred_read.dataset, given_readings(pred.options))
+    gt_dataset, pred_dataset = with_shapes(
+        read_again(gt_read.dataset, given_readings(gt.options)),
+        read_again(pred_read.dataset, given_readings(pred.options)),
+        score_on,
+    )
     sides = Sides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names))
     return ReadSides(sides, read_as(gt_dataset, gt.options), read_as(pred_dataset, pred.options))

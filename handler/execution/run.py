@@ -11,6 +11,7 @@ from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
 from handler.datasets.folder import Folder
 from handler.datasets.loaded import DatasetNames
+from handler.datasets.pairing import ScoreOn
 from handler.datasets.side import OpenSide, open_side
 from handler.engine import Thresholds
 from handler.engine.state import EvaluationState, ReadFigures
@@ -149,11 +150,16 @@ def read_and_plan(
 ) -> ShardPlan:
     """The node's plan: both sides opened (`open_side`) and planned by `plan_sides`."""
     gt, pred = open_side(inputs.gt, store, options.workers), open_side(inputs.pred, store, options.workers)
-    return plan_sides(gt, pred, inputs.thresholds, options, analyses)
+    return plan_sides(gt, pred, inputs.thresholds, options, analyses, inputs.score_on)
 
 
 def plan_sides(
-    gt: OpenSide, pred: OpenSide, thresholds: Thresholds, options: ExecutionOptions, analyses: Analyses
+    gt: OpenSide,
+    pred: OpenSide,
+    thresholds: Thresholds,
+    options: ExecutionOptions,
+    analyses: Analyses,
+    score_on: ScoreOn = "auto",
 ) -> ShardPlan:
     """Shard files that workers read themselves, or both sides read here and cut into shards.
 
@@ -178,7 +184,7 @@ def plan_sides(
             DatasetNames(pred.source.name, shard_format().name, as_written),
             ReadFigures(),
         )
-    sides = read_sides(gt, pred)  # a big file decoded on the processes each side was opened with
+    sides = read_sides(gt, pred, score_on)  # a big file decoded on the processes each side was opened with
     gt_dataset, pred_dataset = sides.gt, sides.pred
     paired = pair_datasets(gt_dataset, pred_dataset)
     boxes = len(paired.gt) + len(paired.pred)

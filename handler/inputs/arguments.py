@@ -21,7 +21,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, box_area
+from handler.boxes import BoolArray, FloatArray, MaskRuns, box_area
 from handler.datasets.builder import (
     CONFIDENCE_NOT_FINITE,
     CONFIDENCE_OUT_OF_RANGE,
@@ -30,6 +30,7 @@ from handler.datasets.builder import (
 )
 from handler.datasets.columns import bad_box_rows
 from handler.engine import Thresholds
+from handler.engine.masks import from_bitmaps
 from handler.inputs.node_inputs import select_number
 
 Array = npt.NDArray[Any]
@@ -143,6 +144,7 @@ class Batch:
     n_gt: int
     keep: BoolArray
     skipped: Skipped
+    masks: MaskRuns | None = None  # every record of both sides gave `masks`: the boxes' masks
 
 
 def _array(where: str, value: Any) -> Array:
@@ -229,11 +231,36 @@ class RecordField:
     read: Callable[[str, Any, int | None], Array]  # where, value, the record's box count
 
 
+def _masks(where: str, value: Any, boxes: int | None) -> Array:
+    """mmdetection's instance masks: (N, height, width), one per box, binary."""
+    assert boxes is not None  # masks follow the boxes
+    found = _array(where, value)
+    if found.size == 0 and boxes == 0:
+        return np.zeros((0, 1, 1), dtype=bool)
+    if found.ndim != 3 or len(found) != boxes:
+        raise ValueError(
+            f"Expected {where} of shape ({boxes}, height, width), one mask per box, "
+            f"but got shape {found.shape}"
+        )
+    if found.dtype.kind not in "biu":
+        raise TypeError(f"Expected {where} to hold a binary mask (booleans or 0/1) but got {_held(found)}")
+    return found.astype(bool)
+
+
 RECORD_FIELDS: Final = (
     RecordField("bboxes", (GROUNDTRUTHS, PREDICTIONS), True, _boxes),
     RecordField("labels", (GROUNDTRUTHS, PREDICTIONS), True, _labels),
     RecordField("scores", (PREDICTIONS,), False, _scores),
+    RecordField("masks", (GROUNDTRUTHS, PREDICTIONS), False, _masks),
 )
+
+
+def _batch_masks(columns: list[dict[str, Array]]) -> MaskRuns | None:
+    """Every record's masks as runs, when every record of both sides gives them (then pairs are
+    measured by mask IoU, as `pair_datasets` does for files); else None."""
+    if not columns or not all("masks" in c for c in columns):
+        return None
+    return MaskRuns.concatenate([from_bitmaps(c["masks"]) for c in columns])
 
 
 def _records(name: str, value: Any) -> Sequence[Mapping[str, Any]]:
@@ -347,4 +374,5 @@ def records(predictions: Any, groundtruths: Any, classes: npt.NDArray[np.str_] |
         n_gt=n_gt,
         keep=verdict == "",
         skipped=_skipped(verdict, places, box_of, record),
+        masks=_batch_masks(columns),
     )

@@ -15,6 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 from handler.datasets import format_names
+from handler.datasets.pairing import ScoreOn
 from handler.datasets.read_options import READ_KEYS, READ_OPTIONS, SIDES, Side, option_label
 from handler.datasets.side import SideSpec
 from handler.engine import Thresholds
@@ -80,6 +81,7 @@ class NodeInputs:
     time_costs: TimeCosts | None = None  # read from the TIME_COSTS file, when one is given
     images: str | None = None  # where the images are (IMAGES); None: found beside the labels, or none
     decimal_commas: tuple[tuple[str, str], ...] = ()  # (key, text as given) of numbers written 0,5
+    score_on: ScoreOn = "auto"  # SCORE_ON: masks where both sides have them, or always boxes / masks
 
     @property
     def thresholds(self) -> Thresholds:
@@ -144,7 +146,8 @@ def select_value(key: str, value: str) -> str | None:
     """The option of `key` that `value` names: itself, its label, or a number equal to it (` 0.30`)."""
     number = _as_number(value)
     for option in input_spec(key)["options"]["options"]:
-        if value in (option["value"], option["label"]) or number == _as_number(option["value"]):
+        same_number = number is not None and number == _as_number(option["value"])  # text names no number
+        if value in (option["value"], option["label"]) or same_number:
             return str(option["value"])
     return None
 
@@ -358,6 +361,7 @@ def parse_inputs(raw: Mapping[str, Any], parsed: Mapping[str, Any] | None = None
         time_costs=typed.get(TIME_COSTS_KEY),
         images=typed.get(IMAGES_KEY),
         decimal_commas=_decimal_commas(raw, typed),
+        score_on=typed["SCORE_ON"],
     )
 
 

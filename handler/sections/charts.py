@@ -232,8 +232,8 @@ def sweep_figure(points: list[tuple[float, float, float]], used: float, best: fl
     """`points`: (threshold, score, share of from-scratch time saved) for every threshold of the sweep."""
     left, right, top, bottom = SWEEP_PLOT
     # Clamped before rounding: a share of minus infinity (seconds near zero) is drawn at the floor.
-    lowest = max(SWEEP_FLOOR, min([0.0, *(share for _, _, share in points)]))
-    floor = math.floor(lowest / 0.25) * 0.25
+    lowest = min([0.0, *(share for _, _, share in points)])
+    floor = math.floor(max(SWEEP_FLOOR, lowest) / 0.25) * 0.25
 
     def xy(threshold: float, value: float) -> tuple[float, float]:
         shown = max(value, floor)

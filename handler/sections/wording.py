@@ -28,6 +28,12 @@ def duration(seconds: float) -> str:
     return f"{sign}{minutes // 60} h {minutes % 60:02d} min"
 
 
+def as_said(seconds: float) -> float:
+    """The seconds `duration` stands for (`2 h 18 min` is 8280 s): a difference of two said
+    durations is computed on these, so it agrees with them (4 h 34 min - 2 h 18 min = 2 h 16 min)."""
+    return float(round(seconds)) if abs(seconds) < 90 else float(round(seconds / 60) * 60)
+
+
 def image_duration(seconds: float) -> str:
     """One image's labeler time, to the second (the review queue's rows differ by seconds), in
     one format from a minute on: `45 s`, `1 min 23 s`, `11 min 30 s`."""

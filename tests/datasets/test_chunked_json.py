@@ -31,6 +31,9 @@ CATEGORIES = [{"id": 1, "name": "car"}, {"id": 3, "name": "bus"}]
 # The local processes the readings of the test under way may use (the fixture below sets it).
 WORKERS = {"count": 1}
 
+# Boxes need no image sizes (only polygons do).
+NO_SIZES = coco._Sizes(np.empty(0), np.empty(0))
+
 
 def _annotations() -> list[dict[str, Any]]:
     return [
@@ -260,8 +263,8 @@ def _parallel_and_serial(tmp_path: Path, results: list[Any]) -> tuple[list[Parse
     file (None: fell back), and from the plain values of the whole list."""
     ids, chunked, streamed = _results_file(tmp_path, results)
     two = [replace(chunked, workers=2), replace(streamed, workers=2)]
-    parallel = [coco._pieces_rows(document, ids) for document in two]
-    return parallel, coco._results_rows("results.json", chunked.whole(), ids)
+    parallel = [coco._pieces_rows(document, ids, NO_SIZES) for document in two]
+    return parallel, coco._results_rows("results.json", chunked.whole(), ids, NO_SIZES)
 
 
 def _same_rows(a: ParsedRows, b: ParsedRows) -> None:
@@ -316,7 +319,7 @@ def test_a_results_object_on_s3_is_streamed_in_ranged_reads(
     streamed = streamed_array(source, coco.RESULT_KEYS, 0, WORKERS["count"])
     gt = load_dataset(open_source(str(_gt(tmp_path))))
     assert streamed is not None and gt.ids is not None
-    assert coco._pieces_rows(replace(streamed, workers=2), gt.ids) is not None
+    assert coco._pieces_rows(replace(streamed, workers=2), gt.ids, NO_SIZES) is not None
     _same(load_dataset(source, None, gt, workers=WORKERS["count"]).dataset, _read(tmp_path, results))
 
 
@@ -335,6 +338,6 @@ def test_a_piece_bound_inside_a_string_falls_back_to_the_plain_reading(tmp_path:
 def test_a_file_rewritten_while_it_is_streamed_is_not_read_in_pieces(tmp_path: Path) -> None:
     ids, _, streamed = _results_file(tmp_path, _results(300))
     (tmp_path / "results.json").write_text(json.dumps(_results(301)[1:]))
-    assert coco._pieces_rows(streamed, ids) is None
+    assert coco._pieces_rows(streamed, ids, NO_SIZES) is None
     with pytest.raises(DatasetError, match=r"results\.json: changed while it was read"):
         streamed.loaded()

@@ -49,7 +49,7 @@ def test_a_stray_annotations_xml_inside_a_yolo_folder_is_not_cvat(
     shutil.copy(EXAMPLES / "cvat" / "gt.xml", _nested(gt / "backup", 1) / "annotations.xml")
     store = str(tmp_path / "s")
     assert cli_main([str(gt), str(gt), "--store", store, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["dataset"]["gt_format"] == "yolo"
+    assert json.loads(capsys.readouterr().out)["dataset"]["gt_read_as"][0] == "yolo"
 
 
 def test_a_stray_xml_inside_a_voc_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

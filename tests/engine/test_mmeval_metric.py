@@ -23,7 +23,8 @@ from handler import PrelabelingEfficiency
 from handler.engine import Tally, Thresholds
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.exactsum import ExactSum
-from handler.metric import evaluate_records, load_records
+from handler.engine.timecost import TimeCosts
+from handler.metric import FrontDoor, load_records
 from handler.mmeval import PrelabelingEfficiencyMetric
 
 Record = dict[str, Any]
@@ -146,13 +147,11 @@ def test_exact_sums_per_group_are_each_groups_fsum_and_add_up_to_the_whole() -> 
 def test_per_image_tallies_equal_each_image_evaluated_alone() -> None:
     records = load_records(str(EXAMPLES / "gt.json"), str(EXAMPLES / "predictions.jsonl"))
     predictions, groundtruths = records.predictions, records.groundtruths
-    thresholds = Thresholds(0.3, 0.8, 0.5)
-    batch = evaluate_records(predictions, groundtruths, thresholds)
+    door = FrontDoor(Thresholds(0.3, 0.8, 0.5), TimeCosts())
+    batch = door.process(predictions, groundtruths)
     tallies = per_image_tallies(batch, len(groundtruths))
     for image, tally in enumerate(tallies):
-        alone = evaluate_records(
-            predictions[image : image + 1], groundtruths[image : image + 1], thresholds
-        ).tally
+        alone = door.process(predictions[image : image + 1], groundtruths[image : image + 1]).tally
         assert np.array_equal(tally.counts, alone.counts), image
         assert tally.same_class_iou == alone.same_class_iou, image
     total = sum(tallies, Tally.zero())

@@ -17,6 +17,7 @@ against the spec line by line, not to be fast.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -147,12 +148,18 @@ def greedy(candidates: list[Match]) -> list[Match]:
     return accepted
 
 
-def evaluate_image(image: RefImage, threshold: float, iou_min: float, iou_perfect: float) -> ImageResult:
+# The IoU of prediction i and GT box j of an image, where it is not its boxes' (masks: pycocotools').
+PairIou = Callable[[int, int], float]
+
+
+def evaluate_image(
+    image: RefImage, threshold: float, iou_min: float, iou_perfect: float, pair_iou: PairIou | None = None
+) -> ImageResult:
     kept = [i for i, p in enumerate(image.preds) if not p.confidence < threshold]
     candidates = []
     for i in kept:
         for j, g in enumerate(image.gt):
-            value = box_iou(g, image.preds[i])
+            value = box_iou(g, image.preds[i]) if pair_iou is None else pair_iou(i, j)
             if value >= iou_min:
                 candidates.append(Match(pred=i, gt=j, iou=value))
     matches = greedy(candidates)
@@ -187,8 +194,19 @@ def grade(correct: int, shifted: int, class_confused: int, total: int) -> str:
     raise AssertionError("unreachable: the last bound is 0")
 
 
-def evaluate(images: list[RefImage], threshold: float, iou_min: float, iou_perfect: float) -> Evaluation:
-    results = tuple(evaluate_image(im, threshold, iou_min, iou_perfect) for im in images)
+def evaluate(
+    images: list[RefImage],
+    threshold: float,
+    iou_min: float,
+    iou_perfect: float,
+    pair_ious: list[PairIou] | None = None,
+) -> Evaluation:
+    """`pair_ious`: each image's IoU of a pair, where it is not its boxes'."""
+    ious = pair_ious if pair_ious is not None else [None] * len(images)
+    results = tuple(
+        evaluate_image(im, threshold, iou_min, iou_perfect, pair_iou)
+        for im, pair_iou in zip(images, ious, strict=True)
+    )
     counts = dict.fromkeys(OUTCOME_NAMES, 0)
     same_class_ious: list[float] = []
     for image, result in zip(images, results, strict=True):

@@ -26,7 +26,7 @@ def _threshold_places(findings: dict[str, Any]) -> tuple[float, float, float]:
     assert len(at_given) == 1 and at_given[0]["saved_seconds"] == findings["time"]["saved_seconds"]
     says = findings["recommendation"]["says"]
     # "... than at the 0.35 given", "keep the 0.35 given, since ...", or "... as given"
-    assert f"the {given:g} given" in says or "as given" in findings["verdict"]
+    assert f"the {given:g} given" in says or "as given" in says
     return (given, at_given[0]["threshold"], findings["parameters"]["confidence_threshold"])
 
 

@@ -30,6 +30,11 @@ RUNS = {
         COCO / "instances_val2014_fakebbox100_results.json",
         ("coco", "coco-results"),
     ),
+    "coco masks": (
+        COCO / "instances_val2014_100.json",
+        COCO / "instances_val2014_fakesegm100_results.json",
+        ("coco", "coco-results"),
+    ),
     "yolo": (VOC / "gts" / "yolo_format", VOC / "dets" / "rel_xywh", ("yolo", "yolo")),
     "voc": (VOC / "gts" / "pascalvoc_format", VOC / "dets" / "abs_xyx2y2", ("voc", "cartucho")),
 }

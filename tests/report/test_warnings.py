@@ -160,8 +160,20 @@ def test_crowd_regions_are_an_info_entry_not_a_warning(tmp_path: Path) -> None:
         tmp_path, COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
     )
     assert [(w.code, w.severity, w.figures) for w in result.findings.warnings] == [
-        ("crowd_excluded", "info", {"crowd_regions": 9})
+        ("masks_on_one_side", "info", {"masks": "ground truth"}),  # its polygons, against boxes
+        ("crowd_excluded", "info", {"crowd_regions": 9}),
     ]
+
+
+def test_masks_on_both_sides_are_scored_and_said(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path, COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakesegm100_results.json"
+    )
+    assert [(w.code, w.severity) for w in result.findings.warnings] == [
+        ("crowd_excluded", "info"),
+        ("scored_on_masks", "info"),
+    ]
+    assert "instance masks (the format's)" in result.findings.dataset.pred_read_as
 
 
 def test_warnings_are_on_the_node_stderr_before_the_outputs_and_in_the_cli_summary(tmp_path: Path) -> None:

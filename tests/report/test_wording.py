@@ -4,19 +4,26 @@ many; an interval whose ends are equal; negative and zero figures. None may say 
 
 from __future__ import annotations
 
+import html
 import itertools
 import re
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import pytest
+from helpers.builders import annotation, asset, write_json
+from helpers.paths import EXAMPLES
 
+from handler.cli import findings_summary
 from handler.engine.exactsum import ExactSum
 from handler.engine.outcomes import Outcome, Tally
 from handler.features.reading.section import AppliedOption, OtherReading
-from handler.features.recommendation.section import RecommendedClass, says
+from handler.features.recommendation.section import RecommendedClass, keep_given, says
 from handler.features.time.section import TimeSaved
 from handler.features.warnings.section import reading_warning
+from handler.inputs import parse_inputs
+from handler.pipeline import run
 from handler.report.findings.build import lean, time_clause
 from handler.report.findings.compare_findings import (
     BoxTransitions,
@@ -28,6 +35,7 @@ from handler.report.findings.compare_findings import (
     compare_summary,
     compare_verdict,
 )
+from handler.report.page import render_html
 from handler.sections.wording import (
     MINUS,
     between,
@@ -44,6 +52,7 @@ from handler.sections.wording import (
     signed,
     tail_of,
 )
+from handler.storage.local import LocalStore
 
 BROKEN: Final = {
     "a plural after 1": re.compile(rf"(?<![\d.,]){1} (?:[a-z-]+ )?(?:images|boxes|classes|objects|pairs)\b"),
@@ -51,7 +60,8 @@ BROKEN: Final = {
         r"(?<![\d.,\-\u2212+])(?:0|[2-9]|\d\d+) (?:image|box|class|object|pair)\b(?!-)"
     ),
     "equal interval ends": re.compile(
-        r"\b(\S+(?: (?:s|min|h \d+ min))?) (?:to|and|\u2013) \1\b(?! (?:lower|higher|more|less))"
+        r"(?<![\w.])([\d.\u2212+-]+(?: (?:s|min|h \d+ min))?) (?:to|and|\u2013) \1(?![\w.])"
+        r"(?! (?:lower|higher|more|less))"
     ),
     "a zero time saved": re.compile(r"\b(?:save|saves|saved)(?: about)? 0 s\b|\b0 s saved\b"),
     "two signs in a row": re.compile(r"[-\u2212+] ?[-\u2212]\d|B - A [-\u2212+]"),
@@ -220,3 +230,45 @@ def test_the_reading_warning_reads(images: int, low: float, high: float, value: 
         level=0.99, candidates=3, class_map={},
     )  # fmt: skip
     assert_reads(reading_warning(found).message)
+
+
+def test_a_gain_agrees_with_the_times_it_is_the_difference_of() -> None:
+    """4 h 34 min against 2 h 18 min is 2 h 16 min more, whatever the seconds behind each."""
+    said = says((), 0.0, 16_470.0, None, 0.5, 8_270.0)
+    assert said.endswith("to save 4 h 34 min, 2 h 16 min more than at the 0.5 given")
+
+
+def _page_text(page: str) -> str:
+    page = re.sub(r"<style>.*?</style>", " ", page, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+@pytest.mark.parametrize("pred", ["predictions.jsonl", "one"])
+def test_the_page_and_the_cli_summary_read(tmp_path: Path, pred: str) -> None:
+    """The page's templates and the CLI's summary on the shipped example, and on one image with
+    one missed box (the singulars, a zero saving)."""
+    gt, predictions = EXAMPLES / "gt.json", EXAMPLES / pred
+    if pred == "one":
+        gt = write_json(
+            tmp_path / "gt.json", {"assets": [asset("only.jpg", [annotation(("car", 10, 10, 50, 50))])]}
+        )
+        predictions = write_json(
+            tmp_path / "pred.json",
+            {"assets": [asset("only.jpg", [annotation(("car", 60, 60, 90, 90), 0.9)])]},
+        )
+    result = run(
+        parse_inputs({"GT_DATASET": str(gt), "PRED_DATASET": str(predictions)}), LocalStore(tmp_path / "s")
+    )
+    page = _page_text(render_html(result.findings, result.page))
+    assert_reads(page)
+    assert_reads(findings_summary(result.findings, str(tmp_path)))
+
+
+@pytest.mark.parametrize(
+    "gain", [None, (0.0, 0.0, 0.0), (0.2, -0.1, 0.4), (27.0, -4.0, 76.0), (300.0, 300.0, 300.0)]
+)
+@pytest.mark.parametrize(("used", "used_saved"), [(0.5, 2760.0), (0.0, 0.0), (0.5, -60.0)])
+def test_keeping_the_given_threshold_reads(
+    gain: tuple[float, float, float] | None, used: float, used_saved: float
+) -> None:
+    assert_reads(keep_given(used, used_saved, gain))

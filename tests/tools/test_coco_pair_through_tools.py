@@ -61,7 +61,8 @@ def test_a_label_studio_export_of_the_pair_counts_as_the_coco_files(
     found = findings(tmp_path / "store", exported, exported)
 
     assert (
-        found["dataset"]["gt_format"] == "label-studio" and found["dataset"]["pred_format"] == "label-studio"
+        found["dataset"]["gt_read_as"][0] == "label-studio"
+        and found["dataset"]["pred_read_as"][0] == "label-studio"
     )
     same_counts(found, coco_findings)
 
@@ -76,5 +77,5 @@ def test_cvat_files_of_the_pair_written_by_datumaro_count_as_the_coco_files(
 
     found = findings(tmp_path / "store", gt_xml, pred_xml)
 
-    assert found["dataset"]["gt_format"] == "cvat" and found["dataset"]["pred_format"] == "cvat"
+    assert found["dataset"]["gt_read_as"][0] == "cvat" and found["dataset"]["pred_read_as"][0] == "cvat"
     same_counts(found, coco_findings)

@@ -105,8 +105,9 @@ def mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray) -> Rea
     class_map = _as_written(parsed, crossed)
     if not class_map:
         return None
-    shown = len(class_map)
-    return reading(class_map, f"class ids mapped one to one as the matched boxes say ({shown} classes moved)")
+    # the wording home is above the engine: the one plural said here
+    moved = f"{len(class_map)} {'class' if len(class_map) == 1 else 'classes'} moved"
+    return reading(class_map, f"class ids mapped one to one as the matched boxes say ({moved})")
 
 
 def _numeric(keys: list[str]) -> IntArray | None:

@@ -24,7 +24,7 @@ from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Parameters, Score, Section, Threshold
 from handler.sections.shown import Shown
-from handler.sections.wording import between, duration, give_or_take, saved_time, saving
+from handler.sections.wording import as_said, between, duration, give_or_take, saved_time, saving
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
@@ -114,9 +114,11 @@ def keep_given(used: float, used_saved: float, gain: tuple[float, float, float] 
     if gain is None:
         return f"keep the {given}, which saves {saved_time(used_saved)}"
     value, low, high = gain
+    more = "no more" if saved_time(value) == "no time" else f"{duration(value)} more"
+    sure = "" if duration(low) == duration(high) == duration(value) else f", {between(low, high, duration)}"
     return (
         f"keep the {given}, since no other threshold saves clearly more than its {saved_time(used_saved)} "
-        f"(the best would save {duration(value)} more, {between(low, high, duration)})"
+        f"(the best would save {more}{sure})"
     )
 
 
@@ -149,7 +151,7 @@ def says(
         parts.append(f"{len(named) - NAMED_CLASSES} more classes at their own (routing.json)")
     head = f"pre-label at {_threshold_text(single)}" + (f", with {', '.join(parts)}," if parts else "")
     spread = "" if interval is None else give_or_take(saved, *interval, saved_time)
-    gain = saved_time(saved - used_saved)
+    gain = saved_time(as_said(saved) - as_said(used_saved))
     if gain == "no time" and not parts and single == used:
         sure = "" if interval is None or not spread else f"; its saving is {between(*interval, saved_time)}"
         return f"{head} as given: no other threshold saves more{sure}"

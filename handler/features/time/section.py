@@ -9,7 +9,7 @@ from pydantic import Field
 from handler.engine.calibration import MIN_SUPPORT
 from handler.engine.counts import OutcomeCounts
 from handler.engine.outcomes import Tally
-from handler.engine.timecost import ACTIONS, ASSUMED, CITED, CostFit, TimeCosts
+from handler.engine.timecost import ACTIONS, CostFit, Shape, TimeCosts
 from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Counts, Seconds, Section
@@ -70,20 +70,30 @@ class TimeSaved(Section):
     costs_source: CostsSource | None = Field(
         description="Where fitted seconds come from; null for the defaults or seconds set by hand."
     )
+    shape: Shape = Field(
+        default="boxes", description="What the labeler draws and corrects: boxes, or masks (scored on masks)."
+    )
+
+    @property
+    def every_object(self) -> str:
+        """`every box` or `every mask`: what drawing from scratch draws."""
+        return "every box" if self.shape == "boxes" else "every mask"
 
 
 def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:
     estimate = OutcomeCounts(tally.counts).time_estimate(costs)
+    cited, assumed = costs.sources
     return TimeSaved(
         costs_seconds=ActionCosts(**costs.to_dict()),
-        costs_adjusted=costs != TimeCosts(),
+        costs_adjusted=costs != costs.defaults,
         with_predictions_seconds=estimate.with_predictions,
         from_scratch_seconds=estimate.from_scratch,
         saved_seconds=estimate.saved,
         saved_share=estimate.saved_share,
-        cited=dict(CITED),
-        assumptions=dict(ASSUMED),
+        cited=cited,
+        assumptions=assumed,
         costs_source=None if costs.fit is None else costs_source(costs.fit),
+        shape=costs.shape,
     )
 
 

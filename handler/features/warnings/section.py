@@ -258,7 +258,8 @@ def boxes_skipped(facts: RunFacts) -> Warned | None:
     reasons = Counter(health.gt_skip_reasons) + Counter(health.pred_skip_reasons)
     commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
     message = (
-        f"{skipped} of {read} boxes read ({_share(skipped, read):.0%}) were skipped, by reason: "
+        f"{skipped} of {counted(read, 'box', 'boxes')} read ({_share(skipped, read):.0%}) were skipped, "
+        "by reason: "
         f"{'; '.join(sides)}. The score covers the rest only."
     )
     return Warned(
@@ -329,6 +330,29 @@ def rotated_on_one_side(facts: RunFacts) -> Warned | None:
             )
             return Warned("warning", message, turned=turned, boxes=boxes)
     return None
+
+
+def masks_on_one_side(facts: RunFacts) -> Warned | None:
+    """Instance masks on one side only: the boxes are scored, and the run says which side lacks them."""
+    if facts.gt.masks == facts.pred.masks:
+        return None
+    has, lacks = ("ground truth", "predictions") if facts.gt.masks else ("predictions", "ground truth")
+    carry, do = ("carries", "do") if facts.gt.masks else ("carry", "does")
+    message = (
+        f"The {has} {carry} instance masks but the {lacks} {do} not: scored on boxes. Give the {lacks} "
+        "as masks (polygons or RLE) to score the masks."
+    )
+    return Warned("info", message, masks=has)
+
+
+def scored_on_masks(facts: RunFacts) -> Warned | None:
+    if not (facts.gt.masks and facts.pred.masks):
+        return None
+    message = (
+        "Scored on masks: a pair's IoU is that of its instance masks (the pixels in both over those in "
+        "either, as pycocotools' mask IoU); SCORE_ON boxes (--score-on boxes) scores their boxes."
+    )
+    return Warned("info", message, scored_on="masks")
 
 
 def assets_unmatched(facts: RunFacts) -> Warned | None:
@@ -540,6 +564,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("class_names_disjoint", class_names_disjoint, said_by_reading="classes"),
     Check("ground_truth_has_confidences", ground_truth_has_confidences),
     Check("rotated_on_one_side", rotated_on_one_side),
+    Check("masks_on_one_side", masks_on_one_side),
     Check("boxes_skipped", boxes_skipped),
     Check("assets_unmatched", assets_unmatched),
     Check("image_size_mismatch", image_size_mismatch),
@@ -550,6 +575,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("predictions_equal_ground_truth", predictions_equal_ground_truth),
     Check("image_ids_joined", image_ids_joined),
     Check("crowd_excluded", crowd_excluded),
+    Check("scored_on_masks", scored_on_masks),
 )
 
 # Every code a warning may carry: the reading's own, then the checks'.

@@ -30,6 +30,7 @@ from handler.engine.evaluation import keep_mask
 from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
 from handler.engine.rotated import corners
 from handler.errors import DatasetError, quoted
+from handler.sections.wording import counted
 
 if TYPE_CHECKING:
     from handler.report.findings import Recommendation
@@ -166,9 +167,10 @@ class PreLabels:
         turned = int(np.count_nonzero(is_turned(self.boxes.angle)))
         if turned:
             carried_by = ", ".join(f"--to {name}" for name in TURNED_TARGETS)
+            rotated = counted(turned, "pre-label is a rotated box", "pre-labels are rotated boxes")
             raise DatasetError(
-                f"report {self.report_id}: {turned} pre-labels are rotated boxes and {target} boxes have "
-                f"no angle: export them with {carried_by}"
+                f"report {self.report_id}: {rotated} "
+                f"and {target} boxes have no angle: export them with {carried_by}"
             )
 
 

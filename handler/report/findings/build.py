@@ -46,11 +46,11 @@ def time_clause(time: TimeSaved) -> str:
         return f"pre-labeling saves no time over drawing every box ({scratch})"
     if time.saved_seconds < 0:
         return (
-            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing every box "
-            f"({duration(time.with_predictions_seconds)} instead of {scratch})"
+            f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing "
+            f"{time.every_object} ({duration(time.with_predictions_seconds)} instead of {scratch})"
         )
     saved = duration(time.saved_seconds)
-    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw every box"
+    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw {time.every_object}"
 
 
 def verdict(

@@ -1,0 +1,166 @@
+"""Instance masks as runs: every function of `engine/masks.py` against pycocotools, the field's
+reference (its C mask API), on drawn bitmaps and polygons.
+
+Bitmaps are drawn empty, full, striped and random; polygons anywhere on and off the image, with
+repeated points (an edge of length 0) and several parts to one object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pycocotools.mask as coco_mask
+from helpers.examples import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from handler.boxes import BoxTable, MaskRuns
+from handler.engine.masks import (
+    Measured,
+    extent,
+    from_bitmaps,
+    from_polygons,
+    from_strings,
+    measured_iou,
+    well_formed,
+)
+
+PROPERTY = settings(
+    deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _runs(masks: MaskRuns, row: int) -> list[int]:
+    runs: list[int] = masks.counts[masks.offsets[row] : masks.offsets[row + 1]].tolist()
+    return runs
+
+
+def area(masks: MaskRuns) -> Any:
+    return Measured.of(masks).pixels
+
+
+def mask_iou(gt: MaskRuns, pred: MaskRuns, g: Any, p: Any) -> Any:
+    return measured_iou(Measured.of(gt), Measured.of(pred), g, p)
+
+
+def _coco(masks: MaskRuns) -> list[dict[str, Any]]:
+    """Our runs handed to pycocotools as the uncompressed RLE they are."""
+    return [
+        coco_mask.frPyObjects(
+            {"size": [int(masks.height[i]), int(masks.width[i])], "counts": _runs(masks, i)},
+            int(masks.height[i]),
+            int(masks.width[i]),
+        )
+        for i in range(len(masks))
+    ]
+
+
+@st.composite
+def bitmaps(draw: st.DrawFn) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    n, height, width = draw(st.integers(1, 6)), draw(st.integers(1, 24)), draw(st.integers(1, 24))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(("random", "sparse", "blocks", "empty", "full")))
+    if kind in ("empty", "full"):
+        return np.full((n, height, width), kind == "full")
+    if kind == "blocks":
+        drawn = np.zeros((n, height, width), dtype=bool)
+        for i in range(n):
+            y0, x0 = rng.integers(0, height), rng.integers(0, width)
+            drawn[i, y0 : y0 + rng.integers(1, height + 1), x0 : x0 + rng.integers(1, width + 1)] = True
+        return drawn
+    return rng.random((n, height, width)) < (0.5 if kind == "random" else 0.05)
+
+
+@settings(PROPERTY, max_examples=examples(150))
+@given(bitmaps())
+def test_bitmaps_strings_area_extent_and_iou_are_pycocotools(
+    drawn: np.ndarray[Any, np.dtype[np.bool_]],
+) -> None:
+    masks = from_bitmaps(drawn)
+    reference = [coco_mask.encode(np.asfortranarray(b.astype(np.uint8))) for b in drawn]
+    for i, bitmap in enumerate(drawn):
+        assert np.array_equal(coco_mask.decode(_coco(masks)[i]).astype(bool), bitmap)
+    n, height, width = drawn.shape
+    decoded, readable = from_strings([r["counts"] for r in reference], np.full(n, height), np.full(n, width))
+    assert readable.all() and well_formed(decoded).all()
+    assert all(_runs(decoded, i) == _runs(masks, i) for i in range(n))
+    assert np.array_equal(area(masks), coco_mask.area(reference))
+    box = coco_mask.toBbox(reference)
+    assert np.array_equal(extent(masks), np.concatenate((box[:, :2], box[:, :2] + box[:, 2:]), axis=1))
+    gt, pred = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    ours = mask_iou(masks, masks[::-1], gt.ravel(), pred.ravel()).reshape(n, n)
+    assert np.array_equal(ours, coco_mask.iou(reference[::-1], reference, [0] * n).T)
+
+
+POINT = st.floats(-8, 40, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def polygon_objects(draw: st.DrawFn) -> tuple[list[list[list[float]]], int, int]:
+    """Objects of 1-3 parts of 3-8 points each (some repeated), on an image of a drawn size."""
+    height, width = draw(st.integers(1, 32)), draw(st.integers(1, 32))
+    objects = []
+    for _ in range(draw(st.integers(1, 5))):
+        parts = []
+        for _ in range(draw(st.integers(1, 3))):
+            points = draw(st.lists(st.tuples(POINT, POINT), min_size=3, max_size=8))
+            if draw(st.booleans()):
+                points.insert(1, points[0])  # an edge of length 0
+            parts.append([c for point in points for c in point])
+        objects.append(parts)
+    return objects, height, width
+
+
+def _rasterised(objects: list[list[list[float]]], height: int, width: int) -> MaskRuns:
+    parts = [np.asarray(part).reshape(-1, 2) for parts in objects for part in parts]
+    owner = np.repeat(np.arange(len(objects)), [len(parts) for parts in objects])
+    offsets = np.concatenate(([0], np.cumsum([len(p) for p in parts])))
+    n = len(objects)
+    return from_polygons(np.concatenate(parts), offsets, owner, np.full(n, height), np.full(n, width))
+
+
+@settings(PROPERTY, max_examples=examples(200))
+@given(polygon_objects())
+def test_polygons_are_rasterised_as_pycocotools_frpoly_and_merge(
+    drawn: tuple[list[list[list[float]]], int, int],
+) -> None:
+    objects, height, width = drawn
+    masks = _rasterised(objects, height, width)
+    reference = [coco_mask.merge(coco_mask.frPyObjects(parts, height, width)) for parts in objects]
+    for i, want in enumerate(reference):
+        assert np.array_equal(coco_mask.decode(_coco(masks)[i]), coco_mask.decode(want))
+    assert np.array_equal(area(masks), coco_mask.area(reference))
+    n = len(objects)
+    gt, pred = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    ours = mask_iou(masks, masks, gt.ravel(), pred.ravel()).reshape(n, n)
+    assert np.array_equal(ours, coco_mask.iou(reference, reference, [0] * n).T)
+
+
+def test_a_single_polygon_gives_frpoly_s_very_runs() -> None:
+    square = [[2.0, 2.0, 9.5, 2.0, 9.5, 7.0, 2.0, 7.0]]
+    masks = _rasterised([square], 12, 15)
+    want, _ = from_strings(
+        [coco_mask.frPyObjects(square, 12, 15)[0]["counts"]], np.array([12]), np.array([15])
+    )
+    assert _runs(masks, 0) == _runs(want, 0)
+
+
+def test_unreadable_strings_are_flagged() -> None:
+    good = coco_mask.encode(np.asfortranarray(np.eye(4, dtype=np.uint8)))["counts"]
+    _, readable = from_strings([good, b"0 1", b"", good[:-1] + b"p"], np.full(4, 4), np.full(4, 4))
+    assert readable.tolist() == [True, False, False, False]
+    short, readable = from_strings([good[:-1]], np.array([4]), np.array([4]))
+    assert readable.all() and not well_formed(short).any()
+
+
+def test_a_box_table_carries_its_masks_through_selection_and_concatenation() -> None:
+    drawn = np.zeros((3, 5, 6), dtype=bool)
+    drawn[0, 1:3, 2:4] = drawn[1, 0, :] = drawn[2, :, 5] = True
+    masks = from_bitmaps(drawn)
+    table = BoxTable.build(extent(masks), [0, 1, 2], [0, 0, 1], masks=masks)
+    picked = table[np.array([False, True, True])][::-1]
+    assert [_runs(picked.mask_runs, i) for i in range(2)] == [_runs(masks, 2), _runs(masks, 1)]
+    joined = BoxTable.concatenate([picked, BoxTable.build(np.zeros((1, 4)), [0], [0])])
+    assert joined.mask_runs.present.tolist() == [True, True, False]
+    assert picked.has_masks and not joined.has_masks
+    assert _runs(joined.mask_runs, 1) == _runs(masks, 1)
