@@ -56,6 +56,15 @@ def ragged_take(offsets: IntArray, index: IntArray) -> tuple[IntArray, IntArray]
     return positions, new_offsets
 
 
+def joined_offsets(offsets: list[IntArray]) -> IntArray:
+    """The offsets of ragged columns put one after the other."""
+    starts = np.cumsum([0] + [o[-1] for o in offsets[:-1]])
+    joined: IntArray = np.concatenate(
+        [[0]] + [o[1:] + start for o, start in zip(offsets, starts, strict=True)]
+    )
+    return joined
+
+
 @dataclass(frozen=True, eq=False)  # compared by identity: the engine measures a table's masks once
 class MaskRuns:
     """N instance masks as COCO's uncompressed RLE, concatenated (`engine/masks.py` makes and
@@ -91,10 +100,9 @@ class MaskRuns:
     def concatenate(cls, parts: list[MaskRuns]) -> MaskRuns:
         if not parts:
             return cls.none(0)
-        starts = np.cumsum([0] + [p.offsets[-1] for p in parts[:-1]])
         return cls(
             np.concatenate([p.counts for p in parts]),
-            np.concatenate([[0]] + [p.offsets[1:] + start for p, start in zip(parts, starts, strict=True)]),
+            joined_offsets([p.offsets for p in parts]),
             np.concatenate([p.height for p in parts]),
             np.concatenate([p.width for p in parts]),
         )
@@ -114,6 +122,85 @@ class MaskRuns:
         return has
 
 
+@dataclass(frozen=True, eq=False)
+class UnmadeMasks:
+    """N instance masks of which some rows are still the polygons they were written as: a row
+    with parts is drawn by them on its `height` x `width` image, any other row is `runs`' row.
+    Rasterising waits until masks are known to be scored (`engine/masks.py` `made`), so that a
+    ground truth of polygons read for a box run costs only its parsed vertices.
+
+    Row i's parts are `part_offsets[row_offsets[i]:row_offsets[i + 1] + 1]`, part k's points
+    `points[part_offsets[k]:part_offsets[k + 1]]` ((P, 2) pixels, finite).
+    """
+
+    runs: MaskRuns
+    points: FloatArray
+    part_offsets: IntArray
+    row_offsets: IntArray
+    height: IntArray
+    width: IntArray
+
+    @classmethod
+    def of_runs(cls, runs: MaskRuns) -> UnmadeMasks:
+        """Masks that are all runs already (no row drawn as polygons)."""
+        zeros = np.zeros(len(runs), dtype=np.int64)
+        no_rows = np.zeros(len(runs) + 1, dtype=np.int64)
+        return cls(runs, np.empty((0, 2)), np.zeros(1, dtype=np.int64), no_rows, zeros, zeros.copy())
+
+    @classmethod
+    def concatenate(cls, parts: list[UnmadeMasks]) -> UnmadeMasks:
+        return cls(
+            MaskRuns.concatenate([p.runs for p in parts]),
+            np.concatenate([p.points for p in parts]),
+            joined_offsets([p.part_offsets for p in parts]),
+            joined_offsets([p.row_offsets for p in parts]),
+            np.concatenate([p.height for p in parts]),
+            np.concatenate([p.width for p in parts]),
+        )
+
+    def __len__(self) -> int:
+        return len(self.height)
+
+    def __getitem__(self, index: Any) -> UnmadeMasks:
+        rows = np.arange(len(self))[index]
+        parts, row_offsets = ragged_take(self.row_offsets, rows)
+        points, part_offsets = ragged_take(self.part_offsets, parts)
+        return UnmadeMasks(
+            self.runs[rows],
+            self.points[points],
+            part_offsets,
+            row_offsets,
+            self.height[rows],
+            self.width[rows],
+        )
+
+    @property
+    def drawn(self) -> BoolArray:
+        """(N,) whether each row is drawn as polygons (not yet runs)."""
+        has: BoolArray = self.row_offsets[1:] > self.row_offsets[:-1]
+        return has
+
+    @property
+    def present(self) -> BoolArray:
+        """(N,) whether each row has a mask."""
+        has: BoolArray = self.drawn | self.runs.present
+        return has
+
+
+# A table's masks: runs, or some rows still polygons (`UnmadeMasks`).
+Masks = MaskRuns | UnmadeMasks
+
+
+def concatenate_masks(parts: list[Masks]) -> Masks:
+    """The masks of `parts` one after the other: runs where every part is runs."""
+    runs = [p for p in parts if isinstance(p, MaskRuns)]
+    if len(runs) == len(parts):
+        return MaskRuns.concatenate(runs)
+    return UnmadeMasks.concatenate(
+        [p if isinstance(p, UnmadeMasks) else UnmadeMasks.of_runs(p) for p in parts]
+    )
+
+
 @dataclass(frozen=True)
 class BoxTable:
     """N boxes as parallel arrays.
@@ -127,8 +214,9 @@ class BoxTable:
         difficult: (N,) bool, VOC's `difficult` flag (kept, only flagged).
         angle: (N,) float64, degrees clockwise on the image about the box's centre; `xyxy` is
             the box before turning (0: an axis-aligned box; `engine/rotated.py`).
-        masks: each box's instance mask (`MaskRuns`), its `xyxy` then being the mask's extent
-            where the format wrote no box; None: no row has a mask.
+        masks: each box's instance mask (`MaskRuns`; `UnmadeMasks` while some are polygons not
+            yet rasterised), its `xyxy` then being the mask's extent where the format wrote no
+            box; None: no row has a mask.
     """
 
     xyxy: FloatArray
@@ -138,7 +226,7 @@ class BoxTable:
     source_index: IntArray
     difficult: BoolArray
     angle: FloatArray
-    masks: MaskRuns | None = None
+    masks: Masks | None = None
 
     def __post_init__(self) -> None:
         n = len(self.class_id)
@@ -159,7 +247,7 @@ class BoxTable:
         source_index: Any = None,
         difficult: Any = None,
         angle: Any = None,
-        masks: MaskRuns | None = None,
+        masks: Masks | None = None,
     ) -> BoxTable:
         """Build a table from array-likes, filling the optional columns with their defaults."""
         class_ids = np.asarray(class_id, dtype=np.int64).reshape(-1)
@@ -190,7 +278,7 @@ class BoxTable:
         masked = any(t.masks is not None for t in tables)
         return cls(
             **{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS},
-            masks=MaskRuns.concatenate([t.mask_runs for t in tables]) if masked else None,
+            masks=concatenate_masks([t.mask_runs for t in tables]) if masked else None,
         )
 
     def __len__(self) -> int:
@@ -207,7 +295,7 @@ class BoxTable:
         return replace(self, **columns)
 
     @property
-    def mask_runs(self) -> MaskRuns:
+    def mask_runs(self) -> Masks:
         """The masks, rows without one where the table has none."""
         return MaskRuns.none(len(self)) if self.masks is None else self.masks
 
@@ -361,9 +449,9 @@ class ParsedRows:
     # frame, NaN where a row wrote none: the builder makes them rectangles (`xyxy`, `angle`), in
     # pixels where the image's size is known. None: the boxes are `xyxy` (and `angle`).
     corners: FloatArray | None = None
-    # Each row's instance mask (`MaskRuns`, pixels of its image, made by `engine/masks.py`); a row
+    # Each row's instance mask (`Masks`, pixels of its image, made by `engine/masks.py`); a row
     # that wrote none has no runs. None: no row wrote a mask.
-    masks: MaskRuns | None = None
+    masks: Masks | None = None
 
     def __len__(self) -> int:
         return len(self.class_id)

@@ -18,7 +18,17 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, Dataset, FloatArray, Images, IntArray, MaskRuns, ParsedRows
+from handler.boxes import (
+    BoolArray,
+    Dataset,
+    FloatArray,
+    Images,
+    IntArray,
+    MaskRuns,
+    Masks,
+    ParsedRows,
+    concatenate_masks,
+)
 from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
 from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
@@ -45,7 +55,7 @@ from handler.datasets.jsondoc import (
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
 from handler.datasets.segmentation import segmentation_masks
-from handler.engine.masks import extent
+from handler.engine.masks import extent, made
 from handler.errors import DatasetError, quoted
 from handler.forked import forked_map
 from handler.storage import Source
@@ -204,7 +214,7 @@ class _Chunk:
     reasons: dict[int, str]  # rows rejected for an unknown image or class
     written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
     written_names: tuple[str, ...]
-    masks: MaskRuns | None  # None: no row wrote a `segmentation`
+    masks: Masks | None  # None: no row wrote a `segmentation`
 
 
 def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
@@ -217,7 +227,7 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
     masks = segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights)
     if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
         boxless = np.flatnonzero(np.isnan(xyxy).all(axis=1) & masks.masks.present)
-        xyxy[boxless] = extent(masks.masks[boxless])
+        xyxy[boxless] = extent(made(masks.masks[boxless]))
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     image_ids, category_ids = written.image_ids, written.category_ids
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
@@ -329,7 +339,7 @@ class _Filling:
         self._columns: dict[str, Any] = {}
         self._rejected: dict[int, str] = {}
         self._reasons: dict[int, str] = {}
-        self._masks: list[MaskRuns] = []
+        self._masks: list[Masks] = []
         self._masked = False
         self._names: dict[str, int] = {}  # the texts written as category_id, by place
 
@@ -378,7 +388,7 @@ class _Filling:
             convention="x y w h",
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
-            masks=MaskRuns.concatenate(self._masks) if self._masked else None,
+            masks=concatenate_masks(self._masks) if self._masked else None,
         )
 
 

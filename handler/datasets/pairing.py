@@ -12,6 +12,7 @@ from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.datasets.reading import sizes_from
 from handler.engine.crowded import crowded_images, off_images
+from handler.engine.masks import made
 from handler.errors import DatasetError, quoted
 
 # Sizes that differ by at most this many pixels are the same image (tools round differently).
@@ -188,11 +189,18 @@ def pair_datasets(gt: Dataset, pred: Dataset) -> PairedBoxes:
 
 
 def _on_masks_or_boxes(paired: PairedBoxes) -> PairedBoxes:
-    """The masks kept where both sides have one for every object (the pairs are then measured by
-    them, `engine/matching.py`), else left out of both sides: the boxes are measured."""
+    """The masks kept, as runs, where both sides have one for every object (the pairs are then
+    measured by them, `engine/matching.py`), else left out of both sides unrasterised: the boxes
+    are measured."""
     if paired.gt.has_masks and paired.pred.has_masks:
-        return paired
+        return replace(paired, gt=_rasterised(paired.gt), pred=_rasterised(paired.pred))
     return replace(paired, gt=paired.gt.with_columns(masks=None), pred=paired.pred.with_columns(masks=None))
+
+
+def _rasterised(boxes: BoxTable) -> BoxTable:
+    """The table with its masks as runs: polygons kept as read are rasterised once they are scored."""
+    assert boxes.masks is not None  # `has_masks`
+    return boxes.with_columns(masks=made(boxes.masks))
 
 
 def _boxes_only(dataset: Dataset) -> Dataset:

@@ -1,10 +1,11 @@
-"""COCO's `segmentation` values, one per row, as instance masks (`MaskRuns`).
+"""COCO's `segmentation` values, one per row, as instance masks (`Masks`).
 
 A value is polygons (a list of `[x1, y1, x2, y2, …]` lists: the parts of one object, one mask),
 or RLE (`{"size": [height, width], "counts": …}`, `counts` compressed as a string or written as a
 list of runs); a row without one (or with `[]`, as box exports write) has no mask. Polygons need
 their image's size; RLE carries its own, which must be the image's where that is known. The values
-are sorted by kind here and made into runs by `engine/masks.py`, all the rows of a kind at once.
+are sorted by kind here, all the rows of a kind at once: RLE is made into runs by `engine/masks.py`;
+polygons are kept as their vertices (`UnmadeMasks`), rasterised only when masks are scored.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray, MaskRuns
-from handler.engine.masks import from_polygons, from_strings, well_formed
+from handler.boxes import FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, concatenate_masks
+from handler.engine.masks import from_strings, well_formed
 
 # A polygon of fewer points encloses nothing (pycocotools reads a list of 4 numbers as a box).
 MIN_POLYGON_NUMBERS: Final = 6
@@ -31,7 +32,7 @@ NO_SIZE: Final = "segmentation: polygons need the image's width and height, whic
 class RowMasks:
     """The rows' masks (None: no row has one) and the rows whose value could not be read, with why."""
 
-    masks: MaskRuns | None
+    masks: Masks | None
     rejected: dict[int, str]
 
 
@@ -48,20 +49,19 @@ def segmentation_masks(
     width = np.where(known, widths[np.maximum(image, 0)] if len(widths) else np.nan, np.nan)
     height = np.where(known, heights[np.maximum(image, 0)] if len(heights) else np.nan, np.nan)
     rejected: dict[int, str] = {}
-    made = [
-        _polygon_masks(values, np.array(polygons, dtype=np.int64), height, width, rejected),
-        _rle_masks(values, np.array(rles, dtype=np.int64), height, width, rejected),
-    ]
-    rows = np.concatenate([rows for rows, _ in made])
+    drawn_rows, drawn = _polygon_masks(values, np.array(polygons, dtype=np.int64), height, width, rejected)
+    rle_rows, decoded = _rle_masks(values, np.array(rles, dtype=np.int64), height, width, rejected)
+    rows = np.concatenate((drawn_rows, rle_rows))
     others = np.setdiff1d(np.arange(len(values)), rows)
-    masks = MaskRuns.concatenate([m for _, m in made] + [MaskRuns.none(len(others))])
+    masks = concatenate_masks([drawn, decoded, MaskRuns.none(len(others))])
     return RowMasks(masks[np.argsort(np.concatenate((rows, others)), kind="stable")], rejected)
 
 
 def _polygon_masks(
     values: list[Any], rows: IntArray, height: FloatArray, width: FloatArray, rejected: dict[int, str]
-) -> tuple[IntArray, MaskRuns]:
-    """The rows of polygons that could be read, and their masks; the others in `rejected`."""
+) -> tuple[IntArray, UnmadeMasks]:
+    """The rows of polygons that could be read, and their masks (their vertices, not yet
+    rasterised); the others in `rejected`."""
     if not all(_polygons_shaped(values[row]) for row in rows.tolist()):
         shaped = np.array([_polygons_shaped(values[row]) for row in rows.tolist()], dtype=bool)
         rejected.update((row, BAD_POLYGONS) for row in rows[~shaped].tolist())
@@ -92,10 +92,11 @@ def _polygon_masks(
     flat = flat[np.repeat(kept_part, lengths)]
     lengths = lengths[kept_part]
     rows = rows[kept_row]
-    masks = from_polygons(
+    masks = UnmadeMasks(
+        MaskRuns.none(len(rows)),
         flat.reshape(-1, 2),
         np.concatenate(([0], np.cumsum(lengths // 2))).astype(np.int64),
-        np.repeat(np.arange(len(rows)), parts[kept_row]),
+        np.concatenate(([0], np.cumsum(parts[kept_row]))).astype(np.int64),
         height[rows].astype(np.int64),
         width[rows].astype(np.int64),
     )

@@ -26,7 +26,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, ragged_take
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, ragged_take
 from handler.engine.iou import iou_of_intersection
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
@@ -176,6 +176,19 @@ def from_polygons(
     """
     parts = _rasterised(xy, part_offsets, height[owner], width[owner])
     return united(parts, owner, len(height))
+
+
+def made(masks: Masks) -> MaskRuns:
+    """The masks as runs: the rows still drawn as polygons rasterised (`from_polygons`), all at once."""
+    if isinstance(masks, MaskRuns):
+        return masks
+    drawn = np.flatnonzero(masks.drawn)
+    polygons = masks[drawn]
+    owner = np.repeat(np.arange(len(drawn), dtype=np.int64), np.diff(polygons.row_offsets))
+    rasterised = from_polygons(polygons.points, polygons.part_offsets, owner, polygons.height, polygons.width)
+    source = np.arange(len(masks), dtype=np.int64)
+    source[drawn] = len(masks) + np.arange(len(drawn))
+    return MaskRuns.concatenate([masks.runs, rasterised])[source]
 
 
 def _c_int(values: FloatArray) -> IntArray:

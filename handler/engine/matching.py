@@ -28,7 +28,7 @@ import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
-from handler.engine.masks import Measured, measured_iou
+from handler.engine.masks import Measured, made, measured_iou
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
@@ -338,7 +338,8 @@ def _mask_pair_parts(
     """`_pair_parts` of two tables of masks: the pairs on their masks' IoU, found over their
     extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
     assert gt.masks is not None and pred.masks is not None
-    measured = Measured.of(gt.masks), Measured.of(pred.masks)
+    # Paired tables' masks are runs already (`pair_datasets`): `made` is then the table's own.
+    measured = Measured.of(made(gt.masks)), Measured.of(made(pred.masks))
     gt, pred = gt.with_columns(xyxy=measured[0].extent), pred.with_columns(xyxy=measured[1].extent)
     gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
     with_area = np.flatnonzero(pred_area > 0)

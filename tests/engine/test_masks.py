@@ -14,13 +14,14 @@ from helpers.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handler.boxes import BoxTable, MaskRuns
+from handler.boxes import BoxTable, MaskRuns, UnmadeMasks
 from handler.engine.masks import (
     Measured,
     extent,
     from_bitmaps,
     from_polygons,
     from_strings,
+    made,
     measured_iou,
     well_formed,
 )
@@ -134,6 +135,49 @@ def test_polygons_are_rasterised_as_pycocotools_frpoly_and_merge(
     gt, pred = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     ours = mask_iou(masks, masks, gt.ravel(), pred.ravel()).reshape(n, n)
     assert np.array_equal(ours, coco_mask.iou(reference, reference, [0] * n).T)
+
+
+def _unmade(objects: list[list[list[float]]], height: int, width: int) -> UnmadeMasks:
+    """The objects kept as their polygons, as a COCO ground truth's are read."""
+    parts = [np.asarray(part, dtype=np.float64).reshape(-1, 2) for parts in objects for part in parts]
+    n = len(objects)
+    return UnmadeMasks(
+        MaskRuns.none(n),
+        np.concatenate(parts),
+        np.concatenate(([0], np.cumsum([len(p) for p in parts]))).astype(np.int64),
+        np.concatenate(([0], np.cumsum([len(parts) for parts in objects]))).astype(np.int64),
+        np.full(n, height, dtype=np.int64),
+        np.full(n, width, dtype=np.int64),
+    )
+
+
+@settings(PROPERTY, max_examples=examples(60))
+@given(polygon_objects())
+def test_polygons_kept_unmade_through_a_table_are_made_as_pycocotools(
+    drawn: tuple[list[list[list[float]]], int, int],
+) -> None:
+    """Polygons not yet rasterised follow their rows through selection and concatenation with
+    runs and rows without a mask; made, each row is pycocotools' mask of what it was written as."""
+    objects, height, width = drawn
+    n = len(objects)
+    painted = np.zeros((1, height, width), dtype=bool)
+    painted[0, : height // 2 + 1, 0] = True
+    runs = MaskRuns.concatenate([from_bitmaps(painted), MaskRuns.none(1)])
+    joined = BoxTable.concatenate(
+        [
+            BoxTable.build(np.zeros((2, 4)), [0, 0], [0, 0], masks=runs),
+            BoxTable.build(np.zeros((n, 4)), np.zeros(n), np.zeros(n), masks=_unmade(objects, height, width)),
+        ]
+    )[::-1]
+    assert isinstance(joined.masks, UnmadeMasks)
+    assert joined.mask_runs.present.tolist() == [True] * n + [False, True]
+    masks = made(joined.masks)
+    assert masks.present.tolist() == [True] * n + [False, True]
+    kept = [i for i in range(n + 2) if i != n]
+    reference = [coco_mask.merge(coco_mask.frPyObjects(parts, height, width)) for parts in objects[::-1]]
+    reference.append(coco_mask.encode(np.asfortranarray(painted[0].astype(np.uint8))))
+    for i, want in zip(kept, reference, strict=True):
+        assert np.array_equal(coco_mask.decode(_coco(masks[[i]])[0]), coco_mask.decode(want))
 
 
 def test_a_single_polygon_gives_frpoly_s_very_runs() -> None:
