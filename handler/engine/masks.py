@@ -26,7 +26,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, ragged_take
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, ragged_take
 from handler.engine.iou import iou_of_intersection
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
@@ -35,6 +35,8 @@ _SCALE: Final = 5.0
 _C_INT_OF_NAN: Final = np.iinfo(np.int32).min
 # Query points gathered at once by `measured_iou`: a few MB of columns.
 _QUERY_BUDGET: Final = 1 << 20
+# Polygon points rasterised at once by `made`: the outline's per-step columns stay a few tens of MB.
+_POINT_BUDGET: Final = 1 << 17
 # The characters of a compressed counts string: '0' + six bits.
 _FIRST_CHAR: Final = 48
 _CHARS: Final = 64
@@ -179,16 +181,24 @@ def from_polygons(
 
 
 def made(masks: Masks) -> MaskRuns:
-    """The masks as runs: the rows still drawn as polygons rasterised (`from_polygons`), all at once."""
+    """The masks as runs: the rows still drawn as polygons rasterised (`from_polygons`), about
+    `_POINT_BUDGET` points at a time."""
     if isinstance(masks, MaskRuns):
         return masks
     drawn = np.flatnonzero(masks.drawn)
-    polygons = masks[drawn]
-    owner = np.repeat(np.arange(len(drawn), dtype=np.int64), np.diff(polygons.row_offsets))
-    rasterised = from_polygons(polygons.points, polygons.part_offsets, owner, polygons.height, polygons.width)
+    points = masks.part_offsets[masks.row_offsets[drawn + 1]] - masks.part_offsets[masks.row_offsets[drawn]]
+    rasterised = MaskRuns.concatenate(
+        [_rasterised_rows(masks[drawn[first:last]]) for first, last in _chunks(points, _POINT_BUDGET)]
+    )
     source = np.arange(len(masks), dtype=np.int64)
     source[drawn] = len(masks) + np.arange(len(drawn))
     return MaskRuns.concatenate([masks.runs, rasterised])[source]
+
+
+def _rasterised_rows(polygons: UnmadeMasks) -> MaskRuns:
+    """Rows that are all polygons, rasterised."""
+    owner = np.repeat(np.arange(len(polygons), dtype=np.int64), np.diff(polygons.row_offsets))
+    return from_polygons(polygons.points, polygons.part_offsets, owner, polygons.height, polygons.width)
 
 
 def _c_int(values: FloatArray) -> IntArray:
