@@ -23,7 +23,7 @@ from bench.machine import describe
 from bench.peers_env import peer_python, versions
 from bench.process import measure
 from bench.results import write_results
-from bench.tools import OURS, ROOT, command, node_reads_workers, tool_names
+from bench.tools import BEFORE, OURS, ROOT, command, node_reads_workers, tool_names
 from bench.workloads import WORKLOADS, Files, Workload, count_boxes, ensure_data
 
 PHASE_LINE = re.compile(r"^\[prelabel\] (?P<phase>[^:]+): (?P<seconds>[0-9.]+) s$", re.MULTILINE)
@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         default="",
         help="comma-separated tools left out of every workload (e.g. pycocotools,tide on a busy machine)",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a tree of the project (the code before a change): its node runs too, as 'ours before'",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before one run is killed")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--report-only", action="store_true", help="only rebuild RESULTS.md from raw.json")
@@ -78,25 +83,26 @@ def _rotated(items: list[str], by: int) -> list[str]:
 
 def _run_tools(workload: Workload, files: Files, args: argparse.Namespace, python: Path) -> dict[str, Any]:
     """Each tool `repeats` times, the order rotated every round so that no tool always goes first."""
-    tools = [tool for tool in tool_names(workload) if tool not in args.without.split(",")]
+    before = [BEFORE] if args.before and workload.peers else []
+    tools = [tool for tool in [*tool_names(workload), *before] if tool not in args.without.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
-    phases: dict[str, list[float]] = defaultdict(list)
+    phases: dict[str, dict[str, list[float]]] = {OURS: defaultdict(list), BEFORE: defaultdict(list)}
     logs = args.work_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     for round_ in range(args.repeats):
         for tool in _rotated(tools, round_):
             log = logs / f"{workload.name}-{_slug(tool)}-{round_}.log"
             with tempfile.TemporaryDirectory(prefix="prelabel-bench-store-") as store:
-                how = command(tool, workload, files, Path(store), python)
+                how = command(tool, workload, files, Path(store), python, args.before)
                 result = measure(how.argv, how.env, log, args.timeout)
             _say(f"{workload.name} #{round_ + 1} {tool}: {result.wall:.2f} s, {result.peak_rss_mb:.0f} MB")
             if result.returncode != 0:
                 _say(f"  exit {result.returncode}; see {log}")
             runs[tool].append(result.to_dict())
-            if tool == OURS:
+            if tool in phases:
                 for phase, seconds in _phases(log).items():
-                    phases[phase].append(seconds)
-    return {"runs": runs, "phases": dict(phases)}
+                    phases[tool][phase].append(seconds)
+    return {"runs": runs, "phases": dict(phases[OURS]), "phases_before": dict(phases[BEFORE])}
 
 
 def _in_process(what: str, workload: Workload, files: Files, repeats: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.estimate import ShardCost, estimate_lines
-from bench.tools import OURS
+from bench.tools import BEFORE, OURS
 from bench.workloads import WORKLOADS
 
 
@@ -199,11 +199,12 @@ def _tool_rows(entry: dict[str, Any]) -> list[str]:
 
 
 def _phase_rows(entry: dict[str, Any]) -> list[str]:
-    phases = entry.get("phases", {})
-    if not phases:
-        return []
-    cells = " · ".join(f"{name} {statistics.median(values):.2f}" for name, values in phases.items())
-    return ["", f"Our phases (median s, from the node's stderr): {cells}."]
+    rows = []
+    for key, whose in (("phases", "Our phases"), ("phases_before", f"The phases of {BEFORE}")):
+        phases = entry.get(key, {})
+        cells = " · ".join(f"{name} {statistics.median(values):.2f}" for name, values in phases.items())
+        rows += ["", f"{whose} (median s, from the node's stderr): {cells}."] if phases else []
+    return rows
 
 
 def _memory_line(entry: dict[str, Any]) -> list[str]:

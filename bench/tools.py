@@ -22,6 +22,8 @@ PEER_SCRIPTS: Final = {
     "vernier": "vernier_eval.py",
 }
 OURS: Final = "ours"
+# Our node from another tree (`--before TREE`: the code before a change), in the same run.
+BEFORE: Final = "ours before"
 FLOOR_OURS: Final = "floor (our parsers)"
 FLOOR_ORJSON: Final = "floor (orjson.loads)"
 
@@ -32,7 +34,7 @@ class Command:
     env: dict[str, str]
 
 
-def product_env() -> dict[str, str]:
+def product_env(root: Path = ROOT) -> dict[str, str]:
     """The environment of the benchmark itself, with the work tree's `handler` first on the path.
 
     Bytecode is written and read as for an installed package (pip compiles on install, and so
@@ -41,8 +43,8 @@ def product_env() -> dict[str, str]:
     """
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
-    compileall.compile_dir(str(ROOT / "handler"), quiet=1)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
+    compileall.compile_dir(str(root / "handler"), quiet=1)
     return env
 
 
@@ -63,8 +65,8 @@ def node_reads_workers() -> bool:
     return any("PRELABEL_WORKERS" in path.read_text() for path in (ROOT / "handler").rglob("*.py"))
 
 
-def _ours(workload: Workload, files: Files, store: Path, extra: dict[str, str]) -> Command:
-    env = product_env() | {
+def _ours(workload: Workload, files: Files, store: Path, extra: dict[str, str], root: Path = ROOT) -> Command:
+    env = product_env(root) | {
         "GT_DATASET": str(files.gt),
         "PRED_DATASET": str(files.results),
         "CONFIDENCE_THRESHOLD": workload.confidence_threshold,
@@ -73,11 +75,16 @@ def _ours(workload: Workload, files: Files, store: Path, extra: dict[str, str]) 
     return Command([sys.executable, "-m", "handler"], env | extra)
 
 
-def command(tool: str, workload: Workload, files: Files, store: Path, peer_python: Path) -> Command:
-    """How to run `tool` on the workload's files (`store`: a fresh report store for our node)."""
+def command(
+    tool: str, workload: Workload, files: Files, store: Path, peer_python: Path, before: Path | None = None
+) -> Command:
+    """How to run `tool` on the workload's files (`store`: a fresh report store for our node;
+    `before`: the tree `BEFORE` runs from)."""
     paths = [str(files.gt), str(files.results)]
     if tool == OURS:
         return _ours(workload, files, store, {})
+    if tool == BEFORE and before is not None:
+        return _ours(workload, files, store, {}, before)
     workers = {workers_tool(n): n for n in workload.workers}
     if tool in workers:
         return _ours(workload, files, store, {"PRELABEL_WORKERS": str(workers[tool])})

@@ -6,10 +6,12 @@ root, `<meta>` with the task's (or project's) `<labels>`, then an `<image id nam
 per image holding its shapes. A `<box label xtl ytl xbr ybr occluded>` is a box in pixels; a
 numeric `<attribute name="score">` is its confidence. An occluded box is a box (an object the
 labeler draws), kept as CVAT's own COCO export keeps it. A box's `rotation` is degrees
-clockwise about its centre, its corners those of the box before turning (a rotated box);
-polygons, polylines, points, masks, ellipses, cuboids and skeletons are
-skipped, each counted with its own reason; image tags are not objects. The asset is the
-image's file name (`name` without its folders).
+clockwise about its centre, its corners those of the box before turning (a rotated box). A
+`<polygon points="x1,y1;x2,y2;…">` (pixels) is drawn as pycocotools draws a COCO polygon, and a
+`<mask rle left top width height>` is its runs of 0s and 1s over that crop of the image, row by
+row, 0s first (`region_masks`): each is one object scored by its mask, its box the mask's extent.
+Polylines, points, ellipses, cuboids and skeletons are skipped, each counted with its own reason;
+image tags are not objects. The asset is the image's file name (`name` without its folders).
 
 XML is parsed by the standard library's expat after `xmlsafe`'s guard (no document type
 declaration, so no entity), streaming image by image.
@@ -28,12 +30,13 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import Images, IntArray, ParsedRows
+from handler.boxes import FloatArray, Images, IntArray, ParsedRows
 from handler.datasets.builder import build_dataset
 from handler.datasets.folder import AssetIndex, Folder
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
+from handler.datasets.region_masks import MaskDecodeError, RegionMasks, cvat_mask, polygon_points
 from handler.datasets.xmlsafe import XML_ERRORS, has_root, refuse_doctype, xml_refusal
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
@@ -42,8 +45,12 @@ ANNOTATIONS_FILE: Final = "annotations.xml"
 ROOT: Final = "annotations"
 BOX: Final = "box"
 SCORE: Final = "score"
-# Shapes that are objects but not boxes: skipped, each with its own reason.
-OTHER_SHAPES: Final = ("polygon", "polyline", "points", "mask", "ellipse", "cuboid", "skeleton")
+POLYGON: Final = "polygon"
+MASK: Final = "mask"
+# Shapes that are objects but neither boxes nor masks: skipped, each with its own reason.
+OTHER_SHAPES: Final = ("polyline", "points", "ellipse", "cuboid", "skeleton")
+# A mask's crop, as its attributes name it.
+CROP: Final = ("left", "top", "width", "height")
 CORNERS: Final = ("xtl", "ytl", "xbr", "ybr")
 # The most an archive member may hold once inflated: a zip that inflates further is refused.
 MAX_INFLATED_BYTES: Final = 2 << 30
@@ -83,6 +90,7 @@ class CvatShapes:
     has_score: list[bool] = field(default_factory=list)
     position: list[str] = field(default_factory=list)
     rejected: dict[int, tuple[str, str]] = field(default_factory=dict)  # row → (why, reason)
+    masks: RegionMasks = field(default_factory=RegionMasks)  # of the polygons and masks
 
 
 def _attributes(shape: ET.Element) -> dict[str, str]:
@@ -90,12 +98,46 @@ def _attributes(shape: ET.Element) -> dict[str, str]:
 
 
 def _shape_problem(shape: ET.Element) -> tuple[str, str] | None:
-    if shape.tag != BOX:
+    if shape.tag not in (BOX, POLYGON, MASK):
         return f"a {shape.tag} shape, not a box", f"{shape.tag}, not a box"
     return None
 
 
-def _add_shape(shapes: CvatShapes, image: int, shape: ET.Element, position: str) -> None:
+def _polygon(shape: ET.Element) -> FloatArray:
+    pairs = [pair.split(",") for pair in shape.get("points", "").split(";")]
+    if any(len(pair) != 2 for pair in pairs):
+        raise MaskDecodeError("expected `points` as x,y pairs separated by semicolons")
+    values = [number(value) for pair in pairs for value in pair]
+    return polygon_points([math.nan if v is None else v for v in values], (1.0, 1.0))
+
+
+def _crop(shape: ET.Element) -> tuple[int, int, int, int]:
+    values = [number(shape.get(key, "")) for key in CROP]
+    if any(v is None or not math.isfinite(v) or not v.is_integer() for v in values):
+        raise MaskDecodeError(f"expected whole numbers in {', '.join(CROP)}")
+    left, top, width, height = (int(v) for v in values if v is not None)
+    return left, top, width, height
+
+
+def _add_mask(shapes: CvatShapes, row: int, shape: ET.Element, size: tuple[float, float]) -> None:
+    """The polygon's or the mask's pixels, or why they cannot be read."""
+    width, height = size
+    try:
+        if not (math.isfinite(width) and math.isfinite(height)):
+            raise MaskDecodeError("expected the <image>'s width and height to draw it")
+        if shape.tag == POLYGON:
+            shapes.masks.add_polygon(row, _polygon(shape))
+        else:
+            shapes.masks.add_pixels(
+                row, cvat_mask(shape.get("rle", ""), _crop(shape), int(height), int(width))
+            )
+    except MaskDecodeError as error:
+        shapes.rejected[row] = f"a <{shape.tag}>: {error}", "unreadable mask"
+
+
+def _add_shape(
+    shapes: CvatShapes, image: int, shape: ET.Element, position: str, size: tuple[float, float]
+) -> None:
     row = len(shapes.label)
     shapes.image.append(image)
     shapes.position.append(position)
@@ -109,7 +151,9 @@ def _add_shape(shapes: CvatShapes, image: int, shape: ET.Element, position: str)
     shapes.has_score.append(score is not None)
     shapes.score.append(math.nan if value is None else value)
     problem = _shape_problem(shape)
-    if problem is None and None in values:
+    if shape.tag in (POLYGON, MASK):
+        _add_mask(shapes, row, shape, size)
+    elif problem is None and None in values:
         problem = "expected numbers in xtl, ytl, xbr, ybr", "unreadable row"
     if problem is not None:
         shapes.rejected[row] = problem
@@ -163,9 +207,10 @@ def _add_image(shapes: CvatShapes, element: ET.Element) -> None:
     shapes.names.append(name)
     shapes.widths.append(_size(element, "width"))
     shapes.heights.append(_size(element, "height"))
-    objects = [shape for shape in element if shape.tag == BOX or shape.tag in OTHER_SHAPES]
+    objects = [shape for shape in element if shape.tag in (BOX, POLYGON, MASK) or shape.tag in OTHER_SHAPES]
+    size = shapes.widths[-1], shapes.heights[-1]
     for number_, shape in enumerate(objects, start=1):
-        _add_shape(shapes, index, shape, f"image {quoted(name)} shape #{number_} <{shape.tag}>")
+        _add_shape(shapes, index, shape, f"image {quoted(name)} shape #{number_} <{shape.tag}>", size)
 
 
 def _zip_member(where: str, content: bytes) -> bytes:
@@ -234,8 +279,11 @@ def looks_like_cvat(folder: Folder) -> bool:
 def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
     positions = shapes.position
     n = len(shapes.label)
+    image = np.array(shapes.image, dtype=np.int64)
+    heights, widths = (np.nan_to_num(np.array(sizes))[image] for sizes in (shapes.heights, shapes.widths))
+    masks = shapes.masks.runs(n, heights, widths)
     return ParsedRows(
-        xyxy=np.array(shapes.corners, dtype=np.float64).reshape(n, 4),
+        xyxy=shapes.masks.boxes(masks, np.array(shapes.corners, dtype=np.float64).reshape(n, 4)),
         class_id=class_id,
         image=np.array(shapes.image, dtype=np.int64),
         source_index=np.arange(n),
@@ -245,6 +293,7 @@ def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
         rejected={row: why for row, (why, _) in shapes.rejected.items()},
         reasons={row: reason for row, (_, reason) in shapes.rejected.items()},
         angle=np.array(shapes.rotation, dtype=np.float64) if any(shapes.rotation) else None,
+        masks=masks,
     )
 
 

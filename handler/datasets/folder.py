@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import orjson
 
-from handler.boxes import BoolArray, FloatArray, IntArray, ParsedRows
+from handler.boxes import BoolArray, FloatArray, IntArray, ParsedRows, ragged_take
 from handler.datasets.assetnames import IMAGE_EXTENSIONS, asset_key
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
@@ -156,6 +156,12 @@ class FileRows:
     difficult: BoolArray
     number: IntArray
     corners: FloatArray | None = None  # (N, 8) of a format writing corners (ParsedRows.corners)
+    polygon_points: IntArray | None = None  # each row's points in `polygon_xy` (TextLabels')
+    polygon_xy: FloatArray | None = None  # not one per row: `order` reorders it by the rows'
+
+
+# FileRows' fields of one value per row.
+_ROW_FIELDS: Final = tuple(name for name in FileRows.__dataclass_fields__ if name != "polygon_xy")
 
 
 class RowCollector:
@@ -179,7 +185,10 @@ class RowCollector:
         if rejected:
             rows = _with_rejected(rows, [number for number, _ in rejected])
             order = np.argsort(rows.number, kind="stable")
-            rows = FileRows(*(_reordered(getattr(rows, f), order) for f in FileRows.__dataclass_fields__))
+            rows = FileRows(
+                **{f: _reordered(getattr(rows, f), order) for f in _ROW_FIELDS},
+                polygon_xy=_polygons_reordered(rows, order),
+            )
             placed = np.argsort(order)[-len(rejected) :]  # where each rejected row went
             for row, (_, why) in zip(placed.tolist(), rejected, strict=True):
                 self._rejected[self._rows + row] = why
@@ -215,9 +224,29 @@ class RowCollector:
             corners=corners,
         )
 
+    def polygons(self) -> tuple[FloatArray, IntArray] | None:
+        """The rows' polygons (`FileRows.polygon_xy`, `polygon_points`) in row order; None: none."""
+        if not any(p.polygon_points is not None for p in self._parts):
+            return None
+        points = [_polygon_points(p) for p in self._parts]
+        xy = [np.zeros((0, 2)) if p.polygon_xy is None else p.polygon_xy for p in self._parts]
+        return np.concatenate(xy), np.concatenate(points)
+
+
+def _polygon_points(rows: FileRows) -> IntArray:
+    return np.zeros(len(rows.number), dtype=np.int64) if rows.polygon_points is None else rows.polygon_points
+
 
 def _reordered(values: Any, order: IntArray) -> Any:
     return None if values is None else values[order]
+
+
+def _polygons_reordered(rows: FileRows, order: IntArray) -> FloatArray | None:
+    if rows.polygon_xy is None or rows.polygon_points is None:
+        return None
+    offsets = np.concatenate(([0], np.cumsum(rows.polygon_points))).astype(np.int64)
+    positions, _ = ragged_take(offsets, order)
+    return rows.polygon_xy[positions]
 
 
 def _corners(rows: FileRows) -> FloatArray:
@@ -239,6 +268,10 @@ def _with_rejected(rows: FileRows, numbers: list[int]) -> FileRows:
         difficult=np.concatenate([rows.difficult, np.zeros(n, dtype=bool)]),
         number=np.concatenate([rows.number, np.array(numbers, dtype=np.int64)]),
         corners=None if rows.corners is None else np.concatenate([rows.corners, np.full((n, 8), np.nan)]),
+        polygon_points=None
+        if rows.polygon_points is None
+        else np.concatenate([rows.polygon_points, np.zeros(n, dtype=np.int64)]),
+        polygon_xy=rows.polygon_xy,
     )
 
 

@@ -14,6 +14,7 @@ and collections over millions of fresh dicts would otherwise cost more than the 
 from __future__ import annotations
 
 import gc
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -48,6 +49,12 @@ LOOKAHEAD_BYTES: Final = 64 << 10
 _HEAD_BYTES: Final = 1 << 20
 # The keys an array's first object must have: a name, or a tuple of names one of which it has.
 Keys = tuple[str | tuple[str, ...], ...]
+# The numbers orjson refuses and Python's json module reads (NaN, Infinity, -Infinity, a number
+# beyond float64 such as 1e309): what a file written by `json.dump` from floats holds.
+_NON_STANDARD_NUMBER: Final = re.compile(rb"NaN|Infinity|\d[eE][+-]?\d{3}")
+# An escaped UTF-16 surrogate: orjson refuses a lone one, json would read it into a string that
+# cannot be written out again, so a text with one never takes json's reading.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 Decode = Callable[[bytes], "list[Any] | None"]
 
@@ -81,6 +88,22 @@ def _located(
         f"{source.name}: line {error.lineno + line_offset} column {error.colno}: "
         f"expected valid JSON ({reason}){looks_like(content) if at_start else ''}"
     )
+
+
+def loads(text: bytes) -> Any:
+    """`text` parsed as plain JSON values, with the numbers `json.loads` gives: orjson's parse
+    (the same float64 bits), or `json.loads`' for a text orjson refuses that holds a number only
+    json reads (NaN, Infinity, 1e309); orjson's `JSONDecodeError` when neither reads it."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        if not _NON_STANDARD_NUMBER.search(text) or _SURROGATE_ESCAPE.search(text):
+            raise
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        raise
 
 
 # What a file that is not JSON from its first character may be instead, and what to do about it.
@@ -125,7 +148,7 @@ def parse_json(source: Source, content: bytes) -> Any:
     """The parsed document, plain JSON values (an error names the line and column)."""
     try:
         with gc_paused():
-            return orjson.loads(content)
+            return loads(content)
     except orjson.JSONDecodeError as error:
         raise _located(source, error, content=content) from None
 
@@ -310,7 +333,7 @@ def parse_json_lines(source: Source, content: bytes, prefix: str = "") -> LineRe
             if not line.strip():
                 continue
             try:
-                records.append(orjson.loads(line))
+                records.append(loads(line))
             except orjson.JSONDecodeError as error:
                 raise _located(source, error, line_offset=number - 1) from None
             positions.append(f"{prefix}line {number}")
@@ -323,7 +346,7 @@ def looks_like_json_lines(content: bytes) -> bool:
     if not first.startswith(b"{") or not rest.strip():
         return False
     try:
-        orjson.loads(first)
+        loads(first)
     except orjson.JSONDecodeError:
         return False
     return True

@@ -50,6 +50,10 @@ class TextLabels:
     line: IntArray
     rejected: list[tuple[int, str]]
     corners: FloatArray | None = None  # (N, 8) of a format writing corners; None: boxes are `xyxy`
+    # A format writing polygons (YOLO-seg): row k's points are the next `polygon_points[k]` of
+    # `polygon_xy` (M, 2), in the file's frame; None: no polygons.
+    polygon_xy: FloatArray | None = None
+    polygon_points: IntArray | None = None
 
     def __len__(self) -> int:
         return len(self.class_token)

@@ -4,9 +4,13 @@ Label Studio's own converter (label_studio_sdk/converter) is the spec: a box is 
 `rectanglelabels` region whose `value` holds `x`, `y`, `width`, `height` in percent of the
 region's `original_width` / `original_height` and its class in `rectanglelabels[0]`; its
 `rotation` is degrees clockwise about its top-left corner (`x`, `y`), as the editor turns it,
-in pixels (a rotated box). Regions of other shapes (polygons, ellipses, keypoints, brushes)
-are skipped with theirs; regions that are not objects (choices, text areas, ratings) are not
-boxes at all. Nothing depends on the labeling config's control names (`from_name`, `to_name`).
+in pixels (a rotated box). A `polygonlabels` region's `points` are `[x, y]` pairs in percent of
+the image, drawn as pycocotools draws a COCO polygon; a `brushlabels` region's `rle` is Label
+Studio's run-length code of an RGBA picture of the image, row by row, its mask the pixels whose
+alpha is not 0 (`region_masks`); each is one object, its box the mask's extent, and needs its
+image's size. Regions of other shapes (ellipses, keypoints) are skipped with theirs; regions
+that are not objects (choices, text areas, ratings) are not boxes at all. Nothing depends on
+the labeling config's control names (`from_name`, `to_name`).
 
 Which boxes a task gives:
 - as the ground truth, its newest submitted annotation (`created_at`, then `id`), cancelled
@@ -43,21 +47,36 @@ from handler.datasets.jsondoc import json_type
 from handler.datasets.labels import ClassSpace
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import ReadOptions, option_label
+from handler.datasets.region_masks import (
+    MaskDecodeError,
+    RegionMasks,
+    label_studio_brush,
+    polygon_points,
+)
 from handler.engine.rotated import corners
 from handler.errors import DatasetError, InputError, quoted
 
 BOX_TYPE: Final = "rectanglelabels"
-# Object regions that are not boxes: skipped and counted, each with its own reason.
+POLYGON_TYPE: Final = "polygonlabels"
+BRUSH_TYPE: Final = "brushlabels"
+# Object regions read as masks, by type (a type without labels is the same shape, unlabelled).
+MASK_SHAPES: Final = {
+    POLYGON_TYPE: POLYGON_TYPE,
+    "polygon": POLYGON_TYPE,
+    BRUSH_TYPE: BRUSH_TYPE,
+    "brush": BRUSH_TYPE,
+}
+# Object regions that are neither: skipped and counted, each with its own reason.
 OTHER_SHAPES: Final = {
-    "polygonlabels": "polygon",
-    "polygon": "polygon",
     "ellipselabels": "ellipse",
     "ellipse": "ellipse",
     "keypointlabels": "keypoint",
     "keypoint": "keypoint",
-    "brushlabels": "brush mask",
-    "brush": "brush mask",
 }
+# Where a region's class is written, by the shape's labels key.
+_LABEL_KEYS: Final = (BOX_TYPE, POLYGON_TYPE, BRUSH_TYPE)
+# Percent of the image.
+_PERCENT: Final = 100.0
 # The random prefix Label Studio gives an uploaded file: `8f1e2a3b-a.jpg` is `a.jpg`.
 _UPLOAD_PREFIX: Final = re.compile(r"^[0-9a-f]{8}-")
 _UPLOAD_PATH: Final = "/data/upload/"
@@ -104,7 +123,8 @@ def is_label_studio(document: Any) -> bool:
 
 def _carries_boxes(record: Any) -> bool:
     return isinstance(record, dict) and any(
-        isinstance(value, list) and any(isinstance(v, dict) and BOX_TYPE in v for v in value)
+        isinstance(value, list)
+        and any(isinstance(v, dict) and any(k in v for k in _LABEL_KEYS) for v in value)
         for value in record.values()
     )
 
@@ -138,10 +158,11 @@ def _region_type(region: dict[str, Any]) -> str | None:
     """`rectanglelabels` or another object shape; None for a region that is not an object."""
     kind = region.get("type")
     if kind is None:  # JSON-MIN writes no type: its labels key says it
-        kind = next((key for key in (BOX_TYPE, *OTHER_SHAPES) if key in _value(region)), None)
+        kind = next((key for key in (*_LABEL_KEYS, *OTHER_SHAPES) if key in _value(region)), None)
     if not isinstance(kind, str):  # a list or a number where the type's name belongs: no object
         return None
-    return kind if kind == BOX_TYPE or kind in OTHER_SHAPES or kind == "rectangle" else None
+    known = kind in (BOX_TYPE, "rectangle") or kind in MASK_SHAPES or kind in OTHER_SHAPES
+    return kind if known else None
 
 
 def _value(region: dict[str, Any]) -> dict[str, Any]:
@@ -330,9 +351,34 @@ def _why_not(region: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _label(region: dict[str, Any]) -> str:
-    labels = _value(region).get(BOX_TYPE)
+    value = _value(region)
+    labels = next((value[key] for key in _LABEL_KEYS if key in value), None)
     first = labels[0] if isinstance(labels, list) and labels else None
     return first if isinstance(first, str) else ""
+
+
+def _region_masks(regions: _Regions, columns: _Columns) -> tuple[RegionMasks, dict[int, str]]:
+    """The polygons and brush masks of the regions, and why those that cannot be read are not."""
+    masks, problems = RegionMasks(), {}
+    for row, region in enumerate(regions.region):
+        shape = MASK_SHAPES.get(str(_region_type(region)))
+        if shape is None:
+            continue
+        width, height = columns.widths[row], columns.heights[row]
+        value = _value(region)
+        try:
+            if not (np.isfinite(width) and np.isfinite(height)):
+                raise MaskDecodeError(
+                    "expected original_width and original_height (the image's size) to draw it"
+                )
+            if shape == POLYGON_TYPE:
+                scale = (width / _PERCENT, height / _PERCENT)
+                masks.add_polygon(row, polygon_points(value.get("points"), scale))
+            else:
+                masks.add_pixels(row, label_studio_brush(value.get("rle"), int(height), int(width)))
+        except MaskDecodeError as error:
+            problems[row] = f"a {shape} region: {error}"
+    return masks, problems
 
 
 def _asset_ids(where: str, tasks: list[dict[str, Any]]) -> list[str]:
@@ -352,7 +398,12 @@ def _asset_ids(where: str, tasks: list[dict[str, Any]]) -> list[str]:
 
 def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions: _Regions) -> Loaded:
     columns = _columns(regions)
+    shapes, unreadable = _region_masks(regions, columns)
     problems = [_why_not(region) for region in regions.region]
+    problems = [
+        (unreadable[row], "unreadable mask") if row in unreadable else p for row, p in enumerate(problems)
+    ]
+    masks = shapes.runs(len(problems), np.nan_to_num(columns.heights), np.nan_to_num(columns.widths))
     classes = ClassSpace(None, "", ids_only=False)
     labels = [_label(region) for region in regions.region]
     class_id = np.array([classes.index(label) if label else -1 for label in labels], dtype=np.int64)
@@ -360,7 +411,7 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
     confidence = float_column([s if type(s) in (int, float) else math.nan for s in regions.score])
     positions = regions.position
     rows = ParsedRows(
-        xyxy=columns.xyxy,
+        xyxy=shapes.boxes(masks, columns.xyxy),
         class_id=class_id,
         image=np.array(regions.task, dtype=np.int64),
         source_index=np.arange(len(labels)),
@@ -372,6 +423,7 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
         reasons={row: p[1] for row, p in enumerate(problems) if p},
         sized=True,  # x, y, width, height
         angle=columns.angle,
+        masks=masks,
     )
     widths, heights = _task_sizes(regions, columns, len(tasks))
     images = Images(_asset_ids(where, tasks), widths, heights)

@@ -32,6 +32,7 @@ from handler.datasets.textfolder import (
     DOTA_FORMAT,
     YOLO_FORMAT,
     YOLO_OBB_FORMAT,
+    YOLO_SEG_FORMAT,
     unread_label_line,
 )
 from handler.datasets.voc import VOC
@@ -66,6 +67,7 @@ FORMATS: list[Format] = [
     CVAT,
     VOC,
     YOLO_FORMAT,
+    YOLO_SEG_FORMAT,
     YOLO_OBB_FORMAT,
     DOTA_FORMAT,
     CARTUCHO_FORMAT,

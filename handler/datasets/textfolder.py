@@ -1,5 +1,5 @@
-"""Read a folder of text label files (YOLO, YOLO OBB, DOTA, Cartucho): files → text → the format's
-parser → one table.
+"""Read a folder of text label files (YOLO, YOLO-seg, YOLO OBB, DOTA, Cartucho): files → text →
+the format's parser → one table.
 
 An asset is a label file's name without `.txt`, or an image file in the folder; an empty
 `.txt` is an image with no boxes. Names files and image lists (`train.txt`) are not labels.
@@ -28,14 +28,22 @@ from handler.datasets.layouts import Layout, LayoutCheck, check_layout, layout_l
 from handler.datasets.loaded import Loaded
 from handler.datasets.names import WHERE_NAMES, names_files_near, names_rank, parse_names
 from handler.datasets.read_options import NO_OPTIONS, ClassNames, ReadOptions, option_flag
+from handler.datasets.region_masks import drawn_polygons, sizes_known
 from handler.datasets.yolo import EXPECTED as YOLO_EXPECTED
 from handler.datasets.yolo import is_yolo_label_file, looks_like_yolo, parse_yolo
 from handler.datasets.yolo_obb import EXPECTED as YOLO_OBB_EXPECTED
 from handler.datasets.yolo_obb import is_yolo_obb_label_file, looks_like_yolo_obb, parse_yolo_obb
+from handler.datasets.yolo_seg import EXPECTED as YOLO_SEG_EXPECTED
+from handler.datasets.yolo_seg import is_yolo_seg_label_file, looks_like_yolo_seg, parse_yolo_seg
 from handler.errors import DatasetError
 from handler.storage import Source
 
 LABEL_SUFFIX = ".txt"
+# Where a YOLO-seg folder's image sizes come from: its polygons are drawn in pixels.
+YOLO_SEG_SIZES: Final = (
+    f"for a YOLO-seg folder: a {SIZES_FILE} {{image name: [width, height]}} in it, or a ground truth "
+    "that gives its images' sizes"
+)
 # The layout check samples lines from the first files (its own cap on lines bounds its cost).
 LAYOUT_SAMPLE_FILES: Final = 200
 
@@ -86,6 +94,16 @@ YOLO_OBB = TextSyntax(
     expected=YOLO_OBB_EXPECTED,
     layout=None,
 )
+YOLO_SEG = TextSyntax(
+    "yolo-seg",
+    parse_yolo_seg,
+    is_yolo_seg_label_file,
+    looks_like_yolo_seg,
+    normalized=True,
+    ids_only=True,
+    expected=YOLO_SEG_EXPECTED,
+    layout=None,
+)
 DOTA = TextSyntax(
     "dota",
     parse_dota,
@@ -99,7 +117,7 @@ DOTA = TextSyntax(
 )
 
 
-TEXT_SYNTAXES: Final = (YOLO, YOLO_OBB, DOTA, CARTUCHO)
+TEXT_SYNTAXES: Final = (YOLO, YOLO_SEG, YOLO_OBB, DOTA, CARTUCHO)
 
 
 def _candidates(folder: Folder) -> list[Source]:
@@ -227,6 +245,8 @@ def read_text_folder(
             difficult=labels.difficult,
             number=labels.line,
             corners=labels.corners,
+            polygon_points=labels.polygon_points,
+            polygon_xy=labels.polygon_xy,
         )
         collector.add(rows, image, labels.rejected, f"{relative} line ")
     widths, heights = read_sizes(folder, assets.asset_ids)
@@ -239,6 +259,10 @@ def read_text_folder(
     # Corners become a rectangle's position and size: a bad one is named in those terms.
     sized = syntax.layout is None or box != "x1 y1 x2 y2"
     parsed = collector.rows(syntax.normalized, sized=sized, convention=box)
+    polygons = collector.polygons()
+    if polygons is not None:
+        images = sizes_known(folder.name, images, reference, parsed.image[polygons[1] > 0], YOLO_SEG_SIZES)
+        parsed = drawn_polygons(parsed, *polygons, images)
     dataset = build_dataset(folder.name, syntax.name, parsed, images, classes.names)
     note = None if check is None else _layout_note(check)
     dataset = replace(dataset, layout_note=note, unlabelled_images=len(unlabelled))
@@ -289,6 +313,7 @@ YOLO_FORMAT = _text_format(
     ImagesFolder("images", "labels"),
     f"for a YOLO folder: a {SIZES_FILE} {{image name: [width, height]}} in it",
 )
+YOLO_SEG_FORMAT = _text_format(YOLO_SEG, ImagesFolder("images", "labels"), YOLO_SEG_SIZES)
 YOLO_OBB_FORMAT = _text_format(
     YOLO_OBB,
     ImagesFolder("images", "labels"),

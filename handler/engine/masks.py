@@ -127,6 +127,19 @@ def from_bitmaps(bitmaps: npt.NDArray[np.bool_]) -> MaskRuns:
     return _from_intervals(row_in.astype(np.int64), start.astype(np.int64), stop.astype(np.int64), *sizes)
 
 
+def from_pixels(owner: IntArray, position: IntArray, height: IntArray, width: IntArray) -> MaskRuns:
+    """Masks from their pixels: pixel i of mask `owner[i]` at column-major `position[i]`, sorted
+    by owner then position, each once; mask o is `height[o]` x `width[o]`, a mask without pixels
+    empty."""
+    fresh = np.ones(len(position), dtype=bool)
+    fresh[1:] = (owner[1:] != owner[:-1]) | (position[1:] > position[:-1] + 1)
+    starts = np.flatnonzero(fresh)
+    last = np.append(starts[1:], len(position))[: len(starts)] - 1
+    return _from_intervals(
+        owner[starts], position[starts], position[last] + 1, height.astype(np.int64), width.astype(np.int64)
+    )
+
+
 def united(masks: MaskRuns, owner: IntArray, n_owners: int) -> MaskRuns:
     """The masks of each owner united into one (pycocotools' `merge`): mask i belongs to
     `owner[i]` (ascending); every mask of an owner has its size; an owner without masks has none."""

@@ -260,10 +260,15 @@ def _pairs_of_rows(
     dropped before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
     its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped.
     """
-    g, p = enumerate_ranges(start, count)
-    height = overlap(np.repeat(gt.y0[rows], count), np.repeat(gt.y1[rows], count), pred.y0[p], pred.y1[p])
-    near = height >= np.repeat(min_height[rows], count)
-    g, p, height = g[near] + rows.start, p[near], height[near]
+    ends = np.cumsum(count)
+    p = np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
+    # The y-overlap of every enumerated pair, in place (`overlap`'s operations, in its order).
+    top = np.minimum(np.repeat(gt.y1[rows], count), pred.y1[p])
+    height = np.subtract(top, np.maximum(np.repeat(gt.y0[rows], count), pred.y0[p]), out=top)
+    near = np.flatnonzero(height >= np.repeat(min_height[rows], count))
+    # Only the pairs near in y learn their GT row: the window their position falls in.
+    g = np.searchsorted(ends, near, "right") + rows.start
+    p, height = p[near], height[near]
     width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
     iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
     if gt.turned is not None and pred.turned is not None:
@@ -464,19 +469,20 @@ def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
     return np.int32 if n_pairs < np.iinfo(np.int32).max else np.int64
 
 
-def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int) -> MatchResult:
+def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int, ordered: bool = False) -> MatchResult:
     """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT.
 
     Equivalent to taking the best remaining pair again and again, done in rounds: a pair
     that is the best remaining pair of both its prediction and its GT box can never be
     pre-empted, so every such pair is accepted at once, and so is every pair of a tie block
     (`_tie_block_pairs`). Pairs already in the greedy order (as `candidate_pairs` returns
-    them, or any subset of them) are not sorted again.
+    them, or any subset of them) are not sorted again; `ordered` says the caller knows they are
+    (a subset of `candidate_pairs`' pairs), and the check is skipped.
 
     A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
     and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
     """
-    if not in_greedy_order(pairs):
+    if not ordered and not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
     gt_match = np.full(n_gt, -1, dtype=np.int64)

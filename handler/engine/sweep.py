@@ -100,8 +100,12 @@ class _Usable:
     @classmethod
     def of(cls, evaluation: Evaluation, iou_min: float) -> _Usable:
         usable = evaluation.pairs[evaluation.pairs.iou >= iou_min]
-        rows, local = np.unique(usable.pred, return_inverse=True)
-        pairs = CandidatePairs(usable.gt, local.reshape(-1).astype(np.int64), usable.iou)
+        # Each prediction's number among those with a usable pair: its rank, without a sort.
+        has_pair = np.zeros(len(evaluation.all_pred), dtype=bool)
+        has_pair[usable.pred] = True
+        rank = np.cumsum(has_pair) - 1
+        rows = np.flatnonzero(has_pair)
+        pairs = CandidatePairs(usable.gt, rank[usable.pred], usable.iou)
         return cls(pairs, rows, evaluation.all_pred.class_id[rows])
 
 
@@ -126,18 +130,19 @@ def _kept_by_class(class_id: IntArray, level: Levels, n_classes: int, n_threshol
 def _counts_at(
     evaluation: Evaluation,
     usable: _Usable,
-    kept: BoolArray,
+    kept_pairs: BoolArray,
     kept_by_class: IntArray,
     iou_perfect: float,
 ) -> tuple[Tally, IntArray]:
     """The tally and the (n_classes, 5) class counts of matching only the kept predictions.
 
-    `kept` masks `usable.rows`, `kept_by_class` counts every kept prediction by class. Dropping
-    predictions keeps the pairs' greedy order, so the matching is that of `pred[kept]`.
+    `kept_pairs` masks `usable.pairs` (the pairs of kept predictions), `kept_by_class` counts
+    every kept prediction by class. Dropping predictions keeps the pairs' greedy order, so the
+    matching is that of the kept predictions, with no sort.
     Class counts go as `breakdowns.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt = evaluation.gt
-    match = greedy_match(usable.pairs[kept[usable.pairs.pred]], len(gt), len(usable.rows))
+    match = greedy_match(usable.pairs[kept_pairs], len(gt), len(usable.rows), ordered=True)
     matched_gt = np.flatnonzero(match.gt_match >= 0)
     matched_pred = match.gt_match[matched_gt]
     iou = match.pred_iou[matched_pred]
@@ -163,7 +168,7 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
     grid = sweep_thresholds(thresholds.confidence_threshold)
     level = _kept_levels(pred.confidence, grid)
     kept_by_class = _kept_by_class(pred.class_id, level, n_classes, len(grid))
-    usable_level = level[usable.rows]
+    pair_level = level[usable.rows][usable.pairs.pred]  # a pair is kept while its prediction is
     # An equal count of kept predictions means an equal (nested) set: one matching per count.
     done: dict[int, tuple[Tally, IntArray]] = {}
     points, classes = [], []
@@ -171,7 +176,7 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
         count = int(kept_by_class[:, k].sum())
         if count not in done:
             done[count] = _counts_at(
-                evaluation, usable, usable_level > k, kept_by_class[:, k], thresholds.iou_perfect
+                evaluation, usable, pair_level > k, kept_by_class[:, k], thresholds.iou_perfect
             )
         tally, by_class = done[count]
         points.append(SweepPoint(threshold, count, tally))

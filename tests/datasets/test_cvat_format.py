@@ -10,6 +10,7 @@ import pytest
 from helpers.node_run import one_error_line, run_node
 from helpers.paths import EXAMPLES
 from helpers.tool_files import Shape, ToolImage, write_cvat
+from pycocotools import mask as coco_mask
 
 from handler.datasets import Loaded, load_dataset
 from handler.errors import DatasetError
@@ -46,24 +47,28 @@ def test_boxes_occluded_ones_included_with_their_scores(cvat_xml: Path) -> None:
 
     assert dataset.format == "cvat" and dataset.asset_ids == ["a.jpg", "b.png", "c.jpg"]
     assert dataset.class_names == ["cat", "dog"]
+    boxes = dataset.boxes[[0, 2, 3, 4]]  # the polygon (row 1) is a mask
     np.testing.assert_array_equal(
-        dataset.boxes.xyxy,
-        [[10, 20, 110, 220], [100, 100, 200, 150], [300.25, 100.5, 400.75, 300], [1, 2, 50, 60]],
+        boxes.xyxy, [[10, 20, 110, 220], [100, 100, 200, 150], [300.25, 100.5, 400.75, 300], [1, 2, 50, 60]]
     )
-    np.testing.assert_array_equal(dataset.boxes.class_id, [0, 1, 1, 1])
-    np.testing.assert_array_equal(dataset.boxes.confidence, [0.9, 1.0, 1.0, 0.25])
+    np.testing.assert_array_equal(dataset.boxes.class_id, [0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(dataset.boxes.confidence, [0.9, 1.0, 1.0, 1.0, 0.25])
     assert dataset.confidence_count == 2
     np.testing.assert_array_equal(dataset.widths, [640, 200, 50])
 
 
-def test_a_rotated_box_is_its_box_turned_about_its_centre_and_polygons_are_skipped(cvat_xml: Path) -> None:
+def test_a_rotated_box_is_its_box_turned_about_its_centre_and_a_polygon_is_its_mask(cvat_xml: Path) -> None:
     dataset = read(cvat_xml).dataset
 
-    np.testing.assert_array_equal(dataset.boxes.angle, [0, 30, 0, 0])
-    assert dataset.skip_reasons == {"polygon, not a box": 1}
-    assert [(s.position, s.problem) for s in dataset.skipped] == [
-        ("image 'a.jpg' shape #2 <polygon>", "a polygon shape, not a box"),
-    ]
+    np.testing.assert_array_equal(dataset.boxes.angle, [0, 0, 30, 0, 0])
+    assert dataset.skipped_count == 0
+    expected = coco_mask.frPyObjects([[1.0, 1.0, 50.0, 1.0, 30.0, 40.0]], 480, 640)[0]
+    polygon = dataset.boxes.mask_runs[[1]]
+    runs = {"counts": polygon.counts.tolist(), "size": [480, 640]}
+    assert coco_mask.iou([coco_mask.frPyObjects(runs, 480, 640)], [expected], [0])[0, 0] == 1.0
+    x, y, width, height = coco_mask.toBbox(expected)
+    np.testing.assert_array_equal(dataset.boxes.xyxy[1], [x, y, x + width, y + height])
+    assert not dataset.boxes[[0, 2, 3, 4]].mask_runs.present.any()
 
 
 def test_the_export_folder_and_the_zip_read_as_the_file(cvat_xml: Path, tmp_path: Path) -> None:

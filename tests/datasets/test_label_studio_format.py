@@ -3,7 +3,8 @@
 One project (its controls deliberately not named `label` / `image`) holds four tasks whose
 images take the four forms a task's `data.image` takes, annotations submitted one after the
 other (the newest submitted one counts, a cancelled one never), a rotated box (turned about its
-top-left corner, as the editor turns it), a polygon, and the predictions of two model versions.
+top-left corner, as the editor turns it), a polygon (an object: its mask), and the predictions of
+two model versions.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from helpers.label_studio_prepared import READER_CONFIG, READER_EXPORTS, reader_
 from helpers.label_studio_server import add_annotation, create_project, import_tasks
 from helpers.node_run import one_error_line, run_node
 from label_studio_sdk import LabelStudio
+from pycocotools import mask as coco_mask
 
+from handler.boxes import Dataset
 from handler.datasets import Loaded, load_dataset
 from handler.datasets.labelstudio import image_name
 from handler.datasets.read_options import ReadOptions
+from handler.engine.masks import Measured
 from handler.errors import DatasetError
 from handler.storage import open_source
 
@@ -52,16 +56,16 @@ def test_the_ground_truth_is_the_newest_submitted_annotation(exports: Exports) -
     gt = read(exports.json).dataset
 
     assert gt.format == "label-studio" and gt.asset_ids == ASSETS
-    assert [gt.class_names[c] for c in gt.boxes.class_id] == ["dog", "cat", "dog", "cat"]
+    assert [gt.class_names[c] for c in gt.boxes.class_id] == ["dog", "cat", "dog", "cat", "cat"]
     np.testing.assert_allclose(
-        gt.boxes.xyxy[[0, 1, 3]], [[12, 20, 110, 220], [300, 100, 400, 300], [1, 2, 50, 60]], atol=1e-9
+        gt.boxes.xyxy[[0, 1, 4]], [[12, 20, 110, 220], [300, 100, 400, 300], [1, 2, 50, 60]], atol=1e-9
     )
-    np.testing.assert_array_equal(gt.boxes.image, [0, 0, 1, 1])
+    np.testing.assert_array_equal(gt.boxes.image, [0, 0, 1, 1, 1])
     np.testing.assert_array_equal(gt.widths, [640, 200, np.nan, np.nan])
     assert gt.confidence_count == 0
 
 
-def test_a_rotated_box_turns_about_its_top_left_corner_and_a_polygon_is_skipped(exports: Exports) -> None:
+def test_a_rotated_box_turns_about_its_top_left_corner_and_a_polygon_is_its_mask(exports: Exports) -> None:
     """The region x=20 y=10 100 by 50 turned 30 degrees about (20, 10): its centre is that corner
     plus the half size turned, and the box model keeps it as the box about that centre."""
     gt = read(exports.json).dataset
@@ -72,10 +76,16 @@ def test_a_rotated_box_turns_about_its_top_left_corner_and_a_polygon_is_skipped(
     )
     half = np.array([50, 25])
     np.testing.assert_allclose(gt.boxes.xyxy[2], np.concatenate([centre - half, centre + half]), atol=1e-9)
-    np.testing.assert_array_equal(gt.boxes.angle, [0, 0, 30, 0])
-    assert gt.skip_reasons == {"polygon, not a box": 1}
-    problems = {skip.position.split(": ", 1)[1]: skip.problem for skip in gt.skipped}
-    assert problems == {"tasks[1].annotations[0].result[1]": "a polygon region, not a box"}
+    np.testing.assert_array_equal(gt.boxes.angle, [0, 0, 30, 0, 0])
+    assert gt.skipped_count == 0
+    # the polygon's points in percent of 200 x 100, drawn as pycocotools draws them in pixels
+    polygon = gt.boxes.mask_runs[[3]]
+    expected = coco_mask.frPyObjects([[20.0, 10.0, 100.0, 10.0, 60.0, 40.0]], 100, 200)[0]
+    assert coco_mask.decode(expected).sum() == Measured.of(polygon).pixels[0] > 0
+    runs = {"counts": polygon.counts.tolist(), "size": [100, 200]}
+    assert coco_mask.iou([coco_mask.frPyObjects(runs, 100, 200)], [expected], [0])[0, 0] == 1.0
+    x, y, width, height = coco_mask.toBbox(expected)
+    np.testing.assert_array_equal(gt.boxes.xyxy[3], [x, y, x + width, y + height])
 
 
 def test_several_model_versions_need_a_choice_listing_them(exports: Exports) -> None:
@@ -134,7 +144,15 @@ def test_json_min_gives_the_same_ground_truth(exports: Exports) -> None:
 
     assert small.format == "label-studio-min"
     assert small.asset_ids == ASSETS  # a record per annotation, and one per task without any
-    np.testing.assert_allclose(small.boxes.xyxy, full.boxes.xyxy, atol=1e-9)
+
+    # JSON-MIN lists a task's regions control by control: the same boxes, the polygon's last
+    def by_box(dataset: Dataset) -> list[tuple[float, ...]]:
+        return sorted(map(tuple, np.round(dataset.boxes.xyxy, 9).tolist()))
+
+    assert by_box(small) == by_box(full)
+    assert (
+        Measured.of(small.boxes.mask_runs).pixels.sum() == Measured.of(full.boxes.mask_runs).pixels.sum() > 0
+    )
     assert small.skip_reasons == full.skip_reasons
 
 

@@ -41,7 +41,8 @@ def test_load_records_takes_names_and_layout_and_reads_as_the_node(tmp_path: Pat
     )
     read_right = _api_counts(**PRED_READ_RIGHT)
     assert read_right == node.findings.counts.outcomes()
-    assert read_right["correct"] == 92 and read_right["false_negative"] == 80  # test_mixups' figures
+    # test_mixups' figures, and the 2 GT images the folder has no label file for: their 2 boxes missed
+    assert read_right["correct"] == 92 and read_right["false_negative"] == 82
     # Without them the same files read otherwise (corners, the GT's names): the options apply.
     assert _api_counts()["correct"] < read_right["correct"]
 

@@ -156,6 +156,21 @@ def yolo_obb(tmp: Path, boxes: list[Box]) -> Loaded:
     return _load(write_tree(tmp / "obb", files))
 
 
+def yolo_seg(tmp: Path, boxes: list[Box]) -> Loaded:
+    """A box as a polygon of five points (its corners and its top edge's middle: four points
+    alone are a YOLO OBB line), normalised; its mask is the box's pixels."""
+
+    def line(box: Box) -> str:
+        x0, y0, x1, _ = box[0]
+        middle_x = None if x0 is None or x1 is None else (x0 + x1) / 2
+        middle = [_text(None if v is None else v / SIZE) for v in (middle_x, y0)]
+        tail = [] if box[1] is None else [f"{box[1]:g}"]
+        return " ".join(["0", *_quad(box, SIZE)[:2], *middle, *_quad(box, SIZE)[2:], *tail]) + "\n"
+
+    files = {"classes.txt": "car\n", "sizes.json": SIZES, "a.txt": "".join(map(line, boxes))}
+    return _load(write_tree(tmp / "seg", files))
+
+
 def dota(tmp: Path, boxes: list[Box]) -> Loaded:
     """DOTA labelTxt: pixel corners, a class name and `difficult`; no confidence."""
     lines = "".join(" ".join([*_quad(box, 1), "car", "0"]) + "\n" for box in boxes)
@@ -245,6 +260,7 @@ WRITERS: dict[str, Writer] = {
     "voc": voc,
     "yolo": yolo,
     "yolo-obb": yolo_obb,
+    "yolo-seg": yolo_seg,
     "dota": dota,
     "cartucho": cartucho,
     "label-studio": label_studio,
@@ -253,8 +269,8 @@ WRITERS: dict[str, Writer] = {
     CSV.name: csv,
 }
 WITHOUT_CONFIDENCE = ("voc", "label-studio-min", "dota")
-# Corners draw the same rectangle in either order: a box has no inverted form in them.
-CORNERS = ("yolo-obb", "dota")
+# Corners (and polygons) draw the same rectangle in either order: a box has no inverted form in them.
+CORNERS = ("yolo-obb", "yolo-seg", "dota")
 WITH_CONFIDENCE = [name for name in WRITERS if name not in WITHOUT_CONFIDENCE]
 CONFIDENCE_OPTIONAL = [name for name in WRITERS if not name.startswith("prediction-cache")]
 

@@ -5,8 +5,8 @@ strategies), and byte-level mutations of the real third-party files. Property of
 example: exit 0 with a complete report, or exit 2 with one `error:` line; never a traceback
 or a warning; no report object without a manifest; dataset text escaped on the page.
 
-CI size: 80 examples per family, 560 in all (the suite's time budget). A long run:
-PRELABEL_FUZZ_EXAMPLES=8400 python -m pytest -q tests/fuzz  (examples per family: 58,800 in all).
+CI size: 80 examples per family, 800 in all (the suite's time budget). A long run:
+PRELABEL_FUZZ_EXAMPLES=8400 python -m pytest -q tests/fuzz  (examples per family: 84,000 in all).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
+import numpy as np
 import pytest
 from helpers.csv_format import register
 from helpers.node_run import NodeRun, run_node
@@ -355,3 +357,102 @@ def test_a_registered_format_is_fuzzed(monkeypatch: pytest.MonkeyPatch) -> None:
     files = {"gt/a.csv": line, "pred/a.csv": line + b"a.jpg,100\n", "bad.json": b"[]"}
     assert _run(files, GT_DATASET="gt", PRED_DATASET="pred") == 0
     assert _run(files, GT_DATASET="gt", PRED_DATASET="bad.json", PRED_FORMAT=csv) == 2
+
+
+# Masks in the tools' formats: regions drawn (structure-aware) and a real encoding mutated byte by
+# byte, on both sides.
+SMALL = (8, 6)  # width, height of the images the mask families draw on
+points = st.lists(st.lists(numbers, min_size=0, max_size=3), max_size=6) | values
+
+
+def _brush_rle() -> list[int]:
+    from label_studio_sdk.converter.brush import mask2rle
+
+    drawn = [[255 if 1 < x < 6 and 1 < y < 5 else 0 for x in range(SMALL[0])] for y in range(SMALL[1])]
+    return list(mask2rle(np.array(drawn, dtype=np.uint8)))
+
+
+@st.composite
+def _brush(draw: st.DrawFn) -> Any:
+    mutated = list(_mutate(bytes(_brush_rle()), draw(edits)))
+    return draw(st.just(mutated) | st.lists(st.integers(-2, 300), max_size=40) | values)
+
+
+@st.composite
+def _mask_region(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["polygonlabels", "brushlabels"]))
+    value = {"points": draw(points)} if kind == "polygonlabels" else {"format": "rle", "rle": draw(_brush())}
+    region = {
+        "type": kind,
+        "original_width": draw(st.just(SMALL[0]) | numbers),
+        "original_height": draw(st.just(SMALL[1]) | numbers),
+        "value": {**value, kind: draw(st.just(["cat"]) | values)},
+    }
+    if draw(st.booleans()):
+        region["score"] = draw(st.floats(0, 1) | values)
+    return region
+
+
+@FUZZ
+@given(st.lists(_mask_region(), max_size=3), st.lists(_mask_region(), max_size=3))
+def test_label_studio_masks(annotations: list[dict[str, Any]], predictions: list[dict[str, Any]]) -> None:
+    results = [annotations, predictions]
+    task = {
+        "data": {"image": "a.jpg"},
+        "annotations": [{"result": results[0]}],
+        "predictions": [{"result": results[1]}],
+    }
+    _run({"export.json": json.dumps([task]).encode()}, GT_DATASET="export.json", PRED_DATASET="export.json")
+
+
+def _cvat_mask_shape() -> st.SearchStrategy[str]:
+    text = st.text(max_size=12) | st.sampled_from(["0", "2", "8", "-1", "1e9", "nan"])
+    crop = st.tuples(text, text, text, text)
+    runs = st.lists(st.integers(-2, 60), max_size=8).map(lambda r: ", ".join(map(str, r))) | text
+    polygon = st.lists(st.tuples(numbers, numbers), max_size=5).map(
+        lambda ps: ";".join(f"{x},{y}" for x, y in ps)
+    ) | st.text(max_size=12)
+    return st.one_of(
+        polygon.map(lambda p: f'<polygon label="cat" points="{escape(p)}"/>'),
+        st.tuples(runs, crop).map(
+            lambda rc: '<mask label="cat" rle="{}" left="{}" top="{}" width="{}" height="{}"/>'.format(
+                *(escape(v) for v in (rc[0], *rc[1]))
+            )
+        ),
+    )
+
+
+@st.composite
+def _cvat_files(draw: st.DrawFn) -> bytes:
+    shapes = "".join(draw(st.lists(_cvat_mask_shape(), max_size=3)))
+    size = draw(st.sampled_from([f'width="{SMALL[0]}" height="{SMALL[1]}"', 'width="x"', ""]))
+    xml = f'<annotations><image id="0" name="a.jpg" {size}>{shapes}</image></annotations>'.encode()
+    return _mutate(xml, draw(edits)) if draw(st.booleans()) else xml
+
+
+@FUZZ
+@given(_cvat_files(), _cvat_files())
+def test_cvat_masks(gt: bytes, pred: bytes) -> None:
+    _run({"gt/annotations.xml": gt, "pred/annotations.xml": pred}, GT_DATASET="gt", PRED_DATASET="pred")
+
+
+seg_line = st.lists(st.one_of(st.floats(-0.5, 1.5).map(repr), yolo_line), min_size=1, max_size=12).map(
+    " ".join
+)
+
+
+@FUZZ
+@given(
+    st.lists(seg_line, max_size=4),
+    st.lists(seg_line, max_size=4),
+    st.sampled_from([json.dumps({"a.jpg": list(SMALL)}), "", "{", json.dumps({"a": [0, -1]})]),
+    st.sampled_from([None, "yolo-seg"]),
+)
+def test_yolo_seg_folders(gt: list[str], pred: list[str], sizes: str, forced: str | None) -> None:
+    files = {
+        "gt/a.txt": "\n".join(["0 0.1 0.1 0.5 0.1 0.5 0.5 0.3 0.6", *gt]).encode(),
+        "pred/a.txt": "\n".join(pred).encode(),
+        "gt/classes.txt": b"cat\n",
+        "gt/sizes.json": sizes.encode(),
+    }
+    _run(files, GT_DATASET="gt", PRED_DATASET="pred", **_formats(forced, forced))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -91,3 +92,24 @@ def test_each_card_caption_carries_the_thresholds_of_the_run(tmp_path: Path) -> 
         "other class, IoU ≥ 0.5",
     ]
     assert len(captions) == 6
+
+
+def test_a_zero_threshold_reads_as_keeping_every_prediction(tmp_path: Path) -> None:
+    gt, pred = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
+    findings = _run(tmp_path, gt, pred, CONFIDENCE_THRESHOLD="0.5").findings
+    assert findings.recommendation.kept is None and findings.recommendation.threshold == 0
+    assert "Recommended: pre-label at ≥ 0 (every prediction kept) to save" in findings.headline()
+
+
+def test_no_advice_stands_on_a_side_mostly_skipped(tmp_path: Path) -> None:
+    """Confidences the node cannot read (negative: no scale holds them) skip most predictions: the
+    verdict says to fix that first, and the threshold given is kept for every class."""
+    gt, results = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
+    negated = tmp_path / "negated.json"
+    negated.write_text(json.dumps([{**r, "score": -r["score"]} for r in json.loads(results.read_text())]))
+    findings = _run(tmp_path, gt, negated, CONFIDENCE_THRESHOLD="0.5").findings
+    assert findings.other_reading is None and findings.recommendation.kept == 0.5
+    headline = findings.headline()
+    assert headline.startswith("Fix how the predictions are read first: ")
+    assert "(confidence out of range, see the warnings)" in headline
+    assert ". As read, assistance score 0.00 (Minimal assist)" in headline

@@ -11,7 +11,6 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import PurePath
 from typing import Final
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.errors import DatasetError, quoted
 from handler.report.exports.columns_text import by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
+from handler.report.exports.xml_text import escape, quoteattr
 from handler.report.json_lines import ObjectArray
 
 XML_DECLARATION: Final = '<?xml version="1.0" encoding="utf-8"?>\n'

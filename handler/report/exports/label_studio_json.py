@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Final
 from urllib.parse import quote
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 import orjson
@@ -28,6 +27,7 @@ from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.errors import InputError
 from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
 from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
+from handler.report.exports.xml_text import quoteattr
 from handler.report.json_lines import ObjectArray
 
 CONTROL: Final = "label"  # the RectangleLabels control's name (`from_name`)
