@@ -12,7 +12,7 @@ from typing import Any
 import pycocotools.mask as coco_mask
 from helpers import reference as ref
 from helpers.needs import existing
-from helpers.node_run import run_node
+from helpers.node_run import one_error_line, run_node
 from helpers.paths import THIRD_PARTY
 from pycocotools.coco import COCO
 
@@ -88,3 +88,13 @@ def test_seconds_given_for_boxes_stay_on_masks() -> None:
     on_masks = TimeCosts(draw=30.0).on_masks()
     assert (on_masks.draw, on_masks.nudge, on_masks.accept, on_masks.shape) == (30.0, 26.4, 1.8, "masks")
     assert on_masks.defaults == TimeCosts().on_masks() != TimeCosts()
+
+
+def test_score_on_chooses_boxes_or_insists_on_masks(tmp_path: Path) -> None:
+    gt, masks, boxes = _coco_pair()
+    on_boxes = _findings(tmp_path, gt, masks, SCORE_ON="boxes")
+    assert on_boxes["time"]["shape"] == "boxes"
+    assert "scored_on_masks" not in [w["code"] for w in on_boxes["warnings"]]
+    run = run_node(tmp_path, GT_DATASET=str(gt), PRED_DATASET=str(boxes), SCORE_ON="masks")
+    line = one_error_line(run)
+    assert "SCORE_ON is masks" in line and "predictions" in line and boxes.name in line
