@@ -315,7 +315,8 @@ def sizes_known(
     if len(unsized):
         raise DatasetError(
             f"{where}: asset {quoted(images.asset_ids[int(unsized[0])])} has polygons in normalised "
-            f"coordinates but no image width/height: expected its size to draw them ({sizes_from})"
+            f"coordinates but no image width/height (1 to {MAX_IMAGE_SIDE} pixels): expected its size to "
+            f"draw them ({sizes_from})"
         )
     return replace(images, widths=widths, heights=heights)
 
