@@ -27,6 +27,9 @@ CATEGORY_IDS = (1, 3)
 _SPELLINGS = (repr, lambda x: f"{x:.17e}", lambda x: f"{x:.17g}", lambda x: f"{x:.3e}")
 _WHITESPACE = st.text(alphabet=" \t\r\n", max_size=3)
 
+# Boxes need no image sizes (only polygons do).
+NO_SIZES = coco._Sizes(np.empty(0), np.empty(0))
+
 
 def _spelled(value: float, spelling: int) -> str:
     if math.isnan(value):
@@ -97,7 +100,7 @@ def test_results_read_with_the_bits_json_loads_gives(
     source = open_source(str(path))
     document = parse_document(source, text, 1)
     ids = DatasetIds([str(i) for i in IMAGE_IDS], [str(c) for c in CATEGORY_IDS])
-    rows = coco._results_rows(source.name, document, ids)
+    rows = coco._results_rows(source.name, document, ids, NO_SIZES)
     xyxy, score = _expected(json.loads(text))
     assert _bits(rows.xyxy).tolist() == _bits(xyxy).tolist()
     assert _bits(rows.confidence).tolist() == _bits(score).tolist()
@@ -117,7 +120,7 @@ def test_instances_and_json_lines_read_with_the_bits_json_loads_gives(
     document = parse_document(source, text.encode())
     ids = DatasetIds([str(i) for i in IMAGE_IDS], [str(c) for c in CATEGORY_IDS])
     annotations = document["annotations"]
-    rows = coco._rows(iter([annotations]), ids, 1)
+    rows = coco._rows(iter([annotations]), ids, NO_SIZES, 1)
     xyxy, score = _expected(json.loads(text)["annotations"])
     assert _bits(rows.xyxy).tolist() == _bits(xyxy).tolist()
     assert _bits(rows.confidence).tolist() == _bits(score).tolist()
