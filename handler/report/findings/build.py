@@ -64,7 +64,8 @@ def verdict(
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
-    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally, time.nouns)}."
+    graded = f"{tally.assistance_score:.2f} ({tally.grade}{borderline})"
+    scored = f"{graded}: {time_clause(time)}; {lean(tally, time.nouns)}."
     return f"As read, assistance score {scored}" if misread else f"Assistance score {scored}"
 
 
