@@ -36,7 +36,7 @@ from handler.datasets.folder import AssetIndex, Folder
 from handler.datasets.format import Format
 from handler.datasets.labels import ClassSpace, number
 from handler.datasets.loaded import Loaded
-from handler.datasets.region_masks import MaskDecodeError, RegionMasks, cvat_mask, polygon_points
+from handler.datasets.region_masks import MaskDecodeError, RegionMasks, cvat_mask, image_size, polygon_points
 from handler.datasets.xmlsafe import XML_ERRORS, has_root, refuse_doctype, xml_refusal
 from handler.errors import DatasetError, quoted
 from handler.storage import Source
@@ -123,14 +123,11 @@ def _add_mask(shapes: CvatShapes, row: int, shape: ET.Element, size: tuple[float
     """The polygon's or the mask's pixels, or why they cannot be read."""
     width, height = size
     try:
-        if not (math.isfinite(width) and math.isfinite(height)):
-            raise MaskDecodeError("expected the <image>'s width and height to draw it")
+        wide, high = image_size(width, height)  # the <image>'s
         if shape.tag == POLYGON:
             shapes.masks.add_polygon(row, _polygon(shape))
         else:
-            shapes.masks.add_pixels(
-                row, cvat_mask(shape.get("rle", ""), _crop(shape), int(height), int(width))
-            )
+            shapes.masks.add_pixels(row, cvat_mask(shape.get("rle", ""), _crop(shape), high, wide))
     except MaskDecodeError as error:
         shapes.rejected[row] = f"a <{shape.tag}>: {error}", "unreadable mask"
 

@@ -50,6 +50,7 @@ from handler.datasets.read_options import ReadOptions, option_label
 from handler.datasets.region_masks import (
     MaskDecodeError,
     RegionMasks,
+    image_size,
     label_studio_brush,
     polygon_points,
 )
@@ -367,15 +368,12 @@ def _region_masks(regions: _Regions, columns: _Columns) -> tuple[RegionMasks, di
         width, height = columns.widths[row], columns.heights[row]
         value = _value(region)
         try:
-            if not (np.isfinite(width) and np.isfinite(height)):
-                raise MaskDecodeError(
-                    "expected original_width and original_height (the image's size) to draw it"
-                )
+            wide, high = image_size(width, height)  # original_width, original_height
             if shape == POLYGON_TYPE:
                 scale = (width / _PERCENT, height / _PERCENT)
                 masks.add_polygon(row, polygon_points(value.get("points"), scale))
             else:
-                masks.add_pixels(row, label_studio_brush(value.get("rle"), int(height), int(width)))
+                masks.add_pixels(row, label_studio_brush(value.get("rle"), high, wide))
         except MaskDecodeError as error:
             problems[row] = f"a {shape} region: {error}"
     return masks, problems

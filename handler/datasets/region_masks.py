@@ -15,6 +15,7 @@ each region's bytes or runs, never a Python step per pixel or per run:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -30,6 +31,8 @@ from handler.errors import DatasetError, quoted
 
 # Decimals a polygon's point keeps once scaled to pixels (`polygon_points`).
 _DIGITS: Final = 9
+# The longest image side a mask is drawn on: a larger size is a typo or damage.
+MAX_IMAGE_SIDE: Final = 1 << 16
 # A polygon needs three points to enclose anything.
 MIN_POLYGON_POINTS: Final = 3
 # Label Studio's brush stream: a 32-bit value count, a 5-bit word size, four 4-bit run sizes.
@@ -47,6 +50,16 @@ _CHANNELS: Final = 4
 
 class MaskDecodeError(ValueError):
     """A region's mask cannot be decoded: the message says what was expected."""
+
+
+def image_size(width: float, height: float) -> tuple[int, int]:
+    """An image's size to draw a mask on, as whole pixels: both known, at least 1, at most
+    `MAX_IMAGE_SIDE` (a size beyond is a typo or damage, refused before any array is made)."""
+    if not all(math.isfinite(v) and 1 <= v <= MAX_IMAGE_SIDE for v in (width, height)):
+        raise MaskDecodeError(
+            f"expected the image's width and height (1 to {MAX_IMAGE_SIDE} pixels) to draw it"
+        )
+    return int(width), int(height)
 
 
 @dataclass
@@ -82,7 +95,6 @@ class RegionMasks:
         `heights[row]` x `widths[row]`, known for every row that has a mask. None: no mask."""
         if not self:
             return None
-        size = heights.astype(np.int64), widths.astype(np.int64)
         polygon_rows = np.array(self.polygon_rows, dtype=np.int64)
         pixel_rows = np.array(self.pixel_rows, dtype=np.int64)
         lengths = np.array([len(p) for p in self.polygons], dtype=np.int64)
@@ -91,15 +103,15 @@ class RegionMasks:
             xy,
             np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
             np.arange(len(polygon_rows), dtype=np.int64),
-            size[0][polygon_rows],
-            size[1][polygon_rows],
+            heights[polygon_rows].astype(np.int64),
+            widths[polygon_rows].astype(np.int64),
         )
         counts = np.array([len(p) for p in self.pixels], dtype=np.int64)
         painted = from_pixels(
             np.repeat(np.arange(len(pixel_rows), dtype=np.int64), counts),
             np.concatenate(self.pixels) if self.pixels else np.zeros(0, dtype=np.int64),
-            size[0][pixel_rows],
-            size[1][pixel_rows],
+            heights[pixel_rows].astype(np.int64),
+            widths[pixel_rows].astype(np.int64),
         )
         return _placed(
             MaskRuns.concatenate([drawn, painted]), np.concatenate((polygon_rows, pixel_rows)), rows
@@ -154,7 +166,10 @@ def polygon_points(values: Any, scale: tuple[float, float]) -> FloatArray:
 
 
 def _bytes_of(values: Any) -> npt.NDArray[np.uint8]:
-    array = np.asarray(values)
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError, OverflowError):  # lists of different lengths, huge integers
+        array = np.zeros((0, 0))
     if array.ndim != 1 or array.dtype.kind not in "iu" or ((array < 0) | (array > 255)).any():
         raise MaskDecodeError("expected `rle` as a list of bytes (whole numbers 0 to 255)")
     return array.astype(np.uint8)
@@ -295,11 +310,13 @@ def sizes_known(
         at = np.array([known.get(asset_key(name), -1) for name in images.asset_ids], dtype=np.int64)
         fill = (at >= 0) & ~(np.isfinite(widths) & np.isfinite(heights))
         widths[fill], heights[fill] = gt.widths[at[fill]], gt.heights[at[fill]]
-    unsized = needed[~(np.isfinite(widths) & np.isfinite(heights))[needed]]
+    usable = np.isfinite(widths) & np.isfinite(heights) & (np.maximum(widths, heights) <= MAX_IMAGE_SIDE)
+    unsized = needed[~usable[needed]]
     if len(unsized):
         raise DatasetError(
             f"{where}: asset {quoted(images.asset_ids[int(unsized[0])])} has polygons in normalised "
-            f"coordinates but no image width/height: expected its size to draw them ({sizes_from})"
+            f"coordinates but no image width/height (1 to {MAX_IMAGE_SIDE} pixels): expected its size to "
+            f"draw them ({sizes_from})"
         )
     return replace(images, widths=widths, heights=heights)
 

@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from handler.datasets.region_masks import MaskDecodeError, cvat_mask, label_studio_brush
+from handler.datasets.region_masks import (
+    MAX_IMAGE_SIDE,
+    MaskDecodeError,
+    cvat_mask,
+    image_size,
+    label_studio_brush,
+)
 
 pictures = st.tuples(st.integers(1, 24), st.integers(1, 24)).flatmap(
     lambda size: arrays(np.uint8, size, elements=st.sampled_from([0, 0, 1, 7, 255]))
@@ -45,8 +51,15 @@ def test_a_brush_cut_short_or_of_another_size_is_one_reason() -> None:
         label_studio_brush(rle, 4, 6)
     with pytest.raises(MaskDecodeError, match="ends before its 80 values"):
         label_studio_brush(rle[:-2], 4, 5)
-    with pytest.raises(MaskDecodeError, match="list of bytes"):
-        label_studio_brush([1, 2, 300], 4, 5)
+    for written in ([1, 2, 300], [None, []], "abc", 1e400):  # the last two as JSON may write them
+        with pytest.raises(MaskDecodeError, match="list of bytes"):
+            label_studio_brush(written, 4, 5)
+
+
+@pytest.mark.parametrize("size", [(0, 5), (float("nan"), 5), (5, 1e30), (MAX_IMAGE_SIDE + 1, 5)])
+def test_a_mask_needs_an_image_size_it_can_be_drawn_on(size: tuple[float, float]) -> None:
+    with pytest.raises(MaskDecodeError, match=f"1 to {MAX_IMAGE_SIDE} pixels"):
+        image_size(*size)
 
 
 @settings(max_examples=200, deadline=None)

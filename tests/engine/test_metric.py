@@ -29,7 +29,11 @@ def random_images(seed: int, count: int) -> tuple[list[dict[str, np.ndarray]], l
         n_gt = int(rng.integers(0, 6))
         gt = rng.uniform(0, 80, (n_gt, 2))
         gt_boxes = np.concatenate([gt, gt + rng.uniform(5, 20, (n_gt, 2))], axis=1)
-        jitter = gt_boxes + rng.normal(0, 2, gt_boxes.shape)
+        moved = gt_boxes + rng.normal(0, 2, gt_boxes.shape)
+        # Corners kept in order: a swapped box would be skipped, as the readers skip one.
+        jitter = np.concatenate(
+            [np.minimum(moved[:, :2], moved[:, 2:]), np.maximum(moved[:, :2], moved[:, 2:])], axis=1
+        )
         extra = rng.uniform(0, 80, (int(rng.integers(0, 3)), 2))
         pred_boxes = np.concatenate([jitter, np.concatenate([extra, extra + 10], axis=1)])
         groundtruths.append({"bboxes": gt_boxes, "labels": rng.integers(0, 3, n_gt)})

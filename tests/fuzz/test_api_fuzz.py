@@ -84,6 +84,22 @@ def box_arrays(draw: st.DrawFn, boxes: int) -> Any:
 
 
 @st.composite
+def mask_arrays(draw: st.DrawFn, boxes: int) -> Any:
+    """(boxes, height, width) binary masks, of another dtype or shape now and then, or any value."""
+    side = draw(st.integers(min_value=1, max_value=6))
+    shape = draw(
+        st.sampled_from([(boxes, side, side), (boxes, side), (boxes + 1, side, side), (boxes, 0, side)])
+    )
+    dtype = draw(st.sampled_from([np.bool_, np.uint8, np.int64, np.float64]))
+    found = draw(hnp.arrays(dtype, shape, elements=st.integers(0, 1).map(dtype)))
+    return (
+        draw(st.sampled_from([found, found.tolist(), None]))
+        if draw(st.booleans())
+        else draw(st.one_of(st.just(found), values))
+    )
+
+
+@st.composite
 def label_arrays(draw: st.DrawFn, boxes: int) -> Any:
     names = st.sampled_from(["cat", "dog", "<b>", ""])
     ids = st.integers(min_value=-2, max_value=4)
@@ -107,6 +123,8 @@ def records(draw: st.DrawFn, predictions: bool) -> Any:
     if predictions and draw(st.booleans()):
         score = st.one_of(st.floats(min_value=0, max_value=1), coordinate)
         record["scores"] = draw(st.one_of(st.lists(score, min_size=boxes, max_size=boxes), values))
+    if draw(st.booleans()):
+        record["masks"] = draw(mask_arrays(boxes))
     dropped = draw(st.sampled_from([None, None, None, "bboxes", "labels"]))
     if dropped:
         del record[dropped]

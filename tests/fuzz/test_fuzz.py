@@ -5,8 +5,8 @@ strategies), and byte-level mutations of the real third-party files. Property of
 example: exit 0 with a complete report, or exit 2 with one `error:` line; never a traceback
 or a warning; no report object without a manifest; dataset text escaped on the page.
 
-CI size: 80 examples per family, 720 in all (the suite's time budget). A long run:
-PRELABEL_FUZZ_EXAMPLES=8400 python -m pytest -q tests/fuzz  (examples per family: 75,600 in all).
+CI size: 80 examples per family, 800 in all (the suite's time budget). A long run:
+PRELABEL_FUZZ_EXAMPLES=8400 python -m pytest -q tests/fuzz  (examples per family: 84,000 in all).
 """
 
 from __future__ import annotations
@@ -241,11 +241,64 @@ def test_node_inputs(inputs: dict[str, str], pred: str) -> None:
     _run({"gt.json": GOOD_GT}, **env)
 
 
+# COCO instance masks as written: polygons (lists of x, y lists), RLE with its runs as a list or
+# as COCO's compressed string, a box export's empty list; and any value in their places.
+rle_counts = st.one_of(
+    st.lists(st.integers(-3, 3000), max_size=8),
+    st.text(alphabet=st.characters(min_codepoint=48, max_codepoint=111), max_size=12),
+    values,
+)
+segmentation = st.one_of(
+    st.lists(st.lists(numbers, min_size=0, max_size=10), max_size=3),
+    st.fixed_dictionaries(
+        {"size": st.one_of(st.lists(st.integers(-1, 40), max_size=3), values), "counts": rle_counts}
+    ),
+    st.just([]),
+    values,
+)
+
+
+@st.composite
+def masked_annotations(draw: st.DrawFn, results: bool) -> list[dict[str, Any]]:
+    rows = st.fixed_dictionaries(
+        {
+            "image_id": st.integers(1, 2) | values,
+            "category_id": st.just(1) | values,
+            "segmentation": segmentation,
+            **({"score": numbers} if results else {"id": st.integers(0, 9)}),
+        },
+        optional={"bbox": bbox, "iscrowd": st.sampled_from([0, 1]) | values},
+    )
+    return draw(st.lists(rows, max_size=4))
+
+
+@FUZZ
+@given(
+    masked_annotations(False),
+    masked_annotations(True),
+    st.sampled_from([(640, 480), (30, 20), (0, 0), (None, None)]),
+    st.sampled_from(["auto", "boxes", "masks", "polygons"]),
+)
+def test_coco_masks(
+    gt_rows: list[dict[str, Any]], pred_rows: list[dict[str, Any]], size: tuple[Any, Any], score_on: str
+) -> None:
+    """Instance masks of every kind, well formed or not, on images with and without a size."""
+    width, height = size
+    gt = {
+        "images": [{"id": i, "file_name": f"{i}.jpg", "width": width, "height": height} for i in (1, 2)],
+        "annotations": gt_rows,
+        "categories": [{"id": 1, "name": "cat"}],
+    }
+    files = {"gt.json": json.dumps(gt).encode(), "pred.json": json.dumps(pred_rows).encode()}
+    _run(files, GT_DATASET="gt.json", PRED_DATASET="pred.json", SCORE_ON=score_on)
+
+
 def _third_party_pairs() -> list[tuple[Path, Path]]:
     coco = THIRD_PARTY / "coco_val2014_100"
     sahi = THIRD_PARTY / "sahi_visdrone_2"
     return [
         (coco / "instances_val2014_100.json", coco / "instances_val2014_fakebbox100_results.json"),
+        (coco / "instances_val2014_100.json", coco / "instances_val2014_fakesegm100_results.json"),
         (sahi / "dataset.json", sahi / "result.json"),
     ]
 

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from xml.sax.saxutils import quoteattr
 
 from helpers.background import finish_job, start_helper_job, wait_for
 from helpers.label_studio_server import (
@@ -36,7 +37,7 @@ from helpers.paths import THIRD_PARTY
 from helpers.rotated_boxes import IMAGES as ROTATED_IMAGES
 from helpers.rotated_boxes import LABELS as ROTATED_LABELS
 from helpers.rotated_boxes import label_studio_region, rotated_dataset
-from helpers.tool_files import coco_images, label_studio_tasks
+from helpers.tool_files import coco_images, coco_masks, label_studio_tasks
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
@@ -223,6 +224,32 @@ def coco_pair(client: LabelStudio, folder: Path) -> None:
     (folder / COCO_PAIR_EXPORT).write_bytes(export(client, project))
 
 
+COCO_MASKS_RESULTS: Final = COCO_PAIR / "instances_val2014_fakesegm100_results.json"
+# A polygon control and a brush control, named as `tool_files.mask_region` names them.
+MASK_CONFIG: Final = (
+    '<View><Image name="image" value="$image"/>'
+    '<PolygonLabels name="label" toName="image">{labels}</PolygonLabels>'
+    '<BrushLabels name="brush" toName="image">{labels}</BrushLabels></View>'
+)
+
+
+def coco_masks_pair(client: LabelStudio, folder: Path) -> None:
+    """The pair on masks as tasks (GT polygons and brushes as annotations, the mask results as
+    a model's brush predictions), imported and exported (test_masks_through_label_studio.py)."""
+    if not COCO_PAIR.exists():
+        return  # the test skips and says why
+    gt = json.loads(COCO_PAIR_GT.read_text())
+    results = json.loads(COCO_MASKS_RESULTS.read_text())
+    tasks = label_studio_tasks(
+        coco_masks(gt), coco_masks(gt, results), model_version="fakesegm100", image_root="/data/upload/1/"
+    )
+    labels = "".join(f"<Label value={quoteattr(c['name'])}/>" for c in gt["categories"])
+    project = create_project(client, MASK_CONFIG.format(labels=labels), title="coco masks")
+    if len(import_tasks(client, project, tasks)) != len(tasks):
+        raise RuntimeError(f"the masks' project holds other than its {len(tasks)} tasks")
+    (folder / COCO_PAIR_EXPORT).write_bytes(export(client, project))
+
+
 # --- rotated boxes: helpers/rotated_boxes.py's dataset as one project (test_rotated_tools.py)
 
 ROTATED_EXPORTS: Final = {"json": "rotated.json", "yolo_obb": "rotated-yolo-obb.zip"}
@@ -256,6 +283,7 @@ PREPARATIONS: Final[Mapping[str, Callable[[LabelStudio, Path], None]]] = {
     "reader-rules": reader_rules,
     "rotated": rotated,
     "coco-pair": coco_pair,
+    "coco-masks": coco_masks_pair,
     "calibration": calibration,
     "calibration-imported": calibration_imported,
 }

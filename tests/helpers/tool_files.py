@@ -129,7 +129,7 @@ def mask_region(shape: Shape, size: tuple[int, int]) -> dict[str, Any]:
 
     width, height = size
     region: dict[str, Any] = {
-        "from_name": "label",
+        "from_name": "label" if shape.polygon is not None else "brush",
         "to_name": "image",
         "original_width": width,
         "original_height": height,

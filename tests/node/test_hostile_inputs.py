@@ -170,11 +170,12 @@ def test_yolo_predictions_without_names_say_why_the_gt_names_were_not_used(tmp_p
     assert f"the ground truth {gt} was read as" in line
 
 
-@pytest.mark.parametrize("line", ["0 0.5 0.5 0.2 0.2 0.3 0.3", "0 0.1 0.1 0.2 0.1 0.2 0.2 0.1", "1 2 3"])
+@pytest.mark.parametrize("line", ["0 0.5 0.5 0.2", "0 0.1 0.1 0.2 0.1 0.2 0.2 x", "1 2 3"])
 def test_a_label_line_that_fits_no_text_format_is_named_with_its_file_and_line(
     tmp_path: Path, line: str
 ) -> None:
-    """Seven numbers, eight (a corner short), three: no format reads them, and none is guessed."""
+    """Four numbers (a box's size short), a polygon ending in a word, three: no format reads them,
+    and none is guessed (seven numbers and more are a YOLO-seg polygon)."""
     gt = write_tree(tmp_path / "gt", {"a.txt": "", "b.txt": f"\n{line}\n"})
     pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.5 0.5 0.2 0.2 0.9\n"})
     message = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
@@ -182,6 +183,7 @@ def test_a_label_line_that_fits_no_text_format_is_named_with_its_file_and_line(
     assert message.startswith(f"{side}{gt / 'b.txt'}: line 2: `{line}` fits no label line: expected ")
     assert "yolo `class x_center y_center width height [confidence]`" in message
     assert "yolo-obb `class x1 y1 x2 y2 x3 y3 x4 y4 [confidence]`" in message
+    assert "yolo-seg `class x1 y1" in message
 
 
 def test_a_missing_local_folder_names_the_reference_not_the_store(

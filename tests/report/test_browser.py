@@ -232,14 +232,22 @@ def test_nothing_is_fetched_but_the_page(observed: Observed) -> None:
     assert observed.shown["scripts"] == 0
 
 
+def _recommended(recommendation: dict[str, Any]) -> str:
+    """The recommendation as the verdict says it: how to read the files as a sentence of its own
+    when they look misread, else after `Recommended:`."""
+    says = recommendation["says"]
+    return f"{says[0].upper()}{says[1:]}." if recommendation["misread"] else f"Recommended: {says}."
+
+
 def test_grade_score_shares_and_verdict_equal_the_findings(
     observed: Observed, reports: dict[str, StoredReport]
 ) -> None:
     findings, shown = _report(observed, reports).findings, observed.shown
     assert shown["grade"] == findings["efficiency_level"]
-    said = findings["verdict"]  # then the recommendation, once something was scored
-    if findings["reason"] is None:
-        said += f" Recommended: {findings['recommendation']['says']}."
+    said = findings["verdict"]
+    if findings["reason"] is None:  # with the recommendation: first when it says how to read the files
+        recommended = _recommended(findings["recommendation"])
+        said = f"{recommended} {said}" if findings["recommendation"]["misread"] else f"{said} {recommended}"
     assert shown["verdict"] == " ".join(said.split())
     if findings["reason"] is None:
         assert shown["score"] == f"{findings['assistance_score']:.2f}"
@@ -281,8 +289,11 @@ def test_the_recommendation_and_suspected_gt_errors_equal_the_findings(
     # given, the best single threshold, recommended: a bar each, unless it says another's time again
     times = {saving(s) for s in (findings["time"]["saved_seconds"], recommended["seconds_saved"])}
     single = saving(recommended["threshold_seconds_saved"]) not in times
-    assert shown["recommendation"] == (1 if len(times) == 1 else 2 + single)
-    assert f"Recommended: {recommended['says']}." in shown["verdict"]
+    if recommended["kept"] is not None:  # the given, kept: the sweep's best beside it if it differs
+        assert shown["recommendation"] == 1 + single
+    else:
+        assert shown["recommendation"] == (1 if len(times) == 1 else 2 + single)
+    assert _recommended(recommended) in shown["verdict"]
     shown_classes = {row["class"] for row in findings["per_class"]}
     drawn = sum(row["action"] == "draw" for row in recommended["classes"] if row["class"] in shown_classes)
     assert shown["draw_decisions"] == drawn

@@ -27,12 +27,14 @@ VOC_NAMES = VOC / "voc.names"
 TOY = THIRD_PARTY / "padilla_toy_7"
 COCO = THIRD_PARTY / "coco_val2014_100"
 READ_RIGHT = {"PRED_LAYOUT": "class score cx cy w h", "PRED_NAMES": str(VOC_NAMES)}
+# false_negative counts the 2 boxes of the 2 GT images the dets folder has no label file for
+# (a text folder's missing label file is an image with no predictions).
 RIGHT_COUNTS = {
     "correct": 92,
     "shifted": 93,
     "class_confused": 6,
     "false_positive": 171,
-    "false_negative": 80,
+    "false_negative": 82,
 }
 
 
@@ -63,7 +65,7 @@ def test_a_class_order_mix_up_proposes_the_mapping_and_blames_no_gt_box(tmp_path
     )
     suspects = result.findings.suspected_gt_errors
     assert suspects.count == 0 and suspects.listed == () and suspects.withheld is not None
-    assert result.findings.assistance_score == pytest.approx(0.216, abs=5e-4)
+    assert result.findings.assistance_score == pytest.approx(0.215, abs=5e-4)
     fixed = _run(
         tmp_path,
         YOLO_GT,
@@ -80,7 +82,7 @@ def test_the_names_the_warning_asks_for_give_the_right_score(tmp_path: Path) -> 
     result = _run(tmp_path, YOLO_GT, REL_XYWH, **READ_RIGHT)
     assert result.findings.warnings == ()
     assert result.findings.counts.outcomes() == RIGHT_COUNTS
-    assert result.findings.assistance_score == pytest.approx(0.32, abs=5e-4)
+    assert result.findings.assistance_score == pytest.approx(0.319, abs=5e-4)
 
 
 @pytest.mark.parametrize("kind", ["yaml", "coco"])

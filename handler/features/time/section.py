@@ -75,9 +75,14 @@ class TimeSaved(Section):
     )
 
     @property
+    def nouns(self) -> tuple[str, str]:
+        """`box`, `boxes` or `mask`, `masks`: what the labeler draws, one and many."""
+        return ("box", "boxes") if self.shape == "boxes" else ("mask", "masks")
+
+    @property
     def every_object(self) -> str:
         """`every box` or `every mask`: what drawing from scratch draws."""
-        return "every box" if self.shape == "boxes" else "every mask"
+        return f"every {self.nouns[0]}"
 
 
 def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:

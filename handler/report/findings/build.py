@@ -25,17 +25,19 @@ from handler.sections.wording import counted, duration, saved_time
 LEAN_RATIO: Final = 1.5
 
 
-def lean(tally: Tally) -> str:
-    """Whether what is left leans towards drawing (FN), deleting (FP), or neither."""
+def lean(tally: Tally, nouns: tuple[str, str] = ("box", "boxes")) -> str:
+    """Whether what is left leans towards drawing (FN), deleting (FP), or neither; `nouns` name
+    what was predicted (boxes, or masks)."""
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
     missed = counted(fn, "missed object", "missed objects")
-    invented = counted(fp, "invented box", "invented boxes")
+    one, many = nouns
+    invented = counted(fp, f"invented {one}", f"invented {many}")
     if fn == fp == 0:
         return "nothing is left to draw or delete"
     if fn > LEAN_RATIO * fp:
         return f"what is left leans towards drawing missed objects ({missed} vs {invented})"
     if fp > LEAN_RATIO * fn:
-        return f"what is left leans towards deleting invented boxes ({invented} vs {missed})"
+        return f"what is left leans towards deleting invented {many} ({invented} vs {missed})"
     return f"what is left is balanced between drawing and deleting ({missed}, {invented})"
 
 
@@ -43,7 +45,7 @@ def time_clause(time: TimeSaved) -> str:
     """The labeler time pre-labeling saves (or costs), against drawing every box from scratch."""
     scratch = duration(time.from_scratch_seconds)
     if saved_time(time.saved_seconds) == "no time":
-        return f"pre-labeling saves no time over drawing every box ({scratch})"
+        return f"pre-labeling saves no time over drawing {time.every_object} ({scratch})"
     if time.saved_seconds < 0:
         return (
             f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing "
@@ -62,7 +64,8 @@ def verdict(
     if reason is not None:
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
-    scored = f"{tally.assistance_score:.2f} ({tally.grade}{borderline}): {time_clause(time)}; {lean(tally)}."
+    graded = f"{tally.assistance_score:.2f} ({tally.grade}{borderline})"
+    scored = f"{graded}: {time_clause(time)}; {lean(tally, time.nouns)}."
     return f"As read, assistance score {scored}" if misread else f"Assistance score {scored}"
 
 
