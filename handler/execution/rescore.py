@@ -91,6 +91,8 @@ SAME_CLASS_SHARE: Final = 0.05
 SAME_CLASS_MIN: Final = 3
 # A scale read from box sizes is refined this many times on the pairs it matches.
 REFINE_STEPS: Final = 2
+# Rounds of the mapping by matches for classes the categories do not have.
+MAPPING_ROUNDS: Final = 3
 AS_READ: Final = Combined(())
 
 
@@ -542,13 +544,18 @@ def _matched(geometry: Combined, search: Search) -> tuple[list[str], IntArray] |
     if found is None:
         return None
     evaluation, names = found
+    return names, _matches(evaluation, names)
+
+
+def _matches(evaluation: Evaluation, names: list[str]) -> IntArray:
+    """The evaluation's class-agnostic matched pairs by (GT, predicted) class over `names`."""
     match = evaluation.outcomes.match
     matched = np.flatnonzero(match.pred_match >= 0)
     gt_class, pred_class = (
         evaluation.gt.class_id[match.pred_match[matched]],
         evaluation.pred.class_id[matched],
     )
-    return names, matched_matrix(gt_class, pred_class, len(names))
+    return matched_matrix(gt_class, pred_class, len(names))
 
 
 def state_matrix(state: EvaluationState) -> tuple[tuple[str, ...], IntArray]:
@@ -585,11 +592,38 @@ def _with_classes(geometry: Combined, search: Search) -> list[Combined]:
     unknown = any(why == UNKNOWN_CLASS for why in rows.reasons.values())
     least = max(SAME_CLASS_MIN, SAME_CLASS_SHARE * matched)
     read_as = classes.read_as_map(parsed)
+    found_readings = classes.candidates(parsed, names, matrix, sides.gt.class_names, sides.gt_ids)
     return [
         geometry.plus(reading)
-        for reading in classes.candidates(parsed, names, matrix, sides.gt.class_names, sides.gt_ids)
+        for reading in found_readings + _unknown_mapped(geometry, search)
         if unknown or _same_class_gain(reading, read_as, names, matrix) >= least
     ]
+
+
+def _unknown_mapped(geometry: Combined, search: Search) -> list[Reading]:
+    """The one-to-one mapping the probe's matches follow once each class the categories do not
+    have is read as its own (a trainer's own label strings): the mapping by matches, for names.
+    Each round's classes, read as mapped, leave the GT boxes they took to the classes left."""
+    pred = search.probe.pred
+    # every prediction is matched: a class kept under the cut only below it is a class all the same
+    every_box = replace(search.thresholds, confidence_threshold=0.0)
+    class_map: dict[str, str] = {}
+    read = geometry
+    for _ in range(MAPPING_ROUNDS):
+        rows, pred_names = apply(read.of("pred"), pred)
+        own = classes.as_own_classes(replace(pred, rows=rows, class_names=pred_names))
+        found = None if own is None else search.probe.evaluate(read.plus(own), every_box)
+        if own is None or found is None:
+            break
+        evaluation, names = found
+        rows, pred_names = apply(read.plus(own).of("pred"), pred)
+        read_own = replace(pred, rows=rows, class_names=pred_names)
+        step = classes.own_mapping_candidate(read_own, names, _matches(evaluation, names), own)
+        if step is None:
+            break
+        class_map |= dict(step.class_map)
+        read = geometry.plus(classes.reading(class_map))
+    return [classes.matched_reading(class_map)] if class_map else []
 
 
 def _score(counts: IntArray) -> float:

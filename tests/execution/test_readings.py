@@ -56,6 +56,11 @@ MISTAKES: Final = {
         [mixups.spelled(lambda n: mixups.OTHER_SPELLING.get(n, n).upper().replace(" ", "_"))],
         {"PRED_CLASS_MAP": None},
     ),
+    "names of the trainer's own": ([mixups.spelled(mixups.unrelated)], {"PRED_CLASS_MAP": None}),
+    "half the names the trainer's own": (
+        [mixups.on_classes(0.5, mixups.spelled(mixups.unrelated))],
+        {"PRED_CLASS_MAP": None},
+    ),
     "names hyphenated and scores in percent": (
         [mixups.spelled(lambda n: n.replace(" ", "-")), mixups.rescored(100)],
         {"PRED_SCORE": "scale 100", "PRED_CLASS_MAP": None},
@@ -75,7 +80,13 @@ MISTAKES: Final = {
 }
 # A permutation is read back from the matches (classes with too few keep their ids), a scale
 # from the matched boxes' sizes (jittered ones bias it a little): both give nearly the clean score.
-CLOSE: Final = {"permuted": 0.02, "scaled x2": 0.03}
+# A class of the trainer's own whose boxes no GT box matches, of any class, stays unread.
+CLOSE: Final = {
+    "permuted": 0.02,
+    "scaled x2": 0.03,
+    "names of the trainer's own": 0.005,
+    "half the names the trainer's own": 0.005,
+}
 
 
 def _options(found: mixups.Rescored, tmp_path: Path) -> dict[str, str]:
@@ -308,6 +319,26 @@ def test_the_node_warns_on_stderr_and_its_inputs_file_applies_the_reading(tmp_pa
     with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
         assert main(["--store", str(tmp_path / "store"), "--inputs", str(inputs)], environ={}) == 0
     assert json.loads(out.getvalue().splitlines()[-1])["EFFICIENCY_LEVEL"] == "Partial assist"
+
+
+def test_names_of_the_trainers_own_are_mapped_by_the_matches_in_the_node_s_warning(tmp_path: Path) -> None:
+    wrong = mixups.write_mistake(
+        COCO_GT, COCO_RESULTS, [mixups.spelled(mixups.unrelated)], tmp_path / "w.json"
+    )
+    warned = run_node(tmp_path / "store", GT_DATASET=str(COCO_GT), PRED_DATASET=str(wrong))
+    said = next(m for m in warned.messages if m.startswith("warning: Did you mean"))
+    assert "the predictions with class names mapped one to one as the matched boxes say" in said
+    assert "0.37" in said
+
+
+def test_a_few_extra_classes_of_the_trainer_s_own_beside_right_ones_get_no_reading(tmp_path: Path) -> None:
+    """A second head's boxes under its own labels (copies of boxes the model already drew): no
+    GT box is left for them, so no mapping scores better."""
+    results = orjson.loads(COCO_RESULTS.read_bytes())
+    extra = [{**r, "category_id": f"extra-{i % 3}"} for i, r in enumerate(results[::7])]
+    pred = tmp_path / "extra.json"
+    pred.write_bytes(orjson.dumps(results + extra))
+    assert mixups.weigh(COCO_GT, pred, tmp_path / "store").found is None
 
 
 def test_compare_applies_the_reading_to_both_prediction_sets(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ must give back the clean score.
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,6 +251,11 @@ def spelled(spelling: Callable[[str], str]) -> Mistake:
         return [{**r, "category_id": name[r["category_id"]]} for r in results]
 
     return mistake
+
+
+def unrelated(name: str) -> str:
+    """A label string no spelling rule links to `name` (a trainer's own, made up)."""
+    return f"label-{zlib.crc32(name.encode()):08x}"
 
 
 def on_images(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:

@@ -77,9 +77,10 @@ def class_map_json(pairs: tuple[tuple[str, str], ...]) -> bytes:
     return orjson.dumps(dict(pairs), option=orjson.OPT_INDENT_2)
 
 
-def _greedy_one_to_one(matrix: IntArray) -> list[tuple[int, int]]:
-    """(GT, predicted) cells taken largest first, each row and column once (ties: the diagonal)."""
-    gts, preds = np.nonzero(matrix >= PAIRS_MIN)
+def _greedy_one_to_one(matrix: IntArray, least: int = PAIRS_MIN) -> list[tuple[int, int]]:
+    """(GT, predicted) cells of at least `least` taken largest first, each row and column once
+    (ties: the diagonal)."""
+    gts, preds = np.nonzero(matrix >= least)
     order = np.lexsort((gts != preds, -matrix[gts, preds]))
     taken_gt, taken_pred, found = set(), set(), []
     for g, p in zip(gts[order].tolist(), preds[order].tolist(), strict=True):
@@ -95,19 +96,49 @@ def _as_written(parsed: Parsed, by_name: Mapping[str, str]) -> dict[str, str]:
     return {key: by_name[name] for key, name in read_as_map(parsed).items() if name in by_name}
 
 
-def mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray) -> Reading | None:
+def mapping_candidate(
+    parsed: Parsed, names: list[str], matrix: IntArray, least: int = PAIRS_MIN
+) -> Reading | None:
     """The one-to-one mapping most class-agnostic matches follow, when it is not the identity.
 
     `matrix` counts the matched pairs by (GT class, predicted class) over the paired `names`."""
-    crossed = {names[p]: names[g] for g, p in _greedy_one_to_one(matrix) if g != p}
+    crossed = {names[p]: names[g] for g, p in _greedy_one_to_one(matrix, least) if g != p}
     if not crossed:
         return None
     class_map = _as_written(parsed, crossed)
-    if not class_map:
-        return None
+    return matched_reading(class_map) if class_map else None
+
+
+def matched_reading(class_map: Mapping[str, str]) -> Reading:
+    """The class reading of a mapping the matches follow, said as such."""
     # the wording home is above the engine: the one plural said here
     moved = f"{len(class_map)} {'class' if len(class_map) == 1 else 'classes'} moved"
-    return reading(class_map, f"class ids mapped one to one as the matched boxes say ({moved})")
+    written = "ids" if _numeric(list(class_map)) is not None else "names"
+    return reading(class_map, f"class {written} mapped one to one as the matched boxes say ({moved})")
+
+
+def own_mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray, own: Reading) -> Reading | None:
+    """The mapping the matches follow for the classes `own` reads as their own, on any match: no
+    class of the categories could score their rows, so one match is evidence. The classes found
+    keep theirs (only their diagonal counts: a model's confusion never moves them)."""
+    is_own = np.isin(np.array(names, dtype=object), [key for key, _ in own.class_map])
+    counted = np.where(is_own[None, :] | np.eye(len(names), dtype=bool), matrix, 0)
+    return mapping_candidate(parsed, names, counted, least=1)
+
+
+def as_own_classes(parsed: Parsed) -> Reading | None:
+    """Each class written that names no class of the categories read as a class of its own (named
+    as written), so that the class-agnostic matches can say which GT class it is (a trainer's own
+    label strings); None when every row's class was found."""
+    unknown = np.fromiter(
+        (row for row, why in parsed.rows.reasons.items() if why == UNKNOWN_CLASS), dtype=np.int64
+    )
+    key_of_row, keys = written_keys(parsed)
+    known = set(parsed.class_names)
+    own = {
+        keys[k]: keys[k] for k in np.unique(key_of_row[unknown]).tolist() if k >= 0 and keys[k] not in known
+    }
+    return reading(own, "classes the categories do not have read as their own") if own else None
 
 
 def _numeric(keys: list[str]) -> IntArray | None:
