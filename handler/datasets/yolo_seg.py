@@ -102,14 +102,6 @@ def _labels(
     )
 
 
-def _within(lengths: IntArray) -> IntArray:
-    """0, 1, … within each of consecutive runs of `lengths`."""
-    within: IntArray = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
-        np.cumsum(lengths) - lengths, lengths
-    )
-    return within
-
-
 def _line_by_line(text: str) -> TextLabels:
     """The same, a line at a time: each line that is not a polygon named with why."""
     kept: list[list[float]] = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from handler.boxes import IntArray
+from handler.boxes import FloatArray, IntArray
 from handler.engine import routing as engine_routing
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.bootstrap import LEVEL, percentile_interval, resampled_counts
@@ -80,9 +80,7 @@ def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[floa
         return None
     resampled = OutcomeCounts(resampled_counts(sample)).seconds_saved(costs)
     centre = float(OutcomeCounts(sample.sum(axis=0)).seconds_saved(costs))
-    low, high = percentile_interval(resampled - centre, LEVEL)
-    scale = math.sqrt(spread.images / len(sample))
-    return saved + low * scale, saved + high * scale
+    return _scaled_interval(resampled - centre, saved, spread.images, len(sample))
 
 
 def gain_interval(spread: Spread, gain: float, costs: TimeCosts) -> tuple[float, float] | None:
@@ -97,6 +95,12 @@ def gain_interval(spread: Spread, gain: float, costs: TimeCosts) -> tuple[float,
     under, given = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
     resampled = under.seconds_saved(costs) - given.seconds_saved(costs)
     exact = OutcomeCounts(np.stack((policy.sum(axis=0), used.sum(axis=0)))).seconds_saved(costs)
-    low, high = percentile_interval(resampled - float(exact[0] - exact[1]), LEVEL)
-    scale = math.sqrt(spread.images / len(policy))
-    return gain + low * scale, gain + high * scale
+    return _scaled_interval(resampled - float(exact[0] - exact[1]), gain, spread.images, len(policy))
+
+
+def _scaled_interval(deviations: FloatArray, value: float, images: int, sampled: int) -> tuple[float, float]:
+    """The 95 % interval around `value` of a total over `images`, from the resampled deviations of
+    its sample of `sampled` images: a total's spread grows as the square root of the images."""
+    low, high = percentile_interval(deviations, LEVEL)
+    scale = math.sqrt(images / sampled)
+    return value + low * scale, value + high * scale

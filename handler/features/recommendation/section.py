@@ -244,7 +244,7 @@ def recommendation(facts: RunFacts) -> Recommendation:
     why_not = withheld(facts)
     interval = saved_interval(spread, saved, facts.costs)
     found = Recommendation(
-        criterion="labeler time saved",
+        criterion=CRITERION,
         says=says(classes, policy.single, saved, interval, used, used_saved),
         threshold=policy.single,
         classes=tuple(row for row in classes if departs(row, policy.single)),
