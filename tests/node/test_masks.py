@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pycocotools.mask as coco_mask
 from helpers import reference as ref
 from helpers.needs import existing
@@ -81,6 +82,33 @@ def test_the_boxes_of_the_same_detections_still_score_as_before(tmp_path: Path) 
     assert findings["efficiency_level"] == "Partial assist"
     assert findings["time"]["shape"] == "boxes" and findings["time"]["costs_seconds"]["draw"] == 25.5
     assert round(findings["assistance_score"], 2) == 0.37
+
+
+def _sketches_section(page: str) -> str:
+    start = page.index('data-section-figure="sketches"')
+    return page[start : page.index("</section>", start)]
+
+
+def test_a_mask_report_draws_each_object_s_outline(tmp_path: Path) -> None:
+    """The sketches of a run on masks carry each drawn object's outline (a few dozen points, inside
+    the object's box) and the page draws them as paths; a run on boxes draws rectangles."""
+    gt, masks, boxes = _coco_pair()
+    findings = _findings(tmp_path / "masks", gt, masks)
+    folder = tmp_path / "masks" / "reports" / findings["report_id"]
+    sketched = [
+        box for sketch in json.loads((folder / "sketches.json").read_text()) for box in sketch["boxes"]
+    ]
+    assert sketched and all(box["outline"] for box in sketched)
+    for box in sketched:
+        xy = np.concatenate([np.reshape(loop, (-1, 2)) for loop in box["outline"]])
+        x0, y0, x1, y1 = box["box"]  # a GT's box is COCO's, over the polygon: its pixels within a pixel
+        assert (xy >= (x0 - 1, y0 - 1)).all() and (xy <= (x1 + 1, y1 + 1)).all()
+    page = (folder / "report.html").read_text()
+    drawn = _sketches_section(page)
+    assert 'class="pred correct' in drawn and '<path d="M' in drawn and "The masks, drawn" in drawn
+    on_boxes = _findings(tmp_path / "boxes", gt, boxes)
+    boxes_page = (tmp_path / "boxes" / "reports" / on_boxes["report_id"] / "report.html").read_text()
+    assert '<path d="M' not in _sketches_section(boxes_page)
 
 
 def test_seconds_given_for_boxes_stay_on_masks() -> None:
