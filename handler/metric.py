@@ -249,8 +249,15 @@ class FrontDoor:
         )
         return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
 
-    def compute(self, tally: Tally) -> EfficiencyResult:
-        return EfficiencyResult.of(tally, self.time_costs)
+    def compute(self, tally: Tally, on_masks: bool = False) -> EfficiencyResult:
+        """The result of a tally; its time at a mask's seconds when the pairs were masks (as the
+        node prices them, `TimeCosts.on_masks`)."""
+        return EfficiencyResult.of(tally, self.time_costs.on_masks() if on_masks else self.time_costs)
+
+
+def on_masks(evaluation: Evaluation) -> bool:
+    """Whether an evaluation's pairs were measured by their masks (every record gave masks)."""
+    return evaluation.gt.masks is not None
 
 
 class PrelabelingEfficiency:
@@ -273,8 +280,10 @@ class PrelabelingEfficiency:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
     class names or ids; GT and predictions are compared by equal label. Records may carry
-    `"masks"`, mmdetection's (N, height, width) binary instance masks, one per box: when every
-    record of both sides does, pairs are measured by mask IoU.
+    `"masks"`, one per box: mmdetection's (N, height, width) binary instance masks, or a list of
+    COCO RLE dicts (`{"size": [height, width], "counts": …}`, as mmdetection's results encode
+    them): when every record of both sides does, pairs are measured by mask IoU and the time is
+    priced at a mask's seconds (`TimeCosts.on_masks`).
     """
 
     def __init__(
@@ -288,6 +297,7 @@ class PrelabelingEfficiency:
         self.door = FrontDoor.of(iou_min, iou_perfect, confidence_threshold, time_costs)
         self.dataset_meta = dataset_meta
         self._state = Tally.zero()
+        self._on_masks = False  # the records added carried masks: the time is a mask's
 
     @property
     def thresholds(self) -> Thresholds:
@@ -316,19 +326,23 @@ class PrelabelingEfficiency:
         return self._state
 
     def add(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> None:
-        self._state = self._state + self.door.process(predictions, groundtruths, self._dataset_meta).tally
+        evaluation = self.door.process(predictions, groundtruths, self._dataset_meta)
+        self._state = self._state + evaluation.tally
+        self._on_masks |= on_masks(evaluation)
 
     def compute(self) -> EfficiencyResult:
-        return self.door.compute(self._state)
+        return self.door.compute(self._state, self._on_masks)
 
     def reset(self) -> None:
         self._state = Tally.zero()
+        self._on_masks = False
 
     def __call__(
         self, *, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]
     ) -> EfficiencyResult:
         """Stateless: evaluate these images alone; the accumulated state is left alone."""
-        return self.door.compute(self.door.process(predictions, groundtruths, self._dataset_meta).tally)
+        evaluation = self.door.process(predictions, groundtruths, self._dataset_meta)
+        return self.door.compute(evaluation.tally, on_masks(evaluation))
 
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
@@ -350,6 +364,7 @@ class PrelabelingEfficiency:
             **vars(self.thresholds), time_costs=self.time_costs, dataset_meta=self._dataset_meta
         )
         merged._state = self._state + other._state
+        merged._on_masks = self._on_masks or other._on_masks
         return merged
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pycocotools.mask as coco_mask
+import pytest
+from helpers.coco_masks import CONFIDENCE, IOU_MIN, IOU_PERFECT, coco_pair, mask_records, oracle
 
 from handler import PrelabelingEfficiency
 
@@ -30,3 +32,31 @@ def test_masks_decide_where_the_boxes_cannot_tell() -> None:
     assert on_masks.counts.shifted == 1 and on_masks.counts.correct == 0
     on_boxes = metric(predictions=[{"bboxes": box, "labels": ["cat"], "scores": [0.9]}], groundtruths=gt)
     assert on_boxes.counts.correct == 1
+
+
+def test_the_coco_pair_s_rle_masks_score_as_pycocotools() -> None:
+    """mmdetection's results carry masks as COCO RLE dicts: the COCO val2014 pair given so scores
+    0.30 with the oracle's counts (pycocotools' mask IoU, the contract's greedy)."""
+    gt_path, masks_path, _ = coco_pair()
+    expected = oracle(gt_path, masks_path)
+    gts, predictions = mask_records(gt_path, masks_path)
+    result = PrelabelingEfficiency(iou_min=IOU_MIN, iou_perfect=IOU_PERFECT, confidence_threshold=CONFIDENCE)(
+        predictions=predictions, groundtruths=gts
+    )
+    assert result.counts.outcomes() == {
+        k: v for k, v in expected.counts.items() if k in result.counts.outcomes()
+    }
+    assert result.assistance_score == float(expected.score) and round(result.assistance_score, 2) == 0.30
+    assert result.efficiency_level == expected.grade == "Minimal assist"
+    assert result.time.shape == "masks" and result.time.costs_seconds.draw == 79.2
+
+
+def test_an_unreadable_rle_mask_is_a_value_error_naming_it() -> None:
+    box = [[10.0, 5.0, 20.0, 15.0]]
+    good = coco_mask.encode(np.asfortranarray(_square()[0].astype(np.uint8)))
+    short = {"size": [20, 30], "counts": [5, 10]}
+    gt = [{"bboxes": box, "labels": ["cat"], "masks": [good]}]
+    with pytest.raises(ValueError, match=r"predictions\[0\]\['masks'\]\[0\].*RLE"):
+        PrelabelingEfficiency()(
+            predictions=[{"bboxes": box, "labels": ["cat"], "masks": [short]}], groundtruths=gt
+        )
