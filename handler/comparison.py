@@ -8,13 +8,14 @@ Images scored in both runs are paired by asset id.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from handler.datasets.pairing import ScoreOn
 from handler.datasets.side import OpenSide, open_side
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP
 from handler.engine.analyses.gt_outcomes import GT_OUTCOMES
@@ -34,11 +35,35 @@ from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
-def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
+def _evaluate(
+    gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions, score_on: ScoreOn
+) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
     return evaluate_plan(
-        plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY), inputs.score_on), None
+        plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY), score_on), None
     )
+
+
+def _on_masks(run: Evaluated) -> bool:
+    return bool(run.gt.masks and run.pred.masks)
+
+
+def _one_shape(
+    runs: tuple[Evaluated, Evaluated], evaluate: Callable[[int], Evaluated]
+) -> tuple[tuple[Evaluated, Evaluated], str | None]:
+    """Both runs on one shape: where only one scored masks, it is scored again on its boxes (a mask
+    IoU against a box IoU would compare the annotations, not the models), and a line says so."""
+    a, b = runs
+    if _on_masks(a) == _on_masks(b):
+        return runs, None
+    masked = 0 if _on_masks(a) else 1
+    names = ("A", "B") if masked == 0 else ("B", "A")
+    note = (
+        f"{names[0]} carries instance masks and {names[1]} does not: both are compared on their boxes "
+        "(SCORE_ON boxes); compare two sets of masks to score masks."
+    )
+    again = evaluate(masked)
+    return ((again, b) if masked == 0 else (a, again)), note
 
 
 @contextmanager
@@ -102,16 +127,20 @@ def compare_runs(
     costs, execution = costs or inputs.time_costs or TimeCosts(), execution or ExecutionOptions()
     with _store(store) as used:
         gt = open_side(inputs.gt, used)
-        a, b = (
-            _evaluate(gt, open_side(pred, used), inputs, execution)
-            for pred in (inputs.pred, replace(inputs.pred, reference=pred_b))
+        preds = (inputs.pred, replace(inputs.pred, reference=pred_b))
+        first = tuple(
+            _evaluate(gt, open_side(pred, used), inputs, execution, inputs.score_on) for pred in preds
+        )
+        (a, b), shape_note = _one_shape(
+            (first[0], first[1]),
+            lambda run: _evaluate(gt, open_side(preds[run], used), inputs, execution, "boxes"),
         )
     images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
     rows_a, rows_b = paired_images(images_a.asset_ids, images_b.asset_ids)
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
-    if a.gt.masks and a.pred.masks and b.pred.masks:  # both runs scored on masks: a mask's seconds
+    if _on_masks(a) and _on_masks(b):  # both runs scored on masks: a mask's seconds
         costs = costs.on_masks()
     paired = paired_bootstrap(*counts, costs)
     runs = tuple(
@@ -130,7 +159,8 @@ def compare_runs(
     shown = transitions_section(
         moved, PairedImages([images_a.asset_ids[i] for i in rows_a.tolist()], rows_a), counts
     )
-    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context, shown), moved
+    found = build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context, shown, shape_note)
+    return found, moved
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

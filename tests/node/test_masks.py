@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pycocotools.mask as coco_mask
 from helpers.coco_masks import coco_pair, oracle
 from helpers.node_run import one_error_line, run_node
+from pycocotools.coco import COCO
 
 from handler.engine.timecost import TimeCosts
+from handler.metric import load_outcomes
 
 
 def _findings(store: Path, gt: Path, pred: Path, **inputs: str) -> dict[str, Any]:
@@ -89,3 +92,26 @@ def test_score_on_chooses_boxes_or_insists_on_masks(tmp_path: Path) -> None:
     run = run_node(tmp_path, GT_DATASET=str(gt), PRED_DATASET=str(boxes), SCORE_ON="masks")
     line = one_error_line(run)
     assert "SCORE_ON is masks" in line and "predictions" in line and boxes.name in line
+
+
+def test_the_ledger_s_iou_of_a_mask_pair_is_pycocotools_mask_iou(tmp_path: Path) -> None:
+    """Each matched row of the per-box ledger carries its pair's mask IoU: the GT annotation and
+    the result at the row's indices, measured by pycocotools."""
+    gt, masks, _ = coco_pair()
+    findings = _findings(tmp_path, gt, masks)
+    rows = load_outcomes(findings["report_id"], store=str(tmp_path))
+    matched = np.flatnonzero((rows["pred_index"] >= 0) & (rows["gt_index"] >= 0))
+    coco = COCO(str(gt))
+    annotations = json.loads(gt.read_text())["annotations"]
+    results = json.loads(masks.read_text())
+    oracle_iou = [
+        coco_mask.iou([results[p]["segmentation"]], [coco.annToRLE(annotations[g])], [0])[0][0]
+        for g, p in zip(rows["gt_index"][matched].tolist(), rows["pred_index"][matched].tolist(), strict=True)
+    ]
+    assert (
+        len(matched)
+        == findings["counts"]["correct"]
+        + findings["counts"]["shifted"]
+        + findings["counts"]["class_confused"]
+    )
+    assert np.allclose(rows["iou"][matched], oracle_iou, rtol=0, atol=1e-12)
