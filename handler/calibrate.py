@@ -32,6 +32,11 @@ def calibrate(
     formats = sorted({log.log_format for log in logs})
     if len(formats) > 1:
         raise InputError(f"expected the logs of one tool, got {' and '.join(formats)}: calibrate them apart")
+    shapes = sorted({log.shape for log in logs})
+    if len(shapes) > 1:
+        raise InputError(f"expected the logs of one shape, got {' and '.join(shapes)}: calibrate them apart")
+    if shapes == ["masks"]:  # a mask's seconds: the actions the log cannot show keep a mask's defaults
+        defaults = defaults.on_masks()
     fitted = _fit(logs, defaults)
     skipped = dict(sum((Counter(log.skipped) for log in logs), Counter[str]()))
     assumed = dict(sum((Counter(log.assumed) for log in logs), Counter[str]()))
@@ -58,7 +63,7 @@ def calibrate(
         r2=fitted.r2,
         rmse_seconds=fitted.rmse,
     )
-    return TimeCosts(**seconds, fit=fit)
+    return TimeCosts(**seconds, fit=fit, shape=shapes[0])
 
 
 def _fit(logs: list[LabelerLog], defaults: TimeCosts) -> Fitted:
@@ -94,7 +99,7 @@ def calibration_lines(costs: TimeCosts) -> list[str]:
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(fit.skipped.items()))
     assumed = ", ".join(f"{n} {how}" for how, n in sorted(fit.assumed.items()))
     lines = [
-        f"{fit.source} ({fit.log_format})"
+        f"{fit.source} ({fit.log_format}{', masks' if costs.shape == 'masks' else ''})"
         + (f"; skipped: {skipped}" if skipped else "")
         + (f"; taken: {assumed}" if assumed else "")
     ]

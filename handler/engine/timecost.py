@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import numpy as np
 import orjson
@@ -193,11 +193,16 @@ class TimeCosts:
                 )
         fit = _cost_fit(document["fitted_from"]) if "fitted_from" in document else None
         chosen: dict[str, Any] = {action: float(value) for action, value in given.items()}
-        return cls(**chosen, fit=fit)
+        shape = document.get("shape", "boxes")
+        if shape not in get_args(Shape):
+            raise ValueError(f"shape: expected {' or '.join(get_args(Shape))}, but got {shape!r}")
+        return cls(**chosen, fit=fit, shape=shape)
 
     def to_document(self) -> dict[str, Any]:
         """The costs file's JSON object: `from_document` reads it back."""
         document: dict[str, Any] = {"seconds": self.to_dict()}
+        if self.shape != "boxes":
+            document["shape"] = self.shape
         if self.fit is not None:
             document["fitted_from"] = _fit_document(self.fit)
         return document
