@@ -29,15 +29,8 @@ from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.crowded import crowded_images, off_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import quoted
-from handler.execution import (
-    Evaluated,
-    ExecutionOptions,
-    ShardPlan,
-    evaluate_plan,
-    plan_sides,
-    read_and_plan,
-    read_both,
-)
+from handler.execution import Evaluated, ExecutionOptions, ShardPlan
+from handler.execution.run import evaluate_plan, plan_sides, read_and_plan, read_both
 from handler.execution.shards import Analyses
 from handler.inputs import NodeInputs, arguments
 from handler.inputs.arguments import Batch
