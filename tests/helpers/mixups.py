@@ -289,6 +289,22 @@ def on_classes(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
     return partial
 
 
+def on_boxes(mistake: Mistake) -> Mistake:
+    """`mistake` made on every other box of each image, whatever its class (two writers of one file:
+    a merge of two exports box by box)."""
+
+    def partial(gt: dict[str, Any], results: Results) -> Results:
+        seen: dict[int, int] = {}
+        chosen = []
+        for result in results:
+            chosen.append(seen.get(result["image_id"], 0) % 2 == 1)
+            seen[result["image_id"]] = seen.get(result["image_id"], 0) + 1
+        made = iter(mistake(gt, [r for r, c in zip(results, chosen, strict=True) if c]))
+        return [next(made) if c else r for r, c in zip(results, chosen, strict=True)]
+
+    return partial
+
+
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:
     gt = orjson.loads(gt_path.read_bytes())
     results = orjson.loads(results_path.read_bytes())
