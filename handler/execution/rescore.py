@@ -713,14 +713,17 @@ def _with_classes(geometry: Combined, search: Search) -> list[Combined]:
 
 
 def _unknown_mapped(geometry: Combined, search: Search) -> list[Reading]:
-    """The one-to-one mapping the probe's matches follow once each class the categories do not
-    have is read as its own (a trainer's own label strings): the mapping by matches, for names.
-    Each round's classes, read as mapped, leave the GT boxes they took to the classes left."""
-    pred = search.probe.pred
+    """The one-to-one mapping of the classes the categories do not have: first those that spell a
+    GT class another way, then by the probe's matches once each class left is read as its own (a
+    trainer's own label strings), and the last one left by elimination. Each round's classes,
+    read as mapped, leave the GT boxes they took to the classes left."""
+    pred, listed = search.probe.pred, search.sides.gt.class_names
     # every prediction is matched: a class kept under the cut only below it is a class all the same
     every_box = replace(search.thresholds, confidence_threshold=0.0)
-    class_map: dict[str, str] = {}
-    read = geometry
+    rows, pred_names = apply(geometry.of("pred"), pred)
+    class_map = classes.spelled_map(replace(pred, rows=rows, class_names=pred_names), listed)
+    spelled = len(class_map)
+    read = geometry.plus(classes.reading(class_map)) if class_map else geometry
     for _ in range(MAPPING_ROUNDS):
         rows, pred_names = apply(read.of("pred"), pred)
         own = classes.as_own_classes(replace(pred, rows=rows, class_names=pred_names))
@@ -735,7 +738,11 @@ def _unknown_mapped(geometry: Combined, search: Search) -> list[Reading]:
             break
         class_map |= dict(step.class_map)
         read = geometry.plus(classes.reading(class_map))
-    return [classes.matched_reading(class_map)] if class_map else []
+    rows, pred_names = apply(read.of("pred"), pred)
+    last = classes.eliminated(replace(pred, rows=rows, class_names=pred_names), listed, class_map)
+    if len(class_map) == spelled and not last:
+        return []  # the spelling alone: `name_candidate`'s reading
+    return [classes.matched_reading(class_map | last, spelled, bool(last))]
 
 
 def _score(counts: IntArray) -> float:

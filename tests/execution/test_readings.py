@@ -56,6 +56,17 @@ MISTAKES: Final = {
         [mixups.spelled(lambda n: mixups.OTHER_SPELLING.get(n, n).upper().replace(" ", "_"))],
         {"PRED_CLASS_MAP": None},
     ),
+    "names as Open Images and Objects365 spell them, the rest plural": (
+        [mixups.spelled(lambda n: mixups.OPEN_IMAGES.get(n) or mixups.plural(n).title())],
+        {"PRED_CLASS_MAP": None},
+    ),
+    "half the names the trainer's own, the others as Open Images spells them": (
+        [
+            mixups.on_classes(0.5, mixups.spelled(mixups.unrelated)),
+            mixups.spelled(lambda n: mixups.OPEN_IMAGES.get(n, n.upper())),
+        ],
+        {"PRED_CLASS_MAP": None},
+    ),
     "names of the trainer's own": ([mixups.spelled(mixups.unrelated)], {"PRED_CLASS_MAP": None}),
     "half the names the trainer's own": (
         [mixups.on_classes(0.5, mixups.spelled(mixups.unrelated))],
@@ -86,6 +97,7 @@ CLOSE: Final = {
     "scaled x2": 0.03,
     "names of the trainer's own": 0.005,
     "half the names the trainer's own": 0.005,
+    "half the names the trainer's own, the others as Open Images spells them": 0.005,
 }
 
 

@@ -243,12 +243,38 @@ OTHER_SPELLING: Final = {
 }
 
 
+# COCO's names as Open Images and Objects365 write them (a detector trained on those, its labels kept).
+OPEN_IMAGES: Final = {
+    "tv": "Television",
+    "cell phone": "Mobile phone",
+    "donut": "Doughnut",
+    "mouse": "Computer mouse",
+    "potted plant": "Houseplant",
+    "frisbee": "Flying disc",
+    "cow": "Cattle",
+    "dining table": "Dinning Table",
+    "handbag": "Handbag/Satchel",
+    "skis": "Skiboard",
+    "suitcase": "Luggage",
+    "hair drier": "Hair Dryer",
+    "microwave": "Microwave oven",
+    "remote": "Remote control",
+    "person": "People",
+}
+
+
+def plural(name: str) -> str:
+    """A class name as a plural label (`cars`, `buses`): a trainer's own folder names."""
+    return name + ("es" if name.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def spelled(spelling: Callable[[str], str]) -> Mistake:
-    """`category_id` written as the class's name spelled by `spelling` (a trainer's own label strings)."""
+    """`category_id` written as the class's name spelled by `spelling` (a trainer's own label strings;
+    a name already written stays)."""
 
     def mistake(gt: dict[str, Any], results: Results) -> Results:
         name = {category["id"]: spelling(category["name"]) for category in gt["categories"]}
-        return [{**r, "category_id": name[r["category_id"]]} for r in results]
+        return [{**r, "category_id": name.get(r["category_id"], r["category_id"])} for r in results]
 
     return mistake
 
