@@ -14,10 +14,10 @@ from helpers import mixups
 from helpers.paths import THIRD_PARTY
 
 from handler.boxes import Parsed
-from handler.engine.readings import classes
 from handler.execution import ExecutionOptions, read_and_plan
 from handler.features import ANALYSES
 from handler.inputs import parse_inputs
+from handler.readings import classes
 from handler.storage.local import LocalStore
 
 COCO: Final = THIRD_PARTY / "coco_val2014_100"
