@@ -272,15 +272,10 @@ def _network_candidates(
     values = [
         f"{mode} {size}" + suffix
         for size in NETWORK_SIZES
-        # part of the rows in a frame: the others' extent says nothing of its size (nor is one
-        # batch's rectangle a part of the data)
+        # part of the rows in a frame: the others' extent says nothing of its size
         if inside_min < INSIDE_SHARE_MIN or FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
         for mode, suffix in [(m, "") for m in MODES]
-        + [
-            ("letterbox", f" {STRIDE} {s}")
-            for s in STRIDES
-            if inside_min >= INSIDE_SHARE_MIN and (s == STRIDES[0] or size >= P6_FROM)
-        ]
+        + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
     ]
     corners, found = _Corners.of(parsed, rows), []
     for value in values:

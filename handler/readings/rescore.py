@@ -81,13 +81,14 @@ PLACED_MIN: Final = 3
 # Geometries kept per side for the verdict.
 KEPT_GEOMETRIES: Final = 2
 # A group of images is read another way when at least GROUP_MIN of the probe's head agree on a
-# geometry (a class, when one does): each placing at least twice the rows, and GROUP_GAIN_MIN more.
+# geometry (a class, when one does): each placing at least as many rows more as the base places
+# there (GROUP_GAIN_MIN more for a class; an image's group, GROUP_MIN * GROUP_GAIN_MIN in all).
 GROUP_MIN: Final = 3
 GROUP_GAIN_MIN: Final = 2
 # A group of boxes within images: at least MIXED_SHARE of the rows a geometry places share an image
 # with rows placed as read, BOXES_MIN of them and BOXES_SHARE of the head's kept rows at least, and
 # the classes' group explains fewer than CLASSES_COVER of them.
-MIXED_SHARE: Final = 0.5
+MIXED_SHARE: Final = 0.3
 BOXES_MIN: Final = 10
 BOXES_SHARE: Final = 0.05
 CLASSES_COVER: Final = 0.9
@@ -395,8 +396,7 @@ def _geometries(probe: Probe, share: float = boxes.VALID_SHARE_MIN) -> list[Comb
             as_read, pred_rows, sample_boxes(other), other_normalized, "pred", inside_min
         )
     ]
-    joined = kinds if share >= boxes.VALID_SHARE_MIN else []  # a part's: one step at a time
-    for kind in joined:  # a convention's boxes may leave their images until their frame is undone
+    for kind in kinds:  # a convention's boxes may leave their images until their frame is undone
         rows, _ = apply((kind,), as_read)
         read = replace(as_read, rows=rows)
         joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred", inside_min)
@@ -564,33 +564,34 @@ def _part_scale(unplaced: Placer, base: Combined) -> list[Combined]:
 
 
 def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
-    """Each geometry's group of classes, of images and of boxes within images, the best few of each kind."""
+    """Each geometry's group of classes, of images and of boxes within images, the best few of each
+    kind. A class is in its group when the geometry places at least as many of its rows as the
+    base, and GROUP_GAIN_MIN; an image when the geometry moves at least as many of its rows far
+    onto a GT box (`moved_onto`) as the base places, and one: GROUP_MIN images at least, with
+    GROUP_MIN * GROUP_GAIN_MIN rows between them (a sparse dataset has one or two boxes an image)."""
     base_rows = head.placed_rows(base)
     unplaced, rows = head.unplaced(base)
     pred = head.probe.pred
     class_keys, names = classes.written_keys(pred)
-    by_kind: dict[groups.GroupKind, tuple[IntArray, int, int]] = {
-        "classes": (class_keys, len(names), 1),
-        "images": (pred.rows.image, len(pred.images.asset_ids), GROUP_MIN),
-    }
+    image, images = pred.rows.image, len(pred.images.asset_ids)
+    by_class, by_image = _counted(class_keys, base_rows, len(names)), _counted(image, base_rows, images)
     found = []
     for candidate in _part_geometries(head.probe, base) + _part_scale(unplaced, base):
         new = unplaced.placed_rows(candidate)
         if np.count_nonzero(new) < GROUP_GAIN_MIN:
             continue
-        covered = 0
-        for kind, (keys, count, least) in by_kind.items():
-            gained = _counted(keys[rows], new, count)
-            before = _counted(keys, base_rows, count)
-            chosen = _preferring(before, gained, GROUP_GAIN_MIN)
-            covered = int(gained[chosen].sum()) if kind == "classes" else covered
-            if len(chosen) >= least and _others_placed(before, chosen):
-                found.append(Group(int(gained[chosen].sum()), kind, candidate, chosen))
-        image = pred.rows.image
-        before = _counted(image, base_rows, len(pred.images.asset_ids))
+        gained = _counted(class_keys[rows], new, len(names))
+        chosen = _preferring(by_class, gained, GROUP_GAIN_MIN)
+        if len(chosen) and _others_placed(by_class, chosen):
+            found.append(Group(int(gained[chosen].sum()), "classes", candidate, chosen))
         moved = unplaced.moved_onto(candidate, base)
-        if _within_images(moved, image[rows], before, len(base_rows)):
-            found.append(Group(int(np.count_nonzero(new)), "boxes", candidate, np.empty(0, dtype=np.int64)))
+        gained = _counted(image[rows], moved, images)
+        chosen = _preferring(by_image, gained, 1)
+        enough = len(chosen) >= GROUP_MIN and gained[chosen].sum() >= GROUP_MIN * GROUP_GAIN_MIN
+        if enough and _others_placed(by_image, chosen):
+            found.append(Group(int(gained[chosen].sum()), "images", candidate, chosen))
+        if _within_images(moved, image[rows], by_image, len(base_rows)):
+            found.append(Group(int(np.count_nonzero(moved)), "boxes", candidate, np.empty(0, dtype=np.int64)))
     found.sort(key=lambda group: -group.gained)
     kinds: tuple[groups.GroupKind, ...] = ("classes", "images", "boxes")
     return [group for kind in kinds for group in [g for g in found if g.kind == kind][:KEPT_GEOMETRIES]]

@@ -315,6 +315,17 @@ def on_classes(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
     return partial
 
 
+def chained(*mistakes: Mistake) -> Mistake:
+    """The mistakes made one after the other (a step that made two: letterboxed, then written as corners)."""
+
+    def made(gt: dict[str, Any], results: Results) -> Results:
+        for mistake in mistakes:
+            results = mistake(gt, results)
+        return results
+
+    return made
+
+
 def on_boxes(mistake: Mistake) -> Mistake:
     """`mistake` made on every other box of each image, whatever its class (two writers of one file:
     a merge of two exports box by box)."""

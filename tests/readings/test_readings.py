@@ -38,6 +38,10 @@ MISTAKES: Final = {
     "letterbox 640": ([mixups.letterboxed(640)], {"PRED_FRAME": "letterbox 640"}),
     "letterbox top-left 640": ([mixups.letterboxed_top_left(640)], {"PRED_FRAME": "letterbox-top-left 640"}),
     "rect letterbox 640/32": ([mixups.letterboxed_rect(640, 32)], {"PRED_FRAME": "letterbox 640 stride 32"}),
+    "rect letterbox 1280/64": (
+        [mixups.letterboxed_rect(1280, 64)],
+        {"PRED_FRAME": "letterbox 1280 stride 64"},
+    ),
     "resized 416": ([mixups.resized(416)], {"PRED_FRAME": "resized 416"}),
     "normalised": ([mixups.normalised], {"PRED_FRAME": "normalized"}),
     "normalised (h, w)": ([mixups.normalised_hw], {"PRED_FRAME": "swapped"}),
@@ -268,6 +272,18 @@ PARTIAL: Final = {
     "corners on a fifth of the classes": (
         [mixups.on_classes(0.2, mixups.corners)],
         {"PRED_BOX": "x1 y1 x2 y2"},
+    ),
+    "minimal-rectangle letterbox 640 stride 32 on 40% of the images": (
+        [mixups.on_images(0.4, mixups.letterboxed_rect(640, 32))],
+        {"PRED_FRAME": "letterbox 640 stride 32"},
+    ),
+    "corners in a letterbox 640 on 40% of the images": (
+        [mixups.on_images(0.4, mixups.chained(mixups.letterboxed(640), mixups.corners))],
+        {"PRED_BOX": "x1 y1 x2 y2", "PRED_FRAME": "letterbox 640"},
+    ),
+    "every other box of each image in a letterbox 640": (
+        [mixups.on_boxes(mixups.letterboxed(640))],
+        {"PRED_FRAME": "letterbox 640"},
     ),
     "corners on every other box of each image": (
         [mixups.on_boxes(mixups.corners)],
