@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.mask_exports import COCO, GT_FILE, KEPT, ious_with_the_file, masked_report
 from helpers.node_run import run_node
-from helpers.paths import THIRD_PARTY
 from helpers.pre_labels import (
     Report,
     export,
@@ -32,17 +32,11 @@ from helpers.pre_labels import (
     same_boxes,
     stored_report,
 )
-from pycocotools import mask as coco_mask
 
-from handler.boxes import MaskRuns
 from handler.cli import main
 from handler.datasets import PairedBoxes
 from handler.datasets.loaded import Loaded
-from handler.engine.masks import made
 
-COCO = THIRD_PARTY / "coco_val2014_100"
-GT_FILE = COCO / "instances_val2014_100.json"
-RESULTS = COCO / "instances_val2014_fakesegm100_results.json"
 # What the outline polygons keep of these masks (docs/masks.md): pycocotools' IoU of each mask
 # read back with the mask scored, its mean and its median over the 734 pre-labels.
 OUTLINE_MEAN_IOU = 0.94
@@ -64,36 +58,7 @@ OUTLINED: dict[str, tuple[str, tuple[str, ...], Reader]] = {
 
 @pytest.fixture(scope="module")
 def masked(tmp_path_factory: pytest.TempPathFactory) -> Report:
-    found = stored_report(tmp_path_factory.mktemp("masks") / "store", GT_FILE, RESULTS)
-    assert found.findings["time"]["shape"] == "masks"
-    return found
-
-
-def _coco_rle(masks: MaskRuns, row: int) -> dict[str, Any]:
-    """One of our masks as pycocotools' own compressed RLE (its runs, given to pycocotools)."""
-    height, width = int(masks.height[row]), int(masks.width[row])
-    runs = masks.counts[masks.offsets[row] : masks.offsets[row + 1]].tolist()
-    rle: dict[str, Any] = coco_mask.frPyObjects({"size": [height, width], "counts": runs}, height, width)
-    return rle
-
-
-def _ious_with_the_file(back: PairedBoxes, report: Report) -> np.ndarray:
-    """pycocotools' IoU of each pre-label read back with its prediction's RLE in the results file."""
-    results = json.loads(RESULTS.read_text())
-    wanted = kept_predictions(report, "recommended")
-    wanted_keys, wanted_order = in_order(wanted)
-    back_keys, back_order = in_order(back)
-    assert back_keys == wanted_keys
-    assert back.pred.masks is not None
-    masks = made(back.pred.masks)
-    ious = []
-    for back_row, wanted_row in zip(back_order, wanted_order, strict=True):
-        source = results[int(wanted.pred.source_index[wanted_row])]["segmentation"]
-        mine = _coco_rle(masks, back_row)
-        ious.append(coco_mask.iou([mine], [source], [0])[0][0])
-        if ious[-1] == 1.0:
-            assert coco_mask.area(mine) == coco_mask.area(source)
-    return np.array(ious)
+    return masked_report(tmp_path_factory.mktemp("masks") / "store")
 
 
 def _scored_again(report: Report, exported: Path, store: Path) -> dict[str, Any]:
@@ -114,8 +79,8 @@ def test_the_masks_scored_come_back_pixel_for_pixel(masked: Report, target: str,
     back = read(out, masked.gt())
 
     same_boxes(_sorted_boxes(back), _sorted_boxes(kept_predictions(masked, "recommended")))
-    ious = _ious_with_the_file(back, masked)
-    assert len(ious) == 734 and (ious == 1.0).all()
+    ious = ious_with_the_file(back, masked)
+    assert len(ious) == KEPT and (ious == 1.0).all()
     again = _scored_again(masked, out, tmp_path / "store")
     assert again["counts"] == masked.findings["counts"]
     assert again["assistance_score"] == masked.findings["assistance_score"]
@@ -130,8 +95,8 @@ def test_the_outline_polygons_keep_the_masks_within_the_documented_iou(
 
     back = read(out, masked.gt())
 
-    ious = _ious_with_the_file(back, masked)
-    assert len(ious) == 734
+    ious = ious_with_the_file(back, masked)
+    assert len(ious) == KEPT
     assert ious.mean() >= OUTLINE_MEAN_IOU and np.median(ious) >= OUTLINE_MEDIAN_IOU
     again = _scored_again(masked, out, tmp_path / "store")
     assert abs(again["assistance_score"] - masked.findings["assistance_score"]) <= 0.01
