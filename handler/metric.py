@@ -39,7 +39,7 @@ from handler.engine import Evaluation, Tally, Thresholds, evaluate
 from handler.engine.crowded import crowded_images, off_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import quoted
-from handler.execution.readings import read_sides
+from handler.execution import read_both
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
 from handler.inputs.arguments import Batch
 from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
@@ -116,7 +116,7 @@ def _store(store: Any) -> Store:
 def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBoxes:
     """Two sides opened, read and paired as the node does."""
     store = _store(store)
-    sides = read_sides(open_side(gt, store), open_side(pred, store))
+    sides = read_both(open_side(gt, store), open_side(pred, store))
     paired = pair_datasets(sides.gt, sides.pred)
     _warn_crowded([(f"asset {quoted(image.asset_id)}", image.reason) for image in paired.crowded])
     return paired

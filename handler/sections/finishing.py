@@ -19,12 +19,12 @@ from typing import Final, Literal, TypeVar
 
 from handler.datasets.loaded import DatasetNames
 from handler.engine.policy import Policy, policy_of
-from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.execution.image_pass import ImagePass, image_pass
 from handler.execution.run import ShardPlan
 from handler.inputs import NodeInputs
+from handler.readings.verdict import Rescored
 from handler.sections.context import Data, first_of
 from handler.sections.fields import Section
 from handler.sections.parts import ReportPart

@@ -18,10 +18,10 @@ import numpy as np
 import orjson
 
 from handler.engine.counts import OutcomeCounts
-from handler.engine.readings.verdict import Rescored
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.features import ANALYSES
 from handler.inputs import parse_inputs
+from handler.readings.verdict import Rescored
 from handler.storage.local import LocalStore
 
 Results = list[dict[str, Any]]

@@ -463,6 +463,8 @@ TIERS: tuple[tuple[str, ...], ...] = (
     # byte objects by URI; the matching, its analyses and what is computed from them (pure numpy)
     ("storage", "engine"),
     ("datasets",),  # every format read from a store into BoxTables, and paired
+    # the rows read read again: the options' readings, the search's map, candidates and verdict
+    ("readings",),
     ("inputs", "images"),  # node.json options name formats and thresholds; a dataset's images, read
     ("execution",),  # shards of whole assets mapped over an executor (the analyses given), merged exactly
     # What every feature is built on: a section's fields, the run's facts, the registration mark,

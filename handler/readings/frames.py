@@ -21,7 +21,7 @@ import numpy as np
 
 from handler.boxes import FloatArray, Parsed, ParsedRows, box_area
 from handler.engine.evaluation import Evaluation
-from handler.engine.readings.reading import Reading, Transform, finite_number, pixel_frame, side_key
+from handler.readings.reading import Reading, Transform, finite_number, pixel_frame, side_key
 
 OPTION: Final = "FRAME"
 # The inputs detectors are commonly run at (YOLO, SSD, DETR, EfficientDet exports), and strides.

@@ -2,7 +2,7 @@
 of some classes (a second model's, merged in), and not to the others.
 
 The geometry is one of the side's readings (a convention, a frame, both); the group is the images
-or the classes (as written) whose rows it places clearly better (`execution.rescore` finds them).
+or the classes (as written) whose rows it places clearly better (`readings.rescore` finds them).
 The rows outside the group are left as read. No read option applies it: the warning names the
 group, how many, and the score read that way, and the step that wrote them is to fix.
 """
@@ -15,8 +15,8 @@ from typing import Final, Literal
 import numpy as np
 
 from handler.boxes import BoolArray, Parsed, ParsedRows
-from handler.engine.readings.classes import written_keys
-from handler.engine.readings.reading import Reading
+from handler.readings.classes import written_keys
+from handler.readings.reading import Reading
 
 GroupKind = Literal["images", "classes"]
 # Members named in the reading's words; the findings' `only` lists them all.

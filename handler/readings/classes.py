@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from handler.boxes import UNKNOWN_CLASS, IntArray, Parsed, ParsedRows
-from handler.engine.readings.reading import Reading, Transform
+from handler.readings.reading import Reading, Transform
 
 KEY: Final = "PRED_CLASS_MAP"
 FILE: Final = "class_map.json"

@@ -54,8 +54,10 @@ from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mas
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
-from handler.engine.readings import boxes, classes, frames, groups, scores
-from handler.engine.readings.reading import (
+from handler.engine.state import EvaluationState
+from handler.errors import DatasetError
+from handler.readings import boxes, classes, frames, groups, scores
+from handler.readings.reading import (
     SAMPLE_ROWS,
     Combined,
     Reading,
@@ -64,9 +66,7 @@ from handler.engine.readings.reading import (
     pixel_frame,
     sample,
 )
-from handler.engine.readings.verdict import Gain, Rescored, paired_gain
-from handler.engine.state import EvaluationState
-from handler.errors import DatasetError
+from handler.readings.verdict import Gain, Rescored, paired_gain
 
 SCREEN_IMAGES: Final = 500
 # Geometries are first placed on this many images of the probe: enough boxes for a share, cheap.
