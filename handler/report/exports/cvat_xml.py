@@ -17,9 +17,9 @@ import numpy as np
 from handler.boxes import FloatArray, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.errors import DatasetError, quoted
-from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
+from handler.report.exports.columns_text import Piece, by_image, joined_by_row, numbers, rows, texts
 from handler.report.exports.mask_encodings import cvat_crops
-from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
+from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PointText, PreLabels
 from handler.report.exports.xml_text import escape, quoteattr
 from handler.report.json_lines import ObjectArray
 
@@ -71,8 +71,7 @@ def _mask_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
     """The shapes' tag and their attributes as masks: runs over each mask's crop, row by row."""
     crops = cvat_crops(labels.with_masks("CVAT"))
     owner = np.repeat(np.arange(len(crops.left)), np.diff(crops.offsets))
-    runs = np.empty(len(crops.left), dtype=object)
-    runs[:] = by_image(numbers(crops.runs), owner, len(crops.left), b", ")
+    runs = joined_by_row(numbers(crops.runs), owner, len(crops.left), b", ")
     return b"mask", (
         b' rle="',
         runs,
@@ -91,11 +90,8 @@ def _mask_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
 
 def _polygon_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
     """The shapes' tag and their attributes as outline polygons: `x,y;x,y;…` in pixels."""
-    points, owner = labels.outlines("pixels")
-    pairs = rows(len(points), numbers(points[:, 0]), b",", numbers(points[:, 1]))
-    joined = np.empty(len(labels.boxes), dtype=object)
-    joined[:] = by_image(pairs, owner, len(labels.boxes), b";")
-    return b"polygon", (b' points="', joined, b'"')
+    points = labels.outline_texts("pixels", PointText(b"", b","), b";")
+    return b"polygon", (b' points="', points, b'"')
 
 
 SHAPES: Final = {"box": _box_shapes, "mask": _mask_shapes, "polygon": _polygon_shapes}

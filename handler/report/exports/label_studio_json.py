@@ -27,7 +27,7 @@ from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.errors import InputError
 from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
 from handler.report.exports.mask_encodings import label_studio_brushes
-from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
+from handler.report.exports.pre_labels import Block, ExportTarget, Files, PointText, PreLabels
 from handler.report.exports.xml_text import quoteattr
 from handler.report.json_lines import ObjectArray
 
@@ -96,11 +96,8 @@ def _brushes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
 
 def _polygons(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
     """The regions' type and their values as outline polygons: points in percent."""
-    points, owner = labels.outlines("fractions")
-    pairs = rows(len(points), b"[", numbers(100 * points[:, 0]), b",", numbers(100 * points[:, 1]), b"]")
-    joined = np.empty(len(labels.boxes), dtype=object)
-    joined[:] = by_image(pairs, owner, len(labels.boxes), b",")
-    return b"polygonlabels", (b'"points":[', joined, b'],"closed":true')
+    points = labels.outline_texts("fractions", PointText(b"[", b",", b"]", scale=100.0), b",")
+    return b"polygonlabels", (b'"points":[', points, b'],"closed":true')
 
 
 VALUES: Final = {"box": _rectangles, "mask": _brushes, "polygon": _polygons}

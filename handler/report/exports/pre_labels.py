@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal, get_args
 import numpy as np
 import orjson
 
-from handler.boxes import FloatArray, IntArray, MaskRuns, is_turned
+from handler.boxes import FloatArray, MaskRuns, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.datasets.textfolder import YOLO_OBB_FORMAT
@@ -30,7 +30,9 @@ from handler.engine.evaluation import keep_mask
 from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
 from handler.engine.rotated import corners
 from handler.errors import DatasetError, quoted
+from handler.report.exports.columns_text import joined_by_row, numbers, rows
 from handler.report.exports.mask_encodings import outlines
+from handler.report.json_lines import ObjectArray
 from handler.sections.wording import counted
 
 if TYPE_CHECKING:
@@ -80,6 +82,17 @@ TURNED_TARGETS: Final = (LABEL_STUDIO_FORMAT.name, CVAT_FORMAT.name, YOLO_OBB_FO
 # Images whose text is built at once: an export's peak memory is the report's candidates and one
 # block's text, not the whole file's.
 BLOCK_IMAGES: Final = 2000
+
+
+@dataclass(frozen=True)
+class PointText:
+    """How a target writes a polygon's point: the text before x, between x and y, after y, and
+    the factor of the coordinates (100: percent)."""
+
+    before: bytes
+    between: bytes
+    after: bytes = b""
+    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -173,18 +186,22 @@ class PreLabels:
         """What a target that takes masks writes: boxes, or the masks as `mask_shape` says."""
         return "box" if self.boxes.masks is None else self.mask_shape
 
-    def outlines(self, unit: Literal["pixels", "fractions"]) -> tuple[FloatArray, IntArray]:
-        """Each mask's outline polygon ((P, 2) x, y in `unit`) and, per point, its pre-label's row.
+    def outline_texts(
+        self, unit: Literal["pixels", "fractions"], point: PointText, separator: bytes
+    ) -> ObjectArray:
+        """Per pre-label, its mask's outline polygon as text: each point `point` (pieces before x,
+        between x and y, after y) in `unit` times `point.scale`, the points joined by `separator`.
         Fractions are not rounded: a reader scaling them back lands on the pixel edge written."""
         masks = self.boxes.masks
         assert masks is not None  # a target asks for outlines of a report scored on masks only
         found = outlines(masks)
         owner = np.repeat(np.arange(len(masks)), np.diff(found.offsets))
-        points = found.points.astype(np.float64)
+        xy = found.points.astype(np.float64)
         if unit == "fractions":
-            size = np.column_stack((masks.width, masks.height))[owner]
-            points = points / size
-        return points, owner
+            xy = xy / np.column_stack((masks.width, masks.height))[owner]
+        xy *= point.scale
+        texts = rows(len(xy), point.before, numbers(xy[:, 0]), point.between, numbers(xy[:, 1]), point.after)
+        return joined_by_row(texts, owner, len(masks), separator)
 
     def with_masks(self, target: str) -> MaskRuns:
         """The pre-labels' masks; a DatasetError, before any file, for a report scored on boxes."""

@@ -8,11 +8,9 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Final
 
-import numpy as np
-
 from handler.datasets.textfolder import YOLO_SEG_FORMAT
 from handler.report.exports.columns_text import by_image, numbers, rows
-from handler.report.exports.pre_labels import ExportTarget, Files, PreLabels
+from handler.report.exports.pre_labels import ExportTarget, Files, PointText, PreLabels
 from handler.report.exports.yolo_txt import label_folder
 
 TARGET: Final = "YOLO-seg"
@@ -21,10 +19,7 @@ TARGET: Final = "YOLO-seg"
 def _texts(labels: PreLabels) -> list[bytes]:
     """Some images' label files' texts, image by image."""
     boxes = labels.boxes
-    points, owner = labels.outlines("fractions")
-    pairs = rows(len(points), b" ", numbers(points[:, 0]), b" ", numbers(points[:, 1]))
-    polygons = np.empty(len(boxes), dtype=object)
-    polygons[:] = by_image(pairs, owner, len(boxes), b"")
+    polygons = labels.outline_texts("fractions", PointText(b" ", b" "), b"")
     lines = rows(len(boxes), numbers(boxes.class_id), polygons, b" ", numbers(boxes.confidence), b"\n")
     return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
 
