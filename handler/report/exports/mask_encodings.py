@@ -16,6 +16,7 @@ run, and never a bitmap.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Final
 
@@ -38,6 +39,9 @@ _BRUSH_RUN_SIZES: Final = (3, 4, 8, 16)
 _CHANNELS: Final = 4
 _ON: Final = 255
 _COUNT_BITS: Final = 32
+# Column runs of masks encoded as brushes at once: each becomes about two row runs (records), each
+# record a row of bits: a few tens of MB in flight.
+_BRUSH_RUN_BUDGET: Final = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -90,22 +94,32 @@ def row_runs(masks: MaskRuns) -> RowRuns:
     top = np.maximum(np.repeat(fg.start, spans) - column * tall, 0)
     bottom = np.minimum(np.repeat(fg.stop, spans) - column * tall, tall)
     # Each column's interval counts at the boundary before its column and the one after: a row is a
-    # run's edge at a boundary where exactly one of the two columns covers it.
-    edge_owner = np.tile(np.repeat(owner, 2), 2)
-    boundary = np.concatenate((np.repeat(column, 2), np.repeat(column + 1, 2)))
-    row = np.tile(np.column_stack((top, bottom)).reshape(-1), 2)
-    step = np.tile(np.array([1, -1]), 2 * len(owner))
-    order = np.lexsort((row, boundary, edge_owner))
-    edge_owner, boundary, row, step = edge_owner[order], boundary[order], row[order], step[order]
+    # run's edge at a boundary where exactly one of the two columns covers it. The events (an
+    # interval's top: +1, its bottom: -1) are sorted as one int64 key, (owner, boundary, row, end)
+    # in bit fields, and read back from it: no gather of several columns, no division.
+    row_bits = int(masks.height.max(initial=0) + 1).bit_length()
+    column_bits = int(masks.width.max(initial=0) + 2).bit_length()
+    before = (owner << column_bits) | column
+    events = np.concatenate(
+        [
+            (((group << row_bits) | y) << 1) | end
+            for group in (before, before + 1)
+            for y, end in ((top, 0), (bottom, 1))
+        ]
+    )
+    events.sort()
+    step = 1 - 2 * (events & 1)
+    group, row = events >> (row_bits + 1), (events >> 1) & ((1 << row_bits) - 1)
     covered = np.cumsum(step)
-    same = (edge_owner[1:] == edge_owner[:-1]) & (boundary[1:] == boundary[:-1])
-    odd = np.flatnonzero(same & (covered[:-1] == 1) & (row[1:] > row[:-1]))
+    odd = np.flatnonzero((group[1:] == group[:-1]) & (covered[:-1] == 1) & (row[1:] > row[:-1]))
     rows = row[odd + 1] - row[odd]
-    edge_y = np.repeat(row[odd], rows) + within_runs(rows)
-    edge_x = np.repeat(boundary[odd], rows)
-    who = np.repeat(edge_owner[odd], rows)
-    order = np.lexsort((edge_x, edge_y, who))
-    who, edge_y, edge_x = who[order], edge_y[order], edge_x[order]
+    edge_x = np.repeat(group[odd] & ((1 << column_bits) - 1), rows)
+    who = np.repeat(group[odd] >> column_bits, rows)
+    edges = (((who << row_bits) | (np.repeat(row[odd], rows) + within_runs(rows))) << column_bits) | edge_x
+    edges.sort()
+    edge_x = edges & ((1 << column_bits) - 1)
+    edge_y = (edges >> column_bits) & ((1 << row_bits) - 1)
+    who = edges >> (column_bits + row_bits)
     return RowRuns(who[0::2], edge_y[0::2], edge_x[0::2], edge_x[1::2])
 
 
@@ -170,7 +184,20 @@ def cvat_crops(masks: MaskRuns) -> Crops:
 
 
 def label_studio_brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
-    """Each mask as Label Studio's brush `rle` (the bytes of its bit stream)."""
+    """Each mask as Label Studio's brush `rle` (the bytes of its bit stream), about
+    `_BRUSH_RUN_BUDGET` runs of masks at a time (a run is a record of ~60 bits in flight)."""
+    runs = np.diff(masks.offsets)
+    group = np.cumsum(runs) // _BRUSH_RUN_BUDGET
+    cuts = np.concatenate(([0], np.flatnonzero(np.diff(group)) + 1, [len(masks)])).tolist()
+    return [
+        stream
+        for first, last in itertools.pairwise(cuts)
+        if last > first
+        for stream in _brushes(masks[first:last])
+    ]
+
+
+def _brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
     found = row_runs(masks)
     image_width = masks.width[found.owner]
     at = found.y * image_width
@@ -266,40 +293,40 @@ def outlines(masks: MaskRuns) -> Outlines:
     fresh = np.ones(len(found.y), dtype=bool)
     fresh[1:] = (found.owner[1:] != found.owner[:-1]) | (found.y[1:] != found.y[:-1])
     starts = np.flatnonzero(fresh)
-    owner, y = found.owner[starts], found.y[starts]
-    left = found.x0[starts]
+    owner, y, left = found.owner[starts], found.y[starts], found.x0[starts]
     right = np.maximum.reduceat(found.x1, starts) if len(starts) else found.x1[:0]
     rows_of = np.bincount(owner, minlength=len(masks))
-    # Per mask: its rows' left side top to bottom, then their right side bottom to top.
-    down = np.column_stack((left, y, left, y + 1)).reshape(-1, 2)
-    reverse = _reversed_within(rows_of)
-    up = np.column_stack((right[reverse], y[reverse] + 1, right[reverse], y[reverse])).reshape(-1, 2)
-    chain_owner = np.concatenate((np.repeat(owner, 2), np.repeat(owner[reverse], 2)))
-    order = np.argsort(chain_owner, kind="stable")
-    points, chain_owner = np.concatenate((down, up))[order], chain_owner[order]
-    ring = np.bincount(chain_owner, minlength=len(masks))
-    before = _neighbour(points, ring, -1)
-    after = _neighbour(points, ring, 1)
-    repeated = (points == before).all(axis=1)
-    straight = (before[:, 0] == points[:, 0]) & (points[:, 0] == after[:, 0])
+    first_row = np.cumsum(rows_of) - rows_of
+    # Mask o's ring has 4 points a row: its rows' left side top to bottom (2 each), then their
+    # right side bottom to top; each row's points are placed directly, no sort.
+    ring_start = 4 * first_row[owner]
+    i = np.arange(len(owner)) - first_row[owner]
+    down = ring_start + 2 * i
+    up = ring_start + 4 * rows_of[owner] - 2 - 2 * i
+    x = np.empty(4 * len(owner), dtype=np.int64)
+    y_of = np.empty_like(x)
+    x[down], x[down + 1], y_of[down], y_of[down + 1] = left, left, y, y + 1
+    x[up], x[up + 1], y_of[up], y_of[up + 1] = right, right, y + 1, y
+    ring = 4 * rows_of
+    before, after = _neighbours(ring)
+    repeated = (x == x[before]) & (y_of == y_of[before])
+    straight = (x[before] == x) & (x == x[after])
     kept = ~(repeated | straight)
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(chain_owner[kept], minlength=len(masks))))).astype(
+    point_owner = np.repeat(np.arange(len(masks)), ring)[kept]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(point_owner, minlength=len(masks))))).astype(
         np.int64
     )
-    return Outlines(points[kept].astype(np.int64), offsets)
+    return Outlines(np.column_stack((x[kept], y_of[kept])), offsets)
 
 
-def _reversed_within(lengths: IntArray) -> IntArray:
-    """The positions of consecutive groups of `lengths` items, each group's in reverse."""
-    ends = np.cumsum(lengths)
-    reversed_: IntArray = np.repeat(ends - 1, lengths) - within_runs(lengths)
-    return reversed_
-
-
-def _neighbour(points: IntArray, ring: IntArray, step: int) -> IntArray:
-    """Each point's neighbour `step` along its closed ring (rings of `ring` points, one after the other)."""
-    starts = np.repeat(np.cumsum(ring) - ring, ring)
-    sizes = np.repeat(ring, ring)
-    at = starts + (within_runs(ring) + step) % np.maximum(sizes, 1)
-    found: IntArray = points[at]
-    return found
+def _neighbours(ring: IntArray) -> tuple[IntArray, IntArray]:
+    """Each point's place before and after it along its closed ring (rings of `ring` points, one
+    after the other): the next place, but a ring's first and last are each other's."""
+    ends = np.cumsum(ring)
+    starts = ends - ring
+    closed = ring > 0
+    before = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - 1
+    after = before + 2
+    before[starts[closed]] = ends[closed] - 1
+    after[ends[closed] - 1] = starts[closed]
+    return before, after
