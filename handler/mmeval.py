@@ -25,8 +25,9 @@ from typing import Any
 from handler.engine import Tally
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.timecost import TimeCosts
+from handler.front_door import FrontDoor, ImageRecord, scored_on_masks
 from handler.inputs import DEFAULT_THRESHOLDS
-from handler.metric import FrontDoor, ImageRecord, checked_meta, on_masks
+from handler.metric import checked_meta
 
 try:
     from mmeval.core import BaseMetric, list_all_backends
@@ -85,7 +86,7 @@ class PrelabelingEfficiencyMetric(BaseMetric):
         """One record per image, as `PrelabelingEfficiency.add`; keeps one tally per image."""
         evaluation = self.door.process(predictions, groundtruths, self.dataset_meta)
         self._results.extend(per_image_tallies(evaluation, len(groundtruths)))
-        self._on_masks |= on_masks(evaluation)
+        self._on_masks |= scored_on_masks(evaluation)
 
     def compute_metric(self, results: list[Tally]) -> dict[str, Any]:
         """The images' tallies added up (exactly, in any order) into the result dict; its time at

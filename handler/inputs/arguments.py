@@ -29,7 +29,7 @@ from handler.datasets.builder import (
     bad_box_reasons,
 )
 from handler.datasets.columns import bad_box_rows
-from handler.datasets.segmentation import segmentation_masks
+from handler.datasets.segmentation import readable, segmentation_masks
 from handler.engine import Thresholds
 from handler.engine.masks import from_bitmaps, made
 from handler.inputs.node_inputs import select_number
@@ -271,11 +271,13 @@ def _runs(where: str, masks: Array) -> MaskRuns:
     if masks.dtype != object:
         return from_bitmaps(masks)
     unknown = np.full(len(masks), -1, dtype=np.int64)
-    read = segmentation_masks(list(masks), unknown, np.empty(0), np.empty(0))
+    read = segmentation_masks(
+        list(masks), unknown, np.empty(0), np.empty(0), np.zeros(len(masks), dtype=bool)
+    )
     if read.rejected:
         index, reason = min(read.rejected.items())
         raise ValueError(f"Expected {where}[{index}] to be a COCO RLE mask but got: {reason}")
-    return MaskRuns.none(len(masks)) if read.masks is None else made(read.masks)
+    return MaskRuns.none(len(masks)) if read.masks is None else made(readable(read.masks))
 
 
 RECORD_FIELDS: Final = (
