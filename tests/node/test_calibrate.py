@@ -293,6 +293,22 @@ def test_cvat_events_calibrate_draw_nudge_delete_and_keep_the_rest(tmp_path: Pat
         assert "default kept" in lines[action] and "(fewer than 30 jobs show it)" in lines[action]
 
 
+def test_cvat_events_of_mask_work_fit_a_mask_s_seconds_when_told(tmp_path: Path) -> None:
+    """CVAT's events do not say what was drawn: `--shape masks` says it, and the costs are a
+    mask's (the fitted seconds, the actions CVAT does not log at a mask's defaults)."""
+    events = tmp_path / "events.csv"
+    events.write_bytes(cvat_events_csv(CVAT_DOCS_COLUMNS, simulated_cvat_events(60, truth=MASK_TRUTH)))
+    result = run("calibrate", str(events), "--shape", "masks", "--out", str(tmp_path / "c.json"))
+    assert result.returncode == 0, result.stderr
+    assert "(cvat-events, masks)" in result.stdout.splitlines()[0]
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["shape"] == "masks"
+    for action in ("draw", "nudge", "delete"):
+        assert document["seconds"][action] == pytest.approx(MASK_TRUTH[action], rel=0.1), action
+    for action in ("accept", "relabel"):
+        assert document["seconds"][action] == getattr(TimeCosts().on_masks(), action)
+
+
 def test_a_log_with_nothing_to_fit_is_one_line(tmp_path: Path) -> None:
     export = tmp_path / "export.json"
     export.write_bytes(orjson.dumps([{"id": 1, "annotations": [{"result": [], "lead_time": -1}]}]))
