@@ -66,6 +66,7 @@ def calibrate(
         overhead_seconds=fitted.overhead,
         r2=fitted.r2,
         rmse_seconds=fitted.rmse,
+        shape=shapes[0],
     )
     return TimeCosts(**seconds, fit=fit, shape=shapes[0])
 

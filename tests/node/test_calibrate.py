@@ -12,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers.builders import node_env
+from helpers.coco_masks import coco_pair
 from helpers.labeler_logs import (
     CVAT_DOCS_COLUMNS,
     MASK_TRUTH,
@@ -331,6 +332,16 @@ def test_a_mask_project_s_export_fits_a_mask_s_seconds(tmp_path: Path) -> None:
         assert document["seconds"][action] == pytest.approx(truth, rel=0.15), action
     costs = read_time_costs(str(tmp_path / "costs.json"), "TIME_COSTS")
     assert costs.shape == "masks" and costs.on_masks() == costs
+    assert costs.fit is not None and costs.fit.shape == "masks"
+    gt, masks, _ = coco_pair()
+    for pair, warned in (((gt, masks), False), ((GT, PRED), True)):
+        store = str(tmp_path / f"store-{warned}")
+        priced = run(
+            *map(str, pair), "--time-costs", str(tmp_path / "costs.json"), "--json", "--store", store
+        )
+        assert priced.returncode == 0, priced.stderr
+        codes = [w["code"] for w in json.loads(priced.stdout)["warnings"]]
+        assert ("costs_of_another_shape" in codes) == warned, codes
 
 
 def test_an_outline_the_editor_marks_as_changed_is_a_fix_even_when_its_points_came_back(
