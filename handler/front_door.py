@@ -107,10 +107,10 @@ class FrontDoor:
             gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
         return evaluate(gt, pred, images, self.thresholds)
 
-    def process_datasets(self, gt: SideSpec, pred: SideSpec, store: Store) -> Tally:
+    def process_datasets(self, gt: SideSpec, pred: SideSpec, store: Store) -> Evaluation:
         """Two datasets, read and paired as the node does, evaluated as box tables in one call."""
         paired = read_paired(gt, pred, store)
-        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
+        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds)
 
     def read(self, inputs: NodeInputs, store: Store, analyses: Analyses) -> ShardPlan:
         """The node's two sides opened, read and cut into shards that run `analyses`."""

@@ -226,7 +226,8 @@ class PrelabelingEfficiency:
             SideSpec("gt", arguments.text("gt_ref", gt_ref)),
             SideSpec("pred", arguments.text("pred_ref", pred_ref)),
         )
-        return self.door.compute(self.door.process_datasets(gt, pred, _store(store)))
+        evaluation = self.door.process_datasets(gt, pred, _store(store))
+        return self.door.compute(evaluation.tally, scored_on_masks(evaluation))
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).

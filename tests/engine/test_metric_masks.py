@@ -60,3 +60,14 @@ def test_an_unreadable_rle_mask_is_a_value_error_naming_it() -> None:
         PrelabelingEfficiency()(
             predictions=[{"bboxes": box, "labels": ["cat"], "masks": [short]}], groundtruths=gt
         )
+
+
+def test_evaluate_reads_the_coco_pair_s_masks_as_the_node_does() -> None:
+    """`evaluate` of the two files scores their masks (the node's pairing) and prices a mask's seconds."""
+    gt_path, masks_path, _ = coco_pair()
+    expected = oracle(gt_path, masks_path)
+    result = PrelabelingEfficiency(
+        iou_min=IOU_MIN, iou_perfect=IOU_PERFECT, confidence_threshold=CONFIDENCE
+    ).evaluate(str(gt_path), str(masks_path))
+    assert result.assistance_score == float(expected.score)
+    assert result.time.shape == "masks" and result.time.costs_seconds.nudge == 26.4
