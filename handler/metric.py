@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from handler.boxes import BoxTable
+from handler.boxes import BoxTable, MaskRuns
 from handler.command_line import store_uri
 from handler.datasets.side import SideSpec
 from handler.engine import Tally, Thresholds
 from handler.engine.timecost import TimeCosts
 from handler.front_door import FrontDoor, ImageRecord, read_paired, scored_on_masks
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
+from handler.report.exports.mask_encodings import coco_strings
 from handler.report.findings import EfficiencyResult
 from handler.storage import Store, open_store
 
@@ -50,7 +51,8 @@ class Records:
 
 
 def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> list[dict[str, Any]]:
-    """Split a box table into per-image records (boxes sorted by image, then one split)."""
+    """Split a box table into per-image records (boxes sorted by image, then one split); the masks
+    as COCO RLE dicts when the pair is scored on them (runs: `pair_datasets` made them)."""
     order = np.argsort(boxes.image, kind="stable")
     cuts = np.searchsorted(boxes.image[order], np.arange(1, n_images))
     labels = np.asarray(class_names, dtype=object)[boxes.class_id[order]] if len(order) else np.empty(0)
@@ -60,7 +62,23 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
         np.split(boxes.confidence[order], cuts),
         strict=True,
     )
-    return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
+    records = [
+        {"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns
+    ]
+    if isinstance(boxes.masks, MaskRuns):
+        for record, masks in zip(records, np.split(_rle_dicts(boxes.masks[order]), cuts), strict=True):
+            record["masks"] = masks.tolist()
+    return records
+
+
+def _rle_dicts(masks: MaskRuns) -> NDArray[np.object_]:
+    """Each mask as COCO's RLE dict, its counts a compressed string (what `add` reads back)."""
+    sizes = np.stack((masks.height, masks.width), axis=1).tolist()
+    found = np.empty(len(masks), dtype=object)
+    found[:] = [
+        {"size": size, "counts": text.decode()} for size, text in zip(sizes, coco_strings(masks), strict=True)
+    ]
+    return found
 
 
 def _store(store: Any) -> Store:
@@ -123,7 +141,7 @@ def load_records(
     return Records(
         predictions=_per_image(paired.pred, paired.class_names, n_images),
         groundtruths=[
-            {"bboxes": r["bboxes"], "labels": r["labels"]}
+            {key: value for key, value in r.items() if key != "scores"}
             for r in _per_image(paired.gt, paired.class_names, n_images)
         ],
         asset_ids=list(paired.asset_ids),

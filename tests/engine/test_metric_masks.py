@@ -8,7 +8,7 @@ import pycocotools.mask as coco_mask
 import pytest
 from helpers.coco_masks import CONFIDENCE, IOU_MIN, IOU_PERFECT, coco_pair, mask_records, oracle
 
-from handler import PrelabelingEfficiency
+from handler import PrelabelingEfficiency, load_records
 
 
 def _square() -> np.ndarray:
@@ -71,3 +71,15 @@ def test_evaluate_reads_the_coco_pair_s_masks_as_the_node_does() -> None:
     ).evaluate(str(gt_path), str(masks_path))
     assert result.assistance_score == float(expected.score)
     assert result.time.shape == "masks" and result.time.costs_seconds.nudge == 26.4
+
+
+def test_records_loaded_from_mask_files_carry_their_masks() -> None:
+    """`load_records` of the COCO pair gives each record its masks (RLE dicts), so the records
+    score what `evaluate` of the files scores."""
+    gt_path, masks_path, _ = coco_pair()
+    records = load_records(str(gt_path), str(masks_path))
+    assert all(len(r["masks"]) == len(r["bboxes"]) for r in records.groundtruths + records.predictions)
+    metric = PrelabelingEfficiency(iou_min=IOU_MIN, iou_perfect=IOU_PERFECT, confidence_threshold=CONFIDENCE)
+    from_records = metric(predictions=records.predictions, groundtruths=records.groundtruths)
+    assert from_records == metric.evaluate(str(gt_path), str(masks_path))
+    assert from_records.assistance_score == float(oracle(gt_path, masks_path).score)
