@@ -55,6 +55,13 @@ class RowRuns:
     x1: IntArray
 
 
+def mask_areas(masks: MaskRuns) -> IntArray:
+    """Each mask's pixels (pycocotools' `area`)."""
+    fg = foreground(masks)
+    areas: IntArray = np.bincount(fg.row, weights=fg.stop - fg.start, minlength=len(masks)).astype(np.int64)
+    return areas
+
+
 def coco_strings(masks: MaskRuns) -> list[bytes]:
     """Each mask's runs as COCO's compressed `counts` string: from the fourth run on, the
     difference from the run two before, in 5-bit groups, low first, a sixth bit on every group but
