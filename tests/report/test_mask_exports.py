@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from pycocotools import mask as coco_mask
 from handler.cli import main
 from handler.datasets import PairedBoxes
 from handler.datasets.loaded import Loaded
+from handler.engine.npz_chunks import loaded, saved
 
 # What the outline polygons keep of these masks (docs/masks.md): pycocotools' IoU of each mask
 # read back with the mask scored, its mean and its median over the 734 pre-labels.
@@ -173,3 +175,24 @@ def test_a_prediction_whose_mask_is_empty_is_left_out_and_said(
     said = capsys.readouterr().out
     assert f"wrote {KEPT - 1} pre-labels" in said and "1 pre-label with an empty mask left out" in said
     assert len(paired_with_gt(out, made.gt()).pred) == KEPT - 1
+
+
+def test_damaged_mask_runs_are_one_error_line_naming_the_part(
+    masked: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(masked.store, store)
+    chunk = store / "reports" / masked.report_id / "pre_labels" / "00000.npz"
+    columns = loaded(chunk.read_bytes())
+    columns["mask_offsets"] = columns["mask_offsets"][:-1]  # one mask's runs lost
+    chunk.write_bytes(saved(columns))
+    capsys.readouterr()
+
+    code = main(
+        ["export", masked.report_id, "--store", str(store), "--to", "coco", "--out", str(tmp_path / "c.json")]
+    )
+
+    (line,) = capsys.readouterr().err.splitlines()
+    assert code == 2 and not (tmp_path / "c.json").exists()
+    assert line.startswith(f"error: report {masked.report_id!r}: its pre_labels.npz is damaged")
+    assert "mask_offsets does not index" in line
