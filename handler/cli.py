@@ -720,9 +720,11 @@ def _export(args: argparse.Namespace) -> int:
     written = _write_files(args.out, target.files(labels, PurePath(args.out), args.image_root))
     boxes = labels.boxes
     version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
+    empty = labels.empty_masks
+    left_out = f", {counted(empty, 'pre-label')} with an empty mask left out" if empty else ""
     print(
         f"wrote {counted(len(boxes), 'pre-label')} on {counted(len(boxes.asset_ids), 'image')} "
-        f"({policy} policy{version}) "
+        f"({policy} policy{version}{left_out}) "
         f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
     if target.needs is not None:
