@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, ragged_take
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks
 from handler.engine.iou import iou_of_intersection
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
@@ -45,39 +44,29 @@ _CHARS: Final = 64
 @dataclass(frozen=True)
 class Foreground:
     """The foreground of masks as half-open intervals of column-major pixel positions, each
-    mask's in order: mask `row[i]` covers `start[i]:stop[i]`; `first[r]:first[r + 1]` are mask
-    r's intervals."""
+    mask's in order: mask `row[i]` covers `start[i]:stop[i]`."""
 
     row: IntArray
     start: IntArray
     stop: IntArray
-    first: IntArray
-
-
-def _run_ends(masks: MaskRuns) -> tuple[IntArray, IntArray]:
-    """Each run's end position within its mask (the sum of its mask's runs up to it) and its
-    place among its mask's runs."""
-    total = np.cumsum(masks.counts, dtype=np.int64)
-    lengths = np.diff(masks.offsets)
-    base = np.concatenate(([0], total))[masks.offsets[:-1]]
-    ends: IntArray = total - np.repeat(base, lengths)
-    place: IntArray = np.arange(len(total), dtype=np.int64) - np.repeat(masks.offsets[:-1], lengths)
-    return ends, place
 
 
 def foreground(masks: MaskRuns) -> Foreground:
-    """The intervals of each mask's pixels (its runs of 1s that are not empty)."""
-    ends, place = _run_ends(masks)
-    ones = np.flatnonzero((place % 2 == 1) & (masks.counts > 0))
-    row = np.repeat(np.arange(len(masks), dtype=np.int64), np.diff(masks.offsets))[ones]
-    first = np.searchsorted(row, np.arange(len(masks) + 1)).astype(np.int64)
-    return Foreground(row, ends[ones - 1], ends[ones], first)
-
-
-def extent(masks: MaskRuns) -> FloatArray:
-    """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
-    `toBbox` as corners); zeros for an empty mask or a row without one."""
-    return Measured.of(masks).extent
+    """The intervals of each mask's pixels (its runs of 1s that are not empty). The runs of all
+    the masks add up along one line (each mask's sum to its size), so one running sum places
+    every run; a run is of 1s where its place in its mask is odd."""
+    lengths = np.diff(masks.offsets)
+    odd_first = np.repeat((masks.offsets[:-1] & 1).astype(np.int8), lengths)
+    alternating = np.zeros(len(masks.counts), dtype=np.int8)
+    alternating[1::2] = 1
+    ones = np.flatnonzero((alternating != odd_first) & (masks.counts > 0))
+    ends = np.cumsum(masks.counts, dtype=np.int64)
+    row = np.repeat(np.arange(len(masks), dtype=np.int64), lengths)[ones]
+    base = np.zeros(len(masks), dtype=np.int64)
+    begun = np.flatnonzero(masks.offsets[:-1] > 0)
+    base[begun] = ends[masks.offsets[begun] - 1]
+    before = base[row]
+    return Foreground(row, ends[ones - 1] - before, ends[ones] - before)
 
 
 def well_formed(masks: MaskRuns) -> BoolArray:
@@ -415,18 +404,20 @@ def _two_apart_sums(value: IntArray, owner: IntArray, place: IntArray) -> IntArr
 
 @dataclass(frozen=True)
 class Measured:
-    """Masks made ready to be compared, once per table: their intervals, their pixels (each one's
-    area), and the intervals of all of them on one line (mask after mask, `stride` positions each) with the
-    pixels before each, so that the pixels of a mask before any position are one search."""
+    """Masks made ready to be compared, once per table: each mask's pixels cut at the columns
+    into pieces (piece i: rows `y0[i]:y1[i]` of a column), and a slot for every column of each
+    mask's extent (`slot_base[r]` is mask r's first) saying where its pieces are: those of slot
+    s are `slot_ends[s]:slot_ends[s + 1]`. Two masks are then compared column by column over the
+    columns their extents share, without a search."""
 
-    foreground: Foreground
     pixels: IntArray
     height: IntArray
     width: IntArray
-    stride: int
-    key_start: IntArray
-    key_stop: IntArray
-    before: IntArray
+    extent: FloatArray
+    y0: IntArray
+    y1: IntArray
+    slot_base: IntArray
+    slot_ends: IntArray
 
     @classmethod
     def of(cls, masks: MaskRuns) -> Measured:
@@ -439,83 +430,100 @@ class Measured:
 
     @classmethod
     def _measured(cls, masks: MaskRuns) -> Measured:
-        fg = foreground(masks)
-        stride = int((masks.height * masks.width).max(initial=0)) + 1
-        lengths = fg.stop - fg.start
-        pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
-        base = fg.row * stride
-        before = np.concatenate(([0], np.cumsum(lengths)))
-        return cls(fg, pixels, masks.height, masks.width, stride, base + fg.start, base + fg.stop, before)
+        row, column, y0, y1 = _pieces(masks)
+        n = len(masks)
+        pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
+        extent = np.zeros((n, 4))
+        first = np.searchsorted(row, np.arange(n + 1))
+        filled = np.flatnonzero(first[1:] > first[:-1])
+        if len(filled):
+            starts = first[filled]
+            extent[filled, 0] = column[starts]
+            extent[filled, 1] = np.minimum.reduceat(y0, starts)
+            extent[filled, 2] = column[first[filled + 1] - 1] + 1
+            extent[filled, 3] = np.maximum.reduceat(y1, starts)
+        columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
+        slot_base = np.cumsum(columns) - columns
+        slot = slot_base[row] + column - extent[row, 0].astype(np.int64)
+        slot_ends = np.zeros(int(columns.sum()) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(slot, minlength=len(slot_ends) - 1), out=slot_ends[1:])
+        return cls(pixels, masks.height, masks.width, extent, y0, y1, slot_base, slot_ends)
 
-    @cached_property
-    def extent(self) -> FloatArray:
-        """`extent` of the masks (once). A run that goes on into the next column covers the bottom of one
-        and the top of the other: its rows are all of them."""
-        fg = self.foreground
-        height = self.height[fg.row]
-        last = fg.stop - 1
-        column_first, column_last = fg.start // height, last // height
-        one_column = column_first == column_last
-        top = np.where(one_column, fg.start % height, 0)
-        bottom = np.where(one_column, last % height, height - 1)
-        box = np.zeros((len(self.pixels), 4))
-        filled = np.flatnonzero(np.diff(fg.first) > 0)
-        starts = fg.first[filled]
-        if len(starts):
-            box[filled, 0] = np.minimum.reduceat(column_first, starts)
-            box[filled, 1] = np.minimum.reduceat(top, starts)
-            box[filled, 2] = np.maximum.reduceat(column_last, starts) + 1
-            box[filled, 3] = np.maximum.reduceat(bottom, starts) + 1
-        return box
+    def slots(self, rows: IntArray, column: IntArray) -> tuple[IntArray, IntArray]:
+        """Where the pieces of column `column` of masks `rows` start, and how many there are."""
+        slot = self.slot_base[rows] + column - self.extent[rows, 0].astype(np.int64)
+        start = self.slot_ends[slot]
+        count: IntArray = self.slot_ends[slot + 1] - start
+        return start, count
 
-    def pixels_before(self, row: IntArray, position: IntArray) -> IntArray:
-        """The pixels of masks `row` before `position`, counted from the first mask's first."""
-        at = row * self.stride + position
-        whole = np.searchsorted(self.key_stop, at, side="right")
-        inside = np.minimum(whole, max(len(self.key_start) - 1, 0))
-        partial = np.where(whole < len(self.key_start), np.maximum(at - self.key_start[inside], 0), 0)
-        counted: IntArray = self.before[whole] + partial
-        return counted
+
+def _pieces(masks: MaskRuns) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Each mask's foreground cut at the columns, in order: the mask, column and rows `y0:y1`
+    of each piece (an interval that goes on into the next column is a piece in each; most
+    intervals are within one)."""
+    fg = foreground(masks)
+    height = masks.height[fg.row]
+    column_first, column_last = fg.start // height, (fg.stop - 1) // height
+    if np.array_equal(column_first, column_last):
+        top = column_first * height
+        return fg.row, column_first, fg.start - top, fg.stop - top
+    interval, k = _enumerated(column_last - column_first + 1)
+    column = column_first[interval] + k
+    top = column * height[interval]
+    y0 = np.where(column == column_first[interval], fg.start[interval] - top, 0)
+    y1 = np.where(column == column_last[interval], fg.stop[interval] - top, height[interval])
+    return fg.row[interval], column, y0, y1
+
+
+def extent(masks: MaskRuns) -> FloatArray:
+    """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
+    `toBbox` as corners); zeros for an empty mask or a row without one."""
+    return Measured.of(masks).extent
 
 
 # The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
 _MEASURED: weakref.WeakKeyDictionary[MaskRuns, Measured] = weakref.WeakKeyDictionary()
 
 
-def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:
+def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray, floor: float = 0.0) -> FloatArray:
     """(K,) the IoU of the masks `gt[g[k]]` and `pred[p[k]]` (pycocotools' `mask.iou`, not crowd):
     pixels in both over pixels in either, 0 where none are in both or the sizes differ. Each table
     is measured once (`Measured.of`), for all the pairs found chunk by chunk.
 
-    Each pair's intersection is measured from the side with fewer intervals: the pixels of the
-    other mask inside each of its intervals."""
-    counts_gt, counts_pred = np.diff(gt.foreground.first)[g], np.diff(pred.foreground.first)[p]
-    from_gt = counts_gt <= counts_pred
-    overlap = np.zeros(len(g), dtype=np.int64)
-    for query, target, rows_q, rows_t, chosen in ((gt, pred, g, p, from_gt), (pred, gt, p, g, ~from_gt)):
-        at = np.flatnonzero(chosen)
-        overlap[at] = _intersections(query, target, rows_q[at], rows_t[at])
-    same_size = (gt.height[g] == pred.height[p]) & (gt.width[g] == pred.width[p])
-    overlap[~same_size] = 0
-    # Whole pixel counts, exact in float64: the same division as pycocotools'.
-    return iou_of_intersection(
-        overlap.astype(np.float64), gt.pixels[g].astype(np.float64), pred.pixels[p].astype(np.float64)
+    A pair that cannot reach `floor` (its intersection is at most the smaller mask and the
+    overlap of the extents) is left at 0 unmeasured; the others are compared column by column
+    over the columns their extents share."""
+    pixels_g, pixels_p = gt.pixels[g].astype(np.float64), pred.pixels[p].astype(np.float64)
+    a, b = gt.extent[g], pred.extent[p]
+    boxes = np.maximum(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0) * np.maximum(
+        np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0
     )
+    bound = iou_of_intersection(np.minimum(np.minimum(pixels_g, pixels_p), boxes), pixels_g, pixels_p)
+    same_size = (gt.height[g] == pred.height[p]) & (gt.width[g] == pred.width[p])
+    near = np.flatnonzero(same_size & (bound > 0) & (bound >= floor))
+    overlap = np.zeros(len(g))
+    overlap[near] = _intersections(gt, pred, g[near], p[near])
+    # Whole pixel counts, exact in float64: the same division as pycocotools'.
+    return iou_of_intersection(overlap, pixels_g, pixels_p)
 
 
-def _intersections(query: Measured, target: Measured, rows_q: IntArray, rows_t: IntArray) -> IntArray:
-    """(K,) pixels of mask `rows_t[k]` of `target` inside the intervals of mask `rows_q[k]` of
-    `query`, in chunks of about `_QUERY_BUDGET` intervals."""
-    fg = query.foreground
-    found = np.zeros(len(rows_q), dtype=np.int64)
-    for first, last in _chunks(np.diff(fg.first)[rows_q], _QUERY_BUDGET):
-        interval, bounds = ragged_take(fg.first, rows_q[first:last])
-        pair = np.repeat(np.arange(last - first), np.diff(bounds))
-        rows = rows_t[first:last][pair]
-        inside = target.pixels_before(rows, fg.stop[interval]) - target.pixels_before(
-            rows, fg.start[interval]
-        )
-        found[first:last] = np.bincount(pair, weights=inside, minlength=last - first).astype(np.int64)
+def _intersections(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:
+    """(K,) the pixels masks `gt[g[k]]` and `pred[p[k]]` share: column by column over the
+    columns both extents span, the overlap of every piece of one with every piece of the other
+    in that column, about `_QUERY_BUDGET` columns at a time."""
+    lo = np.maximum(gt.extent[g, 0], pred.extent[p, 0]).astype(np.int64)
+    shared = np.maximum(np.minimum(gt.extent[g, 2], pred.extent[p, 2]).astype(np.int64) - lo, 0)
+    found = np.zeros(len(g))
+    for first, last in _chunks(shared, _QUERY_BUDGET):
+        pair, k = _enumerated(shared[first:last])
+        column = lo[first:last][pair] + k
+        start_g, count_g = gt.slots(g[first:last][pair], column)
+        start_p, count_p = pred.slots(p[first:last][pair], column)
+        both, nth = _enumerated(count_g * count_p)
+        piece_g = start_g[both] + nth // count_p[both]
+        piece_p = start_p[both] + nth % count_p[both]
+        inside = np.minimum(gt.y1[piece_g], pred.y1[piece_p]) - np.maximum(gt.y0[piece_g], pred.y0[piece_p])
+        found[first:last] = np.bincount(pair[both], weights=np.maximum(inside, 0), minlength=last - first)
     return found
 
 
