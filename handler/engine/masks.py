@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,8 @@ _POINT_BUDGET: Final = 1 << 17
 # The characters of a compressed counts string: '0' + six bits.
 _FIRST_CHAR: Final = 48
 _CHARS: Final = 64
+# A run's groups of 5 bits beyond which no 32-bit count (or difference of two) is written.
+_MAX_GROUPS: Final = 7
 
 
 @dataclass(frozen=True)
@@ -357,48 +359,79 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
     """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`): each run written
     in 5-bit groups, a sixth bit saying another group follows, the last group's fifth bit the
     sign; from the fourth run on, the difference from the run two before. With each string,
-    whether it could be read (its characters in the alphabet, its last run complete); the runs
-    of one that could may still not be `well_formed`."""
-    lengths = np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings))
-    string_of = np.repeat(np.arange(len(strings), dtype=np.int64), lengths)
-    chars = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64) - _FIRST_CHAR
+    whether it could be read (its characters in the alphabet, its last run complete, no run of
+    more groups than a 32-bit count needs); the runs of one that could may still not be
+    `well_formed`."""
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    string_end = np.cumsum(lengths)
+    # Bytes below '0' wrap around past the alphabet.
+    chars = np.frombuffer(b"".join(strings), dtype=np.uint8) - np.uint8(_FIRST_CHAR)
+    more = (chars & 0x20) != 0
     string_last = np.zeros(len(chars), dtype=bool)
-    string_last[np.cumsum(lengths)[lengths > 0] - 1] = True
-    bad = ((chars < 0) | (chars >= _CHARS)) | (string_last & ((chars & 0x20) != 0))
-    readable: BoolArray = (lengths > 0) & (np.bincount(string_of, weights=bad, minlength=len(strings)) == 0)
-    value_end = np.flatnonzero(((chars & 0x20) == 0) | string_last)
-    value_start = np.concatenate(([0], value_end[:-1] + 1))
-    value_of = np.repeat(np.arange(len(value_end)), value_end - value_start + 1)
-    shift = np.minimum(5 * (np.arange(len(chars)) - value_start[value_of]), 60)
-    value = np.bincount(value_of, weights=(chars & 0x1F) << shift, minlength=len(value_end)).astype(np.int64)
-    sign_bit = np.minimum(5 * (value_end - value_start + 1), 60)
-    value -= np.where((chars[value_end] & 0x10) != 0, np.left_shift(1, sign_bit), 0)
-    owner = string_of[value_end]
+    string_last[string_end[lengths > 0] - 1] = True
+    value_end = np.flatnonzero(~more | string_last)
+    value_start = np.concatenate(([0], value_end[:-1] + 1))[: len(value_end)]
+    groups = value_end - value_start + 1
+    bad = np.flatnonzero((chars >= _CHARS) | (string_last & more))
+    bad = np.concatenate((bad, value_end[groups > _MAX_GROUPS]))
+    readable: BoolArray = (lengths > 0) & (np.bincount(_owners(string_end, bad), minlength=len(strings)) == 0)
+    value = _values(chars & 0x1F, value_start, np.minimum(groups, _MAX_GROUPS))
+    owner = _owners(string_end, value_end)
     per_string = np.bincount(owner, minlength=len(strings))
-    place = np.arange(len(value)) - np.repeat(np.cumsum(per_string) - per_string, per_string)
-    counts = _two_apart_sums(value, owner, place)
+    counts = _two_apart_sums(value, per_string)
     out_of_range = (counts < 0) | (counts >= 1 << 32)
-    readable &= np.bincount(owner, weights=out_of_range, minlength=len(strings)) == 0
+    if out_of_range.any():
+        readable &= np.bincount(owner[out_of_range], minlength=len(strings)) == 0
+        counts[out_of_range] = 0
     offsets = np.concatenate(([0], np.cumsum(per_string))).astype(np.int64)
-    runs = MaskRuns(
-        np.where(out_of_range, 0, counts).astype(np.uint32),
-        offsets,
-        height.astype(np.int64),
-        width.astype(np.int64),
-    )
+    runs = MaskRuns(counts.astype(np.uint32), offsets, height.astype(np.int64), width.astype(np.int64))
     return runs, readable
 
 
-def _two_apart_sums(value: IntArray, owner: IntArray, place: IntArray) -> IntArray:
-    """rleFrString's `if (m > 2) x += cnts[m - 2]`: from the fourth value of a string on, the
-    running sum along its odd places from the second and its even places from the third: one
-    running sum per parity over all the strings, less its value where each string starts."""
-    counts = value.copy()
-    starts = np.flatnonzero(place == 0)
-    for chain in (place % 2 == 1, (place % 2 == 0) & (place > 0)):
-        running = np.cumsum(np.where(chain, value, 0))
-        before = (running - np.where(chain, value, 0))[starts]  # the sum of the strings before
-        counts[chain] = (running - np.repeat(before, np.diff(np.append(starts, len(value)))))[chain]
+def _owners(ends: IntArray, positions: IntArray) -> IntArray:
+    """The row of each of the sorted `positions` in a column whose rows end at `ends`."""
+    owner: IntArray = np.searchsorted(ends, positions, side="right")
+    return owner
+
+
+def _values(low: npt.NDArray[np.integer[Any]], start: IntArray, groups: IntArray) -> IntArray:
+    """Each value's 5-bit groups put together, least significant first, the last group's
+    fifth bit its sign: one pass per group place (at most `_MAX_GROUPS`), over the values
+    that long."""
+    value = low[start].astype(np.int64)
+    for k in range(1, int(groups.max(initial=1))):
+        longer = np.flatnonzero(groups > k)
+        value[longer] |= low[start[longer] + k].astype(np.int64) << (5 * k)
+    last = low[start + groups - 1]
+    negative = np.flatnonzero(last & 0x10)
+    value[negative] -= np.left_shift(1, 5 * groups[negative])
+    return value
+
+
+def _two_apart_sums(value: IntArray, per_string: IntArray) -> IntArray:
+    """rleFrString's `if (m > 2) x += cnts[m - 2]`: from its second value on, a string's value
+    at place m is the sum of its values at places 1..m (2..m for even m) of m's parity. Within
+    a string, places of one parity are positions of one parity: one running sum per parity of
+    position over all the strings, less what it was before each string."""
+    first = np.cumsum(per_string) - per_string
+    chained = value.copy()
+    chained[first[per_string > 0]] = 0  # each string's first value stands alone
+    running = np.empty_like(chained)
+    running[0::2], running[1::2] = np.cumsum(chained[0::2]), np.cumsum(chained[1::2])
+    padded = np.concatenate(([0, 0], running))
+    # Before string s: the running sum at first - 2 (its first's parity) and first - 1 (the other).
+    same, other = padded[first], padded[first + 1]
+    even_first = first % 2 == 0
+    before = np.repeat(
+        np.stack((np.where(even_first, same, other), np.where(even_first, other, same)), axis=1),
+        per_string,
+        axis=0,
+    )
+    counts = running
+    counts[0::2] -= before[0::2, 0]
+    counts[1::2] -= before[1::2, 1]
+    starts = first[per_string > 0]
+    counts[starts] = value[starts]
     return counts
 
 
