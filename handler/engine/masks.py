@@ -30,8 +30,6 @@ from handler.engine.iou import iou_of_intersection
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
 _SCALE: Final = 5.0
-# (int) of a NaN in C on x86 (a polygon edge of length 0 divides 0 by 0): what frPoly then writes.
-_C_INT_OF_NAN: Final = np.iinfo(np.int32).min
 # Query points gathered at once by `measured_iou`: a few MB of columns.
 _QUERY_BUDGET: Final = 1 << 20
 # Polygon points rasterised at once by `made`: the outline's per-step columns stay a few tens of MB.
@@ -192,29 +190,19 @@ def _rasterised_rows(polygons: UnmadeMasks) -> MaskRuns:
     return from_polygons(polygons.points, polygons.part_offsets, owner, polygons.height, polygons.width)
 
 
-def _c_int(values: FloatArray) -> IntArray:
-    """C's `(int)` of doubles: toward zero, a NaN as x86 makes it."""
-    with np.errstate(invalid="ignore"):
-        truncated: IntArray = np.where(
-            np.isnan(values), _C_INT_OF_NAN, np.trunc(np.nan_to_num(values))
-        ).astype(np.int64)
-    return truncated
-
-
 @dataclass(frozen=True)
 class _Edges:
     """frPoly's edges, each walked from `t = 0` to `steps` along its longer axis (x where
-    `along_x`) from (xs, ys) with `slope`: its point t is `_walked(t)`. Where frPoly flips an edge
-    (to walk it with x or y increasing), its points come in the other order; the pairs of
+    `along_x`): the coordinate along it is `base + t`, the other `moved(t)`. Where frPoly flips an
+    edge (to walk it with x or y increasing), its points come in the other order; the pairs of
     neighbouring points are the same."""
 
     part: IntArray
-    xs: IntArray
-    ys: IntArray
+    base: IntArray
+    across: IntArray
     slope: FloatArray
     steps: IntArray
     along_x: BoolArray
-    flip: BoolArray
 
     @classmethod
     def of(cls, xy: FloatArray, part_offsets: IntArray) -> _Edges:
@@ -232,45 +220,42 @@ class _Edges:
         with np.errstate(invalid="ignore", divide="ignore"):
             slope = np.where(along_x, (ye - ys) / dx, (xe - xs) / dy)
         part = np.repeat(np.arange(len(part_offsets) - 1, dtype=np.int64), np.diff(part_offsets))
-        return cls(part, xs, ys, slope, np.where(along_x, dx, dy), along_x, flip)
+        base, across = np.where(along_x, xs, ys), np.where(along_x, ys, xs)
+        return cls(part, base, across, slope, np.where(along_x, dx, dy), along_x)
 
-    def walked(self, edge: IntArray, t: IntArray) -> tuple[IntArray, IntArray]:
-        """Point t of each edge as frPoly computes it (the same float operations)."""
-        with np.errstate(invalid="ignore"):
-            moved = _c_int(
-                np.where(self.along_x[edge], self.ys[edge], self.xs[edge]) + self.slope[edge] * t + 0.5
-            )
-        u = np.where(self.along_x[edge], t + self.xs[edge], moved)
-        v = np.where(self.along_x[edge], moved, t + self.ys[edge])
-        return u, v
+    def moved(self, edge: IntArray, t: IntArray) -> IntArray:
+        """The coordinate across edge `edge` at its step t, as frPoly computes it (the same float
+        operations); never asked of an edge of length 0 (its slope is 0 / 0)."""
+        return _c_int(self.across[edge] + self.slope[edge] * t + 0.5)
 
 
-def _outline(
-    xy: FloatArray, part_offsets: IntArray
-) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
-    """frPoly's first step, the outline walked one step at a time, as the pairs of neighbouring
-    points that can cross a column of pixel centres: the part of each pair and its two points'
-    u, v. Walking along x, a step crosses one where its smaller u is 2 modulo 5, so only those
-    steps are made; walking along y, every step is; and each edge's last point with the next
-    edge's first."""
+def _c_int(values: FloatArray) -> IntArray:
+    """C's `(int)` of finite doubles: toward zero."""
+    truncated: IntArray = values.astype(np.int64)
+    return truncated
+
+
+def _crossings(xy: FloatArray, part_offsets: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """frPoly's first step, the outline walked one step at a time, reduced to the steps that
+    cross a column of pixel centres, where the smaller u of the step's two points is 2 modulo 5:
+    the part of each, that smaller u and the smaller v. Walking along x, u moves by one a step:
+    every 5th step crosses. Walking along y, u moves by at most one a step: the crossings are
+    found (`_steep_crossings`). An edge's last point is the next edge's first (the float
+    operations give back the whole coordinates they started from), so no step between edges
+    crosses one."""
     edges = _Edges.of(xy, part_offsets)
-    # Along x: the steps t -> t + 1 from the first t with xs + t = 2 (mod 5), every 5th, up to steps - 1.
-    first_t = np.mod(2 - edges.xs, 5)
-    crossing = np.where(edges.along_x & (first_t < edges.steps), (edges.steps - 1 - first_t) // 5 + 1, 0)
-    x_edge, nth = _enumerated(crossing)
+    # Along x: the steps t -> t + 1 from the first t with base + t = 2 (mod 5), every 5th, up to steps - 1.
+    first_t = np.mod(2 - edges.base, 5)
+    count = np.where(edges.along_x & (first_t < edges.steps), (edges.steps - 1 - first_t) // 5 + 1, 0)
+    x_edge, nth = _enumerated(count)
     x_t = first_t[x_edge] + 5 * nth
+    x_v = np.minimum(edges.moved(x_edge, x_t), edges.moved(x_edge, x_t + 1))
     y_edge, y_t = _steep_crossings(edges)
-    # Each edge's last point and the next edge's first, within a part.
-    joined = np.flatnonzero(edges.part[1:] == edges.part[:-1])
-    last_t = np.where(edges.flip[joined], 0, edges.steps[joined])
-    first_next = np.where(edges.flip[joined + 1], edges.steps[joined + 1], 0)
-    edge_a = np.concatenate((x_edge, y_edge, joined))
-    edge_b = np.concatenate((x_edge, y_edge, joined + 1))
-    t_a = np.concatenate((x_t, y_t - 1, last_t))
-    t_b = np.concatenate((x_t + 1, y_t, first_next))
-    u_a, v_a = edges.walked(edge_a, t_a)
-    u_b, v_b = edges.walked(edge_b, t_b)
-    return edges.part[edge_a], u_a, v_a, u_b, v_b
+    y_u = np.minimum(edges.moved(y_edge, y_t - 1), edges.moved(y_edge, y_t))
+    part = np.concatenate((edges.part[x_edge], edges.part[y_edge]))
+    u = np.concatenate((edges.base[x_edge] + x_t, y_u))
+    v = np.concatenate((x_v, edges.base[y_edge] + y_t - 1))
+    return part, u, v
 
 
 def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
@@ -288,21 +273,21 @@ def _steep_crossings(edges: _Edges) -> tuple[IntArray, IntArray]:
     """Walking along y, u moves by at most one a step (the slope is at most 1): for each m = 2
     (mod 5) it passes, the step t - 1 -> t where it goes between m and m + 1, found from its
     estimate and the exact u of the steps around it. The edge of each, and its t."""
-    steep = ~edges.along_x & (edges.slope != 0)
-    everything = np.arange(len(edges.xs), dtype=np.int64)
-    u_first = edges.walked(everything, np.zeros(len(everything), dtype=np.int64))[0]
-    u_last = edges.walked(everything, edges.steps)[0]
+    steep = np.flatnonzero(~edges.along_x & (edges.slope != 0))
+    u_first = edges.moved(steep, np.zeros(len(steep), dtype=np.int64))
+    u_last = edges.moved(steep, edges.steps[steep])
     low, high = np.minimum(u_first, u_last), np.maximum(u_first, u_last)
     first_m = np.maximum(low, 2) + np.mod(2 - np.maximum(low, 2), 5)
-    count = np.where(steep & (first_m < high), (high - 1 - first_m) // 5 + 1, 0)
-    edge, nth = _enumerated(count)
-    m = first_m[edge] + 5 * nth
-    slope, rising = edges.slope[edge], edges.slope[edge] > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = (m + 0.5 - edges.xs[edge]) / slope
+    count = np.where(first_m < high, (high - 1 - first_m) // 5 + 1, 0)
+    which, nth = _enumerated(count)
+    edge = steep[which]
+    m = first_m[which] + 5 * nth
+    slope = edges.slope[edge]
+    rising = slope > 0
+    ratio = (m + 0.5 - edges.across[edge]) / slope
     estimate = np.where(rising, np.ceil(ratio), np.floor(ratio) + 1).astype(np.int64)
     around = np.clip(estimate[:, None] + _SEARCH[None, :], 0, edges.steps[edge][:, None])
-    u_around = edges.walked(np.repeat(edge, len(_SEARCH)), around.ravel())[0].reshape(around.shape)
+    u_around = edges.moved(np.repeat(edge, len(_SEARCH)), around.ravel()).reshape(around.shape)
     # u is monotone along the edge: the crossing is the first step past m (rising) or at m (falling).
     before = np.where(rising[:, None], u_around <= m[:, None], u_around > m[:, None])
     past = np.argmax(~before, axis=1)[:, None]
@@ -311,32 +296,32 @@ def _steep_crossings(edges: _Edges) -> tuple[IntArray, IntArray]:
 
 
 def _boundaries(
-    pairs: tuple[IntArray, IntArray, IntArray, IntArray, IntArray], height: IntArray, width: IntArray
+    crossings: tuple[IntArray, IntArray, IntArray], height: IntArray, width: IntArray
 ) -> tuple[IntArray, IntArray]:
-    """frPoly's second step: where a step of the outline crosses a column of pixel centres, the
-    pixel position at which the mask toggles. The part of each, and its position."""
-    part, u_a, v_a, u_b, v_b = pairs
-    changed = np.flatnonzero(u_a != u_b)
-    part, u_a, v_a, u_b, v_b = part[changed], u_a[changed], v_a[changed], u_b[changed], v_b[changed]
-    h, w = height[part], width[part]
-    xd = (np.minimum(u_a, u_b).astype(np.float64) + 0.5) / _SCALE - 0.5
-    keep = (np.floor(xd) == xd) & (xd >= 0) & (xd <= w - 1)
-    yd = (np.minimum(v_a, v_b).astype(np.float64) + 0.5) / _SCALE - 0.5
-    yd = np.ceil(np.clip(yd, 0, h))
-    position = (xd.astype(np.int64) * h + yd.astype(np.int64)) % (1 << 32)  # C's uint arithmetic
-    return part[keep], position[keep]
+    """frPoly's second step: where a step of the outline crosses a column of pixel centres
+    (`(u + 0.5) / 5 - 0.5` whole, within the image), the pixel position at which the mask
+    toggles. The part of each, and its position."""
+    part, u, v = crossings
+    column = (u - 2) // 5
+    keep = np.flatnonzero((u % 5 == 2) & (column >= 0) & (column <= width[part] - 1))
+    part, column, v = part[keep], column[keep], v[keep]
+    h = height[part]
+    yd = np.ceil(np.clip((v.astype(np.float64) + 0.5) / _SCALE - 0.5, 0, h))
+    position = (column * h + yd.astype(np.int64)) % (1 << 32)  # C's uint arithmetic
+    return part, position
 
 
 def _rasterised(xy: FloatArray, part_offsets: IntArray, height: IntArray, width: IntArray) -> MaskRuns:
     """frPoly's runs of each part: its toggle positions sorted (and h x w), differenced, and a
     run of 0 length dropped together with the one after it (merged into the run before)."""
     n = len(height)
-    part, position = _boundaries(_outline(xy, part_offsets), height, width)
-    part = np.concatenate((part, np.arange(n, dtype=np.int64)))
-    position = np.concatenate((position, height * width))
+    part, position = _boundaries(_crossings(xy, part_offsets), height, width)
     # One sort by (part, position): positions are at most height x width.
-    order = np.argsort(part * (int((height * width).max(initial=0)) + 1) + position, kind="stable")
-    part, position = part[order], position[order]
+    stride = int((height * width).max(initial=0)) + 1
+    key = np.sort(
+        np.concatenate((part * stride + position, np.arange(n, dtype=np.int64) * stride + height * width))
+    )
+    part, position = key // stride, key % stride
     first = np.ones(len(part), dtype=bool)
     first[1:] = part[1:] != part[:-1]
     runs = np.where(first, position, position - np.concatenate(([0], position[:-1])))
