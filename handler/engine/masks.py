@@ -135,25 +135,24 @@ def united(masks: MaskRuns, owner: IntArray, n_owners: int) -> MaskRuns:
     """The masks of each owner united into one (pycocotools' `merge`): mask i belongs to
     `owner[i]` (ascending); every mask of an owner has its size; an owner without masks has none."""
     fg = foreground(masks)
-    size = np.maximum(masks.height * masks.width, 1)
-    stride = int(size.max(initial=1)) + 1
-    who = owner[fg.row]
-    order = np.lexsort((fg.start, who))
-    who, start, stop = who[order], fg.start[order], fg.stop[order]
-    key_stop = who * stride + stop
+    stride = int(np.maximum(masks.height * masks.width, 1).max(initial=1)) + 1
+    line = owner[fg.row] * stride  # each owner's pixels on one line, owner after owner
+    # The intervals come part by part, the parts owner by owner: only an owner of several parts
+    # has its intervals out of order, and a stable sort of nearly sorted keys is quick.
+    order = np.argsort(line + fg.start, kind="stable")
+    key_start, key_stop = (line + fg.start)[order], (line + fg.stop)[order]
     reach = np.maximum.accumulate(key_stop) if len(key_stop) else key_stop
     # An interval starts a new united one where it begins after everything before it of its owner.
-    fresh = np.ones(len(start), dtype=bool)
-    fresh[1:] = who[1:] * stride + start[1:] > reach[:-1]
-    group = np.cumsum(fresh) - 1
-    united_start = start[fresh]
-    united_stop = np.zeros(int(fresh.sum()), dtype=np.int64)
-    np.maximum.at(united_stop, group, stop)
+    fresh = np.ones(len(key_start), dtype=bool)
+    fresh[1:] = key_start[1:] > reach[:-1]
+    first = np.flatnonzero(fresh)
+    last = np.append(first[1:], len(key_start))[: len(first)] - 1
+    who = key_start[first] // stride
     height = np.zeros(n_owners, dtype=np.int64)
     width = np.zeros(n_owners, dtype=np.int64)
     height[owner] = masks.height
     width[owner] = masks.width
-    return _from_intervals(who[fresh], united_start, united_stop, height, width)
+    return _from_intervals(who, key_start[first] - who * stride, reach[last] - who * stride, height, width)
 
 
 def from_polygons(
