@@ -81,6 +81,9 @@ class MaskRuns:
     offsets: IntArray
     height: IntArray
     width: IntArray
+    # Rows selected from another table's masks: which, and their rows there (so that the engine
+    # measures a selection from what it measured of the whole, `engine/masks.py` `Measured`).
+    selected_from: tuple[MaskRuns, IntArray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.height)
@@ -113,7 +116,9 @@ class MaskRuns:
     def __getitem__(self, index: Any) -> MaskRuns:
         rows = np.arange(len(self))[index]
         positions, offsets = ragged_take(self.offsets, rows)
-        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows])
+        whole, rows_there = self.selected_from or (self, np.arange(len(self)))
+        selection = whole, rows_there[rows]
+        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows], selection)
 
     @property
     def present(self) -> BoolArray:

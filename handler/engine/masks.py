@@ -442,23 +442,35 @@ class Measured:
         of its pairs: the matching, the near misses, the duplicates)."""
         found = _MEASURED.get(masks)
         if found is None:
-            found = _MEASURED[masks] = cls._measured(masks)
+            whole, rows = masks.selected_from or (masks, None)
+            # A selection is measured from its whole when the whole is (or is worth) measuring.
+            if rows is not None and (whole in _MEASURED or 2 * len(rows) >= len(whole)):
+                found = cls.of(whole).rows(rows)
+            else:
+                found = cls._measured(masks)
+            _MEASURED[masks] = found
         return found
+
+    def rows(self, rows: IntArray) -> Measured:
+        """The measures of masks `rows`: their slots point into the same pieces."""
+        return Measured(
+            self.pixels[rows],
+            self.height[rows],
+            self.width[rows],
+            self.extent[rows],
+            self.y0,
+            self.y1,
+            self.slot_base[rows],
+            self.slot_ends,
+        )
 
     @classmethod
     def _measured(cls, masks: MaskRuns) -> Measured:
-        row, column, y0, y1 = _pieces(masks)
+        fg = foreground(masks)
         n = len(masks)
+        extent = _extent(fg, masks.height, n)
+        row, column, y0, y1 = _pieces(fg, masks.height)
         pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
-        extent = np.zeros((n, 4))
-        first = np.searchsorted(row, np.arange(n + 1))
-        filled = np.flatnonzero(first[1:] > first[:-1])
-        if len(filled):
-            starts = first[filled]
-            extent[filled, 0] = column[starts]
-            extent[filled, 1] = np.minimum.reduceat(y0, starts)
-            extent[filled, 2] = column[first[filled + 1] - 1] + 1
-            extent[filled, 3] = np.maximum.reduceat(y1, starts)
         columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
         slot_base = np.cumsum(columns) - columns
         slot = slot_base[row] + column - extent[row, 0].astype(np.int64)
@@ -474,12 +486,11 @@ class Measured:
         return start, count
 
 
-def _pieces(masks: MaskRuns) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """Each mask's foreground cut at the columns, in order: the mask, column and rows `y0:y1`
+def _pieces(fg: Foreground, heights: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The masks' foreground cut at the columns, in order: the mask, column and rows `y0:y1`
     of each piece (an interval that goes on into the next column is a piece in each; most
     intervals are within one)."""
-    fg = foreground(masks)
-    height = masks.height[fg.row]
+    height = heights[fg.row]
     column_first, column_last = fg.start // height, (fg.stop - 1) // height
     if np.array_equal(column_first, column_last):
         top = column_first * height
@@ -495,7 +506,29 @@ def _pieces(masks: MaskRuns) -> tuple[IntArray, IntArray, IntArray, IntArray]:
 def extent(masks: MaskRuns) -> FloatArray:
     """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
     `toBbox` as corners); zeros for an empty mask or a row without one."""
-    return Measured.of(masks).extent
+    found = _MEASURED.get(masks)
+    return found.extent if found is not None else _extent(foreground(masks), masks.height, len(masks))
+
+
+def _extent(fg: Foreground, heights: IntArray, n: int) -> FloatArray:
+    """`extent` from the masks' intervals. An interval that goes on into the next column covers
+    the bottom of one and the top of the other: its rows are all of them."""
+    height = heights[fg.row]
+    last = fg.stop - 1
+    column_first, column_last = fg.start // height, last // height
+    one_column = column_first == column_last
+    top = np.where(one_column, fg.start - column_first * height, 0)
+    bottom = np.where(one_column, last - column_first * height, height - 1)
+    box = np.zeros((n, 4))
+    first = np.searchsorted(fg.row, np.arange(n + 1))
+    filled = np.flatnonzero(first[1:] > first[:-1])
+    if len(filled):
+        starts = first[filled]
+        box[filled, 0] = column_first[starts]
+        box[filled, 1] = np.minimum.reduceat(top, starts)
+        box[filled, 2] = column_last[first[filled + 1] - 1] + 1
+        box[filled, 3] = np.maximum.reduceat(bottom, starts) + 1
+    return box
 
 
 # The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
