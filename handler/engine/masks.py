@@ -466,10 +466,10 @@ class Measured:
 
     @classmethod
     def _measured(cls, masks: MaskRuns) -> Measured:
-        fg = foreground(masks)
+        located = _Located.of(masks)
         n = len(masks)
-        extent = _extent(fg, masks.height, n)
-        row, column, y0, y1 = _pieces(fg, masks.height)
+        extent = _extent(located, n)
+        row, column, y0, y1 = _pieces(located)
         pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
         columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
         slot_base = np.cumsum(columns) - columns
@@ -486,12 +486,32 @@ class Measured:
         return start, count
 
 
-def _pieces(fg: Foreground, heights: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+@dataclass(frozen=True)
+class _Located:
+    """The masks' intervals, each with its mask's height and the columns it starts and ends in."""
+
+    fg: Foreground
+    height: IntArray
+    column_first: IntArray
+    column_last: IntArray
+
+    @classmethod
+    def of(cls, masks: MaskRuns) -> _Located:
+        fg = foreground(masks)
+        height = masks.height[fg.row]
+        return cls(fg, height, fg.start // height, (fg.stop - 1) // height)
+
+
+def _pieces(located: _Located) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     """The masks' foreground cut at the columns, in order: the mask, column and rows `y0:y1`
     of each piece (an interval that goes on into the next column is a piece in each; most
     intervals are within one)."""
-    height = heights[fg.row]
-    column_first, column_last = fg.start // height, (fg.stop - 1) // height
+    fg, height, column_first, column_last = (
+        located.fg,
+        located.height,
+        located.column_first,
+        located.column_last,
+    )
     if np.array_equal(column_first, column_last):
         top = column_first * height
         return fg.row, column_first, fg.start - top, fg.stop - top
@@ -507,18 +527,22 @@ def extent(masks: MaskRuns) -> FloatArray:
     """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
     `toBbox` as corners); zeros for an empty mask or a row without one."""
     found = _MEASURED.get(masks)
-    return found.extent if found is not None else _extent(foreground(masks), masks.height, len(masks))
+    return found.extent if found is not None else _extent(_Located.of(masks), len(masks))
 
 
-def _extent(fg: Foreground, heights: IntArray, n: int) -> FloatArray:
+def _extent(located: _Located, n: int) -> FloatArray:
     """`extent` from the masks' intervals. An interval that goes on into the next column covers
     the bottom of one and the top of the other: its rows are all of them."""
-    height = heights[fg.row]
-    last = fg.stop - 1
-    column_first, column_last = fg.start // height, last // height
+    fg, height, column_first, column_last = (
+        located.fg,
+        located.height,
+        located.column_first,
+        located.column_last,
+    )
     one_column = column_first == column_last
-    top = np.where(one_column, fg.start - column_first * height, 0)
-    bottom = np.where(one_column, last - column_first * height, height - 1)
+    top_of_column = column_first * height
+    top = np.where(one_column, fg.start - top_of_column, 0)
+    bottom = np.where(one_column, fg.stop - top_of_column, height)
     box = np.zeros((n, 4))
     first = np.searchsorted(fg.row, np.arange(n + 1))
     filled = np.flatnonzero(first[1:] > first[:-1])
@@ -527,7 +551,7 @@ def _extent(fg: Foreground, heights: IntArray, n: int) -> FloatArray:
         box[filled, 0] = column_first[starts]
         box[filled, 1] = np.minimum.reduceat(top, starts)
         box[filled, 2] = column_last[first[filled + 1] - 1] + 1
-        box[filled, 3] = np.maximum.reduceat(bottom, starts) + 1
+        box[filled, 3] = np.maximum.reduceat(bottom, starts)
     return box
 
 
