@@ -593,11 +593,16 @@ def _intersections(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> Fl
         column = lo[first:last][pair] + k
         start_g, count_g = gt.slots(g[first:last][pair], column)
         start_p, count_p = pred.slots(p[first:last][pair], column)
-        both, nth = _enumerated(count_g * count_p)
-        piece_g = start_g[both] + nth // count_p[both]
-        piece_p = start_p[both] + nth % count_p[both]
+        # Most columns hold one piece of each: those are paired as they are, the others piece by piece.
+        single = np.flatnonzero((count_g == 1) & (count_p == 1))
+        several = np.flatnonzero(count_g * count_p > 1)
+        both, nth = _enumerated(count_g[several] * count_p[several])
+        at = several[both]
+        piece_g = np.concatenate((start_g[single], start_g[at] + nth // count_p[at]))
+        piece_p = np.concatenate((start_p[single], start_p[at] + nth % count_p[at]))
         inside = np.minimum(gt.y1[piece_g], pred.y1[piece_p]) - np.maximum(gt.y0[piece_g], pred.y0[piece_p])
-        found[first:last] = np.bincount(pair[both], weights=np.maximum(inside, 0), minlength=last - first)
+        owner = np.concatenate((pair[single], pair[at]))
+        found[first:last] = np.bincount(owner, weights=np.maximum(inside, 0), minlength=last - first)
     return found
 
 
