@@ -32,6 +32,10 @@ from handler.engine.iou import iou_of_intersection
 _SCALE: Final = 5.0
 # Query points gathered at once by `measured_iou`: a few MB of columns.
 _QUERY_BUDGET: Final = 1 << 20
+# Characters of compressed strings decoded at once by `from_strings`: its columns stay tens of MB.
+_CHAR_BUDGET: Final = 1 << 20
+# Runs measured at once by `Measured`: the intervals' columns stay tens of MB.
+_RUN_BUDGET: Final = 1 << 20
 # Polygon points rasterised at once by `made`: the outline's per-step columns stay a few tens of MB.
 _POINT_BUDGET: Final = 1 << 17
 # The characters of a compressed counts string: '0' + six bits.
@@ -345,8 +349,21 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
     sign; from the fourth run on, the difference from the run two before. With each string,
     whether it could be read (its characters in the alphabet, its last run complete, no run of
     more groups than a 32-bit count needs); the runs of one that could may still not be
-    `well_formed`."""
+    `well_formed`. About `_CHAR_BUDGET` characters are decoded at a time."""
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    parts = [
+        _decoded(strings[first:last], lengths[first:last], height[first:last], width[first:last])
+        for first, last in _chunks(lengths, _CHAR_BUDGET)
+    ]
+    if not parts:
+        return MaskRuns.none(0), np.zeros(0, dtype=bool)
+    return MaskRuns.concatenate([runs for runs, _ in parts]), np.concatenate([ok for _, ok in parts])
+
+
+def _decoded(
+    strings: list[bytes], lengths: IntArray, height: IntArray, width: IntArray
+) -> tuple[MaskRuns, BoolArray]:
+    """`from_strings` of strings of `lengths` characters, all at once."""
     string_end = np.cumsum(lengths)
     # Bytes below '0' wrap around past the alphabet.
     chars = np.frombuffer(b"".join(strings), dtype=np.uint8) - np.uint8(_FIRST_CHAR)
@@ -431,8 +448,8 @@ class Measured:
     height: IntArray
     width: IntArray
     extent: FloatArray
-    y0: IntArray
-    y1: IntArray
+    y0: npt.NDArray[np.int32]
+    y1: npt.NDArray[np.int32]
     slot_base: IntArray
     slot_ends: IntArray
 
@@ -466,17 +483,19 @@ class Measured:
 
     @classmethod
     def _measured(cls, masks: MaskRuns) -> Measured:
-        located = _Located.of(masks)
-        n = len(masks)
-        extent = _extent(located, n)
-        row, column, y0, y1 = _pieces(located)
-        pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
+        """Measured about `_RUN_BUDGET` runs at a time, so that the intervals' columns stay small."""
+        chunks = [
+            _measured_rows(masks[first:last]) for first, last in _chunks(np.diff(masks.offsets), _RUN_BUDGET)
+        ]
+        if not chunks:
+            chunks = [_measured_rows(masks)]
+        pixels, extent, y0, y1, pieces_per_slot = (
+            np.concatenate(column) for column in zip(*chunks, strict=True)
+        )
         columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
-        slot_base = np.cumsum(columns) - columns
-        slot = slot_base[row] + column - extent[row, 0].astype(np.int64)
-        slot_ends = np.zeros(int(columns.sum()) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(slot, minlength=len(slot_ends) - 1), out=slot_ends[1:])
-        return cls(pixels, masks.height, masks.width, extent, y0, y1, slot_base, slot_ends)
+        slot_ends = np.zeros(len(pieces_per_slot) + 1, dtype=np.int64)
+        np.cumsum(pieces_per_slot, out=slot_ends[1:])
+        return cls(pixels, masks.height, masks.width, extent, y0, y1, np.cumsum(columns) - columns, slot_ends)
 
     def slots(self, rows: IntArray, column: IntArray) -> tuple[IntArray, IntArray]:
         """Where the pieces of column `column` of masks `rows` start, and how many there are."""
@@ -484,6 +503,23 @@ class Measured:
         start = self.slot_ends[slot]
         count: IntArray = self.slot_ends[slot + 1] - start
         return start, count
+
+
+def _measured_rows(
+    masks: MaskRuns,
+) -> tuple[IntArray, FloatArray, npt.NDArray[np.int32], npt.NDArray[np.int32], IntArray]:
+    """`Measured` of some masks: their pixels, extents, pieces (rows `y0:y1`) and the pieces in
+    each column of each one's extent."""
+    located = _Located.of(masks)
+    n = len(masks)
+    extent = _extent(located, n)
+    row, column, y0, y1 = _pieces(located)
+    pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
+    columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
+    slot = (np.cumsum(columns) - columns)[row] + column - extent[row, 0].astype(np.int64)
+    pieces_per_slot = np.bincount(slot, minlength=int(columns.sum())).astype(np.int64)
+    # A piece's rows are within its mask's height: 32 bits halve the columns kept per table.
+    return pixels, extent, y0.astype(np.int32), y1.astype(np.int32), pieces_per_slot
 
 
 @dataclass(frozen=True)
