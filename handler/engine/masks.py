@@ -305,12 +305,14 @@ def _boundaries(
     (`(u + 0.5) / 5 - 0.5` whole, within the image), the pixel position at which the mask
     toggles. The part of each, and its position."""
     part, u, v = crossings
-    column = (u - 2) // 5
-    keep = np.flatnonzero((u % 5 == 2) & (column >= 0) & (column <= width[part] - 1))
+    column, off = np.divmod(u - 2, 5)
+    keep = np.flatnonzero((off == 0) & (column >= 0) & (column <= width[part] - 1))
     part, column, v = part[keep], column[keep], v[keep]
     h = height[part]
     yd = np.ceil(np.clip((v.astype(np.float64) + 0.5) / _SCALE - 0.5, 0, h))
-    position = (column * h + yd.astype(np.int64)) % (1 << 32)  # C's uint arithmetic
+    position = column * h + yd.astype(np.int64)
+    if (height * width).max(initial=0) >= 1 << 32:
+        position %= 1 << 32  # C's uint arithmetic
     return part, position
 
 
@@ -321,25 +323,32 @@ def _rasterised(xy: FloatArray, part_offsets: IntArray, height: IntArray, width:
     part, position = _boundaries(_crossings(xy, part_offsets), height, width)
     # One sort by (part, position): positions are at most height x width.
     stride = int((height * width).max(initial=0)) + 1
-    key = np.sort(
-        np.concatenate((part * stride + position, np.arange(n, dtype=np.int64) * stride + height * width))
-    )
-    part, position = key // stride, key % stride
-    first = np.ones(len(part), dtype=bool)
-    first[1:] = part[1:] != part[:-1]
-    runs = np.where(first, position, position - np.concatenate(([0], position[:-1])))
+    part_line = np.arange(n, dtype=np.int64) * stride
+    key = np.sort(np.concatenate((part * stride + position, part_line + height * width)))
+    # Every part has its last toggle (h x w): its first is where its line begins.
+    starts = np.searchsorted(key, part_line)
+    runs = np.diff(key, prepend=0)
+    runs[starts] = key[starts] - part_line
+    zero = runs == 0
+    zero[starts] = False
+    if not zero.any():
+        return MaskRuns(
+            runs.astype(np.uint32),
+            np.append(starts, len(key)),
+            height.astype(np.int64),
+            width.astype(np.int64),
+        )
     # A non-zero run after an odd number of zero runs (not counting a part's first) joins the run
     # before it; each part's first run always stands.
-    zero = (runs == 0) & ~first
     index = np.arange(len(runs))
     last_standing = np.maximum.accumulate(np.where(zero, -1, index))
     zeros_before = index - 1 - np.concatenate(([-1], last_standing[:-1]))
-    zeros_before[first] = 0
-    stands = first | (~zero & (zeros_before % 2 == 0))
-    group = np.cumsum(stands) - 1
-    counts = np.bincount(group, weights=runs).astype(np.int64)
-    per_part = np.bincount(part[stands], minlength=n)
-    offsets = np.concatenate(([0], np.cumsum(per_part))).astype(np.int64)
+    zeros_before[starts] = 0
+    stands = ~zero & (zeros_before % 2 == 0)
+    stands[starts] = True
+    standing = np.flatnonzero(stands)
+    counts = np.add.reduceat(runs, standing)
+    offsets = np.append(np.searchsorted(standing, starts), len(standing)).astype(np.int64)
     return MaskRuns(counts.astype(np.uint32), offsets, height.astype(np.int64), width.astype(np.int64))
 
 
