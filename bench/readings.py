@@ -59,7 +59,7 @@ def main(trials: int) -> None:
     print(f"false alarms: {alarms}/{total}" + (f" (95% upper bound {bound:.1%})" if bound else ""))
 
 
-# Each mistake as a real tool or script makes it (tests/execution/test_readings.py tests each).
+# Each mistake as a real tool or script makes it (tests/readings/test_readings.py tests each).
 MISTAKES: Final = {
     "corners AND 0-based class places (torchvision-style dump)": [mixups.corners, mixups.yolo_index],
     "minimal-rectangle letterbox 640, stride 32": [mixups.letterboxed_rect(640, 32)],

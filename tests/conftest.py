@@ -32,7 +32,7 @@ QUICK_PATHS = (
     "tests/engine/",
     "tests/datasets/",
     "tests/inputs/",
-    "tests/execution/test_readings.py",
+    "tests/readings/test_readings.py",
     "tests/execution/test_plan.py",
     "tests/report/test_report_page.py",
     "tests/report/test_exports.py",

@@ -46,7 +46,7 @@ class ReadOption:
     applies_to: str
     parse: Callable[[str], Any]
     open: Callable[[str, Any], Any] | None = None  # (key, parsed value) -> the value read
-    # Another reading of the rows read: applied after any reader, by `execution.readings`.
+    # Another reading of the rows read: applied after any reader, by `handler.readings.sides`.
     rereads: bool = False
 
     def key(self, side: Side) -> str:
@@ -206,7 +206,7 @@ def _box_kind(text: str) -> str:
 
 
 def _frame_text(text: str) -> str:
-    """Checked by `engine.readings.frames.reading` when the side is read (it names the forms)."""
+    """Checked by `handler.readings.frames.reading` when the side is read (it names the forms)."""
     if not text.strip():
         raise ValueError(
             'expected a frame: "normalized", "swapped", "letterbox 640", "letterbox 640 stride 32", '
@@ -216,7 +216,7 @@ def _frame_text(text: str) -> str:
 
 
 def _score_text(text: str) -> str:
-    """Checked by `engine.readings.scores.reading` when the side is read (it names the form)."""
+    """Checked by `handler.readings.scores.reading` when the side is read (it names the form)."""
     if not text.strip():
         raise ValueError('expected a score scale: "scale 100" (percentages) or "scale 255"')
     return text.strip()

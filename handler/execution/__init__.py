@@ -1,6 +1,7 @@
 """Evaluation as a map over shards of whole assets and an exact merge (contract §11).
 
-`read_and_plan` opens both sides, reads them and plans the shards, or leaves shard files to the
+`read_and_plan` opens both sides, reads them (`read_both`: loaded by their formats, read again by
+`handler.readings`) and plans the shards, or leaves shard files to the
 workers (`plan_sides` does so for sides already open: compare's one GT); `evaluate_plan` maps
 `run_shard` over them with the chosen executor (in this process, a local process pool, or a
 dask cluster) and merges the partial states. Each shard writes its
@@ -18,9 +19,18 @@ if TYPE_CHECKING:
         evaluate_plan,
         plan_sides,
         read_and_plan,
+        read_both,
     )
 
-__all__ = ["Evaluated", "ExecutionOptions", "ShardPlan", "evaluate_plan", "plan_sides", "read_and_plan"]
+__all__ = [
+    "Evaluated",
+    "ExecutionOptions",
+    "ShardPlan",
+    "evaluate_plan",
+    "plan_sides",
+    "read_and_plan",
+    "read_both",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -24,7 +24,6 @@ from handler.execution.executors import (
     choose_executor,
     workers_from,
 )
-from handler.execution.readings import ReadSides, read_sides
 from handler.execution.shards import (
     SHARD_SUFFIX,
     Analyses,
@@ -37,6 +36,7 @@ from handler.execution.shards import (
     run_paired_shard,
 )
 from handler.inputs import NodeInputs
+from handler.readings.sides import ReadSides, read_sides
 from handler.storage import ObjectSink, Source, Store, WrittenObject
 
 # Local processes are forked once the input has this many boxes (GT and predictions) per core:
@@ -145,6 +145,12 @@ class ShardPlan:
     sides: ReadSides | None = None  # None when the workers read shard files
 
 
+def read_both(gt: OpenSide, pred: OpenSide, score_on: ScoreOn = "auto") -> ReadSides:
+    """Both sides loaded by their formats (the predictions against the GT; a big file decoded on the
+    processes each side was opened with), then read again as their options say (`handler.readings`)."""
+    return read_sides(gt.loaded, gt.options, pred.loaded_against(gt), pred.options, score_on)
+
+
 def read_and_plan(
     inputs: NodeInputs, store: Store, options: ExecutionOptions, analyses: Analyses
 ) -> ShardPlan:
@@ -184,7 +190,7 @@ def plan_sides(
             DatasetNames(pred.source.name, shard_format().name, as_written),
             ReadFigures(),
         )
-    sides = read_sides(gt, pred, score_on)  # a big file decoded on the processes each side was opened with
+    sides = read_both(gt, pred, score_on)
     gt_dataset, pred_dataset = sides.gt, sides.pred
     paired = pair_datasets(gt_dataset, pred_dataset)
     boxes = len(paired.gt) + len(paired.pred)

@@ -13,11 +13,11 @@ from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.analyses.per_image import PER_IMAGE
 from handler.engine.bootstrap import Bootstrap, bootstrap
 from handler.engine.crowded import PROBLEMS
-from handler.engine.readings.verdict import Rescored
 from handler.engine.review import ReviewQueue, review_queue
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
+from handler.readings.verdict import Rescored
 
 Data = TypeVar("Data")
 

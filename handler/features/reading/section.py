@@ -1,6 +1,6 @@
 """`other_reading`: another reading of the predictions, or of the ground truth, that scores clearly better.
 
-Built from the re-scoring (`engine.readings`); the warning under the verdict, the scores beside
+Built from the re-scoring (`handler.readings`); the warning under the verdict, the scores beside
 the gauge and the withheld ground-truth suspects all read this one model.
 """
 
@@ -11,7 +11,7 @@ from typing import Annotated, cast
 from pydantic import Field
 
 from handler.datasets.read_options import option_flag
-from handler.engine.readings.verdict import LEVEL, Rescored
+from handler.readings.verdict import LEVEL, Rescored
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Grade, Score, Section
 from handler.sections.shown import Shown
@@ -51,9 +51,10 @@ class OtherReading(Section):
     )
     only: tuple[str, ...] = Field(
         default=(),
-        description="The images (asset ids) or classes (as written) it reads another way, when only part "
-        "of the rows was written so (a step of the pipeline applied to part of the data): no option "
-        "applies it to them alone. Empty: every row.",
+        description="The images (asset ids), classes (as written) or boxes within images (each one's place "
+        "in the predictions file, counted from 0) it reads another way, when only part of the rows was "
+        "written so (a step of the pipeline applied to part of the data): no option applies it to them "
+        "alone. Empty: every row.",
     )
 
 

@@ -17,9 +17,9 @@ from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.counts import OutcomeCounts
 from handler.engine.policy import Policy, Spread, gain_interval, policy_of, saved_interval
-from handler.engine.readings.verdict import Rescored
 from handler.engine.routing import DRAW, MIN_CLASS_BOXES
 from handler.features.time.section import TimeSaved
+from handler.readings.verdict import Rescored
 from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Parameters, Score, Section, Threshold

@@ -22,12 +22,12 @@ from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
-from handler.engine.readings.classes import FILE as CLASS_MAP_FILE
 from handler.engine.state import EvaluationState
 from handler.errors import DatasetError
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
 from handler.images.pictures import Pictures
 from handler.inputs.node_inputs import decimal_point
+from handler.readings.classes import FILE as CLASS_MAP_FILE
 from handler.sections.context import RunFacts
 from handler.sections.shown import Shown
 from handler.sections.wording import between, counted, signed

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from handler.engine.readings.classes import class_map_json
+from handler.readings.classes import class_map_json
 from handler.report.findings import Findings
 from handler.report.publish import ReportPart
 from handler.sections.finishing import FINDINGS, Finished, Finisher, Finishing

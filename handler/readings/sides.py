@@ -1,4 +1,4 @@
-"""Other readings of both sides in a run: the ones given as options, applied to the rows read,
+"""Other readings of both sides in a run: the ones given as options, applied to the rows loaded,
 and the one the search finds clearly better after the main evaluation (`rescore`)."""
 
 from __future__ import annotations
@@ -10,16 +10,15 @@ import numpy as np
 
 from handler.boxes import Dataset
 from handler.datasets.ids import DatasetIds
-from handler.datasets.loaded import DatasetNames
+from handler.datasets.loaded import DatasetNames, Loaded
 from handler.datasets.pairing import ScoreOn, with_shapes
 from handler.datasets.read_options import ReadOptions, option_label
-from handler.datasets.side import OpenSide
 from handler.engine.evaluation import Thresholds
-from handler.engine.readings import Reading, boxes, classes, frames, scores
-from handler.engine.readings.verdict import Rescored
 from handler.engine.state import EvaluationState
 from handler.errors import InputError
-from handler.execution.rescore import Sides, best_reading, read_with
+from handler.readings import Reading, boxes, classes, frames, scores
+from handler.readings.rescore import Sides, best_reading, read_with
+from handler.readings.verdict import Rescored
 
 
 def _parsed_option(key: str, read: Callable[[str], Reading], text: str) -> Reading:
@@ -126,14 +125,15 @@ class ReadSides:
         return best_reading(self.sides, state, thresholds)
 
 
-def read_sides(gt: OpenSide, pred: OpenSide, score_on: ScoreOn = "auto") -> ReadSides:
-    """Both sides read (the predictions against the GT), each with the readings its options give,
+def read_sides(
+    gt_read: Loaded, gt_options: ReadOptions, pred_read: Loaded, pred_options: ReadOptions, score_on: ScoreOn
+) -> ReadSides:
+    """Both sides as loaded (the predictions against the GT), each read again as its options say,
     their masks kept or not as SCORE_ON says (`with_shapes`)."""
-    gt_read, pred_read = gt.loaded, pred.loaded_against(gt)
     gt_dataset, pred_dataset = with_shapes(
-        read_again(gt_read.dataset, given_readings(gt.options)),
-        read_again(pred_read.dataset, given_readings(pred.options)),
+        read_again(gt_read.dataset, given_readings(gt_options)),
+        read_again(pred_read.dataset, given_readings(pred_options)),
         score_on,
     )
     sides = Sides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names))
-    return ReadSides(sides, read_as(gt_dataset, gt.options), read_as(pred_dataset, pred.options))
+    return ReadSides(sides, read_as(gt_dataset, gt_options), read_as(pred_dataset, pred_options))

@@ -18,7 +18,7 @@ import numpy as np
 from handler.boxes import IntArray
 from handler.engine.bootstrap import RESAMPLES, SEED, percentile_interval, resampled_counts
 from handler.engine.counts import OutcomeCounts
-from handler.engine.readings.reading import Combined
+from handler.readings.reading import Combined
 
 MIN_GAIN: Final = 0.02
 MIN_RATIO: Final = 0.1

@@ -14,7 +14,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import Parsed, ParsedRows
-from handler.engine.readings.reading import Reading, Transform, finite_number, side_key
+from handler.readings.reading import Reading, Transform, finite_number, side_key
 
 OPTION: Final = "SCORE"
 SCALE: Final = "scale"

@@ -14,7 +14,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import BOX_OPTIONS, Y_FIRST, FloatArray, Parsed, ParsedRows, corners
-from handler.engine.readings.reading import Reading, Transform, side_key, written_numbers
+from handler.readings.reading import Reading, Transform, side_key, written_numbers
 
 OPTION: Final = "BOX"
 WORDS: Final = {
