@@ -182,6 +182,8 @@ def made(masks: Masks) -> MaskRuns:
     rasterised = MaskRuns.concatenate(
         [_rasterised_rows(masks[drawn[first:last]]) for first, last in _chunks(points, _POINT_BUDGET)]
     )
+    if len(drawn) == len(masks):
+        return rasterised
     source = np.arange(len(masks), dtype=np.int64)
     source[drawn] = len(masks) + np.arange(len(drawn))
     return MaskRuns.concatenate([masks.runs, rasterised])[source]
