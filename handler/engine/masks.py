@@ -508,13 +508,6 @@ class Measured:
         np.cumsum(pieces_per_slot, out=slot_ends[1:])
         return cls(pixels, masks.height, masks.width, extent, y0, y1, np.cumsum(columns) - columns, slot_ends)
 
-    def slots(self, rows: IntArray, column: IntArray) -> tuple[IntArray, IntArray]:
-        """Where the pieces of column `column` of masks `rows` start, and how many there are."""
-        slot = self.slot_base[rows] + column - self.extent[rows, 0].astype(np.int64)
-        start = self.slot_ends[slot]
-        count: IntArray = self.slot_ends[slot + 1] - start
-        return start, count
-
 
 def _measured_rows(
     masks: MaskRuns,
@@ -634,23 +627,56 @@ def _intersections(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> Fl
     in that column, about `_QUERY_BUDGET` columns at a time."""
     lo = np.maximum(gt.extent[g, 0], pred.extent[p, 0]).astype(np.int64)
     shared = np.maximum(np.minimum(gt.extent[g, 2], pred.extent[p, 2]).astype(np.int64) - lo, 0)
+    # The slot of each pair's first shared column, on either side: the others follow it.
+    slot_g = gt.slot_base[g] + lo - gt.extent[g, 0].astype(np.int64)
+    slot_p = pred.slot_base[p] + lo - pred.extent[p, 0].astype(np.int64)
     found = np.zeros(len(g))
     for first, last in _chunks(shared, _QUERY_BUDGET):
-        pair, k = _enumerated(shared[first:last])
-        column = lo[first:last][pair] + k
-        start_g, count_g = gt.slots(g[first:last][pair], column)
-        start_p, count_p = pred.slots(p[first:last][pair], column)
-        # Most columns hold one piece of each: those are paired as they are, the others piece by piece.
-        single = np.flatnonzero((count_g == 1) & (count_p == 1))
-        several = np.flatnonzero(count_g * count_p > 1)
-        both, nth = _enumerated(count_g[several] * count_p[several])
-        at = several[both]
-        piece_g = np.concatenate((start_g[single], start_g[at] + nth // count_p[at]))
-        piece_p = np.concatenate((start_p[single], start_p[at] + nth % count_p[at]))
-        inside = np.minimum(gt.y1[piece_g], pred.y1[piece_p]) - np.maximum(gt.y0[piece_g], pred.y0[piece_p])
-        owner = np.concatenate((pair[single], pair[at]))
-        found[first:last] = np.bincount(owner, weights=np.maximum(inside, 0), minlength=last - first)
+        counts = shared[first:last]
+        found[first:last] = _shared_pixels(
+            gt, pred, _ranges(slot_g[first:last], counts), _ranges(slot_p[first:last], counts), counts
+        )
     return found
+
+
+def _ranges(start: IntArray, counts: IntArray) -> IntArray:
+    """`start[i] + k` for k in range(counts[i]), every i, in order."""
+    ends = np.cumsum(counts)
+    values: IntArray = np.repeat(start - (ends - counts), counts) + np.arange(
+        int(ends[-1]) if len(ends) else 0
+    )
+    return values
+
+
+def _shared_pixels(
+    gt: Measured, pred: Measured, slot_g: IntArray, slot_p: IntArray, columns: IntArray
+) -> FloatArray:
+    """(K,) the pixels pair k shares over its `columns[k]` columns, whose slots on either side
+    are the next `columns[k]` of `slot_g` and `slot_p`."""
+    start_g, start_p = gt.slot_ends[slot_g], pred.slot_ends[slot_p]
+    count_g, count_p = gt.slot_ends[slot_g + 1] - start_g, pred.slot_ends[slot_p + 1] - start_p
+    # Most columns hold one piece of each: those are paired as they are, the others piece by piece.
+    inside = np.zeros(len(slot_g), dtype=np.int64)
+    single = np.flatnonzero((count_g == 1) & (count_p == 1))
+    inside[single] = _overlaps(gt, pred, start_g[single], start_p[single])
+    several = np.flatnonzero(count_g * count_p > 1)
+    both, nth = _enumerated(count_g[several] * count_p[several])
+    at = several[both]
+    overlap = _overlaps(gt, pred, start_g[at] + nth // count_p[at], start_p[at] + nth % count_p[at])
+    np.add.at(inside, at, overlap)
+    ends = np.cumsum(columns)
+    found = np.zeros(len(columns))
+    has = np.flatnonzero(columns > 0)
+    if len(has):
+        found[has] = np.add.reduceat(inside, (ends - columns)[has])
+    return found
+
+
+def _overlaps(gt: Measured, pred: Measured, piece_g: IntArray, piece_p: IntArray) -> IntArray:
+    """The rows pieces `piece_g` and `piece_p` of one column share."""
+    inside = np.minimum(gt.y1[piece_g], pred.y1[piece_p]) - np.maximum(gt.y0[piece_g], pred.y0[piece_p])
+    shared: IntArray = np.maximum(inside, 0).astype(np.int64)
+    return shared
 
 
 def _chunks(counts: IntArray, budget: int) -> list[tuple[int, int]]:
