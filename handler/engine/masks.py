@@ -687,3 +687,38 @@ def _chunks(counts: IntArray, budget: int) -> list[tuple[int, int]]:
     cuts = np.searchsorted(total, np.arange(budget, int(total[-1]), budget), side="right")
     bounds = np.unique(np.concatenate(([0], cuts, [len(counts)])))
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+
+
+# Pixels moved at once by `transposed`: its per-pixel columns stay a few tens of MB.
+_PIXEL_BUDGET: Final = 1 << 22
+
+
+def transposed(masks: MaskRuns) -> MaskRuns:
+    """Each mask transposed: its pixel (x, y) at (y, x), its height and width swapped; a row
+    without a mask keeps none. Runs a tool counted row by row (row-major) over a height x width
+    image are, read column by column as COCO reads runs, a width x height mask whose transpose is
+    the one meant. Pixel by pixel, about `_PIXEL_BUDGET` pixels at a time."""
+    present = np.flatnonzero(masks.present)
+    if len(present) < len(masks):
+        others = np.setdiff1d(np.arange(len(masks)), present)
+        found = MaskRuns.concatenate([transposed(masks[present]), MaskRuns.none(len(others))])
+        return found[np.argsort(np.concatenate((present, others)), kind="stable")]
+    fg = foreground(masks)
+    lengths = fg.stop - fg.start
+    pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
+    parts = []
+    for first, last in _chunks(pixels, _PIXEL_BUDGET):
+        at = slice(int(fg.first[first]), int(fg.first[last]))
+        count = lengths[at]
+        owner = np.repeat(fg.row[at], count)
+        offset = np.repeat(fg.start[at] - (np.cumsum(count) - count), count)
+        position = offset + np.arange(len(owner), dtype=np.int64)
+        height, width = masks.height[owner], masks.width[owner]
+        column, row = np.divmod(position, height)
+        moved: IntArray = row * width + column
+        # one sort by (owner, position): the owners are few, their positions below height x width
+        stride = int((height * width).max(initial=0)) + 1
+        order = np.argsort((owner - first) * stride + moved, kind="stable")
+        sizes = masks.width[first:last], masks.height[first:last]
+        parts.append(from_pixels(owner[order] - first, moved[order], *sizes))
+    return MaskRuns.concatenate(parts)
