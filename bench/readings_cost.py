@@ -24,9 +24,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.workloads import WORKLOADS, ensure_data  # noqa: E402
-from handler.execution import readings as readings_module  # noqa: E402
 from handler.inputs import parse_inputs  # noqa: E402
 from handler.pipeline import run  # noqa: E402
+from handler.readings import sides as readings_module  # noqa: E402
 from handler.storage.local import LocalStore  # noqa: E402
 
 REPEATS: Final = 5

@@ -10,6 +10,7 @@ prelabel-eval gc [--older-than DURATION]             (staging left by interrupte
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE] [--transitions FILE]  (which helps more)
 prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
 prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy POLICY] [--image-root PREFIX]
+                                   [--mask-shape mask|polygon]
 
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
 parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and command_line's); every
@@ -31,7 +32,7 @@ import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -70,7 +71,7 @@ from handler.inputs import (
     read_time_costs,
     select_options,
 )
-from handler.report.exports import EXPORT_TARGETS, POLICIES
+from handler.report.exports import EXPORT_TARGETS, MASK_SHAPES, POLICIES
 from handler.report.ledger import OUTCOME_FORMATS, OutcomeFormat
 from handler.report.publish import (
     SAFE_AGE_SECONDS,
@@ -355,6 +356,14 @@ def _export_arguments(parser: OneLineParser) -> None:
         default="",
         metavar="PREFIX",
         help="label-studio: put before each asset id in data.image, so Label Studio opens the image",
+    )
+    parser.add_argument(
+        "--mask-shape",
+        choices=MASK_SHAPES,
+        default=MASK_SHAPES[0],
+        help="a report scored on masks, to label-studio and cvat: the masks as they were scored (mask: "
+        "brushes, CVAT masks) or their outline polygons (polygon); coco writes RLE, yolo-seg "
+        "polygons (default %(default)s)",
     )
 
 
@@ -700,7 +709,7 @@ def _export(args: argparse.Namespace) -> int:
     )
     with reading_part(report_id, REPORT_PARTS["queue"]):
         queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
-    labels = pre_labels(report_id, findings, chunks, policy, queue)
+    labels = replace(pre_labels(report_id, findings, chunks, policy, queue), mask_shape=args.mask_shape)
     target = EXPORT_TARGETS[args.to]
     written = _write_files(args.out, target.files(labels, PurePath(args.out), args.image_root))
     boxes = labels.boxes

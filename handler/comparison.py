@@ -1,7 +1,7 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`plan_sides`, `evaluate_plan`) against one GT, opened
-and read once, with the inputs parsed once; nothing is written: the shards keep no ledger.
+Both sets run through the node's front door (`FrontDoor.read_against`, `process_plan`) against one
+GT, opened and read once, with the inputs parsed once; nothing is written: the shards keep no ledger.
 Images scored in both runs are paired by asset id.
 """
 
@@ -25,8 +25,9 @@ from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import Transitions, box_transitions
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
+from handler.execution import Evaluated, ExecutionOptions
 from handler.features import ANALYSES, COMPARE_ONLY
+from handler.front_door import FrontDoor
 from handler.inputs import NodeInputs, arguments, parse_inputs
 from handler.report.findings import Comparison, RunFigures, build_comparison
 from handler.report.findings.compare_findings import PairedImages, transitions_section
@@ -34,11 +35,9 @@ from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
-def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
+def _evaluate(door: FrontDoor, gt: OpenSide, pred: OpenSide) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
-    return evaluate_plan(
-        plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY), inputs.score_on), None
-    )
+    return door.process_plan(door.read_against(gt, pred, (*ANALYSES, *COMPARE_ONLY)))
 
 
 @contextmanager
@@ -99,11 +98,11 @@ def compare_runs(
     execution: ExecutionOptions | None = None,
 ) -> tuple[Comparison, Transitions]:
     """`compare_parsed`, and every GT box's outcome under A and B side by side (`--transitions`)."""
-    costs, execution = costs or inputs.time_costs or TimeCosts(), execution or ExecutionOptions()
+    door = FrontDoor.of_inputs(inputs, costs, execution)
     with _store(store) as used:
         gt = open_side(inputs.gt, used)
         a, b = (
-            _evaluate(gt, open_side(pred, used), inputs, execution)
+            _evaluate(door, gt, open_side(pred, used))
             for pred in (inputs.pred, replace(inputs.pred, reference=pred_b))
         )
     images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
@@ -111,9 +110,8 @@ def compare_runs(
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
-    if a.gt.masks and a.pred.masks and b.pred.masks:  # both runs scored on masks: a mask's seconds
-        costs = costs.on_masks()
-    paired = paired_bootstrap(*counts, costs)
+    seconds = door.costs_on(a.gt, a.pred, b.pred)  # both runs scored on masks: a mask's seconds
+    paired = paired_bootstrap(*counts, seconds)
     runs = tuple(
         RunFigures(
             run.pred.source,
@@ -126,11 +124,11 @@ def compare_runs(
         for run, image_counts, rows in zip((a, b), counts, (rows_a, rows_b), strict=True)
     )
     context = (inputs.thresholds, same_outcomes(a, b))
-    moved = box_transitions(a.state.of(GT_OUTCOMES).joined(), b.state.of(GT_OUTCOMES).joined(), costs)
+    moved = box_transitions(a.state.of(GT_OUTCOMES).joined(), b.state.of(GT_OUTCOMES).joined(), seconds)
     shown = transitions_section(
         moved, PairedImages([images_a.asset_ids[i] for i in rows_a.tolist()], rows_a), counts
     )
-    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context, shown), moved
+    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, seconds, context, shown), moved
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

@@ -15,71 +15,29 @@ layouts), into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)` read
 same way (`open_side`, as the node) and evaluates the box tables statelessly.
 
 `handler.mmeval.PrelabelingEfficiencyMetric` is the same metric as a real mmeval BaseMetric,
-synced across processes (the optional `[mmeval]` extra). Both run through one `FrontDoor`, as
-mmeval's BaseMetric runs: `process` a batch (its arguments and records checked first), then
-`compute` the tally.
+synced across processes (the optional `[mmeval]` extra). Both run through the one `FrontDoor`
+(handler/front_door.py) the node and compare use, as mmeval's BaseMetric runs: `process` a batch
+(its arguments and records checked first), then `compute` the tally.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
 
 from handler.boxes import BoxTable
 from handler.command_line import store_uri
-from handler.datasets import PairedBoxes, pair_datasets
-from handler.datasets.side import SideSpec, open_side
-from handler.engine import Evaluation, Tally, Thresholds, evaluate
-from handler.engine.crowded import crowded_images, off_images
+from handler.datasets.side import SideSpec
+from handler.engine import Tally, Thresholds
 from handler.engine.timecost import TimeCosts
-from handler.errors import quoted
-from handler.execution import read_both
+from handler.front_door import FrontDoor, ImageRecord, read_paired
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
-from handler.inputs.arguments import Batch
-from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
+from handler.report.findings import EfficiencyResult
 from handler.storage import Store, open_store
-
-ImageRecord = Mapping[str, Any]
-
-
-class EfficiencyResult(BaseModel):
-    """What `compute` returns: the score, the grade, the figures behind them and labeler time.
-
-    The figures are the findings' own section models, so `to_dict` matches the report's keys.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    assistance_score: Score
-    efficiency_level: Grade
-    counts: Counts
-    shares: Shares
-    mean_iou: Score | None
-    time: TimeSaved
-
-    @classmethod
-    def of(cls, tally: Tally, costs: TimeCosts) -> EfficiencyResult:
-        return cls(
-            assistance_score=tally.assistance_score,
-            efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
-            counts=Counts.of(tally),
-            shares=Shares.of(tally),
-            mean_iou=tally.mean_iou,
-            time=time_saved(tally, costs),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-    def __str__(self) -> str:
-        outcomes = ", ".join(f"{name} {count}" for name, count in self.counts.outcomes().items())
-        return f"{self.efficiency_level} (assistance score {self.assistance_score:.3f}): {outcomes}"
 
 
 @dataclass(frozen=True)
@@ -111,24 +69,6 @@ def _store(store: Any) -> Store:
     return (
         given if isinstance(given, Store) else open_store(store_uri(arguments.optional_text("store", given)))
     )
-
-
-def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBoxes:
-    """Two sides opened, read and paired as the node does."""
-    store = _store(store)
-    sides = read_both(open_side(gt, store), open_side(pred, store))
-    paired = pair_datasets(sides.gt, sides.pred)
-    _warn_crowded([(f"asset {quoted(image.asset_id)}", image.reason) for image in paired.crowded])
-    return paired
-
-
-def _warn_crowded(images: list[tuple[str, str]]) -> None:
-    """What the node lists as skipped, said by a Python caller's warning per bound broken (none:
-    nothing): the images by name or record, and the bound."""
-    for reason in dict.fromkeys(reason for _, reason in images):
-        named = [image for image, why in images if why == reason]
-        listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
-        warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
 
 
 def _options(side: str, given: Mapping[str, Any]) -> dict[str, str | None]:
@@ -164,7 +104,7 @@ def load_records(
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
     pred_options = {"names": pred_names, "layout": pred_layout, "box": pred_box, "frame": pred_frame}
-    paired = _read_paired(
+    paired = read_paired(
         SideSpec.given(
             "gt",
             arguments.text("gt_ref", gt_ref),
@@ -177,7 +117,7 @@ def load_records(
             arguments.optional_text("pred_format", pred_format),
             **_options("pred", {**pred_options, "class_map": pred_class_map, "score": pred_score}),
         ),
-        store,
+        _store(store),
     )
     n_images = len(paired.asset_ids)
     return Records(
@@ -190,67 +130,9 @@ def load_records(
     )
 
 
-def _tables(batch: Batch) -> tuple[BoxTable, BoxTable]:
-    """Checked records → two box tables with image = record index and one shared class space;
-    the boxes the checks skipped are left out (their positions kept as source indices)."""
-    _, class_id = np.unique(batch.labels, return_inverse=True)
-    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores, masks=batch.masks)
-    boxes = boxes.with_columns(source_index=np.r_[np.arange(batch.n_gt), np.arange(len(boxes) - batch.n_gt)])
-    gt, pred = boxes[: batch.n_gt], boxes[batch.n_gt :]
-    return gt[batch.keep[: batch.n_gt]], pred[batch.keep[batch.n_gt :]]
-
-
 def checked_meta(dataset_meta: Any) -> dict[str, Any] | None:
     """mmeval's `dataset_meta`, checked (a copy): `{"classes": [...]}` names integer labels."""
     return arguments.class_names(dataset_meta)[0]
-
-
-@dataclass(frozen=True)
-class FrontDoor:
-    """The one way both Python metrics run, mmeval's BaseMetric's: `process` a batch of records
-    into the engine's evaluation, `compute` a tally into the result. Its arguments are checked when
-    it is built (`of`), a batch's records when it is processed (`handler.inputs.arguments`)."""
-
-    thresholds: Thresholds
-    time_costs: TimeCosts
-
-    @classmethod
-    def of(cls, iou_min: Any, iou_perfect: Any, confidence_threshold: Any, time_costs: Any) -> FrontDoor:
-        """Thresholds held to node.json's options like the node's inputs; the default seconds."""
-        costs = arguments.instance("time_costs", time_costs, (TimeCosts, type(None)), "a TimeCosts or None")
-        return cls(arguments.thresholds(iou_min, iou_perfect, confidence_threshold), costs or TimeCosts())
-
-    def process(
-        self,
-        predictions: Sequence[ImageRecord],
-        groundtruths: Sequence[ImageRecord],
-        dataset_meta: Mapping[str, Any] | None = None,
-    ) -> Evaluation:
-        """One engine call over a batch of per-image records (image i = record i); the boxes the
-        checks skip and the crowded images left out are each said in a warning to the caller."""
-        batch = arguments.records(predictions, groundtruths, arguments.class_names(dataset_meta)[1])
-        if batch.skipped:
-            warnings.warn(f"boxes skipped: {batch.skipped}", UserWarning, stacklevel=3)
-        gt, pred = _tables(batch)
-        images = len(groundtruths)
-        crowded = crowded_images(gt, pred, images)
-        if len(crowded):
-            records = [f"record {image}" for image in crowded.images.tolist()]
-            _warn_crowded(list(zip(records, crowded.reasons, strict=True)))
-            gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
-        return evaluate(gt, pred, images, self.thresholds)
-
-    def process_datasets(self, gt_ref: Any, pred_ref: Any, store: Any) -> Tally:
-        """Two dataset references, read and paired as the node does, evaluated as box tables."""
-        paired = _read_paired(
-            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
-            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
-            store,
-        )
-        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
-
-    def compute(self, tally: Tally) -> EfficiencyResult:
-        return EfficiencyResult.of(tally, self.time_costs)
 
 
 class PrelabelingEfficiency:
@@ -333,7 +215,11 @@ class PrelabelingEfficiency:
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
         does and evaluated as box tables (no per-image records in between)."""
-        return self.door.compute(self.door.process_datasets(gt_ref, pred_ref, store))
+        gt, pred = (
+            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
+            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
+        )
+        return self.door.compute(self.door.process_datasets(gt, pred, _store(store)))
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).

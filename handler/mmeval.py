@@ -25,8 +25,9 @@ from typing import Any
 from handler.engine import Tally
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.timecost import TimeCosts
+from handler.front_door import FrontDoor, ImageRecord
 from handler.inputs import DEFAULT_THRESHOLDS
-from handler.metric import FrontDoor, ImageRecord, checked_meta
+from handler.metric import checked_meta
 
 try:
     from mmeval.core import BaseMetric, list_all_backends

@@ -9,7 +9,6 @@ again: a YOLO index written as `category_id` names many ids the COCO file does n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final
@@ -18,19 +17,13 @@ import numpy as np
 import orjson
 
 from handler.boxes import UNKNOWN_CLASS, IntArray, Parsed, ParsedRows
+from handler.readings import spellings
 from handler.readings.reading import Reading, Transform
 
 KEY: Final = "PRED_CLASS_MAP"
 FILE: Final = "class_map.json"
 # A pair of classes is mapped on the evidence of at least this many matches.
 PAIRS_MIN: Final = 3
-# One class spelled differently by public datasets (Pascal VOC's name → COCO's), in `plain` letters.
-SYNONYMS: Final = {
-    "aeroplane": "airplane",
-    "motorbike": "motorcycle",
-    "sofa": "couch",
-    "tvmonitor": "tv",
-}
 
 
 def written_keys(parsed: Parsed, rows: ParsedRows | None = None) -> tuple[IntArray, list[str]]:
@@ -109,12 +102,16 @@ def mapping_candidate(
     return matched_reading(class_map) if class_map else None
 
 
-def matched_reading(class_map: Mapping[str, str]) -> Reading:
-    """The class reading of a mapping the matches follow, said as such."""
+def matched_reading(class_map: Mapping[str, str], spelled: int = 0, last: bool = False) -> Reading:
+    """The class reading of a mapping the matches follow, said as such (`spelled` of its classes
+    by their spelling, and the `last` one by elimination)."""
     # the wording home is above the engine: the one plural said here
     moved = f"{len(class_map)} {'class' if len(class_map) == 1 else 'classes'} moved"
     written = "ids" if _numeric(list(class_map)) is not None else "names"
-    return reading(class_map, f"class {written} mapped one to one as the matched boxes say ({moved})")
+    how = [f"{spelled} by their spelling"] if spelled else []
+    how += ["the last one left to the last GT class left"] if last else []
+    said = f"{moved}: " + ", ".join(how) if how else moved
+    return reading(class_map, f"class {written} mapped one to one as the matched boxes say ({said})")
 
 
 def own_mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray, own: Reading) -> Reading | None:
@@ -126,19 +123,41 @@ def own_mapping_candidate(parsed: Parsed, names: list[str], matrix: IntArray, ow
     return mapping_candidate(parsed, names, counted, least=1)
 
 
-def as_own_classes(parsed: Parsed) -> Reading | None:
-    """Each class written that names no class of the categories read as a class of its own (named
-    as written), so that the class-agnostic matches can say which GT class it is (a trainer's own
-    label strings); None when every row's class was found."""
+def unknown_keys(parsed: Parsed) -> list[str]:
+    """The classes as written that name no class of the categories (their rows skipped for it)."""
     unknown = np.fromiter(
         (row for row, why in parsed.rows.reasons.items() if why == UNKNOWN_CLASS), dtype=np.int64
     )
     key_of_row, keys = written_keys(parsed)
     known = set(parsed.class_names)
-    own = {
-        keys[k]: keys[k] for k in np.unique(key_of_row[unknown]).tolist() if k >= 0 and keys[k] not in known
-    }
+    found = (keys[k] for k in np.unique(key_of_row[unknown]).tolist() if k >= 0)
+    return [key for key in found if key not in known]
+
+
+def as_own_classes(parsed: Parsed) -> Reading | None:
+    """Each class written that names no class of the categories read as a class of its own (named
+    as written), so that the class-agnostic matches can say which GT class it is (a trainer's own
+    label strings); None when every row's class was found."""
+    own = {key: key for key in unknown_keys(parsed)}
     return reading(own, "classes the categories do not have read as their own") if own else None
+
+
+def spelled_map(parsed: Parsed, listed: list[str]) -> dict[str, str]:
+    """The classes written that name no class of the categories, each read as the GT class it
+    spells another way (`spelled_as`), where one does."""
+    return {key: gt for key in unknown_keys(parsed) if (gt := spelled_as(key, listed)) is not None}
+
+
+def eliminated(parsed: Parsed, listed: list[str], class_map: Mapping[str, str]) -> dict[str, str]:
+    """The last pair of a one-to-one map otherwise complete: when a map was found, one class as
+    written is left unread and one GT class unclaimed (by the map, or by a class read as written),
+    the one read as the other."""
+    left = unknown_keys(parsed)
+    claimed = set(class_map.values()) | set(read_as_map(parsed).values())
+    unclaimed = [name for name in listed if name not in claimed]
+    if not class_map or len(left) != 1 or len(unclaimed) != 1:
+        return {}
+    return {left[0]: unclaimed[0]}
 
 
 def _numeric(keys: list[str]) -> IntArray | None:
@@ -192,25 +211,26 @@ def id_candidates(parsed: Parsed, listed: list[str], gt_ids: dict[int, str] | No
     return found
 
 
-def plain(name: str) -> str:
-    """A class name as compared across spellings: letters and digits only, case folded, a
-    public dataset's synonym for it replaced."""
-    letters = re.sub(r"[^0-9a-z]+", "", name.casefold())
-    return SYNONYMS.get(letters, letters)
+def spelled_as(key: str, listed: list[str]) -> str | None:
+    """The GT class `key` spells another way (`spellings.forms`): the one spelled with the same
+    letters, else the only one whose forms meet its; None when none or several do."""
+    own = spellings.forms(key)
+    found = [name for name in listed if spellings.forms(name) & own]
+    exact = [name for name in found if spellings.letters(name) == spellings.letters(key)]
+    if exact:
+        return exact[0]
+    return found[0] if len(found) == 1 else None
 
 
 def name_candidate(parsed: Parsed, listed: list[str]) -> Reading | None:
     """Each class written under another spelling of a GT class name (case, spaces, punctuation,
-    a public dataset's synonym) read as that GT class."""
-    by_plain: dict[str, str] = {}
-    for name in listed:
-        by_plain.setdefault(plain(name), name)
+    plurals, a public dataset's synonym) read as that GT class."""
     _, keys = written_keys(parsed)
     read_as = read_as_map(parsed)
     class_map = {
         key: gt_name
         for key in keys
-        if (gt_name := by_plain.get(plain(key))) is not None and read_as.get(key) != gt_name
+        if (gt_name := spelled_as(key, listed)) is not None and read_as.get(key) != gt_name
     }
     if not class_map:
         return None

@@ -214,14 +214,48 @@ def box_sizes(xyxy: FloatArray) -> FloatArray:
     return sizes[np.isfinite(sizes) & (sizes > 0)]
 
 
-def _scale_candidate(rows: ParsedRows, other: FloatArray, side: str) -> Reading | None:
-    mine, theirs = box_sizes(rows.xyxy), box_sizes(other)
+def scale_candidate(xyxy: FloatArray, other: FloatArray, side: str) -> Reading | None:
+    """The scale that brings the median box size of `xyxy` to `other`'s, when they differ by
+    more than SCALE_RANGE allows."""
+    mine, theirs = box_sizes(xyxy), box_sizes(other)
     if not len(mine) or not len(theirs):
         return None
     ratio = float(np.quantile(mine, 0.5) / np.quantile(theirs, 0.5))
     if SCALE_RANGE[0] <= ratio <= SCALE_RANGE[1]:
         return None
     return reading(f"{SCALE} {float(f'{1 / ratio:.3g}'):g}", side)
+
+
+# A pair of boxes is one scale apart when its four coordinate ratios agree within this factor; the
+# scale most such pairs agree on (bins of this width in log2) is a part's, with at least PAIRS_MIN pairs.
+PAIR_AGREEMENT: Final = 1.05
+SCALE_BIN: Final = 0.05
+SCALE_PAIRS_MIN: Final = 5
+
+
+def fitted_scale(pred: FloatArray, gt: FloatArray, side: str) -> Reading | None:
+    """The scale most pairs of boxes (`pred[i]`, `gt[i]`, pixels) are apart by, every coordinate of
+    the pair multiplied alike (a resolution mix-up moves the corners as it grows the box), when it
+    is outside SCALE_RANGE: a few confident pairs decide, the others are the model's own errors."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(gt > 1, pred / gt, np.nan)
+    ratio = ratio[(np.isfinite(ratio).sum(axis=1) >= 2) & ~(ratio <= 0).any(axis=1)]
+    if not len(ratio):
+        return None
+    agree = np.nanmax(ratio, axis=1) <= PAIR_AGREEMENT * np.nanmin(ratio, axis=1)
+    logs = np.log2(np.nanmedian(ratio[agree], axis=1)) if agree.any() else np.zeros(0)
+    logs = logs[np.isfinite(logs)]
+    if len(logs) < SCALE_PAIRS_MIN:
+        return None
+    bins = np.round(logs / SCALE_BIN).astype(np.int64)
+    values, counts = np.unique(bins, return_counts=True)
+    top = values[np.argmax(counts)]
+    if counts.max() < SCALE_PAIRS_MIN:
+        return None
+    factor = float(2 ** np.median(logs[bins == top]))
+    if SCALE_RANGE[0] <= factor <= SCALE_RANGE[1]:
+        return None
+    return reading(f"{SCALE} {float(f'{1 / factor:.3g}'):g}", side)
 
 
 # Rows a frame's shift is measured on: a mean over a few thousand corners is plenty.
@@ -238,15 +272,10 @@ def _network_candidates(
     values = [
         f"{mode} {size}" + suffix
         for size in NETWORK_SIZES
-        # part of the rows in a frame: the others' extent says nothing of its size (nor is one
-        # batch's rectangle a part of the data)
+        # part of the rows in a frame: the others' extent says nothing of its size
         if inside_min < INSIDE_SHARE_MIN or FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
         for mode, suffix in [(m, "") for m in MODES]
-        + [
-            ("letterbox", f" {STRIDE} {s}")
-            for s in STRIDES
-            if inside_min >= INSIDE_SHARE_MIN and (s == STRIDES[0] or size >= P6_FROM)
-        ]
+        + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
     ]
     corners, found = _Corners.of(parsed, rows), []
     for value in values:
@@ -287,7 +316,7 @@ def candidates(
     extent = float(np.quantile(np.abs(corners).max(axis=1), EXTENT_QUANTILE))
     if extent <= NORMALIZED_EXTENT:
         return [reading(NORMALIZED, side)]
-    scale = _scale_candidate(rows, other_xyxy, side)
+    scale = scale_candidate(rows.xyxy, other_xyxy, side)
     found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side, inside_min)]
     return found + ([scale] if scale is not None else [])
 

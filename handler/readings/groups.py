@@ -1,8 +1,10 @@
-"""A reading of part of a side's rows: a step of a pipeline applied to some images, or to the boxes
-of some classes (a second model's, merged in), and not to the others.
+"""A reading of part of a side's rows: a step of a pipeline applied to some images, to the boxes
+of some classes (a second model's, merged in), or to some boxes within the images whatever their
+class (two writers of one file), and not to the others.
 
-The geometry is one of the side's readings (a convention, a frame, both); the group is the images
-or the classes (as written) whose rows it places clearly better (`readings.rescore` finds them).
+The geometry is one of the side's readings (a convention, a frame, both); the group is the images,
+the classes (as written) or the boxes (each row's place in its file, `row_ids`) whose rows it places
+clearly better (`readings.rescore` finds them).
 The rows outside the group are left as read. No read option applies it: the warning names the
 group, how many, and the score read that way, and the step that wrote them is to fix.
 """
@@ -14,18 +16,27 @@ from typing import Final, Literal
 
 import numpy as np
 
-from handler.boxes import BoolArray, Parsed, ParsedRows
+from handler.boxes import BoolArray, IntArray, Parsed, ParsedRows
 from handler.readings.classes import written_keys
 from handler.readings.reading import Reading
 
-GroupKind = Literal["images", "classes"]
+GroupKind = Literal["images", "classes", "boxes"]
 # Members named in the reading's words; the findings' `only` lists them all.
 SHOWN: Final = 3
 
 
+def row_ids(rows: ParsedRows) -> IntArray:
+    """Each row's place in its side's file: what names a row of a group of boxes on any subset of
+    the rows (a subset keeps its rows' `source_index`; the whole side's may number them in order)."""
+    return rows.source_index if rows.source_index is not None else np.arange(len(rows), dtype=np.int64)
+
+
 def rows_in(parsed: Parsed, kind: GroupKind, members: frozenset[str]) -> BoolArray:
-    """The rows of the images (asset ids) or classes (as written) in `members`."""
+    """The rows of the images (asset ids), classes (as written) or boxes (row ids) in `members`."""
     rows = parsed.rows
+    if kind == "boxes":
+        chosen_rows: BoolArray = np.isin(row_ids(rows), np.array(sorted(int(m) for m in members)))
+        return chosen_rows
     if kind == "images":
         chosen = np.array([asset in members for asset in parsed.images.asset_ids] + [False])
         last = len(chosen) - 1
@@ -47,14 +58,23 @@ def _mixed(mask: BoolArray, read: ParsedRows, rows: ParsedRows) -> ParsedRows:
     return replace(read, xyxy=np.where(mask[:, None], read.xyxy, rows.xyxy), normalized=normalized)
 
 
-def only(reading: Reading, kind: GroupKind, members: frozenset[str], total: int, said: bool) -> Reading:
-    """`reading` applied to the group's rows only; `said`: its words name the group."""
+def only(
+    reading: Reading, kind: GroupKind, members: frozenset[str], total: int, said: bool, images: int = 0
+) -> Reading:
+    """`reading` applied to the group's rows only; `said`: its words name the group (a group of
+    boxes: `total` boxes, `images` the images they are on)."""
 
     def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
         read, names = reading.transform(parsed)
         return _mixed(rows_in(parsed, kind, members), read, parsed.rows), names
 
-    listed = sorted(members)
+    listed = sorted(members, key=lambda member: (len(member), member)) if kind == "boxes" else sorted(members)
     shown = ", ".join(listed[:SHOWN]) + (", …" if len(listed) > SHOWN else "")
-    where = f"on {len(listed)} of {total} {kind} ({shown})" if said else ""
-    return replace(reading, transform=transform, only=tuple(listed), part=where)
+    if kind == "boxes":
+        where = (
+            f"on {len(listed)} of the {total} boxes kept, within {images} images whatever their class "
+            f"(the file's boxes {shown}, counted from 0)"
+        )
+    else:
+        where = f"on {len(listed)} of {total} {kind} ({shown})"
+    return replace(reading, transform=transform, only=tuple(listed), part=where if said else "")

@@ -81,9 +81,17 @@ PLACED_MIN: Final = 3
 # Geometries kept per side for the verdict.
 KEPT_GEOMETRIES: Final = 2
 # A group of images is read another way when at least GROUP_MIN of the probe's head agree on a
-# geometry (a class, when one does): each placing at least twice the rows, and GROUP_GAIN_MIN more.
+# geometry (a class, when one does): each placing at least as many rows more as the base places
+# there (GROUP_GAIN_MIN more for a class; an image's group, GROUP_MIN * GROUP_GAIN_MIN in all).
 GROUP_MIN: Final = 3
 GROUP_GAIN_MIN: Final = 2
+# A group of boxes within images: at least MIXED_SHARE of the rows a geometry places share an image
+# with rows placed as read, BOXES_MIN of them and BOXES_SHARE of the head's kept rows at least, and
+# the classes' group explains fewer than CLASSES_COVER of them.
+MIXED_SHARE: Final = 0.3
+BOXES_MIN: Final = 10
+BOXES_SHARE: Final = 0.05
+CLASSES_COVER: Final = 0.9
 # A geometry is tried on part of the data when this share of the sampled rows fit it.
 PART_SHARE_MIN: Final = 0.1
 # A class reading goes on when it makes this share of the matched pairs (at least SAME_CLASS_MIN) same-class.
@@ -223,6 +231,7 @@ class Placer:
     gt_boxes: FloatArray  # per pair: the GT box as read, and its area
     gt_area: FloatArray
     iou_perfect: float
+    iou_min: float
     seen: dict[tuple[tuple[str, str, tuple[str, ...]], ...], BoolArray] = field(default_factory=dict)
 
     @classmethod
@@ -239,7 +248,9 @@ class Placer:
         counts = _within_budget(gt_image, np.searchsorted(pred_image[order], gt_image, "right") - starts)
         gt_row, at = enumerate_ranges(starts, counts)
         gt_boxes = _gt_pixels(probe, AS_READ)[gt_row]
-        return cls(probe, gt_row, order[at], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect)
+        return cls(
+            probe, gt_row, order[at], gt_boxes, box_area(gt_boxes), thresholds.iou_perfect, thresholds.iou_min
+        )
 
     def _good(self, candidate: Combined) -> BoolArray:
         """Per pair, whether its boxes overlap with IoU ≥ IOU_PERFECT under the candidate (once per
@@ -250,6 +261,12 @@ class Placer:
         return self.seen[key]
 
     def _placed_pairs(self, candidate: Combined) -> BoolArray:
+        with np.errstate(invalid="ignore"):
+            good: BoolArray = self._pair_iou(candidate) >= self.iou_perfect
+        return good
+
+    def _pair_iou(self, candidate: Combined) -> FloatArray:
+        """Per pair, the IoU of its boxes under the candidate (NaN where a box has no area)."""
         probe = self.probe
         if candidate.of("gt"):
             a = _gt_pixels(probe, candidate)[self.gt_row]
@@ -263,9 +280,48 @@ class Placer:
                 overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2]),
                 overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]),
             )
-            iou = iou_of_overlap(width, height, area_a, area_b)
-            good: BoolArray = (iou >= self.iou_perfect) & (area_a > 0) & (area_b > 0)
-        return good
+            iou: FloatArray = np.where(
+                (area_a > 0) & (area_b > 0), iou_of_overlap(width, height, area_a, area_b), np.nan
+            )
+        return iou
+
+    def _best_iou(self, candidate: Combined) -> FloatArray:
+        """Per prediction row, its best IoU with a GT box under the candidate (0: none)."""
+        best = np.zeros(len(self.probe.pred.rows))
+        np.fmax.at(best, self.pred_row, self._pair_iou(candidate))
+        return best
+
+    def moved_onto(self, candidate: Combined, base: Combined) -> BoolArray:
+        """Per prediction row, whether the candidate places it (IoU ≥ IOU_PERFECT with a GT box)
+        far from where `base` puts it (IoU < IOU_MIN between the two): the rows a step of the
+        pipeline wrote, not the ones a model placed a little off (a transform near the identity
+        would pick those one by one)."""
+        pred = self.probe.pred
+        a = _pixels(pred, apply(base.of("pred"), pred)[0])
+        b = _pixels(pred, apply(candidate.of("pred"), pred)[0])
+        with np.errstate(invalid="ignore", over="ignore"):
+            width = overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2])
+            height = overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3])
+            itself = iou_of_overlap(width, height, box_area(a), box_area(b))
+        found: BoolArray = self.placed_rows(candidate) & ~(itself >= self.iou_min)
+        return found
+
+    def closer_rows(self, candidate: Combined, base: Combined) -> BoolArray:
+        """Per prediction row, whether the candidate brings it onto a GT box (IoU ≥ IOU_MIN) closer
+        than `base` does (a group's members, once `moved_onto` found the group)."""
+        best = self._best_iou(candidate)
+        found: BoolArray = (best >= self.iou_min) & (best > self._best_iou(base))
+        return found
+
+    def size_ratio(self, candidate: Combined) -> float | None:
+        """The median GT / prediction box size over the pairs the candidate places (None: none)."""
+        good = self._good(candidate)
+        if not np.any(good):
+            return None
+        pred = _pixels(self.probe.pred, apply(candidate.of("pred"), self.probe.pred)[0])[self.pred_row[good]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.sqrt(self.gt_area[good] / box_area(pred))
+        return float(np.median(ratio))
 
     def placed(self, candidate: Combined) -> int:
         good = self._good(candidate)
@@ -297,6 +353,7 @@ class Placer:
             self.gt_boxes[keep],
             self.gt_area[keep],
             self.iou_perfect,
+            self.iou_min,
         )
         return placer, rows
 
@@ -339,8 +396,7 @@ def _geometries(probe: Probe, share: float = boxes.VALID_SHARE_MIN) -> list[Comb
             as_read, pred_rows, sample_boxes(other), other_normalized, "pred", inside_min
         )
     ]
-    joined = kinds if share >= boxes.VALID_SHARE_MIN else []  # a part's: one step at a time
-    for kind in joined:  # a convention's boxes may leave their images until their frame is undone
+    for kind in kinds:  # a convention's boxes may leave their images until their frame is undone
         rows, _ = apply((kind,), as_read)
         read = replace(as_read, rows=rows)
         joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred", inside_min)
@@ -446,17 +502,25 @@ def _counted(keys: IntArray, rows: BoolArray, count: int) -> IntArray:
 
 
 def _group(
-    candidate: Combined, base: Combined, kind: groups.GroupKind, members: frozenset[str], total: int
+    candidate: Combined,
+    base: Combined,
+    kind: groups.GroupKind,
+    members: frozenset[str],
+    total: int,
+    images: int = 0,
 ) -> Combined:
     """The candidate's geometry read on the group's rows only (its `base` on every row)."""
     geometry = [part for part in candidate.parts if part not in base.parts]
-    parts = (groups.only(part, kind, members, total, said=part is geometry[-1]) for part in geometry)
+    parts = (
+        groups.only(part, kind, members, total, said=part is geometry[-1], images=images) for part in geometry
+    )
     return Combined((*base.parts, *parts))
 
 
 @dataclass(frozen=True)
 class Group:
-    """A geometry a group of keys (images, classes) agrees on, on the probe's head."""
+    """A geometry a group of keys (images, classes; boxes: none, named on every image) agrees on,
+    on the probe's head."""
 
     gained: int  # rows it places that the base does not
     kind: groups.GroupKind
@@ -473,36 +537,82 @@ def _part_geometries(probe: Probe, base: Combined) -> list[Combined]:
     ]
 
 
+def _within_images(new: BoolArray, image: IntArray, before: IntArray, kept: int) -> bool:
+    """The rows a geometry places (`new`, on `image`) are a group of boxes within the images:
+    enough of them (BOXES_MIN, BOXES_SHARE of the `kept` rows) to be a writer's, most of them on an
+    image with rows the base places (a step of one image's pipeline would leave none)."""
+    placed = int(np.count_nonzero(new))
+    mixed = int(np.count_nonzero(new & (before[image] > 0)))
+    return placed >= max(BOXES_MIN, BOXES_SHARE * kept) and mixed >= MIXED_SHARE * placed
+
+
+def _part_scale(unplaced: Placer, base: Combined) -> list[Combined]:
+    """The scale most pairs of rows left unplaced are apart by (a step that scaled part of the
+    data), refined on the pairs it places; none near 1."""
+    pred = unplaced.probe.pred
+    pred_boxes = _pixels(pred, apply(base.of("pred"), pred)[0])[unplaced.pred_row]
+    found = frames.fitted_scale(pred_boxes, unplaced.gt_boxes, "pred")
+    if found is None:
+        return []
+    candidate = base.plus(found)
+    for _ in range(REFINE_STEPS):
+        ratio = unplaced.size_ratio(candidate)
+        if ratio is None or not np.isfinite(ratio):
+            break
+        candidate = base.plus(frames.rescaled(candidate.parts[-1], ratio))
+    return [candidate]
+
+
 def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
-    """Each geometry's group of classes and of images, the best few of each kind."""
+    """Each geometry's group of classes, of images and of boxes within images, the best few of each
+    kind. A class is in its group when the geometry places at least as many of its rows as the
+    base, and GROUP_GAIN_MIN; an image when the geometry moves at least as many of its rows far
+    onto a GT box (`moved_onto`) as the base places, and one: GROUP_MIN images at least, with
+    GROUP_MIN * GROUP_GAIN_MIN rows between them (a sparse dataset has one or two boxes an image)."""
     base_rows = head.placed_rows(base)
     unplaced, rows = head.unplaced(base)
     pred = head.probe.pred
     class_keys, names = classes.written_keys(pred)
-    by_kind: dict[groups.GroupKind, tuple[IntArray, int, int]] = {
-        "classes": (class_keys, len(names), 1),
-        "images": (pred.rows.image, len(pred.images.asset_ids), GROUP_MIN),
-    }
+    image, images = pred.rows.image, len(pred.images.asset_ids)
+    by_class, by_image = _counted(class_keys, base_rows, len(names)), _counted(image, base_rows, images)
     found = []
-    for candidate in _part_geometries(head.probe, base):
+    for candidate in _part_geometries(head.probe, base) + _part_scale(unplaced, base):
         new = unplaced.placed_rows(candidate)
         if np.count_nonzero(new) < GROUP_GAIN_MIN:
             continue
-        for kind, (keys, count, least) in by_kind.items():
-            gained = _counted(keys[rows], new, count)
-            before = _counted(keys, base_rows, count)
-            chosen = _preferring(before, gained, GROUP_GAIN_MIN)
-            if len(chosen) >= least and _others_placed(before, chosen):
-                found.append(Group(int(gained[chosen].sum()), kind, candidate, chosen))
+        gained = _counted(class_keys[rows], new, len(names))
+        chosen = _preferring(by_class, gained, GROUP_GAIN_MIN)
+        if len(chosen) and _others_placed(by_class, chosen):
+            found.append(Group(int(gained[chosen].sum()), "classes", candidate, chosen))
+        moved = unplaced.moved_onto(candidate, base)
+        gained = _counted(image[rows], moved, images)
+        chosen = _preferring(by_image, gained, 1)
+        enough = len(chosen) >= GROUP_MIN and gained[chosen].sum() >= GROUP_MIN * GROUP_GAIN_MIN
+        if enough and _others_placed(by_image, chosen):
+            found.append(Group(int(gained[chosen].sum()), "images", candidate, chosen))
+        if _within_images(moved, image[rows], by_image, len(base_rows)):
+            found.append(Group(int(np.count_nonzero(moved)), "boxes", candidate, np.empty(0, dtype=np.int64)))
     found.sort(key=lambda group: -group.gained)
-    return [group for kind in by_kind for group in [g for g in found if g.kind == kind][:KEPT_GEOMETRIES]]
+    kinds: tuple[groups.GroupKind, ...] = ("classes", "images", "boxes")
+    return [group for kind in kinds for group in [g for g in found if g.kind == kind][:KEPT_GEOMETRIES]]
+
+
+def _boxes_group(every: Placer, group: Group, base: Combined) -> Combined:
+    """A group of boxes within images named on every shared image: the rows the base leaves
+    unplaced that the geometry places."""
+    unplaced, rows = every.unplaced(base)
+    chosen = rows[unplaced.closer_rows(group.candidate, base)]
+    pred_rows = every.probe.pred.rows
+    members = frozenset(str(row) for row in groups.row_ids(pred_rows)[chosen].tolist())
+    images = len(np.unique(pred_rows.image[chosen]))
+    return _group(group.candidate, base, "boxes", members, len(pred_rows), images)
 
 
 def _group_candidates(search: Search, placed: Placed) -> list[Combined]:
-    """Geometries a group of images, or of classes, agrees on while the others are read right: a
-    step of the pipeline applied to part of the data. Classes (as written) are named on the probe's
-    head; images found there, then named on every shared image (one more row placed is enough
-    there, the geometry being the group's)."""
+    """Geometries a group of images, of classes or of boxes within images agrees on while the
+    others are read right: a step of the pipeline applied to part of the data. Classes (as
+    written) are named on the probe's head; images and boxes found there, then named on every
+    shared image (one row brought onto a GT box is enough there, the geometry being the group's)."""
     head, base = placed.placer, placed.base
     found = []
     for group in _groups_on_head(head, base):
@@ -512,9 +622,12 @@ def _group_candidates(search: Search, placed: Placed) -> list[Combined]:
             found.append(_group(group.candidate, base, "classes", members, len(names)))
             continue
         every = search.every_placer
+        if group.kind == "boxes":
+            found.append(_boxes_group(every, group, base))
+            continue
         unplaced, rows = every.unplaced(base)
         image, images = every.probe.pred.rows.image, every.probe.images
-        gained = _counted(image[rows], unplaced.placed_rows(group.candidate), images)
+        gained = _counted(image[rows], unplaced.closer_rows(group.candidate, base), images)
         chosen = _preferring(_counted(image, every.placed_rows(base), images), gained, 1)
         asset_ids = every.probe.pred.images.asset_ids
         members = frozenset(asset_ids[i] for i in chosen.tolist())
@@ -601,14 +714,17 @@ def _with_classes(geometry: Combined, search: Search) -> list[Combined]:
 
 
 def _unknown_mapped(geometry: Combined, search: Search) -> list[Reading]:
-    """The one-to-one mapping the probe's matches follow once each class the categories do not
-    have is read as its own (a trainer's own label strings): the mapping by matches, for names.
-    Each round's classes, read as mapped, leave the GT boxes they took to the classes left."""
-    pred = search.probe.pred
+    """The one-to-one mapping of the classes the categories do not have: first those that spell a
+    GT class another way, then by the probe's matches once each class left is read as its own (a
+    trainer's own label strings), and the last one left by elimination. Each round's classes,
+    read as mapped, leave the GT boxes they took to the classes left."""
+    pred, listed = search.probe.pred, search.sides.gt.class_names
     # every prediction is matched: a class kept under the cut only below it is a class all the same
     every_box = replace(search.thresholds, confidence_threshold=0.0)
-    class_map: dict[str, str] = {}
-    read = geometry
+    rows, pred_names = apply(geometry.of("pred"), pred)
+    class_map = classes.spelled_map(replace(pred, rows=rows, class_names=pred_names), listed)
+    spelled = len(class_map)
+    read = geometry.plus(classes.reading(class_map)) if class_map else geometry
     for _ in range(MAPPING_ROUNDS):
         rows, pred_names = apply(read.of("pred"), pred)
         own = classes.as_own_classes(replace(pred, rows=rows, class_names=pred_names))
@@ -623,7 +739,11 @@ def _unknown_mapped(geometry: Combined, search: Search) -> list[Reading]:
             break
         class_map |= dict(step.class_map)
         read = geometry.plus(classes.reading(class_map))
-    return [classes.matched_reading(class_map)] if class_map else []
+    rows, pred_names = apply(read.of("pred"), pred)
+    last = classes.eliminated(replace(pred, rows=rows, class_names=pred_names), listed, class_map)
+    if len(class_map) == spelled and not last:
+        return []  # the spelling alone: `name_candidate`'s reading
+    return [classes.matched_reading(class_map | last, spelled, bool(last))]
 
 
 def _score(counts: IntArray) -> float:

@@ -24,7 +24,8 @@ from handler.engine import Tally, Thresholds
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.exactsum import ExactSum
 from handler.engine.timecost import TimeCosts
-from handler.metric import FrontDoor, load_records
+from handler.front_door import FrontDoor
+from handler.metric import load_records
 from handler.mmeval import PrelabelingEfficiencyMetric
 
 Record = dict[str, Any]

@@ -243,12 +243,38 @@ OTHER_SPELLING: Final = {
 }
 
 
+# COCO's names as Open Images and Objects365 write them (a detector trained on those, its labels kept).
+OPEN_IMAGES: Final = {
+    "tv": "Television",
+    "cell phone": "Mobile phone",
+    "donut": "Doughnut",
+    "mouse": "Computer mouse",
+    "potted plant": "Houseplant",
+    "frisbee": "Flying disc",
+    "cow": "Cattle",
+    "dining table": "Dinning Table",
+    "handbag": "Handbag/Satchel",
+    "skis": "Skiboard",
+    "suitcase": "Luggage",
+    "hair drier": "Hair Dryer",
+    "microwave": "Microwave oven",
+    "remote": "Remote control",
+    "person": "People",
+}
+
+
+def plural(name: str) -> str:
+    """A class name as a plural label (`cars`, `buses`): a trainer's own folder names."""
+    return name + ("es" if name.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def spelled(spelling: Callable[[str], str]) -> Mistake:
-    """`category_id` written as the class's name spelled by `spelling` (a trainer's own label strings)."""
+    """`category_id` written as the class's name spelled by `spelling` (a trainer's own label strings;
+    a name already written stays)."""
 
     def mistake(gt: dict[str, Any], results: Results) -> Results:
         name = {category["id"]: spelling(category["name"]) for category in gt["categories"]}
-        return [{**r, "category_id": name[r["category_id"]]} for r in results]
+        return [{**r, "category_id": name.get(r["category_id"], r["category_id"])} for r in results]
 
     return mistake
 
@@ -285,6 +311,33 @@ def on_classes(share: float, mistake: Mistake, seed: int = SEED) -> Mistake:
         return mistake(gt, [r for r in results if r["category_id"] in chosen]) + [
             r for r in results if r["category_id"] not in chosen
         ]
+
+    return partial
+
+
+def chained(*mistakes: Mistake) -> Mistake:
+    """The mistakes made one after the other (a step that made two: letterboxed, then written as corners)."""
+
+    def made(gt: dict[str, Any], results: Results) -> Results:
+        for mistake in mistakes:
+            results = mistake(gt, results)
+        return results
+
+    return made
+
+
+def on_boxes(mistake: Mistake) -> Mistake:
+    """`mistake` made on every other box of each image, whatever its class (two writers of one file:
+    a merge of two exports box by box)."""
+
+    def partial(gt: dict[str, Any], results: Results) -> Results:
+        seen: dict[int, int] = {}
+        chosen = []
+        for result in results:
+            chosen.append(seen.get(result["image_id"], 0) % 2 == 1)
+            seen[result["image_id"]] = seen.get(result["image_id"], 0) + 1
+        made = iter(mistake(gt, [r for r, c in zip(results, chosen, strict=True) if c]))
+        return [next(made) if c else r for r, c in zip(results, chosen, strict=True)]
 
     return partial
 

@@ -51,9 +51,10 @@ class OtherReading(Section):
     )
     only: tuple[str, ...] = Field(
         default=(),
-        description="The images (asset ids) or classes (as written) it reads another way, when only part "
-        "of the rows was written so (a step of the pipeline applied to part of the data): no option "
-        "applies it to them alone. Empty: every row.",
+        description="The images (asset ids), classes (as written) or boxes within images (each one's place "
+        "in the predictions file, counted from 0) it reads another way, when only part of the rows was "
+        "written so (a step of the pipeline applied to part of the data): no option applies it to them "
+        "alone. Empty: every row.",
     )
 
 
