@@ -767,7 +767,7 @@ def _compare(args: argparse.Namespace) -> int:
     from handler.report.findings import compare_summary
     from handler.report.ledger import format_of_file
     from handler.report.ledger.transition_rows import TRANSITION_COLUMNS, transition_table
-    from handler.report.page import render_compare_html
+    from handler.report.page.compare_page import render_compare_html
 
     configure_logging(args, default=logging.WARNING)
     rows_format = format_of_file(args.transitions, "--transitions") if args.transitions else None
