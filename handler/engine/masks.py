@@ -13,7 +13,8 @@ figure agrees with it bit for bit:
 - `extent` is `toBbox` as a box `[x_min, y_min, x_max, y_max]` over the pixels' edges.
 
 A mask's foreground is a set of half-open intervals of pixel positions, position `x * height +
-y` (column-major): the intervals are what the measures work on (`foreground`).
+y` (column-major) (`foreground`); cut at the columns, they are the pieces two masks are compared
+by, column by column (`Measured`).
 """
 
 from __future__ import annotations
