@@ -1,7 +1,7 @@
 """Mask pre-labels on the way back: `prelabel-eval export` of a report scored on masks (the COCO
 val2014 pair) loads in the tools themselves with every mask as it was scored.
 
-- Label Studio: the tasks (brushes, or outline polygons) imported into a project made with the
+- Label Studio: the tasks (brushes, or polygons) imported into a project made with the
   exported config, the project exported again through the export API and read back by our reader:
   the same masks as the file sent, pixel for pixel, and scored again, the run's counts.
 - CVAT and COCO: the files loaded by datumaro's importers (CVAT's own dataset library): each
