@@ -15,6 +15,7 @@ run, and never a bitmap.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,9 +38,9 @@ _BRUSH_RUN_SIZES: Final = (3, 4, 8, 16)
 _CHANNELS: Final = 4
 _ON: Final = 255
 _COUNT_BITS: Final = 32
-# Column runs of masks encoded as brushes at once: each becomes about two row runs (records), each
-# record a row of bits: a few tens of MB in flight.
-_BRUSH_RUN_BUDGET: Final = 1 << 15
+# Column runs of masks encoded at once (`in_groups`): each becomes about two row runs, and a brush
+# record or a few polygon edges: a few tens of MB in flight.
+RUN_BUDGET: Final = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -180,18 +181,18 @@ def cvat_crops(masks: MaskRuns) -> Crops:
     return Crops(left, top, width, height, runs, offsets)
 
 
-def label_studio_brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
-    """Each mask as Label Studio's brush `rle` (the bytes of its bit stream), about
-    `_BRUSH_RUN_BUDGET` runs of masks at a time (a run is a record of ~60 bits in flight)."""
-    runs = np.diff(masks.offsets)
-    group = np.cumsum(runs) // _BRUSH_RUN_BUDGET
+def in_groups(masks: MaskRuns) -> Iterator[MaskRuns]:
+    """The masks in consecutive groups of about `RUN_BUDGET` runs: what an encoder keeps in flight
+    is a few columns per run of one group, whatever the number of masks."""
+    group = np.cumsum(np.diff(masks.offsets)) // RUN_BUDGET
     cuts = np.concatenate(([0], np.flatnonzero(np.diff(group)) + 1, [len(masks)])).tolist()
-    return [
-        stream
-        for first, last in itertools.pairwise(cuts)
-        if last > first
-        for stream in _brushes(masks[first:last])
-    ]
+    return (masks[first:last] for first, last in itertools.pairwise(cuts) if last > first)
+
+
+def label_studio_brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
+    """Each mask as Label Studio's brush `rle` (the bytes of its bit stream), a group at a time
+    (each run a record of ~60 bits in flight)."""
+    return [stream for group in in_groups(masks) for stream in _brushes(group)]
 
 
 def _brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:

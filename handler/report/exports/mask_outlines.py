@@ -24,7 +24,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import IntArray, MaskRuns
-from handler.report.exports.mask_encodings import RowRuns, row_runs
+from handler.report.exports.mask_encodings import RowRuns, in_groups, row_runs
 
 RIGHT, DOWN, LEFT, UP = 0, 1, 2, 3
 _NO_EDGES: Final = np.zeros(0, dtype=np.int64)
@@ -55,7 +55,16 @@ class _Edges:
 
 
 def outlines(masks: MaskRuns) -> Outlines:
-    """Each mask as one polygon, exact (see the module)."""
+    """Each mask as one polygon, exact (see the module), a group of masks at a time."""
+    found = [_outlines(group) for group in in_groups(masks)]
+    counts = [np.diff(outline.offsets) for outline in found]
+    return Outlines(
+        np.concatenate([outline.points for outline in found]) if found else np.zeros((0, 2), dtype=np.int64),
+        np.concatenate(([0], np.cumsum(np.concatenate(counts)) if counts else [])).astype(np.int64),
+    )
+
+
+def _outlines(masks: MaskRuns) -> Outlines:
     edges = _boundary(row_runs(masks))
     order, label = _ring_order(edges)
     ordered = edges[order]
