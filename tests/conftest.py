@@ -33,6 +33,7 @@ QUICK_PATHS = (
     "tests/datasets/",
     "tests/inputs/",
     "tests/readings/test_readings.py",
+    "tests/readings/test_class_spellings.py",
     "tests/execution/test_plan.py",
     "tests/report/test_report_page.py",
     "tests/report/test_exports.py",
