@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from handler.engine import Thresholds
     from handler.engine.timecost import TimeCosts
     from handler.inputs import load_time_costs
-    from handler.metric import EfficiencyResult, PrelabelingEfficiency, Records, load_outcomes, load_records
-    from handler.report.findings import Comparison
+    from handler.metric import PrelabelingEfficiency, Records, load_outcomes, load_records
+    from handler.report.findings import Comparison, EfficiencyResult
 
 # The public names, imported on first use: `python -m handler --help` and the node's error
 # paths do not pay for the metric API, pydantic models and the report code.
@@ -22,7 +22,7 @@ _PUBLIC = {
     "BoxTable": "handler.boxes",
     "Comparison": "handler.report.findings",
     "Dataset": "handler.boxes",
-    "EfficiencyResult": "handler.metric",
+    "EfficiencyResult": "handler.report.findings",
     "PrelabelingEfficiency": "handler.metric",
     "Records": "handler.metric",
     "load_outcomes": "handler.metric",

@@ -81,6 +81,9 @@ class MaskRuns:
     offsets: IntArray
     height: IntArray
     width: IntArray
+    # Rows selected from another table's masks: which, and their rows there (so that the engine
+    # measures a selection from what it measured of the whole, `engine/masks.py` `Measured`).
+    selected_from: tuple[MaskRuns, IntArray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.height)
@@ -112,8 +115,15 @@ class MaskRuns:
 
     def __getitem__(self, index: Any) -> MaskRuns:
         rows = np.arange(len(self))[index]
+        whole, rows_there = self.selected_from or (self, np.arange(len(self)))
+        selection = whole, rows_there[rows]
+        if isinstance(index, slice) and index.step in (None, 1) and len(rows):
+            # A range of rows: their runs are one range, a view.
+            first, last = self.offsets[rows[0]], self.offsets[rows[-1] + 1]
+            offsets = self.offsets[rows[0] : rows[-1] + 2] - first
+            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows], selection)
         positions, offsets = ragged_take(self.offsets, rows)
-        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows])
+        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows], selection)
 
     @property
     def present(self) -> BoolArray:
@@ -191,6 +201,65 @@ class UnmadeMasks:
 Masks = MaskRuns | UnmadeMasks
 
 
+@dataclass(frozen=True, eq=False)
+class WrittenMasks:
+    """N instance masks still the JSON text a file wrote them as (COCO's `segmentation`): row i's
+    is `text[starts[i]:ends[i]]` (`null` where none), on its image of `height` x `width` (NaN:
+    unknown). A box run never parses them; they are parsed (`datasets/segmentation.py`
+    `readable`) only once both sides have masks, so a value that cannot be read is found then.
+    Selecting rows selects their bounds, the text is shared.
+    """
+
+    text: bytes
+    starts: IntArray
+    ends: IntArray
+    height: FloatArray
+    width: FloatArray
+    # (N,) wrote a polygon list (on an image of known size) or an RLE object, not empty
+    present: BoolArray
+
+    @classmethod
+    def concatenate(cls, parts: list[WrittenMasks]) -> WrittenMasks:
+        shifts = np.cumsum([0] + [len(p.text) for p in parts[:-1]])
+        return cls(
+            b"".join(p.text for p in parts),
+            np.concatenate([p.starts + shift for p, shift in zip(parts, shifts, strict=True)]),
+            np.concatenate([p.ends + shift for p, shift in zip(parts, shifts, strict=True)]),
+            np.concatenate([p.height for p in parts]),
+            np.concatenate([p.width for p in parts]),
+            np.concatenate([p.present for p in parts]),
+        )
+
+    @classmethod
+    def none(cls, n: int) -> WrittenMasks:
+        """n rows without a mask."""
+        return cls(
+            b"null",
+            np.zeros(n, np.int64),
+            np.full(n, 4, np.int64),
+            np.full(n, np.nan),
+            np.full(n, np.nan),
+            np.zeros(n, dtype=bool),
+        )
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, index: Any) -> WrittenMasks:
+        return WrittenMasks(
+            self.text,
+            self.starts[index],
+            self.ends[index],
+            self.height[index],
+            self.width[index],
+            self.present[index],
+        )
+
+
+# A table's masks as read: `Masks`, or (COCO's) the text they were written as, to be parsed.
+TableMasks = Masks | WrittenMasks
+
+
 def concatenate_masks(parts: list[Masks]) -> Masks:
     """The masks of `parts` one after the other: runs where every part is runs."""
     runs = [p for p in parts if isinstance(p, MaskRuns)]
@@ -198,6 +267,18 @@ def concatenate_masks(parts: list[Masks]) -> Masks:
         return MaskRuns.concatenate(runs)
     return UnmadeMasks.concatenate(
         [p if isinstance(p, UnmadeMasks) else UnmadeMasks.of_runs(p) for p in parts]
+    )
+
+
+def concatenate_table_masks(parts: list[TableMasks]) -> TableMasks:
+    """`concatenate_masks`, or text where some part is text (the others then have no mask)."""
+    made = [p for p in parts if not isinstance(p, WrittenMasks)]
+    if len(made) == len(parts):
+        return concatenate_masks(made)
+    if any(p.present.any() for p in made):
+        raise ValueError("Expected masks written as text joined only to rows without a mask")
+    return WrittenMasks.concatenate(
+        [p if isinstance(p, WrittenMasks) else WrittenMasks.none(len(p)) for p in parts]
     )
 
 
@@ -215,8 +296,9 @@ class BoxTable:
         angle: (N,) float64, degrees clockwise on the image about the box's centre; `xyxy` is
             the box before turning (0: an axis-aligned box; `engine/rotated.py`).
         masks: each box's instance mask (`MaskRuns`; `UnmadeMasks` while some are polygons not
-            yet rasterised), its `xyxy` then being the mask's extent where the format wrote no
-            box; None: no row has a mask.
+            yet rasterised; `WrittenMasks` while still the text a file wrote, until the pairing),
+            its `xyxy` then being the mask's extent where the format wrote no box; None: no row
+            has a mask.
     """
 
     xyxy: FloatArray
@@ -226,7 +308,7 @@ class BoxTable:
     source_index: IntArray
     difficult: BoolArray
     angle: FloatArray
-    masks: Masks | None = None
+    masks: TableMasks | None = None
 
     def __post_init__(self) -> None:
         n = len(self.class_id)
@@ -247,7 +329,7 @@ class BoxTable:
         source_index: Any = None,
         difficult: Any = None,
         angle: Any = None,
-        masks: Masks | None = None,
+        masks: TableMasks | None = None,
     ) -> BoxTable:
         """Build a table from array-likes, filling the optional columns with their defaults."""
         class_ids = np.asarray(class_id, dtype=np.int64).reshape(-1)
@@ -278,7 +360,7 @@ class BoxTable:
         masked = any(t.masks is not None for t in tables)
         return cls(
             **{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS},
-            masks=concatenate_masks([t.mask_runs for t in tables]) if masked else None,
+            masks=concatenate_table_masks([t.mask_runs for t in tables]) if masked else None,
         )
 
     def __len__(self) -> int:
@@ -295,7 +377,7 @@ class BoxTable:
         return replace(self, **columns)
 
     @property
-    def mask_runs(self) -> Masks:
+    def mask_runs(self) -> TableMasks:
         """The masks, rows without one where the table has none."""
         return MaskRuns.none(len(self)) if self.masks is None else self.masks
 
@@ -449,9 +531,9 @@ class ParsedRows:
     # frame, NaN where a row wrote none: the builder makes them rectangles (`xyxy`, `angle`), in
     # pixels where the image's size is known. None: the boxes are `xyxy` (and `angle`).
     corners: FloatArray | None = None
-    # Each row's instance mask (`Masks`, pixels of its image, made by `engine/masks.py`); a row
-    # that wrote none has no runs. None: no row wrote a mask.
-    masks: Masks | None = None
+    # Each row's instance mask (`TableMasks`, pixels of its image, made by `engine/masks.py`); a
+    # row that wrote none has no runs. None: no row wrote a mask.
+    masks: TableMasks | None = None
 
     def __len__(self) -> int:
         return len(self.class_id)

@@ -10,6 +10,7 @@ prelabel-eval gc [--older-than DURATION]             (staging left by interrupte
 prelabel-eval compare GT PRED_A PRED_B [--json] [--html FILE] [--transitions FILE]  (which helps more)
 prelabel-eval calibrate LOG... [--out costs.json]    (a team's seconds per action from its tool's logs)
 prelabel-eval export REPORT_ID|latest --to TOOL --out PATH [--policy POLICY] [--image-root PREFIX]
+                                   [--mask-shape mask|polygon]
 
 argparse sub-parsers; an option block that several commands take is declared once, as a parent
 parser (`_node_input_parent`, `_dataset_parent`, `_time_cost_parent`, and command_line's); every
@@ -31,9 +32,9 @@ import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 import orjson
 
@@ -56,7 +57,7 @@ from handler.command_line import (
 )
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
-from handler.engine.timecost import ACTIONS, ASSUMED, CITED, SECONDS_MAX, TimeCosts
+from handler.engine.timecost import ACTIONS, ASSUMED, CITED, SECONDS_MAX, Shape, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
     IMAGES_KEY,
@@ -70,7 +71,7 @@ from handler.inputs import (
     read_time_costs,
     select_options,
 )
-from handler.report.exports import EXPORT_TARGETS, POLICIES
+from handler.report.exports import EXPORT_TARGETS, MASK_SHAPES, POLICIES
 from handler.report.ledger import OUTCOME_FORMATS, OutcomeFormat
 from handler.report.publish import (
     SAFE_AGE_SECONDS,
@@ -331,6 +332,12 @@ def _calibrate_arguments(parser: OneLineParser) -> None:
     parser.add_argument(
         "--out", default="costs.json", metavar="FILE", help="the costs file (default %(default)s)"
     )
+    parser.add_argument(
+        "--shape",
+        choices=get_args(Shape),
+        help="what the labelers drew (default: a Label Studio log's own regions, else boxes; "
+        "CVAT's events do not say): masks fits a mask's seconds",
+    )
 
 
 def _export_arguments(parser: OneLineParser) -> None:
@@ -355,6 +362,14 @@ def _export_arguments(parser: OneLineParser) -> None:
         default="",
         metavar="PREFIX",
         help="label-studio: put before each asset id in data.image, so Label Studio opens the image",
+    )
+    parser.add_argument(
+        "--mask-shape",
+        choices=MASK_SHAPES,
+        default=MASK_SHAPES[0],
+        help="a report scored on masks, to label-studio and cvat: the masks as they were scored (mask: "
+        "brushes, CVAT masks) or their outline polygons (polygon); coco writes RLE, yolo-seg "
+        "polygons (default %(default)s)",
     )
 
 
@@ -700,14 +715,16 @@ def _export(args: argparse.Namespace) -> int:
     )
     with reading_part(report_id, REPORT_PARTS["queue"]):
         queue = work_seconds(read_report_part(store, report_id, REPORT_PARTS["queue"]))
-    labels = pre_labels(report_id, findings, chunks, policy, queue)
+    labels = replace(pre_labels(report_id, findings, chunks, policy, queue), mask_shape=args.mask_shape)
     target = EXPORT_TARGETS[args.to]
     written = _write_files(args.out, target.files(labels, PurePath(args.out), args.image_root))
     boxes = labels.boxes
     version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
+    empty = labels.empty_masks
+    left_out = f", {counted(empty, 'pre-label')} with an empty mask left out" if empty else ""
     print(
         f"wrote {counted(len(boxes), 'pre-label')} on {counted(len(boxes.asset_ids), 'image')} "
-        f"({policy} policy{version}) "
+        f"({policy} policy{version}{left_out}) "
         f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
     if target.needs is not None:
@@ -750,7 +767,7 @@ def _compare(args: argparse.Namespace) -> int:
     from handler.report.findings import compare_summary
     from handler.report.ledger import format_of_file
     from handler.report.ledger.transition_rows import TRANSITION_COLUMNS, transition_table
-    from handler.report.page import render_compare_html
+    from handler.report.page.compare_page import render_compare_html
 
     configure_logging(args, default=logging.WARNING)
     rows_format = format_of_file(args.transitions, "--transitions") if args.transitions else None
@@ -780,7 +797,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     from handler.calibrate import calibrate, calibration_lines
 
     configure_logging(args, default=logging.WARNING)
-    costs = calibrate(args.logs)
+    costs = calibrate(args.logs, shape=args.shape)
     _write_file(args.out, "--out", orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
     print("\n".join([*calibration_lines(costs), f"wrote {args.out} (use it: --time-costs {args.out})"]))
     return 0

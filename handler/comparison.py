@@ -1,14 +1,14 @@
 """Compare two prediction sets on the same GT: `prelabel-eval compare` and `handler.compare`.
 
-Both sets run through the node's code path (`plan_sides`, `evaluate_plan`) against one GT, opened
-and read once, with the inputs parsed once; nothing is written: the shards keep no ledger.
+Both sets run through the node's front door (`FrontDoor.read_against`, `process_plan`) against one
+GT, opened and read once, with the inputs parsed once; nothing is written: the shards keep no ledger.
 Images scored in both runs are paired by asset id.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -25,8 +25,9 @@ from handler.engine.paired import paired_bootstrap, paired_images
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import Transitions, box_transitions
 from handler.errors import InputError
-from handler.execution import Evaluated, ExecutionOptions, evaluate_plan, plan_sides
+from handler.execution import Evaluated, ExecutionOptions
 from handler.features import ANALYSES, COMPARE_ONLY
+from handler.front_door import FrontDoor
 from handler.inputs import NodeInputs, arguments, parse_inputs
 from handler.report.findings import Comparison, RunFigures, build_comparison
 from handler.report.findings.compare_findings import PairedImages, transitions_section
@@ -34,11 +35,31 @@ from handler.storage import Store
 from handler.storage.local import LocalStore
 
 
-def _evaluate(gt: OpenSide, pred: OpenSide, inputs: NodeInputs, execution: ExecutionOptions) -> Evaluated:
+def _evaluate(door: FrontDoor, gt: OpenSide, pred: OpenSide) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
-    return evaluate_plan(
-        plan_sides(gt, pred, inputs.thresholds, execution, (*ANALYSES, *COMPARE_ONLY), inputs.score_on), None
+    return door.process_plan(door.read_against(gt, pred, (*ANALYSES, *COMPARE_ONLY)))
+
+
+def _on_masks(run: Evaluated) -> bool:
+    return bool(run.gt.masks and run.pred.masks)
+
+
+def _one_shape(
+    runs: tuple[Evaluated, Evaluated], on_boxes: Callable[[int], Evaluated]
+) -> tuple[tuple[Evaluated, Evaluated], str | None]:
+    """Both runs on one shape: where only one scored masks, it is scored again on its boxes (a mask
+    IoU against a box IoU would compare the annotations, not the models), and a line says so."""
+    a, b = runs
+    if _on_masks(a) == _on_masks(b):
+        return runs, None
+    masked = 0 if _on_masks(a) else 1
+    names = ("A", "B") if masked == 0 else ("B", "A")
+    note = (
+        f"{names[0]} carries instance masks and {names[1]} does not: both are compared on their boxes "
+        "(SCORE_ON boxes); compare two sets of masks to score masks."
     )
+    again = on_boxes(masked)
+    return ((again, b) if masked == 0 else (a, again)), note
 
 
 @contextmanager
@@ -99,21 +120,22 @@ def compare_runs(
     execution: ExecutionOptions | None = None,
 ) -> tuple[Comparison, Transitions]:
     """`compare_parsed`, and every GT box's outcome under A and B side by side (`--transitions`)."""
-    costs, execution = costs or inputs.time_costs or TimeCosts(), execution or ExecutionOptions()
+    door = FrontDoor.of_inputs(inputs, costs, execution)
     with _store(store) as used:
         gt = open_side(inputs.gt, used)
-        a, b = (
-            _evaluate(gt, open_side(pred, used), inputs, execution)
-            for pred in (inputs.pred, replace(inputs.pred, reference=pred_b))
+        preds = (inputs.pred, replace(inputs.pred, reference=pred_b))
+        first = tuple(_evaluate(door, gt, open_side(pred, used)) for pred in preds)
+        boxes_door = replace(door, score_on="boxes")
+        (a, b), shape_note = _one_shape(
+            (first[0], first[1]), lambda run: _evaluate(boxes_door, gt, open_side(preds[run], used))
         )
     images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
     rows_a, rows_b = paired_images(images_a.asset_ids, images_b.asset_ids)
     if not len(rows_a):
         raise InputError("the two prediction sets share no scored image: nothing to compare")
     counts = images_a.counts[rows_a], images_b.counts[rows_b]
-    if a.gt.masks and a.pred.masks and b.pred.masks:  # both runs scored on masks: a mask's seconds
-        costs = costs.on_masks()
-    paired = paired_bootstrap(*counts, costs)
+    seconds = door.costs_on(a.gt, a.pred, b.pred)  # both runs scored on masks: a mask's seconds
+    paired = paired_bootstrap(*counts, seconds)
     runs = tuple(
         RunFigures(
             run.pred.source,
@@ -126,11 +148,12 @@ def compare_runs(
         for run, image_counts, rows in zip((a, b), counts, (rows_a, rows_b), strict=True)
     )
     context = (inputs.thresholds, same_outcomes(a, b))
-    moved = box_transitions(a.state.of(GT_OUTCOMES).joined(), b.state.of(GT_OUTCOMES).joined(), costs)
+    moved = box_transitions(a.state.of(GT_OUTCOMES).joined(), b.state.of(GT_OUTCOMES).joined(), seconds)
     shown = transitions_section(
         moved, PairedImages([images_a.asset_ids[i] for i in rows_a.tolist()], rows_a), counts
     )
-    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, costs, context, shown), moved
+    found = build_comparison(a.gt.source, (runs[0], runs[1]), paired, seconds, context, shown, shape_note)
+    return found, moved
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

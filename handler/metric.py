@@ -15,71 +15,30 @@ layouts), into the records `add` takes; `metric.evaluate(gt_ref, pred_ref)` read
 same way (`open_side`, as the node) and evaluates the box tables statelessly.
 
 `handler.mmeval.PrelabelingEfficiencyMetric` is the same metric as a real mmeval BaseMetric,
-synced across processes (the optional `[mmeval]` extra). Both run through one `FrontDoor`, as
-mmeval's BaseMetric runs: `process` a batch (its arguments and records checked first), then
-`compute` the tally.
+synced across processes (the optional `[mmeval]` extra). Both run through the one `FrontDoor`
+(handler/front_door.py) the node and compare use, as mmeval's BaseMetric runs: `process` a batch
+(its arguments and records checked first), then `compute` the tally.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
 
-from handler.boxes import BoxTable
+from handler.boxes import BoxTable, MaskRuns
 from handler.command_line import store_uri
-from handler.datasets import PairedBoxes, pair_datasets
-from handler.datasets.side import SideSpec, open_side
-from handler.engine import Evaluation, Tally, Thresholds, evaluate
-from handler.engine.crowded import crowded_images, off_images
+from handler.datasets.side import SideSpec
+from handler.engine import Tally, Thresholds
 from handler.engine.timecost import TimeCosts
-from handler.errors import quoted
-from handler.execution import read_both
+from handler.front_door import FrontDoor, ImageRecord, read_paired, scored_on_masks
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
-from handler.inputs.arguments import Batch
-from handler.report.findings import Counts, Grade, Score, Shares, TimeSaved, time_saved
+from handler.report.exports.mask_encodings import coco_strings
+from handler.report.findings import EfficiencyResult
 from handler.storage import Store, open_store
-
-ImageRecord = Mapping[str, Any]
-
-
-class EfficiencyResult(BaseModel):
-    """What `compute` returns: the score, the grade, the figures behind them and labeler time.
-
-    The figures are the findings' own section models, so `to_dict` matches the report's keys.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    assistance_score: Score
-    efficiency_level: Grade
-    counts: Counts
-    shares: Shares
-    mean_iou: Score | None
-    time: TimeSaved
-
-    @classmethod
-    def of(cls, tally: Tally, costs: TimeCosts) -> EfficiencyResult:
-        return cls(
-            assistance_score=tally.assistance_score,
-            efficiency_level=cast(Grade, tally.grade),  # one of GRADES; the model checks it again
-            counts=Counts.of(tally),
-            shares=Shares.of(tally),
-            mean_iou=tally.mean_iou,
-            time=time_saved(tally, costs),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-    def __str__(self) -> str:
-        outcomes = ", ".join(f"{name} {count}" for name, count in self.counts.outcomes().items())
-        return f"{self.efficiency_level} (assistance score {self.assistance_score:.3f}): {outcomes}"
 
 
 @dataclass(frozen=True)
@@ -92,7 +51,8 @@ class Records:
 
 
 def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> list[dict[str, Any]]:
-    """Split a box table into per-image records (boxes sorted by image, then one split)."""
+    """Split a box table into per-image records (boxes sorted by image, then one split); the masks
+    as COCO RLE dicts when the pair is scored on them (runs: `pair_datasets` made them)."""
     order = np.argsort(boxes.image, kind="stable")
     cuts = np.searchsorted(boxes.image[order], np.arange(1, n_images))
     labels = np.asarray(class_names, dtype=object)[boxes.class_id[order]] if len(order) else np.empty(0)
@@ -102,7 +62,23 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
         np.split(boxes.confidence[order], cuts),
         strict=True,
     )
-    return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
+    records = [
+        {"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns
+    ]
+    if isinstance(boxes.masks, MaskRuns):
+        for record, masks in zip(records, np.split(_rle_dicts(boxes.masks[order]), cuts), strict=True):
+            record["masks"] = masks.tolist()
+    return records
+
+
+def _rle_dicts(masks: MaskRuns) -> NDArray[np.object_]:
+    """Each mask as COCO's RLE dict, its counts a compressed string (what `add` reads back)."""
+    sizes = np.stack((masks.height, masks.width), axis=1).tolist()
+    found = np.empty(len(masks), dtype=object)
+    found[:] = [
+        {"size": size, "counts": text.decode()} for size, text in zip(sizes, coco_strings(masks), strict=True)
+    ]
+    return found
 
 
 def _store(store: Any) -> Store:
@@ -111,24 +87,6 @@ def _store(store: Any) -> Store:
     return (
         given if isinstance(given, Store) else open_store(store_uri(arguments.optional_text("store", given)))
     )
-
-
-def _read_paired(gt: SideSpec, pred: SideSpec, store: Store | None) -> PairedBoxes:
-    """Two sides opened, read and paired as the node does."""
-    store = _store(store)
-    sides = read_both(open_side(gt, store), open_side(pred, store))
-    paired = pair_datasets(sides.gt, sides.pred)
-    _warn_crowded([(f"asset {quoted(image.asset_id)}", image.reason) for image in paired.crowded])
-    return paired
-
-
-def _warn_crowded(images: list[tuple[str, str]]) -> None:
-    """What the node lists as skipped, said by a Python caller's warning per bound broken (none:
-    nothing): the images by name or record, and the bound."""
-    for reason in dict.fromkeys(reason for _, reason in images):
-        named = [image for image, why in images if why == reason]
-        listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
-        warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
 
 
 def _options(side: str, given: Mapping[str, Any]) -> dict[str, str | None]:
@@ -164,7 +122,7 @@ def load_records(
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
     pred_options = {"names": pred_names, "layout": pred_layout, "box": pred_box, "frame": pred_frame}
-    paired = _read_paired(
+    paired = read_paired(
         SideSpec.given(
             "gt",
             arguments.text("gt_ref", gt_ref),
@@ -177,80 +135,22 @@ def load_records(
             arguments.optional_text("pred_format", pred_format),
             **_options("pred", {**pred_options, "class_map": pred_class_map, "score": pred_score}),
         ),
-        store,
+        _store(store),
     )
     n_images = len(paired.asset_ids)
     return Records(
         predictions=_per_image(paired.pred, paired.class_names, n_images),
         groundtruths=[
-            {"bboxes": r["bboxes"], "labels": r["labels"]}
+            {key: value for key, value in r.items() if key != "scores"}
             for r in _per_image(paired.gt, paired.class_names, n_images)
         ],
         asset_ids=list(paired.asset_ids),
     )
 
 
-def _tables(batch: Batch) -> tuple[BoxTable, BoxTable]:
-    """Checked records → two box tables with image = record index and one shared class space;
-    the boxes the checks skipped are left out (their positions kept as source indices)."""
-    _, class_id = np.unique(batch.labels, return_inverse=True)
-    boxes = BoxTable.build(batch.xyxy, class_id, batch.image, confidence=batch.scores, masks=batch.masks)
-    boxes = boxes.with_columns(source_index=np.r_[np.arange(batch.n_gt), np.arange(len(boxes) - batch.n_gt)])
-    gt, pred = boxes[: batch.n_gt], boxes[batch.n_gt :]
-    return gt[batch.keep[: batch.n_gt]], pred[batch.keep[batch.n_gt :]]
-
-
 def checked_meta(dataset_meta: Any) -> dict[str, Any] | None:
     """mmeval's `dataset_meta`, checked (a copy): `{"classes": [...]}` names integer labels."""
     return arguments.class_names(dataset_meta)[0]
-
-
-@dataclass(frozen=True)
-class FrontDoor:
-    """The one way both Python metrics run, mmeval's BaseMetric's: `process` a batch of records
-    into the engine's evaluation, `compute` a tally into the result. Its arguments are checked when
-    it is built (`of`), a batch's records when it is processed (`handler.inputs.arguments`)."""
-
-    thresholds: Thresholds
-    time_costs: TimeCosts
-
-    @classmethod
-    def of(cls, iou_min: Any, iou_perfect: Any, confidence_threshold: Any, time_costs: Any) -> FrontDoor:
-        """Thresholds held to node.json's options like the node's inputs; the default seconds."""
-        costs = arguments.instance("time_costs", time_costs, (TimeCosts, type(None)), "a TimeCosts or None")
-        return cls(arguments.thresholds(iou_min, iou_perfect, confidence_threshold), costs or TimeCosts())
-
-    def process(
-        self,
-        predictions: Sequence[ImageRecord],
-        groundtruths: Sequence[ImageRecord],
-        dataset_meta: Mapping[str, Any] | None = None,
-    ) -> Evaluation:
-        """One engine call over a batch of per-image records (image i = record i); the boxes the
-        checks skip and the crowded images left out are each said in a warning to the caller."""
-        batch = arguments.records(predictions, groundtruths, arguments.class_names(dataset_meta)[1])
-        if batch.skipped:
-            warnings.warn(f"boxes skipped: {batch.skipped}", UserWarning, stacklevel=3)
-        gt, pred = _tables(batch)
-        images = len(groundtruths)
-        crowded = crowded_images(gt, pred, images)
-        if len(crowded):
-            records = [f"record {image}" for image in crowded.images.tolist()]
-            _warn_crowded(list(zip(records, crowded.reasons, strict=True)))
-            gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
-        return evaluate(gt, pred, images, self.thresholds)
-
-    def process_datasets(self, gt_ref: Any, pred_ref: Any, store: Any) -> Tally:
-        """Two dataset references, read and paired as the node does, evaluated as box tables."""
-        paired = _read_paired(
-            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
-            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
-            store,
-        )
-        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
-
-    def compute(self, tally: Tally) -> EfficiencyResult:
-        return EfficiencyResult.of(tally, self.time_costs)
 
 
 class PrelabelingEfficiency:
@@ -273,8 +173,10 @@ class PrelabelingEfficiency:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
     class names or ids; GT and predictions are compared by equal label. Records may carry
-    `"masks"`, mmdetection's (N, height, width) binary instance masks, one per box: when every
-    record of both sides does, pairs are measured by mask IoU.
+    `"masks"`, one per box: mmdetection's (N, height, width) binary instance masks, or a list of
+    COCO RLE dicts (`{"size": [height, width], "counts": …}`, as mmdetection's results encode
+    them): when every record of both sides does, pairs are measured by mask IoU and the time is
+    priced at a mask's seconds (`TimeCosts.on_masks`).
     """
 
     def __init__(
@@ -288,6 +190,7 @@ class PrelabelingEfficiency:
         self.door = FrontDoor.of(iou_min, iou_perfect, confidence_threshold, time_costs)
         self.dataset_meta = dataset_meta
         self._state = Tally.zero()
+        self._on_masks = False  # the records added carried masks: the time is a mask's
 
     @property
     def thresholds(self) -> Thresholds:
@@ -316,24 +219,33 @@ class PrelabelingEfficiency:
         return self._state
 
     def add(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> None:
-        self._state = self._state + self.door.process(predictions, groundtruths, self._dataset_meta).tally
+        evaluation = self.door.process(predictions, groundtruths, self._dataset_meta)
+        self._state = self._state + evaluation.tally
+        self._on_masks |= scored_on_masks(evaluation)
 
     def compute(self) -> EfficiencyResult:
-        return self.door.compute(self._state)
+        return self.door.compute(self._state, self._on_masks)
 
     def reset(self) -> None:
         self._state = Tally.zero()
+        self._on_masks = False
 
     def __call__(
         self, *, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]
     ) -> EfficiencyResult:
         """Stateless: evaluate these images alone; the accumulated state is left alone."""
-        return self.door.compute(self.door.process(predictions, groundtruths, self._dataset_meta).tally)
+        evaluation = self.door.process(predictions, groundtruths, self._dataset_meta)
+        return self.door.compute(evaluation.tally, scored_on_masks(evaluation))
 
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
         does and evaluated as box tables (no per-image records in between)."""
-        return self.door.compute(self.door.process_datasets(gt_ref, pred_ref, store))
+        gt, pred = (
+            SideSpec("gt", arguments.text("gt_ref", gt_ref)),
+            SideSpec("pred", arguments.text("pred_ref", pred_ref)),
+        )
+        evaluation = self.door.process_datasets(gt, pred, _store(store))
+        return self.door.compute(evaluation.tally, scored_on_masks(evaluation))
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).
@@ -350,6 +262,7 @@ class PrelabelingEfficiency:
             **vars(self.thresholds), time_costs=self.time_costs, dataset_meta=self._dataset_meta
         )
         merged._state = self._state + other._state
+        merged._on_masks = self._on_masks or other._on_masks
         return merged
 
 

@@ -1,4 +1,5 @@
-"""The node's one code path: inputs → datasets → engine → report → storage → outputs."""
+"""The node's one code path: inputs → datasets → engine → report → storage → outputs, through the
+front door (`FrontDoor`: read, process, compute), the report's finishers run and the report published."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from handler import features
 from handler.datasets.slices import SliceFile
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
-from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.execution import ExecutionOptions
 from handler.forked import meanwhile
+from handler.front_door import FrontDoor
 from handler.images.pictures import DRAW_IMAGES
 from handler.images.source import given_root
 from handler.inputs import IMAGES_KEY, NodeInputs
@@ -115,45 +117,30 @@ def run(
     TIME_COSTS file, else the defaults); `execution` chooses where the shards run; `slices` names sets of
     asset ids to score on their own (native asset tags are slices too).
     """
+    door = FrontDoor.of_inputs(inputs, costs, execution)
     with _older_objects_left_alone() as settle:
         with _phase("read datasets", log, settle), meanwhile(_import_report):
             if inputs.images:  # a mistyped --images fails now, not after the evaluation
                 given_root(inputs.images, IMAGES_KEY)
             # The registry is read at plan time: a test may register one more analysis.
-            plan = read_and_plan(inputs, store, execution or ExecutionOptions(), features.ANALYSES)
+            plan = door.read(inputs, store, features.ANALYSES)
         from handler.report.exports import lowest_thresholds
-        from handler.report.findings import Execution, RunFacts, build_findings, page_values
         from handler.report.finishers import FINISHERS
         from handler.report.publish import PRE_LABELS, report_location, staged_report
-        from handler.sections.finishing import Merged, finish_findings, finish_merged
+        from handler.sections.finishing import finish_findings, finish_merged
 
         with staged_report(store) as staging:
-            costs = costs or inputs.time_costs or TimeCosts()
-            if plan.gt.masks and plan.pred.masks:  # scored on masks: a mask's seconds
-                costs = costs.on_masks()
             with _phase("match and score", log, settle):
                 shards = len(plan.tasks)
-                evaluated = evaluate_plan(plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards))
-                # Another reading of the predictions that scores clearly better.
-                reading = plan.sides.best_reading(evaluated.state, inputs.thresholds) if plan.sides else None
-                merged = Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
+                processed = door.process_run(
+                    inputs, plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards)
+                )
+                merged, evaluated = processed.merged, processed.evaluated
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
             with _phase(DRAW_IMAGES, log, settle):
                 finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
             with _phase("build report", log, settle):
-                facts = RunFacts(
-                    inputs,
-                    merged.gt,
-                    merged.pred,
-                    merged.state,
-                    costs,
-                    slices or {},
-                    finished.data,
-                    reading=reading,
-                )
-                ran = Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
-                findings = build_findings(facts, staging.report_id, ran)
-                page = page_values(type(findings), facts)
+                findings, page = door.compute_findings(processed, finished, slices or {}, staging.report_id)
                 parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings, page)}
                 # The pre-label candidates down to what a policy keeps, now that it is known.
                 lowest = lowest_thresholds(findings.recommendation, inputs.confidence.value)

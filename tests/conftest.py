@@ -37,6 +37,7 @@ QUICK_PATHS = (
     "tests/execution/test_plan.py",
     "tests/report/test_report_page.py",
     "tests/report/test_exports.py",
+    "tests/report/test_mask_encodings.py",
     "tests/report/test_report_consistency.py",
     "tests/project/test_architecture.py",
     "tests/project/test_docs_true.py",

@@ -25,9 +25,11 @@ from handler.boxes import (
     Images,
     IntArray,
     MaskRuns,
-    Masks,
     ParsedRows,
+    TableMasks,
+    WrittenMasks,
     concatenate_masks,
+    concatenate_table_masks,
 )
 from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
@@ -54,7 +56,7 @@ from handler.datasets.jsondoc import (
 )
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
-from handler.datasets.segmentation import segmentation_masks
+from handler.datasets.segmentation import readable, segmentation_masks
 from handler.engine.masks import extent, made
 from handler.errors import DatasetError, quoted
 from handler.forked import forked_map
@@ -146,7 +148,7 @@ class _Written:
     confidence: FloatArray
     has_confidence: BoolArray
     crowd: BoolArray
-    segmentation: list[Any]  # as written, None where a row wrote none
+    segmentation: list[Any]  # as written (text: `msgspec.Raw`, of typed entries), None where none
 
 
 def _usual_values(entries: list[Any]) -> _Written:
@@ -214,7 +216,7 @@ class _Chunk:
     reasons: dict[int, str]  # rows rejected for an unknown image or class
     written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
     written_names: tuple[str, ...]
-    masks: Masks | None  # None: no row wrote a `segmentation`
+    masks: TableMasks | None  # None: no row wrote a `segmentation`
 
 
 def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
@@ -224,10 +226,12 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
     class_id = ids.class_index.lookup(written.category_ids)
     xywh = written.xywh
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    masks = segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights)
+    boxless = np.isnan(xyxy).all(axis=1)
+    masks = segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights, boxless)
     if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
-        boxless = np.flatnonzero(np.isnan(xyxy).all(axis=1) & masks.masks.present)
-        xyxy[boxless] = extent(made(masks.masks[boxless]))
+        drawn = np.flatnonzero(boxless & masks.masks.present)
+        if len(drawn):
+            xyxy[drawn] = extent(made(readable(masks.masks[drawn])))
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     image_ids, category_ids = written.image_ids, written.category_ids
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
@@ -339,8 +343,7 @@ class _Filling:
         self._columns: dict[str, Any] = {}
         self._rejected: dict[int, str] = {}
         self._reasons: dict[int, str] = {}
-        self._masks: list[Masks] = []
-        self._masked = False
+        self._masks: list[tuple[int, TableMasks | None]] = []  # each chunk's rows and masks
         self._names: dict[str, int] = {}  # the texts written as category_id, by place
 
     def add(self, chunk: _Chunk) -> None:
@@ -356,8 +359,7 @@ class _Filling:
             self._name_classes(self._columns["written_class"][first : first + rows], chunk.written_names)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
         self._reasons.update((first + row, why) for row, why in chunk.reasons.items())
-        self._masks.append(MaskRuns.none(rows) if chunk.masks is None else chunk.masks)
-        self._masked |= chunk.masks is not None
+        self._masks.append((rows, chunk.masks))
         self._rows += rows
 
     def _name_classes(self, written: IntArray, names: tuple[str, ...]) -> None:
@@ -369,6 +371,17 @@ class _Filling:
     def _resize(self, rows: int) -> None:
         for column in self._columns.values():
             column.resize((rows, *column.shape[1:]), refcheck=False)  # only this object holds it
+
+    def _joined_masks(self) -> TableMasks | None:
+        """The chunks' masks one after the other (None: no chunk has any; a chunk without is made
+        rows without a mask only then). Text and values (a piece the typed decoding could not
+        read is plain values) are joined as values, the text parsed."""
+        if all(masks is None for _, masks in self._masks):
+            return None
+        parts = [MaskRuns.none(rows) if masks is None else masks for rows, masks in self._masks]
+        if all(isinstance(p, WrittenMasks) or not p.present.any() for p in parts):
+            return concatenate_table_masks(parts)
+        return concatenate_masks([readable(p) for p in parts])
 
     def rows(self) -> ParsedRows:
         self._columns = self._columns or _empty_columns(0)
@@ -388,7 +401,7 @@ class _Filling:
             convention="x y w h",
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
-            masks=concatenate_masks(self._masks) if self._masked else None,
+            masks=self._joined_masks(),
         )
 
 

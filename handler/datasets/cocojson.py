@@ -1,7 +1,7 @@
 """Typed decoding of COCO files, the ones that get large: the fast path of their parsing.
 
 An annotation or result of the usual shape becomes an `Entry` (no dict per box, and the
-fields a box does not need are skipped unparsed; `segmentation` is kept as parsed JSON): integer ids and
+fields a box does not need are skipped unparsed; `segmentation` is kept as its text): integer ids and
 four numbers, checked by the decoder, so that its columns are read without a check per row.
 One with text ids or a box of another length becomes a `LooseEntry`, whose values the COCO
 reader checks; anything else is left to the plain JSON parser.
@@ -15,6 +15,9 @@ from typing import Any, Final
 import msgspec
 import orjson
 
+# An entry that names no `segmentation`: as if it wrote null.
+NO_SEGMENTATION: Final = msgspec.Raw(b"null")
+
 
 class Result(msgspec.Struct, gc=False):
     """A COCO result of the usual shape (integer ids, a box of four numbers) in a text that
@@ -24,7 +27,8 @@ class Result(msgspec.Struct, gc=False):
     category_id: int
     bbox: tuple[float, float, float, float]
     score: float = math.nan  # no score: the builder's default applies
-    segmentation: Any = None  # polygons or RLE (`segmentation.py`); None: a box only
+    # Polygons or RLE, kept as text until masks are scored (`segmentation.py`); null: a box only.
+    segmentation: msgspec.Raw = NO_SEGMENTATION
 
 
 class Entry(Result, gc=False):
@@ -42,7 +46,7 @@ class LooseEntry(msgspec.Struct, gc=False):
     bbox: list[float] = []  # none: a mask's result, whose box is the mask's extent
     score: float = math.nan
     iscrowd: Any = 0
-    segmentation: Any = None
+    segmentation: msgspec.Raw = NO_SEGMENTATION
 
 
 class _Instances(msgspec.Struct, gc=False):

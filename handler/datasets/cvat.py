@@ -10,6 +10,11 @@ clockwise about its centre, its corners those of the box before turning (a rotat
 `<polygon points="x1,y1;x2,y2;…">` (pixels) is drawn as pycocotools draws a COCO polygon, and a
 `<mask rle left top width height>` is its runs of 0s and 1s over that crop of the image, row by
 row, 0s first (`region_masks`): each is one object scored by its mask, its box the mask's extent.
+Shapes of one label sharing a `group_id` (0: none), one at least a polygon or a mask and the rest
+boxes, are one object, as datumaro's COCO export merges a group (and as its COCO import writes a
+COCO object: its bbox as a box, each part of its segmentation as a polygon): its mask the union of
+the group's polygons and masks. A shape whose `is_crowd` attribute is true (as datumaro writes
+COCO's `iscrowd`) is a crowd region, left out as COCO's are.
 Polylines, points, ellipses, cuboids and skeletons are skipped, each counted with its own reason;
 image tags are not objects. The asset is the image's file name (`name` without its folders).
 
@@ -24,6 +29,7 @@ import math
 import xml.etree.ElementTree as ET
 import zipfile
 import zlib
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
@@ -45,6 +51,8 @@ ANNOTATIONS_FILE: Final = "annotations.xml"
 ROOT: Final = "annotations"
 BOX: Final = "box"
 SCORE: Final = "score"
+GROUP: Final = "group_id"
+CROWD: Final = "is_crowd"
 POLYGON: Final = "polygon"
 MASK: Final = "mask"
 # Shapes that are objects but neither boxes nor masks: skipped, each with its own reason.
@@ -88,6 +96,7 @@ class CvatShapes:
     label: list[str] = field(default_factory=list)
     score: list[float] = field(default_factory=list)  # NaN: no score attribute
     has_score: list[bool] = field(default_factory=list)
+    crowd: list[bool] = field(default_factory=list)  # an `is_crowd` attribute that is true
     position: list[str] = field(default_factory=list)
     rejected: dict[int, tuple[str, str]] = field(default_factory=dict)  # row → (why, reason)
     masks: RegionMasks = field(default_factory=RegionMasks)  # of the polygons and masks
@@ -143,7 +152,9 @@ def _add_shape(
     shapes.corners.append([math.nan if v is None else v for v in values])
     rotation = number(shape.get("rotation", "0") or "0")  # not a number: the builder skips the box
     shapes.rotation.append(math.nan if rotation is None else rotation)
-    score = _attributes(shape).get(SCORE)
+    attributes = _attributes(shape)
+    shapes.crowd.append(attributes.get(CROWD, "").lower() in ("true", "1"))
+    score = attributes.get(SCORE)
     value = number(score) if score else None  # a score that is not a number: the builder skips the box
     shapes.has_score.append(score is not None)
     shapes.score.append(math.nan if value is None else value)
@@ -206,8 +217,34 @@ def _add_image(shapes: CvatShapes, element: ET.Element) -> None:
     shapes.heights.append(_size(element, "height"))
     objects = [shape for shape in element if shape.tag in (BOX, POLYGON, MASK) or shape.tag in OTHER_SHAPES]
     size = shapes.widths[-1], shapes.heights[-1]
+    parts = _one_object_groups(objects)
     for number_, shape in enumerate(objects, start=1):
-        _add_shape(shapes, index, shape, f"image {quoted(name)} shape #{number_} <{shape.tag}>", size)
+        group = parts.get(shape.get(GROUP, ""))
+        if group is not None and shape is not group[0]:
+            continue  # a part of the group's object, drawn into its first part's row
+        where = f"image {quoted(name)} shape #{number_} <{shape.tag}>"
+        if group is not None:
+            where += f" (group_id {shape.get(GROUP)}: {len(group)} parts)"
+        _add_shape(shapes, index, shape, where, size)
+        for part in (group or [])[1:]:
+            _add_mask(shapes, len(shapes.label) - 1, part, size)
+
+
+def _one_object_groups(shapes: list[ET.Element]) -> dict[str, list[ET.Element]]:
+    """The image's groups that are one object, by `group_id`: their polygons and masks, the
+    group's boxes left out (they are the object's box)."""
+    groups: dict[str, list[ET.Element]] = defaultdict(list)
+    for shape in shapes:
+        if shape.get(GROUP, "0") not in ("", "0"):
+            groups[shape.get(GROUP, "")].append(shape)
+    return {
+        group: [shape for shape in members if shape.tag in (POLYGON, MASK)]
+        for group, members in groups.items()
+        if len(members) > 1
+        and len({shape.get("label") for shape in members}) == 1
+        and {shape.tag for shape in members} <= {BOX, POLYGON, MASK}
+        and any(shape.tag in (POLYGON, MASK) for shape in members)
+    }
 
 
 def _zip_member(where: str, content: bytes) -> bytes:
@@ -290,6 +327,7 @@ def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
         rejected={row: why for row, (why, _) in shapes.rejected.items()},
         reasons={row: reason for row, (_, reason) in shapes.rejected.items()},
         angle=np.array(shapes.rotation, dtype=np.float64) if any(shapes.rotation) else None,
+        crowd=np.array(shapes.crowd, dtype=bool) if any(shapes.crowd) else None,
         masks=masks,
     )
 

@@ -7,10 +7,11 @@ from typing import Literal
 
 import numpy as np
 
-from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SourceIds
+from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, Masks, SourceIds
 from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.datasets.reading import sizes_from
+from handler.datasets.segmentation import readable
 from handler.engine.crowded import crowded_images, off_images
 from handler.engine.masks import made
 from handler.errors import DatasetError, quoted
@@ -192,14 +193,27 @@ def _on_masks_or_boxes(paired: PairedBoxes) -> PairedBoxes:
     """The masks kept, as runs, where both sides have one for every object (the pairs are then
     measured by them, `engine/matching.py`), else left out of both sides unrasterised: the boxes
     are measured."""
-    if paired.gt.has_masks and paired.pred.has_masks:
-        return replace(paired, gt=_rasterised(paired.gt), pred=_rasterised(paired.pred))
-    return replace(paired, gt=paired.gt.with_columns(masks=None), pred=paired.pred.with_columns(masks=None))
+    gt, pred = _parsed_both(paired.gt, paired.pred)
+    if gt.has_masks and pred.has_masks:
+        return replace(paired, gt=_rasterised(gt), pred=_rasterised(pred))
+    return replace(paired, gt=gt.with_columns(masks=None), pred=pred.with_columns(masks=None))
+
+
+def _parsed_both(gt: BoxTable, pred: BoxTable) -> tuple[BoxTable, BoxTable]:
+    """Both tables with their masks still text parsed when both have a mask for every object
+    (a mask that cannot be read is found then); else as they are: their masks are not scored."""
+    if not (gt.has_masks and pred.has_masks):
+        return gt, pred
+    return _parsed_table(gt), _parsed_table(pred)
+
+
+def _parsed_table(boxes: BoxTable) -> BoxTable:
+    return boxes if boxes.masks is None else boxes.with_columns(masks=readable(boxes.masks))
 
 
 def _rasterised(boxes: BoxTable) -> BoxTable:
     """The table with its masks as runs: polygons kept as read are rasterised once they are scored."""
-    assert boxes.masks is not None  # `has_masks`
+    assert isinstance(boxes.masks, Masks)  # `has_masks`, parsed (`_parsed_both`)
     return boxes.with_columns(masks=made(boxes.masks))
 
 
@@ -209,9 +223,13 @@ def _boxes_only(dataset: Dataset) -> Dataset:
 
 def with_shapes(gt: Dataset, pred: Dataset, score_on: ScoreOn) -> tuple[Dataset, Dataset]:
     """Both sides as SCORE_ON wants them measured: "boxes" leaves their masks out; "masks" needs a
-    mask for every object of both; "auto" leaves the choice to `pair_datasets`."""
+    mask for every object of both; "auto" leaves the choice to `pair_datasets`. Masks still text
+    are parsed when both sides have them, so that a side with one that cannot be read is known
+    to lack masks before the run says what it scores."""
     if score_on == "boxes":
         return _boxes_only(gt), _boxes_only(pred)
+    gt_boxes, pred_boxes = _parsed_both(gt.boxes, pred.boxes)
+    gt, pred = replace(gt, boxes=gt_boxes), replace(pred, boxes=pred_boxes)
     if score_on == "masks":
         for dataset, side in ((gt, "ground truth"), (pred, "predictions")):
             if len(dataset.boxes) and not dataset.boxes.has_masks:

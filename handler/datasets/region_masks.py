@@ -26,7 +26,7 @@ import numpy.typing as npt
 from handler.boxes import FloatArray, Images, IntArray, MaskRuns, ParsedRows
 from handler.datasets.assetnames import asset_key
 from handler.datasets.loaded import Loaded
-from handler.engine.masks import extent, from_pixels, from_polygons
+from handler.engine.masks import extent, from_pixels, from_polygons, united
 from handler.errors import DatasetError, quoted
 
 # Decimals a polygon's point keeps once scaled to pixels (`polygon_points`).
@@ -64,8 +64,8 @@ def image_size(width: float, height: float) -> tuple[int, int]:
 
 @dataclass
 class RegionMasks:
-    """Masks of some of a reader's rows, as found: a polygon (pixels, (M, 2)) or pixel positions
-    (column-major) per row."""
+    """Masks of some of a reader's rows, as found: polygons (pixels, (M, 2)) or pixel positions
+    (column-major); the parts given for one row (a CVAT group's shapes) are united into its mask."""
 
     polygon_rows: list[int] = field(default_factory=list)
     polygons: list[FloatArray] = field(default_factory=list)
@@ -79,8 +79,13 @@ class RegionMasks:
     def boxes(self, masks: MaskRuns | None, xyxy: FloatArray) -> FloatArray:
         """`boxes_of` the rows, a polygon's written box its points' bounds."""
         written = xyxy.copy()
-        for row, points in zip(self.polygon_rows, self.polygons, strict=True):
-            written[row] = (*points.min(axis=0), *points.max(axis=0))
+        if self.polygons:
+            rows = np.array(self.polygon_rows, dtype=np.int64)
+            lows = np.array([points.min(axis=0) for points in self.polygons])
+            highs = np.array([points.max(axis=0) for points in self.polygons])
+            written[rows, :2], written[rows, 2:] = np.inf, -np.inf  # the parts' bounds united
+            np.minimum.at(written[:, :2], rows, lows)
+            np.maximum.at(written[:, 2:], rows, highs)
         return boxes_of(masks, written)
 
     def add_pixels(self, row: int, positions: IntArray) -> None:
@@ -114,8 +119,18 @@ class RegionMasks:
             widths[pixel_rows].astype(np.int64),
         )
         return _placed(
-            MaskRuns.concatenate([drawn, painted]), np.concatenate((polygon_rows, pixel_rows)), rows
+            *_united_by_row(MaskRuns.concatenate([drawn, painted]), polygon_rows, pixel_rows), rows
         )
+
+
+def _united_by_row(parts: MaskRuns, *rows_of: IntArray) -> tuple[MaskRuns, IntArray]:
+    """The parts (in the order of `rows_of`' rows) as one mask per row, with those rows."""
+    part_rows = np.concatenate(rows_of)
+    rows, owner = np.unique(part_rows, return_inverse=True)
+    if len(rows) == len(part_rows):  # one part a row: nothing to unite
+        return parts, part_rows
+    order = np.argsort(owner, kind="stable")
+    return united(parts[order], owner[order], len(rows)), rows
 
 
 def within_runs(lengths: IntArray) -> IntArray:

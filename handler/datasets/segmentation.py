@@ -10,13 +10,26 @@ polygons are kept as their vertices (`UnmadeMasks`), rasterised only when masks 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, concatenate_masks
+from handler.boxes import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    MaskRuns,
+    Masks,
+    TableMasks,
+    UnmadeMasks,
+    WrittenMasks,
+    concatenate_masks,
+)
+from handler.datasets.cocojson import NO_SEGMENTATION
 from handler.engine.masks import from_strings, well_formed
 
 # A polygon of fewer points encloses nothing (pycocotools reads a list of 4 numbers as a box).
@@ -32,29 +45,101 @@ NO_SIZE: Final = "segmentation: polygons need the image's width and height, whic
 class RowMasks:
     """The rows' masks (None: no row has one) and the rows whose value could not be read, with why."""
 
-    masks: Masks | None
+    masks: TableMasks | None
     rejected: dict[int, str]
 
 
 def segmentation_masks(
-    values: list[Any], image: IntArray, widths: FloatArray, heights: FloatArray
+    values: list[Any], image: IntArray, widths: FloatArray, heights: FloatArray, boxless: BoolArray
 ) -> RowMasks:
     """The masks of rows whose `segmentation` is `values[row]` (None: none written) on images
-    `image[row]` (-1: unknown) of sizes `widths`, `heights` (NaN where unknown)."""
-    polygons = [row for row, value in enumerate(values) if isinstance(value, list) and value]
-    rles = [row for row, value in enumerate(values) if isinstance(value, dict) and value]
-    if not polygons and not rles:
+    `image[row]` (-1: unknown) of sizes `widths`, `heights` (NaN where unknown). Values a typed
+    decoding kept as text (`msgspec.Raw`) stay text (`WrittenMasks`, parsed by `readable` once
+    masks are scored) unless a `boxless` row wrote one: its box is its mask's extent, read now."""
+    if values.count(NO_SEGMENTATION) == len(values):  # typed entries that name none: a box file
         return RowMasks(None, {})
     known = image >= 0
     width = np.where(known, widths[np.maximum(image, 0)] if len(widths) else np.nan, np.nan)
     height = np.where(known, heights[np.maximum(image, 0)] if len(heights) else np.nan, np.nan)
+    if values and isinstance(values[0], msgspec.Raw):
+        written = _written(values, height, width)
+        if not (boxless & written.wrote).any():
+            return RowMasks(written.masks if written.masks.present.any() else None, {})
+        values = _parsed(b"[" + b",".join(values) + b"]")
+    return RowMasks(*_masks_of(values, height, width))
+
+
+def readable(masks: TableMasks) -> Masks:
+    """The masks with those still text parsed: a value that cannot be read is then no mask."""
+    if not isinstance(masks, WrittenMasks):
+        return masks
+    texts = [
+        masks.text[start:end] for start, end in zip(masks.starts.tolist(), masks.ends.tolist(), strict=True)
+    ]
+    made, _ = _masks_of(_parsed(b"[" + b",".join(texts) + b"]"), masks.height, masks.width)
+    return MaskRuns.none(len(masks)) if made is None else made
+
+
+def _parsed(text: bytes) -> list[Any]:
+    """A JSON array msgspec has read once (as `Raw` values), with the numbers `json.loads` gives:
+    msgspec's, or `json.loads`' where msgspec finds a number out of a float's range (1e309)."""
+    try:
+        values: list[Any] = msgspec.json.decode(text)
+    except msgspec.ValidationError:
+        values = json.loads(text)
+    return values
+
+
+@dataclass(frozen=True)
+class _Text:
+    """Rows' values kept as text, and which rows wrote any value (not `null`)."""
+
+    masks: WrittenMasks
+    wrote: BoolArray
+
+
+# JSON's whitespace: after a bracket, it leaves open whether the value is empty.
+_SPACES: Final = np.frombuffer(b" \t\r\n", dtype=np.uint8)
+
+
+def _written(values: list[Any], height: FloatArray, width: FloatArray) -> _Text:
+    """`msgspec.Raw` values as one text. A row has a mask when it wrote a list that is not empty
+    (polygons: on an image of known size) or an object that is not empty (RLE): the values are
+    told apart by their first two bytes, no value parsed."""
+    text = b"".join(values)
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    data = np.frombuffer(text, dtype=np.uint8)
+    long = np.flatnonzero(lengths > 2)  # `[]`, `{}` and any shorter value hold no mask
+    first, second = data[starts[long]], data[starts[long] + 1]
+    polygons = (first == ord("[")) & np.isfinite(height[long]) & np.isfinite(width[long])
+    present = np.zeros(len(values), dtype=bool)
+    present[long] = (polygons | (first == ord("{"))) & ~np.isin(second, _SPACES)
+    spaced = long[(polygons | (first == ord("{"))) & np.isin(second, _SPACES)]
+    present[spaced] = [
+        len(bytes(values[row]).translate(None, _SPACES.tobytes())) > 2 for row in spaced.tolist()
+    ]
+    wrote = (lengths != 4) | (data[np.minimum(starts, len(data) - 1)] != ord("n"))
+    return _Text(WrittenMasks(text, starts, ends, height, width, present), wrote)
+
+
+def _masks_of(
+    values: list[Any], height: FloatArray, width: FloatArray
+) -> tuple[Masks | None, dict[int, str]]:
+    """The masks of rows whose `segmentation` is `values[row]` on images of `height` x `width`
+    (None: no row has one), and the rows whose value could not be read, with why."""
+    polygons = [row for row, value in enumerate(values) if isinstance(value, list) and value]
+    rles = [row for row, value in enumerate(values) if isinstance(value, dict) and value]
+    if not polygons and not rles:
+        return None, {}
     rejected: dict[int, str] = {}
     drawn_rows, drawn = _polygon_masks(values, np.array(polygons, dtype=np.int64), height, width, rejected)
     rle_rows, decoded = _rle_masks(values, np.array(rles, dtype=np.int64), height, width, rejected)
     rows = np.concatenate((drawn_rows, rle_rows))
     others = np.setdiff1d(np.arange(len(values)), rows)
     masks = concatenate_masks([drawn, decoded, MaskRuns.none(len(others))])
-    return RowMasks(masks[np.argsort(np.concatenate((rows, others)), kind="stable")], rejected)
+    return masks[np.argsort(np.concatenate((rows, others)), kind="stable")], rejected
 
 
 def _polygon_masks(

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, box_area, box_size, is_turned
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.masks import Measured, made, measured_iou
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
@@ -274,7 +274,7 @@ def _pairs_of_rows(
     if gt.turned is not None and pred.turned is not None:
         iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
     if measured is not None:
-        iou = _mask_ious(measured, g, pred.rows[p], iou) if exact else np.where(iou > 0, 1.0, 0.0)
+        iou = _mask_ious(measured, g, pred.rows[p], iou, floor) if exact else np.where(iou > 0, 1.0, 0.0)
     keep = iou >= floor
     return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
 
@@ -323,12 +323,13 @@ def _with_turned_pairs(
 
 
 def _mask_ious(
-    measured: tuple[Measured, Measured], g: IntArray, p: IntArray, box_iou: FloatArray
+    measured: tuple[Measured, Measured], g: IntArray, p: IntArray, box_iou: FloatArray, floor: float
 ) -> FloatArray:
-    """The mask IoU of each pair whose extents overlap (`box_iou` > 0), 0 for the others."""
+    """The mask IoU of each pair whose extents overlap (`box_iou` > 0) and that can reach
+    `floor`, 0 for the others."""
     iou = np.zeros(len(g))
     touching = np.flatnonzero(box_iou > 0)
-    iou[touching] = measured_iou(*measured, g[touching], p[touching])
+    iou[touching] = measured_iou(*measured, g[touching], p[touching], floor)
     return iou
 
 
@@ -337,8 +338,8 @@ def _mask_pair_parts(
 ) -> Iterator[CandidatePairs]:
     """`_pair_parts` of two tables of masks: the pairs on their masks' IoU, found over their
     extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
-    assert gt.masks is not None and pred.masks is not None
     # Paired tables' masks are runs already (`pair_datasets`): `made` is then the table's own.
+    assert isinstance(gt.masks, Masks) and isinstance(pred.masks, Masks)
     measured = Measured.of(made(gt.masks)), Measured.of(made(pred.masks))
     gt, pred = gt.with_columns(xyxy=measured[0].extent), pred.with_columns(xyxy=measured[1].extent)
     gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)

@@ -13,25 +13,31 @@ unknown) and the shard's `asset_ids` and `class_names` (as JSON bytes); per pred
 compares it exactly as the run did) and `xywh` (float32 left, top, width, height: a 10,000 px
 image keeps them within 0.001 px), in pixels or, where `normalized` is set, in 0-1 image
 fractions, and, when some box is rotated, `angle` (float32 degrees clockwise about the centre;
-`xywh` is then the box before turning). Chunks of shard files name their own classes:
-`read_chunks` joins them by name.
+`xywh` is then the box before turning), and, when the run scored masks, each prediction's mask
+as its runs (`MaskRuns`, column-major, never a bitmap): `mask_counts` (all the runs, uint32),
+`mask_offsets` (a row per prediction and one more: where each one's runs start) and `mask_height`,
+`mask_width`. Chunks of shard files name their own classes: `read_chunks` joins them by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, SourceIds
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, MaskRuns, SourceIds
 from handler.engine.evaluation import keep_mask
 from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
 
 # The columns with a row per prediction (the others have one per image, or are one value).
-PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh", "angle")
+PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh", "angle", "mask_height", "mask_width")
+# The masks' ragged columns: `mask_offsets` has a row per prediction and one more.
+MASK_COUNTS: Final = "mask_counts"
+MASK_OFFSETS: Final = "mask_offsets"
 # float32 coordinates and int32 indices: 32 bytes a prediction with its float64 confidence.
 COORDINATES: Final = np.float32
 INDICES: Final = np.int32
@@ -59,6 +65,8 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
     angle = pred.angle[rows]
     turned = {"angle": angle.astype(COORDINATES)} if angle.any() else {}
+    # The masks of a run scored on masks (pairing made them runs); a box run's table has none.
+    masks = mask_columns(pred.masks[rows]) if isinstance(pred.masks, MaskRuns) else {}
     own = images.own_ids
     ids = (
         {}
@@ -68,6 +76,7 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     return saved(
         {
             **turned,
+            **masks,
             **ids,
             "asset_ids": names_column(images.asset_ids),
             "class_names": names_column(images.class_names),
@@ -96,10 +105,47 @@ def trimmed(content: bytes, lowest: Floors) -> bytes:
     names = orjson.loads(chunk["class_names"].tobytes())
     floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
     kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
+    masks = masks_of(chunk)
     for key in PER_PREDICTION:
         if key in chunk:
             chunk[key] = chunk[key][kept]
+    if masks is not None:
+        chunk.update(mask_columns(masks[kept]))
     return saved(chunk)
+
+
+def mask_columns(masks: MaskRuns) -> dict[str, npt.NDArray[Any]]:
+    """The chunk's columns of `masks`, a row each (the runs as they are: a few bytes a column)."""
+    return {
+        MASK_COUNTS: masks.counts,
+        MASK_OFFSETS: masks.offsets,
+        "mask_height": masks.height.astype(INDICES),
+        "mask_width": masks.width.astype(INDICES),
+    }
+
+
+def masks_of(chunk: Chunk) -> MaskRuns | None:
+    """A chunk's masks (None: the run scored boxes); ValueError for damaged runs."""
+    if MASK_OFFSETS not in chunk:
+        return None
+    offsets = chunk[MASK_OFFSETS].astype(np.int64)
+    counts = chunk[MASK_COUNTS]
+    rows = len(chunk["confidence"])
+    if (
+        len(offsets) != rows + 1
+        or offsets[0] != 0
+        or offsets[-1] != len(counts)
+        or (np.diff(offsets) < 0).any()
+    ):
+        raise ValueError(
+            f"damaged chunk: {MASK_OFFSETS} does not index the {len(counts)} runs of {rows} masks"
+        )
+    return MaskRuns(
+        counts.astype(np.uint32),
+        offsets,
+        chunk["mask_height"].astype(np.int64),
+        chunk["mask_width"].astype(np.int64),
+    )
 
 
 @dataclass(frozen=True)
@@ -122,8 +168,9 @@ class Candidates:
     # The GT file's own ids (as `asset_ids` and `class_names`; "" for a class it lacks), when every
     # chunk has them (a COCO GT).
     own_ids: SourceIds | None = None
+    masks: MaskRuns | None = None  # each prediction's mask, in pixels, when the run scored masks
 
-    def __getitem__(self, rows: BoolArray | IntArray) -> Candidates:
+    def __getitem__(self, rows: BoolArray | IntArray | slice) -> Candidates:
         """The same images and classes, the predictions `rows` only."""
         return replace(
             self,
@@ -132,6 +179,7 @@ class Candidates:
             confidence=self.confidence[rows],
             xywh=self.xywh[rows],
             angle=self.angle[rows],
+            masks=None if self.masks is None else self.masks[rows],
         )
 
     def __len__(self) -> int:
@@ -144,20 +192,15 @@ class Candidates:
 
     def images(self, start: int, stop: int) -> Candidates:
         """Images [start, stop) and their predictions, `image` counted from `start`."""
-        rows = self.rows_of_images(start, stop)
         own = self.own_ids
-        return Candidates(
-            self.asset_ids[start:stop],
-            self.class_names,
-            self.widths[start:stop],
-            self.heights[start:stop],
-            self.normalized,
-            self.image[rows] - start,
-            self.class_id[rows],
-            self.confidence[rows],
-            self.xywh[rows],
-            self.angle[rows],
-            None if own is None else replace(own, image_ids=own.image_ids[start:stop]),
+        kept = self[self.rows_of_images(start, stop)]
+        return replace(
+            kept,
+            asset_ids=self.asset_ids[start:stop],
+            widths=self.widths[start:stop],
+            heights=self.heights[start:stop],
+            image=kept.image - start,
+            own_ids=None if own is None else replace(own, image_ids=own.image_ids[start:stop]),
         )
 
 
@@ -201,8 +244,23 @@ def read_chunks(contents: Sequence[bytes]) -> Candidates:
         else np.empty((0, 4)),
         angle=np.concatenate([_angles(chunk) for chunk in chunks]) if chunks else np.empty(0),
         own_ids=_own_ids(chunks, list(class_names)),
+        masks=_masks(chunks),
     )
     return candidates[np.argsort(candidates.image, kind="stable")]
+
+
+def _masks(chunks: Sequence[Chunk]) -> MaskRuns | None:
+    """Every chunk's masks one after the other (a chunk without: its rows without one); None when
+    no chunk has them."""
+    found = [masks_of(chunk) for chunk in chunks]
+    if all(masks is None for masks in found):
+        return None
+    return MaskRuns.concatenate(
+        [
+            MaskRuns.none(len(chunk["confidence"])) if masks is None else masks
+            for chunk, masks in zip(chunks, found, strict=True)
+        ]
+    )
 
 
 def _own_ids(chunks: Sequence[Chunk], class_names: list[str]) -> SourceIds | None:

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Final, Literal, TypeVar
 
 from handler.datasets.loaded import DatasetNames
+from handler.datasets.slices import SliceFile
 from handler.engine.policy import Policy, policy_of
 from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
@@ -25,7 +26,7 @@ from handler.execution.image_pass import ImagePass, image_pass
 from handler.execution.run import ShardPlan
 from handler.inputs import NodeInputs
 from handler.readings.verdict import Rescored
-from handler.sections.context import Data, first_of
+from handler.sections.context import Data, RunFacts, first_of
 from handler.sections.fields import Section
 from handler.sections.parts import ReportPart
 from handler.storage import Content
@@ -46,6 +47,12 @@ class Merged:
     def policy(self) -> Policy:
         """The recommended policy over the merged state, made once for every finisher that reads it."""
         return policy_of(self.state, self.inputs.confidence.value, self.costs)
+
+    def facts(self, slices: SliceFile, finished: FinishedRun) -> RunFacts:
+        """What every section is built from: this run, the slices scored apart, the finishers' data."""
+        return RunFacts(
+            self.inputs, self.gt, self.pred, self.state, self.costs, slices, finished.data, self.reading
+        )
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,21 @@ kept, skipped and left out (crowds) with the boxes it goes with."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pycocotools.mask as coco_mask
+import pytest
 from helpers.label_studio_prepared import COCO_PAIR, COCO_PAIR_GT, COCO_PAIR_RESULTS
 from helpers.needs import existing
 
-from handler.boxes import Images, MaskRuns, ParsedRows, UnmadeMasks
+from handler.boxes import Images, MaskRuns, ParsedRows, WrittenMasks
 from handler.datasets import load_dataset, pair_datasets
 from handler.datasets.builder import build_dataset
-from handler.engine.masks import Measured, extent, from_bitmaps
+from handler.datasets.pairing import with_shapes
+from handler.datasets.segmentation import readable, segmentation_masks
+from handler.engine.masks import Measured, extent, from_bitmaps, made
 from handler.storage import open_source
 
 
@@ -42,11 +47,11 @@ def test_masks_follow_their_rows_through_the_rules() -> None:
 
 
 def test_a_coco_ground_truth_s_polygons_are_rasterised_only_when_masks_are_scored() -> None:
-    """Read, the polygons stay vertices; paired with box predictions they are left out unmade,
-    with mask predictions made into runs whose pixels are pycocotools'."""
+    """Read, the polygons stay the text they were written as; paired with box predictions they
+    are left out unparsed, with mask predictions made into runs whose pixels are pycocotools'."""
     existing(COCO_PAIR, "the third-party data")
     gt = load_dataset(open_source(str(COCO_PAIR_GT)))
-    assert isinstance(gt.dataset.boxes.masks, UnmadeMasks) and gt.dataset.boxes.has_masks
+    assert isinstance(gt.dataset.boxes.masks, WrittenMasks) and gt.dataset.boxes.has_masks
     boxes = load_dataset(open_source(str(COCO_PAIR_RESULTS)), None, gt)
     assert pair_datasets(gt.dataset, boxes.dataset).gt.masks is None
     masks = load_dataset(open_source(str(COCO_PAIR / "instances_val2014_fakesegm100_results.json")), None, gt)
@@ -60,3 +65,82 @@ def test_a_coco_ground_truth_s_polygons_are_rasterised_only_when_masks_are_score
         if not a["iscrowd"]
     )
     assert int(Measured.of(paired.masks).pixels.sum()) == pixels > 0
+
+
+# Every kind of `segmentation` value as a file may space it, on an image with a size (1) and one
+# without (2): by row, the value's text and whether it is a mask.
+WRITTEN: Final = (
+    ("[[10, 10, 20, 10, 20, 20, 10, 20]]", True),
+    ("[ [1,1,5,1,5,5] ]", True),
+    ("[]", False),
+    ("[ ]", False),
+    ("null", False),
+    ('{"size": [30, 40], "counts": [5, 10, 1185]}', True),
+    ('{"size": [30, 40], "counts": "a0g0"}', True),
+    ("{ }", False),
+    ("5", False),
+    ('"polygon"', False),
+    ("[[1e400, 2, 3, 4, 5, 6]]", True),  # written, then not readable: no mask once parsed
+    ("[[1, 2, 3]]", True),
+)
+
+
+def _written_gt(tmp_path: Path, values: tuple[str | None, ...], image: int = 1) -> Path:
+    """A COCO ground truth of one box per value (None: the annotation names no `segmentation`)."""
+    annotations = ",".join(
+        f'{{"id": {i}, "image_id": {image}, "category_id": 1, "bbox": [1, 1, 5, 5]'
+        + ("" if value is None else f', "segmentation": {value}')
+        + "}"
+        for i, value in enumerate(values)
+    )
+    images = '[{"id": 1, "file_name": "a.jpg", "width": 40, "height": 30}, {"id": 2, "file_name": "b.jpg"}]'
+    path = tmp_path / "gt.json"
+    path.write_text(
+        f'{{"images": {images}, "annotations": [{annotations}], "categories": [{{"id": 1, "name": "cat"}}]}}'
+    )
+    return path
+
+
+@pytest.mark.parametrize("image", [1, 2])
+def test_masks_read_as_text_are_the_masks_read_as_values(tmp_path: Path, image: int) -> None:
+    """A typed COCO file keeps `segmentation` as text and tells a mask by its first bytes; parsed,
+    the masks are those of the same values read at once (a row naming none has none)."""
+    values = tuple(text for text, _ in WRITTEN)
+    masks = load_dataset(open_source(str(_written_gt(tmp_path, (*values, None), image)))).dataset.boxes.masks
+    assert isinstance(masks, WrittenMasks)
+    claimed = [has and (image == 1 or not text.startswith("[")) for text, has in WRITTEN] + [False]
+    assert masks.present.tolist() == claimed
+    parsed = [json.loads(text) for text in values] + [None]
+    sizes = np.array([40.0, np.nan]), np.array([30.0, np.nan])
+    at_once = segmentation_masks(parsed, np.full(len(parsed), image - 1), *sizes, np.zeros(len(parsed), bool))
+    assert at_once.masks is not None
+    made_now, made_later = made(at_once.masks), made(readable(masks))
+    assert made_later.present.tolist() == made_now.present.tolist()
+    assert np.array_equal(made_later.counts, made_now.counts)
+    assert np.array_equal(made_later.offsets, made_now.offsets)
+
+
+def test_a_mask_that_cannot_be_read_leaves_its_side_on_boxes_when_both_have_masks(tmp_path: Path) -> None:
+    """Masks on both sides are parsed before the run says what it scores: a ground truth with a
+    polygon of three numbers has not a mask for every object, so the boxes are scored."""
+    polygon = "[[10, 10, 20, 10, 20, 20, 10, 20]]"
+    gt = load_dataset(open_source(str(_written_gt(tmp_path, (polygon, "[[1, 2, 3]]")))))
+    results = tmp_path / "results.json"
+    results.write_text(
+        json.dumps(
+            [
+                {
+                    "image_id": 1,
+                    "category_id": 1,
+                    "bbox": [10, 10, 10, 10],
+                    "score": 0.9,
+                    "segmentation": json.loads(polygon),
+                }
+            ]
+        )
+    )
+    pred = load_dataset(open_source(str(results)), None, gt)
+    assert gt.dataset.boxes.has_masks and pred.dataset.boxes.has_masks  # as written
+    scored_gt, scored_pred = with_shapes(gt.dataset, pred.dataset, "auto")
+    assert not scored_gt.boxes.has_masks and scored_pred.boxes.has_masks
+    assert pair_datasets(scored_gt, scored_pred).gt.masks is None

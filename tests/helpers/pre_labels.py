@@ -94,19 +94,30 @@ def paired_with_gt(
 Boxes = list[tuple[str, str, float]]  # asset id, class, confidence, in a sorted order
 
 
-def boxes(paired: PairedBoxes) -> tuple[Boxes, np.ndarray]:
-    """Every prediction as (asset, class, confidence) and its xyxy, sorted by all of them."""
+def in_order(paired: PairedBoxes) -> tuple[Boxes, list[int]]:
+    """Every prediction as (asset, class, confidence), and the rows sorted by them and their boxes."""
     pred = paired.pred
     keys = [
         (paired.asset_ids[i], paired.class_names[c], round(float(s), 6))
         for i, c, s in zip(pred.image.tolist(), pred.class_id.tolist(), pred.confidence.tolist(), strict=True)
     ]
     order = sorted(range(len(keys)), key=lambda row: (keys[row], *pred.xyxy[row].round(1).tolist()))
-    return [keys[row] for row in order], pred.xyxy[order]
+    return [keys[row] for row in order], order
+
+
+def boxes(paired: PairedBoxes) -> tuple[Boxes, np.ndarray]:
+    """Every prediction as (asset, class, confidence) and its xyxy, sorted by all of them."""
+    keys, order = in_order(paired)
+    return keys, paired.pred.xyxy[order]
 
 
 def expected(report: Report, policy: str) -> tuple[Boxes, np.ndarray]:
     """The predictions the policy keeps, found from the datasets themselves."""
+    return boxes(kept_predictions(report, policy))
+
+
+def kept_predictions(report: Report, policy: str) -> PairedBoxes:
+    """The datasets paired again, the predictions those the policy keeps."""
     reference = report.gt()
     pred = load_dataset(open_source(str(report.pred_file)), None, reference)
     paired = pair_datasets(reference.dataset, pred.dataset)
@@ -116,7 +127,7 @@ def expected(report: Report, policy: str) -> tuple[Boxes, np.ndarray]:
     }.get(policy.split()[0])
     thresholds = [report.routing.get(name) if single is None else single for name in paired.class_names]
     limit = np.array([np.nan if t is None else t for t in thresholds], dtype=float)[paired.pred.class_id]
-    return boxes(replace(paired, pred=paired.pred[paired.pred.confidence >= limit]))
+    return replace(paired, pred=paired.pred[paired.pred.confidence >= limit])
 
 
 def same_boxes(found: tuple[Boxes, np.ndarray], wanted: tuple[Boxes, np.ndarray]) -> None:

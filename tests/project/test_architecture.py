@@ -479,6 +479,8 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("report.page", "report.exports"),  # drawn from the findings; files for other tools (finishers)
     ("report.finishers", "report.ledger"),  # the registry of the finishers; the ledger read as the user wants
     ("report",),  # the report package's face names its jobs and imports none of them
+    # the one way in: process what was given into the merged state, compute the result from it
+    ("front_door",),
     # the entry points, downward among themselves too; what both command lines share
     ("pipeline", "comparison", "calibrate", "command_line"),
     ("metric", "progress"),
@@ -558,6 +560,65 @@ def test_the_layer_check_reads_imports_wherever_they_are() -> None:
         "handler.report.findings",
         "handler.pipeline",
     ]
+
+
+# --- One front door: no way in above it wires a step of the flow itself ---
+
+# The steps a way in would otherwise wire by hand: read and plan both sides, evaluate them, search
+# the other readings, build what the finishers and sections read, build the findings.
+# `handler/front_door.py` is the one caller among the entry points (its `FrontDoor`).
+FLOW_STEPS = frozenset(
+    {
+        "read_and_plan",
+        "plan_sides",
+        "read_both",
+        "read_sides",
+        "evaluate_plan",
+        "evaluate",
+        "best_reading",
+        "Merged",
+        "RunFacts",
+        "build_findings",
+        "page_values",
+    }
+)
+
+
+def flow_steps_above_the_door(trees: dict[str, ast.Module]) -> list[str]:
+    """`path:line name` of every step of the flow an entry point above the front door imports or
+    reaches as an attribute."""
+    above = {path: tree for path, tree in trees.items() if TIER_OF[_part(path)] > TIER_OF["front_door"]}
+    return [
+        f"{path}:{node.lineno} {name}"
+        for path, tree in above.items()
+        for node in ast.walk(tree)
+        for name in (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.ImportFrom)
+            else [node.attr]
+            if isinstance(node, ast.Attribute)
+            else []
+        )
+        if name in FLOW_STEPS
+    ]
+
+
+def test_the_entry_points_go_through_the_front_door() -> None:
+    """The node, the CLI, compare and both metrics call no step of the flow but by `FrontDoor`
+    (tests/node/test_front_door.py checks that each of them does go through it)."""
+    wiring = flow_steps_above_the_door(_trees())
+    assert not wiring, "entry points wiring the flow themselves (call FrontDoor instead):\n  " + "\n  ".join(
+        wiring
+    )
+
+
+def test_the_front_door_check_sees_an_entry_point_wiring_the_flow() -> None:
+    tree = ast.parse(
+        "from handler.execution import evaluate_plan\n"
+        "def run(plan, execution):\n    return execution.read_and_plan(plan)\n"
+    )
+    found = flow_steps_above_the_door({"handler/comparison.py": tree, "handler/front_door.py": tree})
+    assert found == ["handler/comparison.py:1 evaluate_plan", "handler/comparison.py:3 read_and_plan"]
 
 
 WORKER = """

@@ -151,3 +151,52 @@ def test_every_command_has_a_row_in_the_usage_table_and_its_own_usage_line() -> 
         assert re.search(rf"`prelabel-eval (\[)?{name}\b", cells), f"docs/usage.md: no row for {name}"
         assert command.format_usage().startswith(f"usage: prelabel-eval {name}"), command.format_usage()
         assert re.search(rf"^prelabel-eval (\[)?{name}\b", synopsis, flags=re.MULTILINE), name
+
+
+# CONTRIBUTING's "Extending": an extension's measured cost, `**N files in M folders**`, and the
+# summary's row of it.
+COST: Final = re.compile(r"\*\*(\d+) files in (\d+) folders\*\*")
+SUMMARY_ROW: Final = re.compile(
+    r"^\| \[[^\]]+\]\(#([\w-]+)\) \| (\d+) files in (\d+) folders \|", re.MULTILINE
+)
+
+
+def _extensions() -> dict[str, str]:
+    """Each `### A new ...` section of CONTRIBUTING's "Extending", by its anchor."""
+    text = (ROOT / "CONTRIBUTING.md").read_text("utf-8")
+    sections = text.split("\n## Extending\n", 1)[1].split("\n### ")[1:]
+    return {section.split("\n", 1)[0].lower().replace(" ", "-"): section for section in sections}
+
+
+def _table_files(section: str) -> list[str]:
+    """The files in the first column of the section's table (`| File | What |`)."""
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return [path for row in rows for path in re.findall(r"`([^`]+)`", row.split(" | ")[0])]
+
+
+def _exists(path: str) -> bool:
+    """A path as the manual writes it; `<name>` stands for a new file or folder: what is above it."""
+    standing = path.split("<", 1)[0]
+    return (ROOT / standing).exists() if "<" not in path else (ROOT / standing).parent.is_dir()
+
+
+def test_each_extension_costs_what_its_table_lists() -> None:
+    """The counts said are the table's files and their folders, each file there (a new one's
+    folder), and the summary says the same."""
+    extensions = _extensions()
+    costs = {anchor: COST.search(section) for anchor, section in extensions.items()}
+    measured = {anchor: (int(m[1]), int(m[2])) for anchor, m in costs.items() if m is not None}
+    assert {
+        "a-new-format",
+        "a-new-feature-shown-on-the-page",
+        "a-new-export-target",
+        "a-new-shape-kind",
+    } <= set(measured)
+    for anchor, (files, folders) in measured.items():
+        listed = _table_files(extensions[anchor])
+        assert len(listed) == len(set(listed)) == files, (anchor, listed)
+        assert len({str(Path(path).parent) for path in listed}) == folders, anchor
+        assert [path for path in listed if not _exists(path)] == [], anchor
+    text = (ROOT / "CONTRIBUTING.md").read_text("utf-8")
+    summary = {anchor: (int(files), int(folders)) for anchor, files, folders in SUMMARY_ROW.findall(text)}
+    assert summary == measured

@@ -20,6 +20,7 @@ from handler.report.exports.coco_json import COCO
 from handler.report.exports.cvat_xml import CVAT
 from handler.report.exports.label_studio_json import LABEL_STUDIO
 from handler.report.exports.pre_labels import (
+    MASK_SHAPES,
     POLICIES,
     ExportTarget,
     Policy,
@@ -29,6 +30,7 @@ from handler.report.exports.pre_labels import (
     pre_labels,
 )
 from handler.report.exports.yolo_obb_txt import YOLO_OBB
+from handler.report.exports.yolo_seg_txt import YOLO_SEG
 from handler.report.exports.yolo_txt import YOLO
 
 EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
@@ -39,11 +41,13 @@ EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
         COCO,
         YOLO,
         YOLO_OBB,
+        YOLO_SEG,
     )
 }
 
 __all__ = [
     "EXPORT_TARGETS",
+    "MASK_SHAPES",
     "POLICIES",
     "ExportTarget",
     "Policy",

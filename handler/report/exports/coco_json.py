@@ -1,9 +1,11 @@
 """COCO: one instances file with `images` (`file_name` the asset id, width and height),
 `categories` and `annotations` whose `score` is the confidence: a results list and the ids it
 refers to in one document (COCO tools and our reader take an instances file with scores as
-predictions). The ids are the GT file's own when the report knows them (a COCO GT: every image's
-and every class's id, each a whole number, none twice), so the file joins the user's COCO data;
-else they are numbered from 1 in the report's order, and the note line says which."""
+predictions). A run scored on masks writes each pre-label's mask as `segmentation`, compressed
+RLE as pycocotools writes it (`{"size": [h, w], "counts": "…"}`), its `area` the mask's pixels.
+The ids are the GT file's own when the report knows them (a COCO GT: every image's and every
+class's id, each a whole number, none twice), so the file joins the user's COCO data; else they
+are numbered from 1 in the report's order, and the note line says which."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import orjson
 from handler.boxes import FloatArray, IntArray
 from handler.datasets.coco import COCO as COCO_FORMAT
 from handler.engine.pre_label_boxes import Candidates
-from handler.report.exports.columns_text import numbers, rows
+from handler.report.exports.columns_text import Piece, numbers, rows
+from handler.report.exports.mask_encodings import coco_strings, mask_areas
 from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
 
 _ID: Final = re.compile(r"-?[0-9]{1,18}")
@@ -67,10 +70,23 @@ def _with_new_ids(texts: list[str], known: IntArray) -> IntArray:
     return ids
 
 
+def _segmentations(labels: PreLabels, pixels: FloatArray) -> tuple[tuple[Piece, ...], Piece]:
+    """The annotations' `segmentation` and `area`: each mask's compressed RLE and its pixels where
+    the run scored masks (pycocotools' `encode` and `area`), else none and the box's area."""
+    masks = labels.boxes.masks
+    if masks is None:
+        return (b"[]",), numbers(pixels[:, 2] * pixels[:, 3])
+    strings = np.empty(len(masks), dtype=object)
+    strings[:] = [text.replace(b"\\", b"\\\\") for text in coco_strings(masks)]  # JSON escapes `\`
+    rle = (b'{"size":[', numbers(masks.height), b",", numbers(masks.width), b'],"counts":"', strings, b'"}')
+    return rle, numbers(mask_areas(masks))
+
+
 def _annotations(block: Block, ids: CocoIds) -> bytes:
     """Some images' annotations, joined by commas; annotation ids counted from the block's first."""
     boxes = block.labels.boxes
     pixels = block.labels.pixels("COCO")
+    segmentation, area = _segmentations(block.labels, pixels)
     first = block.first_box + 1
     annotations = rows(
         len(boxes),
@@ -83,8 +99,10 @@ def _annotations(block: Block, ids: CocoIds) -> bytes:
         b',"bbox":[',
         *(piece for i in range(4) for piece in ((b"," if i else b""), numbers(pixels[:, i]))),
         b'],"area":',
-        numbers(pixels[:, 2] * pixels[:, 3]),
-        b',"segmentation":[],"iscrowd":0,"score":',
+        area,
+        b',"segmentation":',
+        *segmentation,
+        b',"iscrowd":0,"score":',
         numbers(boxes.confidence),
         b"}",
     )
@@ -127,5 +145,8 @@ def _ids_note(labels: PreLabels, image_root: str) -> str:
 
 
 COCO: Final = ExportTarget(
-    COCO_FORMAT.name, coco_files, "a COCO instances file with a score on each annotation", _ids_note
+    COCO_FORMAT.name,
+    coco_files,
+    "a COCO instances file with a score on each annotation (masks: compressed RLE)",
+    _ids_note,
 )

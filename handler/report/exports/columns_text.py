@@ -60,3 +60,11 @@ def by_image(texts_of_rows: ObjectArray, image: IntArray, images: int, separator
     bounds = np.searchsorted(image, np.arange(images + 1)).tolist()
     flat = texts_of_rows.tolist()
     return [separator.join(flat[start:stop]) for start, stop in itertools.pairwise(bounds)]
+
+
+def joined_by_row(texts_of_items: ObjectArray, row: IntArray, count: int, separator: bytes) -> ObjectArray:
+    """Per row of `count`, the texts of its items (a polygon's points, a mask's runs) joined by
+    `separator`, as a column for `rows` (`row` ascends)."""
+    joined = np.empty(count, dtype=object)
+    joined[:] = by_image(texts_of_items, row, count, separator)
+    return joined

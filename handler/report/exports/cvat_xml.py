@@ -17,8 +17,9 @@ import numpy as np
 from handler.boxes import FloatArray, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.errors import DatasetError, quoted
-from handler.report.exports.columns_text import by_image, numbers, rows, texts
-from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PreLabels
+from handler.report.exports.columns_text import Piece, by_image, joined_by_row, numbers, rows, texts
+from handler.report.exports.mask_encodings import cvat_crops
+from handler.report.exports.pre_labels import PIXEL_DECIMALS, Block, ExportTarget, Files, PointText, PreLabels
 from handler.report.exports.xml_text import escape, quoteattr
 from handler.report.json_lines import ObjectArray
 
@@ -31,9 +32,13 @@ SCORE_ATTRIBUTE: Final = (
 NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _meta(class_names: list[str]) -> str:
+# Each label's type in `<meta>`, by the shape the pre-labels are written as.
+LABEL_TYPES: Final = {"box": "rectangle", "mask": "mask", "polygon": "polygon"}
+
+
+def _meta(class_names: list[str], shape: str) -> str:
     labels = "".join(
-        f"<label><name>{escape(name)}</name><type>rectangle</type>{SCORE_ATTRIBUTE}</label>"
+        f"<label><name>{escape(name)}</name><type>{LABEL_TYPES[shape]}</type>{SCORE_ATTRIBUTE}</label>"
         for name in class_names
     )
     return f"<meta><task><mode>annotation</mode><labels>{labels}</labels></task></meta>"
@@ -48,27 +53,65 @@ def _rotations(angle: FloatArray) -> ObjectArray:
     return attribute
 
 
-def _images(block: Block) -> bytes:
-    """Some images' `<image>` elements, ids counted from the block's first image."""
-    labels = block.labels
-    boxes = labels.boxes
-    widths, heights = labels.image_sizes("CVAT")
+def _box_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
+    """The shapes' tag and their attributes as boxes: corners in pixels, a rotation if turned."""
     left, top, width, height = labels.pixels("CVAT").T
     corners = np.round(np.stack((left, top, left + width, top + height)), PIXEL_DECIMALS)
-    box_lines = rows(
-        len(boxes),
-        b"    <box label=",
-        texts(boxes.class_names, boxes.class_id, lambda name: quoteattr(name).encode()),
-        b' source="auto" occluded="0"',
+    return b"box", (
         *(
             piece
             for name, column in zip((b"xtl", b"ytl", b"xbr", b"ybr"), corners, strict=True)
             for piece in (b" " + name + b'="', numbers(column), b'"')
         ),
-        _rotations(boxes.angle),
+        _rotations(labels.boxes.angle),
+    )
+
+
+def _mask_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
+    """The shapes' tag and their attributes as masks: runs over each mask's crop, row by row."""
+    crops = cvat_crops(labels.with_masks("CVAT"))
+    owner = np.repeat(np.arange(len(crops.left)), np.diff(crops.offsets))
+    runs = joined_by_row(numbers(crops.runs), owner, len(crops.left), b", ")
+    return b"mask", (
+        b' rle="',
+        runs,
+        *(
+            piece
+            for name, column in zip(
+                (b"left", b"top", b"width", b"height"),
+                (crops.left, crops.top, crops.width, crops.height),
+                strict=True,
+            )
+            for piece in (b'" ' + name + b'="', numbers(column))
+        ),
+        b'"',
+    )
+
+
+def _polygon_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
+    """The shapes' tag and their attributes as outline polygons: `x,y;x,y;…` in pixels."""
+    points = labels.outline_texts("pixels", PointText(b"", b","), b";")
+    return b"polygon", (b' points="', points, b'"')
+
+
+SHAPES: Final = {"box": _box_shapes, "mask": _mask_shapes, "polygon": _polygon_shapes}
+
+
+def _images(block: Block) -> bytes:
+    """Some images' `<image>` elements, ids counted from the block's first image."""
+    labels = block.labels
+    boxes = labels.boxes
+    widths, heights = labels.image_sizes("CVAT")
+    tag, attributes = SHAPES[labels.shape](labels)
+    box_lines = rows(
+        len(boxes),
+        b"    <" + tag + b" label=",
+        texts(boxes.class_names, boxes.class_id, lambda name: quoteattr(name).encode()),
+        b' source="auto" occluded="0"',
+        *attributes,
         b' z_order="0">\n      <attribute name="score">',
         numbers(boxes.confidence),
-        b"</attribute>\n    </box>\n",
+        b"</attribute>\n    </" + tag + b">\n",
     )
     count = len(boxes.asset_ids)
     starts = rows(
@@ -88,7 +131,7 @@ def _images(block: Block) -> bytes:
 
 
 def _document(labels: PreLabels) -> Iterator[bytes]:
-    meta = _meta(labels.boxes.class_names)
+    meta = _meta(labels.boxes.class_names, labels.shape)
     yield f"{XML_DECLARATION}<annotations>\n  <version>1.1</version>\n  {meta}\n".encode()
     yield from map(_images, labels.blocks())
     yield b"</annotations>\n"

@@ -26,7 +26,8 @@ from handler.boxes import FloatArray, is_turned
 from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.errors import InputError
 from handler.report.exports.columns_text import Piece, by_image, numbers, rows, texts
-from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
+from handler.report.exports.mask_encodings import label_studio_brushes
+from handler.report.exports.pre_labels import Block, ExportTarget, Files, PointText, PreLabels
 from handler.report.exports.xml_text import quoteattr
 from handler.report.json_lines import ObjectArray
 
@@ -35,12 +36,17 @@ IMAGE: Final = "image"  # the Image object's name (`to_name`) and the task data 
 CONFIG_SUFFIX: Final = ".xml"
 
 
-def labeling_config(class_names: list[str]) -> str:
-    """The `<View>` the tasks fit: one Image, one RectangleLabels with a Label per class."""
+# Each region type's labeling control, by the shape the pre-labels are written as.
+CONTROLS: Final = {"box": "RectangleLabels", "mask": "BrushLabels", "polygon": "PolygonLabels"}
+
+
+def labeling_config(class_names: list[str], shape: str = "box") -> str:
+    """The `<View>` the tasks fit: one Image, one labels control of `shape` with a Label per class."""
     labels = "".join(f"    <Label value={quoteattr(name)}/>\n" for name in class_names)
+    control = CONTROLS[shape]
     return (
         f'<View>\n  <Image name="{IMAGE}" value="${IMAGE}"/>\n'
-        f'  <RectangleLabels name="{CONTROL}" toName="{IMAGE}">\n{labels}  </RectangleLabels>\n</View>\n'
+        f'  <{control} name="{CONTROL}" toName="{IMAGE}">\n{labels}  </{control}>\n</View>\n'
     )
 
 
@@ -58,15 +64,50 @@ def task_scores(seconds: FloatArray, most: float) -> FloatArray:
     return np.round(1.0 - seconds / most, 6) if most > 0 else np.ones(len(seconds))
 
 
-def _regions(block: Block) -> ObjectArray:
-    """Each box's region, its id `p<the box's row in the export>`."""
-    labels = block.labels
+def _rectangles(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
+    """The regions' type and their values as rectangles: x, y, width, height in percent."""
     boxes = labels.boxes
     percent = 100 * labels.fractions("Label Studio")
     # The editor turns a box about its top-left corner: a rotated box's x, y are that corner turned.
     turned = is_turned(boxes.angle)
     if turned.any():
         percent[turned, :2] = 100 * labels.corners("fractions", "Label Studio")[turned, 0]
+    return b"rectanglelabels", (
+        b'"x":',
+        numbers(percent[:, 0]),
+        b',"y":',
+        numbers(percent[:, 1]),
+        b',"width":',
+        numbers(percent[:, 2]),
+        b',"height":',
+        numbers(percent[:, 3]),
+        b',"rotation":',
+        numbers(np.remainder(boxes.angle, 360.0)),
+    )
+
+
+def _brushes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
+    """The regions' type and their values as brushes: Label Studio's RLE of the image's RGBA picture."""
+    streams = label_studio_brushes(labels.with_masks("Label Studio"))
+    rle = np.empty(len(streams), dtype=object)
+    rle[:] = [orjson.dumps(stream, option=orjson.OPT_SERIALIZE_NUMPY) for stream in streams]
+    return b"brushlabels", (b'"format":"rle","rle":', rle)
+
+
+def _polygons(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
+    """The regions' type and their values as outline polygons: points in percent."""
+    points = labels.outline_texts("fractions", PointText(b"[", b",", b"]", scale=100.0), b",")
+    return b"polygonlabels", (b'"points":[', points, b'],"closed":true')
+
+
+VALUES: Final = {"box": _rectangles, "mask": _brushes, "polygon": _polygons}
+
+
+def _regions(block: Block) -> ObjectArray:
+    """Each pre-label's region, its id `p<the box's row in the export>`."""
+    labels = block.labels
+    boxes = labels.boxes
+    kind, value = VALUES[labels.shape](labels)
     widths, heights = boxes.widths[boxes.image], boxes.heights[boxes.image]
     sized = bool(np.isfinite(widths).all() and np.isfinite(heights).all())
     size: tuple[Piece, ...] = (
@@ -83,19 +124,11 @@ def _regions(block: Block) -> ObjectArray:
         len(boxes),
         b'{"id":"p',
         numbers(np.arange(block.first_box, block.first_box + len(boxes))),
-        f'","from_name":"{CONTROL}","to_name":"{IMAGE}","type":"rectanglelabels"'.encode(),
+        f'","from_name":"{CONTROL}","to_name":"{IMAGE}","type":"'.encode() + kind + b'"',
         *size,
-        b',"image_rotation":0,"value":{"x":',
-        numbers(percent[:, 0]),
-        b',"y":',
-        numbers(percent[:, 1]),
-        b',"width":',
-        numbers(percent[:, 2]),
-        b',"height":',
-        numbers(percent[:, 3]),
-        b',"rotation":',
-        numbers(np.remainder(boxes.angle, 360.0)),
-        b',"rectanglelabels":[',
+        b',"image_rotation":0,"value":{',
+        *value,
+        b',"' + kind + b'":[',
         texts(boxes.class_names, boxes.class_id, orjson.dumps),
         b']},"score":',
         numbers(boxes.confidence),
@@ -133,7 +166,7 @@ def label_studio_files(labels: PreLabels, out: PurePath, image_root: str) -> Fil
     config = config_path(out)
     labels.convertible("fractions", "Label Studio")  # a refusal before anything is written
     yield out, _task_list(labels, image_root)
-    yield config, labeling_config(labels.boxes.class_names).encode()
+    yield config, labeling_config(labels.boxes.class_names, labels.shape).encode()
 
 
 def _needs(labels: PreLabels, image_root: str) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal, get_args
 import numpy as np
 import orjson
 
-from handler.boxes import FloatArray, is_turned
+from handler.boxes import FloatArray, MaskRuns, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
 from handler.datasets.labelstudio import LABEL_STUDIO as LABEL_STUDIO_FORMAT
 from handler.datasets.textfolder import YOLO_OBB_FORMAT
@@ -30,6 +30,9 @@ from handler.engine.evaluation import keep_mask
 from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
 from handler.engine.rotated import corners
 from handler.errors import DatasetError, quoted
+from handler.report.exports.columns_text import joined_by_row, numbers, rows
+from handler.report.exports.mask_encodings import mask_areas, outlines
+from handler.report.json_lines import ObjectArray
 from handler.sections.wording import counted
 
 if TYPE_CHECKING:
@@ -37,6 +40,10 @@ if TYPE_CHECKING:
 
 PolicyName = Literal["recommended", "per-class", "single", "threshold"]
 POLICIES: Final[tuple[PolicyName, ...]] = get_args(PolicyName)
+# How a tool that takes both gets the masks of a report scored on masks: as pixel masks (exactly the
+# masks scored) or as outline polygons (`mask_encodings.outlines`: easier to edit point by point).
+MaskShape = Literal["mask", "polygon"]
+MASK_SHAPES: Final[tuple[MaskShape, ...]] = get_args(MaskShape)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,17 @@ BLOCK_IMAGES: Final = 2000
 
 
 @dataclass(frozen=True)
+class PointText:
+    """How a target writes a polygon's point: the text before x, between x and y, after y, and
+    the factor of the coordinates (100: percent)."""
+
+    before: bytes
+    between: bytes
+    after: bytes = b""
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
 class Block:
     """Some images of an export, counted from `first_image`, their boxes from `first_box`."""
 
@@ -97,6 +115,10 @@ class PreLabels:
     # Per image (as `boxes.asset_ids`), the review queue's expected seconds of correction (0 for
     # an image the queue does not list: one with no GT).
     work_seconds: FloatArray
+    mask_shape: MaskShape = "mask"  # the masks' shape where a target takes both (`--mask-shape`)
+    # Predictions kept whose mask holds no pixel (a COCO result's empty RLE beside its `bbox`):
+    # left out, as no tool draws them, and counted.
+    empty_masks: int = 0
 
     def blocks(self) -> Iterator[Block]:
         """The pre-labels BLOCK_IMAGES images at a time, in order."""
@@ -161,6 +183,37 @@ class PreLabels:
         widths, heights = self._sizes(target)
         size = np.stack((widths, heights), axis=1)[:, None, :]
         return points / size if unit == "fractions" else points * size
+
+    @property
+    def shape(self) -> Literal["box", "mask", "polygon"]:
+        """What a target that takes masks writes: boxes, or the masks as `mask_shape` says."""
+        return "box" if self.boxes.masks is None else self.mask_shape
+
+    def outline_texts(
+        self, unit: Literal["pixels", "fractions"], point: PointText, separator: bytes
+    ) -> ObjectArray:
+        """Per pre-label, its mask's outline polygon as text: each point `point` (pieces before x,
+        between x and y, after y) in `unit` times `point.scale`, the points joined by `separator`.
+        Fractions are not rounded: a reader scaling them back lands on the pixel edge written."""
+        masks = self.boxes.masks
+        assert masks is not None  # a target asks for outlines of a report scored on masks only
+        found = outlines(masks)
+        owner = np.repeat(np.arange(len(masks)), np.diff(found.offsets))
+        xy = found.points.astype(np.float64)
+        if unit == "fractions":
+            xy = xy / np.column_stack((masks.width, masks.height))[owner]
+        xy *= point.scale
+        texts = rows(len(xy), point.before, numbers(xy[:, 0]), point.between, numbers(xy[:, 1]), point.after)
+        return joined_by_row(texts, owner, len(masks), separator)
+
+    def with_masks(self, target: str) -> MaskRuns:
+        """The pre-labels' masks; a DatasetError, before any file, for a report scored on boxes."""
+        if self.boxes.masks is None:
+            raise DatasetError(
+                f"report {self.report_id}: the run scored boxes, and {target} writes masks: export it "
+                "--to yolo, or run again on masks (SCORE_ON masks, both sides with polygons or RLE)"
+            )
+        return self.boxes.masks
 
     def upright(self, target: str) -> None:
         """Refuse, before a file is written, rotated boxes for a target that has no angle."""
@@ -237,7 +290,11 @@ def pre_labels(
     kept = keep_mask(candidates.confidence, thresholds[candidates.class_id])  # NaN keeps nothing
     model = PurePath(source).name or source
     seconds = np.array([work_seconds.get(asset, 0.0) for asset in candidates.asset_ids], dtype=np.float64)
-    return PreLabels(candidates[kept], report_id, policy, model, seconds)
+    boxes = candidates[kept]
+    drawn = np.ones(len(boxes), dtype=bool) if boxes.masks is None else mask_areas(boxes.masks) > 0
+    return PreLabels(
+        boxes[drawn], report_id, policy, model, seconds, empty_masks=int(np.count_nonzero(~drawn))
+    )
 
 
 # An exporter's files, each a path and its content: whole, or in pieces (a big file, built a

@@ -1,7 +1,8 @@
 """The findings of a run (kind `dataset_intelligence_findings_v1`) as a typed model, built from the
 merged state: the registry of the features (`model`: one field each, whose section is in
-handler/features/<name>/), how the run-level fields are built (`build`), and compare's model
-(`compare_findings`); with the names of what every section is built on (handler/sections/).
+handler/features/<name>/), how the run-level fields are built (`build`), compare's model
+(`compare_findings`) and the Python metrics' result (`efficiency_result`); with the names of what
+every section is built on (handler/sections/).
 
 The names below are loaded when first used: the model imports every feature, which a caller that
 wants only a word or compare's model need not pay for."""
@@ -21,9 +22,11 @@ if TYPE_CHECKING:
         build_comparison,
         compare_summary,
     )
+    from handler.report.findings.efficiency_result import EfficiencyResult
     from handler.report.findings.model import KIND, DataWarning, Execution, Findings
     from handler.sections.context import RunFacts
     from handler.sections.fields import Counts, Grade, Score, Shares
+    from handler.sections.finishing import Merged
     from handler.sections.shown import page_values
     from handler.sections.wording import counted, duration, saving, score_text
 
@@ -38,6 +41,8 @@ _HOMES = {
     "build_comparison": "handler.report.findings.compare_findings",
     "compare_summary": "handler.report.findings.compare_findings",
     "RunFacts": "handler.sections.context",
+    "Merged": "handler.sections.finishing",
+    "EfficiencyResult": "handler.report.findings.efficiency_result",
     "Counts": "handler.sections.fields",
     "Grade": "handler.sections.fields",
     "Score": "handler.sections.fields",
@@ -59,9 +64,11 @@ __all__ = [
     "Comparison",
     "Counts",
     "DataWarning",
+    "EfficiencyResult",
     "Execution",
     "Findings",
     "Grade",
+    "Merged",
     "Recommendation",
     "RunFacts",
     "RunFigures",

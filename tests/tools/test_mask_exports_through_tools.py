@@ -1,0 +1,115 @@
+"""Mask pre-labels on the way back: `prelabel-eval export` of a report scored on masks (the COCO
+val2014 pair) loads in the tools themselves with every mask as it was scored.
+
+- Label Studio: the tasks (brushes, or outline polygons) imported into a project made with the
+  exported config, the project exported again through the export API and read back by our reader:
+  the same masks as the file sent, pixel for pixel, and scored again, the run's counts.
+- CVAT and COCO: the files loaded by datumaro's importers (CVAT's own dataset library): each
+  mask, pixel for pixel, the one the results file wrote (decoded by pycocotools).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers.label_studio_server import create_project, export, import_tasks
+from helpers.mask_exports import KEPT, coco_rle, masked_report, results_segmentation, source_rows
+from helpers.node_run import run_node
+from helpers.pre_labels import Report, in_order, read_label_studio
+from helpers.pre_labels import export as export_pre_labels
+from label_studio_sdk import LabelStudio
+from pycocotools import mask as coco_mask
+
+from handler.engine.masks import made
+
+
+@pytest.fixture(scope="module")
+def masked(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    return masked_report(tmp_path_factory.mktemp("masks") / "store")
+
+
+@pytest.mark.parametrize("shape", ["mask", "polygon"])
+def test_label_studio_gives_the_mask_pre_labels_back_as_sent(
+    masked: Report, shape: str, label_studio_client: LabelStudio, tmp_path: Path
+) -> None:
+    sent = export_pre_labels(masked, "label-studio", tmp_path / "pre-labels.json", "--mask-shape", shape)
+    tasks = json.loads(sent.read_text())
+    project = create_project(label_studio_client, (tmp_path / "pre-labels.xml").read_text(), f"masks {shape}")
+    assert len(import_tasks(label_studio_client, project, tasks)) == len(tasks)
+    exported = tmp_path / "project-export.json"
+    exported.write_bytes(export(label_studio_client, project))
+
+    back, before = read_label_studio(exported, masked.gt()), read_label_studio(sent, masked.gt())
+
+    (back_keys, back_order), (sent_keys, sent_order) = in_order(back), in_order(before)
+    assert back_keys == sent_keys and len(back_keys) == KEPT
+    assert back.pred.masks is not None and before.pred.masks is not None
+    back_masks, sent_masks = made(back.pred.masks), made(before.pred.masks)
+    for back_row, sent_row in zip(back_order, sent_order, strict=True):
+        assert (
+            coco_mask.iou([coco_rle(back_masks, back_row)], [coco_rle(sent_masks, sent_row)], [0])[0][0]
+            == 1.0
+        )
+    run = run_node(tmp_path / "store", GT_DATASET=str(masked.gt_file), PRED_DATASET=str(exported))
+    assert run.code == 0, run.err[-3000:]
+    again = json.loads(
+        (tmp_path / "store" / "reports" / run.outputs["REPORT_ID"] / "findings.json").read_text()
+    )
+    if shape == "mask":
+        assert again["counts"] == masked.findings["counts"]
+
+
+def _datumaro_masks(dataset: Any) -> tuple[list[tuple[str, str, float]], list[Any]]:
+    """(image stem, class, score) and the bitmap of every mask datumaro loaded, sorted as `in_order`
+    sorts pre-labels (by key, then box). Its COCO importer gives each annotation's `bbox` as a box
+    of its own too: those are left out."""
+    import datumaro as dm
+
+    labels = dataset.categories()[dm.AnnotationType.label]
+    rows = [
+        ((item.id, labels[a.label].name, round(float(a.attributes["score"]), 6)), a)
+        for item in dataset
+        for a in item.annotations
+        if a.type == dm.AnnotationType.mask
+    ]
+    boxes = [np.round(np.array(a.get_bbox(), dtype=float), 1).tolist() for _, a in rows]
+    order = sorted(range(len(rows)), key=lambda i: (rows[i][0], *boxes[i]))
+    return [rows[i][0] for i in order], [rows[i][1].image.astype(bool) for i in order]
+
+
+def _same_as_the_results_file(masked: Report, found: tuple[list[tuple[str, str, float]], list[Any]]) -> None:
+    keys, sources = source_rows(masked)
+    assert found[0] == [(Path(asset).stem, name, score) for asset, name, score in keys]
+    segmentation = results_segmentation()
+    for bitmap, source in zip(found[1], sources, strict=True):
+        assert np.array_equal(bitmap, coco_mask.decode(segmentation[source]).astype(bool))
+
+
+def test_datumaro_loads_the_cvat_masks_pixel_for_pixel(masked: Report, tmp_path: Path) -> None:
+    import datumaro as dm
+
+    folder = tmp_path / "cvat"
+    xml = export_pre_labels(masked, "cvat", folder / "default.xml")
+    (folder / "images").mkdir()
+    for asset in masked.gt().dataset.asset_ids:  # datumaro wants each image's file: empty stand-ins
+        (folder / "images" / asset).write_bytes(b"")
+
+    dataset = dm.Dataset.import_from(str(xml.parent), "cvat")
+
+    _same_as_the_results_file(masked, _datumaro_masks(dataset))
+
+
+def test_datumaro_loads_the_coco_rle_pixel_for_pixel(masked: Report, tmp_path: Path) -> None:
+    import datumaro as dm
+
+    folder = tmp_path / "coco"
+    coco = export_pre_labels(masked, "coco", folder / "annotations" / "instances_default.json")
+    (folder / "images" / "default").mkdir(parents=True)
+
+    dataset = dm.Dataset.import_from(str(coco), "coco_instances")
+
+    _same_as_the_results_file(masked, _datumaro_masks(dataset))
