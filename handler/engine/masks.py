@@ -706,9 +706,10 @@ def transposed(masks: MaskRuns) -> MaskRuns:
     fg = foreground(masks)
     lengths = fg.stop - fg.start
     pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
+    first_interval = np.searchsorted(fg.row, np.arange(len(masks) + 1))
     parts = []
     for first, last in _chunks(pixels, _PIXEL_BUDGET):
-        at = slice(int(fg.first[first]), int(fg.first[last]))
+        at = slice(int(first_interval[first]), int(first_interval[last]))
         count = lengths[at]
         owner = np.repeat(fg.row[at], count)
         offset = np.repeat(fg.start[at] - (np.cumsum(count) - count), count)

@@ -518,8 +518,10 @@ def _mask_candidates(placer: Placer, base: Combined) -> list[Combined]:
 
 
 def _mask_options(parsed: Parsed, side: str) -> list[tuple[tuple[Reading, ...], FloatArray]]:
-    """The side's masks as read, then under each mask reading, with their extents."""
-    rows = parsed.rows
+    """The side's masks as read, then under each mask reading, with their extents (the masks still
+    text parsed once)."""
+    rows = replace(parsed.rows, masks=masks.readable_masks(parsed.rows.masks))
+    parsed = replace(parsed, rows=rows)
     found: list[tuple[tuple[Reading, ...], FloatArray]] = [((), masks.extents(rows.masks, len(rows)))]
     return found + [((r,), masks.extents_under(r, parsed)) for r in masks.candidates(rows, side)]
 
