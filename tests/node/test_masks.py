@@ -1,7 +1,6 @@
 """Scoring on masks, end to end on the real COCO val2014 pair (cocoapi's own mask results for the
-same detections as its box results): the node against a reference built on pycocotools (its COCO
-API turns each annotation into RLE, its `mask.iou` measures every pair) and the contract's literal
-greedy (`helpers/reference.py`)."""
+same detections as its box results): the node against the mask oracle (`helpers/coco_masks.py`:
+pycocotools' `mask.iou` of every pair, the contract's literal greedy)."""
 
 from __future__ import annotations
 
@@ -9,16 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pycocotools.mask as coco_mask
-from helpers import reference as ref
+from helpers.coco_masks import oracle as coco_oracle
 from helpers.needs import existing
 from helpers.node_run import one_error_line, run_node
 from helpers.paths import THIRD_PARTY
-from pycocotools.coco import COCO
 
 from handler.engine.timecost import TimeCosts
-
-IOU_MIN, IOU_PERFECT, CONFIDENCE = 0.3, 0.8, 0.5
 
 
 def _coco_pair() -> tuple[Path, Path, Path]:
@@ -28,28 +23,6 @@ def _coco_pair() -> tuple[Path, Path, Path]:
         folder / "instances_val2014_fakesegm100_results.json",
         folder / "instances_val2014_fakebbox100_results.json",
     )
-
-
-def _oracle(gt_path: Path, results_path: Path) -> ref.Evaluation:
-    """pycocotools' mask IoU of every same-image pair, crowds left out, the contract's greedy."""
-    gt = COCO(str(gt_path))
-    results: list[dict[str, Any]] = json.loads(results_path.read_text())
-    names = {c["id"]: c["name"] for c in gt.loadCats(gt.getCatIds())}
-    images, pair_ious = [], []
-    for image_id in sorted(gt.getImgIds()):
-        anns = [a for a in gt.loadAnns(gt.getAnnIds(imgIds=[image_id])) if not a["iscrowd"]]
-        dets = [r for r in results if r["image_id"] == image_id]
-        ious = coco_mask.iou(
-            [r["segmentation"] for r in dets], [gt.annToRLE(a) for a in anns], [0] * len(anns)
-        )
-        images.append(
-            ref.RefImage(
-                tuple(ref.GtBox((0, 0, 0, 0), hash(names[a["category_id"]])) for a in anns),
-                tuple(ref.PredBox((0, 0, 0, 0), hash(names[r["category_id"]]), r["score"]) for r in dets),
-            )
-        )
-        pair_ious.append(lambda i, j, ious=ious: float(ious[i][j]))
-    return ref.evaluate(images, CONFIDENCE, IOU_MIN, IOU_PERFECT, pair_ious)
 
 
 def _findings(store: Path, gt: Path, pred: Path, **inputs: str) -> dict[str, Any]:
@@ -62,7 +35,7 @@ def _findings(store: Path, gt: Path, pred: Path, **inputs: str) -> dict[str, Any
 
 def test_the_coco_masks_score_as_pycocotools_and_the_contract_s_greedy(tmp_path: Path) -> None:
     gt, masks, _ = _coco_pair()
-    oracle = _oracle(gt, masks)
+    oracle = coco_oracle(json.loads(gt.read_text()), json.loads(masks.read_text()))
     findings = _findings(tmp_path, gt, masks)
     assert findings["counts"] == oracle.counts
     assert round(float(oracle.score), 2) == 0.30 and oracle.grade == "Minimal assist"
