@@ -5,13 +5,13 @@ cocoapi's 734 RLE mask results) copied 50 times under new image ids and names: 5
 41,950 GT objects, 36,700 mask results. Our node scores it on masks (`prelabel-eval GT PRED`,
 whole process: reading, rasterising the polygons, mask IoU, matching, the report) and each peer
 found in this interpreter runs COCOeval with iouType "segm" (load + evaluate + accumulate), as
-whole processes, alternating; medians of wall time and peak RSS.
+whole processes, alternating; medians of wall time, CPU time and peak RSS. The peers run in their
+own venv (bench/.work/peers-venv, made on first use: `bench/peers_env.py`), never ours.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
 import statistics
@@ -24,15 +24,16 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.peers_env import peer_python  # noqa: E402
 from bench.process import Measurement, measure, repeated_script  # noqa: E402
 
 PAIR: Final = ROOT / "tests" / "data" / "third_party" / "coco_val2014_100"
 COPIES: Final = 50
-# Peer scripts (bench/peers/) by the module each needs.
+# The peers' scripts (bench/peers/).
 PEERS: Final = {
-    "pycocotools": ("pycocotools", "bench/peers/pycocotools_eval.py"),
-    "faster-coco-eval": ("faster_coco_eval", "bench/peers/faster_coco_eval_eval.py"),
-    "hotcoco": ("hotcoco", "bench/peers/hotcoco_eval.py"),
+    "pycocotools": "bench/peers/pycocotools_eval.py",
+    "faster-coco-eval": "bench/peers/faster_coco_eval_eval.py",
+    "hotcoco": "bench/peers/hotcoco_eval.py",
 }
 
 
@@ -63,12 +64,11 @@ def _write(folder: Path) -> tuple[Path, Path]:
     return gt_path, results_path
 
 
-def _commands(gt: Path, results: Path, store: str) -> dict[str, list[str]]:
+def _commands(gt: Path, results: Path, store: str, peers: Path) -> dict[str, list[str]]:
     ours = [sys.executable, "-m", "handler.cli", str(gt), str(results), "--store", store, "-q"]
     commands = {"ours": ours}
-    for name, (module, script) in PEERS.items():
-        if importlib.util.find_spec(module) is not None:
-            commands[name] = [sys.executable, str(ROOT / script), str(gt), str(results), "segm"]
+    for name, script in PEERS.items():
+        commands[name] = [str(peers), str(ROOT / script), str(gt), str(results), "segm"]
     return commands
 
 
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
     measured: dict[str, list[Measurement]] = {}
     with tempfile.TemporaryDirectory() as store:
-        commands = _commands(gt, results, store)
+        commands = _commands(gt, results, store, peer_python(ROOT / "bench" / ".work" / "peers-venv"))
         for turn in range(repeats):
             names = list(commands)
             for name in names[turn % len(names) :] + names[: turn % len(names)]:
@@ -88,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 measured.setdefault(name, []).append(run)
     for name, runs in measured.items():
-        wall = statistics.median(m.wall for m in runs)
+        wall, cpu = statistics.median(m.wall for m in runs), statistics.median(m.cpu for m in runs)
         rss = statistics.median(m.peak_rss_mb for m in runs)
-        print(f"{name}: {wall:.2f} s, {rss:.0f} MB (median of {len(runs)})")
+        print(f"{name}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MB (median of {len(runs)})")
     return 0
 
 

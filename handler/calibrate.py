@@ -17,14 +17,18 @@ import numpy as np
 
 from handler.datasets.logs import ActionTimes, LabelerLog, TaskTimes, read_log
 from handler.engine.calibration import MIN_SUPPORT, Fitted, fit_action_durations, fit_task_times
-from handler.engine.timecost import ACTIONS, ActionFit, CostFit, TimeCosts
+from handler.engine.timecost import ACTIONS, ActionFit, CostFit, Shape, TimeCosts
 from handler.errors import InputError
 
 
 def calibrate(
-    paths: Sequence[str], defaults: TimeCosts | None = None, today: datetime.date | None = None
+    paths: Sequence[str],
+    defaults: TimeCosts | None = None,
+    today: datetime.date | None = None,
+    shape: Shape | None = None,
 ) -> TimeCosts:
-    """The seconds the logs at `paths` (one tool's) support; the others keep `defaults`."""
+    """The seconds the logs at `paths` (one tool's) support; the others keep `defaults`. `shape`
+    is what the labelers drew where the logs cannot say (CVAT's events), else the logs' own."""
     if not paths:
         raise InputError("expected at least one log: a Label Studio JSON export or a CVAT events CSV")
     defaults = defaults or TimeCosts()
@@ -32,6 +36,11 @@ def calibrate(
     formats = sorted({log.log_format for log in logs})
     if len(formats) > 1:
         raise InputError(f"expected the logs of one tool, got {' and '.join(formats)}: calibrate them apart")
+    shapes = [shape] if shape else sorted({log.shape for log in logs})
+    if len(shapes) > 1:
+        raise InputError(f"expected the logs of one shape, got {' and '.join(shapes)}: calibrate them apart")
+    if shapes == ["masks"]:  # a mask's seconds: the actions the log cannot show keep a mask's defaults
+        defaults = defaults.on_masks()
     fitted = _fit(logs, defaults)
     skipped = dict(sum((Counter(log.skipped) for log in logs), Counter[str]()))
     assumed = dict(sum((Counter(log.assumed) for log in logs), Counter[str]()))
@@ -57,8 +66,9 @@ def calibrate(
         overhead_seconds=fitted.overhead,
         r2=fitted.r2,
         rmse_seconds=fitted.rmse,
+        shape=shapes[0],
     )
-    return TimeCosts(**seconds, fit=fit)
+    return TimeCosts(**seconds, fit=fit, shape=shapes[0])
 
 
 def _fit(logs: list[LabelerLog], defaults: TimeCosts) -> Fitted:
@@ -94,7 +104,7 @@ def calibration_lines(costs: TimeCosts) -> list[str]:
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(fit.skipped.items()))
     assumed = ", ".join(f"{n} {how}" for how, n in sorted(fit.assumed.items()))
     lines = [
-        f"{fit.source} ({fit.log_format})"
+        f"{fit.source} ({fit.log_format}{', masks' if costs.shape == 'masks' else ''})"
         + (f"; skipped: {skipped}" if skipped else "")
         + (f"; taken: {assumed}" if assumed else "")
     ]

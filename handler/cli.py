@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 import orjson
 
@@ -57,7 +57,7 @@ from handler.command_line import (
 )
 from handler.datasets import format_names
 from handler.datasets.read_options import option_flag
-from handler.engine.timecost import ACTIONS, ASSUMED, CITED, SECONDS_MAX, TimeCosts
+from handler.engine.timecost import ACTIONS, ASSUMED, CITED, SECONDS_MAX, Shape, TimeCosts
 from handler.errors import InputError, quoted
 from handler.inputs import (
     IMAGES_KEY,
@@ -331,6 +331,12 @@ def _calibrate_arguments(parser: OneLineParser) -> None:
     )
     parser.add_argument(
         "--out", default="costs.json", metavar="FILE", help="the costs file (default %(default)s)"
+    )
+    parser.add_argument(
+        "--shape",
+        choices=get_args(Shape),
+        help="what the labelers drew (default: a Label Studio log's own regions, else boxes; "
+        "CVAT's events do not say): masks fits a mask's seconds",
     )
 
 
@@ -714,9 +720,11 @@ def _export(args: argparse.Namespace) -> int:
     written = _write_files(args.out, target.files(labels, PurePath(args.out), args.image_root))
     boxes = labels.boxes
     version = f", model_version {labels.model_version!r}" if target.carries_model_version else ""
+    empty = labels.empty_masks
+    left_out = f", {counted(empty, 'pre-label')} with an empty mask left out" if empty else ""
     print(
         f"wrote {counted(len(boxes), 'pre-label')} on {counted(len(boxes.asset_ids), 'image')} "
-        f"({policy} policy{version}) "
+        f"({policy} policy{version}{left_out}) "
         f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
     if target.needs is not None:
@@ -759,7 +767,7 @@ def _compare(args: argparse.Namespace) -> int:
     from handler.report.findings import compare_summary
     from handler.report.ledger import format_of_file
     from handler.report.ledger.transition_rows import TRANSITION_COLUMNS, transition_table
-    from handler.report.page import render_compare_html
+    from handler.report.page.compare_page import render_compare_html
 
     configure_logging(args, default=logging.WARNING)
     rows_format = format_of_file(args.transitions, "--transitions") if args.transitions else None
@@ -789,7 +797,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     from handler.calibrate import calibrate, calibration_lines
 
     configure_logging(args, default=logging.WARNING)
-    costs = calibrate(args.logs)
+    costs = calibrate(args.logs, shape=args.shape)
     _write_file(args.out, "--out", orjson.dumps(costs.to_document(), option=orjson.OPT_INDENT_2) + b"\n")
     print("\n".join([*calibration_lines(costs), f"wrote {args.out} (use it: --time-costs {args.out})"]))
     return 0

@@ -8,7 +8,7 @@ Images scored in both runs are paired by asset id.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +38,28 @@ from handler.storage.local import LocalStore
 def _evaluate(door: FrontDoor, gt: OpenSide, pred: OpenSide) -> Evaluated:
     """One run's merged state (no ledger: nothing is published), with what only compare reads."""
     return door.process_plan(door.read_against(gt, pred, (*ANALYSES, *COMPARE_ONLY)))
+
+
+def _on_masks(run: Evaluated) -> bool:
+    return bool(run.gt.masks and run.pred.masks)
+
+
+def _one_shape(
+    runs: tuple[Evaluated, Evaluated], on_boxes: Callable[[int], Evaluated]
+) -> tuple[tuple[Evaluated, Evaluated], str | None]:
+    """Both runs on one shape: where only one scored masks, it is scored again on its boxes (a mask
+    IoU against a box IoU would compare the annotations, not the models), and a line says so."""
+    a, b = runs
+    if _on_masks(a) == _on_masks(b):
+        return runs, None
+    masked = 0 if _on_masks(a) else 1
+    names = ("A", "B") if masked == 0 else ("B", "A")
+    note = (
+        f"{names[0]} carries instance masks and {names[1]} does not: both are compared on their boxes "
+        "(SCORE_ON boxes); compare two sets of masks to score masks."
+    )
+    again = on_boxes(masked)
+    return ((again, b) if masked == 0 else (a, again)), note
 
 
 @contextmanager
@@ -101,9 +123,11 @@ def compare_runs(
     door = FrontDoor.of_inputs(inputs, costs, execution)
     with _store(store) as used:
         gt = open_side(inputs.gt, used)
-        a, b = (
-            _evaluate(door, gt, open_side(pred, used))
-            for pred in (inputs.pred, replace(inputs.pred, reference=pred_b))
+        preds = (inputs.pred, replace(inputs.pred, reference=pred_b))
+        first = tuple(_evaluate(door, gt, open_side(pred, used)) for pred in preds)
+        boxes_door = replace(door, score_on="boxes")
+        (a, b), shape_note = _one_shape(
+            (first[0], first[1]), lambda run: _evaluate(boxes_door, gt, open_side(preds[run], used))
         )
     images_a, images_b = a.state.of(PER_IMAGE), b.state.of(PER_IMAGE)
     rows_a, rows_b = paired_images(images_a.asset_ids, images_b.asset_ids)
@@ -128,7 +152,8 @@ def compare_runs(
     shown = transitions_section(
         moved, PairedImages([images_a.asset_ids[i] for i in rows_a.tolist()], rows_a), counts
     )
-    return build_comparison(a.gt.source, (runs[0], runs[1]), paired, seconds, context, shown), moved
+    found = build_comparison(a.gt.source, (runs[0], runs[1]), paired, seconds, context, shown, shape_note)
+    return found, moved
 
 
 def same_outcomes(a: Evaluated, b: Evaluated) -> bool:

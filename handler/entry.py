@@ -7,6 +7,12 @@ compacts and zeroes a huge page synchronously, which a big run pays for in syste
 (bench/RESULTS.md). A run's arrays are written once and read a few times, so huge pages buy it
 nothing. A value the user set is kept.
 
+numpy's OpenBLAS runs a matrix product on a thread per core. The run's products are the
+bootstrap's (its counts by the draws' tallies), small or split over two threads of its own
+already, while its other work runs in worker processes on the same cores: BLAS's threads then
+wait on busy cores, and a product of a few million multiplications took fifty times longer than
+on one thread (bench/RESULTS.md). One BLAS thread, unless the user set OPENBLAS_NUM_THREADS.
+
 `leave` ends `python -m handler` without the interpreter's teardown: after the exit handlers
 (logging's and multiprocessing's among them), freeing every module and object one at a time costs
 CPU at the end of each run, serial, for memory the kernel takes back at once.
@@ -19,6 +25,7 @@ from contextlib import suppress
 from typing import NoReturn
 
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The status `leave` was given; none while the process is not a finished command.
 _LEFT_WITH: list[int] = []

@@ -107,10 +107,10 @@ class FrontDoor:
             gt, pred = off_images(gt, crowded.images), off_images(pred, crowded.images)
         return evaluate(gt, pred, images, self.thresholds)
 
-    def process_datasets(self, gt: SideSpec, pred: SideSpec, store: Store) -> Tally:
+    def process_datasets(self, gt: SideSpec, pred: SideSpec, store: Store) -> Evaluation:
         """Two datasets, read and paired as the node does, evaluated as box tables in one call."""
         paired = read_paired(gt, pred, store)
-        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds).tally
+        return evaluate(paired.gt, paired.pred, len(paired.asset_ids), self.thresholds)
 
     def read(self, inputs: NodeInputs, store: Store, analyses: Analyses) -> ShardPlan:
         """The node's two sides opened, read and cut into shards that run `analyses`."""
@@ -151,9 +151,12 @@ class FrontDoor:
         """The labeler's seconds for these datasets: a mask's when every one was scored on masks."""
         return self.time_costs.on_masks() if all(d.masks for d in datasets) else self.time_costs
 
-    def compute(self, tally: Tally) -> EfficiencyResult:
-        """The metrics' result of a tally."""
-        return findings.EfficiencyResult.of(tally, self.time_costs)
+    def compute(self, tally: Tally, on_masks: bool = False) -> EfficiencyResult:
+        """The metrics' result of a tally; its time at a mask's seconds when its pairs were masks
+        (`scored_on_masks`), as the node prices them."""
+        return findings.EfficiencyResult.of(
+            tally, self.time_costs.on_masks() if on_masks else self.time_costs
+        )
 
     def compute_findings(
         self, run: ProcessedRun, finished: FinishedRun, slices: SliceFile, report_id: str
@@ -165,6 +168,11 @@ class FrontDoor:
         ran = findings.Execution(engine=evaluated.engine, workers=evaluated.workers, shards=evaluated.shards)
         built = findings.build_findings(facts, report_id, ran)
         return built, findings.page_values(type(built), facts)
+
+
+def scored_on_masks(evaluation: Evaluation) -> bool:
+    """Whether a batch's pairs were measured by their masks (every record gave masks)."""
+    return evaluation.gt.masks is not None
 
 
 def _tables(batch: Batch) -> tuple[BoxTable, BoxTable]:

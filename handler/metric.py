@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from handler.boxes import BoxTable
+from handler.boxes import BoxTable, MaskRuns
 from handler.command_line import store_uri
 from handler.datasets.side import SideSpec
 from handler.engine import Tally, Thresholds
 from handler.engine.timecost import TimeCosts
-from handler.front_door import FrontDoor, ImageRecord, read_paired
+from handler.front_door import FrontDoor, ImageRecord, read_paired, scored_on_masks
 from handler.inputs import DEFAULT_THRESHOLDS, arguments
+from handler.report.exports.mask_encodings import coco_strings
 from handler.report.findings import EfficiencyResult
 from handler.storage import Store, open_store
 
@@ -50,7 +51,8 @@ class Records:
 
 
 def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> list[dict[str, Any]]:
-    """Split a box table into per-image records (boxes sorted by image, then one split)."""
+    """Split a box table into per-image records (boxes sorted by image, then one split); the masks
+    as COCO RLE dicts when the pair is scored on them (runs: `pair_datasets` made them)."""
     order = np.argsort(boxes.image, kind="stable")
     cuts = np.searchsorted(boxes.image[order], np.arange(1, n_images))
     labels = np.asarray(class_names, dtype=object)[boxes.class_id[order]] if len(order) else np.empty(0)
@@ -60,7 +62,23 @@ def _per_image(boxes: BoxTable, class_names: Sequence[str], n_images: int) -> li
         np.split(boxes.confidence[order], cuts),
         strict=True,
     )
-    return [{"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns]
+    records = [
+        {"bboxes": xyxy, "labels": names.tolist(), "scores": scores} for xyxy, names, scores in columns
+    ]
+    if isinstance(boxes.masks, MaskRuns):
+        for record, masks in zip(records, np.split(_rle_dicts(boxes.masks[order]), cuts), strict=True):
+            record["masks"] = masks.tolist()
+    return records
+
+
+def _rle_dicts(masks: MaskRuns) -> NDArray[np.object_]:
+    """Each mask as COCO's RLE dict, its counts a compressed string (what `add` reads back)."""
+    sizes = np.stack((masks.height, masks.width), axis=1).tolist()
+    found = np.empty(len(masks), dtype=object)
+    found[:] = [
+        {"size": size, "counts": text.decode()} for size, text in zip(sizes, coco_strings(masks), strict=True)
+    ]
+    return found
 
 
 def _store(store: Any) -> Store:
@@ -123,7 +141,7 @@ def load_records(
     return Records(
         predictions=_per_image(paired.pred, paired.class_names, n_images),
         groundtruths=[
-            {"bboxes": r["bboxes"], "labels": r["labels"]}
+            {key: value for key, value in r.items() if key != "scores"}
             for r in _per_image(paired.gt, paired.class_names, n_images)
         ],
         asset_ids=list(paired.asset_ids),
@@ -155,8 +173,10 @@ class PrelabelingEfficiency:
     predictions `{"bboxes": (N, 4) xyxy, "labels": (N,), "scores": (N,)}` (scores optional:
     fully confident), groundtruths `{"bboxes": (M, 4), "labels": (M,)}`. Labels may be
     class names or ids; GT and predictions are compared by equal label. Records may carry
-    `"masks"`, mmdetection's (N, height, width) binary instance masks, one per box: when every
-    record of both sides does, pairs are measured by mask IoU.
+    `"masks"`, one per box: mmdetection's (N, height, width) binary instance masks, or a list of
+    COCO RLE dicts (`{"size": [height, width], "counts": …}`, as mmdetection's results encode
+    them): when every record of both sides does, pairs are measured by mask IoU and the time is
+    priced at a mask's seconds (`TimeCosts.on_masks`).
     """
 
     def __init__(
@@ -170,6 +190,7 @@ class PrelabelingEfficiency:
         self.door = FrontDoor.of(iou_min, iou_perfect, confidence_threshold, time_costs)
         self.dataset_meta = dataset_meta
         self._state = Tally.zero()
+        self._on_masks = False  # the records added carried masks: the time is a mask's
 
     @property
     def thresholds(self) -> Thresholds:
@@ -198,19 +219,23 @@ class PrelabelingEfficiency:
         return self._state
 
     def add(self, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]) -> None:
-        self._state = self._state + self.door.process(predictions, groundtruths, self._dataset_meta).tally
+        evaluation = self.door.process(predictions, groundtruths, self._dataset_meta)
+        self._state = self._state + evaluation.tally
+        self._on_masks |= scored_on_masks(evaluation)
 
     def compute(self) -> EfficiencyResult:
-        return self.door.compute(self._state)
+        return self.door.compute(self._state, self._on_masks)
 
     def reset(self) -> None:
         self._state = Tally.zero()
+        self._on_masks = False
 
     def __call__(
         self, *, predictions: Sequence[ImageRecord], groundtruths: Sequence[ImageRecord]
     ) -> EfficiencyResult:
         """Stateless: evaluate these images alone; the accumulated state is left alone."""
-        return self.door.compute(self.door.process(predictions, groundtruths, self._dataset_meta).tally)
+        evaluation = self.door.process(predictions, groundtruths, self._dataset_meta)
+        return self.door.compute(evaluation.tally, scored_on_masks(evaluation))
 
     def evaluate(self, gt_ref: str, pred_ref: str, store: Store | None = None) -> EfficiencyResult:
         """Stateless, like calling the metric: two dataset references, read and paired as the node
@@ -219,7 +244,8 @@ class PrelabelingEfficiency:
             SideSpec("gt", arguments.text("gt_ref", gt_ref)),
             SideSpec("pred", arguments.text("pred_ref", pred_ref)),
         )
-        return self.door.compute(self.door.process_datasets(gt, pred, _store(store)))
+        evaluation = self.door.process_datasets(gt, pred, _store(store))
+        return self.door.compute(evaluation.tally, scored_on_masks(evaluation))
 
     def merge(self, other: PrelabelingEfficiency) -> PrelabelingEfficiency:
         """A new metric whose state is both states (the two must have seen disjoint images).
@@ -236,6 +262,7 @@ class PrelabelingEfficiency:
             **vars(self.thresholds), time_costs=self.time_costs, dataset_meta=self._dataset_meta
         )
         merged._state = self._state + other._state
+        merged._on_masks = self._on_masks or other._on_masks
         return merged
 
 

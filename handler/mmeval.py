@@ -25,7 +25,7 @@ from typing import Any
 from handler.engine import Tally
 from handler.engine.breakdowns import per_image_tallies
 from handler.engine.timecost import TimeCosts
-from handler.front_door import FrontDoor, ImageRecord
+from handler.front_door import FrontDoor, ImageRecord, scored_on_masks
 from handler.inputs import DEFAULT_THRESHOLDS
 from handler.metric import checked_meta
 
@@ -74,6 +74,7 @@ class PrelabelingEfficiencyMetric(BaseMetric):
         _check_choice("dist_collect_mode", dist_collect_mode, COLLECT_MODES)
         if dist_backend is not None:
             _check_choice("dist_backend", dist_backend, tuple(list_all_backends()))
+        self._on_masks = False  # the records added carried masks: the time is a mask's
         super().__init__(
             dataset_meta=checked_meta(dataset_meta),
             dist_collect_mode=dist_collect_mode,
@@ -85,10 +86,25 @@ class PrelabelingEfficiencyMetric(BaseMetric):
         """One record per image, as `PrelabelingEfficiency.add`; keeps one tally per image."""
         evaluation = self.door.process(predictions, groundtruths, self.dataset_meta)
         self._results.extend(per_image_tallies(evaluation, len(groundtruths)))
+        self._on_masks |= scored_on_masks(evaluation)
 
     def compute_metric(self, results: list[Tally]) -> dict[str, Any]:
-        """The images' tallies added up (exactly, in any order) into the result dict."""
-        return self.door.compute(sum(results, Tally.zero())).to_dict()
+        """The images' tallies added up (exactly, in any order) into the result dict; its time at
+        a mask's seconds when the records carried masks (every rank adds the same kind)."""
+        return self.door.compute(sum(results, Tally.zero()), self._on_masks).to_dict()
+
+    def reset(self) -> None:
+        super().reset()
+        self._on_masks = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Stateless, as mmeval's: what was added before, masks or not, is left alone."""
+        kept, self._on_masks = self._on_masks, False
+        try:
+            result: dict[str, Any] = super().__call__(*args, **kwargs)
+        finally:
+            self._on_masks = kept
+        return result
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

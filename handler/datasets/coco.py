@@ -343,8 +343,7 @@ class _Filling:
         self._columns: dict[str, Any] = {}
         self._rejected: dict[int, str] = {}
         self._reasons: dict[int, str] = {}
-        self._masks: list[TableMasks] = []
-        self._masked = False
+        self._masks: list[tuple[int, TableMasks | None]] = []  # each chunk's rows and masks
         self._names: dict[str, int] = {}  # the texts written as category_id, by place
 
     def add(self, chunk: _Chunk) -> None:
@@ -360,8 +359,7 @@ class _Filling:
             self._name_classes(self._columns["written_class"][first : first + rows], chunk.written_names)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
         self._reasons.update((first + row, why) for row, why in chunk.reasons.items())
-        self._masks.append(MaskRuns.none(rows) if chunk.masks is None else chunk.masks)
-        self._masked |= chunk.masks is not None
+        self._masks.append((rows, chunk.masks))
         self._rows += rows
 
     def _name_classes(self, written: IntArray, names: tuple[str, ...]) -> None:
@@ -373,6 +371,17 @@ class _Filling:
     def _resize(self, rows: int) -> None:
         for column in self._columns.values():
             column.resize((rows, *column.shape[1:]), refcheck=False)  # only this object holds it
+
+    def _joined_masks(self) -> TableMasks | None:
+        """The chunks' masks one after the other (None: no chunk has any; a chunk without is made
+        rows without a mask only then). Text and values (a piece the typed decoding could not
+        read is plain values) are joined as values, the text parsed."""
+        if all(masks is None for _, masks in self._masks):
+            return None
+        parts = [MaskRuns.none(rows) if masks is None else masks for rows, masks in self._masks]
+        if all(isinstance(p, WrittenMasks) or not p.present.any() for p in parts):
+            return concatenate_table_masks(parts)
+        return concatenate_masks([readable(p) for p in parts])
 
     def rows(self) -> ParsedRows:
         self._columns = self._columns or _empty_columns(0)
@@ -392,16 +401,8 @@ class _Filling:
             convention="x y w h",
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
-            masks=_joined_masks(self._masks) if self._masked else None,
+            masks=self._joined_masks(),
         )
-
-
-def _joined_masks(parts: list[TableMasks]) -> TableMasks:
-    """The chunks' masks one after the other. Text and values (a piece the typed decoding could
-    not read is plain values) are joined as values, the text parsed."""
-    if all(isinstance(p, WrittenMasks) or not p.present.any() for p in parts):
-        return concatenate_table_masks(parts)
-    return concatenate_masks([readable(p) for p in parts])
 
 
 def _piece_rows(

@@ -173,7 +173,7 @@ class ArrayText(ABC):
     workers: int  # the local processes its reader may decode it on
 
     @abstractmethod
-    def read(self, start: int, stop: int) -> bytes:
+    def read(self, start: int, stop: int) -> bytes | memoryview:
         """The text from `start` to `stop` (shorter when the file shrank; OSError when unreadable)."""
 
     @abstractmethod
@@ -197,7 +197,7 @@ class ArrayText(ABC):
         ahead = LOOKAHEAD_BYTES
         while True:
             reach = self.stop if last == self.stop else min(last + ahead, self.stop)
-            text = self.read(first, reach)
+            text = memoryview(self.read(first, reach))  # cut without a copy: one copy, the piece's
             if len(text) != reach - first:
                 return None
             opening = _BETWEEN_OBJECTS.search(text) if first > self.start else None
@@ -211,7 +211,7 @@ class ArrayText(ABC):
                 return None
             begin = opening.end() - 1 if opening else 0  # the `{` after the cut
             end = closing.start() + 1 if closing else len(text)  # just past the `}` before it
-            return b"[" + text[begin:end] + b"]"
+            return b"".join((b"[", text[begin:end], b"]"))
 
 
 @dataclass(frozen=True)
@@ -220,8 +220,8 @@ class LoadedArray(ArrayText):
 
     content: bytes
 
-    def read(self, start: int, stop: int) -> bytes:
-        return self.content[start:stop]
+    def read(self, start: int, stop: int) -> memoryview:
+        return memoryview(self.content)[start:stop]
 
     def unchanged(self) -> bool:
         return True

@@ -111,6 +111,7 @@ class ReadOptions:
     frame: str | None = None
     class_map: dict[str, str] | None = None  # class as written → GT class, read from the file
     score: str | None = None
+    mask: str | None = None
 
     def given(self) -> list[ReadOption]:
         """The options given, in `READ_OPTIONS` order."""
@@ -222,6 +223,13 @@ def _score_text(text: str) -> str:
     return text.strip()
 
 
+def _mask_text(text: str) -> str:
+    """Checked by `handler.readings.masks.reading` when the side is read (it names the forms)."""
+    if not text.strip():
+        raise ValueError('expected a mask reading: "row-major", "normalized" or "percent"')
+    return text.strip()
+
+
 # Every read option, in the order of --help and of an inputs file's keys. A new one: an entry
 # here and a field of its name in `ReadOptions` and in `side.SideSpec` (see `ReadOption`).
 READ_OPTIONS: Final = (
@@ -304,6 +312,19 @@ READ_OPTIONS: Final = (
         },
         "any format",
         _score_text,
+        rereads=True,
+    ),
+    ReadOption(
+        "mask",
+        "READING",
+        {
+            "gt": 'how the GT\'s masks were written: "row-major" (RLE runs counted row by row), '
+            '"normalized" or "percent" (polygon points)',
+            "pred": 'how the predictions\' masks were written: "row-major" (RLE runs counted row by row), '
+            '"normalized" or "percent" (polygon points)',
+        },
+        "formats with masks",
+        _mask_text,
         rereads=True,
     ),
 )

@@ -29,6 +29,7 @@ from handler.boxes import (
     WrittenMasks,
     concatenate_masks,
 )
+from handler.datasets.cocojson import NO_SEGMENTATION
 from handler.engine.masks import from_strings, well_formed
 
 # A polygon of fewer points encloses nothing (pycocotools reads a list of 4 numbers as a box).
@@ -55,6 +56,8 @@ def segmentation_masks(
     `image[row]` (-1: unknown) of sizes `widths`, `heights` (NaN where unknown). Values a typed
     decoding kept as text (`msgspec.Raw`) stay text (`WrittenMasks`, parsed by `readable` once
     masks are scored) unless a `boxless` row wrote one: its box is its mask's extent, read now."""
+    if values.count(NO_SEGMENTATION) == len(values):  # typed entries that name none: a box file
+        return RowMasks(None, {})
     known = image >= 0
     width = np.where(known, widths[np.maximum(image, 0)] if len(widths) else np.nan, np.nan)
     height = np.where(known, heights[np.maximum(image, 0)] if len(heights) else np.nan, np.nan)

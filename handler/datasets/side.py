@@ -44,6 +44,7 @@ class SideSpec:
     frame: str | None = None
     class_map: str | None = None  # a class map file, read when the side is read again
     score: str | None = None  # PRED_SCORE: the full scale the confidences were written on
+    mask: str | None = None  # PRED_MASK: how the masks were written (row-major runs, normalised points)
 
     @classmethod
     def given(cls, side: Side, reference: str, format: str | None = None, **texts: str | None) -> SideSpec:

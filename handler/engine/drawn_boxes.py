@@ -8,17 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray
+from handler.boxes import BoxTable, FloatArray, IntArray, MaskRuns
 from handler.engine.evaluation import Evaluation
 from handler.engine.outcomes import Outcome
+from handler.engine.outlines import outlines
 
 # Boxes drawn per image at most: a crowded image still costs the page little.
 MAX_SKETCH_BOXES: Final = 80
 Box = tuple[float, float, float, float]
+# An object's outline: closed loops, each its points flat (x0, y0, x1, y1, ...).
+Outline = tuple[tuple[float, ...], ...]
+# An outline's points are rounded to this fraction of the frame's width.
+_OUTLINE_PRECISION: Final = 1e-3
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,7 @@ class SketchBox:
     outcome: str  # Outcome.key
     confidence: float | None = None  # a prediction's; None for a GT box
     angle: float = 0.0  # degrees clockwise about the box's centre
+    outline: Outline = ()  # the mask's, when the run scored masks; () for a box
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,26 @@ def _frame(boxes: FloatArray, width: float, height: float, normalized: bool) -> 
     return width, height, height / width
 
 
+def _outlines(
+    gt: BoxTable, pred: BoxTable, rows: tuple[IntArray, IntArray], frame: tuple[float, float, bool]
+) -> list[Outline]:
+    """The outlines of the drawn objects, GT rows then prediction rows, when both sides' masks are
+    scored (runs); none otherwise. `frame` is the sketch's (width, height, normalized)."""
+    if not isinstance(gt.masks, MaskRuns) or not isinstance(pred.masks, MaskRuns):
+        return [() for _ in range(len(rows[0]) + len(rows[1]))]
+    masks = MaskRuns.concatenate([gt.masks[rows[0]], pred.masks[rows[1]]])
+    width, _, normalized = frame
+    sized = normalized and len(masks) > 0 and int(masks.width.max()) > 0
+    per_pixel = (1 / float(masks.width.max()), 1 / float(masks.height.max())) if sized else (1.0, 1.0)
+    traced = outlines(masks, per_pixel)
+    decimals = max(0, int(-np.floor(np.log10(width * _OUTLINE_PRECISION))))
+    rounded = np.round(traced.xy, decimals)
+    per_loop = np.split(rounded, traced.loop_first[1:-1]) if len(traced.loop_first) > 1 else []
+    loops = [tuple(loop.ravel().tolist()) for loop in per_loop]
+    first = traced.object_first.tolist()
+    return [tuple(loops[a:b]) for a, b in pairwise(first)]
+
+
 def image_sketch(
     evaluation: Evaluation,
     image: int,
@@ -90,6 +117,8 @@ def image_sketch(
     angles = np.concatenate((gt.angle[on_gt], pred.angle[on_pred]))
     keys = [outcome.key for outcome in Outcome]
     drawn = min(len(sides), MAX_SKETCH_BOXES)
+    shown_gt = on_gt[:drawn]
+    shapes = _outlines(gt, pred, (shown_gt, on_pred[: drawn - len(shown_gt)]), (width, height, size[2]))
     columns = (
         sides[:drawn].tolist(),
         xyxy[:drawn].tolist(),
@@ -97,10 +126,13 @@ def image_sketch(
         codes[:drawn].tolist(),
         confidences[:drawn].tolist(),
         angles[:drawn].tolist(),
+        shapes,
     )
     boxes = tuple(
-        SketchBox(side, (b[0], b[1], b[2], b[3]), class_names[c], keys[o], None if side == "gt" else p, a)
-        for side, b, c, o, p, a in zip(*columns, strict=True)
+        SketchBox(
+            side, (b[0], b[1], b[2], b[3]), class_names[c], keys[o], None if side == "gt" else p, a, line
+        )
+        for side, b, c, o, p, a, line in zip(*columns, strict=True)
     )
     return ImageSketch(
         asset_id, width, height, aspect, boxes, len(sides) - drawn, size[2], _known(size[0], size[1])

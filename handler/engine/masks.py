@@ -20,64 +20,57 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, ragged_take
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks
 from handler.engine.iou import iou_of_intersection
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
 _SCALE: Final = 5.0
-# (int) of a NaN in C on x86 (a polygon edge of length 0 divides 0 by 0): what frPoly then writes.
-_C_INT_OF_NAN: Final = np.iinfo(np.int32).min
 # Query points gathered at once by `measured_iou`: a few MB of columns.
 _QUERY_BUDGET: Final = 1 << 20
+# Characters of compressed strings decoded at once by `from_strings`: its columns stay tens of MB.
+_CHAR_BUDGET: Final = 1 << 20
+# Runs measured at once by `Measured`: the intervals' columns stay tens of MB.
+_RUN_BUDGET: Final = 1 << 20
 # Polygon points rasterised at once by `made`: the outline's per-step columns stay a few tens of MB.
 _POINT_BUDGET: Final = 1 << 17
 # The characters of a compressed counts string: '0' + six bits.
 _FIRST_CHAR: Final = 48
 _CHARS: Final = 64
+# A run's groups of 5 bits beyond which no 32-bit count (or difference of two) is written.
+_MAX_GROUPS: Final = 7
 
 
 @dataclass(frozen=True)
 class Foreground:
     """The foreground of masks as half-open intervals of column-major pixel positions, each
-    mask's in order: mask `row[i]` covers `start[i]:stop[i]`; `first[r]:first[r + 1]` are mask
-    r's intervals."""
+    mask's in order: mask `row[i]` covers `start[i]:stop[i]`."""
 
     row: IntArray
     start: IntArray
     stop: IntArray
-    first: IntArray
-
-
-def _run_ends(masks: MaskRuns) -> tuple[IntArray, IntArray]:
-    """Each run's end position within its mask (the sum of its mask's runs up to it) and its
-    place among its mask's runs."""
-    total = np.cumsum(masks.counts, dtype=np.int64)
-    lengths = np.diff(masks.offsets)
-    base = np.concatenate(([0], total))[masks.offsets[:-1]]
-    ends: IntArray = total - np.repeat(base, lengths)
-    place: IntArray = np.arange(len(total), dtype=np.int64) - np.repeat(masks.offsets[:-1], lengths)
-    return ends, place
 
 
 def foreground(masks: MaskRuns) -> Foreground:
-    """The intervals of each mask's pixels (its runs of 1s that are not empty)."""
-    ends, place = _run_ends(masks)
-    ones = np.flatnonzero((place % 2 == 1) & (masks.counts > 0))
-    row = np.repeat(np.arange(len(masks), dtype=np.int64), np.diff(masks.offsets))[ones]
-    first = np.searchsorted(row, np.arange(len(masks) + 1)).astype(np.int64)
-    return Foreground(row, ends[ones - 1], ends[ones], first)
-
-
-def extent(masks: MaskRuns) -> FloatArray:
-    """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
-    `toBbox` as corners); zeros for an empty mask or a row without one."""
-    return Measured.of(masks).extent
+    """The intervals of each mask's pixels (its runs of 1s that are not empty). The runs of all
+    the masks add up along one line (each mask's sum to its size), so one running sum places
+    every run; a run is of 1s where its place in its mask is odd."""
+    lengths = np.diff(masks.offsets)
+    odd_first = np.repeat((masks.offsets[:-1] & 1).astype(np.int8), lengths)
+    alternating = np.zeros(len(masks.counts), dtype=np.int8)
+    alternating[1::2] = 1
+    ones = np.flatnonzero((alternating != odd_first) & (masks.counts > 0))
+    ends = np.cumsum(masks.counts, dtype=np.int64)
+    row = np.repeat(np.arange(len(masks), dtype=np.int64), lengths)[ones]
+    base = np.zeros(len(masks), dtype=np.int64)
+    begun = np.flatnonzero(masks.offsets[:-1] > 0)
+    base[begun] = ends[masks.offsets[begun] - 1]
+    before = base[row]
+    return Foreground(row, ends[ones - 1] - before, ends[ones] - before)
 
 
 def well_formed(masks: MaskRuns) -> BoolArray:
@@ -146,25 +139,24 @@ def united(masks: MaskRuns, owner: IntArray, n_owners: int) -> MaskRuns:
     """The masks of each owner united into one (pycocotools' `merge`): mask i belongs to
     `owner[i]` (ascending); every mask of an owner has its size; an owner without masks has none."""
     fg = foreground(masks)
-    size = np.maximum(masks.height * masks.width, 1)
-    stride = int(size.max(initial=1)) + 1
-    who = owner[fg.row]
-    order = np.lexsort((fg.start, who))
-    who, start, stop = who[order], fg.start[order], fg.stop[order]
-    key_stop = who * stride + stop
+    stride = int(np.maximum(masks.height * masks.width, 1).max(initial=1)) + 1
+    line = owner[fg.row] * stride  # each owner's pixels on one line, owner after owner
+    # The intervals come part by part, the parts owner by owner: only an owner of several parts
+    # has its intervals out of order, and a stable sort of nearly sorted keys is quick.
+    order = np.argsort(line + fg.start, kind="stable")
+    key_start, key_stop = (line + fg.start)[order], (line + fg.stop)[order]
     reach = np.maximum.accumulate(key_stop) if len(key_stop) else key_stop
     # An interval starts a new united one where it begins after everything before it of its owner.
-    fresh = np.ones(len(start), dtype=bool)
-    fresh[1:] = who[1:] * stride + start[1:] > reach[:-1]
-    group = np.cumsum(fresh) - 1
-    united_start = start[fresh]
-    united_stop = np.zeros(int(fresh.sum()), dtype=np.int64)
-    np.maximum.at(united_stop, group, stop)
+    fresh = np.ones(len(key_start), dtype=bool)
+    fresh[1:] = key_start[1:] > reach[:-1]
+    first = np.flatnonzero(fresh)
+    last = np.append(first[1:], len(key_start))[: len(first)] - 1
+    who = key_start[first] // stride
     height = np.zeros(n_owners, dtype=np.int64)
     width = np.zeros(n_owners, dtype=np.int64)
     height[owner] = masks.height
     width[owner] = masks.width
-    return _from_intervals(who[fresh], united_start, united_stop, height, width)
+    return _from_intervals(who, key_start[first] - who * stride, reach[last] - who * stride, height, width)
 
 
 def from_polygons(
@@ -190,6 +182,8 @@ def made(masks: Masks) -> MaskRuns:
     rasterised = MaskRuns.concatenate(
         [_rasterised_rows(masks[drawn[first:last]]) for first, last in _chunks(points, _POINT_BUDGET)]
     )
+    if len(drawn) == len(masks):
+        return rasterised
     source = np.arange(len(masks), dtype=np.int64)
     source[drawn] = len(masks) + np.arange(len(drawn))
     return MaskRuns.concatenate([masks.runs, rasterised])[source]
@@ -201,29 +195,19 @@ def _rasterised_rows(polygons: UnmadeMasks) -> MaskRuns:
     return from_polygons(polygons.points, polygons.part_offsets, owner, polygons.height, polygons.width)
 
 
-def _c_int(values: FloatArray) -> IntArray:
-    """C's `(int)` of doubles: toward zero, a NaN as x86 makes it."""
-    with np.errstate(invalid="ignore"):
-        truncated: IntArray = np.where(
-            np.isnan(values), _C_INT_OF_NAN, np.trunc(np.nan_to_num(values))
-        ).astype(np.int64)
-    return truncated
-
-
 @dataclass(frozen=True)
 class _Edges:
     """frPoly's edges, each walked from `t = 0` to `steps` along its longer axis (x where
-    `along_x`) from (xs, ys) with `slope`: its point t is `_walked(t)`. Where frPoly flips an edge
-    (to walk it with x or y increasing), its points come in the other order; the pairs of
+    `along_x`): the coordinate along it is `base + t`, the other `moved(t)`. Where frPoly flips an
+    edge (to walk it with x or y increasing), its points come in the other order; the pairs of
     neighbouring points are the same."""
 
     part: IntArray
-    xs: IntArray
-    ys: IntArray
+    base: IntArray
+    across: IntArray
     slope: FloatArray
     steps: IntArray
     along_x: BoolArray
-    flip: BoolArray
 
     @classmethod
     def of(cls, xy: FloatArray, part_offsets: IntArray) -> _Edges:
@@ -241,45 +225,42 @@ class _Edges:
         with np.errstate(invalid="ignore", divide="ignore"):
             slope = np.where(along_x, (ye - ys) / dx, (xe - xs) / dy)
         part = np.repeat(np.arange(len(part_offsets) - 1, dtype=np.int64), np.diff(part_offsets))
-        return cls(part, xs, ys, slope, np.where(along_x, dx, dy), along_x, flip)
+        base, across = np.where(along_x, xs, ys), np.where(along_x, ys, xs)
+        return cls(part, base, across, slope, np.where(along_x, dx, dy), along_x)
 
-    def walked(self, edge: IntArray, t: IntArray) -> tuple[IntArray, IntArray]:
-        """Point t of each edge as frPoly computes it (the same float operations)."""
-        with np.errstate(invalid="ignore"):
-            moved = _c_int(
-                np.where(self.along_x[edge], self.ys[edge], self.xs[edge]) + self.slope[edge] * t + 0.5
-            )
-        u = np.where(self.along_x[edge], t + self.xs[edge], moved)
-        v = np.where(self.along_x[edge], moved, t + self.ys[edge])
-        return u, v
+    def moved(self, edge: IntArray, t: IntArray) -> IntArray:
+        """The coordinate across edge `edge` at its step t, as frPoly computes it (the same float
+        operations); never asked of an edge of length 0 (its slope is 0 / 0)."""
+        return _c_int(self.across[edge] + self.slope[edge] * t + 0.5)
 
 
-def _outline(
-    xy: FloatArray, part_offsets: IntArray
-) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
-    """frPoly's first step, the outline walked one step at a time, as the pairs of neighbouring
-    points that can cross a column of pixel centres: the part of each pair and its two points'
-    u, v. Walking along x, a step crosses one where its smaller u is 2 modulo 5, so only those
-    steps are made; walking along y, every step is; and each edge's last point with the next
-    edge's first."""
+def _c_int(values: FloatArray) -> IntArray:
+    """C's `(int)` of finite doubles: toward zero."""
+    truncated: IntArray = values.astype(np.int64)
+    return truncated
+
+
+def _crossings(xy: FloatArray, part_offsets: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """frPoly's first step, the outline walked one step at a time, reduced to the steps that
+    cross a column of pixel centres, where the smaller u of the step's two points is 2 modulo 5:
+    the part of each, that smaller u and the smaller v. Walking along x, u moves by one a step:
+    every 5th step crosses. Walking along y, u moves by at most one a step: the crossings are
+    found (`_steep_crossings`). An edge's last point is the next edge's first (the float
+    operations give back the whole coordinates they started from), so no step between edges
+    crosses one."""
     edges = _Edges.of(xy, part_offsets)
-    # Along x: the steps t -> t + 1 from the first t with xs + t = 2 (mod 5), every 5th, up to steps - 1.
-    first_t = np.mod(2 - edges.xs, 5)
-    crossing = np.where(edges.along_x & (first_t < edges.steps), (edges.steps - 1 - first_t) // 5 + 1, 0)
-    x_edge, nth = _enumerated(crossing)
+    # Along x: the steps t -> t + 1 from the first t with base + t = 2 (mod 5), every 5th, up to steps - 1.
+    first_t = np.mod(2 - edges.base, 5)
+    count = np.where(edges.along_x & (first_t < edges.steps), (edges.steps - 1 - first_t) // 5 + 1, 0)
+    x_edge, nth = _enumerated(count)
     x_t = first_t[x_edge] + 5 * nth
+    x_v = np.minimum(edges.moved(x_edge, x_t), edges.moved(x_edge, x_t + 1))
     y_edge, y_t = _steep_crossings(edges)
-    # Each edge's last point and the next edge's first, within a part.
-    joined = np.flatnonzero(edges.part[1:] == edges.part[:-1])
-    last_t = np.where(edges.flip[joined], 0, edges.steps[joined])
-    first_next = np.where(edges.flip[joined + 1], edges.steps[joined + 1], 0)
-    edge_a = np.concatenate((x_edge, y_edge, joined))
-    edge_b = np.concatenate((x_edge, y_edge, joined + 1))
-    t_a = np.concatenate((x_t, y_t - 1, last_t))
-    t_b = np.concatenate((x_t + 1, y_t, first_next))
-    u_a, v_a = edges.walked(edge_a, t_a)
-    u_b, v_b = edges.walked(edge_b, t_b)
-    return edges.part[edge_a], u_a, v_a, u_b, v_b
+    y_u = np.minimum(edges.moved(y_edge, y_t - 1), edges.moved(y_edge, y_t))
+    part = np.concatenate((edges.part[x_edge], edges.part[y_edge]))
+    u = np.concatenate((edges.base[x_edge] + x_t, y_u))
+    v = np.concatenate((x_v, edges.base[y_edge] + y_t - 1))
+    return part, u, v
 
 
 def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
@@ -297,21 +278,21 @@ def _steep_crossings(edges: _Edges) -> tuple[IntArray, IntArray]:
     """Walking along y, u moves by at most one a step (the slope is at most 1): for each m = 2
     (mod 5) it passes, the step t - 1 -> t where it goes between m and m + 1, found from its
     estimate and the exact u of the steps around it. The edge of each, and its t."""
-    steep = ~edges.along_x & (edges.slope != 0)
-    everything = np.arange(len(edges.xs), dtype=np.int64)
-    u_first = edges.walked(everything, np.zeros(len(everything), dtype=np.int64))[0]
-    u_last = edges.walked(everything, edges.steps)[0]
+    steep = np.flatnonzero(~edges.along_x & (edges.slope != 0))
+    u_first = edges.moved(steep, np.zeros(len(steep), dtype=np.int64))
+    u_last = edges.moved(steep, edges.steps[steep])
     low, high = np.minimum(u_first, u_last), np.maximum(u_first, u_last)
     first_m = np.maximum(low, 2) + np.mod(2 - np.maximum(low, 2), 5)
-    count = np.where(steep & (first_m < high), (high - 1 - first_m) // 5 + 1, 0)
-    edge, nth = _enumerated(count)
-    m = first_m[edge] + 5 * nth
-    slope, rising = edges.slope[edge], edges.slope[edge] > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = (m + 0.5 - edges.xs[edge]) / slope
+    count = np.where(first_m < high, (high - 1 - first_m) // 5 + 1, 0)
+    which, nth = _enumerated(count)
+    edge = steep[which]
+    m = first_m[which] + 5 * nth
+    slope = edges.slope[edge]
+    rising = slope > 0
+    ratio = (m + 0.5 - edges.across[edge]) / slope
     estimate = np.where(rising, np.ceil(ratio), np.floor(ratio) + 1).astype(np.int64)
     around = np.clip(estimate[:, None] + _SEARCH[None, :], 0, edges.steps[edge][:, None])
-    u_around = edges.walked(np.repeat(edge, len(_SEARCH)), around.ravel())[0].reshape(around.shape)
+    u_around = edges.moved(np.repeat(edge, len(_SEARCH)), around.ravel()).reshape(around.shape)
     # u is monotone along the edge: the crossing is the first step past m (rising) or at m (falling).
     before = np.where(rising[:, None], u_around <= m[:, None], u_around > m[:, None])
     past = np.argmax(~before, axis=1)[:, None]
@@ -320,47 +301,56 @@ def _steep_crossings(edges: _Edges) -> tuple[IntArray, IntArray]:
 
 
 def _boundaries(
-    pairs: tuple[IntArray, IntArray, IntArray, IntArray, IntArray], height: IntArray, width: IntArray
+    crossings: tuple[IntArray, IntArray, IntArray], height: IntArray, width: IntArray
 ) -> tuple[IntArray, IntArray]:
-    """frPoly's second step: where a step of the outline crosses a column of pixel centres, the
-    pixel position at which the mask toggles. The part of each, and its position."""
-    part, u_a, v_a, u_b, v_b = pairs
-    changed = np.flatnonzero(u_a != u_b)
-    part, u_a, v_a, u_b, v_b = part[changed], u_a[changed], v_a[changed], u_b[changed], v_b[changed]
-    h, w = height[part], width[part]
-    xd = (np.minimum(u_a, u_b).astype(np.float64) + 0.5) / _SCALE - 0.5
-    keep = (np.floor(xd) == xd) & (xd >= 0) & (xd <= w - 1)
-    yd = (np.minimum(v_a, v_b).astype(np.float64) + 0.5) / _SCALE - 0.5
-    yd = np.ceil(np.clip(yd, 0, h))
-    position = (xd.astype(np.int64) * h + yd.astype(np.int64)) % (1 << 32)  # C's uint arithmetic
-    return part[keep], position[keep]
+    """frPoly's second step: where a step of the outline crosses a column of pixel centres
+    (`(u + 0.5) / 5 - 0.5` whole, within the image), the pixel position at which the mask
+    toggles. The part of each, and its position."""
+    part, u, v = crossings
+    column, off = np.divmod(u - 2, 5)
+    keep = np.flatnonzero((off == 0) & (column >= 0) & (column <= width[part] - 1))
+    part, column, v = part[keep], column[keep], v[keep]
+    h = height[part]
+    yd = np.ceil(np.clip((v.astype(np.float64) + 0.5) / _SCALE - 0.5, 0, h))
+    position = column * h + yd.astype(np.int64)
+    if (height * width).max(initial=0) >= 1 << 32:
+        position %= 1 << 32  # C's uint arithmetic
+    return part, position
 
 
 def _rasterised(xy: FloatArray, part_offsets: IntArray, height: IntArray, width: IntArray) -> MaskRuns:
     """frPoly's runs of each part: its toggle positions sorted (and h x w), differenced, and a
     run of 0 length dropped together with the one after it (merged into the run before)."""
     n = len(height)
-    part, position = _boundaries(_outline(xy, part_offsets), height, width)
-    part = np.concatenate((part, np.arange(n, dtype=np.int64)))
-    position = np.concatenate((position, height * width))
+    part, position = _boundaries(_crossings(xy, part_offsets), height, width)
     # One sort by (part, position): positions are at most height x width.
-    order = np.argsort(part * (int((height * width).max(initial=0)) + 1) + position, kind="stable")
-    part, position = part[order], position[order]
-    first = np.ones(len(part), dtype=bool)
-    first[1:] = part[1:] != part[:-1]
-    runs = np.where(first, position, position - np.concatenate(([0], position[:-1])))
+    stride = int((height * width).max(initial=0)) + 1
+    part_line = np.arange(n, dtype=np.int64) * stride
+    key = np.sort(np.concatenate((part * stride + position, part_line + height * width)))
+    # Every part has its last toggle (h x w): its first is where its line begins.
+    starts = np.searchsorted(key, part_line)
+    runs = np.diff(key, prepend=0)
+    runs[starts] = key[starts] - part_line
+    zero = runs == 0
+    zero[starts] = False
+    if not zero.any():
+        return MaskRuns(
+            runs.astype(np.uint32),
+            np.append(starts, len(key)),
+            height.astype(np.int64),
+            width.astype(np.int64),
+        )
     # A non-zero run after an odd number of zero runs (not counting a part's first) joins the run
     # before it; each part's first run always stands.
-    zero = (runs == 0) & ~first
     index = np.arange(len(runs))
     last_standing = np.maximum.accumulate(np.where(zero, -1, index))
     zeros_before = index - 1 - np.concatenate(([-1], last_standing[:-1]))
-    zeros_before[first] = 0
-    stands = first | (~zero & (zeros_before % 2 == 0))
-    group = np.cumsum(stands) - 1
-    counts = np.bincount(group, weights=runs).astype(np.int64)
-    per_part = np.bincount(part[stands], minlength=n)
-    offsets = np.concatenate(([0], np.cumsum(per_part))).astype(np.int64)
+    zeros_before[starts] = 0
+    stands = ~zero & (zeros_before % 2 == 0)
+    stands[starts] = True
+    standing = np.flatnonzero(stands)
+    counts = np.add.reduceat(runs, standing)
+    offsets = np.append(np.searchsorted(standing, starts), len(standing)).astype(np.int64)
     return MaskRuns(counts.astype(np.uint32), offsets, height.astype(np.int64), width.astype(np.int64))
 
 
@@ -368,65 +358,111 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
     """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`): each run written
     in 5-bit groups, a sixth bit saying another group follows, the last group's fifth bit the
     sign; from the fourth run on, the difference from the run two before. With each string,
-    whether it could be read (its characters in the alphabet, its last run complete); the runs
-    of one that could may still not be `well_formed`."""
-    lengths = np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings))
-    string_of = np.repeat(np.arange(len(strings), dtype=np.int64), lengths)
-    chars = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64) - _FIRST_CHAR
+    whether it could be read (its characters in the alphabet, its last run complete, no run of
+    more groups than a 32-bit count needs); the runs of one that could may still not be
+    `well_formed`. About `_CHAR_BUDGET` characters are decoded at a time."""
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    parts = [
+        _decoded(strings[first:last], lengths[first:last], height[first:last], width[first:last])
+        for first, last in _chunks(lengths, _CHAR_BUDGET)
+    ]
+    if not parts:
+        return MaskRuns.none(0), np.zeros(0, dtype=bool)
+    return MaskRuns.concatenate([runs for runs, _ in parts]), np.concatenate([ok for _, ok in parts])
+
+
+def _decoded(
+    strings: list[bytes], lengths: IntArray, height: IntArray, width: IntArray
+) -> tuple[MaskRuns, BoolArray]:
+    """`from_strings` of strings of `lengths` characters, all at once."""
+    string_end = np.cumsum(lengths)
+    # Bytes below '0' wrap around past the alphabet.
+    chars = np.frombuffer(b"".join(strings), dtype=np.uint8) - np.uint8(_FIRST_CHAR)
+    more = (chars & 0x20) != 0
     string_last = np.zeros(len(chars), dtype=bool)
-    string_last[np.cumsum(lengths)[lengths > 0] - 1] = True
-    bad = ((chars < 0) | (chars >= _CHARS)) | (string_last & ((chars & 0x20) != 0))
-    readable: BoolArray = (lengths > 0) & (np.bincount(string_of, weights=bad, minlength=len(strings)) == 0)
-    value_end = np.flatnonzero(((chars & 0x20) == 0) | string_last)
-    value_start = np.concatenate(([0], value_end[:-1] + 1))
-    value_of = np.repeat(np.arange(len(value_end)), value_end - value_start + 1)
-    shift = np.minimum(5 * (np.arange(len(chars)) - value_start[value_of]), 60)
-    value = np.bincount(value_of, weights=(chars & 0x1F) << shift, minlength=len(value_end)).astype(np.int64)
-    sign_bit = np.minimum(5 * (value_end - value_start + 1), 60)
-    value -= np.where((chars[value_end] & 0x10) != 0, np.left_shift(1, sign_bit), 0)
-    owner = string_of[value_end]
+    string_last[string_end[lengths > 0] - 1] = True
+    value_end = np.flatnonzero(~more | string_last)
+    value_start = np.concatenate(([0], value_end[:-1] + 1))[: len(value_end)]
+    groups = value_end - value_start + 1
+    bad = np.flatnonzero((chars >= _CHARS) | (string_last & more))
+    bad = np.concatenate((bad, value_end[groups > _MAX_GROUPS]))
+    readable: BoolArray = (lengths > 0) & (np.bincount(_owners(string_end, bad), minlength=len(strings)) == 0)
+    value = _values(chars & 0x1F, value_start, np.minimum(groups, _MAX_GROUPS))
+    owner = _owners(string_end, value_end)
     per_string = np.bincount(owner, minlength=len(strings))
-    place = np.arange(len(value)) - np.repeat(np.cumsum(per_string) - per_string, per_string)
-    counts = _two_apart_sums(value, owner, place)
+    counts = _two_apart_sums(value, per_string)
     out_of_range = (counts < 0) | (counts >= 1 << 32)
-    readable &= np.bincount(owner, weights=out_of_range, minlength=len(strings)) == 0
+    if out_of_range.any():
+        readable &= np.bincount(owner[out_of_range], minlength=len(strings)) == 0
+        counts[out_of_range] = 0
     offsets = np.concatenate(([0], np.cumsum(per_string))).astype(np.int64)
-    runs = MaskRuns(
-        np.where(out_of_range, 0, counts).astype(np.uint32),
-        offsets,
-        height.astype(np.int64),
-        width.astype(np.int64),
-    )
+    runs = MaskRuns(counts.astype(np.uint32), offsets, height.astype(np.int64), width.astype(np.int64))
     return runs, readable
 
 
-def _two_apart_sums(value: IntArray, owner: IntArray, place: IntArray) -> IntArray:
-    """rleFrString's `if (m > 2) x += cnts[m - 2]`: from the fourth value of a string on, the
-    running sum along its odd places from the second and its even places from the third: one
-    running sum per parity over all the strings, less its value where each string starts."""
-    counts = value.copy()
-    starts = np.flatnonzero(place == 0)
-    for chain in (place % 2 == 1, (place % 2 == 0) & (place > 0)):
-        running = np.cumsum(np.where(chain, value, 0))
-        before = (running - np.where(chain, value, 0))[starts]  # the sum of the strings before
-        counts[chain] = (running - np.repeat(before, np.diff(np.append(starts, len(value)))))[chain]
+def _owners(ends: IntArray, positions: IntArray) -> IntArray:
+    """The row of each of the sorted `positions` in a column whose rows end at `ends`."""
+    owner: IntArray = np.searchsorted(ends, positions, side="right")
+    return owner
+
+
+def _values(low: npt.NDArray[np.integer[Any]], start: IntArray, groups: IntArray) -> IntArray:
+    """Each value's 5-bit groups put together, least significant first, the last group's
+    fifth bit its sign: one pass per group place (at most `_MAX_GROUPS`), over the values
+    that long."""
+    value = low[start].astype(np.int64)
+    for k in range(1, int(groups.max(initial=1))):
+        longer = np.flatnonzero(groups > k)
+        value[longer] |= low[start[longer] + k].astype(np.int64) << (5 * k)
+    last = low[start + groups - 1]
+    negative = np.flatnonzero(last & 0x10)
+    value[negative] -= np.left_shift(1, 5 * groups[negative])
+    return value
+
+
+def _two_apart_sums(value: IntArray, per_string: IntArray) -> IntArray:
+    """rleFrString's `if (m > 2) x += cnts[m - 2]`: from its second value on, a string's value
+    at place m is the sum of its values at places 1..m (2..m for even m) of m's parity. Within
+    a string, places of one parity are positions of one parity: one running sum per parity of
+    position over all the strings, less what it was before each string."""
+    first = np.cumsum(per_string) - per_string
+    chained = value.copy()
+    chained[first[per_string > 0]] = 0  # each string's first value stands alone
+    running = np.empty_like(chained)
+    running[0::2], running[1::2] = np.cumsum(chained[0::2]), np.cumsum(chained[1::2])
+    padded = np.concatenate(([0, 0], running))
+    # Before string s: the running sum at first - 2 (its first's parity) and first - 1 (the other).
+    same, other = padded[first], padded[first + 1]
+    even_first = first % 2 == 0
+    before = np.repeat(
+        np.stack((np.where(even_first, same, other), np.where(even_first, other, same)), axis=1),
+        per_string,
+        axis=0,
+    )
+    counts = running
+    counts[0::2] -= before[0::2, 0]
+    counts[1::2] -= before[1::2, 1]
+    starts = first[per_string > 0]
+    counts[starts] = value[starts]
     return counts
 
 
 @dataclass(frozen=True)
 class Measured:
-    """Masks made ready to be compared, once per table: their intervals, their pixels (each one's
-    area), and the intervals of all of them on one line (mask after mask, `stride` positions each) with the
-    pixels before each, so that the pixels of a mask before any position are one search."""
+    """Masks made ready to be compared, once per table: each mask's pixels cut at the columns
+    into pieces (piece i: rows `y0[i]:y1[i]` of a column), and a slot for every column of each
+    mask's extent (`slot_base[r]` is mask r's first) saying where its pieces are: those of slot
+    s are `slot_ends[s]:slot_ends[s + 1]`. Two masks are then compared column by column over the
+    columns their extents share, without a search."""
 
-    foreground: Foreground
     pixels: IntArray
     height: IntArray
     width: IntArray
-    stride: int
-    key_start: IntArray
-    key_stop: IntArray
-    before: IntArray
+    extent: FloatArray
+    y0: npt.NDArray[np.int32]
+    y1: npt.NDArray[np.int32]
+    slot_base: IntArray
+    slot_ends: IntArray
 
     @classmethod
     def of(cls, masks: MaskRuns) -> Measured:
@@ -434,89 +470,213 @@ class Measured:
         of its pairs: the matching, the near misses, the duplicates)."""
         found = _MEASURED.get(masks)
         if found is None:
-            found = _MEASURED[masks] = cls._measured(masks)
+            whole, rows = masks.selected_from or (masks, None)
+            # A selection is measured from its whole when the whole is (or is worth) measuring.
+            if rows is not None and (whole in _MEASURED or 2 * len(rows) >= len(whole)):
+                found = cls.of(whole).rows(rows)
+            else:
+                found = cls._measured(masks)
+            _MEASURED[masks] = found
         return found
+
+    def rows(self, rows: IntArray) -> Measured:
+        """The measures of masks `rows`: their slots point into the same pieces."""
+        return Measured(
+            self.pixels[rows],
+            self.height[rows],
+            self.width[rows],
+            self.extent[rows],
+            self.y0,
+            self.y1,
+            self.slot_base[rows],
+            self.slot_ends,
+        )
 
     @classmethod
     def _measured(cls, masks: MaskRuns) -> Measured:
+        """Measured about `_RUN_BUDGET` runs at a time, so that the intervals' columns stay small."""
+        chunks = [
+            _measured_rows(masks[first:last]) for first, last in _chunks(np.diff(masks.offsets), _RUN_BUDGET)
+        ]
+        if not chunks:
+            chunks = [_measured_rows(masks)]
+        pixels, extent, y0, y1, pieces_per_slot = (
+            np.concatenate(column) for column in zip(*chunks, strict=True)
+        )
+        columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
+        slot_ends = np.zeros(len(pieces_per_slot) + 1, dtype=np.int64)
+        np.cumsum(pieces_per_slot, out=slot_ends[1:])
+        return cls(pixels, masks.height, masks.width, extent, y0, y1, np.cumsum(columns) - columns, slot_ends)
+
+
+def _measured_rows(
+    masks: MaskRuns,
+) -> tuple[IntArray, FloatArray, npt.NDArray[np.int32], npt.NDArray[np.int32], IntArray]:
+    """`Measured` of some masks: their pixels, extents, pieces (rows `y0:y1`) and the pieces in
+    each column of each one's extent."""
+    located = _Located.of(masks)
+    n = len(masks)
+    extent = _extent(located, n)
+    row, column, y0, y1 = _pieces(located)
+    pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
+    columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
+    slot = (np.cumsum(columns) - columns)[row] + column - extent[row, 0].astype(np.int64)
+    pieces_per_slot = np.bincount(slot, minlength=int(columns.sum())).astype(np.int64)
+    # A piece's rows are within its mask's height: 32 bits halve the columns kept per table.
+    return pixels, extent, y0.astype(np.int32), y1.astype(np.int32), pieces_per_slot
+
+
+@dataclass(frozen=True)
+class _Located:
+    """The masks' intervals, each with its mask's height and the columns it starts and ends in."""
+
+    fg: Foreground
+    height: IntArray
+    column_first: IntArray
+    column_last: IntArray
+
+    @classmethod
+    def of(cls, masks: MaskRuns) -> _Located:
         fg = foreground(masks)
-        stride = int((masks.height * masks.width).max(initial=0)) + 1
-        lengths = fg.stop - fg.start
-        pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
-        base = fg.row * stride
-        before = np.concatenate(([0], np.cumsum(lengths)))
-        return cls(fg, pixels, masks.height, masks.width, stride, base + fg.start, base + fg.stop, before)
+        height = masks.height[fg.row]
+        return cls(fg, height, fg.start // height, (fg.stop - 1) // height)
 
-    @cached_property
-    def extent(self) -> FloatArray:
-        """`extent` of the masks (once). A run that goes on into the next column covers the bottom of one
-        and the top of the other: its rows are all of them."""
-        fg = self.foreground
-        height = self.height[fg.row]
-        last = fg.stop - 1
-        column_first, column_last = fg.start // height, last // height
-        one_column = column_first == column_last
-        top = np.where(one_column, fg.start % height, 0)
-        bottom = np.where(one_column, last % height, height - 1)
-        box = np.zeros((len(self.pixels), 4))
-        filled = np.flatnonzero(np.diff(fg.first) > 0)
-        starts = fg.first[filled]
-        if len(starts):
-            box[filled, 0] = np.minimum.reduceat(column_first, starts)
-            box[filled, 1] = np.minimum.reduceat(top, starts)
-            box[filled, 2] = np.maximum.reduceat(column_last, starts) + 1
-            box[filled, 3] = np.maximum.reduceat(bottom, starts) + 1
-        return box
 
-    def pixels_before(self, row: IntArray, position: IntArray) -> IntArray:
-        """The pixels of masks `row` before `position`, counted from the first mask's first."""
-        at = row * self.stride + position
-        whole = np.searchsorted(self.key_stop, at, side="right")
-        inside = np.minimum(whole, max(len(self.key_start) - 1, 0))
-        partial = np.where(whole < len(self.key_start), np.maximum(at - self.key_start[inside], 0), 0)
-        counted: IntArray = self.before[whole] + partial
-        return counted
+def _pieces(located: _Located) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The masks' foreground cut at the columns, in order: the mask, column and rows `y0:y1`
+    of each piece (an interval that goes on into the next column is a piece in each; most
+    intervals are within one)."""
+    fg, height, column_first, column_last = (
+        located.fg,
+        located.height,
+        located.column_first,
+        located.column_last,
+    )
+    if np.array_equal(column_first, column_last):
+        top = column_first * height
+        return fg.row, column_first, fg.start - top, fg.stop - top
+    interval, k = _enumerated(column_last - column_first + 1)
+    column = column_first[interval] + k
+    top = column * height[interval]
+    y0 = np.where(column == column_first[interval], fg.start[interval] - top, 0)
+    y1 = np.where(column == column_last[interval], fg.stop[interval] - top, height[interval])
+    return fg.row[interval], column, y0, y1
+
+
+def extent(masks: MaskRuns) -> FloatArray:
+    """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
+    `toBbox` as corners); zeros for an empty mask or a row without one."""
+    found = _MEASURED.get(masks)
+    return found.extent if found is not None else _extent(_Located.of(masks), len(masks))
+
+
+def _extent(located: _Located, n: int) -> FloatArray:
+    """`extent` from the masks' intervals. An interval that goes on into the next column covers
+    the bottom of one and the top of the other: its rows are all of them."""
+    fg, height, column_first, column_last = (
+        located.fg,
+        located.height,
+        located.column_first,
+        located.column_last,
+    )
+    one_column = column_first == column_last
+    top_of_column = column_first * height
+    top = np.where(one_column, fg.start - top_of_column, 0)
+    bottom = np.where(one_column, fg.stop - top_of_column, height)
+    box = np.zeros((n, 4))
+    first = np.searchsorted(fg.row, np.arange(n + 1))
+    filled = np.flatnonzero(first[1:] > first[:-1])
+    if len(filled):
+        starts = first[filled]
+        box[filled, 0] = column_first[starts]
+        box[filled, 1] = np.minimum.reduceat(top, starts)
+        box[filled, 2] = column_last[first[filled + 1] - 1] + 1
+        box[filled, 3] = np.maximum.reduceat(bottom, starts)
+    return box
 
 
 # The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
 _MEASURED: weakref.WeakKeyDictionary[MaskRuns, Measured] = weakref.WeakKeyDictionary()
 
 
-def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:
+def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray, floor: float = 0.0) -> FloatArray:
     """(K,) the IoU of the masks `gt[g[k]]` and `pred[p[k]]` (pycocotools' `mask.iou`, not crowd):
     pixels in both over pixels in either, 0 where none are in both or the sizes differ. Each table
     is measured once (`Measured.of`), for all the pairs found chunk by chunk.
 
-    Each pair's intersection is measured from the side with fewer intervals: the pixels of the
-    other mask inside each of its intervals."""
-    counts_gt, counts_pred = np.diff(gt.foreground.first)[g], np.diff(pred.foreground.first)[p]
-    from_gt = counts_gt <= counts_pred
-    overlap = np.zeros(len(g), dtype=np.int64)
-    for query, target, rows_q, rows_t, chosen in ((gt, pred, g, p, from_gt), (pred, gt, p, g, ~from_gt)):
-        at = np.flatnonzero(chosen)
-        overlap[at] = _intersections(query, target, rows_q[at], rows_t[at])
-    same_size = (gt.height[g] == pred.height[p]) & (gt.width[g] == pred.width[p])
-    overlap[~same_size] = 0
-    # Whole pixel counts, exact in float64: the same division as pycocotools'.
-    return iou_of_intersection(
-        overlap.astype(np.float64), gt.pixels[g].astype(np.float64), pred.pixels[p].astype(np.float64)
+    A pair that cannot reach `floor` (its intersection is at most the smaller mask and the
+    overlap of the extents) is left at 0 unmeasured; the others are compared column by column
+    over the columns their extents share."""
+    pixels_g, pixels_p = gt.pixels[g].astype(np.float64), pred.pixels[p].astype(np.float64)
+    a, b = gt.extent[g], pred.extent[p]
+    boxes = np.maximum(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0) * np.maximum(
+        np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0
     )
+    bound = iou_of_intersection(np.minimum(np.minimum(pixels_g, pixels_p), boxes), pixels_g, pixels_p)
+    same_size = (gt.height[g] == pred.height[p]) & (gt.width[g] == pred.width[p])
+    near = np.flatnonzero(same_size & (bound > 0) & (bound >= floor))
+    overlap = np.zeros(len(g))
+    overlap[near] = _intersections(gt, pred, g[near], p[near])
+    # Whole pixel counts, exact in float64: the same division as pycocotools'.
+    return iou_of_intersection(overlap, pixels_g, pixels_p)
 
 
-def _intersections(query: Measured, target: Measured, rows_q: IntArray, rows_t: IntArray) -> IntArray:
-    """(K,) pixels of mask `rows_t[k]` of `target` inside the intervals of mask `rows_q[k]` of
-    `query`, in chunks of about `_QUERY_BUDGET` intervals."""
-    fg = query.foreground
-    found = np.zeros(len(rows_q), dtype=np.int64)
-    for first, last in _chunks(np.diff(fg.first)[rows_q], _QUERY_BUDGET):
-        interval, bounds = ragged_take(fg.first, rows_q[first:last])
-        pair = np.repeat(np.arange(last - first), np.diff(bounds))
-        rows = rows_t[first:last][pair]
-        inside = target.pixels_before(rows, fg.stop[interval]) - target.pixels_before(
-            rows, fg.start[interval]
+def _intersections(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:
+    """(K,) the pixels masks `gt[g[k]]` and `pred[p[k]]` share: column by column over the
+    columns both extents span, the overlap of every piece of one with every piece of the other
+    in that column, about `_QUERY_BUDGET` columns at a time."""
+    lo = np.maximum(gt.extent[g, 0], pred.extent[p, 0]).astype(np.int64)
+    shared = np.maximum(np.minimum(gt.extent[g, 2], pred.extent[p, 2]).astype(np.int64) - lo, 0)
+    # The slot of each pair's first shared column, on either side: the others follow it.
+    slot_g = gt.slot_base[g] + lo - gt.extent[g, 0].astype(np.int64)
+    slot_p = pred.slot_base[p] + lo - pred.extent[p, 0].astype(np.int64)
+    found = np.zeros(len(g))
+    for first, last in _chunks(shared, _QUERY_BUDGET):
+        counts = shared[first:last]
+        found[first:last] = _shared_pixels(
+            gt, pred, _ranges(slot_g[first:last], counts), _ranges(slot_p[first:last], counts), counts
         )
-        found[first:last] = np.bincount(pair, weights=inside, minlength=last - first).astype(np.int64)
     return found
+
+
+def _ranges(start: IntArray, counts: IntArray) -> IntArray:
+    """`start[i] + k` for k in range(counts[i]), every i, in order."""
+    ends = np.cumsum(counts)
+    values: IntArray = np.repeat(start - (ends - counts), counts) + np.arange(
+        int(ends[-1]) if len(ends) else 0
+    )
+    return values
+
+
+def _shared_pixels(
+    gt: Measured, pred: Measured, slot_g: IntArray, slot_p: IntArray, columns: IntArray
+) -> FloatArray:
+    """(K,) the pixels pair k shares over its `columns[k]` columns, whose slots on either side
+    are the next `columns[k]` of `slot_g` and `slot_p`."""
+    start_g, start_p = gt.slot_ends[slot_g], pred.slot_ends[slot_p]
+    count_g, count_p = gt.slot_ends[slot_g + 1] - start_g, pred.slot_ends[slot_p + 1] - start_p
+    # Most columns hold one piece of each: those are paired as they are, the others piece by piece.
+    inside = np.zeros(len(slot_g), dtype=np.int64)
+    single = np.flatnonzero((count_g == 1) & (count_p == 1))
+    inside[single] = _overlaps(gt, pred, start_g[single], start_p[single])
+    several = np.flatnonzero(count_g * count_p > 1)
+    both, nth = _enumerated(count_g[several] * count_p[several])
+    at = several[both]
+    overlap = _overlaps(gt, pred, start_g[at] + nth // count_p[at], start_p[at] + nth % count_p[at])
+    np.add.at(inside, at, overlap)
+    ends = np.cumsum(columns)
+    found = np.zeros(len(columns))
+    has = np.flatnonzero(columns > 0)
+    if len(has):
+        found[has] = np.add.reduceat(inside, (ends - columns)[has])
+    return found
+
+
+def _overlaps(gt: Measured, pred: Measured, piece_g: IntArray, piece_p: IntArray) -> IntArray:
+    """The rows pieces `piece_g` and `piece_p` of one column share."""
+    inside = np.minimum(gt.y1[piece_g], pred.y1[piece_p]) - np.maximum(gt.y0[piece_g], pred.y0[piece_p])
+    shared: IntArray = np.maximum(inside, 0).astype(np.int64)
+    return shared
 
 
 def _chunks(counts: IntArray, budget: int) -> list[tuple[int, int]]:
@@ -527,3 +687,38 @@ def _chunks(counts: IntArray, budget: int) -> list[tuple[int, int]]:
     cuts = np.searchsorted(total, np.arange(budget, int(total[-1]), budget), side="right")
     bounds = np.unique(np.concatenate(([0], cuts, [len(counts)])))
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+
+
+# Pixels moved at once by `transposed`: its per-pixel columns stay a few tens of MB.
+_PIXEL_BUDGET: Final = 1 << 22
+
+
+def transposed(masks: MaskRuns) -> MaskRuns:
+    """Each mask transposed: its pixel (x, y) at (y, x), its height and width swapped; a row
+    without a mask keeps none. Runs a tool counted row by row (row-major) over a height x width
+    image are, read column by column as COCO reads runs, a width x height mask whose transpose is
+    the one meant. Pixel by pixel, about `_PIXEL_BUDGET` pixels at a time."""
+    present = np.flatnonzero(masks.present)
+    if len(present) < len(masks):
+        others = np.setdiff1d(np.arange(len(masks)), present)
+        found = MaskRuns.concatenate([transposed(masks[present]), MaskRuns.none(len(others))])
+        return found[np.argsort(np.concatenate((present, others)), kind="stable")]
+    fg = foreground(masks)
+    lengths = fg.stop - fg.start
+    pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
+    parts = []
+    for first, last in _chunks(pixels, _PIXEL_BUDGET):
+        at = slice(int(fg.first[first]), int(fg.first[last]))
+        count = lengths[at]
+        owner = np.repeat(fg.row[at], count)
+        offset = np.repeat(fg.start[at] - (np.cumsum(count) - count), count)
+        position = offset + np.arange(len(owner), dtype=np.int64)
+        height, width = masks.height[owner], masks.width[owner]
+        column, row = np.divmod(position, height)
+        moved: IntArray = row * width + column
+        # one sort by (owner, position): the owners are few, their positions below height x width
+        stride = int((height * width).max(initial=0)) + 1
+        order = np.argsort((owner - first) * stride + moved, kind="stable")
+        sizes = masks.width[first:last], masks.height[first:last]
+        parts.append(from_pixels(owner[order] - first, moved[order], *sizes))
+    return MaskRuns.concatenate(parts)

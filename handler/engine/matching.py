@@ -274,7 +274,7 @@ def _pairs_of_rows(
     if gt.turned is not None and pred.turned is not None:
         iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
     if measured is not None:
-        iou = _mask_ious(measured, g, pred.rows[p], iou) if exact else np.where(iou > 0, 1.0, 0.0)
+        iou = _mask_ious(measured, g, pred.rows[p], iou, floor) if exact else np.where(iou > 0, 1.0, 0.0)
     keep = iou >= floor
     return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
 
@@ -323,12 +323,13 @@ def _with_turned_pairs(
 
 
 def _mask_ious(
-    measured: tuple[Measured, Measured], g: IntArray, p: IntArray, box_iou: FloatArray
+    measured: tuple[Measured, Measured], g: IntArray, p: IntArray, box_iou: FloatArray, floor: float
 ) -> FloatArray:
-    """The mask IoU of each pair whose extents overlap (`box_iou` > 0), 0 for the others."""
+    """The mask IoU of each pair whose extents overlap (`box_iou` > 0) and that can reach
+    `floor`, 0 for the others."""
     iou = np.zeros(len(g))
     touching = np.flatnonzero(box_iou > 0)
-    iou[touching] = measured_iou(*measured, g[touching], p[touching])
+    iou[touching] = measured_iou(*measured, g[touching], p[touching], floor)
     return iou
 
 

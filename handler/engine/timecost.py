@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast, get_args
 
 import numpy as np
 import orjson
@@ -102,6 +102,7 @@ class CostFit:
     overhead_seconds: float | None = None  # per task besides the actions (lead-time fits)
     r2: float | None = None
     rmse_seconds: float | None = None
+    shape: Shape = "boxes"  # what the labelers of the log drew
 
     @property
     def source(self) -> str:
@@ -193,14 +194,23 @@ class TimeCosts:
                 )
         fit = _cost_fit(document["fitted_from"]) if "fitted_from" in document else None
         chosen: dict[str, Any] = {action: float(value) for action, value in given.items()}
-        return cls(**chosen, fit=fit)
+        return cls(**chosen, fit=fit, shape=_shape(document.get("shape", "boxes")))
 
     def to_document(self) -> dict[str, Any]:
         """The costs file's JSON object: `from_document` reads it back."""
         document: dict[str, Any] = {"seconds": self.to_dict()}
+        if self.shape != "boxes":
+            document["shape"] = self.shape
         if self.fit is not None:
             document["fitted_from"] = _fit_document(self.fit)
         return document
+
+
+def _shape(value: Any) -> Shape:
+    for shape in get_args(Shape):
+        if value == shape:
+            return cast(Shape, shape)
+    raise ValueError(f"shape: expected {' or '.join(get_args(Shape))}, but got {value!r}")
 
 
 def _mapping(value: Any, what: str) -> Mapping[str, Any]:
@@ -225,6 +235,7 @@ def _fit_document(fit: CostFit) -> dict[str, Any]:
         "r2": fit.r2,
         "rmse_seconds": fit.rmse_seconds,
         "replicates": np.round(fit.replicates, 4).tolist(),
+        "shape": fit.shape,
     }
 
 
@@ -260,6 +271,7 @@ def _cost_fit(document: Any) -> CostFit:
             overhead_seconds=overhead,
             r2=r2,
             rmse_seconds=rmse,
+            shape=_shape(found.get("shape", "boxes")),
         )
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ValueError(f"fitted_from: expected what `prelabel-eval calibrate` writes ({error!r})") from None

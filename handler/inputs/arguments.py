@@ -29,8 +29,9 @@ from handler.datasets.builder import (
     bad_box_reasons,
 )
 from handler.datasets.columns import bad_box_rows
+from handler.datasets.segmentation import readable, segmentation_masks
 from handler.engine import Thresholds
-from handler.engine.masks import from_bitmaps
+from handler.engine.masks import from_bitmaps, made
 from handler.inputs.node_inputs import select_number
 
 Array = npt.NDArray[Any]
@@ -232,19 +233,51 @@ class RecordField:
 
 
 def _masks(where: str, value: Any, boxes: int | None) -> Array:
-    """mmdetection's instance masks: (N, height, width), one per box, binary."""
+    """mmdetection's instance masks, one per box: (N, height, width) binary bitmaps, or a list of
+    COCO RLE dicts (`{"size": [height, width], "counts": …}`, as its results carry them)."""
     assert boxes is not None  # masks follow the boxes
+    if isinstance(value, list | tuple) and value and all(isinstance(item, Mapping) for item in value):
+        return _rle_dicts(where, value, boxes)
     found = _array(where, value)
     if found.size == 0 and boxes == 0:
         return np.zeros((0, 1, 1), dtype=bool)
     if found.ndim != 3 or len(found) != boxes:
         raise ValueError(
             f"Expected {where} of shape ({boxes}, height, width), one mask per box, "
-            f"but got shape {found.shape}"
+            f"or a list of {boxes} COCO RLE dicts, but got shape {found.shape}"
         )
     if found.dtype.kind not in "biu":
         raise TypeError(f"Expected {where} to hold a binary mask (booleans or 0/1) but got {_held(found)}")
     return found.astype(bool)
+
+
+def _rle_dicts(where: str, value: Sequence[Mapping[str, Any]], boxes: int) -> Array:
+    """The RLE dicts as an object array, compressed counts as text (pycocotools writes bytes)."""
+    if len(value) != boxes:
+        raise ValueError(f"Expected {where} to hold {boxes} masks, one per box, but got {len(value)}")
+    found = np.empty(len(value), dtype=object)
+    found[:] = [
+        {**item, "counts": item["counts"].decode("ascii", "replace")}
+        if isinstance(item.get("counts"), bytes)
+        else dict(item)
+        for item in value
+    ]
+    return found
+
+
+def _runs(where: str, masks: Array) -> MaskRuns:
+    """A record's masks as runs: bitmaps encoded, RLE dicts decoded (an unreadable one is a
+    ValueError naming it)."""
+    if masks.dtype != object:
+        return from_bitmaps(masks)
+    unknown = np.full(len(masks), -1, dtype=np.int64)
+    read = segmentation_masks(
+        list(masks), unknown, np.empty(0), np.empty(0), np.zeros(len(masks), dtype=bool)
+    )
+    if read.rejected:
+        index, reason = min(read.rejected.items())
+        raise ValueError(f"Expected {where}[{index}] to be a COCO RLE mask but got: {reason}")
+    return MaskRuns.none(len(masks)) if read.masks is None else made(readable(read.masks))
 
 
 RECORD_FIELDS: Final = (
@@ -255,12 +288,14 @@ RECORD_FIELDS: Final = (
 )
 
 
-def _batch_masks(columns: list[dict[str, Array]]) -> MaskRuns | None:
+def _batch_masks(columns: list[dict[str, Array]], places: list[str]) -> MaskRuns | None:
     """Every record's masks as runs, when every record of both sides gives them (then pairs are
     measured by mask IoU, as `pair_datasets` does for files); else None."""
     if not columns or not all("masks" in c for c in columns):
         return None
-    return MaskRuns.concatenate([from_bitmaps(c["masks"]) for c in columns])
+    return MaskRuns.concatenate(
+        [_runs(f"{place}['masks']", c["masks"]) for c, place in zip(columns, places, strict=True)]
+    )
 
 
 def _records(name: str, value: Any) -> Sequence[Mapping[str, Any]]:
@@ -374,5 +409,5 @@ def records(predictions: Any, groundtruths: Any, classes: npt.NDArray[np.str_] |
         n_gt=n_gt,
         keep=verdict == "",
         skipped=_skipped(verdict, places, box_of, record),
-        masks=_batch_masks(columns),
+        masks=_batch_masks(columns, places),
     )

@@ -56,7 +56,7 @@ from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
 from handler.errors import DatasetError
-from handler.readings import boxes, classes, frames, groups, scores
+from handler.readings import boxes, classes, frames, groups, masks, scores
 from handler.readings.reading import (
     SAMPLE_ROWS,
     Combined,
@@ -268,22 +268,18 @@ class Placer:
     def _pair_iou(self, candidate: Combined) -> FloatArray:
         """Per pair, the IoU of its boxes under the candidate (NaN where a box has no area)."""
         probe = self.probe
-        if candidate.of("gt"):
-            a = _gt_pixels(probe, candidate)[self.gt_row]
-            area_a = box_area(a)
-        else:
-            a, area_a = self.gt_boxes, self.gt_area
+        a = _gt_pixels(probe, candidate)[self.gt_row] if candidate.of("gt") else self.gt_boxes
         b = _pixels(probe.pred, apply(candidate.of("pred"), probe.pred)[0])[self.pred_row]
-        area_b = box_area(b)
-        with np.errstate(invalid="ignore", over="ignore"):
-            width, height = (
-                overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2]),
-                overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]),
-            )
-            iou: FloatArray = np.where(
-                (area_a > 0) & (area_b > 0), iou_of_overlap(width, height, area_a, area_b), np.nan
-            )
-        return iou
+        return _pairwise_iou(a, b)
+
+    def placed_extents(self, gt: FloatArray | None, pred: FloatArray | None) -> int:
+        """The GT rows some pair places (IoU ≥ IOU_PERFECT) when each row's box is its `gt` or
+        `pred` one (per row; None: as read): where a side's masks' extents land."""
+        a = self.gt_boxes if gt is None else gt[self.gt_row]
+        pred_boxes = _pixels(self.probe.pred, self.probe.pred.rows) if pred is None else pred
+        with np.errstate(invalid="ignore"):
+            good = _pairwise_iou(a, pred_boxes[self.pred_row]) >= self.iou_perfect
+        return len(np.unique(self.gt_row[good]))
 
     def _best_iou(self, candidate: Combined) -> FloatArray:
         """Per prediction row, its best IoU with a GT box under the candidate (0: none)."""
@@ -356,6 +352,18 @@ class Placer:
             self.iou_min,
         )
         return placer, rows
+
+
+def _pairwise_iou(a: FloatArray, b: FloatArray) -> FloatArray:
+    """IoU of boxes `a[i]` and `b[i]` (NaN where either has no area)."""
+    area_a, area_b = box_area(a), box_area(b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        width = overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2])
+        height = overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3])
+        iou: FloatArray = np.where(
+            (area_a > 0) & (area_b > 0), iou_of_overlap(width, height, area_a, area_b), np.nan
+        )
+    return iou
 
 
 def _within_budget(gt_image: IntArray, counts: IntArray) -> IntArray:
@@ -480,6 +488,35 @@ def _placing(head: Probe, thresholds: Thresholds, base: Combined) -> Placed:
     scored.sort(key=lambda item: -item[0])
     kept = [c for _, c in scored if not c.of("gt")][:KEPT_GEOMETRIES]
     return Placed(placer, base, kept + [c for _, c in scored if c.of("gt")][:KEPT_GEOMETRIES], tried)
+
+
+def _mask_candidates(placer: Placer, base: Combined) -> list[Combined]:
+    """The mask readings of each side, and of both at once, whose masks' extents land on each
+    other (or on the other side's boxes) clearly more often than the masks as read
+    (`masks.extents`), each with `base`: the best KEPT_GEOMETRIES."""
+    probe = placer.probe
+    pred = _mask_options(probe.pred, "pred")
+    gt = _mask_options(probe.gt, "gt") if isinstance(probe.gt, Parsed) else [((), None)]
+    placed = {
+        (g, p): placer.placed_extents(gt_extents, pred_extents)
+        for g, (_, gt_extents) in enumerate(gt)
+        for p, (_, pred_extents) in enumerate(pred)
+    }
+    found = []
+    for (g, p), count in placed.items():
+        # both sides read another way only when that places clearly more than either alone
+        floor = max(placed[0, 0], placed[g, 0], placed[0, p]) if g and p else placed[0, 0]
+        if (g or p) and count >= max(PLACED_RATIO * floor, floor + PLACED_MIN):
+            found.append((count, Combined((*base.parts, *gt[g][0], *pred[p][0]))))
+    found.sort(key=lambda item: -item[0])
+    return [candidate for _, candidate in found[:KEPT_GEOMETRIES]]
+
+
+def _mask_options(parsed: Parsed, side: str) -> list[tuple[tuple[Reading, ...], FloatArray]]:
+    """The side's masks as read, then under each mask reading, with their extents."""
+    rows = parsed.rows
+    found: list[tuple[tuple[Reading, ...], FloatArray]] = [((), masks.extents(rows.masks, len(rows)))]
+    return found + [((r,), masks.extents_under(r, parsed)) for r in masks.candidates(rows, side)]
 
 
 def _preferring(before: IntArray, new: IntArray, gain_min: int) -> IntArray:
@@ -788,6 +825,8 @@ class Search:
         placed = _placing(self.head, self.thresholds, base)
         geometries = placed.kept
         found = ([base] if base.parts else []) + geometries + _group_candidates(self, placed)
+        if self.sides.gt.boxes.has_masks and self.sides.pred.boxes.has_masks:
+            found += _mask_candidates(placed.placer, base)
         for geometry in [base, *(g for g in geometries if not g.of("gt"))]:
             found += _with_classes(geometry, self)
         return found

@@ -16,7 +16,7 @@ from handler.datasets.read_options import ReadOptions, option_label
 from handler.engine.evaluation import Thresholds
 from handler.engine.state import EvaluationState
 from handler.errors import InputError
-from handler.readings import Reading, boxes, classes, frames, scores
+from handler.readings import Reading, boxes, classes, frames, masks, scores
 from handler.readings.rescore import Sides, best_reading, read_with
 from handler.readings.verdict import Rescored
 
@@ -29,7 +29,7 @@ def _parsed_option(key: str, read: Callable[[str], Reading], text: str) -> Readi
 
 
 def given_readings(options: ReadOptions) -> list[Reading]:
-    """The readings a side's options name, in the order they apply: box, frame, classes."""
+    """The readings a side's options name, in the order they apply: box, frame, score, mask, classes."""
     side = options.side
     found = []
     if options.box:
@@ -42,6 +42,8 @@ def given_readings(options: ReadOptions) -> list[Reading]:
         found.append(
             _parsed_option(f"{side.upper()}_SCORE", lambda v: scores.reading(v, side), options.score)
         )
+    if options.mask:
+        found.append(_parsed_option(f"{side.upper()}_MASK", lambda v: masks.reading(v, side), options.mask))
     return found + ([classes.reading(options.class_map)] if options.class_map else [])
 
 

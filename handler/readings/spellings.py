@@ -13,6 +13,7 @@ left to the matches.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 # COCO's name (as its letters) → the other datasets' names for the same class (as written there).
@@ -95,6 +96,8 @@ def _canonical() -> dict[str, str]:
 CANONICAL: Final = _canonical()
 
 
+# Every written class is compared with every GT class: each name's forms made once.
+@lru_cache(maxsize=1 << 14)
 def forms(name: str) -> frozenset[str]:
     """The forms a class name is compared by across spellings: its letters and digits, case
     folded, as written and made singular, a public dataset's synonym replaced by COCO's name.

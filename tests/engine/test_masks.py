@@ -91,6 +91,9 @@ def test_bitmaps_strings_area_extent_and_iou_are_pycocotools(
     gt, pred = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     ours = mask_iou(masks, masks[::-1], gt.ravel(), pred.ravel()).reshape(n, n)
     assert np.array_equal(ours, coco_mask.iou(reference[::-1], reference, [0] * n).T)
+    # With a floor, the pairs that reach it keep their IoU and the others stay below it.
+    floored = measured_iou(Measured.of(masks), Measured.of(masks[::-1]), gt.ravel(), pred.ravel(), 0.5)
+    assert np.array_equal(np.where(ours >= 0.5, ours, 0), np.where(floored >= 0.5, floored, 0).reshape(n, n))
 
 
 POINT = st.floats(-8, 40, allow_nan=False, allow_infinity=False)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.coco_masks import CONFIDENCE, IOU_MIN, IOU_PERFECT, coco_pair, mask_records, oracle
 from helpers.mpi_metric import N_IMAGES, coco_records, distributed_sampler
 from helpers.paths import EXAMPLES, ROOT
 from mmeval.core import BaseMetric
@@ -228,3 +229,24 @@ def test_only_handler_mmeval_imports_mmeval_and_nothing_imports_it() -> None:
         )
     }
     assert importers == {"handler/mmeval.py": {"mmeval.core"}}
+
+
+def test_rle_masks_added_in_batches_score_the_coco_pair_as_pycocotools() -> None:
+    """mmdetection's results carry RLE masks: added in batches, the COCO val2014 pair scores the
+    oracle's counts (pycocotools' mask IoU, the contract's greedy), and its time is a mask's."""
+    gt_path, masks_path, _ = coco_pair()
+    expected = oracle(gt_path, masks_path)
+    gts, predictions = mask_records(gt_path, masks_path)
+    metric = PrelabelingEfficiencyMetric(
+        iou_min=IOU_MIN, iou_perfect=IOU_PERFECT, confidence_threshold=CONFIDENCE
+    )
+    for start in range(0, len(gts), 32):
+        metric.add(predictions[start : start + 32], gts[start : start + 32])
+    result = metric.compute(size=len(gts))
+    assert {k: result["counts"][k] for k in expected.counts} == expected.counts
+    assert (
+        result["assistance_score"] == float(expected.score) and result["efficiency_level"] == "Minimal assist"
+    )
+    assert result["time"]["shape"] == "masks" and result["time"]["costs_seconds"]["draw"] == 79.2
+    boxes_only = [{k: v for k, v in r.items() if k != "masks"} for r in predictions[:4]]
+    assert metric(boxes_only, gts[:4])["time"]["shape"] == "boxes"

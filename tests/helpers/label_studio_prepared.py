@@ -55,11 +55,9 @@ def calibration_tasks() -> list[SimulatedTask]:
     return simulated_tasks(CALIBRATION_TASKS, seed=CALIBRATION_SEED)
 
 
-def calibration(client: LabelStudio, folder: Path) -> None:
+def _labelers_at_work(client: LabelStudio, project: int, tasks: list[SimulatedTask]) -> list[int]:
     """Each task imported with a prediction, each annotation created from it (`parent_prediction`)
-    with its `lead_time`, as the editor does; plus one cancelled and one unlinked annotation."""
-    tasks = calibration_tasks()
-    project = create_project(client, rectangle_config(["car", "truck"]), title="calibration")
+    with its `lead_time`, as the editor does: the tasks' ids."""
     with_predictions = [
         {"data": {"image": f"/data/{n}.jpg"}, "predictions": [_simulated(task.prediction)]}
         for n, task in enumerate(tasks)
@@ -74,9 +72,33 @@ def calibration(client: LabelStudio, folder: Path) -> None:
             parent_prediction=predictions[task_id],
             was_cancelled=False,
         )
+    return imported
+
+
+def calibration(client: LabelStudio, folder: Path) -> None:
+    """The simulated labelers at work on boxes; plus one cancelled and one unlinked annotation."""
+    project = create_project(client, rectangle_config(["car", "truck"]), title="calibration")
+    imported = _labelers_at_work(client, project, calibration_tasks())
     extra = import_tasks(client, project, [{"data": {"image": "/data/extra.jpg"}}])[-1:]
     client.annotations.create(id=extra[0], result=[], lead_time=9.0)  # no prediction: unlinked
     client.annotations.create(id=imported[0], result=[], lead_time=3.0, was_cancelled=True)
+    (folder / CALIBRATION_EXPORT).write_bytes(export(client, project))
+
+
+# The same on polygons: each region as the editor submits it, with its `origin`.
+MASK_CALIBRATION_TASKS: Final = 180
+MASK_CALIBRATION_SEED: Final = 2513
+
+
+def mask_calibration_tasks() -> list[SimulatedTask]:
+    return simulated_tasks(MASK_CALIBRATION_TASKS, seed=MASK_CALIBRATION_SEED, masks=True)
+
+
+def calibration_masks(client: LabelStudio, folder: Path) -> None:
+    """The simulated labelers at work on polygons, in a project of polygon labels."""
+    labels = '<Label value="car"/><Label value="truck"/>'
+    project = create_project(client, MASK_CONFIG.format(labels=labels), title="calibration on masks")
+    _labelers_at_work(client, project, mask_calibration_tasks())
     (folder / CALIBRATION_EXPORT).write_bytes(export(client, project))
 
 
@@ -307,6 +329,7 @@ PREPARATIONS: Final[Mapping[str, Callable[[LabelStudio, Path], None]]] = {
     "coco-converted": coco_converted,
     "calibration": calibration,
     "calibration-imported": calibration_imported,
+    "calibration-masks": calibration_masks,
 }
 
 

@@ -15,6 +15,8 @@ import numpy as np
 # The truth the tests fit back: a team somewhat slower than the defaults at everything.
 TRUTH = {"accept": 2.2, "nudge": 7.5, "relabel": 5.0, "delete": 3.0, "draw": 21.0}
 OVERHEAD = 4.0
+# A team's seconds on masks (polygons): fixing an outline and drawing one cost far more than a box.
+MASK_TRUTH = {"accept": 2.5, "nudge": 18.0, "relabel": 5.0, "delete": 3.0, "draw": 55.0}
 # How a predicted box fares, by share (the rest of a task's boxes are drawn new).
 FATES = {"accept": 0.55, "nudge": 0.2, "relabel": 0.1, "delete": 0.15}
 
@@ -33,6 +35,26 @@ def box_region(region_id: str, x: float, y: float, label: str) -> dict[str, Any]
     }
 
 
+def polygon_region(region_id: str, x: float, y: float, label: str) -> dict[str, Any]:
+    """A Label Studio polygon region (points in percent), as its editor writes it."""
+    points = [[x, y], [x + 12.5, y + 1.0], [x + 10.0, y + 10.0], [x + 1.5, y + 8.0]]
+    return {
+        "id": region_id,
+        "type": "polygonlabels",
+        "from_name": "label",
+        "to_name": "image",
+        "original_width": 640,
+        "original_height": 480,
+        "image_rotation": 0,
+        "value": {"points": points, "closed": True, "polygonlabels": [label]},
+    }
+
+
+# The `origin` Label Studio's editor writes on each region of a submitted annotation, by what the
+# labeler did to it.
+ORIGIN = {"accept": "prediction", "nudge": "prediction-changed", "relabel": "prediction-changed"}
+
+
 @dataclass(frozen=True)
 class SimulatedTask:
     prediction: list[dict[str, Any]]  # the prediction's result
@@ -42,22 +64,31 @@ class SimulatedTask:
 
 
 def simulated_tasks(
-    n: int, seed: int = 25, noise_seconds: float = 2.0, truth: dict[str, float] | None = None
+    n: int,
+    seed: int = 25,
+    noise_seconds: float = 2.0,
+    truth: dict[str, float] | None = None,
+    masks: bool = False,
 ) -> list[SimulatedTask]:
-    """`n` tasks: 1-7 predicted boxes each, every box's fate drawn from FATES, 0-3 new boxes;
-    lead_time = OVERHEAD + Σ truth · actions + normal noise (never below 0)."""
-    truth = truth or TRUTH
+    """`n` tasks: 1-7 predicted boxes (polygons, with the editor's `origin`, when `masks`) each,
+    every one's fate drawn from FATES, 0-3 new ones; lead_time = OVERHEAD + Σ truth · actions +
+    normal noise (never below 0)."""
+    truth = truth or (MASK_TRUTH if masks else TRUTH)
+    region = polygon_region if masks else box_region
     rng = np.random.default_rng(seed)
     tasks = []
     for task in range(n):
         predicted = [
-            box_region(f"t{task}p{i}", float(rng.uniform(0, 80)), float(rng.uniform(0, 80)), "car")
+            region(f"t{task}p{i}", float(rng.uniform(0, 80)), float(rng.uniform(0, 80)), "car")
             for i in range(int(rng.integers(1, 8)))
         ]
         fates = rng.choice(list(FATES), size=len(predicted), p=list(FATES.values()))
-        submitted = [_after(region, str(fate)) for region, fate in zip(predicted, fates, strict=True)]
+        submitted = [_after(shape, str(fate), masks) for shape, fate in zip(predicted, fates, strict=True)]
         drawn = int(rng.poisson(0.8))
-        submitted += [box_region(f"t{task}n{j}", 5.0 + j, 5.0, "car") for j in range(drawn)]
+        submitted += [
+            {**region(f"t{task}n{j}", 5.0 + j, 5.0, "car"), **({"origin": "manual"} if masks else {})}
+            for j in range(drawn)
+        ]
         actions = {action: int(np.sum(fates == action)) for action in FATES} | {"draw": drawn}
         seconds = OVERHEAD + sum(truth[action] * count for action, count in actions.items())
         lead_time = max(0.0, seconds + float(rng.normal(0, noise_seconds)))
@@ -65,16 +96,21 @@ def simulated_tasks(
     return tasks
 
 
-def _after(region: dict[str, Any], fate: str) -> dict[str, Any] | None:
-    """The predicted region as the labeler left it."""
+def _after(region: dict[str, Any], fate: str, masks: bool) -> dict[str, Any] | None:
+    """The predicted region as the labeler left it (with the editor's `origin` on masks)."""
     if fate == "delete":
         return None
     changed = copy.deepcopy(region)
-    if fate == "nudge":
-        changed["value"]["x"] += 1.5
-        changed["value"]["width"] -= 0.8
+    value = changed["value"]
+    if fate == "nudge" and masks:
+        value["points"][1][0] += 1.5  # one vertex dragged
+    elif fate == "nudge":
+        value["x"] += 1.5
+        value["width"] -= 0.8
     if fate == "relabel":
-        changed["value"]["rectanglelabels"] = ["truck"]
+        value["polygonlabels" if masks else "rectanglelabels"] = ["truck"]
+    if masks:
+        changed["origin"] = ORIGIN[fate]
     return changed
 
 

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import numpy as np
 import orjson
+from pycocotools import mask as coco_mask
 
 from handler.engine.counts import OutcomeCounts
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
@@ -340,6 +341,37 @@ def on_boxes(mistake: Mistake) -> Mistake:
         return [next(made) if c else r for r, c in zip(results, chosen, strict=True)]
 
     return partial
+
+
+def rle_row_major(_: dict[str, Any], results: Results) -> Results:
+    """Each result's RLE mask with its runs counted row by row (a bitmap's own order) where COCO
+    counts them column by column: what `mask.encode` of a C-order array's transpose writes."""
+    found = []
+    for result in results:
+        segmentation = result["segmentation"]
+        bitmap = coco_mask.decode(segmentation)
+        runs = coco_mask.encode(np.asfortranarray(bitmap.T))["counts"].decode()
+        found.append({**result, "segmentation": {"size": segmentation["size"], "counts": runs}})
+    return found
+
+
+def gt_polygons_in(full_scale: float) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The GT's polygon points divided by each image's size, times `full_scale` (1: normalised,
+    100: percent, as Label Studio writes them); boxes as they are."""
+
+    def edit(gt: dict[str, Any]) -> dict[str, Any]:
+        sizes = _sizes(gt)
+        annotations = []
+        for annotation in gt["annotations"]:
+            polygons = annotation["segmentation"]
+            if isinstance(polygons, list):
+                width, height = sizes[annotation["image_id"]]
+                scale = np.array([full_scale / width, full_scale / height])
+                polygons = [(np.reshape(p, (-1, 2)) * scale).reshape(-1).tolist() for p in polygons]
+            annotations.append({**annotation, "segmentation": polygons})
+        return {**gt, "annotations": annotations}
+
+    return edit
 
 
 def write_mistake(gt_path: Path, results_path: Path, mistakes: list[Mistake], out: Path) -> Path:

@@ -12,9 +12,12 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers.builders import node_env
+from helpers.coco_masks import coco_pair
 from helpers.labeler_logs import (
     CVAT_DOCS_COLUMNS,
+    MASK_TRUTH,
     TRUTH,
+    SimulatedTask,
     cvat_events_csv,
     label_studio_export,
     simulated_cvat_events,
@@ -22,6 +25,7 @@ from helpers.labeler_logs import (
 )
 from helpers.paths import EXAMPLES
 
+from handler.datasets.logs import TaskTimes, read_log
 from handler.engine.timecost import ACTIONS, TimeCosts
 from handler.inputs.node_inputs import read_time_costs
 from handler.report.findings import duration
@@ -290,8 +294,80 @@ def test_cvat_events_calibrate_draw_nudge_delete_and_keep_the_rest(tmp_path: Pat
         assert "default kept" in lines[action] and "(fewer than 30 jobs show it)" in lines[action]
 
 
+def test_cvat_events_of_mask_work_fit_a_mask_s_seconds_when_told(tmp_path: Path) -> None:
+    """CVAT's events do not say what was drawn: `--shape masks` says it, and the costs are a
+    mask's (the fitted seconds, the actions CVAT does not log at a mask's defaults)."""
+    events = tmp_path / "events.csv"
+    events.write_bytes(cvat_events_csv(CVAT_DOCS_COLUMNS, simulated_cvat_events(60, truth=MASK_TRUTH)))
+    result = run("calibrate", str(events), "--shape", "masks", "--out", str(tmp_path / "c.json"))
+    assert result.returncode == 0, result.stderr
+    assert "(cvat-events, masks)" in result.stdout.splitlines()[0]
+    document = json.loads((tmp_path / "c.json").read_text())
+    assert document["shape"] == "masks"
+    for action in ("draw", "nudge", "delete"):
+        assert document["seconds"][action] == pytest.approx(MASK_TRUTH[action], rel=0.1), action
+    for action in ("accept", "relabel"):
+        assert document["seconds"][action] == getattr(TimeCosts().on_masks(), action)
+
+
 def test_a_log_with_nothing_to_fit_is_one_line(tmp_path: Path) -> None:
     export = tmp_path / "export.json"
     export.write_bytes(orjson.dumps([{"id": 1, "annotations": [{"result": [], "lead_time": -1}]}]))
     result = run("calibrate", str(export), "--out", str(tmp_path / "c.json"))
     one_line_error(result, "export.json: no tasks to fit the seconds on (skipped: 1 negative lead_time)")
+
+
+def test_a_mask_project_s_export_fits_a_mask_s_seconds(tmp_path: Path) -> None:
+    """Polygons fixed, relabelled, deleted and drawn: their seconds come back, the costs say masks
+    (the file too), and a run on masks prices its work with them as they are."""
+    export = tmp_path / "masks_export.json"
+    export.write_bytes(orjson.dumps(label_studio_export(simulated_tasks(240, masks=True))))
+    result = run("calibrate", str(export), "--out", str(tmp_path / "costs.json"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("fitted from 240 tasks of masks_export.json, ")
+    assert "(label-studio-export, masks)" in result.stdout.splitlines()[0]
+    document = json.loads((tmp_path / "costs.json").read_text())
+    assert document["shape"] == "masks"
+    for action, truth in MASK_TRUTH.items():
+        assert document["seconds"][action] == pytest.approx(truth, rel=0.15), action
+    costs = read_time_costs(str(tmp_path / "costs.json"), "TIME_COSTS")
+    assert costs.shape == "masks" and costs.on_masks() == costs
+    assert costs.fit is not None and costs.fit.shape == "masks"
+    gt, masks, _ = coco_pair()
+    for pair, warned in (((gt, masks), False), ((GT, PRED), True)):
+        store = str(tmp_path / f"store-{warned}")
+        priced = run(
+            *map(str, pair), "--time-costs", str(tmp_path / "costs.json"), "--json", "--store", store
+        )
+        assert priced.returncode == 0, priced.stderr
+        codes = [w["code"] for w in json.loads(priced.stdout)["warnings"]]
+        assert ("costs_of_another_shape" in codes) == warned, codes
+
+
+def test_an_outline_the_editor_marks_as_changed_is_a_fix_even_when_its_points_came_back(
+    tmp_path: Path,
+) -> None:
+    """Label Studio's editor writes `origin: prediction-changed` on a region the labeler edited: a
+    vertex dragged and dragged back is still work on the outline."""
+    task = simulated_tasks(1, masks=True)[0]
+    accepted = [region for region in task.annotation if region.get("origin") == "prediction"]
+    assert accepted
+    edited = SimulatedTask(
+        task.prediction,
+        [
+            {**region, "origin": "prediction-changed"} if region in accepted else region
+            for region in task.annotation
+        ],
+        task.lead_time,
+        task.actions,
+    )
+    counts: dict[str, TaskTimes] = {}
+    for name, tasks in (("as_submitted", [task]), ("edited", [edited])):
+        path = tmp_path / f"{name}.json"
+        path.write_bytes(orjson.dumps(label_studio_export(tasks)))
+        times = read_log(str(path)).times
+        assert isinstance(times, TaskTimes)
+        counts[name] = times
+    assert counts["as_submitted"].counts["accept"][0] == len(accepted)
+    assert counts["edited"].counts["accept"][0] == 0
+    assert counts["edited"].counts["nudge"][0] == counts["as_submitted"].counts["nudge"][0] + len(accepted)

@@ -22,7 +22,15 @@ from handler.storage.local import LocalStore
 
 COCO = THIRD_PARTY / "coco_val2014_100"
 GT, PRED_A = COCO / "instances_val2014_100.json", COCO / "instances_val2014_fakebbox100_results.json"
-KEYS = {"better", "difference", "time_saved_difference", "per_class", "transitions"}
+KEYS = {
+    "better",
+    "difference",
+    "time_saved_difference",
+    "per_class",
+    "transitions",
+    "scored_on",
+    "scored_on_note",
+}
 
 
 def _half(work: Path, keep_confident: bool) -> Path:

@@ -87,10 +87,11 @@ def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Pat
 HUGE_PAGES = "import {module}, numpy; print(numpy._core.multiarray._get_madvise_hugepage())"
 
 
-def _huge_pages_after_importing(module: str, **env: str) -> str:
-    environ = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"} | env
+def _printed_after_importing(program: str, module: str, variable: str, **env: str) -> str:
+    """What `program` prints after importing `module`, `variable` unset unless in `env`."""
+    environ = {k: v for k, v in os.environ.items() if k != variable} | env
     done = subprocess.run(
-        [sys.executable, "-c", HUGE_PAGES.format(module=module)],
+        [sys.executable, "-c", program.format(module=module)],
         env={**environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
@@ -100,6 +101,10 @@ def _huge_pages_after_importing(module: str, **env: str) -> str:
     return done.stdout.strip()
 
 
+def _huge_pages_after_importing(module: str, **env: str) -> str:
+    return _printed_after_importing(HUGE_PAGES, module, "NUMPY_MADVISE_HUGEPAGE", **env)
+
+
 def test_the_entry_points_turn_numpy_huge_pages_off_unless_the_user_chose() -> None:
     # Faulting in fresh huge pages cost the 50k run ~0.4 s of wall (handler/entry.py).
     assert _huge_pages_after_importing("handler.__main__") == "False"
@@ -107,6 +112,27 @@ def test_the_entry_points_turn_numpy_huge_pages_off_unless_the_user_chose() -> N
     assert _huge_pages_after_importing("handler.__main__", NUMPY_MADVISE_HUGEPAGE="1") == "True"
     # The Python API leaves the caller's process as numpy sets it.
     assert _huge_pages_after_importing("handler.metric") == _huge_pages_after_importing("json")
+
+
+# The threads of the OpenBLAS that numpy loaded (its wheels' symbols are prefixed `scipy_`).
+BLAS_THREADS = """
+import ctypes, {module}, numpy
+library = next(line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower())
+print(ctypes.CDLL(library).scipy_openblas_get_num_threads64_())
+"""
+
+
+def _blas_threads_after_importing(module: str, **env: str) -> str:
+    return _printed_after_importing(BLAS_THREADS, module, "OPENBLAS_NUM_THREADS", **env)
+
+
+def test_the_entry_points_run_blas_on_one_thread_unless_the_user_chose() -> None:
+    # The bootstrap's small products waited on busy cores for BLAS's threads (handler/entry.py).
+    assert _blas_threads_after_importing("handler.__main__") == "1"
+    assert _blas_threads_after_importing("handler.cli") == "1"
+    assert _blas_threads_after_importing("handler.__main__", OPENBLAS_NUM_THREADS="2") == "2"
+    # The Python API leaves the caller's process as numpy sets it.
+    assert _blas_threads_after_importing("handler.metric") == _blas_threads_after_importing("json")
 
 
 # A command that leaves: an exit handler registered after the entry's runs, the teardown does not

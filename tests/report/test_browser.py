@@ -25,7 +25,7 @@ from helpers.paths import ROOT
 from handler.comparison import compare
 from handler.report.findings import Comparison
 from handler.report.findings.compare_findings import compare_verdict
-from handler.report.page import render_compare_html
+from handler.report.page.compare_page import render_compare_html
 from handler.sections.wording import duration, image_duration, saving, tail_of
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ import handler.report.page.html
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings import Findings
-from handler.report.page import render_html
 from handler.report.page.compiled import CACHE_FOLDER, code_settings
+from handler.report.page.html import render_html
 from handler.storage.local import LocalStore
 
 

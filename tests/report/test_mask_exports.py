@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from helpers.mask_exports import COCO, GT_FILE, KEPT, ious_with_the_file, masked_report
+from helpers.mask_exports import COCO, GT_FILE, KEPT, RESULTS, ious_with_the_file, masked_report
 from helpers.node_run import run_node
 from helpers.pre_labels import (
     Report,
@@ -32,10 +33,12 @@ from helpers.pre_labels import (
     same_boxes,
     stored_report,
 )
+from pycocotools import mask as coco_mask
 
 from handler.cli import main
 from handler.datasets import PairedBoxes
 from handler.datasets.loaded import Loaded
+from handler.engine.npz_chunks import loaded, saved
 
 # What the outline polygons keep of these masks (docs/masks.md): pycocotools' IoU of each mask
 # read back with the mask scored, its mean and its median over the 734 pre-labels.
@@ -151,3 +154,45 @@ def test_yolo_seg_refuses_a_report_scored_on_boxes_in_one_line(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and not (tmp_path / "labels").exists()
     assert err.startswith(f"error: report {boxes.report_id}: the run scored boxes, and YOLO-seg writes masks")
+
+
+def test_a_prediction_whose_mask_is_empty_is_left_out_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A COCO result may write an empty RLE beside its `bbox`: no tool can draw it."""
+    results = json.loads(RESULTS.read_text())
+    height, width = results[0]["segmentation"]["size"]
+    empty = coco_mask.encode(np.zeros((height, width), dtype=np.uint8, order="F"))
+    segmentation = {"size": [height, width], "counts": empty["counts"].decode()}
+    results[0] = {**results[0], "segmentation": segmentation, "bbox": [10, 10, 50, 50]}  # kept: its box
+    pred = tmp_path / "results.json"
+    pred.write_text(json.dumps(results))
+    made = stored_report(tmp_path / "store", GT_FILE, pred)
+    capsys.readouterr()
+
+    out = export(made, "cvat", tmp_path / "annotations.xml")
+
+    said = capsys.readouterr().out
+    assert f"wrote {KEPT - 1} pre-labels" in said and "1 pre-label with an empty mask left out" in said
+    assert len(paired_with_gt(out, made.gt()).pred) == KEPT - 1
+
+
+def test_damaged_mask_runs_are_one_error_line_naming_the_part(
+    masked: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(masked.store, store)
+    chunk = store / "reports" / masked.report_id / "pre_labels" / "00000.npz"
+    columns = loaded(chunk.read_bytes())
+    columns["mask_offsets"] = columns["mask_offsets"][:-1]  # one mask's runs lost
+    chunk.write_bytes(saved(columns))
+    capsys.readouterr()
+
+    code = main(
+        ["export", masked.report_id, "--store", str(store), "--to", "coco", "--out", str(tmp_path / "c.json")]
+    )
+
+    (line,) = capsys.readouterr().err.splitlines()
+    assert code == 2 and not (tmp_path / "c.json").exists()
+    assert line.startswith(f"error: report {masked.report_id!r}: its pre_labels.npz is damaged")
+    assert "mask_offsets does not index" in line

@@ -14,7 +14,7 @@ from helpers.csv_format import csv_line, register
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings.model import Findings
-from handler.report.page import render_html
+from handler.report.page.html import render_html
 from handler.storage.local import LocalStore
 
 SIZE = (100.0, 100.0)

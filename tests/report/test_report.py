@@ -17,7 +17,7 @@ from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings import Findings
 from handler.report.finishers import REPORT_PARTS
-from handler.report.page import render_html
+from handler.report.page.html import render_html
 from handler.report.publish import latest_report, list_reports, new_report_id, read_report_part
 from handler.storage.local import LocalStore
 

@@ -21,8 +21,7 @@ from handler.cli import main as cli_main
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.findings import Findings
-from handler.report.page import render_html
-from handler.report.page.html import duration
+from handler.report.page.html import duration, render_html
 from handler.sections.charts import sweep_figure
 from handler.sections.shown import features
 from handler.sections.wording import tail_of

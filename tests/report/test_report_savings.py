@@ -13,7 +13,7 @@ from handler import TimeCosts
 from handler.engine.counts import OutcomeCounts
 from handler.inputs import parse_inputs
 from handler.pipeline import RunResult, run
-from handler.report.page import render_html
+from handler.report.page.html import render_html
 from handler.sections.wording import MINUS
 from handler.storage.local import LocalStore
 

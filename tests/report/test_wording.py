@@ -35,7 +35,7 @@ from handler.report.findings.compare_findings import (
     compare_summary,
     compare_verdict,
 )
-from handler.report.page import render_html
+from handler.report.page.html import render_html
 from handler.sections.wording import (
     MINUS,
     between,

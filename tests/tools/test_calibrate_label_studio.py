@@ -17,10 +17,11 @@ import pytest
 from helpers.label_studio_prepared import (
     CALIBRATION_EXPORT,
     CALIBRATION_TASKS,
+    MASK_CALIBRATION_TASKS,
     TWO_MODEL_TASKS,
     calibration_tasks,
 )
-from helpers.labeler_logs import OVERHEAD, TRUTH, SimulatedTask
+from helpers.labeler_logs import MASK_TRUTH, OVERHEAD, TRUTH, SimulatedTask
 
 from handler.calibrate import calibrate, calibration_lines
 from handler.datasets.logs.label_studio import ONLY_PREDICTION
@@ -82,3 +83,22 @@ def test_a_project_imported_with_its_predictions_calibrates_from_the_only_one(
     assert f"taken: {CALIBRATION_TASKS} {ONLY_PREDICTION}" in report.splitlines()[0]
     for action in ACTIONS:
         assert getattr(costs, action) == pytest.approx(TRUTH[action], rel=0.15), report
+
+
+def test_a_real_label_studio_export_of_polygons_calibrates_a_mask_s_seconds_back(
+    label_studio_prepared: Callable[[str], Path],
+) -> None:
+    """Polygons accepted, fixed, relabelled, deleted and drawn through the server, each region
+    with the editor's `origin`: the server keeps it, and the fit comes back to the mask truth."""
+    path = label_studio_prepared("calibration-masks") / CALIBRATION_EXPORT
+    document = json.loads(path.read_text())
+    regions = [r for task in document for a in task["annotations"] for r in a["result"]]
+    assert {r["type"] for r in regions} == {"polygonlabels"} and all("origin" in r for r in regions)
+    costs = calibrate([str(path)])
+    report = "\n".join(calibration_lines(costs))
+    print(f"\n{report}\ntruth: {MASK_TRUTH}, overhead {OVERHEAD} s")  # the closing note's table
+    assert costs.shape == "masks" and costs.fit is not None, report
+    assert costs.fit.tasks == MASK_CALIBRATION_TASKS and not costs.fit.skipped, report
+    for action in ACTIONS:
+        assert costs.fit.actions[action].support >= SUPPORT_FOR_THE_15_PERCENT, report
+        assert getattr(costs, action) == pytest.approx(MASK_TRUTH[action], rel=0.15), report

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.coco_masks import PAIR_COUNTS, oracle
+from helpers.coco_masks import PAIR_COUNTS, oracle_of
 from helpers.label_studio_prepared import COCO_MASKS_RESULTS, COCO_PAIR, COCO_PAIR_GT, CONVERTED_EXPORTS
 from helpers.needs import existing
 from helpers.node_run import run_cli
@@ -57,7 +57,7 @@ def scored(store: Path, gt: Path, pred: Path) -> tuple[dict[str, int], float]:
 
 
 def the_oracles(gt: dict[str, Any], results: list[dict[str, Any]]) -> tuple[dict[str, int], float]:
-    evaluation = oracle(gt, results)
+    evaluation = oracle_of(gt, results)
     counts = {k: v for k, v in evaluation.counts.items() if k != "total"}
     return counts, round(float(evaluation.score), 3)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from handler.boxes import FloatArray, IntArray
+from handler.engine.timecost import Shape
 from handler.errors import DatasetError, StorageError
 from handler.storage.local import read_local_file
 
@@ -45,6 +46,7 @@ class LabelerLog:
     times: TaskTimes | ActionTimes
     skipped: dict[str, int] = field(default_factory=dict)
     assumed: dict[str, int] = field(default_factory=dict)  # records read by an assumption (how -> how many)
+    shape: Shape = "boxes"  # what the labelers drew: a mask log fits a mask's seconds
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,11 @@ the `prediction` the annotation recorded (Label Studio stores the prediction vie
 label_studio/tasks/models.py). The diff is by region `id`, which Label Studio keeps when a
 labeler starts from a prediction: same id, label and box = accept; same id and label, another
 box = nudge; same id, another label = relabel; a predicted id gone = delete; a new id = draw.
-Boxes compare in the export's own percent coordinates (no image size needed).
+Boxes compare in the export's own percent coordinates (no image size needed). A mask region (a
+polygon's `points`, a brush's `rle`) is diffed the same way, its outline compared instead of a
+box: fixing it is the nudge. Where the editor wrote a region's `origin`, `prediction-changed`
+says the labeler edited it even when the numbers came back the same. A log whose regions are
+mostly masks fits a mask's seconds (`LabelerLog.shape`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ MAX_LEAD_SECONDS: Final = 4 * 3600.0
 # An annotation with more regions than this is not a labeler's work (an import): skipped unread.
 MAX_REGIONS: Final = 10_000
 PRED, SUBMITTED = 0, 1
+# The `origin` Label Studio's editor writes on a region taken from a prediction and then edited.
+EDITED_ORIGIN: Final = "prediction-changed"
 # How an annotation without a link to a prediction is read when its task has exactly one.
 ONLY_PREDICTION: Final = "started from the task's only prediction (no parent_prediction)"
 
@@ -47,14 +53,23 @@ class _Regions:
     region_id: list[str] = field(default_factory=list)
     label: list[str] = field(default_factory=list)
     geometry: list[list[float]] = field(default_factory=list)
+    outline: list[str] = field(default_factory=list)  # a mask's points or runs, as text; "" for a box
+    origin: list[str] = field(default_factory=list)
 
     def add(self, row: int, side: int, result: list[Any]) -> None:
-        boxes = [region for region in result if _is_box(region)]
-        self.row += [row] * len(boxes)
-        self.side += [side] * len(boxes)
-        self.region_id += [str(region.get("id")) for region in boxes]
-        self.label += [_label(region["value"]) for region in boxes]
-        self.geometry += [[_number(region["value"].get(key)) for key in GEOMETRY] for region in boxes]
+        shapes = [region for region in result if _is_box(region) or _outline(region) is not None]
+        self.row += [row] * len(shapes)
+        self.side += [side] * len(shapes)
+        self.region_id += [str(region.get("id")) for region in shapes]
+        self.label += [_label(region["value"]) for region in shapes]
+        self.geometry += [[_number(region["value"].get(key)) for key in GEOMETRY] for region in shapes]
+        self.outline += [_outline(region) or "" for region in shapes]
+        self.origin += [str(region.get("origin", "")) for region in shapes]
+
+    @property
+    def masks(self) -> bool:
+        """Whether most regions are masks."""
+        return 2 * sum(map(bool, self.outline)) > len(self.outline)
 
 
 def _is_box(region: Any) -> bool:
@@ -62,8 +77,32 @@ def _is_box(region: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(value.get(key), int | float) for key in GEOMETRY[:4])
 
 
+def _outline(region: Any) -> str | None:
+    """A mask region's outline as comparable text: a polygon's points, to SAME_BOX_PERCENT, or a
+    brush's runs; None for a region that is not a mask."""
+    value = region.get("value") if isinstance(region, dict) else None
+    if not isinstance(value, dict):
+        return None
+    shape = value.get("points", value.get("rle"))
+    if not isinstance(shape, list) or not shape:
+        return None
+    if "points" not in value:
+        return orjson.dumps(shape).decode()
+    try:
+        points = np.asarray(shape, dtype=np.float64)
+    except (TypeError, ValueError):  # points that are not numbers: not a shape the diff can read
+        return None
+    return np.round(points / SAME_BOX_PERCENT).astype(np.int64).tobytes().hex()
+
+
 def _label(value: dict[str, Any]) -> str:
-    labels = value.get("rectanglelabels") or value.get("labels") or [""]
+    labels = (
+        value.get("rectanglelabels")
+        or value.get("polygonlabels")
+        or value.get("brushlabels")
+        or value.get("labels")
+        or [""]
+    )
     return str(labels[0]) if isinstance(labels, list) and labels else ""
 
 
@@ -174,7 +213,12 @@ def action_counts(regions: _Regions, rows: int) -> dict[str, IntArray]:
     mate, paired = pred[order[position[kept]]], submitted[kept]
     # 3. Sort each pair into accept / nudge / relabel; the rest are deletes and draws.
     same_label = label[mate] == label[paired]
-    same_box = np.all(np.abs(geometry[mate] - geometry[paired]) <= SAME_BOX_PERCENT, axis=1)
+    outline, origin = np.asarray(regions.outline, dtype=object), np.asarray(regions.origin, dtype=object)
+    same_box = (
+        np.all(np.abs(geometry[mate] - geometry[paired]) <= SAME_BOX_PERCENT, axis=1)
+        & (outline[mate] == outline[paired])
+        & (origin[paired] != EDITED_ORIGIN)
+    )
     counted = {
         "accept": row[paired[same_label & same_box]],
         "nudge": row[paired[same_label & ~same_box]],
@@ -209,6 +253,7 @@ def read(where: str, content: bytes) -> LabelerLog:
         times=TaskTimes(action_counts(regions, len(seconds)), times),
         skipped=dict(skipped),
         assumed=dict(assumed),
+        shape="masks" if regions.masks else "boxes",
     )
 
 

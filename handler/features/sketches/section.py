@@ -38,6 +38,12 @@ class SketchBox(Section):
     uncertain: bool = Field(
         description="A prediction whose confidence is in an uncertain bin (review_queue.confidence_bins)."
     )
+    outline: tuple[tuple[float, ...], ...] = Field(
+        default=(),
+        description="When the run scored masks, the object's mask outline: closed loops (holes and "
+        "parts too), each its points flat, x0 y0 x1 y1 …, in the box's units, simplified to a few "
+        "dozen points; empty for a box.",
+    )
 
 
 class SketchImage(Section):
@@ -131,6 +137,7 @@ def _model(sketch: ImageSketch, picture: Picture | None, queue: ReviewQueue) -> 
                     "outcome": b.outcome,
                     "confidence": b.confidence,
                     "uncertain": flagged,
+                    "outline": b.outline,
                 }
                 for b, flagged in zip(sketch.boxes, uncertain, strict=True)
             ],

@@ -23,6 +23,7 @@ from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.health import DUPLICATE_IOU
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
+from handler.engine.timecost import Shape
 from handler.errors import DatasetError
 from handler.features.reading.section import AppliedOption, OtherReading, other_reading
 from handler.images.pictures import Pictures
@@ -355,6 +356,20 @@ def scored_on_masks(facts: RunFacts) -> Warned | None:
     return Warned("info", message, scored_on="masks")
 
 
+def costs_of_another_shape(facts: RunFacts) -> Warned | None:
+    """Seconds fitted from a log of one shape's work pricing a run scored on the other."""
+    fit = facts.costs.fit
+    scored: Shape = "masks" if facts.gt.masks and facts.pred.masks else "boxes"
+    if fit is None or fit.shape == scored:
+        return None
+    message = (
+        f"The seconds per action were fitted from labelers drawing {fit.shape} ({fit.source}), but this "
+        f"run scores {scored}: the time saved prices the one work at the other's seconds. Calibrate "
+        f"from a log of {scored} work (or `calibrate --shape {scored}`), or score the other shape."
+    )
+    return Warned("warning", message, fitted_on=fit.shape, scored_on=scored)
+
+
 def assets_unmatched(facts: RunFacts) -> Warned | None:
     state = facts.state
     figures = state.of(BOX_COUNTS)
@@ -565,6 +580,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("ground_truth_has_confidences", ground_truth_has_confidences),
     Check("rotated_on_one_side", rotated_on_one_side),
     Check("masks_on_one_side", masks_on_one_side),
+    Check("costs_of_another_shape", costs_of_another_shape),
     Check("boxes_skipped", boxes_skipped),
     Check("assets_unmatched", assets_unmatched),
     Check("image_size_mismatch", image_size_mismatch),

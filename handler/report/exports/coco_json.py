@@ -21,10 +21,9 @@ import orjson
 
 from handler.boxes import FloatArray, IntArray
 from handler.datasets.coco import COCO as COCO_FORMAT
-from handler.engine.masks import foreground
 from handler.engine.pre_label_boxes import Candidates
 from handler.report.exports.columns_text import Piece, numbers, rows
-from handler.report.exports.mask_encodings import coco_strings
+from handler.report.exports.mask_encodings import coco_strings, mask_areas
 from handler.report.exports.pre_labels import Block, ExportTarget, Files, PreLabels
 
 _ID: Final = re.compile(r"-?[0-9]{1,18}")
@@ -79,10 +78,8 @@ def _segmentations(labels: PreLabels, pixels: FloatArray) -> tuple[tuple[Piece, 
         return (b"[]",), numbers(pixels[:, 2] * pixels[:, 3])
     strings = np.empty(len(masks), dtype=object)
     strings[:] = [text.replace(b"\\", b"\\\\") for text in coco_strings(masks)]  # JSON escapes `\`
-    fg = foreground(masks)
-    area = np.bincount(fg.row, weights=fg.stop - fg.start, minlength=len(masks)).astype(np.int64)
     rle = (b'{"size":[', numbers(masks.height), b",", numbers(masks.width), b'],"counts":"', strings, b'"}')
-    return rle, numbers(area)
+    return rle, numbers(mask_areas(masks))
 
 
 def _annotations(block: Block, ids: CocoIds) -> bytes:

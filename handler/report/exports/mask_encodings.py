@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from handler.boxes import IntArray, MaskRuns
 from handler.datasets.region_masks import within_runs
-from handler.engine.masks import foreground
+from handler.engine.masks import extent, foreground
 
 # COCO's strings: 5 bits a character, a sixth saying another follows, offset into printable ASCII.
 _FIRST_CHAR: Final = 48
@@ -53,6 +53,13 @@ class RowRuns:
     y: IntArray
     x0: IntArray
     x1: IntArray
+
+
+def mask_areas(masks: MaskRuns) -> IntArray:
+    """Each mask's pixels (pycocotools' `area`)."""
+    fg = foreground(masks)
+    areas: IntArray = np.bincount(fg.row, weights=fg.stop - fg.start, minlength=len(masks)).astype(np.int64)
+    return areas
 
 
 def coco_strings(masks: MaskRuns) -> list[bytes]:
@@ -166,17 +173,9 @@ class Crops:
 
 
 def cvat_crops(masks: MaskRuns) -> Crops:
-    """CVAT's `<mask>` of each mask (every mask with a pixel)."""
+    """CVAT's `<mask>` of each mask (every mask with a pixel): its crop is the mask's extent."""
     found = row_runs(masks)
-    n = len(masks)
-    left = np.full(n, np.iinfo(np.int64).max)
-    right = np.zeros(n, dtype=np.int64)
-    top = np.full(n, np.iinfo(np.int64).max)
-    bottom = np.zeros(n, dtype=np.int64)
-    np.minimum.at(left, found.owner, found.x0)
-    np.maximum.at(right, found.owner, found.x1)
-    np.minimum.at(top, found.owner, found.y)
-    np.maximum.at(bottom, found.owner, found.y + 1)
+    left, top, right, bottom = extent(masks).astype(np.int64).T
     width, height = right - left, bottom - top
     at = (found.y - top[found.owner]) * width[found.owner] - left[found.owner]
     runs, offsets = _alternating(found.owner, at + found.x0, at + found.x1, width * height)

@@ -31,7 +31,7 @@ from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
 from handler.engine.rotated import corners
 from handler.errors import DatasetError, quoted
 from handler.report.exports.columns_text import joined_by_row, numbers, rows
-from handler.report.exports.mask_encodings import outlines
+from handler.report.exports.mask_encodings import mask_areas, outlines
 from handler.report.json_lines import ObjectArray
 from handler.sections.wording import counted
 
@@ -116,6 +116,9 @@ class PreLabels:
     # an image the queue does not list: one with no GT).
     work_seconds: FloatArray
     mask_shape: MaskShape = "mask"  # the masks' shape where a target takes both (`--mask-shape`)
+    # Predictions kept whose mask holds no pixel (a COCO result's empty RLE beside its `bbox`):
+    # left out, as no tool draws them, and counted.
+    empty_masks: int = 0
 
     def blocks(self) -> Iterator[Block]:
         """The pre-labels BLOCK_IMAGES images at a time, in order."""
@@ -287,7 +290,11 @@ def pre_labels(
     kept = keep_mask(candidates.confidence, thresholds[candidates.class_id])  # NaN keeps nothing
     model = PurePath(source).name or source
     seconds = np.array([work_seconds.get(asset, 0.0) for asset in candidates.asset_ids], dtype=np.float64)
-    return PreLabels(candidates[kept], report_id, policy, model, seconds)
+    boxes = candidates[kept]
+    drawn = np.ones(len(boxes), dtype=bool) if boxes.masks is None else mask_areas(boxes.masks) > 0
+    return PreLabels(
+        boxes[drawn], report_id, policy, model, seconds, empty_masks=int(np.count_nonzero(~drawn))
+    )
 
 
 # An exporter's files, each a path and its content: whole, or in pieces (a big file, built a

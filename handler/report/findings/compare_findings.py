@@ -143,6 +143,13 @@ class Comparison(Section):
         description="Every class with a box in either run, most boxes first; scores on each run's images."
     )
     transitions: BoxTransitions
+    scored_on: Literal["boxes", "masks"] = Field(
+        description="What both runs measured a pair by: `masks` (mask IoU) when both prediction sets "
+        "and the GT carry a mask for every object, else `boxes`; the transitions follow it."
+    )
+    scored_on_note: str | None = Field(
+        description="Why both were scored on boxes where one alone carried masks; null otherwise."
+    )
     context: ComparisonContext = Field(exclude=True)
 
     def document(self) -> dict[str, object]:
@@ -288,8 +295,10 @@ def build_comparison(
     costs: TimeCosts,
     options: tuple[Thresholds, bool],
     transitions: BoxTransitions,
+    shape_note: str | None = None,
 ) -> Comparison:
-    """The comparison of A and B; `options` are both runs' thresholds and whether A and B are the same."""
+    """The comparison of A and B; `options` are both runs' thresholds and whether A and B are the same;
+    `costs.shape` is what both runs were scored on, `shape_note` why boxes where one had masks."""
     a, b = runs
     thresholds, same = options
     score, saved = paired.score, paired.seconds_saved
@@ -299,6 +308,8 @@ def build_comparison(
         time_saved_difference=TimeDifference(seconds=saved.value, low=saved.low, high=saved.high),
         per_class=class_differences(a, b, paired.images),
         transitions=transitions,
+        scored_on=costs.shape,
+        scored_on_note=shape_note,
         context=ComparisonContext(
             gt=gt,
             a=_side(a.dataset, a.counts, a.sweep, costs, thresholds.confidence_threshold),
@@ -325,11 +336,22 @@ def compare_verdict(found: Comparison) -> str:
     return f"Prediction set {found.better} leaves less correction work: {scores}."
 
 
+def scored_on_line(found: Comparison) -> str | None:
+    """What the pairs were measured by, when it is not plainly boxes."""
+    if found.scored_on_note:
+        return found.scored_on_note
+    if found.scored_on == "masks":
+        return "Both scored on masks: a pair's IoU is its instance masks' (box by box means mask by mask)."
+    return None
+
+
 def compare_summary(found: Comparison) -> str:
     """The CLI's few lines without --json."""
     c, t = found.context, found.time_saved_difference
+    shape = scored_on_line(found)
     lines = [
         compare_verdict(found),
+        *([shape] if shape else []),
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved: B saves {_time_change(t.seconds)} than A "
         f"({between(t.low, t.high, _time_change, c.level)})",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from handler.report.findings import Findings
-from handler.report.page import render_html
+from handler.report.page.html import render_html
 from handler.report.publish import ReportPart
 from handler.sections.finishing import FINDINGS, Finished, Finisher, Finishing
 

@@ -1,7 +1,4 @@
-"""The report's HTML page and compare's page: static inline SVG, no script, nothing fetched,
-dataset text escaped (jinja2 templates in report_templates/, compiled once per user)."""
-
-from handler.report.page.compare_page import render_compare_html
-from handler.report.page.html import render_html
-
-__all__ = ["render_compare_html", "render_html"]
+"""The report's HTML page (`html`) and compare's page (`compare_page`): static inline SVG, no
+script, nothing fetched, dataset text escaped (jinja2 templates in report_templates/, compiled
+once per user). Each is imported from its module: a node run draws no comparison, whose model
+is costly to import."""

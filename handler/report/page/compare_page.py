@@ -6,7 +6,12 @@ from functools import partial
 from typing import Final
 
 from handler.engine.transitions import GT_OUTCOMES
-from handler.report.findings.compare_findings import OUTCOME_WORDS, Comparison, compare_verdict
+from handler.report.findings.compare_findings import (
+    OUTCOME_WORDS,
+    Comparison,
+    compare_verdict,
+    scored_on_line,
+)
 from handler.report.page.html import SHORT_LABELS, environment
 from handler.sections import charts
 
@@ -20,6 +25,7 @@ def render_compare_html(found: Comparison) -> str:
     return template.render(
         c=found,
         verdict=compare_verdict(found),
+        scored_on=scored_on_line(found),
         classes=charts.folded(
             partial(charts.pair_chart, bound=charts.symmetric_bound(*ends)),
             [(r.class_name, r.score_a, r.score_b, r.low, r.high) for r in found.per_class],

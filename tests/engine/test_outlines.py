@@ -1,0 +1,86 @@
+"""The outlines the sketches draw of masks: traced from the runs, a few dozen points per object,
+and close to the object (shapely measures the traced polygon against COCO's own polygons)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pycocotools.mask as coco_mask
+from helpers.needs import existing
+from helpers.paths import THIRD_PARTY
+from shapely.geometry import MultiPolygon, Polygon
+from shapely.ops import unary_union
+
+from handler.engine.masks import from_bitmaps
+from handler.engine.outlines import MAX_POINTS, Outlines, outlines
+
+
+def _shape(traced: Outlines, row: int) -> Polygon | MultiPolygon:
+    """The region the loops enclose, drawn even-odd (a loop inside another is a hole)."""
+    region = Polygon()
+    for loop in traced.of(row):
+        region = region.symmetric_difference(Polygon(loop).buffer(0))
+    return region
+
+
+def _iou(a: Polygon | MultiPolygon, b: Polygon | MultiPolygon) -> float:
+    return float(a.intersection(b).area / a.union(b).area)
+
+
+def test_a_ring_is_an_outer_loop_and_a_hole_and_parts_are_loops_of_their_own() -> None:
+    y, x = np.mgrid[0:100, 0:120]
+    disc = (x - 60) ** 2 + (y - 50) ** 2 < 40**2
+    ring = disc & ((x - 60) ** 2 + (y - 50) ** 2 >= 15**2)
+    parts = np.zeros_like(disc)
+    parts[10:30, 5:25] = parts[60:90, 70:110] = True
+    masks = from_bitmaps(np.stack((disc, ring, parts, np.zeros_like(disc))))
+    traced = outlines(masks)
+    assert [len(traced.of(row)) for row in range(4)] == [1, 2, 2, 0]
+    exact = Polygon((60 + 40 * np.cos(t), 50 + 40 * np.sin(t)) for t in np.linspace(0, 2 * np.pi, 200))
+    assert _iou(_shape(traced, 0), exact) > 0.95
+    assert abs(_shape(traced, 1).area - ring.sum()) < 0.05 * ring.sum()
+    squares = unary_union(
+        [Polygon([(5, 10), (25, 10), (25, 30), (5, 30)]), Polygon([(70, 60), (110, 60), (110, 90), (70, 90)])]
+    )
+    assert _iou(_shape(traced, 2), squares) > 0.9
+
+
+def test_the_outline_is_in_the_frame_s_units() -> None:
+    """A sketch of normalised boxes draws the outline in fractions of the image."""
+    bitmap = np.zeros((1, 50, 80), dtype=bool)
+    bitmap[0, 10:40, 20:60] = True
+    masks = from_bitmaps(bitmap)
+    xy = np.concatenate(outlines(masks, (1 / 80, 1 / 50)).of(0))
+    assert np.allclose(xy.min(axis=0), [0.25, 0.2], atol=0.02) and np.allclose(
+        xy.max(axis=0), [0.75, 0.8], atol=0.02
+    )
+
+
+def test_coco_s_objects_are_traced_close_to_their_polygons_in_a_few_dozen_points() -> None:
+    """Every single-polygon GT object of 32 px or more on its short side in the COCO val2014 sample:
+    the traced outline against the polygon it was written as."""
+    document = json.loads(
+        (
+            existing(THIRD_PARTY / "coco_val2014_100", "the third-party data") / "instances_val2014_100.json"
+        ).read_text()
+    )
+    sizes = {image["id"]: (image["height"], image["width"]) for image in document["images"]}
+    chosen = [
+        a
+        for a in document["annotations"]
+        if isinstance(a["segmentation"], list) and len(a["segmentation"]) == 1 and min(a["bbox"][2:]) >= 32
+    ]
+    assert len(chosen) > 100
+    bitmaps = [
+        coco_mask.decode(coco_mask.frPyObjects(a["segmentation"], *sizes[a["image_id"]]))[:, :, 0].astype(
+            bool
+        )
+        for a in chosen
+    ]
+    traced = [outlines(masks) for masks in map(lambda b: from_bitmaps(b[None]), bitmaps)]
+    points = [sum(len(loop) for loop in t.of(0)) for t in traced]
+    assert max(points) <= MAX_POINTS and min(points) >= 3
+    polygons = [Polygon(np.reshape(a["segmentation"][0], (-1, 2))).buffer(0) for a in chosen]
+    ious = np.array([_iou(_shape(t, 0), p) for t, p in zip(traced, polygons, strict=True)])
+    assert np.median(ious) > 0.9 and np.quantile(ious, 0.1) > 0.8
