@@ -31,9 +31,15 @@ def objects_of(group: IntArray, is_box: BoolArray, is_part: BoolArray, xyxy: Flo
     owner = np.arange(len(group), dtype=np.int64)
     usable = np.isfinite(xyxy).all(axis=1) & (group >= 0)
     boxes, parts = usable & is_box, usable & is_part
-    for key in np.intersect1d(group[boxes], group[parts]).tolist():  # one annotation's label at a time
-        in_group = group == key
-        _join(owner, np.flatnonzero(boxes & in_group), np.flatnonzero(parts & in_group), xyxy)
+    both = np.isin(group, np.intersect1d(group[boxes], group[parts])) & (boxes | parts)
+    rows = np.flatnonzero(both)
+    if not len(rows):
+        return owner
+    rows = rows[np.argsort(group[rows], kind="stable")]  # by group, in the order written
+    starts = np.flatnonzero(np.diff(group[rows], prepend=-2))
+    for first, last in zip(starts.tolist(), np.append(starts[1:], len(rows)).tolist(), strict=True):
+        mine = rows[first:last]  # one annotation's label: a few regions
+        _join(owner, mine[is_box[mine]], mine[is_part[mine]], xyxy)
     return owner
 
 
@@ -61,14 +67,17 @@ def _join(owner: IntArray, boxes: IntArray, parts: IntArray, xyxy: FloatArray) -
 def _runs(box: FloatArray, within: BoolArray, parts: FloatArray) -> dict[int, list[int]]:
     """For each first part j, the lengths of the runs of parts from j (each within the box) whose
     bounds together are the box."""
+    target = box.tolist()
+    bounds = parts.tolist()
     found: dict[int, list[int]] = {}
     for j in np.flatnonzero(within).tolist():
-        low, high = parts[j, :2].copy(), parts[j, 2:].copy()
-        for k in range(j, len(parts)):
+        x0, y0, x1, y1 = bounds[j]
+        for k in range(j, len(bounds)):
             if not within[k]:
                 break
-            low, high = np.minimum(low, parts[k, :2]), np.maximum(high, parts[k, 2:])
-            if np.abs(np.concatenate((low, high)) - box).max() <= TOLERANCE:
+            x0, y0 = min(x0, bounds[k][0]), min(y0, bounds[k][1])
+            x1, y1 = max(x1, bounds[k][2]), max(y1, bounds[k][3])
+            if max(abs(a - b) for a, b in zip((x0, y0, x1, y1), target, strict=True)) <= TOLERANCE:
                 found.setdefault(j, []).append(k - j + 1)
     return found
 

@@ -308,6 +308,13 @@ class _Columns:
     heights: Any
     angle: Any  # None: no region is turned
 
+    def rows(self, chosen: Any) -> _Columns:
+        """The columns of the `chosen` rows (a boolean mask)."""
+        angle = None if self.angle is None else self.angle[chosen]
+        return _Columns(
+            self.xyxy[chosen], self.normalized[chosen], self.widths[chosen], self.heights[chosen], angle
+        )
+
 
 def _columns(regions: _Regions) -> _Columns:
     values = [_value(r) for r in regions.region]
@@ -431,7 +438,7 @@ def _one_object_each(read: _Read) -> _Read:
     )
     return _Read(
         chosen,
-        _columns(chosen),
+        columns.rows(keep),
         shapes.moved(new_index[np.maximum(owner, 0)]),
         {int(new_index[row]): why for row, why in read.unreadable.items()},  # never a part: kept
         class_id[keep],
