@@ -15,7 +15,8 @@ from typing import Final
 
 import numpy as np
 
-from handler.boxes import FloatArray, IntArray, MaskRuns, Masks, Parsed, ParsedRows, UnmadeMasks
+from handler.boxes import FloatArray, IntArray, MaskRuns, Masks, Parsed, ParsedRows, TableMasks, UnmadeMasks
+from handler.datasets.segmentation import readable
 from handler.engine.masks import extent, transposed
 from handler.readings.reading import Reading, Transform, side_key
 
@@ -40,9 +41,14 @@ def _runs_row_major(runs: MaskRuns) -> MaskRuns:
     return transposed(MaskRuns(runs.counts, runs.offsets, runs.width, runs.height))
 
 
+def _parsed(masks: TableMasks | None) -> Masks | None:
+    """The masks with those still the file's text parsed: a reading moves runs and points."""
+    return None if masks is None else readable(masks)
+
+
 def _row_major(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
     rows = parsed.rows
-    masks = rows.masks
+    masks = _parsed(rows.masks)
     if isinstance(masks, UnmadeMasks):
         masks = replace(masks, runs=_runs_row_major(masks.runs))
     elif masks is not None:
@@ -59,7 +65,7 @@ def _point_rows(masks: UnmadeMasks) -> IntArray:
 def _scaled_points(full_scale: float) -> Transform:
     def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
         rows = parsed.rows
-        masks = rows.masks
+        masks = _parsed(rows.masks)
         if not isinstance(masks, UnmadeMasks):
             return rows, parsed.class_names
         row = _point_rows(masks)
@@ -84,9 +90,10 @@ def _runs_extent(runs: MaskRuns) -> FloatArray:
     return np.where(runs.present[:, None], box, np.nan)
 
 
-def extents(masks: Masks | None, n: int) -> FloatArray:
+def extents(written: TableMasks | None, n: int) -> FloatArray:
     """(n, 4) the extent of each row's mask (`[x_min, y_min, x_max, y_max]`, pixels; a polygon's by
     its points), NaN where a row has none: where the masks land, what a mask reading is placed by."""
+    masks = _parsed(written)
     if masks is None:
         return np.full((n, 4), np.nan)
     if isinstance(masks, MaskRuns):
@@ -111,7 +118,7 @@ def extents_under(found: Reading, parsed: Parsed) -> FloatArray:
     rows = parsed.rows
     if found.value != ROW_MAJOR:
         return extents(found.transform(parsed)[0].masks, len(rows))
-    masks = rows.masks
+    masks = _parsed(rows.masks)
     runs = masks.runs if isinstance(masks, UnmadeMasks) else masks
     if runs is None:
         return extents(None, len(rows))
@@ -124,7 +131,7 @@ def extents_under(found: Reading, parsed: Parsed) -> FloatArray:
 def candidates(rows: ParsedRows, side: str) -> list[Reading]:
     """The mask readings the rows' masks could be written in: row-major where some row has runs,
     normalised or percent where the polygon points' far corners stay within that scale."""
-    masks = rows.masks
+    masks = _parsed(rows.masks)
     if masks is None:
         return []
     runs = masks.runs if isinstance(masks, UnmadeMasks) else masks
