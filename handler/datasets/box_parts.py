@@ -48,6 +48,8 @@ def _join(owner: IntArray, boxes: IntArray, parts: IntArray, xyxy: FloatArray) -
     runs in order, the one joining the most boxes, then taking the most parts."""
     within = _within(xyxy[boxes], xyxy[parts])
     runs = [_runs(xyxy[box], within[b], xyxy[parts]) for b, box in enumerate(boxes.tolist())]
+    if _each_box_its_next_run(owner, boxes, parts, runs):
+        return
     n, m = len(boxes), len(parts)
     # best[i][j]: (boxes joined, parts taken) from box i and part j on, and the run box i takes
     best = [[(0, 0, 0)] * (m + 1) for _ in range(n + 1)]
@@ -62,6 +64,23 @@ def _join(owner: IntArray, boxes: IntArray, parts: IntArray, xyxy: FloatArray) -
         if run > 0:
             owner[boxes[i]], owner[parts[j : j + run]] = -1, parts[j]
         i, j = (i, j + 1) if run < 0 else (i + 1, j + run)
+
+
+def _each_box_its_next_run(
+    owner: IntArray, boxes: IntArray, parts: IntArray, runs: list[dict[int, list[int]]]
+) -> bool:
+    """The plain case, the converter's own: every box takes the longest run at the next part and
+    every part is taken (then no other way joins more). False, nothing changed: not so."""
+    starts = [0]
+    for found in runs:
+        if starts[-1] not in found:
+            return False
+        starts.append(starts[-1] + max(found[starts[-1]]))
+    if starts[-1] != len(parts):
+        return False
+    for box, first, last in zip(boxes.tolist(), starts[:-1], starts[1:], strict=True):
+        owner[box], owner[parts[first:last]] = -1, parts[first]
+    return True
 
 
 def _runs(box: FloatArray, within: BoolArray, parts: FloatArray) -> dict[int, list[int]]:

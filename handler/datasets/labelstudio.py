@@ -8,7 +8,9 @@ in pixels (a rotated box). A `polygonlabels` region's `points` are `[x, y]` pair
 the image, drawn as pycocotools draws a COCO polygon; a `brushlabels` region's `rle` is Label
 Studio's run-length code of an RGBA picture of the image, row by row, its mask the pixels whose
 alpha is not 0 (`region_masks`); each is one object, its box the mask's extent, and needs its
-image's size. Regions of other shapes (ellipses, keypoints) are skipped with theirs; regions
+image's size. A rectangle and the run of polygons of its label that make it up are one object
+(`box_parts`: label-studio-sdk's COCO import writes a COCO object so, its bbox then its parts).
+Regions of other shapes (ellipses, keypoints) are skipped with theirs; regions
 that are not objects (choices, text areas, ratings) are not boxes at all. Nothing depends on
 the labeling config's control names (`from_name`, `to_name`).
 

@@ -58,6 +58,16 @@ def test_a_part_no_box_is_made_of_stays_an_object() -> None:
     assert owner.tolist() == [0, 1]
 
 
+def test_a_lone_part_before_an_object_s_parts_is_passed_over() -> None:
+    """Not the converter's plain order: the box still takes the run after the lone part."""
+    xyxy = np.array(
+        [[0.0, 0.0, 10.0, 10.0], [20.0, 20.0, 25.0, 25.0], [0.0, 0.0, 6.0, 10.0], [4.0, 2.0, 10.0, 8.0]]
+    )
+    is_box = np.array([True, False, False, False])
+    owner = objects_of(np.zeros(4, dtype=np.int64), is_box, ~is_box, xyxy)
+    assert owner.tolist() == [-1, 1, 2, 2]
+
+
 def label_studio_region(kind: str, label: str, value: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": kind,
