@@ -71,8 +71,9 @@ def only(
     listed = sorted(members, key=lambda member: (len(member), member)) if kind == "boxes" else sorted(members)
     shown = ", ".join(listed[:SHOWN]) + (", …" if len(listed) > SHOWN else "")
     if kind == "boxes":
+        kept = " kept" if reading.side == "pred" else ""
         where = (
-            f"on {len(listed)} of the {total} boxes kept, within {images} images whatever their class "
+            f"on {len(listed)} of the {total} boxes{kept}, within {images} images whatever their class "
             f"(the file's boxes {shown}, counted from 0)"
         )
     else:

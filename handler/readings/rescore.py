@@ -282,32 +282,42 @@ class Placer:
             good = _pairwise_iou(a, pred_boxes[self.pred_row]) >= self.iou_perfect
         return len(np.unique(self.gt_row[good]))
 
-    def _best_iou(self, candidate: Combined) -> FloatArray:
-        """Per prediction row, its best IoU with a GT box under the candidate (0: none)."""
-        best = np.zeros(len(self.probe.pred.rows))
-        np.fmax.at(best, self.pred_row, self._pair_iou(candidate))
+    def _side(self, side: str) -> tuple[IntArray, int]:
+        """The pairs' rows of `side`, and how many rows it has on the probe."""
+        if side == "gt":
+            gt = self.probe.gt
+            return self.gt_row, len(gt.rows) if isinstance(gt, Parsed) else len(gt.boxes)
+        return self.pred_row, len(self.probe.pred.rows)
+
+    def _boxes_of(self, candidate: Combined, side: str) -> FloatArray:
+        """Each row's box of `side` under the candidate, in pixels."""
+        if side == "gt":
+            return _gt_pixels(self.probe, candidate)
+        return _pixels(self.probe.pred, apply(candidate.of("pred"), self.probe.pred)[0])
+
+    def _best_iou(self, candidate: Combined, side: str = "pred") -> FloatArray:
+        """Per row of `side`, its best IoU with a box of the other side under the candidate (0: none)."""
+        pair_row, count = self._side(side)
+        best = np.zeros(count)
+        np.fmax.at(best, pair_row, self._pair_iou(candidate))
         return best
 
-    def moved_onto(self, candidate: Combined, base: Combined) -> BoolArray:
-        """Per prediction row, whether the candidate places it (IoU ≥ IOU_PERFECT with a GT box)
-        far from where `base` puts it (IoU < IOU_MIN between the two): the rows a step of the
-        pipeline wrote, not the ones a model placed a little off (a transform near the identity
-        would pick those one by one)."""
-        pred = self.probe.pred
-        a = _pixels(pred, apply(base.of("pred"), pred)[0])
-        b = _pixels(pred, apply(candidate.of("pred"), pred)[0])
-        with np.errstate(invalid="ignore", over="ignore"):
-            width = overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2])
-            height = overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3])
-            itself = iou_of_overlap(width, height, box_area(a), box_area(b))
-        found: BoolArray = self.placed_rows(candidate) & ~(itself >= self.iou_min)
+    def moved_onto(self, candidate: Combined, base: Combined, side: str = "pred") -> BoolArray:
+        """Per row of `side`, whether the candidate places it (IoU ≥ IOU_PERFECT with a box of the
+        other side) far from where `base` puts it (IoU < IOU_MIN between the two): the rows a step
+        of the pipeline wrote, not the ones a model placed a little off (a transform near the
+        identity would pick those one by one)."""
+        a, b = self._boxes_of(base, side), self._boxes_of(candidate, side)
+        itself = _pairwise_iou(a, b)
+        with np.errstate(invalid="ignore"):
+            found: BoolArray = self.placed_rows(candidate, side) & ~(itself >= self.iou_min)
         return found
 
-    def closer_rows(self, candidate: Combined, base: Combined) -> BoolArray:
-        """Per prediction row, whether the candidate brings it onto a GT box (IoU ≥ IOU_MIN) closer
-        than `base` does (a group's members, once `moved_onto` found the group)."""
-        best = self._best_iou(candidate)
-        found: BoolArray = (best >= self.iou_min) & (best > self._best_iou(base))
+    def closer_rows(self, candidate: Combined, base: Combined, side: str = "pred") -> BoolArray:
+        """Per row of `side`, whether the candidate brings it onto a box of the other side (IoU ≥
+        IOU_MIN) closer than `base` does (a group's members, once `moved_onto` found the group)."""
+        best = self._best_iou(candidate, side)
+        found: BoolArray = (best >= self.iou_min) & (best > self._best_iou(base, side))
         return found
 
     def size_ratio(self, candidate: Combined) -> float | None:
@@ -326,10 +336,12 @@ class Placer:
             return 0
         return int(np.count_nonzero(np.bincount(self.gt_row[good], minlength=1)))
 
-    def placed_rows(self, candidate: Combined) -> BoolArray:
-        """Per prediction row of the probe, whether it overlaps some GT box well under the candidate."""
-        found = np.zeros(len(self.probe.pred.rows), dtype=bool)
-        found[self.pred_row[self._good(candidate)]] = True
+    def placed_rows(self, candidate: Combined, side: str = "pred") -> BoolArray:
+        """Per row of `side` on the probe, whether it overlaps some box of the other side well
+        under the candidate."""
+        pair_row, count = self._side(side)
+        found = np.zeros(count, dtype=bool)
+        found[pair_row[self._good(candidate)]] = True
         return found
 
     def unplaced(self, base: Combined) -> tuple[Placer, IntArray]:
@@ -682,6 +694,51 @@ def _group_candidates(search: Search, placed: Placed) -> list[Combined]:
     return found
 
 
+def _gt_group_candidates(search: Search, placed: Placed) -> list[Combined]:
+    """The GT's box conventions a group of its images, or of its boxes within images, agrees on
+    while the others are read right (two annotation tools merged), found on the head as for the
+    predictions and named on every shared image."""
+    head, base = placed.placer, placed.base
+    gt = head.probe.gt
+    if not isinstance(gt, Parsed):
+        return []
+    unplaced, _ = head.unplaced(base)
+    left = np.unique(unplaced.gt_row)
+    image, images = gt.rows.image, len(gt.images.asset_ids)
+    before = _counted(image, head.placed_rows(base, "gt"), images)
+    found = []
+    for kind in boxes.candidates(gt.rows.take(left), "gt", PART_SHARE_MIN):
+        candidate = base.plus(kind)
+        moved = unplaced.moved_onto(candidate, base, "gt")
+        gained = _counted(image, moved, images)
+        chosen = _preferring(before, gained, 1)
+        in_images = len(chosen) >= GROUP_MIN and gained[chosen].sum() >= GROUP_MIN * GROUP_GAIN_MIN
+        # a GT row is placed only on a kept prediction: the fewer of the two bound a group
+        if _within_images(moved, image, before, min(len(gt.rows), len(head.probe.pred.rows))):
+            found.append(_gt_group(search, candidate, base, "boxes"))
+        if in_images and _others_placed(before, chosen):
+            found.append(_gt_group(search, candidate, base, "images"))
+    return found
+
+
+def _gt_group(search: Search, candidate: Combined, base: Combined, kind: groups.GroupKind) -> Combined:
+    """A GT group named on every shared image: its rows the candidate brings onto a prediction
+    closer than as read (boxes), or the images with one at least where none is read right."""
+    every = search.every_placer
+    gt = every.probe.gt
+    assert isinstance(gt, Parsed)  # the head's is
+    unplaced, _ = every.unplaced(base)
+    closer = unplaced.closer_rows(candidate, base, "gt")
+    if kind == "boxes":
+        members = frozenset(str(row) for row in groups.row_ids(gt.rows)[closer].tolist())
+        return _group(candidate, base, "boxes", members, len(gt.rows), len(np.unique(gt.rows.image[closer])))
+    count = len(gt.images.asset_ids)
+    gained = _counted(gt.rows.image, closer, count)
+    chosen = _preferring(_counted(gt.rows.image, every.placed_rows(base, "gt"), count), gained, 1)
+    members = frozenset(gt.images.asset_ids[i] for i in chosen.tolist())
+    return _group(candidate, base, "images", members, count)
+
+
 def _same_class_gain(reading: Reading, read_as: dict[str, str], names: list[str], matrix: IntArray) -> int:
     """How many more matched pairs a class reading makes same-class (read names → GT names)."""
     mapped = dict(reading.class_map)
@@ -835,6 +892,7 @@ class Search:
         placed = _placing(self.head, self.thresholds, base)
         geometries = placed.kept
         found = ([base] if base.parts else []) + geometries + _group_candidates(self, placed)
+        found += _gt_group_candidates(self, placed)
         if self.sides.gt.boxes.has_masks and self.sides.pred.boxes.has_masks:
             found += _mask_candidates(placed.placer, base)
         for geometry in [base, *(g for g in geometries if not g.of("gt"))]:

@@ -201,6 +201,25 @@ def gt_corners(gt: dict[str, Any]) -> dict[str, Any]:
     return {**gt, "annotations": annotations}
 
 
+def gt_corners_on(part: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A ground truth whose `bbox` a second annotation tool wrote as [x1, y1, x2, y2] on part of it:
+    every other box of each image (`part` "boxes") or every other image ("images")."""
+
+    def edit(gt: dict[str, Any]) -> dict[str, Any]:
+        seen: dict[int, int] = {}
+        images = {image["id"] for image in sorted(gt["images"], key=lambda i: i["id"])[::2]}
+        annotations = []
+        for a in gt["annotations"]:
+            place = seen.get(a["image_id"], 0)
+            seen[a["image_id"]] = place + 1
+            chosen = place % 2 == 1 if part == "boxes" else a["image_id"] in images
+            x, y, w, h = a["bbox"]
+            annotations.append({**a, "bbox": [x, y, x + w, y + h]} if chosen else a)
+        return {**gt, "annotations": annotations}
+
+    return edit
+
+
 def gt_normalised(gt: dict[str, Any]) -> dict[str, Any]:
     """A ground truth whose `bbox` a converter wrote in 0-1 fractions of its image."""
     sizes = _sizes(gt)

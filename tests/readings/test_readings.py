@@ -325,6 +325,28 @@ def test_a_step_applied_to_part_of_the_data_is_named_with_its_score(
     assert found.under.score == pytest.approx(clean.score, abs=0.01)
 
 
+@pytest.mark.parametrize("ground_truth", ["coco", "voc"])
+@pytest.mark.parametrize("part", ["boxes", "images"])
+def test_a_ground_truth_written_another_way_in_part_is_named_with_its_score(
+    tmp_path: Path,
+    ground_truth: str,
+    part: str,
+    clean_runs: dict[tuple[str, bool], tuple[Path, mixups.Weighed]],
+) -> None:
+    """Every other box of each image (or every other image) of the GT written as corners by a
+    second tool: the GT's part is named, and read that way the run scores what the clean one does."""
+    gt = COCO_GT if ground_truth == "coco" else VOC_GT
+    results, clean = clean_runs[ground_truth, False]
+    wrong = tmp_path / "gt.json"
+    wrong.write_bytes(orjson.dumps(mixups.gt_corners_on(part)(orjson.loads(gt.read_bytes()))))
+    weighed = mixups.weigh(wrong, results, tmp_path / "store")
+    found = weighed.found
+    assert found is not None, "no reading proposed"
+    assert [(p.key, p.value) for p in found.reading.parts] == [("GT_BOX", "x1 y1 x2 y2")]
+    assert found.reading.partial and found.under.score > weighed.score + 0.02
+    assert found.under.score == pytest.approx(clean.score, abs=0.01)
+
+
 @pytest.mark.parametrize("gt", [COCO_GT, VOC_GT], ids=["coco", "voc"])
 @pytest.mark.parametrize("seed", range(4))
 def test_an_honest_weak_model_gets_no_reading(tmp_path: Path, gt: Path, seed: int) -> None:
