@@ -25,7 +25,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, box_size
 from handler.engine.iou import iou_of_intersection
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
@@ -503,7 +503,7 @@ class Measured:
         pixels, extent, y0, y1, pieces_per_slot = (
             np.concatenate(column) for column in zip(*chunks, strict=True)
         )
-        columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
+        columns = box_size(extent)[:, 0].astype(np.int64)
         slot_ends = np.zeros(len(pieces_per_slot) + 1, dtype=np.int64)
         np.cumsum(pieces_per_slot, out=slot_ends[1:])
         return cls(pixels, masks.height, masks.width, extent, y0, y1, np.cumsum(columns) - columns, slot_ends)
@@ -519,7 +519,7 @@ def _measured_rows(
     extent = _extent(located, n)
     row, column, y0, y1 = _pieces(located)
     pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
-    columns = (extent[:, 2] - extent[:, 0]).astype(np.int64)
+    columns = box_size(extent)[:, 0].astype(np.int64)
     slot = (np.cumsum(columns) - columns)[row] + column - extent[row, 0].astype(np.int64)
     pieces_per_slot = np.bincount(slot, minlength=int(columns.sum())).astype(np.int64)
     # A piece's rows are within its mask's height: 32 bits halve the columns kept per table.
@@ -706,9 +706,10 @@ def transposed(masks: MaskRuns) -> MaskRuns:
     fg = foreground(masks)
     lengths = fg.stop - fg.start
     pixels = np.bincount(fg.row, weights=lengths, minlength=len(masks)).astype(np.int64)
+    firsts = np.searchsorted(fg.row, np.arange(len(masks) + 1))
     parts = []
     for first, last in _chunks(pixels, _PIXEL_BUDGET):
-        at = slice(int(fg.first[first]), int(fg.first[last]))
+        at = slice(int(firsts[first]), int(firsts[last]))
         count = lengths[at]
         owner = np.repeat(fg.row[at], count)
         offset = np.repeat(fg.start[at] - (np.cumsum(count) - count), count)
