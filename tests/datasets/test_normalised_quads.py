@@ -20,6 +20,8 @@ from helpers import reference as ref
 
 from handler.boxes import BoxTable
 from handler.datasets.frames import scale_to_pixels
+from handler.engine.drawn_boxes import image_sketch
+from handler.engine.evaluation import Thresholds, evaluate
 from handler.engine.rotated import convex_quads, rectangles
 from handler.metric import PrelabelingEfficiency
 
@@ -141,4 +143,17 @@ def test_a_quadrilateral_scaled_to_pixels_is_the_rectangle_it_draws_there() -> N
     assert scaled.quads is None and scaled.angle[0] == pytest.approx(30.0)
     np.testing.assert_allclose(scaled.xyxy[0], [200.0, 100.0, 360.0, 140.0])
     fitted = scale_to_pixels(table.with_columns(quads=None), np.array([width]), np.array([height]))
-    assert fitted.area[0] > 1.1 * scaled.area[0]  # the fitted one: 14% larger
+    assert fitted.area[0] > 1.1 * scaled.area[0]  # fitted in 0-1: wider
+
+
+def test_a_sketch_draws_each_quadrilateral_as_written() -> None:
+    """In 0-1 on an image of unknown size a quadrilateral is drawn by its four corners; a
+    rectangle beside it is drawn as its box."""
+    quad = convex_quads(np.array([_turn([200.0, 100.0, 160.0, 40.0], 30.0)]) / [640.0, 480.0])
+    xyxy, angle = rectangles(quad)
+    gt = BoxTable.build(xyxy, [0], [0], angle=angle, quads=quad)
+    pred = BoxTable.build(np.array([[0.1, 0.1, 0.2, 0.2]]), [0], [0])
+    evaluation = evaluate(gt, pred, 1, Thresholds(IOU_MIN, IOU_PERFECT, 0.0))
+    sketch = image_sketch(evaluation, 0, "a", ["car"], (math.nan, math.nan, True))
+    drawn, box = sketch.boxes
+    assert drawn.outline == (tuple(np.round(quad[0], 3).ravel().tolist()),) and box.outline == ()
