@@ -18,6 +18,7 @@ from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.inputs import NodeInputs
 from handler.readings.verdict import Rescored
+from handler.sections.wording import ShapeWords, shape_words
 
 Data = TypeVar("Data")
 
@@ -44,6 +45,11 @@ class RunFacts:
         """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
         return first_of(kind, self.finishers)
 
+    @property
+    def words(self) -> ShapeWords:
+        """The run's objects and actions as said: boxes, or masks when it prices masks."""
+        return shape_words(self.costs.shape)
+
     @cached_property
     def reason(self) -> str | None:
         """Why nothing could be scored; None when something was."""
@@ -54,8 +60,8 @@ class RunFacts:
             reasons = {**skipped.gt_skip_reasons, **skipped.pred_skip_reasons}
             bound = next((problem for problem in PROBLEMS if problem in reasons), None)
             if bound is not None:
-                return f"every box left was {bound}, skipped"
-            return "no boxes were left on the shared images after the confidence filter"
+                return f"{self.words.every} left was {bound}, skipped"
+            return f"no {self.words.many} were left on the shared images after the confidence filter"
         return None
 
     @cached_property

@@ -1,5 +1,6 @@
 """The product's one home for saying a figure: durations, counts with their noun, the score,
-intervals, differences and file names.
+intervals, differences and file names; and for the words of what a run scored (`ShapeWords`:
+boxes or masks, and what the labeler does to each).
 
 The verdict, the warnings, the errors, compare's summary and the pages all say a figure through
 these, so a plural, an interval whose ends are equal or a negative difference reads the same
@@ -9,9 +10,14 @@ everywhere (tests/report/test_wording.py walks each through 0, 1, many, equal en
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import PurePosixPath
+from types import MappingProxyType
+from typing import Final
+
+from handler.engine.timecost import Shape
 
 # A signed number uses the minus sign (U+2212), never a hyphen that reads as a dash: "B - A -0.15".
 MINUS = "\u2212"
@@ -133,3 +139,41 @@ def short_name(source: str) -> str:
     folder = source.endswith("/")
     name = PurePosixPath(source.rstrip("/").replace("\\", "/")).name or source
     return name + "/" if folder else name
+
+
+@dataclass(frozen=True)
+class ShapeWords:
+    """What a run's objects are called, one and many, and each labeler action as said for them:
+    a mask's shifted pre-label is not nudged, its outline is fixed. The keys (`nudge`) stay the
+    findings' and the ledger's; only the words change."""
+
+    one: str
+    many: str
+    said: Mapping[str, str] = field(default_factory=dict)
+
+    def count(self, count: int, qualifier: str = "") -> str:
+        """`3 masks`, `1 ground-truth box` (`qualifier`: a word before the noun)."""
+        before = f"{qualifier} " if qualifier else ""
+        return counted(count, before + self.one, before + self.many)
+
+    def action(self, key: str) -> str:
+        """An action key as the labeler does it: `nudge`, or `fix the outline` for a mask."""
+        return self.said.get(key, key)
+
+    @property
+    def every(self) -> str:
+        """`every box` or `every mask`: what drawing from scratch draws."""
+        return f"every {self.one}"
+
+
+SHAPE_WORDS: Final[Mapping[str, ShapeWords]] = MappingProxyType(
+    {
+        "boxes": ShapeWords("box", "boxes"),
+        "masks": ShapeWords("mask", "masks", MappingProxyType({"nudge": "fix the outline"})),
+    }
+)
+
+
+def shape_words(shape: Shape) -> ShapeWords:
+    """The words of a run scored on `shape`."""
+    return SHAPE_WORDS[shape]

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Final, Protocol
 
 from handler.engine import Outcome
+from handler.features.time.section import TimeSaved
 from handler.sections.fields import Counts, Parameters
 from handler.sections.shown import Shown
-from handler.sections.wording import counted
+from handler.sections.wording import ShapeWords, counted
 
 # The outcomes' names on the cards (`Outcome`).
 CARD_LABELS: Final = {outcome.key: outcome.label for outcome in Outcome}
@@ -24,7 +25,7 @@ class Card:
     caption: str  # what the card counts, with the thresholds of this run
 
 
-def card_captions(iou_min: float, iou_perfect: float) -> dict[str, str]:
+def card_captions(iou_min: float, iou_perfect: float, words: ShapeWords) -> dict[str, str]:
     """Each outcome's definition (contract §6) in a few words, with the actual IoU bounds."""
     low, high = f"{iou_min:g}", f"{iou_perfect:g}"
     return {
@@ -32,7 +33,7 @@ def card_captions(iou_min: float, iou_perfect: float) -> dict[str, str]:
         "shifted": f"same class, {low} ≤ IoU < {high}",
         "class_confused": f"other class, IoU ≥ {low}",
         "false_positive": f"kept prediction, no match at IoU ≥ {low}",
-        "false_negative": "ground-truth box nothing matched",
+        "false_negative": f"ground-truth {words.one} nothing matched",
         "mean_iou": f"of same-class matches (IoU ≥ {low})",
     }
 
@@ -46,11 +47,13 @@ class _Drawn(Protocol):
     def parameters(self) -> Parameters: ...
     @property
     def mean_iou(self) -> float | None: ...
+    @property
+    def time(self) -> TimeSaved: ...
 
 
 def cards(findings: _Drawn) -> list[Card]:
     counts, parameters = findings.counts, findings.parameters
-    captions = card_captions(parameters.iou_min, parameters.iou_perfect)
+    captions = card_captions(parameters.iou_min, parameters.iou_perfect, findings.time.words)
     total = counts.total
     result = [
         Card(

@@ -24,7 +24,16 @@ from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Parameters, Score, Section, Threshold
 from handler.sections.shown import Shown
-from handler.sections.wording import as_said, between, duration, give_or_take, saved_time, saving
+from handler.sections.wording import (
+    SHAPE_WORDS,
+    ShapeWords,
+    as_said,
+    between,
+    duration,
+    give_or_take,
+    saved_time,
+    saving,
+)
 
 CRITERION: Final = "labeler time saved"
 # Classes named one by one in the recommendation's sentence; more are counted.
@@ -135,12 +144,13 @@ def says(
     interval: tuple[float, float] | None,
     used: float,
     used_saved: float,
+    words: ShapeWords = SHAPE_WORDS["boxes"],
 ) -> str:
     """`pre-label at ≥ 0.15, with person at ≥ 0.4, to save 4 h 40 min (between … and …, 19 times
     in 20), 2 h 22 min more than at the 0.5 given`: the time at the threshold given is the verdict's
     first sentence, so this one says the gain over it, not that time again."""
     if classes and all(row.action == "draw" for row in classes):
-        return "draw every box: no threshold saves time over drawing from scratch"
+        return f"draw {words.every}: no threshold saves time over drawing from scratch"
     named = _exceptions(classes, single)
     parts = [
         f"{_named(row.class_name)} "
@@ -245,7 +255,7 @@ def recommendation(facts: RunFacts) -> Recommendation:
     interval = saved_interval(spread, saved, facts.costs)
     found = Recommendation(
         criterion=CRITERION,
-        says=says(classes, policy.single, saved, interval, used, used_saved),
+        says=says(classes, policy.single, saved, interval, used, used_saved, facts.words),
         threshold=policy.single,
         classes=tuple(row for row in classes if departs(row, policy.single)),
         seconds_saved=saved,

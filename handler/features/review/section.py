@@ -16,7 +16,7 @@ from handler.engine.review import MIN_BIN_PREDICTIONS, RIGHT, UNCERTAIN_SHARES, 
 from handler.sections.context import RunFacts
 from handler.sections.fields import Count, Score, Seconds, Section, Threshold
 from handler.sections.shown import Shown
-from handler.sections.wording import counted
+from handler.sections.wording import SHAPE_WORDS, ShapeWords, counted
 
 QUEUE_FILE = "review_queue.csv"
 
@@ -59,7 +59,7 @@ class ReviewQueueTotals(Section):
         description="The sweep's steps from the threshold used up, over the kept predictions."
     )
 
-    def uncertain_text(self) -> str:
+    def uncertain_text(self, words: ShapeWords = SHAPE_WORDS["boxes"]) -> str:
         """`Uncertain: kept predictions with confidence 0.60 to 0.75, where this run's predictions
         are right 33 to 67 % of the time (75 boxes on 23 images).`"""
         low, high = (f"{share:.0%}".rstrip("%") for share in self.uncertain_shares)
@@ -71,7 +71,7 @@ class ReviewQueueTotals(Section):
                 f"No prediction is uncertain: at no confidence are this run's predictions {where} ({enough})."
             )
         boxes, images = (
-            counted(self.uncertain_boxes, "box", "boxes"),
+            words.count(self.uncertain_boxes),
             counted(self.images_with_uncertain_boxes, "image", "images"),
         )
         spanned = f"with confidence {', '.join(spans)}, where this run's predictions are {where}"

@@ -14,6 +14,7 @@ from handler.sections import charts
 from handler.sections.context import RunFacts
 from handler.sections.fields import Counts, Seconds, Section
 from handler.sections.shown import Shown
+from handler.sections.wording import ShapeWords, shape_words
 
 
 class ActionCosts(Section):
@@ -75,14 +76,9 @@ class TimeSaved(Section):
     )
 
     @property
-    def nouns(self) -> tuple[str, str]:
-        """`box`, `boxes` or `mask`, `masks`: what the labeler draws, one and many."""
-        return ("box", "boxes") if self.shape == "boxes" else ("mask", "masks")
-
-    @property
-    def every_object(self) -> str:
-        """`every box` or `every mask`: what drawing from scratch draws."""
-        return f"every {self.nouns[0]}"
+    def words(self) -> ShapeWords:
+        """What the labeler draws (`box`, `boxes` or `mask`, `masks`) and its actions as said."""
+        return shape_words(self.shape)
 
 
 def time_saved(tally: Tally, costs: TimeCosts) -> TimeSaved:

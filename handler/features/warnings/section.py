@@ -31,7 +31,7 @@ from handler.inputs.node_inputs import decimal_point
 from handler.readings.classes import FILE as CLASS_MAP_FILE
 from handler.sections.context import RunFacts
 from handler.sections.shown import Shown
-from handler.sections.wording import between, counted, signed
+from handler.sections.wording import ShapeWords, between, counted, signed
 
 # Below this share of kept predictions in a GT class, the two sides do not name classes alike
 # (a detector trained on the GT's classes puts most boxes in them, even when it is poor).
@@ -247,7 +247,7 @@ def boxes_skipped(facts: RunFacts) -> Warned | None:
         _side_skips(what, count, boxes, reasons)
         for what, count, boxes, reasons in (
             (
-                "ground-truth boxes",
+                f"ground-truth {facts.words.many}",
                 figures.gt_skipped,
                 health.gt_boxes + figures.crowd_excluded,
                 health.gt_skip_reasons,
@@ -259,7 +259,7 @@ def boxes_skipped(facts: RunFacts) -> Warned | None:
     reasons = Counter(health.gt_skip_reasons) + Counter(health.pred_skip_reasons)
     commonest = max(sorted(reasons), key=lambda reason: reasons[reason])
     message = (
-        f"{skipped} of {counted(read, 'box', 'boxes')} read ({_share(skipped, read):.0%}) were skipped, "
+        f"{skipped} of {facts.words.count(read)} read ({_share(skipped, read):.0%}) were skipped, "
         "by reason: "
         f"{'; '.join(sides)}. The score covers the rest only."
     )
@@ -284,7 +284,7 @@ def predictions_elsewhere(facts: RunFacts) -> Warned | None:
     gt_images = figures.images + figures.gt_only_images
     message = (
         f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
-        "results file for another dataset? The score counts every ground-truth box as missed."
+        f"results file for another dataset? The score counts every ground-truth {facts.words.one} as missed."
         if placed == 0
         else f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
         "results file for another dataset?"
@@ -420,10 +420,13 @@ def duplicate_ground_truth(facts: RunFacts) -> Warned | None:
     pairs, gt = state.of(DATA_HEALTH).duplicate_gt, state.of(BOX_COUNTS).gt_objects
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
         return None
+    words = facts.words
+    # The duplicates are found on the boxes, a mask's its extent.
+    overlap = "overlap" if words.one == "box" else "whose boxes overlap"
     message = (
-        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth boxes on one image overlap with IoU ≥ "
-        f"{DUPLICATE_IOU:g} "
-        f"({gt} GT boxes): one object drawn twice leaves a false negative that no prediction can fix."
+        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth {words.many} on one image {overlap} "
+        f"with IoU ≥ {DUPLICATE_IOU:g} "
+        f"({gt} GT {words.many}): one object drawn twice leaves a false negative that no prediction can fix."
     )
     return Warned("warning", message, pairs=pairs, gt_boxes=gt)
 
@@ -458,8 +461,8 @@ def confidence_threshold_replaced(facts: RunFacts) -> Warned | None:
     )
 
 
-def _all_boxes_match(boxes: int) -> str:
-    return "the one box matches" if boxes == 1 else f"all {boxes} boxes match"
+def _all_match(count: int, words: ShapeWords) -> str:
+    return f"the one {words.one} matches" if count == 1 else f"all {words.count(count)} match"
 
 
 def predictions_equal_ground_truth(facts: RunFacts) -> Warned | None:
@@ -470,8 +473,9 @@ def predictions_equal_ground_truth(facts: RunFacts) -> Warned | None:
         return None
     if tally.mean_iou != 1.0:
         return None
+    matched = _all_match(int(tally.counts[Outcome.CORRECT]), facts.words)
     message = (
-        f"The predictions equal the ground truth: {_all_boxes_match(int(tally.counts[Outcome.CORRECT]))} "
+        f"The predictions equal the ground truth: {matched} "
         "with IoU 1 and the same class. Was the same dataset given twice?"
     )
     return Warned("info", message, boxes=int(tally.counts[Outcome.CORRECT]))

@@ -19,19 +19,19 @@ from handler.report.findings.model import KIND, VERSION, Execution, Findings, Ti
 from handler.sections.context import RunFacts
 from handler.sections.fields import Counts, Grade, Parameters
 from handler.sections.shown import build_sections
-from handler.sections.wording import counted, duration, saved_time
+from handler.sections.wording import SHAPE_WORDS, ShapeWords, counted, duration, saved_time
 
 # What is left leans one way when one kind of fix is this many times the other.
 LEAN_RATIO: Final = 1.5
 
 
-def lean(tally: Tally, nouns: tuple[str, str] = ("box", "boxes")) -> str:
-    """Whether what is left leans towards drawing (FN), deleting (FP), or neither; `nouns` name
+def lean(tally: Tally, words: ShapeWords = SHAPE_WORDS["boxes"]) -> str:
+    """Whether what is left leans towards drawing (FN), deleting (FP), or neither; `words` name
     what was predicted (boxes, or masks)."""
     fn, fp = tally.count(Outcome.FALSE_NEGATIVE), tally.count(Outcome.FALSE_POSITIVE)
     missed = counted(fn, "missed object", "missed objects")
-    one, many = nouns
-    invented = counted(fp, f"invented {one}", f"invented {many}")
+    many = words.many
+    invented = words.count(fp, "invented")
     if fn == fp == 0:
         return "nothing is left to draw or delete"
     if fn > LEAN_RATIO * fp:
@@ -42,17 +42,17 @@ def lean(tally: Tally, nouns: tuple[str, str] = ("box", "boxes")) -> str:
 
 
 def time_clause(time: TimeSaved) -> str:
-    """The labeler time pre-labeling saves (or costs), against drawing every box from scratch."""
+    """The labeler time pre-labeling saves (or costs), against drawing every box (mask) from scratch."""
     scratch = duration(time.from_scratch_seconds)
     if saved_time(time.saved_seconds) == "no time":
-        return f"pre-labeling saves no time over drawing {time.every_object} ({scratch})"
+        return f"pre-labeling saves no time over drawing {time.words.every} ({scratch})"
     if time.saved_seconds < 0:
         return (
             f"pre-labeling would cost about {duration(-time.saved_seconds)} more than drawing "
-            f"{time.every_object} ({duration(time.with_predictions_seconds)} instead of {scratch})"
+            f"{time.words.every} ({duration(time.with_predictions_seconds)} instead of {scratch})"
         )
     saved = duration(time.saved_seconds)
-    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw {time.every_object}"
+    return f"pre-labeling saves about {saved} of the {scratch} it takes to draw {time.words.every}"
 
 
 def verdict(
@@ -65,7 +65,7 @@ def verdict(
         return f"Nothing could be scored: {reason}."
     borderline = "" if spread is None else borderline_clause(spread, tally.grade)
     graded = f"{tally.assistance_score:.2f} ({tally.grade}{borderline})"
-    scored = f"{graded}: {time_clause(time)}; {lean(tally, time.nouns)}."
+    scored = f"{graded}: {time_clause(time)}; {lean(tally, time.words)}."
     return f"As read, assistance score {scored}" if misread else f"Assistance score {scored}"
 
 

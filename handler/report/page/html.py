@@ -26,6 +26,7 @@ from handler.resources import resource_path
 from handler.sections import charts
 from handler.sections.shown import Shown, features
 from handler.sections.wording import (
+    ShapeWords,
     between,
     counted,
     duration,
@@ -45,20 +46,13 @@ FEATURES_FOLDER: Final = FOLDER  # the features' fragments (a test points it at 
 TEMPLATE: Final = "report.html.j2"
 # The outcomes' narrow-column names (`Outcome`).
 SHORT_LABELS: Final = {outcome.key: outcome.short_label for outcome in Outcome}
-ACTION_LABELS: Final = dict(
-    zip(
-        ACTIONS,
-        (
-            "Accept (correct)",
-            "Nudge (shifted)",
-            "Relabel (class-confused)",
-            "Delete (false positive)",
-            "Draw (false negative)",
-        ),
-        strict=True,
-    )
-)
 CODE: Final = re.compile(r"`([^`]+)`")
+
+
+def action_labels(words: ShapeWords) -> dict[str, str]:
+    """Each action's row title, the action as said for the run's shape and its outcome:
+    `Nudge (shifted)`, `Fix the outline (shifted)`."""
+    return {o.action: f"{words.action(o.action).capitalize()} ({o.label.lower()})" for o in Outcome}
 
 
 def shown(findings: Findings) -> list[Shown]:
@@ -185,5 +179,5 @@ def render_html(findings: Findings, page: Mapping[str, object] | None = None) ->
         **(page or {}),
         **drawn(findings, specs),
         outcomes=SHORT_LABELS,
-        actions=ACTION_LABELS,
+        actions=action_labels(findings.time.words),
     )
