@@ -8,6 +8,8 @@ give from the 0-1 corners alone.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import shutil
@@ -19,6 +21,7 @@ import pytest
 from helpers import reference as ref
 
 from handler.boxes import BoxTable
+from handler.cli import main
 from handler.datasets.frames import scale_to_pixels
 from handler.engine.drawn_boxes import image_sketch
 from handler.engine.evaluation import Thresholds, evaluate
@@ -157,3 +160,24 @@ def test_a_sketch_draws_each_quadrilateral_as_written() -> None:
     sketch = image_sketch(evaluation, 0, "a", ["car"], (math.nan, math.nan, True))
     drawn, box = sketch.boxes
     assert drawn.outline == (tuple(np.round(quad[0], 3).ravel().tolist()),) and box.outline == ()
+
+
+def test_a_yolo_obb_export_of_the_run_writes_the_quadrilaterals_back(
+    folders: tuple[Path, Path, dict[str, int]], tmp_path: Path
+) -> None:
+    """The pre-labels exported as YOLO OBB are the quadrilaterals read (corners, not the rectangles
+    fitted in 0-1): scored against the GT again, they give the oracle's counts."""
+    gt, pred, want = folders
+    store, out = tmp_path / "store", tmp_path / "labels"
+    thresholds = ["--iou-min", str(IOU_MIN), "--iou-perfect", str(IOU_PERFECT), "--confidence-threshold"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["run", str(gt), str(pred), "--store", str(store), *thresholds, str(CONFIDENCE)]) == 0
+        policy = ["--policy", "threshold", str(CONFIDENCE)]
+        assert (
+            main(["export", "latest", "--store", str(store), "--to", "yolo-obb", "--out", str(out), *policy])
+            == 0
+        )
+    counts = PrelabelingEfficiency(IOU_MIN, IOU_PERFECT, CONFIDENCE).evaluate(str(gt), str(out)).counts
+    assert {name: getattr(counts, name) for name in ref.OUTCOME_NAMES} == {
+        name: want[name] for name in ref.OUTCOME_NAMES
+    }
