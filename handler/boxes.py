@@ -568,7 +568,8 @@ class ParsedRows:
     angle: FloatArray | None = None
     # (N, 8) x1 y1 … x4 y4 of a format writing a box as its corners (YOLO OBB, DOTA), in the rows'
     # frame, NaN where a row wrote none: the builder makes them rectangles (`xyxy`, `angle`), in
-    # pixels where the image's size is known. None: the boxes are `xyxy` (and `angle`).
+    # pixels where the image's size is known (else keeping them too: `quads`). None: the boxes are
+    # `xyxy` (and `angle`).
     corners: FloatArray | None = None
     # (N, 4, 2) the quadrilaterals of the rows whose corners stay 0-1 of an image of unknown size,
     # NaN for the others (`BoxTable.quads`), beside the rectangles the builder made of them; a

@@ -2,8 +2,9 @@
 `class x1 y1 x2 y2 x3 y3 x4 y4` of four corners in 0-1 image fractions, plus a trailing
 confidence in predictions (`save_txt=True save_conf=True`), names as for YOLO.
 
-Each line's corners become the rectangle holding them, in pixels where the image's size is known
-(the builder: `ParsedRows.corners`). Pure parsers only: the folder around them is read by
+Each line's corners become the rectangle holding them, in pixels where the image's size is known;
+where it is not, the quadrilateral itself is kept beside it (the builder: `ParsedRows.corners`,
+`BoxTable.quads`). Pure parsers only: the folder around them is read by
 `textfolder`.
 """
 

@@ -35,7 +35,8 @@ class SketchBox:
     outcome: str  # Outcome.key
     confidence: float | None = None  # a prediction's; None for a GT box
     angle: float = 0.0  # degrees clockwise about the box's centre
-    outline: Outline = ()  # the mask's, when the run scored masks; () for a box
+    # The mask's, when the run scored masks; a quadrilateral's corners (`BoxTable.quads`); () for a box.
+    outline: Outline = ()
 
 
 @dataclass(frozen=True)
@@ -81,16 +82,18 @@ def _frame(boxes: FloatArray, width: float, height: float, normalized: bool) -> 
 def _outlines(
     gt: BoxTable, pred: BoxTable, rows: tuple[IntArray, IntArray], frame: tuple[float, float, bool]
 ) -> list[Outline]:
-    """The outlines of the drawn objects, GT rows then prediction rows, when both sides' masks are
-    scored (runs); none otherwise. `frame` is the sketch's (width, height, normalized)."""
-    if not isinstance(gt.masks, MaskRuns) or not isinstance(pred.masks, MaskRuns):
-        return [() for _ in range(len(rows[0]) + len(rows[1]))]
-    masks = MaskRuns.concatenate([gt.masks[rows[0]], pred.masks[rows[1]]])
+    """The outlines of the drawn objects, GT rows then prediction rows: the masks' when both sides'
+    masks are scored (runs), else the quadrilaterals' (none for a box). `frame` is the sketch's
+    (width, height, normalized)."""
     width, _, normalized = frame
+    decimals = max(0, int(-np.floor(np.log10(width * _OUTLINE_PRECISION))))
+    if not isinstance(gt.masks, MaskRuns) or not isinstance(pred.masks, MaskRuns):
+        quads = np.round(np.concatenate((gt.quad_corners[rows[0]], pred.quad_corners[rows[1]])), decimals)
+        return [(tuple(quad.ravel().tolist()),) if np.isfinite(quad).all() else () for quad in quads]
+    masks = MaskRuns.concatenate([gt.masks[rows[0]], pred.masks[rows[1]]])
     sized = normalized and len(masks) > 0 and int(masks.width.max()) > 0
     per_pixel = (1 / float(masks.width.max()), 1 / float(masks.height.max())) if sized else (1.0, 1.0)
     traced = outlines(masks, per_pixel)
-    decimals = max(0, int(-np.floor(np.log10(width * _OUTLINE_PRECISION))))
     rounded = np.round(traced.xy, decimals)
     per_loop = np.split(rounded, traced.loop_first[1:-1]) if len(traced.loop_first) > 1 else []
     loops = [tuple(loop.ravel().tolist()) for loop in per_loop]

@@ -13,7 +13,9 @@ unknown) and the shard's `asset_ids` and `class_names` (as JSON bytes); per pred
 compares it exactly as the run did) and `xywh` (float32 left, top, width, height: a 10,000 px
 image keeps them within 0.001 px), in pixels or, where `normalized` is set, in 0-1 image
 fractions, and, when some box is rotated, `angle` (float32 degrees clockwise about the centre;
-`xywh` is then the box before turning), and, when the run scored masks, each prediction's mask
+`xywh` is then the box before turning), and, when some box is a quadrilateral of an image of
+unknown size (`BoxTable.quads`), `quads` (float32 x1 y1 … x4 y4 in 0-1, NaN for the other rows),
+and, when the run scored masks, each prediction's mask
 as its runs (`MaskRuns`, column-major, never a bitmap): `mask_counts` (all the runs, uint32),
 `mask_offsets` (a row per prediction and one more: where each one's runs start) and `mask_height`,
 `mask_width`. Chunks of shard files name their own classes: `read_chunks` joins them by name.
@@ -34,7 +36,16 @@ from handler.engine.evaluation import keep_mask
 from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
 
 # The columns with a row per prediction (the others have one per image, or are one value).
-PER_PREDICTION: Final = ("image", "class_id", "confidence", "xywh", "angle", "mask_height", "mask_width")
+PER_PREDICTION: Final = (
+    "image",
+    "class_id",
+    "confidence",
+    "xywh",
+    "angle",
+    "quads",
+    "mask_height",
+    "mask_width",
+)
 # The masks' ragged columns: `mask_offsets` has a row per prediction and one more.
 MASK_COUNTS: Final = "mask_counts"
 MASK_OFFSETS: Final = "mask_offsets"
@@ -65,6 +76,7 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
     angle = pred.angle[rows]
     turned = {"angle": angle.astype(COORDINATES)} if angle.any() else {}
+    quads = {} if pred.quads is None else {"quads": pred.quads[rows].reshape(-1, 8).astype(COORDINATES)}
     # The masks of a run scored on masks (pairing made them runs); a box run's table has none.
     masks = mask_columns(pred.masks[rows]) if isinstance(pred.masks, MaskRuns) else {}
     own = images.own_ids
@@ -76,6 +88,7 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     return saved(
         {
             **turned,
+            **quads,
             **masks,
             **ids,
             "asset_ids": names_column(images.asset_ids),
@@ -169,6 +182,7 @@ class Candidates:
     # chunk has them (a COCO GT).
     own_ids: SourceIds | None = None
     masks: MaskRuns | None = None  # each prediction's mask, in pixels, when the run scored masks
+    quads: FloatArray | None = None  # (n, 4, 2) in 0-1, NaN rows for rectangles (`BoxTable.quads`)
 
     def __getitem__(self, rows: BoolArray | IntArray | slice) -> Candidates:
         """The same images and classes, the predictions `rows` only."""
@@ -180,6 +194,7 @@ class Candidates:
             xywh=self.xywh[rows],
             angle=self.angle[rows],
             masks=None if self.masks is None else self.masks[rows],
+            quads=None if self.quads is None else self.quads[rows],
         )
 
     def __len__(self) -> int:
@@ -245,8 +260,24 @@ def read_chunks(contents: Sequence[bytes]) -> Candidates:
         angle=np.concatenate([_angles(chunk) for chunk in chunks]) if chunks else np.empty(0),
         own_ids=_own_ids(chunks, list(class_names)),
         masks=_masks(chunks),
+        quads=_quads(chunks),
     )
     return candidates[np.argsort(candidates.image, kind="stable")]
+
+
+def _quads(chunks: Sequence[Chunk]) -> FloatArray | None:
+    """Every chunk's quadrilaterals, (n, 4, 2) (a chunk without: NaN rows); None when no chunk has them."""
+    if not any("quads" in chunk for chunk in chunks):
+        return None
+    quads: FloatArray = np.concatenate(
+        [
+            chunk["quads"].astype(np.float64).reshape(-1, 4, 2)
+            if "quads" in chunk
+            else np.full((len(chunk["confidence"]), 4, 2), np.nan)
+            for chunk in chunks
+        ]
+    )
+    return quads
 
 
 def _masks(chunks: Sequence[Chunk]) -> MaskRuns | None:

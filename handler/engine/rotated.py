@@ -1,4 +1,5 @@
-"""Rotated boxes: their corners, their axis-aligned envelope, and the exact IoU of two of them.
+"""Rotated boxes: their corners, their axis-aligned envelope, and the exact IoU of two of them
+(or of two convex quadrilaterals: four corners kept as written, `convex_quads`).
 
 A rotated box is its box before turning, `[x_min, y_min, x_max, y_max]`, and `angle`: degrees
 clockwise on the image (y pointing down) about its centre. An axis-aligned box has angle 0,

@@ -8,14 +8,24 @@ give from the 0-1 corners alone.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from helpers import reference as ref
 
+from handler.boxes import BoxTable
+from handler.cli import main
+from handler.datasets.frames import scale_to_pixels
+from handler.engine.drawn_boxes import image_sketch
+from handler.engine.evaluation import Thresholds, evaluate
+from handler.engine.rotated import convex_quads, rectangles
 from handler.metric import PrelabelingEfficiency
 
 COCO = Path(__file__).parent.parent / "data" / "third_party" / "coco_val2014_100"
@@ -106,11 +116,68 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[
     return root / "gt", root / "pred", _oracle(gt, pred, images).counts
 
 
+@pytest.mark.parametrize("pred_sized", [False, True], ids=["no sizes", "sizes on the predictions' side"])
 def test_a_yolo_obb_pair_without_sizes_counts_as_shapely_on_the_pixel_quadrilaterals(
-    folders: tuple[Path, Path, dict[str, int]],
+    folders: tuple[Path, Path, dict[str, int]], pred_sized: bool, tmp_path: Path
 ) -> None:
+    """Both sides in 0-1: scored there. The predictions' sizes given: the GT's quadrilaterals are
+    scaled to pixels as written when the sides are paired, then their rectangles taken."""
     gt, pred, want = folders
     assert want["correct"] and want["shifted"] and want["class_confused"]
+    if pred_sized:
+        pred = shutil.copytree(pred, tmp_path / "pred")
+        document = json.loads((COCO / "instances_val2014_100.json").read_text())
+        sizes = {image["file_name"]: [image["width"], image["height"]] for image in document["images"]}
+        (pred / "sizes.json").write_text(json.dumps(sizes))
     counts = PrelabelingEfficiency(IOU_MIN, IOU_PERFECT, CONFIDENCE).evaluate(str(gt), str(pred)).counts
     got = {name: getattr(counts, name) for name in ref.OUTCOME_NAMES}
     assert got == {name: want[name] for name in ref.OUTCOME_NAMES}
+
+
+def test_a_quadrilateral_scaled_to_pixels_is_the_rectangle_it_draws_there() -> None:
+    """A rectangle turned 30 degrees on a 640x480 image is a parallelogram in 0-1; scaled back it
+    is that rectangle again, not the one fitted in 0-1 scaled and fitted again."""
+    width, height = 640.0, 480.0
+    pixels = np.array([_turn([200.0, 100.0, 160.0, 40.0], 30.0)])
+    quad = convex_quads(pixels / [width, height])
+    xyxy, angle = rectangles(quad)
+    table = BoxTable.build(xyxy, [0], [0], angle=angle, quads=quad)
+    scaled = scale_to_pixels(table, np.array([width]), np.array([height]))
+    assert scaled.quads is None and scaled.angle[0] == pytest.approx(30.0)
+    np.testing.assert_allclose(scaled.xyxy[0], [200.0, 100.0, 360.0, 140.0])
+    fitted = scale_to_pixels(table.with_columns(quads=None), np.array([width]), np.array([height]))
+    assert fitted.area[0] > 1.1 * scaled.area[0]  # fitted in 0-1: wider
+
+
+def test_a_sketch_draws_each_quadrilateral_as_written() -> None:
+    """In 0-1 on an image of unknown size a quadrilateral is drawn by its four corners; a
+    rectangle beside it is drawn as its box."""
+    quad = convex_quads(np.array([_turn([200.0, 100.0, 160.0, 40.0], 30.0)]) / [640.0, 480.0])
+    xyxy, angle = rectangles(quad)
+    gt = BoxTable.build(xyxy, [0], [0], angle=angle, quads=quad)
+    pred = BoxTable.build(np.array([[0.1, 0.1, 0.2, 0.2]]), [0], [0])
+    evaluation = evaluate(gt, pred, 1, Thresholds(IOU_MIN, IOU_PERFECT, 0.0))
+    sketch = image_sketch(evaluation, 0, "a", ["car"], (math.nan, math.nan, True))
+    drawn, box = sketch.boxes
+    assert drawn.outline == (tuple(np.round(quad[0], 3).ravel().tolist()),) and box.outline == ()
+
+
+def test_a_yolo_obb_export_of_the_run_writes_the_quadrilaterals_back(
+    folders: tuple[Path, Path, dict[str, int]], tmp_path: Path
+) -> None:
+    """The pre-labels exported as YOLO OBB are the quadrilaterals read (corners, not the rectangles
+    fitted in 0-1): scored against the GT again, they give the oracle's counts."""
+    gt, pred, want = folders
+    store, out = tmp_path / "store", tmp_path / "labels"
+    thresholds = ["--iou-min", str(IOU_MIN), "--iou-perfect", str(IOU_PERFECT), "--confidence-threshold"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["run", str(gt), str(pred), "--store", str(store), *thresholds, str(CONFIDENCE)]) == 0
+        policy = ["--policy", "threshold", str(CONFIDENCE)]
+        assert (
+            main(["export", "latest", "--store", str(store), "--to", "yolo-obb", "--out", str(out), *policy])
+            == 0
+        )
+    counts = PrelabelingEfficiency(IOU_MIN, IOU_PERFECT, CONFIDENCE).evaluate(str(gt), str(out)).counts
+    assert {name: getattr(counts, name) for name in ref.OUTCOME_NAMES} == {
+        name: want[name] for name in ref.OUTCOME_NAMES
+    }

@@ -42,7 +42,8 @@ class SketchBox(Section):
         default=(),
         description="When the run scored masks, the object's mask outline: closed loops (holes and "
         "parts too), each its points flat, x0 y0 x1 y1 …, in the box's units, simplified to a few "
-        "dozen points; empty for a box.",
+        "dozen points; for a quadrilateral of an image of unknown size (four corners in 0-1, scored "
+        "as written), its four corners; empty for a box.",
     )
 
 

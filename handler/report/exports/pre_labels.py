@@ -174,11 +174,17 @@ class PreLabels:
         widths, heights = self._sizes(target)
         return self.pixels(target) / np.stack((widths, heights, widths, heights), axis=1)
 
-    def corners(self, unit: Literal["pixels", "fractions"], target: str) -> FloatArray:
+    def corners(
+        self, unit: Literal["pixels", "fractions"], target: str, quadrilaterals: bool = False
+    ) -> FloatArray:
         """(n, 4, 2) each box's corners, turned (top-left, top-right, bottom-right, bottom-left of
-        the box before turning), in `unit`: a rotated box is turned in pixels, where it is a rectangle."""
+        the box before turning), in `unit`: a rotated box is turned in pixels, where it is a rectangle.
+        `quadrilaterals` (a target that writes corners): a quadrilateral of an image of unknown size
+        (`BoxTable.quads`, in 0-1) is its own four corners, not the rectangle holding it."""
         left, top, width, height = self.pixels(target).T if not self.boxes.normalized else self.boxes.xywh.T
         points = corners(np.stack((left, top, left + width, top + height), axis=1), self.boxes.angle)
+        if quadrilaterals and self.boxes.quads is not None:
+            points = np.where(np.isfinite(self.boxes.quads), self.boxes.quads, points)
         if (unit == "pixels") != self.boxes.normalized:
             return points
         widths, heights = self._sizes(target)

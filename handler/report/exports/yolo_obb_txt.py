@@ -1,7 +1,8 @@
 """YOLO OBB: one `<image stem>.txt` per image in the folder `--out`
 (`class x1 y1 x2 y2 x3 y3 x4 y4 confidence`: the box's four corners turned, in 0-1 image
 fractions, as Ultralytics writes oriented boxes), and `classes.txt` naming the class ids. An
-axis-aligned box is its four corners, unturned."""
+axis-aligned box is its four corners, unturned; a quadrilateral of an image of unknown size its
+own corners, as it was read."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from handler.report.exports.yolo_txt import label_folder, label_texts
 
 def _texts(labels: PreLabels) -> list[bytes]:
     """Some images' label files' texts, image by image."""
-    points = np.round(labels.corners("fractions", "YOLO OBB").reshape(-1, 8), FRACTION_DECIMALS)
+    points = np.round(
+        labels.corners("fractions", "YOLO OBB", quadrilaterals=True).reshape(-1, 8), FRACTION_DECIMALS
+    )
     return label_texts(labels, points.T)
 
 
