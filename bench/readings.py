@@ -71,6 +71,28 @@ MISTAKES: Final = {
     "YOLO index as category_id": [mixups.yolo_index],
     "normalised boxes in a pixel file": [mixups.normalised],
     "every coordinate x2": [mixups.scaled(2)],
+    "class names as Open Images spells them, the rest plural": [
+        mixups.spelled(lambda n: mixups.OPEN_IMAGES.get(n) or mixups.plural(n).title())
+    ],
+}
+# A step applied to part of the data: no option applies the reading (the part is to write again).
+PARTS: Final = {
+    "corners on every other box of each image": [mixups.on_boxes(mixups.corners)],
+    "every other box of each image x2": [mixups.on_boxes(mixups.scaled(2))],
+    "minimal-rectangle letterbox 640/32 on 40% of the images": [
+        mixups.on_images(0.4, mixups.letterboxed_rect(640, 32))
+    ],
+    "corners in a letterbox 640 on 40% of the images": [
+        mixups.on_images(0.4, mixups.chained(mixups.letterboxed(640), mixups.corners))
+    ],
+}
+# Masks (the pair's GT polygons and fakesegm RLE results, scored on masks: clean 0.30): the
+# predictions' edits, and the scale the GT's polygon points are written in (None: pixels).
+MASKS: Final = {
+    "mask runs counted row by row (masks)": ([mixups.rle_row_major], None),
+    "GT polygon points normalised (masks)": ([], 1.0),
+    "GT polygon points in percent (masks)": ([], 100.0),
+    "runs row by row AND GT points normalised (masks)": ([mixups.rle_row_major], 1.0),
 }
 
 
@@ -83,11 +105,19 @@ def mistakes_table(work: Path) -> None:
     print("|---|---|---|---|---|")
     rows = [
         (name, mixups.write_mistake(gt, results, edits, work / f"wrong_{i}.json"), gt)
-        for i, (name, edits) in enumerate(MISTAKES.items())
+        for i, (name, edits) in enumerate({**MISTAKES, **PARTS}.items())
     ]
     wrong_gt = work / "gt_corners.json"
     wrong_gt.write_bytes(mixups.orjson.dumps(mixups.gt_corners(mixups.orjson.loads(gt.read_bytes()))))
     rows.append(("the ground truth written with corners", results, wrong_gt))
+    segm = gt.parent / "instances_val2014_fakesegm100_results.json"
+    for i, (name, (edits, scale)) in enumerate(MASKS.items()):
+        truth = gt
+        if scale is not None:
+            truth = work / f"gt_masks_{i}.json"
+            document = mixups.orjson.loads(gt.read_bytes())
+            truth.write_bytes(mixups.orjson.dumps(mixups.gt_polygons_in(scale)(document)))
+        rows.append((name, mixups.write_mistake(gt, segm, edits, work / f"masks_{i}.json"), truth))
     for name, pred, truth in rows:
         weighed = weigh(truth, pred, work / "store")
         found = weighed.found
@@ -101,9 +131,13 @@ def mistakes_table(work: Path) -> None:
                 value = str(work / "class_map.json")
                 Path(value).write_text(mixups.orjson.dumps(dict(part.class_map)).decode())
             options[part.key] = value
-        applied = weigh(truth, pred, work / "store", **options)
         said = " + ".join(f"{p.key}={p.value}" for p in found.reading.parts)
-        print(f"| {name} | {weighed.score:.2f} | {said} | {found.under.score:.2f} | {applied.score:.2f} |")
+        if found.reading.partial:  # no option applies a reading to part of the rows
+            where = next(p.part for p in found.reading.parts if p.part).split(" (")[0]
+            said, shown = f"{said} {where}", "-"
+        else:
+            shown = f"{weigh(truth, pred, work / 'store', **options).score:.2f}"
+        print(f"| {name} | {weighed.score:.2f} | {said} | {found.under.score:.2f} | {shown} |")
 
 
 if __name__ == "__main__":

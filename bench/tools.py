@@ -39,10 +39,13 @@ def product_env(root: Path = ROOT) -> dict[str, str]:
 
     Bytecode is written and read as for an installed package (pip compiles on install, and so
     the peers run from bytecode): a PYTHONDONTWRITEBYTECODE in the caller's environment would
-    otherwise make every run of ours compile its ~80 modules again (~0.3 s).
+    otherwise make every run of ours compile its ~80 modules again (~0.3 s). `python -m` puts the
+    current folder first on the path, ahead of PYTHONPATH: run from the work tree, `--before`'s
+    node would import the work tree's `handler`, so the current folder is left off (PYTHONSAFEPATH).
     """
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONSAFEPATH"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
     compileall.compile_dir(str(root / "handler"), quiet=1)
     return env

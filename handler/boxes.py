@@ -28,6 +28,13 @@ def box_area(xyxy: FloatArray) -> FloatArray:
     return area
 
 
+def quad_area(quads: FloatArray) -> FloatArray:
+    """(N,) area of (N, 4, 2) quadrilaterals whose corners go round them (the shoelace formula)."""
+    x, y = quads[..., 0], quads[..., 1]
+    twice: FloatArray = (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+    return np.abs(twice) / 2
+
+
 def box_size(xyxy: FloatArray) -> FloatArray:
     """(N, 2) width and height of (N, 4) boxes."""
     size: FloatArray = xyxy[:, 2:] - xyxy[:, :2]
@@ -299,6 +306,10 @@ class BoxTable:
             yet rasterised; `WrittenMasks` while still the text a file wrote, until the pairing),
             its `xyxy` then being the mask's extent where the format wrote no box; None: no row
             has a mask.
+        quads: (N, 4, 2) the convex quadrilateral a format wrote as four corners in 0-1 of an image
+            of unknown size, NaN for the other rows: scaled by the image's size it is the shape
+            drawn, and its IoU with another is the same in either frame; `xyxy` and `angle` are
+            the rectangle holding it in that frame, the box's size. None: no row has one.
     """
 
     xyxy: FloatArray
@@ -309,11 +320,14 @@ class BoxTable:
     difficult: BoolArray
     angle: FloatArray
     masks: TableMasks | None = None
+    quads: FloatArray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.class_id)
         if self.xyxy.shape != (n, 4):
             raise ValueError(f"Expected `xyxy` of shape ({n}, 4) but got {self.xyxy.shape}")
+        if self.quads is not None and self.quads.shape != (n, 4, 2):
+            raise ValueError(f"Expected `quads` of shape ({n}, 4, 2) but got {self.quads.shape}")
         for name in (*_COLUMNS[2:], *(("masks",) if self.masks is not None else ())):
             length = len(getattr(self, name))
             if length != n:
@@ -330,6 +344,7 @@ class BoxTable:
         difficult: Any = None,
         angle: Any = None,
         masks: TableMasks | None = None,
+        quads: FloatArray | None = None,
     ) -> BoxTable:
         """Build a table from array-likes, filling the optional columns with their defaults."""
         class_ids = np.asarray(class_id, dtype=np.int64).reshape(-1)
@@ -347,6 +362,7 @@ class BoxTable:
             difficult=(np.zeros(n, dtype=bool) if difficult is None else np.asarray(difficult, dtype=bool)),
             angle=np.zeros(n) if angle is None else np.asarray(angle, dtype=np.float64).reshape(-1),
             masks=masks,
+            quads=quads,
         )
 
     @classmethod
@@ -358,9 +374,11 @@ class BoxTable:
         if not tables:
             return cls.empty()
         masked = any(t.masks is not None for t in tables)
+        quads = any(t.quads is not None for t in tables)
         return cls(
             **{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS},
             masks=concatenate_table_masks([t.mask_runs for t in tables]) if masked else None,
+            quads=np.concatenate([t.quad_corners for t in tables]) if quads else None,
         )
 
     def __len__(self) -> int:
@@ -370,6 +388,7 @@ class BoxTable:
         return BoxTable(
             **{name: getattr(self, name)[index] for name in _COLUMNS},
             masks=None if self.masks is None else self.masks[index],
+            quads=None if self.quads is None else self.quads[index],
         )
 
     def with_columns(self, **columns: Any) -> BoxTable:
@@ -387,16 +406,36 @@ class BoxTable:
         return self.masks is not None and len(self) > 0 and bool(self.masks.present.all())
 
     @property
+    def quad_corners(self) -> FloatArray:
+        """The quadrilaterals, NaN rows where the table has none."""
+        return np.full((len(self), 4, 2), np.nan) if self.quads is None else self.quads
+
+    @property
+    def quadrilateral(self) -> BoolArray:
+        """(N,) whether each box is a quadrilateral (`quads`), not the rectangle `xyxy`, `angle`."""
+        if self.quads is None:
+            return np.zeros(len(self), dtype=bool)
+        written: BoolArray = np.isfinite(self.quads[:, 0, 0])
+        return written
+
+    @property
     def area(self) -> FloatArray:
-        return box_area(self.xyxy)
+        """The boxes' areas, a quadrilateral's its own."""
+        area = box_area(self.xyxy)
+        if self.quads is not None:
+            rows = self.quadrilateral
+            area[rows] = quad_area(self.quads[rows])
+        return area
 
     @property
     def turned(self) -> BoolArray:
-        return is_turned(self.angle)
+        """(N,) whether each box is not an upright `xyxy`: rotated, or a quadrilateral."""
+        turned = is_turned(self.angle)
+        return turned if self.quads is None else turned | self.quadrilateral
 
 
 # The columns of one value per box (the masks are ragged: runs and offsets).
-_COLUMNS: Final = tuple(name for name in BoxTable.__dataclass_fields__ if name != "masks")
+_COLUMNS: Final = tuple(name for name in BoxTable.__dataclass_fields__ if name not in ("masks", "quads"))
 
 
 @dataclass(frozen=True)
@@ -531,6 +570,10 @@ class ParsedRows:
     # frame, NaN where a row wrote none: the builder makes them rectangles (`xyxy`, `angle`), in
     # pixels where the image's size is known. None: the boxes are `xyxy` (and `angle`).
     corners: FloatArray | None = None
+    # (N, 4, 2) the quadrilaterals of the rows whose corners stay 0-1 of an image of unknown size,
+    # NaN for the others (`BoxTable.quads`), beside the rectangles the builder made of them; a
+    # reading that moves a row's box leaves its quadrilateral behind. None: no row has one.
+    quads: FloatArray | None = None
     # Each row's instance mask (`TableMasks`, pixels of its image, made by `engine/masks.py`); a
     # row that wrote none has no runs. None: no row wrote a mask.
     masks: TableMasks | None = None
@@ -577,6 +620,7 @@ class ParsedRows:
             written_class=column(self.written_class),
             angle=column(self.angle),
             corners=column(self.corners),
+            quads=column(self.quads),
             masks=column(self.masks),
         )
 

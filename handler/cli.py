@@ -368,7 +368,7 @@ def _export_arguments(parser: OneLineParser) -> None:
         choices=MASK_SHAPES,
         default=MASK_SHAPES[0],
         help="a report scored on masks, to label-studio and cvat: the masks as they were scored (mask: "
-        "brushes, CVAT masks) or their outline polygons (polygon); coco writes RLE, yolo-seg "
+        "brushes, CVAT masks) or as polygons (polygon); coco writes RLE, yolo-seg "
         "polygons (default %(default)s)",
     )
 

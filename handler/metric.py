@@ -109,15 +109,16 @@ def load_records(
     pred_frame: str | None = None,
     pred_class_map: str | None = None,
     pred_score: str | None = None,
+    pred_mask: str | None = None,
 ) -> Records:
     """Read two dataset references as the node does (formats detected unless given) into records.
 
     `gt_names` / `pred_names` name a side's class ids (a .names/classes.txt list, a data.yaml,
     or a COCO file), `gt_layout` / `pred_layout` give the column order of its text label lines
     ("class score cx cy w h"): the CLI's --gt-names ... and an inputs file's GT_NAMES ...
-    `pred_box`, `pred_frame`, `pred_class_map` and `pred_score` read the predictions another way, as
-    a "did you mean" warning proposes (--pred-box "x1 y1 x2 y2", --pred-frame "letterbox 640", a
-    class map, --pred-score "scale 100").
+    `pred_box`, `pred_frame`, `pred_class_map`, `pred_score` and `pred_mask` read the predictions
+    another way, as a "did you mean" warning proposes (--pred-box "x1 y1 x2 y2", --pred-frame
+    "letterbox 640", a class map, --pred-score "scale 100", --pred-mask "row-major").
     Only assets in both datasets are kept, boxes in one coordinate frame, labels as class names.
     `store` resolves bare dataset ids (default: $PRELABEL_STORE, else ./prelabel-store).
     """
@@ -133,7 +134,9 @@ def load_records(
             "pred",
             arguments.text("pred_ref", pred_ref),
             arguments.optional_text("pred_format", pred_format),
-            **_options("pred", {**pred_options, "class_map": pred_class_map, "score": pred_score}),
+            **_options(
+                "pred", {**pred_options, "class_map": pred_class_map, "score": pred_score, "mask": pred_mask}
+            ),
         ),
         _store(store),
     )

@@ -31,7 +31,7 @@ from handler.boxes import (
 )
 from handler.datasets.columns import NEGATIVE_SIZE, bad_box_rows, box_problem, finite_rows
 from handler.datasets.frames import outside_image, to_common_frame
-from handler.engine.rotated import envelope, rectangles
+from handler.engine.rotated import convex_quads, envelope, rectangles
 from handler.resources import load_json_resource
 
 LISTED_SKIPS: Final = 20
@@ -277,7 +277,8 @@ def _kept(column: Any, keep: BoolArray | None) -> Any:
 def _rectangles_of_corners(rows: ParsedRows, images: Images) -> ParsedRows:
     """Rows written as corners as the rectangles holding them: a normalised row on an image of
     known size is scaled to pixels first (scaling a rectangle's corners on an image that is not
-    square does not give a rectangle, so the rectangle is taken where its shape is true)."""
+    square does not give a rectangle, so the rectangle is taken where its shape is true). A row
+    left in 0-1 keeps its quadrilateral (`quads`): the shape scored, the same in any frame."""
     if rows.corners is None:
         return rows
     quad = rows.corners.reshape(-1, 4, 2).copy()
@@ -285,9 +286,33 @@ def _rectangles_of_corners(rows: ParsedRows, images: Images) -> ParsedRows:
     size = np.stack((_per_row(images.widths, rows.image), _per_row(images.heights, rows.image)), axis=1)
     scaled = normalized & np.isfinite(size).all(axis=1)
     quad[scaled] *= size[scaled, None, :]
+    unscaled = normalized & ~scaled & np.isfinite(quad).all(axis=(1, 2))
+    quads = None
+    if unscaled.any():
+        quad[unscaled] = convex_quads(quad[unscaled])
+        quads = np.where(unscaled[:, None, None], quad, np.nan)
     with np.errstate(invalid="ignore"):
         xyxy, angle = rectangles(quad)
-    return replace(rows, xyxy=xyxy, angle=angle, normalized=normalized & ~scaled, corners=None)
+    return replace(rows, xyxy=xyxy, angle=angle, normalized=normalized & ~scaled, corners=None, quads=quads)
+
+
+def _quads_of_boxes(rows: ParsedRows) -> FloatArray | None:
+    """The rows' quadrilaterals still behind their boxes: a reading that moved a row's box (another
+    frame, a scale) or read it in pixels leaves its quadrilateral behind, the box then scored."""
+    if rows.quads is None:
+        return None
+    held = np.flatnonzero(np.isfinite(rows.quads[:, 0, 0]))
+    xyxy, angle = rectangles(rows.quads[held])
+    same = (xyxy == rows.xyxy[held]).all(axis=1)
+    if rows.angle is not None:
+        same &= angle == rows.angle[held]
+    if rows.normalized is not None:
+        same &= rows.normalized[held]
+    if same.all():
+        return rows.quads
+    quads = rows.quads.copy()
+    quads[held[~same]] = np.nan
+    return quads if same.any() else None
 
 
 def rebuild(parsed: Parsed, rows: ParsedRows, class_names: list[str]) -> Dataset:
@@ -322,6 +347,7 @@ def build_dataset(
         difficult=_kept(rows.difficult, keep),
         angle=_kept(rows.angle, keep),
         masks=_kept(rows.masks, keep),
+        quads=_kept(_quads_of_boxes(rows), keep),
     )
     boxes, frame_normalized = to_common_frame(
         source, boxes, _kept(rows.normalized, keep), images.widths, images.heights, images.asset_ids

@@ -10,8 +10,9 @@ from handler.errors import DatasetError, quoted
 
 
 def scale_to_pixels(boxes: BoxTable, widths: FloatArray, heights: FloatArray) -> BoxTable:
-    """Multiply 0-1 coordinates by their image's width and height; a rotated box's corners are
-    scaled and the rectangle holding them taken (the same one when the image is square)."""
+    """Multiply 0-1 coordinates by their image's width and height; a rotated box's corners (a
+    quadrilateral's own) are scaled and the rectangle holding them taken (the same one when the
+    image is square)."""
     scale = np.stack(
         [widths[boxes.image], heights[boxes.image], widths[boxes.image], heights[boxes.image]], axis=1
     )
@@ -19,9 +20,11 @@ def scale_to_pixels(boxes: BoxTable, widths: FloatArray, heights: FloatArray) ->
     turned = boxes.turned
     if turned.any():
         angle = angle.copy()
-        scaled = corners(boxes.xyxy[turned], angle[turned]) * scale[turned, None, :2]
-        xyxy[turned], angle[turned] = rectangles(scaled)
-    return boxes.with_columns(xyxy=xyxy, angle=angle)
+        shapes = corners(boxes.xyxy[turned], angle[turned])
+        quadrilateral = boxes.quadrilateral[turned]
+        shapes[quadrilateral] = boxes.quad_corners[turned][quadrilateral]
+        xyxy[turned], angle[turned] = rectangles(shapes * scale[turned, None, :2])
+    return boxes.with_columns(xyxy=xyxy, angle=angle, quads=None)
 
 
 def missing_size_error(source: str, asset_id: str, sizes_from: str = "") -> DatasetError:

@@ -8,7 +8,9 @@ in pixels (a rotated box). A `polygonlabels` region's `points` are `[x, y]` pair
 the image, drawn as pycocotools draws a COCO polygon; a `brushlabels` region's `rle` is Label
 Studio's run-length code of an RGBA picture of the image, row by row, its mask the pixels whose
 alpha is not 0 (`region_masks`); each is one object, its box the mask's extent, and needs its
-image's size. Regions of other shapes (ellipses, keypoints) are skipped with theirs; regions
+image's size. A rectangle and the run of polygons of its label that make it up are one object
+(`box_parts`: label-studio-sdk's COCO import writes a COCO object so, its bbox then its parts).
+Regions of other shapes (ellipses, keypoints) are skipped with theirs; regions
 that are not objects (choices, text areas, ratings) are not boxes at all. Nothing depends on
 the labeling config's control names (`from_name`, `to_name`).
 
@@ -40,6 +42,7 @@ import numpy as np
 
 from handler.boxes import Images, ParsedRows
 from handler.datasets.assetnames import IMAGE_EXTENSIONS
+from handler.datasets.box_parts import objects_of
 from handler.datasets.builder import build_dataset
 from handler.datasets.columns import float_column, number_or_nan
 from handler.datasets.format import Format
@@ -307,6 +310,13 @@ class _Columns:
     heights: Any
     angle: Any  # None: no region is turned
 
+    def rows(self, chosen: Any) -> _Columns:
+        """The columns of the `chosen` rows (a boolean mask)."""
+        angle = None if self.angle is None else self.angle[chosen]
+        return _Columns(
+            self.xyxy[chosen], self.normalized[chosen], self.widths[chosen], self.heights[chosen], angle
+        )
+
 
 def _columns(regions: _Regions) -> _Columns:
     values = [_value(r) for r in regions.region]
@@ -394,37 +404,81 @@ def _asset_ids(where: str, tasks: list[dict[str, Any]]) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class _Read:
+    """The regions that are objects, their columns, masks, classes, and why some cannot be read."""
+
+    regions: _Regions
+    columns: _Columns
+    shapes: RegionMasks
+    unreadable: dict[int, str]
+    class_id: Any
+
+
+def _one_object_each(read: _Read) -> _Read:
+    """A rectangle and the polygons of its label it is the box of, one object (`box_parts`):
+    the rectangle left out, the polygons one row's parts."""
+    regions, columns, shapes, class_id = read.regions, read.columns, read.shapes, read.class_id
+    n = len(regions.region)
+    is_box = np.array([_region_type(r) in (BOX_TYPE, "rectangle") for r in regions.region], dtype=bool)
+    is_box &= ~columns.normalized & (np.nan_to_num(columns.angle) == 0 if columns.angle is not None else True)
+    is_part = np.zeros(n, dtype=bool)
+    is_part[shapes.polygon_rows] = True
+    xyxy = np.where(is_box[:, None], columns.xyxy, shapes.polygon_bounds(n))
+    group = np.array(regions.task, dtype=np.int64) * (int(class_id.max(initial=0)) + 1) + class_id
+    owner = objects_of(np.where(class_id >= 0, group, -1), is_box, is_part, xyxy)
+    keep = owner == np.arange(n)
+    if keep.all():
+        return read
+    new_index = np.cumsum(keep) - 1
+    kept = np.flatnonzero(keep).tolist()
+    chosen = _Regions(
+        *(
+            [column[row] for row in kept]
+            for column in (regions.task, regions.position, regions.region, regions.score)
+        )
+    )
+    return _Read(
+        chosen,
+        columns.rows(keep),
+        shapes.moved(new_index[np.maximum(owner, 0)]),
+        {int(new_index[row]): why for row, why in read.unreadable.items()},  # never a part: kept
+        class_id[keep],
+    )
+
+
 def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions: _Regions) -> Loaded:
-    columns = _columns(regions)
-    shapes, unreadable = _region_masks(regions, columns)
-    problems = [_why_not(region) for region in regions.region]
-    problems = [
-        (unreadable[row], "unreadable mask") if row in unreadable else p for row, p in enumerate(problems)
-    ]
-    masks = shapes.runs(len(problems), np.nan_to_num(columns.heights), np.nan_to_num(columns.widths))
     classes = ClassSpace(None, "", ids_only=False)
     labels = [_label(region) for region in regions.region]
     class_id = np.array([classes.index(label) if label else -1 for label in labels], dtype=np.int64)
-    has_confidence = np.array([type(s) in (int, float) for s in regions.score], dtype=bool)
-    confidence = float_column([s if type(s) in (int, float) else math.nan for s in regions.score])
-    positions = regions.position
+    columns = _columns(regions)
+    read = _one_object_each(_Read(regions, columns, *_region_masks(regions, columns), class_id))
+    problems = [_why_not(region) for region in read.regions.region]
+    problems = [
+        (read.unreadable[row], "unreadable mask") if row in read.unreadable else p
+        for row, p in enumerate(problems)
+    ]
+    heights, widths = (np.nan_to_num(sizes) for sizes in (read.columns.heights, read.columns.widths))
+    masks = read.shapes.runs(len(problems), heights, widths)
+    scores = read.regions.score
+    positions = read.regions.position
     rows = ParsedRows(
-        xyxy=shapes.boxes(masks, columns.xyxy),
-        class_id=class_id,
-        image=np.array(regions.task, dtype=np.int64),
-        source_index=np.arange(len(labels)),
+        xyxy=read.shapes.boxes(masks, read.columns.xyxy),
+        class_id=read.class_id,
+        image=np.array(read.regions.task, dtype=np.int64),
+        source_index=np.arange(len(problems)),
         position=lambda row: positions[row],
-        confidence=confidence,
-        has_confidence=has_confidence,
-        normalized=columns.normalized,
+        confidence=float_column([s if type(s) in (int, float) else math.nan for s in scores]),
+        has_confidence=np.array([type(s) in (int, float) for s in scores], dtype=bool),
+        normalized=read.columns.normalized,
         rejected={row: p[0] for row, p in enumerate(problems) if p},
         reasons={row: p[1] for row, p in enumerate(problems) if p},
         sized=True,  # x, y, width, height
-        angle=columns.angle,
+        angle=read.columns.angle,
         masks=masks,
     )
-    widths, heights = _task_sizes(regions, columns, len(tasks))
-    images = Images(_asset_ids(where, tasks), widths, heights)
+    task_widths, task_heights = _task_sizes(regions, columns, len(tasks))
+    images = Images(_asset_ids(where, tasks), task_widths, task_heights)
     return Loaded(build_dataset(where, format_name, rows, images, classes.names))
 
 

@@ -78,15 +78,31 @@ class RegionMasks:
 
     def boxes(self, masks: MaskRuns | None, xyxy: FloatArray) -> FloatArray:
         """`boxes_of` the rows, a polygon's written box its points' bounds."""
-        written = xyxy.copy()
-        if self.polygons:
-            rows = np.array(self.polygon_rows, dtype=np.int64)
-            lows = np.array([points.min(axis=0) for points in self.polygons])
-            highs = np.array([points.max(axis=0) for points in self.polygons])
-            written[rows, :2], written[rows, 2:] = np.inf, -np.inf  # the parts' bounds united
-            np.minimum.at(written[:, :2], rows, lows)
-            np.maximum.at(written[:, 2:], rows, highs)
+        written = self._bounds(xyxy.copy()) if self.polygons else xyxy
         return boxes_of(masks, written)
+
+    def polygon_bounds(self, rows: int) -> FloatArray:
+        """(rows, 4) the bounds of each row's polygon points, NaN for rows without a polygon."""
+        bounds = np.full((rows, 4), np.nan)
+        return self._bounds(bounds) if self.polygons else bounds
+
+    def _bounds(self, written: FloatArray) -> FloatArray:
+        rows = np.array(self.polygon_rows, dtype=np.int64)
+        lows = np.array([points.min(axis=0) for points in self.polygons])
+        highs = np.array([points.max(axis=0) for points in self.polygons])
+        written[rows, :2], written[rows, 2:] = np.inf, -np.inf  # the parts' bounds united
+        np.minimum.at(written[:, :2], rows, lows)
+        np.maximum.at(written[:, 2:], rows, highs)
+        return written
+
+    def moved(self, new_row: IntArray) -> RegionMasks:
+        """The masks of row r as row `new_row[r]` (several rows moved to one are its parts)."""
+        return RegionMasks(
+            [int(new_row[r]) for r in self.polygon_rows],
+            self.polygons,
+            [int(new_row[r]) for r in self.pixel_rows],
+            self.pixels,
+        )
 
     def add_pixels(self, row: int, positions: IntArray) -> None:
         self.pixel_rows.append(row)

@@ -97,21 +97,35 @@ class _Columns:
         # Whole rows gathered at once, then made contiguous columns (the pairs gather from them).
         xyxy = np.take(table.xyxy, rows, axis=0)
         x0, y0, x1, y1 = np.ascontiguousarray(xyxy.T)
-        turned = _Turned.of(xyxy, table.angle[rows]) if with_turned else None
+        turned = _Turned.of(xyxy, table.angle[rows], table.quads, rows) if with_turned else None
         return cls(rows, x0, y0, x1, y1, area[rows], turned)
 
 
 @dataclass(frozen=True)
 class _Turned:
-    """The rows' angles and axis-aligned envelopes, for the pairs with a rotated box."""
+    """The rows' angles and axis-aligned envelopes, for the pairs with a rotated box, and their
+    corners where they are quadrilaterals (`BoxTable.quads`)."""
 
     angle: FloatArray
     turned: BoolArray
     envelope: FloatArray  # (N, 4)
+    quads: FloatArray | None  # (N, 4, 2), NaN rows for the rectangles; None: no quadrilateral
 
     @classmethod
-    def of(cls, xyxy: FloatArray, angle: FloatArray) -> _Turned:
-        return cls(angle, is_turned(angle), envelope(xyxy, angle))
+    def of(cls, xyxy: FloatArray, angle: FloatArray, quads: FloatArray | None, rows: IntArray) -> _Turned:
+        turned = is_turned(angle)
+        if quads is None:
+            return cls(angle, turned, envelope(xyxy, angle), None)
+        quads = np.take(quads, rows, axis=0)
+        return cls(angle, turned | np.isfinite(quads[:, 0, 0]), envelope(xyxy, angle), quads)
+
+    def corners(self, xyxy: FloatArray, rows: IntArray) -> FloatArray:
+        """(n, 4, 2) the corners of `rows`, whose boxes before turning are `xyxy`."""
+        shapes = corners(xyxy, self.angle[rows])
+        if self.quads is None:
+            return shapes
+        quads = self.quads[rows]
+        return np.where(np.isfinite(quads), quads, shapes)
 
 
 @dataclass(frozen=True)
@@ -315,7 +329,7 @@ def _with_turned_pairs(
         iou[turned] = 1.0
         return iou
     angle_g, angle_p = gt.turned.angle[g], pred.turned.angle[p]
-    corners_g, corners_p = corners(_xyxy(gt, g), angle_g), corners(_xyxy(pred, p), angle_p)
+    corners_g, corners_p = gt.turned.corners(_xyxy(gt, g), g), pred.turned.corners(_xyxy(pred, p), p)
     # A tighter bound, on the boxes' own axes, before the exact overlap.
     close = np.flatnonzero(overlap_bound(corners_g, corners_p, angle_g, angle_p) >= floor_area)
     iou[turned[close]] = rotated_iou(corners_g[close], corners_p[close], area_g[close], area_p[close])
@@ -410,7 +424,7 @@ def _pair_parts(
     turned = bool(gt.turned.any() or pred.turned.any())
     # A box without area has no IoU above 0 with anything: it is left out of the windows, so that
     # thousands of points or lines on one image cost nothing (their pairs would all be dropped).
-    gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
+    gt_area, pred_area = gt.area, pred.area
     flat_gt, flat_pred = _flat(gt_area, iou_floor), _flat(pred_area, iou_floor)
     with_area = None if flat_pred is None else np.flatnonzero(~flat_pred)
     windowed = pred if with_area is None else pred[with_area]

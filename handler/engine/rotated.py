@@ -83,6 +83,21 @@ def rectangles(quad: Corners) -> tuple[FloatArray, FloatArray]:
     return xyxy, angle
 
 
+def convex_quads(quad: Corners) -> Corners:
+    """(N, 4, 2) each quadrilateral of 4 written corners as the convex one holding them, its corners
+    clockwise on the image, whatever order they were written in: sorted by angle about their
+    centroid, a corner inside the triangle of the others (the quadrilateral is then a triangle)
+    takes the place of the corner before it. An affine map of the corners maps this one too."""
+    offset = quad - quad.mean(axis=1, keepdims=True)
+    order = np.argsort(_pseudo_angle(offset), axis=1, kind="stable")
+    ring: Corners = np.take_along_axis(quad, order[..., None], axis=1)
+    before, after = np.roll(ring, 1, axis=1), np.roll(ring, -1, axis=1)
+    # Clockwise on the image turns right at every corner: a left turn is a corner inside.
+    inside = _cross(ring - before, after - ring) < 0
+    ring[inside] = before[inside]
+    return ring
+
+
 def envelope(xyxy: FloatArray, angle: FloatArray) -> FloatArray:
     """(N, 4) the smallest axis-aligned box holding each turned box (the box itself when not turned):
     about the centre, half of w·|cos| + h·|sin| across and w·|sin| + h·|cos| down."""

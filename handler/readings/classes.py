@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -214,12 +215,24 @@ def id_candidates(parsed: Parsed, listed: list[str], gt_ids: dict[int, str] | No
 def spelled_as(key: str, listed: list[str]) -> str | None:
     """The GT class `key` spells another way (`spellings.forms`): the one spelled with the same
     letters, else the only one whose forms meet its; None when none or several do."""
-    own = spellings.forms(key)
-    found = [name for name in listed if spellings.forms(name) & own]
-    exact = [name for name in found if spellings.letters(name) == spellings.letters(key)]
-    if exact:
-        return exact[0]
-    return found[0] if len(found) == 1 else None
+    by_letters, by_form = _spelling_index(tuple(listed))
+    exact = by_letters.get(spellings.letters(key))
+    if exact is not None:
+        return exact
+    found = {name for form in spellings.forms(key) for name in by_form.get(form, ())}
+    return found.pop() if len(found) == 1 else None
+
+
+@lru_cache(maxsize=8)
+def _spelling_index(listed: tuple[str, ...]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """The GT classes by their letters (the first of a spelling), and by each of their forms."""
+    by_letters: dict[str, str] = {}
+    by_form: dict[str, tuple[str, ...]] = {}
+    for name in listed:
+        by_letters.setdefault(spellings.letters(name), name)
+        for form in spellings.forms(name):
+            by_form[form] = (*by_form.get(form, ()), name)
+    return by_letters, by_form
 
 
 def name_candidate(parsed: Parsed, listed: list[str]) -> Reading | None:

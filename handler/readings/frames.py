@@ -263,7 +263,7 @@ MOVED_ROWS: Final = 200
 
 
 def _network_candidates(
-    parsed: Parsed, rows: ParsedRows, extent: float, side: str, inside_min: float
+    parsed: Parsed, rows: ParsedRows, extent: float, side: str, inside_min: float, every_size: bool
 ) -> list[Reading]:
     if len(rows) > MOVED_ROWS:
         keep = np.zeros(len(rows), dtype=bool)
@@ -272,8 +272,7 @@ def _network_candidates(
     values = [
         f"{mode} {size}" + suffix
         for size in NETWORK_SIZES
-        # part of the rows in a frame: the others' extent says nothing of its size
-        if inside_min < INSIDE_SHARE_MIN or FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
+        if every_size or FIT_RANGE[0] * size <= extent <= FIT_RANGE[1] * size
         for mode, suffix in [(m, "") for m in MODES]
         + [("letterbox", f" {STRIDE} {s}") for s in STRIDES if s == STRIDES[0] or size >= P6_FROM]
     ]
@@ -302,12 +301,15 @@ def candidates(
     other_normalized: bool,
     side: str,
     inside_min: float = INSIDE_SHARE_MIN,
+    every_size: bool = False,
 ) -> list[Reading]:
     """Frames the sampled rows' coordinates fit: normalised, network inputs, a global scale.
 
     `rows` are the side's sampled rows (already read in the box convention tried), `other_xyxy`
     a sample of the other side's boxes (what a scale is read against); a network frame is one
-    whose undoing leaves `inside_min` of the boxes in their images (fewer: a frame of part of them)."""
+    whose undoing leaves `inside_min` of the boxes in their images (fewer: a frame of part of them);
+    each network size the rows' far corners fit, or `every_size` (a part of the rows in a frame: the
+    others' extent says nothing of its size)."""
     if not pixel_frame(rows) or other_normalized:
         return []
     corners = rows.xyxy[np.isfinite(rows.xyxy).all(axis=1)]
@@ -317,7 +319,8 @@ def candidates(
     if extent <= NORMALIZED_EXTENT:
         return [reading(NORMALIZED, side)]
     scale = scale_candidate(rows.xyxy, other_xyxy, side)
-    found = [reading(SWAPPED, side), *_network_candidates(parsed, rows, extent, side, inside_min)]
+    network = _network_candidates(parsed, rows, extent, side, inside_min, every_size)
+    found = [reading(SWAPPED, side), *network]
     return found + ([scale] if scale is not None else [])
 
 

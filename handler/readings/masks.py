@@ -41,14 +41,14 @@ def _runs_row_major(runs: MaskRuns) -> MaskRuns:
     return transposed(MaskRuns(runs.counts, runs.offsets, runs.width, runs.height))
 
 
-def _parsed(masks: TableMasks | None) -> Masks | None:
-    """The masks with those still the file's text parsed: a reading moves runs and points."""
+def readable_masks(masks: TableMasks | None) -> Masks | None:
+    """The rows' masks parsed, where still the text the file wrote."""
     return None if masks is None else readable(masks)
 
 
 def _row_major(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
     rows = parsed.rows
-    masks = _parsed(rows.masks)
+    masks = readable_masks(rows.masks)
     if isinstance(masks, UnmadeMasks):
         masks = replace(masks, runs=_runs_row_major(masks.runs))
     elif masks is not None:
@@ -65,9 +65,9 @@ def _point_rows(masks: UnmadeMasks) -> IntArray:
 def _scaled_points(full_scale: float) -> Transform:
     def transform(parsed: Parsed) -> tuple[ParsedRows, list[str]]:
         rows = parsed.rows
-        masks = _parsed(rows.masks)
+        masks = readable_masks(rows.masks)
         if not isinstance(masks, UnmadeMasks):
-            return rows, parsed.class_names
+            return replace(rows, masks=masks), parsed.class_names
         row = _point_rows(masks)
         size = np.stack((masks.width[row], masks.height[row]), axis=1) / full_scale
         return replace(rows, masks=replace(masks, points=masks.points * size)), parsed.class_names
@@ -93,7 +93,7 @@ def _runs_extent(runs: MaskRuns) -> FloatArray:
 def extents(written: TableMasks | None, n: int) -> FloatArray:
     """(n, 4) the extent of each row's mask (`[x_min, y_min, x_max, y_max]`, pixels; a polygon's by
     its points), NaN where a row has none: where the masks land, what a mask reading is placed by."""
-    masks = _parsed(written)
+    masks = readable_masks(written)
     if masks is None:
         return np.full((n, 4), np.nan)
     if isinstance(masks, MaskRuns):
@@ -118,7 +118,7 @@ def extents_under(found: Reading, parsed: Parsed) -> FloatArray:
     rows = parsed.rows
     if found.value != ROW_MAJOR:
         return extents(found.transform(parsed)[0].masks, len(rows))
-    masks = _parsed(rows.masks)
+    masks = readable_masks(rows.masks)
     runs = masks.runs if isinstance(masks, UnmadeMasks) else masks
     if runs is None:
         return extents(None, len(rows))
@@ -131,7 +131,7 @@ def extents_under(found: Reading, parsed: Parsed) -> FloatArray:
 def candidates(rows: ParsedRows, side: str) -> list[Reading]:
     """The mask readings the rows' masks could be written in: row-major where some row has runs,
     normalised or percent where the polygon points' far corners stay within that scale."""
-    masks = _parsed(rows.masks)
+    masks = readable_masks(rows.masks)
     if masks is None:
         return []
     runs = masks.runs if isinstance(masks, UnmadeMasks) else masks

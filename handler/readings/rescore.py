@@ -31,6 +31,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import (
+    BOX_KINDS,
     UNKNOWN_CLASS,
     BoolArray,
     BoxTable,
@@ -396,20 +397,24 @@ def _geometries(probe: Probe, share: float = boxes.VALID_SHARE_MIN) -> list[Comb
         other, other_normalized = gt.boxes.xyxy, gt.normalized
     as_read = replace(probe.pred, rows=pred_rows)
     inside_min = min(share, frames.INSIDE_SHARE_MIN)
+    strict = share >= boxes.VALID_SHARE_MIN
     kinds = boxes.candidates(pred_rows, "pred", share)
     found = [Combined((kind,)) for kind in kinds if _inside(kind, as_read, inside_min)]
     found += [
         Combined((frame,))
         for frame in frames.candidates(
-            as_read, pred_rows, sample_boxes(other), other_normalized, "pred", inside_min
+            as_read, pred_rows, sample_boxes(other), other_normalized, "pred", inside_min, not strict
         )
     ]
-    for kind in kinds:  # a convention's boxes may leave their images until their frame is undone
+    # a convention's boxes may leave their images until their frame is undone; a part's, x first
+    # (a network's output: the y-first conventions are TF's, normalised, read whole), in the
+    # network sizes its rows read so fit
+    for kind in [kind for kind in kinds if strict or kind.value in BOX_KINDS]:
         rows, _ = apply((kind,), as_read)
         read = replace(as_read, rows=rows)
         joint = frames.candidates(read, rows, sample_boxes(other), other_normalized, "pred", inside_min)
         found += [Combined((kind, frame)) for frame in joint if _joins(frame)]
-    if isinstance(gt, Parsed) and share >= boxes.VALID_SHARE_MIN:
+    if isinstance(gt, Parsed) and strict:
         found += _gt_geometries(replace(gt, rows=sample(gt.rows)))
     return found
 
@@ -513,8 +518,10 @@ def _mask_candidates(placer: Placer, base: Combined) -> list[Combined]:
 
 
 def _mask_options(parsed: Parsed, side: str) -> list[tuple[tuple[Reading, ...], FloatArray]]:
-    """The side's masks as read, then under each mask reading, with their extents."""
-    rows = parsed.rows
+    """The side's masks as read, then under each mask reading, with their extents (the masks still
+    text parsed once)."""
+    rows = replace(parsed.rows, masks=masks.readable_masks(parsed.rows.masks))
+    parsed = replace(parsed, rows=rows)
     found: list[tuple[tuple[Reading, ...], FloatArray]] = [((), masks.extents(rows.masks, len(rows)))]
     return found + [((r,), masks.extents_under(r, parsed)) for r in masks.candidates(rows, side)]
 
@@ -566,7 +573,8 @@ class Group:
 
 
 def _part_geometries(probe: Probe, base: Combined) -> list[Combined]:
-    """The predictions' geometries part of the rows fit (no scale: its size ratio is the whole side's)."""
+    """The predictions' geometries part of the rows fit (no scale: its size ratio is the whole
+    side's), `probe` holding the rows the base leaves unplaced (a part read another way is most of them)."""
     return [
         Combined((*base.parts, *geometry.parts))
         for geometry in _geometries(probe, PART_SHARE_MIN)
@@ -613,7 +621,7 @@ def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
     image, images = pred.rows.image, len(pred.images.asset_ids)
     by_class, by_image = _counted(class_keys, base_rows, len(names)), _counted(image, base_rows, images)
     found = []
-    for candidate in _part_geometries(head.probe, base) + _part_scale(unplaced, base):
+    for candidate in _part_geometries(unplaced.probe, base) + _part_scale(unplaced, base):
         new = unplaced.placed_rows(candidate)
         if np.count_nonzero(new) < GROUP_GAIN_MIN:
             continue
@@ -621,6 +629,8 @@ def _groups_on_head(head: Placer, base: Combined) -> list[Group]:
         chosen = _preferring(by_class, gained, GROUP_GAIN_MIN)
         if len(chosen) and _others_placed(by_class, chosen):
             found.append(Group(int(gained[chosen].sum()), "classes", candidate, chosen))
+        if np.count_nonzero(new) < GROUP_MIN * GROUP_GAIN_MIN:
+            continue  # too few rows for a group of images or of boxes
         moved = unplaced.moved_onto(candidate, base)
         gained = _counted(image[rows], moved, images)
         chosen = _preferring(by_image, gained, 1)

@@ -10,6 +10,7 @@ import itertools
 import math
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from helpers import reference as ref
 from helpers.examples import examples
@@ -19,7 +20,8 @@ from hypothesis import strategies as st
 
 from handler.boxes import BoxTable
 from handler.engine.evaluation import Thresholds, evaluate
-from handler.engine.rotated import corners, envelope, overlap_bound, rectangles, rotated_iou
+from handler.engine.matching import candidate_pairs
+from handler.engine.rotated import convex_quads, corners, envelope, overlap_bound, rectangles, rotated_iou
 
 PROPERTY = settings(
     deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -124,6 +126,53 @@ def test_the_envelope_holds_the_turned_box() -> None:
         envelope(xyxy, np.array([45.0, 0.0])),
         [[5 - 50**0.5, 5 - 50**0.5, 5 + 50**0.5, 5 + 50**0.5], [0, 0, 4, 2]],
     )
+
+
+@st.composite
+def pixel_quads(draw: st.DrawFn, near: npt.NDArray[np.float64] | None = None) -> npt.NDArray[np.float64]:
+    """(4, 2) corners in pixels, in any order: a turned rectangle, or any four points (near `near`)."""
+    if draw(st.booleans()):
+        box = (
+            draw(boxes())
+            if near is None
+            else draw(related(tuple(near.min(axis=0)) + tuple(near.max(axis=0))))
+        )
+        quad = corners(np.array([box], dtype=np.float64), np.array([draw(ANGLES)]))[0]
+    else:
+        quad = np.array(
+            draw(st.lists(st.tuples(st.floats(0, 150), st.floats(0, 150)), min_size=4, max_size=4))
+        )
+    order = draw(st.permutations(range(4)))
+    return quad[list(order)]
+
+
+def _quad_table(quads: npt.NDArray[np.float64]) -> BoxTable:
+    """A table of quadrilaterals in 0-1 as the builder keeps them: beside the rectangle holding each."""
+    convex = convex_quads(quads)
+    xyxy, angle = rectangles(convex)
+    return BoxTable.build(xyxy, [0] * len(quads), [0] * len(quads), angle=angle, quads=convex)
+
+
+@settings(PROPERTY, max_examples=examples(150))
+@given(st.data(), st.floats(16, 4000), st.floats(16, 4000))
+def test_the_iou_of_quadrilaterals_in_0_1_is_shapely_s_in_pixels(
+    data: st.DataObject, width: float, height: float
+) -> None:
+    """Scaling both quadrilaterals by an image's size leaves their IoU as it is: scored in 0-1, a
+    pair of quadrilaterals of an image of unknown size has shapely's IoU of them in pixels (four
+    points not written round a convex shape are the convex one holding them)."""
+    import shapely
+
+    a = data.draw(pixel_quads())
+    b = data.draw(pixel_quads(a))
+    shape_a, shape_b = (shapely.MultiPoint(q.tolist()).convex_hull for q in (a, b))
+    union = shape_a.union(shape_b).area
+    want = shape_a.intersection(shape_b).area / union if union > 0 else 0.0
+    size = np.array([width, height])
+    pairs = candidate_pairs(_quad_table(a[None] / size), _quad_table(b[None] / size), 1, 0.0)
+    got = float(pairs.iou[0]) if len(pairs) else 0.0
+    assert got == pytest.approx(want, abs=MARGIN)
+    assert _quad_table(a[None] / size).area[0] * width * height == pytest.approx(shape_a.area, abs=1e-6)
 
 
 @st.composite

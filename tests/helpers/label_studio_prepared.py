@@ -38,6 +38,7 @@ from helpers.rotated_boxes import IMAGES as ROTATED_IMAGES
 from helpers.rotated_boxes import LABELS as ROTATED_LABELS
 from helpers.rotated_boxes import label_studio_region, rotated_dataset
 from helpers.tool_files import coco_images, coco_masks, label_studio_tasks
+from helpers.tool_renderings import label_studio_converted
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
@@ -272,6 +273,25 @@ def coco_masks_pair(client: LabelStudio, folder: Path) -> None:
     (folder / COCO_PAIR_EXPORT).write_bytes(export(client, project))
 
 
+CONVERTED_EXPORTS: Final = {"JSON": "converted.json", "JSON_MIN": "converted-min.json"}
+
+
+def coco_converted(client: LabelStudio, folder: Path) -> None:
+    """The pair on masks as label-studio-sdk renders it (`tool_renderings.label_studio_converted`:
+    its COCO import for the GT, its brush encoder for the mask results), imported into a project
+    of the import's own labeling config and exported as JSON and JSON-MIN."""
+    if not COCO_PAIR.exists():
+        return  # the test skips and says why
+    gt = json.loads(COCO_PAIR_GT.read_text())
+    results = json.loads(COCO_MASKS_RESULTS.read_text())
+    tasks, config = label_studio_converted(folder / "converter", gt, results)
+    project = create_project(client, config, title="coco converted")
+    if len(import_tasks(client, project, tasks)) != len(tasks):
+        raise RuntimeError(f"the converted project holds other than its {len(tasks)} tasks")
+    for kind, name in CONVERTED_EXPORTS.items():
+        (folder / name).write_bytes(export(client, project, kind))
+
+
 # --- rotated boxes: helpers/rotated_boxes.py's dataset as one project (test_rotated_tools.py)
 
 ROTATED_EXPORTS: Final = {"json": "rotated.json", "yolo_obb": "rotated-yolo-obb.zip"}
@@ -306,6 +326,7 @@ PREPARATIONS: Final[Mapping[str, Callable[[LabelStudio, Path], None]]] = {
     "rotated": rotated,
     "coco-pair": coco_pair,
     "coco-masks": coco_masks_pair,
+    "coco-converted": coco_converted,
     "calibration": calibration,
     "calibration-imported": calibration_imported,
     "calibration-masks": calibration_masks,

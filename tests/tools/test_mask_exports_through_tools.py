@@ -1,9 +1,10 @@
 """Mask pre-labels on the way back: `prelabel-eval export` of a report scored on masks (the COCO
 val2014 pair) loads in the tools themselves with every mask as it was scored.
 
-- Label Studio: the tasks (brushes, or outline polygons) imported into a project made with the
+- Label Studio: the tasks (brushes, or polygons) imported into a project made with the
   exported config, the project exported again through the export API and read back by our reader:
-  the same masks as the file sent, pixel for pixel, and scored again, the run's counts.
+  the same masks as the file sent, pixel for pixel, and scored again, the run's counts (a polygon
+  is its mask's exact boundary).
 - CVAT and COCO: the files loaded by datumaro's importers (CVAT's own dataset library): each
   mask, pixel for pixel, the one the results file wrote (decoded by pycocotools).
 """
@@ -59,8 +60,7 @@ def test_label_studio_gives_the_mask_pre_labels_back_as_sent(
     again = json.loads(
         (tmp_path / "store" / "reports" / run.outputs["REPORT_ID"] / "findings.json").read_text()
     )
-    if shape == "mask":
-        assert again["counts"] == masked.findings["counts"]
+    assert again["counts"] == masked.findings["counts"]
 
 
 def _datumaro_masks(dataset: Any) -> tuple[list[tuple[str, str, float]], list[Any]]:

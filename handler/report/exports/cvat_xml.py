@@ -89,8 +89,8 @@ def _mask_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
 
 
 def _polygon_shapes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
-    """The shapes' tag and their attributes as outline polygons: `x,y;x,y;…` in pixels."""
-    points = labels.outline_texts("pixels", PointText(b"", b","), b";")
+    """The shapes' tag and their attributes as polygons: `x,y;x,y;…` in pixels."""
+    points = labels.polygon_texts("pixels", PointText(b"", b","), b";")
     return b"polygon", (b' points="', points, b'"')
 
 

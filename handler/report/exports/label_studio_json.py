@@ -95,8 +95,8 @@ def _brushes(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
 
 
 def _polygons(labels: PreLabels) -> tuple[bytes, tuple[Piece, ...]]:
-    """The regions' type and their values as outline polygons: points in percent."""
-    points = labels.outline_texts("fractions", PointText(b"[", b",", b"]", scale=100.0), b",")
+    """The regions' type and their values as polygons: points in percent."""
+    points = labels.polygon_texts("fractions", PointText(b"[", b",", b"]", scale=100.0), b",")
     return b"polygonlabels", (b'"points":[', points, b'],"closed":true')
 
 

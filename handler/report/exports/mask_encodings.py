@@ -9,14 +9,13 @@ run, and never a bitmap.
     values only;
   - CVAT's `<mask rle left top width height>`: row-major runs over the mask's crop, 0s first
     (datumaro's CVAT plugin reads it);
-  - an outline polygon (`outlines`): per row of the mask, its leftmost and rightmost pixel's edges,
-    joined down the left side and up the right (what the polygon targets write; docs/masks.md says
-    what it keeps of the mask).
+  - the masks' polygons (`mask_outlines.py`).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -39,9 +38,9 @@ _BRUSH_RUN_SIZES: Final = (3, 4, 8, 16)
 _CHANNELS: Final = 4
 _ON: Final = 255
 _COUNT_BITS: Final = 32
-# Column runs of masks encoded as brushes at once: each becomes about two row runs (records), each
-# record a row of bits: a few tens of MB in flight.
-_BRUSH_RUN_BUDGET: Final = 1 << 15
+# Column runs of masks encoded at once (`in_groups`): each becomes about two row runs, and a brush
+# record or a few polygon edges: a few tens of MB in flight.
+RUN_BUDGET: Final = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -182,18 +181,18 @@ def cvat_crops(masks: MaskRuns) -> Crops:
     return Crops(left, top, width, height, runs, offsets)
 
 
-def label_studio_brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
-    """Each mask as Label Studio's brush `rle` (the bytes of its bit stream), about
-    `_BRUSH_RUN_BUDGET` runs of masks at a time (a run is a record of ~60 bits in flight)."""
-    runs = np.diff(masks.offsets)
-    group = np.cumsum(runs) // _BRUSH_RUN_BUDGET
+def in_groups(masks: MaskRuns) -> Iterator[MaskRuns]:
+    """The masks in consecutive groups of about `RUN_BUDGET` runs: what an encoder keeps in flight
+    is a few columns per run of one group, whatever the number of masks."""
+    group = np.cumsum(np.diff(masks.offsets)) // RUN_BUDGET
     cuts = np.concatenate(([0], np.flatnonzero(np.diff(group)) + 1, [len(masks)])).tolist()
-    return [
-        stream
-        for first, last in itertools.pairwise(cuts)
-        if last > first
-        for stream in _brushes(masks[first:last])
-    ]
+    return (masks[first:last] for first, last in itertools.pairwise(cuts) if last > first)
+
+
+def label_studio_brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
+    """Each mask as Label Studio's brush `rle` (the bytes of its bit stream), a group at a time
+    (each run a record of ~60 bits in flight)."""
+    return [stream for group in in_groups(masks) for stream in _brushes(group)]
 
 
 def _brushes(masks: MaskRuns) -> list[npt.NDArray[np.uint8]]:
@@ -272,60 +271,3 @@ def _padded(array: npt.NDArray[np.generic], width: int) -> npt.NDArray[np.generi
     wide = np.zeros((rows, max(width, columns)), dtype=array.dtype)
     wide[:, :columns] = array
     return wide
-
-
-@dataclass(frozen=True)
-class Outlines:
-    """One polygon per mask: mask i's points are `points[offsets[i]:offsets[i + 1]]` ((P, 2) pixel
-    edges, x then y); a mask without pixels has none."""
-
-    points: IntArray
-    offsets: IntArray
-
-
-def outlines(masks: MaskRuns) -> Outlines:
-    """Each mask's outline: down the left edge of its leftmost pixel of each row, up the right edge
-    of its rightmost; the points where the outline only goes on straight down or up left out.
-    What a row holds between its first and last pixel is inside (a hole, a gap between two parts
-    side by side), and rows without pixels are crossed."""
-    found = row_runs(masks)
-    fresh = np.ones(len(found.y), dtype=bool)
-    fresh[1:] = (found.owner[1:] != found.owner[:-1]) | (found.y[1:] != found.y[:-1])
-    starts = np.flatnonzero(fresh)
-    owner, y, left = found.owner[starts], found.y[starts], found.x0[starts]
-    right = np.maximum.reduceat(found.x1, starts) if len(starts) else found.x1[:0]
-    rows_of = np.bincount(owner, minlength=len(masks))
-    first_row = np.cumsum(rows_of) - rows_of
-    # Mask o's ring has 4 points a row: its rows' left side top to bottom (2 each), then their
-    # right side bottom to top; each row's points are placed directly, no sort.
-    ring_start = 4 * first_row[owner]
-    i = np.arange(len(owner)) - first_row[owner]
-    down = ring_start + 2 * i
-    up = ring_start + 4 * rows_of[owner] - 2 - 2 * i
-    x = np.empty(4 * len(owner), dtype=np.int64)
-    y_of = np.empty_like(x)
-    x[down], x[down + 1], y_of[down], y_of[down + 1] = left, left, y, y + 1
-    x[up], x[up + 1], y_of[up], y_of[up + 1] = right, right, y + 1, y
-    ring = 4 * rows_of
-    before, after = _neighbours(ring)
-    repeated = (x == x[before]) & (y_of == y_of[before])
-    straight = (x[before] == x) & (x == x[after])
-    kept = ~(repeated | straight)
-    point_owner = np.repeat(np.arange(len(masks)), ring)[kept]
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(point_owner, minlength=len(masks))))).astype(
-        np.int64
-    )
-    return Outlines(np.column_stack((x[kept], y_of[kept])), offsets)
-
-
-def _neighbours(ring: IntArray) -> tuple[IntArray, IntArray]:
-    """Each point's place before and after it along its closed ring (rings of `ring` points, one
-    after the other): the next place, but a ring's first and last are each other's."""
-    ends = np.cumsum(ring)
-    starts = ends - ring
-    closed = ring > 0
-    before = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - 1
-    after = before + 2
-    before[starts[closed]] = ends[closed] - 1
-    after[ends[closed] - 1] = starts[closed]
-    return before, after

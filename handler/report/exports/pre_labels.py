@@ -31,7 +31,8 @@ from handler.engine.pre_label_boxes import Candidates, Floors, read_chunks
 from handler.engine.rotated import corners
 from handler.errors import DatasetError, quoted
 from handler.report.exports.columns_text import joined_by_row, numbers, rows
-from handler.report.exports.mask_encodings import mask_areas, outlines
+from handler.report.exports.mask_encodings import mask_areas
+from handler.report.exports.mask_outlines import outlines
 from handler.report.json_lines import ObjectArray
 from handler.sections.wording import counted
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 PolicyName = Literal["recommended", "per-class", "single", "threshold"]
 POLICIES: Final[tuple[PolicyName, ...]] = get_args(PolicyName)
 # How a tool that takes both gets the masks of a report scored on masks: as pixel masks (exactly the
-# masks scored) or as outline polygons (`mask_encodings.outlines`: easier to edit point by point).
+# masks scored) or as polygons (`mask_outlines`, exact too: edited point by point in the tools).
 MaskShape = Literal["mask", "polygon"]
 MASK_SHAPES: Final[tuple[MaskShape, ...]] = get_args(MaskShape)
 
@@ -189,14 +190,14 @@ class PreLabels:
         """What a target that takes masks writes: boxes, or the masks as `mask_shape` says."""
         return "box" if self.boxes.masks is None else self.mask_shape
 
-    def outline_texts(
+    def polygon_texts(
         self, unit: Literal["pixels", "fractions"], point: PointText, separator: bytes
     ) -> ObjectArray:
-        """Per pre-label, its mask's outline polygon as text: each point `point` (pieces before x,
+        """Per pre-label, its mask's polygon (`mask_outlines`) as text: each point `point` (pieces before x,
         between x and y, after y) in `unit` times `point.scale`, the points joined by `separator`.
         Fractions are not rounded: a reader scaling them back lands on the pixel edge written."""
         masks = self.boxes.masks
-        assert masks is not None  # a target asks for outlines of a report scored on masks only
+        assert masks is not None  # a target asks for polygons of a report scored on masks only
         found = outlines(masks)
         owner = np.repeat(np.arange(len(masks)), np.diff(found.offsets))
         xy = found.points.astype(np.float64)

@@ -1,5 +1,6 @@
 """YOLO-seg: one `<image stem>.txt` per image in the folder `--out` (`class x1 y1 … xn yn
-confidence`: each mask's outline polygon in 0-1 image fractions, as Ultralytics writes
+confidence`: each mask's polygon (`mask_outlines`: its parts and holes joined by bridges of no
+width, as Ultralytics joins a COCO object's parts) in 0-1 image fractions, as Ultralytics writes
 segmentation labels with `save_conf`), and `classes.txt` naming the class ids. A report scored on
 boxes has no masks to write (`--to yolo` writes its boxes)."""
 
@@ -19,7 +20,7 @@ TARGET: Final = "YOLO-seg"
 def _texts(labels: PreLabels) -> list[bytes]:
     """Some images' label files' texts, image by image."""
     boxes = labels.boxes
-    polygons = labels.outline_texts("fractions", PointText(b" ", b" "), b"")
+    polygons = labels.polygon_texts("fractions", PointText(b" ", b" "), b"")
     lines = rows(len(boxes), numbers(boxes.class_id), polygons, b" ", numbers(boxes.confidence), b"\n")
     return by_image(lines, boxes.image, len(boxes.asset_ids), b"")
 
@@ -32,5 +33,5 @@ def yolo_seg_files(labels: PreLabels, out: PurePath, image_root: str) -> Files:
 YOLO_SEG: Final = ExportTarget(
     YOLO_SEG_FORMAT.name,
     yolo_seg_files,
-    "a folder of YOLO-seg .txt files (each mask's outline polygon, with confidences) and classes.txt",
+    "a folder of YOLO-seg .txt files (each mask's polygon, with confidences) and classes.txt",
 )
