@@ -7,13 +7,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers.coco_masks import coco_pair
 from helpers.node_run import run_cli
+from helpers.reports import strings_in
 
 from handler.report.page.html import action_labels
 from handler.sections.wording import SHAPE_WORDS
@@ -38,17 +37,6 @@ def _page_texts(page: str) -> list[str]:
     return [html.unescape(text) for text in [*re.split(r"<[^>]+>", page), *hovered] if text.strip()]
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _box_words(texts: list[str]) -> list[str]:
     """The texts that still name a box (or a nudge) once the allowed phrases are taken out."""
     said = []
@@ -68,7 +56,7 @@ def _run(store: Path, gt: Path, pred: Path) -> tuple[str, list[str]]:
     folder = next((store / "reports").iterdir())
     texts = _page_texts((folder / "report.html").read_text())
     for part in ("findings.json", "routing.json"):
-        texts += list(_strings(json.loads((folder / part).read_text())))
+        texts += list(strings_in(json.loads((folder / part).read_text())))
     summary = run.stdout.decode() + run.stderr
     return summary, texts + summary.splitlines()
 
