@@ -110,3 +110,16 @@ def test_each_action_s_title_is_said_for_the_shape(shape: str, shifted: str) -> 
     labels = action_labels(SHAPE_WORDS[shape])
     assert labels["nudge"] == shifted
     assert labels["accept"] == "Accept (correct)" and labels["draw"] == "Draw (false negative)"
+
+
+def test_compare_on_masks_speaks_of_masks(tmp_path: Path) -> None:
+    """Two mask prediction sets: compare's summary and page say mask by mask, GT masks."""
+    gt, masks, _ = coco_pair()
+    half = tmp_path / "half.json"
+    half.write_text(json.dumps(json.loads(masks.read_text())[::2]))
+    page = tmp_path / "compare.html"
+    run = run_cli("compare", str(gt), str(masks), str(half), "--html", str(page), "--store", str(tmp_path))
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = run.stdout.decode()
+    assert "mask by mask: B worse on" in summary and "GT masks; B turned" in summary
+    assert _box_words([*summary.splitlines(), *_page_texts(page.read_text())]) == []
