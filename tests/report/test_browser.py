@@ -21,6 +21,7 @@ from helpers.browser_reports import BUILDERS, HOSTILE_CLASS, QUOTED_ASSET, Store
 from helpers.builders import annotation, asset, write_json
 from helpers.needs import missing
 from helpers.paths import ROOT
+from helpers.reports import strings_in
 
 from handler.comparison import compare
 from handler.report.findings import Comparison
@@ -307,17 +308,6 @@ def test_nothing_overflows_horizontally(observed: Observed, state: str) -> None:
     assert measured["document"] <= measured["viewport"], "the page scrolls horizontally"
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def test_dataset_text_renders_as_text(observed: Observed, reports: dict[str, StoredReport]) -> None:
     report, shown = _report(observed, reports), observed.shown
     assert shown["imgs"] == 0 and shown["handlers"] == [] and observed.dialogs == []
@@ -326,7 +316,7 @@ def test_dataset_text_renders_as_text(observed: Observed, reports: dict[str, Sto
     assert HOSTILE_CLASS in shown["text"]
     # Whatever the findings say about this asset or class must reach the reader literally.
     for literal in (HOSTILE_CLASS, QUOTED_ASSET):
-        if any(literal in text for text in _strings(report.findings)):
+        if any(literal in text for text in strings_in(report.findings)):
             assert literal in shown["text"], f"{literal!r} is in the findings but not on the page as text"
 
 

@@ -198,6 +198,8 @@ def _comparison(
         ),
         transitions=moved,
         context=context,
+        scored_on="boxes",
+        scored_on_note=None,
     )
 
 

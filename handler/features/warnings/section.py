@@ -305,7 +305,8 @@ def ground_truth_has_confidences(facts: RunFacts) -> Warned | None:
     if share < GT_CONFIDENT_SHARE_MIN or health.pred_confident or not health.pred_boxes:
         return None
     message = (
-        f"{health.gt_confident} of {health.gt_boxes} ground-truth boxes ({share:.0%}) carry a confidence and "
+        f"{health.gt_confident} of {health.gt_boxes} ground-truth {facts.words.many} ({share:.0%}) carry a "
+        "confidence and "
         "the predictions carry none: the two datasets look swapped (GT_DATASET is the trusted one)."
     )
     return Warned(
@@ -405,7 +406,7 @@ def image_size_mismatch(facts: RunFacts) -> Warned | None:
         return None
     message = (
         f"{mismatched} of {images} shared images have a different width or height in the two datasets: "
-        "their boxes may be in different coordinate frames (resized images?)."
+        f"their {facts.words.many} may be in different coordinate frames (resized images?)."
     )
     return Warned(
         "warning",

@@ -25,7 +25,16 @@ from handler.engine.sweep import Sweep
 from handler.engine.timecost import TimeCosts
 from handler.engine.transitions import GT_OUTCOMES, Transitions
 from handler.sections.fields import Count, Counts, Grade, Score, Section, Threshold, outcome_counts
-from handler.sections.wording import between, change, counted, duration, saving, score_text
+from handler.sections.wording import (
+    ShapeWords,
+    between,
+    change,
+    counted,
+    duration,
+    saving,
+    score_text,
+    shape_words,
+)
 
 Better = Literal["A", "B", "neither"]
 # Every score figure of the JSON to 4 places, the ends of an interval as its middle (exact in Python).
@@ -152,6 +161,11 @@ class Comparison(Section):
     )
     context: ComparisonContext = Field(exclude=True)
 
+    @property
+    def words(self) -> ShapeWords:
+        """What both runs scored, as said: GT boxes, or GT masks."""
+        return shape_words(self.scored_on)
+
     def document(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True)
 
@@ -220,13 +234,13 @@ def class_differences(a: RunFigures, b: RunFigures, images: int) -> tuple[ClassD
     )
 
 
-def _changes(matrix: IntArray) -> tuple[str, ...]:
+def _changes(matrix: IntArray, nouns: ShapeWords) -> tuple[str, ...]:
     """The largest moves off the diagonal, most boxes first (ties in outcome order)."""
     n = len(GT_OUTCOMES)
     cells = [(-int(matrix[i, j]), i, j) for i in range(n) for j in range(n) if i != j and matrix[i, j]]
     words = [OUTCOME_WORDS[outcome] for outcome in GT_OUTCOMES]
     return tuple(
-        f"B turned {counted(-count, words[i] + ' box', words[i] + ' boxes')} into {words[j]} ones"
+        f"B turned {nouns.count(-count, words[i])} into {words[j]} ones"
         for count, i, j in sorted(cells)[:TOP_CHANGES]
     )
 
@@ -256,7 +270,7 @@ def transitions_section(
         boxes=int(matrix.sum()),
         worse=int(np.count_nonzero(added > 0)),
         better=int(np.count_nonzero(added < 0)),
-        changes=_changes(matrix),
+        changes=_changes(matrix, shape_words(moved.costs.shape)),
         images_b_lost_most=tuple(
             TransitionImage(
                 asset_id=images.asset_ids[row],
@@ -341,7 +355,7 @@ def scored_on_line(found: Comparison) -> str | None:
     if found.scored_on_note:
         return found.scored_on_note
     if found.scored_on == "masks":
-        return "Both scored on masks: a pair's IoU is its instance masks' (box by box means mask by mask)."
+        return "Both scored on masks: a pair's IoU is its instance masks'."
     return None
 
 
@@ -355,7 +369,7 @@ def compare_summary(found: Comparison) -> str:
         *(_side_line(name, side) for name, side in (("A", c.a), ("B", c.b))),
         f"time saved: B saves {_time_change(t.seconds)} than A "
         f"({between(t.low, t.high, _time_change, c.level)})",
-        _transitions_line(found.transitions),
+        _transitions_line(found.transitions, found.words),
         f"{counted(c.images, 'image', 'images')} paired by asset id, "
         f"{c.resamples} paired bootstrap resamples (seed {c.seed})",
     ]
@@ -372,12 +386,12 @@ def _time_change(seconds: float) -> str:
     return change(seconds, duration, "more", "less")
 
 
-def _transitions_line(moved: BoxTransitions) -> str:
-    """How many GT boxes B made worse and better, and its largest move."""
+def _transitions_line(moved: BoxTransitions, words: ShapeWords) -> str:
+    """How many GT boxes (masks) B made worse and better, and its largest move."""
     largest = f"; {moved.changes[0]}" if moved.changes else ""
     return (
-        f"box by box: B worse on {moved.worse}, better on {moved.better} of "
-        f"{counted(moved.boxes, 'GT box', 'GT boxes')}{largest}"
+        f"{words.one} by {words.one}: B worse on {moved.worse}, better on {moved.better} of "
+        f"{words.count(moved.boxes, 'GT')}{largest}"
     )
 
 
