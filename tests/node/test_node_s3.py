@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.node_run import run_cli, run_node
 from helpers.paths import EXAMPLES, THIRD_PARTY
 from helpers.s3_fixtures import put_files
 from helpers.s3_server import FaultProxy
@@ -18,6 +19,7 @@ COCO = THIRD_PARTY / "coco_val2014_100"
 
 
 def node(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The node as its own process: its store from $PRELABEL_STORE, S3 reached from its environment."""
     return subprocess.run(
         [sys.executable, "-m", "handler", *args],
         env={**os.environ, **env},
@@ -27,14 +29,15 @@ def node(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def in_process(store: str, **inputs: str) -> subprocess.CompletedProcess[str]:
+    """The node in this process, the cheaper run where the interpreter is not the subject."""
+    run = run_node(store, **inputs)
+    return subprocess.CompletedProcess([], run.code, run.out, run.err)
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "handler.cli", *args],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = run_cli(*args)
+    return subprocess.CompletedProcess(list(args), run.returncode, run.stdout.decode(), run.stderr)
 
 
 def upload(client: Any, bucket: str, key: str, path: Path) -> str:
@@ -75,10 +78,8 @@ def test_coco_results_list_from_s3_equals_local(s3_bucket: str, s3_client: Any, 
     )
     gt = upload(s3_client, s3_bucket, "coco/gt.json", gt_path)
     pred = upload(s3_client, s3_bucket, "coco/results.json", pred_path)
-    remote = outputs_of(node(GT_DATASET=gt, PRED_DATASET=pred, PRELABEL_STORE=f"s3://{s3_bucket}/r"))
-    local = outputs_of(
-        node(GT_DATASET=str(gt_path), PRED_DATASET=str(pred_path), PRELABEL_STORE=str(tmp_path))
-    )
+    remote = outputs_of(in_process(f"s3://{s3_bucket}/r", GT_DATASET=gt, PRED_DATASET=pred))
+    local = outputs_of(in_process(str(tmp_path), GT_DATASET=str(gt_path), PRED_DATASET=str(pred_path)))
     remote_findings = json.loads(
         cli("show", remote["REPORT_ID"], "--json", "--store", f"s3://{s3_bucket}/r").stdout
     )
@@ -92,7 +93,7 @@ def test_dataset_ids_resolve_inside_the_store(s3_bucket: str, s3_client: Any) ->
         s3_client, s3_bucket, "store/datasets/ds_01HPRED/predictions.jsonl", EXAMPLES / "predictions.jsonl"
     )
     outputs = outputs_of(
-        node(GT_DATASET="ds_01HGT", PRED_DATASET="ds_01HPRED", PRELABEL_STORE=f"s3://{s3_bucket}/store")
+        in_process(f"s3://{s3_bucket}/store", GT_DATASET="ds_01HGT", PRED_DATASET="ds_01HPRED")
     )
     assert outputs["REPORT_ID"].startswith("rpt_")
 
@@ -109,10 +110,10 @@ def test_upload_failing_for_good_leaves_no_report(
     s3_bucket: str, s3_client: Any, fault_proxy: FaultProxy
 ) -> None:
     fault_proxy.fail_matching("PUT", r"report\.html$")
-    result = node(
+    result = in_process(
+        f"s3://{s3_bucket}/store",
         GT_DATASET=str(EXAMPLES / "gt.json"),
         PRED_DATASET=str(EXAMPLES / "predictions.jsonl"),
-        PRELABEL_STORE=f"s3://{s3_bucket}/store",
     )
     assert_failed_cleanly(result, f"s3://{s3_bucket}/store", "report.html", "500")
     listed = s3_client.list_objects_v2(Bucket=s3_bucket, Prefix="store/reports/")
@@ -120,27 +121,25 @@ def test_upload_failing_for_good_leaves_no_report(
 
 
 def test_store_bucket_that_does_not_exist(s3_env: str) -> None:
-    result = node(
+    result = in_process(
+        "s3://no-such-bucket-here/store",
         GT_DATASET=str(EXAMPLES / "gt.json"),
         PRED_DATASET=str(EXAMPLES / "predictions.jsonl"),
-        PRELABEL_STORE="s3://no-such-bucket-here/store",
     )
     assert_failed_cleanly(result, "no-such-bucket-here")
 
 
 def test_endpoint_down_names_the_endpoint(endpoint_down: str) -> None:
-    result = node(
-        GT_DATASET="s3://bucket/gt.json", PRED_DATASET="s3://bucket/p.json", PRELABEL_STORE="s3://bucket/s"
-    )
+    result = in_process("s3://bucket/s", GT_DATASET="s3://bucket/gt.json", PRED_DATASET="s3://bucket/p.json")
     assert_failed_cleanly(result, "s3://bucket/gt.json")
 
 
 @pytest.mark.parametrize("missing", ["s3://{bucket}/nothing.json", "ds_missing"])
 def test_missing_dataset_in_s3_is_one_line(s3_bucket: str, missing: str) -> None:
-    result = node(
+    result = in_process(
+        f"s3://{s3_bucket}/store",
         GT_DATASET=missing.format(bucket=s3_bucket),
         PRED_DATASET=str(EXAMPLES / "gt.json"),
-        PRELABEL_STORE=f"s3://{s3_bucket}/store",
     )
     assert_failed_cleanly(result)
 
@@ -193,9 +192,9 @@ def test_prediction_cache_from_s3_counts_like_the_native_predictions(
     store = f"s3://{s3_bucket}/store"
     gt_uri = upload(s3_client, s3_bucket, "data/gt.json", EXAMPLES / "gt.json")
     cache_uri = upload(s3_client, s3_bucket, "data/cache.jsonl", cache)
-    remote = counts_of(node(GT_DATASET=gt_uri, PRED_DATASET=cache_uri, PRELABEL_STORE=store), store)
+    remote = counts_of(in_process(store, GT_DATASET=gt_uri, PRED_DATASET=cache_uri), store)
     local = counts_of(
-        node(GT_DATASET=str(EXAMPLES / "gt.json"), PRED_DATASET=str(native), PRELABEL_STORE=store), store
+        in_process(store, GT_DATASET=str(EXAMPLES / "gt.json"), PRED_DATASET=str(native)), store
     )
     assert remote == local and remote["total"] > 100
 
@@ -210,18 +209,16 @@ def test_cartucho_text_folders_from_s3_count_like_local(s3_bucket: str, s3_clien
     put_files(s3_client, s3_bucket, files)
     store = f"s3://{s3_bucket}/store"
     remote = counts_of(
-        node(
+        in_process(
+            store,
             GT_DATASET=f"s3://{s3_bucket}/cartucho/ground-truth/",
             PRED_DATASET=f"s3://{s3_bucket}/cartucho/detection-results/",
-            PRELABEL_STORE=store,
         ),
         store,
     )
     local = counts_of(
-        node(
-            GT_DATASET=str(folder / "ground-truth"),
-            PRED_DATASET=str(folder / "detection-results"),
-            PRELABEL_STORE=store,
+        in_process(
+            store, GT_DATASET=str(folder / "ground-truth"), PRED_DATASET=str(folder / "detection-results")
         ),
         store,
     )
