@@ -23,6 +23,7 @@ from helpers.labeler_logs import (
     simulated_cvat_events,
     simulated_tasks,
 )
+from helpers.node_run import run_cli
 from helpers.paths import EXAMPLES
 
 from handler.datasets.logs import TaskTimes, read_log
@@ -33,9 +34,10 @@ from handler.report.findings import duration
 GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "handler.cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, check=False, timeout=120)
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """`prelabel-eval ARGS` in this process (the node's own process is run below where it matters)."""
+    result = run_cli(*args)
+    return subprocess.CompletedProcess(list(args), result.returncode, result.stdout.decode(), result.stderr)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
