@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.builders import write_json
+from helpers.node_run import run_cli
 from helpers.paths import THIRD_PARTY
 
 from handler.comparison import compare
@@ -42,9 +42,9 @@ def _half(work: Path, keep_confident: bool) -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "handler.cli", "compare", *args], capture_output=True, text=True, check=False
-    )
+    """`prelabel-eval compare ARGS` in this process."""
+    result = run_cli("compare", *args)
+    return subprocess.CompletedProcess(list(args), result.returncode, result.stdout.decode(), result.stderr)
 
 
 def _findings(work: Path, pred: Path) -> dict[str, Any]:
