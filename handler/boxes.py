@@ -526,6 +526,13 @@ class Images:
     tags: list[AssetTags] | None = None  # per asset; None for formats without asset tags
 
 
+# What a row wrote for its object (`ParsedRows.wrote`), and the shapes' names in the read-as line.
+WROTE_BOX: Final = 0
+WROTE_POLYGON: Final = 1
+WROTE_MASK: Final = 2
+WRITTEN_SHAPES: Final = {WROTE_POLYGON: "polygons", WROTE_MASK: "masks"}
+
+
 @dataclass(frozen=True)
 class ParsedRows:
     """One row per box as the format wrote it, before any rule but the format's own.
@@ -578,6 +585,9 @@ class ParsedRows:
     # Each row's instance mask (`TableMasks`, pixels of its image, made by `engine/masks.py`); a
     # row that wrote none has no runs. None: no row wrote a mask.
     masks: TableMasks | None = None
+    # (N,) what each row wrote in place of a box (`WROTE_POLYGON`, `WROTE_MASK`: its box is then the
+    # shape's extent, a convention the file does not have) or `WROTE_BOX`. None: every row wrote a box.
+    wrote: IntArray | None = None
 
     def __len__(self) -> int:
         return len(self.class_id)
@@ -623,6 +633,7 @@ class ParsedRows:
             corners=column(self.corners),
             quads=column(self.quads),
             masks=column(self.masks),
+            wrote=column(self.wrote),
         )
 
 

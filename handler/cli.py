@@ -727,9 +727,21 @@ def _export(args: argparse.Namespace) -> int:
         f"({policy} policy{version}{left_out}) "
         f"to {args.out}" + (f" ({written} files)" if written > 1 else "")
     )
+    if labels.boxes.masks is not None and not target.writes_masks:
+        print(_masks_as_boxes(target.name))
     if target.needs is not None:
         print(f"note: {target.needs(labels, args.image_root)}", file=sys.stderr)
     return 0
+
+
+def _masks_as_boxes(target: str) -> str:
+    """The summary's line for a box target given a report scored on masks: what it lost, and
+    where the masks go."""
+    mask_targets = ", ".join(f"--to {name}" for name, t in EXPORT_TARGETS.items() if t.writes_masks)
+    return (
+        f"the run was scored on masks: {target} takes boxes, so each pre-label was written as its "
+        f"mask's box (to keep the masks: {mask_targets})"
+    )
 
 
 def _write_file(out: str, option: str, content: bytes) -> None:

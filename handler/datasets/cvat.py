@@ -329,6 +329,7 @@ def _rows(shapes: CvatShapes, class_id: IntArray) -> ParsedRows:
         angle=np.array(shapes.rotation, dtype=np.float64) if any(shapes.rotation) else None,
         crowd=np.array(shapes.crowd, dtype=bool) if any(shapes.crowd) else None,
         masks=masks,
+        wrote=shapes.masks.wrote(n),
     )
 
 

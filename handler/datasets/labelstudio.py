@@ -476,6 +476,7 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
         sized=True,  # x, y, width, height
         angle=read.columns.angle,
         masks=masks,
+        wrote=read.shapes.wrote(len(problems)),
     )
     task_widths, task_heights = _task_sizes(regions, columns, len(tasks))
     images = Images(_asset_ids(where, tasks), task_widths, task_heights)

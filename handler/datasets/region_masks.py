@@ -23,7 +23,16 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import FloatArray, Images, IntArray, MaskRuns, ParsedRows
+from handler.boxes import (
+    WROTE_BOX,
+    WROTE_MASK,
+    WROTE_POLYGON,
+    FloatArray,
+    Images,
+    IntArray,
+    MaskRuns,
+    ParsedRows,
+)
 from handler.datasets.assetnames import asset_key
 from handler.datasets.loaded import Loaded
 from handler.engine.masks import extent, from_pixels, from_polygons, united
@@ -94,6 +103,14 @@ class RegionMasks:
         np.minimum.at(written[:, :2], rows, lows)
         np.maximum.at(written[:, 2:], rows, highs)
         return written
+
+    def wrote(self, rows: int) -> IntArray:
+        """(rows,) what each row wrote in place of a box (`ParsedRows.wrote`): a mask where any part
+        of it is pixels, else a polygon where it has one."""
+        wrote = np.full(rows, WROTE_BOX, dtype=np.int64)
+        wrote[np.array(self.polygon_rows, dtype=np.int64)] = WROTE_POLYGON
+        wrote[np.array(self.pixel_rows, dtype=np.int64)] = WROTE_MASK
+        return wrote
 
     def moved(self, new_row: IntArray) -> RegionMasks:
         """The masks of row r as row `new_row[r]` (several rows moved to one are its parts)."""
@@ -371,4 +388,5 @@ def drawn_polygons(rows: ParsedRows, xy: FloatArray, points: IntArray, images: I
     written = rows.xyxy.copy()
     written[drawn] *= np.column_stack((width, height, width, height))
     normalized = np.zeros(len(rows), dtype=bool)
-    return replace(rows, masks=placed, xyxy=boxes_of(placed, written), normalized=normalized)
+    wrote = np.where(points > 0, WROTE_POLYGON, WROTE_BOX)
+    return replace(rows, masks=placed, xyxy=boxes_of(placed, written), normalized=normalized, wrote=wrote)

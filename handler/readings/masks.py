@@ -21,6 +21,7 @@ from handler.engine.masks import extent, transposed
 from handler.readings.reading import Reading, Transform, side_key
 
 OPTION: Final = "MASK"
+FAMILY: Final = "mask"
 ROW_MAJOR: Final = "row-major"
 NORMALIZED: Final = "normalized"
 PERCENT: Final = "percent"
@@ -81,7 +82,7 @@ def reading(value: str, side: str = "pred") -> Reading:
     if kind not in SAYS:
         raise ValueError(f"{value!r} is not a mask reading: expected one of {' | '.join(SAYS)}")
     transform = _row_major if kind == ROW_MAJOR else _scaled_points(FULL_SCALE[kind])
-    return Reading("mask", side_key(side, OPTION), kind, SAYS[kind], transform, side=side)
+    return Reading(FAMILY, side_key(side, OPTION), kind, SAYS[kind], transform, side=side)
 
 
 def _runs_extent(runs: MaskRuns) -> FloatArray:

@@ -66,14 +66,17 @@ class Combined:
     @property
     def says(self) -> str:
         by_side = [
-            f"{'the ground truth' if side == 'gt' else 'the predictions'}"
-            + "".join(f" {part.part}" for part in self.of(side) if part.part)
-            + " with "
-            + " and ".join(part.says for part in self.of(side))
+            f"{'the ground truth' if side == 'gt' else 'the predictions'} {self.says_of(side)}"
             for side in SIDES
             if self.of(side)
         ]
         return "; ".join(by_side)
+
+    def says_of(self, side: str) -> str:
+        """What it reads of `side`, in words: the group it reads (if part of the rows), then how."""
+        parts = self.of(side)
+        group = "".join(f"{part.part} " for part in parts if part.part)
+        return f"{group}with {' and '.join(part.says for part in parts)}"
 
     @property
     def class_map(self) -> tuple[tuple[str, str], ...]:

@@ -25,7 +25,7 @@ the trusted side, and is blamed only for what no reading of the predictions expl
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Final
 
 import numpy as np
@@ -39,12 +39,14 @@ from handler.boxes import (
     FloatArray,
     Images,
     IntArray,
+    MaskRuns,
     Parsed,
     ParsedRows,
     box_area,
 )
 from handler.datasets.builder import rebuild
 from handler.datasets.pairing import pair_datasets, shared_images
+from handler.datasets.segmentation import readable
 from handler.engine.analyses.confusions import CONFUSIONS
 from handler.engine.analyses.per_class import PER_CLASS
 from handler.engine.analyses.per_image import PER_IMAGE
@@ -53,6 +55,7 @@ from handler.engine.breakdowns import counts_by_image
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation, Thresholds, evaluate, keep_mask
 from handler.engine.iou import iou_of_overlap, overlap
+from handler.engine.masks import made
 from handler.engine.matching import enumerate_ranges
 from handler.engine.outcomes import Outcome
 from handler.engine.state import EvaluationState
@@ -170,24 +173,50 @@ class Probe:
     gt: Parsed | Dataset
     pred: Parsed
     images: int
+    # Both sides' masks are scored and the probe is evaluated under many candidates: each side's
+    # are made (rasterised) once for them all. False: pairing makes the paired rows' own (a probe
+    # of every image, evaluated once, keeps no second copy of every mask).
+    masks_made_once: bool = False
+    # Each side's masks as runs, by the side and the mask readings applied (the only readings that
+    # change masks).
+    made_masks: dict[tuple[str, tuple[str, ...]], MaskRuns] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, sides: Sides, shared: IntArray) -> Probe:
+    def of(cls, sides: Sides, shared: IntArray, evaluated_often: bool = False) -> Probe:
         gt_images, pred_images = shared_images(sides.gt, sides.pred)
         gt_on, pred_on = gt_images[shared], pred_images[shared]  # each side's, in the run's order
         gt = _boxes_on(sides.gt, gt_on) if sides.gt.parsed is None else _on_images(sides.gt.parsed, gt_on)
         if sides.pred.parsed is None:
             raise ValueError("the predictions' rows are needed to read them again")
-        return cls(gt, _on_images(sides.pred.parsed, pred_on), len(shared))
+        once = evaluated_often and sides.gt.boxes.has_masks and sides.pred.boxes.has_masks
+        return cls(gt, _on_images(sides.pred.parsed, pred_on), len(shared), once)
 
-    def datasets(self, candidate: Combined) -> tuple[Dataset, Dataset]:
-        gt = rebuild(self.gt, *apply(candidate.of("gt"), self.gt)) if isinstance(self.gt, Parsed) else self.gt
-        return gt, rebuild(self.pred, *apply(candidate.of("pred"), self.pred))
+    def datasets(self, candidate: Combined, with_masks: bool = True) -> tuple[Dataset, Dataset]:
+        """Both sides read as the candidate says (`with_masks` False: their boxes only)."""
+        read = partial(self._read, candidate, with_masks=with_masks)
+        gt = rebuild(self.gt, *read("gt")) if isinstance(self.gt, Parsed) else self.gt
+        return gt, rebuild(self.pred, *read("pred"))
+
+    def _read(self, candidate: Combined, side: str, with_masks: bool) -> tuple[ParsedRows, list[str]]:
+        """The side's rows read as the candidate says, their masks made where they are scored."""
+        parsed = self.pred if side == "pred" else self.gt
+        assert isinstance(parsed, Parsed)  # a GT without rows is not read again
+        readings = candidate.of(side)
+        rows, names = apply(readings, parsed)
+        if not with_masks:
+            return replace(rows, masks=None), names
+        if rows.masks is None or not self.masks_made_once:
+            return rows, names
+        key = (side, tuple(r.value for r in readings if r.family == masks.FAMILY))
+        if key not in self.made_masks:
+            self.made_masks[key] = made(readable(rows.masks))
+        return replace(rows, masks=self.made_masks[key]), names
 
     @cached_property
     def crowded_as_read(self) -> set[str]:
-        """The probe's images too crowded to match with the rows as read."""
-        return {image.asset_id for image in pair_datasets(*self.datasets(AS_READ)).crowded}
+        """The probe's images too crowded to match with the rows as read (counted on boxes: no
+        mask is made for it)."""
+        return {image.asset_id for image in pair_datasets(*self.datasets(AS_READ, with_masks=False)).crowded}
 
     def evaluate(self, candidate: Combined, thresholds: Thresholds) -> tuple[Evaluation, list[str]] | None:
         """The candidate's evaluation on the probe's images, and the paired class names; None when
@@ -866,7 +895,7 @@ class Search:
 
     @cached_property
     def probe(self) -> Probe:
-        return Probe.of(self.sides, self.chosen)
+        return Probe.of(self.sides, self.chosen, evaluated_often=True)
 
     @cached_property
     def head(self) -> Probe:

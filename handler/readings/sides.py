@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from handler.boxes import Dataset
+from handler.boxes import WRITTEN_SHAPES, WROTE_BOX, Dataset, ParsedRows
 from handler.datasets.ids import DatasetIds
 from handler.datasets.loaded import DatasetNames, Loaded
 from handler.datasets.pairing import ScoreOn, with_shapes
@@ -67,11 +67,7 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
     """How a side was read, part by part, each with where it came from: the format's way, what the
     node detected in the data, or an option given."""
     rows = dataset.parsed.rows if dataset.parsed is not None else None
-    parts = [dataset.format]
-    if options.box:
-        parts.append(f"boxes as {options.box} (given)")
-    elif rows is not None:
-        parts.append(f"boxes as {rows.convention} (the format's)")
+    parts = [dataset.format, *_shape_parts(rows, options)]
     if dataset.boxes.has_masks:
         parts.append("instance masks (the format's)")
     turned = int(np.count_nonzero(dataset.boxes.turned))
@@ -98,6 +94,25 @@ def read_as(dataset: Dataset, options: ReadOptions) -> DatasetNames:
     return DatasetNames(
         dataset.source, dataset.format, tuple(parts), dataset.id_join, dataset.boxes.has_masks
     )
+
+
+def _shape_parts(rows: ParsedRows | None, options: ReadOptions) -> list[str]:
+    """How the rows' objects were written: boxes in a convention, or polygons and masks whose
+    boxes are their extents (a format that writes no box has no box convention to name)."""
+    wrote = rows.wrote if rows is not None else None
+    shapes = np.unique(wrote[wrote != WROTE_BOX]).tolist() if wrote is not None else []
+    parts = []
+    if options.box:
+        parts.append(f"boxes as {options.box} (given)")
+    elif rows is not None and (wrote is None or (wrote == WROTE_BOX).any()):
+        parts.append(f"boxes as {rows.convention} (the format's)")
+    if shapes:
+        assert wrote is not None  # shapes come from it
+        names = " and ".join(WRITTEN_SHAPES[shape] for shape in shapes)
+        shaped = int(np.count_nonzero(wrote != WROTE_BOX))
+        some = "" if shaped == len(wrote) else f"{shaped} of {len(wrote)} objects as "
+        parts.append(f"{some}{names}, each box its shape's extent (the format's: it writes no box for them)")
+    return parts
 
 
 def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | None:

@@ -15,6 +15,8 @@ from pycocotools import mask as coco_mask
 from handler.boxes import Dataset
 from handler.datasets import load_dataset
 from handler.datasets.box_parts import objects_of
+from handler.datasets.read_options import ReadOptions
+from handler.readings.sides import read_as
 from handler.storage import open_source
 
 WIDTH, HEIGHT = 40, 30
@@ -141,3 +143,20 @@ def test_a_cvat_group_of_a_box_and_polygons_is_one_object_and_is_crowd_is_left_o
     assert dataset.crowd_excluded == 1 and len(dataset.boxes) == 3
     expected = [merged(*A_PARTS), merged(B_PART), merged(A_PARTS[1])]
     np.testing.assert_array_equal(np.diag(coco_mask.iou(masks_of(dataset), expected, [0, 0, 0])), [1.0] * 3)
+
+
+def test_the_read_as_line_names_the_polygons_beside_the_boxes_written(tmp_path: Path) -> None:
+    """A rectangle has the format's box convention; a polygon's box is its extent, no convention."""
+    result = [rectangle("cat", [30.0, 2.0, 38.0, 10.0]), polygon("cat", B_PART)]
+    export = tmp_path / "export.json"
+    export.write_text(
+        json.dumps([{"data": {"image": "/data/upload/1/a.jpg"}, "annotations": [{"result": result}]}])
+    )
+    dataset = load_dataset(open_source(str(export)), None, None).dataset
+
+    parts = read_as(dataset, ReadOptions()).read_as
+    assert "boxes as x1 y1 x2 y2 (the format's)" in parts
+    assert (
+        "1 of 2 objects as polygons, each box its shape's extent (the format's: it writes no box for them)"
+        in parts
+    )

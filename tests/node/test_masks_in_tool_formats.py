@@ -56,6 +56,14 @@ def assert_scores_as_coco(found: dict[str, Any], coco: dict[str, Any]) -> None:
     assert {f: found["dataset"][f] for f in figures} == {f: coco["dataset"][f] for f in figures}
 
 
+def assert_read_as_shapes(found: dict[str, Any], gt_shapes: str, pred_shapes: str) -> None:
+    """Each side's read-as line names what it wrote and no box convention: it wrote no box."""
+    for side, shapes in (("gt", gt_shapes), ("pred", pred_shapes)):
+        parts = found["dataset"][f"{side}_read_as"]
+        assert not [part for part in parts if part.startswith("boxes as")], parts
+        assert f"{shapes}, each box its shape's extent (the format's: it writes no box for them)" in parts
+
+
 def test_a_label_studio_export_of_polygons_and_brushes(
     shapes: Any, coco: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -64,7 +72,9 @@ def test_a_label_studio_export_of_polygons_and_brushes(
     export.write_text(
         json.dumps(label_studio_tasks(gt, predicted, model_version="segm", image_root="/data/upload/1/"))
     )
-    assert_scores_as_coco(findings(tmp_path, export, export), coco)
+    found = findings(tmp_path, export, export)
+    assert_scores_as_coco(found, coco)
+    assert_read_as_shapes(found, "polygons and masks", "masks")
 
 
 def test_cvat_files_of_polygons_and_masks(shapes: Any, coco: dict[str, Any], tmp_path: Path) -> None:
@@ -73,7 +83,9 @@ def test_cvat_files_of_polygons_and_masks(shapes: Any, coco: dict[str, Any], tmp
     gt_file, pred_file = (
         write_cvat(tmp_path / side, images, labels) for side, images in (("gt", gt), ("pred", predicted))
     )
-    assert_scores_as_coco(findings(tmp_path, gt_file, pred_file), coco)
+    found = findings(tmp_path, gt_file, pred_file)
+    assert_scores_as_coco(found, coco)
+    assert_read_as_shapes(found, "polygons and masks", "masks")
 
 
 def test_yolo_seg_folders(shapes: Any, coco: dict[str, Any], tmp_path: Path) -> None:
@@ -82,4 +94,6 @@ def test_yolo_seg_folders(shapes: Any, coco: dict[str, Any], tmp_path: Path) -> 
     gt_folder = write_yolo_seg(tmp_path / "gt", gt, labels)
     (gt_folder / "sizes.json").write_text(json.dumps({i.name: [i.width, i.height] for i in gt}))
     pred_folder = write_yolo_seg(tmp_path / "pred", predicted, labels)
-    assert_scores_as_coco(findings(tmp_path, gt_folder, pred_folder), coco)
+    found = findings(tmp_path, gt_folder, pred_folder)
+    assert_scores_as_coco(found, coco)
+    assert_read_as_shapes(found, "polygons", "polygons")

@@ -14,7 +14,14 @@ from helpers import mixups
 from helpers.paths import THIRD_PARTY
 from pycocotools import mask as coco_mask
 
-from handler.engine.masks import from_strings, transposed
+from handler.boxes import MaskRuns, Masks, UnmadeMasks
+from handler.datasets import pairing
+from handler.engine.masks import from_strings, made, transposed
+from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
+from handler.features import ANALYSES
+from handler.inputs import parse_inputs
+from handler.readings import rescore
+from handler.storage.local import LocalStore
 
 COCO: Final = THIRD_PARTY / "coco_val2014_100"
 GT: Final = COCO / "instances_val2014_100.json"
@@ -80,3 +87,29 @@ def test_runs_transposed_are_pycocotools_masks_transposed() -> None:
         ours = {"size": expected["size"], "counts": mine.counts.tolist()}
         frpy = coco_mask.frPyObjects(ours, *expected["size"])
         assert np.array_equal(coco_mask.decode(frpy), coco_mask.decode(expected))
+
+
+def test_the_search_draws_the_probe_s_polygons_once_for_every_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scores in percent on the mask pair: the scale is scored on the probe (every image here),
+    whose GT polygons are drawn once for every candidate, not again for the crowding as read
+    (counted on boxes)."""
+    pred = mixups.write_mistake(GT, SEGM, [mixups.rescored(100)], tmp_path / "percent.json")
+    inputs = parse_inputs({"GT_DATASET": str(GT), "PRED_DATASET": str(pred)})
+    plan = read_and_plan(inputs, LocalStore(tmp_path / "store"), ExecutionOptions(workers=1), ANALYSES)
+    state = evaluate_plan(plan, None).state
+    drawn: list[int] = []
+
+    def counted(masks: Masks) -> MaskRuns:  # the real rasterisation, its polygon rows counted
+        if isinstance(masks, UnmadeMasks) and masks.drawn.any():
+            drawn.append(int(np.count_nonzero(masks.drawn)))
+        return made(masks)
+
+    for module in (rescore, pairing):
+        monkeypatch.setattr(module, "made", counted)
+    assert plan.sides is not None
+    found = plan.sides.best_reading(state, inputs.thresholds)
+
+    assert found is not None and found.under.score > found.as_read.score
+    assert len(drawn) == 1, drawn

@@ -382,6 +382,29 @@ def test_the_node_warns_on_stderr_and_its_inputs_file_applies_the_reading(tmp_pa
     assert json.loads(out.getvalue().splitlines()[-1])["EFFICIENCY_LEVEL"] == "Partial assist"
 
 
+def test_a_reading_of_part_of_the_files_stands_in_the_read_as_line_beside_the_option_applied(
+    tmp_path: Path,
+) -> None:
+    """Scores in percent, and every other box of each image x2: the score scale given, the line
+    says it; the boxes left are named there too, not applied, and the page's card offers no option."""
+    edits = [mixups.rescored(100), mixups.on_boxes(mixups.scaled(2))]
+    wrong = mixups.write_mistake(COCO_GT, COCO_RESULTS, edits, tmp_path / "w.json")
+    store = tmp_path / "store"
+    run = run_node(store, GT_DATASET=str(COCO_GT), PRED_DATASET=str(wrong), PRED_SCORE="scale 100")
+    assert run.code == 0, run.err[-3000:]
+    report = store / "reports" / run.outputs["REPORT_ID"]
+    findings = json.loads((report / "findings.json").read_text())
+    found, read_as = findings["other_reading"], findings["dataset"]["pred_read_as"]
+    assert found["only"] and "confidences out of 100 (given)" in read_as
+    on_part = found["says"].removeprefix("the predictions ")
+    assert read_as[-1] == f"{on_part} (found, not applied: no read option applies it to part of the files)"
+    assert on_part.startswith(f"on {len(found['only'])} of the ") and on_part.endswith("to multiply by 0.5")
+    page = (report / "report.html").read_text()
+    card = page[page.index('class="reading proposed"') :]
+    assert "no read option applies it to part of the files" in card[: card.index("</div></div>")]
+    assert "--pred-frame" not in page
+
+
 def test_names_of_the_trainers_own_are_mapped_by_the_matches_in_the_node_s_warning(tmp_path: Path) -> None:
     wrong = mixups.write_mistake(
         COCO_GT, COCO_RESULTS, [mixups.spelled(mixups.unrelated)], tmp_path / "w.json"

@@ -148,6 +148,30 @@ def test_a_prediction_whose_mask_is_empty_is_left_out_and_said(
     assert len(paired_with_gt(out, made.gt()).pred) == KEPT - 1
 
 
+@pytest.mark.parametrize("target", ["yolo", "yolo-obb"])
+def test_a_box_target_says_the_masks_were_written_as_their_boxes(
+    masked: Report, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    export(masked, target, tmp_path / "labels")
+    said = capsys.readouterr().out.splitlines()
+
+    assert said[0].startswith(f"wrote {KEPT} pre-labels")
+    assert said[1] == (
+        f"the run was scored on masks: {target} takes boxes, so each pre-label was written as its "
+        "mask's box (to keep the masks: --to label-studio, --to cvat, --to coco, --to yolo-seg)"
+    )
+
+
+def test_a_mask_target_says_nothing_of_boxes(
+    masked: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    export(masked, "yolo-seg", tmp_path / "labels")
+
+    assert "scored on masks" not in capsys.readouterr().out
+
+
 def test_damaged_mask_runs_are_one_error_line_naming_the_part(
     masked: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -149,4 +149,5 @@ COCO: Final = ExportTarget(
     coco_files,
     "a COCO instances file with a score on each annotation (masks: compressed RLE)",
     _ids_note,
+    writes_masks=True,
 )

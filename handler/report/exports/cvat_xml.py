@@ -168,4 +168,5 @@ CVAT: Final = ExportTarget(
     cvat_files,
     "a CVAT for images 1.1 XML (source=auto, a score attribute)",
     needs=_needs,
+    writes_masks=True,
 )

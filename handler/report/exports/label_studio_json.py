@@ -180,4 +180,5 @@ LABEL_STUDIO: Final = ExportTarget(
     "Label Studio tasks with one prediction each, and the labeling config (.xml)",
     needs=_needs,
     carries_model_version=True,
+    writes_masks=True,
 )

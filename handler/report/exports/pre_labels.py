@@ -321,3 +321,4 @@ class ExportTarget:
     # What the tool needs for the files to land (given the image root), said in one line; None: nothing.
     needs: Callable[[PreLabels, str], str] | None = None
     carries_model_version: bool = False  # the files name the model version (Label Studio's predictions)
+    writes_masks: bool = False  # a report scored on masks is written as its masks (else as their boxes)

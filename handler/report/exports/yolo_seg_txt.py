@@ -34,4 +34,5 @@ YOLO_SEG: Final = ExportTarget(
     YOLO_SEG_FORMAT.name,
     yolo_seg_files,
     "a folder of YOLO-seg .txt files (each mask's polygon, with confidences) and classes.txt",
+    writes_masks=True,
 )

@@ -95,10 +95,21 @@ def _dataset(facts: RunFacts) -> DatasetFigures:
         pred_only_images=figures.pred_only_images,
         gt_source=facts.gt.source,
         pred_source=facts.pred.source,
-        gt_read_as=facts.gt.read_as,
-        pred_read_as=facts.pred.read_as,
+        gt_read_as=facts.gt.read_as + _found_on_part(facts, "gt"),
+        pred_read_as=facts.pred.read_as + _found_on_part(facts, "pred"),
         classes=len(facts.state.of(PER_CLASS).names),
         crowd_excluded=figures.crowd_excluded,
+    )
+
+
+def _found_on_part(facts: RunFacts, side: str) -> tuple[str, ...]:
+    """The reading of part of `side`'s rows the run found, as a part of its read-as line: no option
+    applies it, so the line says it stands beside the reading given (which reads every row)."""
+    found = facts.reading
+    if found is None or not found.reading.partial or not found.reading.of(side):
+        return ()
+    return (
+        f"{found.reading.says_of(side)} (found, not applied: no read option applies it to part of the files)",
     )
 
 
