@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,3 +69,9 @@ def run_cli(*args: str) -> CliRun:
         code = cli_main(list(args))
     out.flush()
     return CliRun(code, raw.getvalue(), err.getvalue())
+
+
+def cli_as_text(*args: str) -> subprocess.CompletedProcess[str]:
+    """`run_cli` shaped as `subprocess.run(..., text=True)` gives it, for a test written for one."""
+    run = run_cli(*args)
+    return subprocess.CompletedProcess(list(args), run.returncode, run.stdout.decode(), run.stderr)

@@ -23,7 +23,7 @@ from helpers.labeler_logs import (
     simulated_cvat_events,
     simulated_tasks,
 )
-from helpers.node_run import run_cli
+from helpers.node_run import cli_as_text
 from helpers.paths import EXAMPLES
 
 from handler.datasets.logs import TaskTimes, read_log
@@ -36,8 +36,7 @@ GT, PRED = EXAMPLES / "gt.json", EXAMPLES / "predictions.jsonl"
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     """`prelabel-eval ARGS` in this process (the node's own process is run below where it matters)."""
-    result = run_cli(*args)
-    return subprocess.CompletedProcess(list(args), result.returncode, result.stdout.decode(), result.stderr)
+    return cli_as_text(*args)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:

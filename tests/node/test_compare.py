@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from helpers.builders import write_json
-from helpers.node_run import run_cli
+from helpers.node_run import cli_as_text
 from helpers.paths import THIRD_PARTY
 
 from handler.comparison import compare
@@ -43,8 +43,7 @@ def _half(work: Path, keep_confident: bool) -> Path:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     """`prelabel-eval compare ARGS` in this process."""
-    result = run_cli("compare", *args)
-    return subprocess.CompletedProcess(list(args), result.returncode, result.stdout.decode(), result.stderr)
+    return cli_as_text("compare", *args)
 
 
 def _findings(work: Path, pred: Path) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.node_run import run_cli, run_node
+from helpers.node_run import cli_as_text as cli
+from helpers.node_run import run_node
 from helpers.paths import EXAMPLES, THIRD_PARTY
 from helpers.s3_fixtures import put_files
 from helpers.s3_server import FaultProxy
@@ -33,11 +34,6 @@ def in_process(store: str, **inputs: str) -> subprocess.CompletedProcess[str]:
     """The node in this process, the cheaper run where the interpreter is not the subject."""
     run = run_node(store, **inputs)
     return subprocess.CompletedProcess([], run.code, run.out, run.err)
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    run = run_cli(*args)
-    return subprocess.CompletedProcess(list(args), run.returncode, run.stdout.decode(), run.stderr)
 
 
 def upload(client: Any, bucket: str, key: str, path: Path) -> str:
