@@ -473,7 +473,8 @@ def _dataset(where: str, format_name: str, tasks: list[dict[str, Any]], regions:
         normalized=read.columns.normalized,
         rejected={row: p[0] for row, p in enumerate(problems) if p},
         reasons={row: p[1] for row, p in enumerate(problems) if p},
-        sized=True,  # x, y, width, height
+        sized=True,
+        convention="x y w h",  # in percent of the image
         angle=read.columns.angle,
         masks=masks,
         wrote=read.shapes.wrote(len(problems)),

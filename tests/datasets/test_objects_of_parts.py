@@ -155,7 +155,7 @@ def test_the_read_as_line_names_the_polygons_beside_the_boxes_written(tmp_path: 
     dataset = load_dataset(open_source(str(export)), None, None).dataset
 
     parts = read_as(dataset, ReadOptions()).read_as
-    assert "boxes as x1 y1 x2 y2 (the format's)" in parts
+    assert "boxes as x y w h (the format's)" in parts
     assert (
         "1 of 2 objects as polygons, each box its shape's extent (the format's: it writes no box for them)"
         in parts
