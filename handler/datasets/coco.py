@@ -19,6 +19,8 @@ from typing import Any, Final
 import numpy as np
 
 from handler.boxes import (
+    WROTE_BOX,
+    WROTE_MASK,
     BoolArray,
     Dataset,
     FloatArray,
@@ -217,6 +219,7 @@ class _Chunk:
     written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
     written_names: tuple[str, ...]
     masks: TableMasks | None  # None: no row wrote a `segmentation`
+    wrote: IntArray  # `ParsedRows.wrote`: a mask where a row wrote one and no box
 
 
 def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
@@ -228,10 +231,12 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
     boxless = np.isnan(xyxy).all(axis=1)
     masks = segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights, boxless)
+    wrote = np.full(len(xyxy), WROTE_BOX, dtype=np.int64)
     if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
         drawn = np.flatnonzero(boxless & masks.masks.present)
         if len(drawn):
             xyxy[drawn] = extent(made(readable(masks.masks[drawn])))
+            wrote[drawn] = WROTE_MASK
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     image_ids, category_ids = written.image_ids, written.category_ids
     problems: list[tuple[BoolArray, Callable[[int], str]]] = [
@@ -263,6 +268,7 @@ def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
         reasons,
         *_written_classes(category_ids),
         masks.masks,
+        wrote,
     )
 
 
@@ -319,6 +325,7 @@ _COLUMNS: Final = {
     "has_confidence": (np.bool_, ()),
     "crowd": (np.bool_, ()),
     "written_class": (np.int64, ()),
+    "wrote": (np.int64, ()),
 }
 # Room for the rows of the chunks expected, guessed from the first: a little more than that.
 _ROOM: Final = 1.1
@@ -402,6 +409,7 @@ class _Filling:
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
             masks=self._joined_masks(),
+            wrote=self._columns["wrote"] if self._columns["wrote"].any() else None,
         )
 
 

@@ -17,8 +17,10 @@ from handler.boxes import Images, MaskRuns, ParsedRows, WrittenMasks
 from handler.datasets import load_dataset, pair_datasets
 from handler.datasets.builder import build_dataset
 from handler.datasets.pairing import with_shapes
+from handler.datasets.read_options import ReadOptions
 from handler.datasets.segmentation import readable, segmentation_masks
 from handler.engine.masks import Measured, extent, from_bitmaps, made
+from handler.readings.sides import read_as
 from handler.storage import open_source
 
 
@@ -144,3 +146,46 @@ def test_a_mask_that_cannot_be_read_leaves_its_side_on_boxes_when_both_have_mask
     scored_gt, scored_pred = with_shapes(gt.dataset, pred.dataset, "auto")
     assert not scored_gt.boxes.has_masks and scored_pred.boxes.has_masks
     assert pair_datasets(scored_gt, scored_pred).gt.masks is None
+
+
+def _results_read_as(tmp_path: Path, results: list[dict[str, object]]) -> tuple[str, ...]:
+    """The read-as line of a results file scored against a GT of one 40 x 30 image."""
+    gt_file, results_file = tmp_path / "gt.json", tmp_path / "results.json"
+    polygon = [[10, 10, 20, 10, 20, 20, 10, 20]]
+    gt_file.write_text(
+        json.dumps(
+            {
+                "images": [{"id": 1, "file_name": "a.jpg", "width": 40, "height": 30}],
+                "categories": [{"id": 1, "name": "cat"}],
+                "annotations": [
+                    {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 10, 10], "area": 100.0}
+                    | {"iscrowd": 0, "segmentation": polygon}
+                ],
+            }
+        )
+    )
+    results_file.write_text(json.dumps(results))
+    gt = load_dataset(open_source(str(gt_file)))
+    predictions = load_dataset(open_source(str(results_file)), None, gt).dataset
+    return read_as(predictions, ReadOptions()).read_as
+
+
+def test_a_results_file_of_masks_without_boxes_names_its_masks_not_a_box_convention(tmp_path: Path) -> None:
+    rle = coco_mask.encode(np.asfortranarray(np.pad(np.ones((8, 6), dtype=np.uint8), ((9, 13), (12, 22)))))
+    mask = {
+        "image_id": 1,
+        "category_id": 1,
+        "score": 0.9,
+        "segmentation": rle | {"counts": rle["counts"].decode()},
+    }
+    parts = _results_read_as(tmp_path, [mask, mask])
+    assert not [part for part in parts if part.startswith("boxes as")], parts
+    assert "masks, each box its shape's extent (the format's: it writes no box for them)" in parts
+
+    boxed = {"image_id": 1, "category_id": 1, "score": 0.8, "bbox": [1, 1, 5, 5], "segmentation": []}
+    parts = _results_read_as(tmp_path, [mask, boxed])
+    assert "boxes as x y w h (the format's)" in parts
+    assert (
+        "1 of 2 objects as masks, each box its shape's extent (the format's: it writes no box for them)"
+        in parts
+    )
