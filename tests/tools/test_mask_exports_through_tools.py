@@ -6,12 +6,15 @@ val2014 pair) loads in the tools themselves with every mask as it was scored.
   read back by our reader: the same masks as the tasks sent, pixel for pixel, and scored again,
   their counts (a polygon is its mask's exact boundary).
 - CVAT and COCO: the files loaded by datumaro's importers (CVAT's own dataset library): each
-  mask, pixel for pixel, the one the results file wrote (decoded by pycocotools).
+  mask, pixel for pixel, the one the results file wrote (decoded by pycocotools); each CVAT
+  polygon (`--mask-shape polygon`) rasterised by pycocotools, pixel for pixel that mask too (a
+  polygon is its mask's exact boundary).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +76,24 @@ def _counts(masked: Report, predictions: Path, store: Path) -> Any:
     return json.loads((store / "reports" / run.outputs["REPORT_ID"] / "findings.json").read_text())["counts"]
 
 
-def _datumaro_masks(dataset: Any) -> tuple[list[tuple[str, str, float]], list[Any]]:
-    """(image stem, class, score) and the bitmap of every mask datumaro loaded, sorted as `in_order`
-    sorts pre-labels (by key, then box). Its COCO importer gives each annotation's `bbox` as a box
-    of its own too: those are left out."""
+# An annotation datumaro loaded as the bitmap of its image's (height, width).
+Bitmap = Callable[[Any, tuple[int, int]], Any]
+
+
+def _mask_bitmap(annotation: Any, _size: tuple[int, int]) -> Any:
+    return annotation.image.astype(bool)
+
+
+def _polygon_bitmap(annotation: Any, size: tuple[int, int]) -> Any:
+    """The polygon rasterised by pycocotools."""
+    polygon = coco_mask.frPyObjects([[float(v) for v in annotation.points]], *size)
+    return coco_mask.decode(coco_mask.merge(polygon)).astype(bool)
+
+
+def _datumaro_shapes(dataset: Any, kind: str = "mask") -> tuple[list[tuple[str, str, float]], list[Any]]:
+    """(image stem, class, score) and every annotation of `kind` datumaro loaded, sorted as
+    `in_order` sorts pre-labels (by key, then box). Its COCO importer gives each annotation's
+    `bbox` as a box of its own too: those are left out."""
     import datumaro as dm
 
     labels = dataset.categories()[dm.AnnotationType.label]
@@ -84,33 +101,39 @@ def _datumaro_masks(dataset: Any) -> tuple[list[tuple[str, str, float]], list[An
         ((item.id, labels[a.label].name, round(float(a.attributes["score"]), 6)), a)
         for item in dataset
         for a in item.annotations
-        if a.type == dm.AnnotationType.mask
+        if a.type == dm.AnnotationType[kind]
     ]
     boxes = [np.round(np.array(a.get_bbox(), dtype=float), 1).tolist() for _, a in rows]
     order = sorted(range(len(rows)), key=lambda i: (rows[i][0], *boxes[i]))
-    return [rows[i][0] for i in order], [rows[i][1].image.astype(bool) for i in order]
+    return [rows[i][0] for i in order], [rows[i][1] for i in order]
 
 
-def _same_as_the_results_file(masked: Report, found: tuple[list[tuple[str, str, float]], list[Any]]) -> None:
+def _same_as_the_results_file(
+    masked: Report, found: tuple[list[tuple[str, str, float]], list[Any]], bitmap: Bitmap = _mask_bitmap
+) -> None:
     keys, sources = source_rows(masked)
     assert found[0] == [(Path(asset).stem, name, score) for asset, name, score in keys]
     segmentation = results_segmentation()
-    for bitmap, source in zip(found[1], sources, strict=True):
-        assert np.array_equal(bitmap, coco_mask.decode(segmentation[source]).astype(bool))
+    for annotation, source in zip(found[1], sources, strict=True):
+        expected = coco_mask.decode(segmentation[source]).astype(bool)
+        assert np.array_equal(bitmap(annotation, expected.shape), expected)
 
 
-def test_datumaro_loads_the_cvat_masks_pixel_for_pixel(masked: Report, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("shape", "bitmap"), [("mask", _mask_bitmap), ("polygon", _polygon_bitmap)])
+def test_datumaro_loads_the_cvat_shapes_pixel_for_pixel(
+    masked: Report, shape: str, bitmap: Bitmap, tmp_path: Path
+) -> None:
     import datumaro as dm
 
     folder = tmp_path / "cvat"
-    xml = export_pre_labels(masked, "cvat", folder / "default.xml")
+    xml = export_pre_labels(masked, "cvat", folder / "default.xml", "--mask-shape", shape)
     (folder / "images").mkdir()
     for asset in masked.gt().dataset.asset_ids:  # datumaro wants each image's file: empty stand-ins
         (folder / "images" / asset).write_bytes(b"")
 
     dataset = dm.Dataset.import_from(str(xml.parent), "cvat")
 
-    _same_as_the_results_file(masked, _datumaro_masks(dataset))
+    _same_as_the_results_file(masked, _datumaro_shapes(dataset, shape), bitmap)
 
 
 def test_datumaro_loads_the_coco_rle_pixel_for_pixel(masked: Report, tmp_path: Path) -> None:
@@ -122,4 +145,4 @@ def test_datumaro_loads_the_coco_rle_pixel_for_pixel(masked: Report, tmp_path: P
 
     dataset = dm.Dataset.import_from(str(coco), "coco_instances")
 
-    _same_as_the_results_file(masked, _datumaro_masks(dataset))
+    _same_as_the_results_file(masked, _datumaro_shapes(dataset))
