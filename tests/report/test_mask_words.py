@@ -19,11 +19,13 @@ from handler.sections.wording import SHAPE_WORDS
 
 BOX_WORDS = re.compile(r"\b(box|boxes|nudge|nudged)\b", re.IGNORECASE)
 # Where "box" is right on a mask run: the mark drawn on a sketch is a rectangle around the object,
-# the read-as line names the file's box convention (a mask file carries boxes too), the info line
+# the read-as line names the file's box convention (a mask file carries boxes too) or says that a
+# file writing no box is given its masks' extents as boxes, the info line
 # names the option that scores the boxes, a cited measure is a box's, a mask's size is its box's.
 ALLOWED = (
     "the box in question",
     "boxes as x y w h",
+    "each box its shape's extent (the format's: it writes no box for them)",
     "SCORE_ON boxes (--score-on boxes) scores their boxes",
     "as verifying a box",
     "ground-truth mask's box (its extent)",
