@@ -104,15 +104,16 @@ def _successors(obj: IntArray, y: IntArray, x: IntArray, direction: IntArray, n:
     return successor
 
 
-def _loops(successor: IntArray) -> tuple[IntArray, IntArray]:
-    """(each edge's loop, as its first edge; each edge's steps before the loop's end), by pointer
-    jumping over the permutation."""
-    steps = max(1, int(np.ceil(np.log2(max(len(successor), 2)))) + 1)
+def cycles(successor: IntArray, longest: int) -> tuple[IntArray, IntArray]:
+    """Of a permutation whose cycles are at most `longest` long: each element's cycle (as its
+    smallest element, where the cycle starts) and its steps to the cycle's last element (the one
+    before the start), by pointer jumping (no loop per element)."""
+    steps = max(1, int(longest).bit_length())
     label, jump = np.arange(len(successor)), successor.copy()
     for _ in range(steps):
         label = np.minimum(label, label[jump])
         jump = jump[jump]
-    # Cut each cycle before its first edge, then count each edge's steps to the cut.
+    # Cut each cycle before its first element, then count each element's steps to the cut.
     last: BoolArray = label[successor] == successor
     jump = np.where(last, np.arange(len(successor)), successor)
     remaining: IntArray = (~last).astype(np.int64)
@@ -128,7 +129,8 @@ def outlines(masks: MaskRuns, per_pixel: tuple[float, float] = (1.0, 1.0)) -> Ou
     n = len(masks)
     frame = extent(masks) * np.array([*per_pixel, *per_pixel])
     obj, y, x, direction = _edges(_cells(masks))
-    label, remaining = _loops(_successors(obj, y, x, direction, n))
+    successor = _successors(obj, y, x, direction, n)
+    label, remaining = cycles(successor, int(np.bincount(obj, minlength=1).max()))  # a loop is one object's
     order = np.lexsort((-remaining, label, obj))
     obj, label, direction = obj[order], label[order], direction[order]
     gx, gy = x[order] + 0.5 * _DX[direction], y[order] + 0.5 * _DY[direction]

@@ -24,6 +24,7 @@ from typing import Final
 import numpy as np
 
 from handler.boxes import IntArray, MaskRuns
+from handler.engine.outlines import cycles
 from handler.report.exports.mask_encodings import RowRuns, in_groups, row_runs
 
 RIGHT, DOWN, LEFT, UP = 0, 1, 2, 3
@@ -135,20 +136,8 @@ def _ring_order(edges: _Edges) -> tuple[IntArray, IntArray]:
     """The edges ring by ring (rings in mask order, each by its first edge), each ring's from its
     first edge along the boundary; and, in that order, each edge's ring (its first edge)."""
     following = _following(edges)
-    steps = int(np.bincount(edges.owner).max(initial=1)).bit_length()  # a ring is within one mask
-    label = np.arange(len(following))
-    jump = following.copy()
-    for _ in range(steps):
-        label = np.minimum(label, label[jump])
-        jump = jump[jump]
-    # Steps from each edge to its ring's last edge (the one before the first): a list ranked by
-    # doubling, the last edge pointing to itself.
-    last = following == label
-    jump = np.where(last, np.arange(len(following)), following)
-    to_last = (~last).astype(np.int64)
-    for _ in range(steps):
-        to_last = to_last + to_last[jump]
-        jump = jump[jump]
+    # a ring is within one mask
+    label, to_last = cycles(following, int(np.bincount(edges.owner).max(initial=1)))
     longest = int(to_last.max(initial=0)) + 1
     order = np.argsort(label * longest + (longest - 1 - to_last))
     return order, label[order]
