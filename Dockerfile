@@ -23,9 +23,13 @@ WORKDIR /src
 # extra (Pillow) too: on the platform the store holds the assets, so the sketches can show them.
 COPY pyproject.toml /src/
 RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(*p['dependencies'], *p['optional-dependencies']['images'], sep='\n')" > requirements.txt && pip install --no-cache-dir -r requirements.txt && rm requirements.txt
-# Then the code, and the package without dependencies (installed above; no dev/test extras).
+# Then the code, and the package without dependencies (installed above; no dev/test extras). Its
+# wheel's build hook compiles the C kernels (handler/kernels): a compiler is there for this step
+# only, removed in the same layer.
 COPY . /src
-RUN pip install --no-cache-dir --no-deps .
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install --no-cache-dir --no-deps . \
+    && apt-get purge -y --auto-remove gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 
 # Not root: the node only reads datasets and writes its report to the store.
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin prelabel

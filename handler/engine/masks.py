@@ -21,29 +21,23 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, box_size
 from handler.engine.iou import iou_of_intersection
+from handler.kernels import rle_strings
 
 # pycocotools' frPoly walks the outline at 5 points per pixel.
 _SCALE: Final = 5.0
 # Query points gathered at once by `measured_iou`: a few MB of columns.
 _QUERY_BUDGET: Final = 1 << 20
-# Characters of compressed strings decoded at once by `from_strings`: its columns stay tens of MB.
-_CHAR_BUDGET: Final = 1 << 20
 # Runs measured at once by `Measured`: the intervals' columns stay tens of MB.
 _RUN_BUDGET: Final = 1 << 20
 # Polygon points rasterised at once by `made`: the outline's per-step columns stay a few tens of MB.
 _POINT_BUDGET: Final = 1 << 17
-# The characters of a compressed counts string: '0' + six bits.
-_FIRST_CHAR: Final = 48
-_CHARS: Final = 64
-# A run's groups of 5 bits beyond which no 32-bit count (or difference of two) is written.
-_MAX_GROUPS: Final = 7
 
 
 @dataclass(frozen=True)
@@ -356,96 +350,14 @@ def _rasterised(xy: FloatArray, part_offsets: IntArray, height: IntArray, width:
 
 
 def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
-    """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`): each run written
-    in 5-bit groups, a sixth bit saying another group follows, the last group's fifth bit the
-    sign; from the fourth run on, the difference from the run two before. With each string,
-    whether it could be read (its characters in the alphabet, its last run complete, no run of
-    more groups than a 32-bit count needs); the runs of one that could may still not be
-    `well_formed`. About `_CHAR_BUDGET` characters are decoded at a time."""
+    """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`, in C:
+    `kernels/src/rle_strings.c`), with whether each could be read (its characters in the
+    alphabet, its last run complete, no run of more groups than a 32-bit count needs); one that
+    could not has no runs, and the runs of one that could may still not be `well_formed`."""
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-    parts = [
-        _decoded(strings[first:last], lengths[first:last], height[first:last], width[first:last])
-        for first, last in _chunks(lengths, _CHAR_BUDGET)
-    ]
-    if not parts:
-        return MaskRuns.none(0), np.zeros(0, dtype=bool)
-    return MaskRuns.concatenate([runs for runs, _ in parts]), np.concatenate([ok for _, ok in parts])
-
-
-def _decoded(
-    strings: list[bytes], lengths: IntArray, height: IntArray, width: IntArray
-) -> tuple[MaskRuns, BoolArray]:
-    """`from_strings` of strings of `lengths` characters, all at once."""
-    string_end = np.cumsum(lengths)
-    # Bytes below '0' wrap around past the alphabet.
-    chars = np.frombuffer(b"".join(strings), dtype=np.uint8) - np.uint8(_FIRST_CHAR)
-    more = (chars & 0x20) != 0
-    string_last = np.zeros(len(chars), dtype=bool)
-    string_last[string_end[lengths > 0] - 1] = True
-    value_end = np.flatnonzero(~more | string_last)
-    value_start = np.concatenate(([0], value_end[:-1] + 1))[: len(value_end)]
-    groups = value_end - value_start + 1
-    bad = np.flatnonzero((chars >= _CHARS) | (string_last & more))
-    bad = np.concatenate((bad, value_end[groups > _MAX_GROUPS]))
-    readable: BoolArray = (lengths > 0) & (np.bincount(_owners(string_end, bad), minlength=len(strings)) == 0)
-    value = _values(chars & 0x1F, value_start, np.minimum(groups, _MAX_GROUPS))
-    owner = _owners(string_end, value_end)
-    per_string = np.bincount(owner, minlength=len(strings))
-    counts = _two_apart_sums(value, per_string)
-    out_of_range = (counts < 0) | (counts >= 1 << 32)
-    if out_of_range.any():
-        readable &= np.bincount(owner[out_of_range], minlength=len(strings)) == 0
-        counts[out_of_range] = 0
-    offsets = np.concatenate(([0], np.cumsum(per_string))).astype(np.int64)
-    runs = MaskRuns(counts.astype(np.uint32), offsets, height.astype(np.int64), width.astype(np.int64))
-    return runs, readable
-
-
-def _owners(ends: IntArray, positions: IntArray) -> IntArray:
-    """The row of each of the sorted `positions` in a column whose rows end at `ends`."""
-    owner: IntArray = np.searchsorted(ends, positions, side="right")
-    return owner
-
-
-def _values(low: npt.NDArray[np.integer[Any]], start: IntArray, groups: IntArray) -> IntArray:
-    """Each value's 5-bit groups put together, least significant first, the last group's
-    fifth bit its sign: one pass per group place (at most `_MAX_GROUPS`), over the values
-    that long."""
-    value = low[start].astype(np.int64)
-    for k in range(1, int(groups.max(initial=1))):
-        longer = np.flatnonzero(groups > k)
-        value[longer] |= low[start[longer] + k].astype(np.int64) << (5 * k)
-    last = low[start + groups - 1]
-    negative = np.flatnonzero(last & 0x10)
-    value[negative] -= np.left_shift(1, 5 * groups[negative])
-    return value
-
-
-def _two_apart_sums(value: IntArray, per_string: IntArray) -> IntArray:
-    """rleFrString's `if (m > 2) x += cnts[m - 2]`: from its second value on, a string's value
-    at place m is the sum of its values at places 1..m (2..m for even m) of m's parity. Within
-    a string, places of one parity are positions of one parity: one running sum per parity of
-    position over all the strings, less what it was before each string."""
-    first = np.cumsum(per_string) - per_string
-    chained = value.copy()
-    chained[first[per_string > 0]] = 0  # each string's first value stands alone
-    running = np.empty_like(chained)
-    running[0::2], running[1::2] = np.cumsum(chained[0::2]), np.cumsum(chained[1::2])
-    padded = np.concatenate(([0, 0], running))
-    # Before string s: the running sum at first - 2 (its first's parity) and first - 1 (the other).
-    same, other = padded[first], padded[first + 1]
-    even_first = first % 2 == 0
-    before = np.repeat(
-        np.stack((np.where(even_first, same, other), np.where(even_first, other, same)), axis=1),
-        per_string,
-        axis=0,
-    )
-    counts = running
-    counts[0::2] -= before[0::2, 0]
-    counts[1::2] -= before[1::2, 1]
-    starts = first[per_string > 0]
-    counts[starts] = value[starts]
-    return counts
+    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    counts, offsets, readable = rle_strings.decoded(b"".join(strings), bounds)
+    return MaskRuns(counts, offsets, height.astype(np.int64), width.astype(np.int64)), readable
 
 
 @dataclass(frozen=True)

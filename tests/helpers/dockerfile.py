@@ -68,7 +68,7 @@ class Dockerfile:
 
     def pip_install(self) -> list[str]:
         """The package's own install (the last one): no dependencies, they have their layer."""
-        return shlex.split(self.installs()[-1])
+        return shlex.split(pip_steps(self.installs()[-1]))
 
     def before(self, run: str) -> list[tuple[str, str]]:
         return self.instructions[: self.instructions.index(("RUN", run))]
@@ -82,6 +82,13 @@ class Dockerfile:
     def base_image(self) -> str:
         (argument,) = [arg for arg in self.all("ARG") if arg.startswith("PYTHON_BASE=")]
         return argument.partition("=")[2]
+
+
+def pip_steps(run: str) -> str:
+    """A RUN line without its system packages' steps (the compiler the package's wheel is built
+    with, installed and removed in its layer): those are the image's, not a venv's."""
+    steps = [step.strip() for step in run.split("&&")]
+    return " && ".join(s for s in steps if not s.startswith(("apt-get", "rm -rf /var/lib/apt")))
 
 
 def run(
@@ -120,7 +127,9 @@ def make_venv(base: Path) -> None:
         raise RuntimeError(created.stderr)
     path = f"{base / 'venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     for command in Dockerfile.read(DOCKERFILE).installs():
-        installed = run(["sh", "-c", command], cwd=checkout, timeout=900, env=clean_environment(PATH=path))
+        installed = run(
+            ["sh", "-c", pip_steps(command)], cwd=checkout, timeout=900, env=clean_environment(PATH=path)
+        )
         if installed.returncode != 0:
             raise RuntimeError(f"{command}\n{installed.stdout[-3000:]}{installed.stderr[-3000:]}")
     (base / "work").mkdir()

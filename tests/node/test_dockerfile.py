@@ -90,6 +90,16 @@ def test_the_venv_runs_the_installed_package_without_dev_dependencies(dockerfile
     assert no_pytest == "True", "dev dependencies leaked into the install"
 
 
+def test_the_installed_package_carries_its_kernels_built(dockerfile_venv: Venv) -> None:
+    """The wheel's build hook compiled the C kernels into it: the image removes its compiler after
+    the install, so loading them must need none."""
+    probe = "from handler.kernels import library; print(library()._name)"
+    env = clean_environment(CC="no-such-compiler", PATH="/nonexistent")
+    answer = run([str(dockerfile_venv.python), "-c", probe], cwd=dockerfile_venv.workdir, timeout=60, env=env)
+    assert answer.returncode == 0, answer.stderr
+    assert Path(answer.stdout.strip()).is_relative_to(dockerfile_venv.python.parent.parent / "lib")
+
+
 def test_entrypoint_runs_the_example_in_a_fresh_venv(dockerfile: Dockerfile, dockerfile_venv: Venv) -> None:
     _, *arguments = dockerfile.entrypoint()
     inputs = {key: str(ROOT / path) for key, path in EXAMPLE_INPUTS.items()}

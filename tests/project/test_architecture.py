@@ -458,8 +458,9 @@ def test_a_copy_is_caught_and_a_look_alike_is_not(name: str) -> None:
 # top-level module) goes in the tier above everything it imports.
 TIERS: tuple[tuple[str, ...], ...] = (
     # Plain types, the error classes, packaged files, a map over forked local processes, the node's
-    # outputs line, and what the entry points set before numpy is imported.
-    ("boxes", "errors", "forked", "resources", "outputs", "entry"),
+    # outputs line, what the entry points set before numpy is imported, and the kernels compiled
+    # from C (the loops over columns numpy cannot vectorise).
+    ("boxes", "errors", "forked", "resources", "outputs", "entry", "kernels"),
     # byte objects by URI; the matching, its analyses and what is computed from them (pure numpy)
     ("storage", "engine"),
     ("datasets",),  # every format read from a store into BoxTables, and paired

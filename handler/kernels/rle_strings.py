@@ -1,0 +1,33 @@
+"""COCO's compressed RLE strings decoded in C (`src/rle_strings.c`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from handler.kernels import POINTER, SIZE, address, kernel
+
+
+def decoded(
+    text: bytes, bounds: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """The runs of the strings `text[bounds[i]:bounds[i + 1]]`: all their runs, each string's
+    offsets into them, and whether it could be read (one that could not has no runs)."""
+    n = len(bounds) - 1
+    chars = np.frombuffer(text, dtype=np.uint8)
+    counts = np.empty(len(chars), dtype=np.uint32)
+    lengths = np.empty(n, dtype=np.int64)
+    readable = np.empty(n, dtype=np.uint8)
+    decode = kernel("rle_decode_strings", POINTER, POINTER, SIZE, POINTER, POINTER, POINTER)
+    bounds = np.ascontiguousarray(bounds, dtype=np.int64)
+    written = decode(
+        address(chars, np.uint8) if len(chars) else None,
+        address(bounds, np.int64),
+        n,
+        address(counts, np.uint32) if len(counts) else None,
+        address(lengths, np.int64),
+        address(readable, np.uint8),
+    )
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return counts[:written].copy(), offsets, readable.view(np.bool_)
