@@ -64,7 +64,7 @@ from handler.datasets.segmentation import RowMasks, SegmentationText, readable, 
 from handler.engine.masks import extent, made
 from handler.errors import DatasetError, quoted
 from handler.forked import threaded_map
-from handler.kernels.json_records import HAS_SCORE, HAS_SEGMENTATION, Records, members, records
+from handler.kernels.json_records import HAS_SCORE, HAS_SEGMENTATION, Records, joined_spans, members, records
 from handler.storage import Source
 
 # The keys of a results list's first element: an array that starts so is one (a box's result or
@@ -173,17 +173,13 @@ class _Written:
     segmentation: SegmentationText | list[Any] | None
 
 
-# A `null` after a text, where its rows that wrote no `segmentation` point.
-_NULL: Final = b"null"
-
-
 def _record_values(text: bytes, read: Records) -> _Written:
     """The columns the records kernel read from `text`."""
     segmentation = None
     named = (read.written & HAS_SEGMENTATION) != 0
-    if named.any():
-        bounds = np.where(named[:, None], read.segmentation, [len(text), len(text) + len(_NULL)])
-        segmentation = SegmentationText(text + _NULL, bounds[:, 0], bounds[:, 1])
+    if named.any():  # their text alone (the piece's is let go), `null` where a row wrote none
+        joined, placed = joined_spans(text, np.where(named[:, None], read.segmentation, -1))
+        segmentation = SegmentationText(joined, placed[:, 0], placed[:, 1])
     return _Written(
         read.image_id,
         read.category_id,
@@ -511,14 +507,13 @@ def read_coco_instances(
 
 def _annotations_rows(source: str, document: dict[str, Any], ids: DatasetIds, sizes: _Sizes) -> ParsedRows:
     """The rows of the annotations, read in pieces when left as text (else, or when a piece
-    fails, from the whole file's plain values, which say what is wrong)."""
+    fails, from the whole file's plain values: its parser says what is wrong)."""
     annotations = document.get("annotations", [])
     if isinstance(annotations, LoadedArray):
         rows = _pieces_rows(annotations, ids, sizes)
         if rows is not None:
             return rows
-        with gc_paused():
-            document = {"annotations": loads(annotations.content).get("annotations")}
+        document = jsondoc.parse_json(annotations.source, annotations.content)
     annotations = _list_field(source, document, "annotations")
     return _rows(row_chunks(annotations), ids, sizes, len(annotations) // jsondoc.CHUNK_ROWS + 1)
 

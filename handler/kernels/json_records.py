@@ -94,3 +94,27 @@ def members(text: bytes) -> list[tuple[slice, slice]] | None:
         return None
     found = bounds[: 4 * count].reshape(count, 4).tolist()
     return [(slice(key, key_end), slice(value, value_end)) for key, key_end, value, value_end in found]
+
+
+def joined_spans(text: bytes, bounds: npt.NDArray[np.int64]) -> tuple[bytes, npt.NDArray[np.int64]]:
+    """The spans `text[start:end]` of `bounds` ((n, 2); (-1, -1): `null`) one after the other,
+    and where each lies in the result."""
+    bounds = np.ascontiguousarray(bounds, dtype=np.int64)
+    valid = (bounds[:, 0] >= 0) & (bounds[:, 0] <= bounds[:, 1]) & (bounds[:, 1] <= len(text))
+    room = int(np.where(valid, bounds[:, 1] - bounds[:, 0], len(b"null")).sum())
+    joined = np.empty(room, np.uint8)
+    placed = np.empty_like(bounds)
+    join = kernel("json_join_spans", POINTER, SIZE, POINTER, SIZE, POINTER, SIZE, POINTER)
+    chars = np.frombuffer(text, np.uint8)
+    written = join(
+        address(chars, np.uint8) if len(chars) else None,
+        len(chars),
+        address(bounds, np.int64),
+        len(bounds),
+        address(joined, np.uint8) if room else None,
+        room,
+        address(placed, np.int64),
+    )
+    if written != room:
+        raise AssertionError(f"the spans took {written} bytes, not {room}")
+    return joined.tobytes(), placed

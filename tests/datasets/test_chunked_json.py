@@ -6,6 +6,7 @@ refuses, decoded loosely (`cocojson`)."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -347,3 +348,13 @@ def test_a_file_rewritten_while_it_is_streamed_is_not_read_in_pieces(tmp_path: P
     assert coco._pieces_rows(streamed, ids, NO_SIZES) is None
     with pytest.raises(DatasetError, match=r"results\.json: changed while it was read"):
         streamed.loaded()
+
+
+def test_an_instances_file_the_plain_parser_refuses_is_refused_as_it_says(tmp_path: Path) -> None:
+    """The kernels read NaN, Infinity and a UTF-16 surrogate pair's escape; the plain parser
+    does not take both in one file: its error, not a reading, is what the file gets."""
+    annotations = _annotations()
+    annotations[1]["segmentation"] = {"\U00010000": math.inf}
+    path = _gt(tmp_path, annotations)  # json.dumps writes `{"\ud800\udc00": Infinity}`
+    with pytest.raises(DatasetError, match="expected valid JSON"):
+        load_dataset(open_source(str(path)), workers=WORKERS["count"])

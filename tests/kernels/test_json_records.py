@@ -51,7 +51,10 @@ _NUMBER_TOKENS = st.one_of(
     st.decimals(allow_nan=False, allow_infinity=False, places=20).map(str),
 )
 # JSON values to skip: nested arrays and objects, strings with escapes and any character.
-_STRINGS = st.text().map(lambda text: json.dumps(text, ensure_ascii=bool(len(text) % 2)))
+# (Not beyond the BMP: escaped, a character there is a surrogate pair, which the kernel refuses.)
+_STRINGS = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",))).map(
+    lambda text: json.dumps(text, ensure_ascii=bool(len(text) % 2))
+)
 _SKIPPED = st.recursive(
     st.one_of(_STRINGS, _NUMBER_TOKENS, st.sampled_from(["true", "false", "null"])),
     lambda inner: st.one_of(
@@ -162,6 +165,7 @@ def test_any_text_the_kernel_reads_is_read_as_json_loads_reads_it(
         (b'[{"image_id": 9223372036854775808, "category_id": 2}]', 0),  # beyond int64
         (b'[{"image_id": 1}]', 0),
         (b'[{"image_id": 1, "category_id": 2, "note": "\\ud800"}]', 0),  # a lone surrogate
+        (b'[{"image_id": 1, "category_id": 2, "note": "\\ud83d\\ude00"}]', 0),  # a pair: the loose path's
         (b'[{"image_id": 1, "category_id": 2, "note": "\xed\xa0\x80"}]', 0),  # one in UTF-8
         (b'[{"image_id": 1, "category_id": 2, "x": ' + b"[" * 100 + b"]" * 100 + b"}]", 0),  # too deep
         (

@@ -2,9 +2,9 @@
  * members of a top-level object found by their byte bounds.
  *
  * The scanner accepts only what every reader of the project reads the same way: RFC 8259 JSON
- * (UTF-8 checked, escapes checked, a lone UTF-16 surrogate refused, nesting at most MAX_DEPTH
- * deep) plus the NaN / Infinity / -Infinity tokens Python's json module reads. Anything else makes
- * it refuse the block and say which record, so that the caller reads that block the slow way, which
+ * (UTF-8 checked, escapes checked, nesting at most MAX_DEPTH deep, no escaped UTF-16 surrogate)
+ * plus the NaN / Infinity / -Infinity tokens Python's json module reads. Anything else makes it
+ * refuse the block and say which record, so that the caller reads that block the slow way, which
  * says what is wrong. Every read is bounded by the text's end; every write by the room given. */
 #include <math.h>
 #include <stdint.h>
@@ -75,6 +75,11 @@ static pos utf8(pos p, pos end) {
 static pos string(pos p, pos end, uint8_t *key, int64_t room, int64_t *length) {
     int64_t n = 0;
     p++;
+    if (room == 0) /* skipped: its plain characters passed at once */
+        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') {
+            p++;
+            n++;
+        }
     while (p < end) {
         uint8_t c = *p;
         uint8_t written = c;
@@ -90,14 +95,9 @@ static pos string(pos p, pos end, uint8_t *key, int64_t room, int64_t *length) {
             if (e == 'u') {
                 if (end - p < 4) return NULL;
                 int32_t unit = hex4(p);
-                if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return NULL;
+                /* A surrogate, even in a pair: the plain parser's reading of NaN refuses texts with one. */
+                if (unit < 0 || (unit >= 0xD800 && unit <= 0xDFFF)) return NULL;
                 p += 4;
-                if (unit >= 0xD800 && unit <= 0xDBFF) { /* a high surrogate: its low one must follow */
-                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
-                    int32_t second = hex4(p + 2);
-                    if (second < 0xDC00 || second > 0xDFFF) return NULL;
-                    p += 6;
-                }
                 written = unit < 0x80 ? (uint8_t)unit : 0xFF;
             } else {
                 static const char escapes[] = "\"\\/bfnrt";
@@ -246,7 +246,8 @@ static pos int64_at(pos p, pos end, int64_t *value) {
 static pos value_end(pos p, pos end, int depth) {
     if (p == end) return NULL;
     int64_t ignored;
-    double number_value;
+    int integer;
+    pos after;
     switch (*p) {
     case '"':
         return string(p, end, NULL, 0, &ignored);
@@ -281,8 +282,13 @@ static pos value_end(pos p, pos end, int depth) {
             p = spaces(p + 1, end);
         }
     }
-    default:
-        return number(p, end, &number_value);
+    case 'N':
+        return literal(p, end, "NaN");
+    case 'I':
+        return literal(p, end, "Infinity");
+    default: /* a number, whose value is not needed */
+        if ((after = literal(p, end, "-Infinity")) != NULL) return after;
+        return number_token(p, end, &integer);
     }
 }
 
@@ -423,4 +429,28 @@ int64_t json_members(const uint8_t *text, int64_t n, int64_t room, int64_t *boun
         if (*p != ',') return -1;
         p = spaces(p + 1, end);
     }
+}
+
+/* The spans text[bounds[2i]:bounds[2i+1]], i < n, one after the other into `joined` (room for
+ * `room` bytes), a span that does not lie within the text (a row without a value: (-1, -1))
+ * written as `null`; where each went into placed[2i], placed[2i+1]. Returns the bytes written, -1
+ * when they do not fit. */
+int64_t json_join_spans(const uint8_t *text, int64_t n_text, const int64_t *bounds, int64_t n, uint8_t *joined,
+                        int64_t room, int64_t *placed) {
+    int64_t written = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t start = bounds[2 * i], end = bounds[2 * i + 1];
+        const uint8_t *from = text + start;
+        int64_t length = end - start;
+        if (start < 0 || end < start || end > n_text) {
+            from = (const uint8_t *)"null";
+            length = 4;
+        }
+        if (length > room - written) return -1;
+        memcpy(joined + written, from, (size_t)length);
+        placed[2 * i] = written;
+        written += length;
+        placed[2 * i + 1] = written;
+    }
+    return written;
 }
