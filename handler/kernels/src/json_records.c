@@ -151,78 +151,91 @@ static pos number_token(pos p, pos end, int *integer) {
 /* Powers of ten a double holds exactly. */
 static const double EXACT_TENS[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+/* Digits past which a token's value is left to strtod: 15 make an integer a double holds exactly. */
+#define EXACT_DIGITS 15
+/* An exponent's digits are not added up beyond this (the token then goes to strtod). */
+#define EXPONENT_CAP 100000
 
-/* A number token's value when its digits (at most 15 significant ones) and its decimal exponent
- * (at most 22 either way) make it one exact integer times or over one exact power of ten: then a
- * single IEEE operation rounds it correctly (Clinger), as strtod would. 0 when it does not. */
-static int exact_value(pos p, pos end, double *value) {
-    int negative = *p == '-';
-    if (negative) p++;
-    uint64_t digits = 0;
-    int significant = 0, exponent = 0;
+/* A number token's digits, read in the same pass as its grammar is checked. */
+typedef struct {
+    uint64_t digits;  /* its significant digits, while there are at most EXACT_DIGITS */
+    int significant;  /* how many (leading zeros not counted) */
+    int exponent;     /* the power of ten the digits are scaled by */
+} decimal;
+
+static pos digits(pos p, pos end, decimal *d, int fraction) {
     for (; p < end && *p >= '0' && *p <= '9'; p++) {
-        if (digits || *p != '0') significant++;
-        digits = digits * 10 + (uint64_t)(*p - '0');
-        if (significant > 15) return 0;
-    }
-    if (p < end && *p == '.') {
-        for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
-            if (digits || *p != '0') significant++;
-            digits = digits * 10 + (uint64_t)(*p - '0');
-            exponent--;
-            if (significant > 15) return 0;
+        if (d->significant || *p != '0') d->significant++;
+        if (d->significant <= EXACT_DIGITS) { /* beyond, the token goes to strtod */
+            d->digits = d->digits * 10 + (uint64_t)(*p - '0');
+            d->exponent -= fraction;
         }
+    }
+    return p;
+}
+
+/* strtod on the token p..after, copied so that it ends there; 0 when it does not read it whole. */
+static int parsed(pos p, pos after, double *value) {
+    char token[MAX_NUMBER + 1];
+    int64_t n = after - p;
+    if (n > MAX_NUMBER) return 0;
+    memcpy(token, p, (size_t)n);
+    token[n] = 0;
+    char *consumed;
+    *value = strtod(token, &consumed);
+    return consumed == token + n;
+}
+
+/* A number at p (a JSON number, NaN, Infinity or -Infinity) as Python's json.loads reads it and
+ * float() converts it: an integer token as an integer (so `-0` is 0.0). Returns its end, NULL
+ * for anything else (or an integer beyond a double's range, which float() refuses). A token of at
+ * most EXACT_DIGITS significant digits and a power of ten within 22 either way is one exact
+ * integer times or over one exact power of ten: one IEEE operation rounds it correctly
+ * (Clinger's fast path), as strtod would; any other goes to strtod. */
+static pos number(pos p, pos end, double *value) {
+    pos start = p;
+    if (p == end) return NULL;
+    if (*p == 'N') {
+        *value = NAN;
+        return literal(p, end, "NaN");
+    }
+    int negative = *p == '-';
+    p += negative;
+    if (p < end && *p == 'I') {
+        *value = negative ? -INFINITY : INFINITY;
+        return literal(p, end, "Infinity");
+    }
+    decimal d = {0, 0, 0};
+    int integer = 1;
+    if (p == end || *p < '0' || *p > '9') return NULL;
+    if (*p == '0') p++;
+    else p = digits(p, end, &d, 0);
+    if (p < end && *p == '.') {
+        pos first = ++p;
+        p = digits(p, end, &d, 1);
+        if (p == first) return NULL;
+        integer = 0;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
         int sign = 1, written = 0;
         if (p < end && (*p == '+' || *p == '-')) sign = *p++ == '-' ? -1 : 1;
-        for (; p < end && *p >= '0' && *p <= '9'; p++) {
-            if (written > 1000) return 0;
-            written = written * 10 + (*p - '0');
-        }
-        exponent += sign * written;
+        pos first = p;
+        for (; p < end && *p >= '0' && *p <= '9'; p++)
+            if (written < EXPONENT_CAP) written = written * 10 + (*p - '0');
+        if (p == first) return NULL;
+        d.exponent += sign * written;
+        integer = 0;
     }
-    if (exponent < -22 || exponent > 22) return 0;
-    double magnitude = (double)digits;
-    magnitude = exponent < 0 ? magnitude / EXACT_TENS[-exponent] : magnitude * EXACT_TENS[exponent];
-    *value = negative ? -magnitude : magnitude;
-    return 1;
-}
-
-/* A number at p (a JSON number, NaN, Infinity or -Infinity) as Python's json.loads reads it and
- * float() converts it: an integer token as an integer (so `-0` is 0.0). Returns its end, NULL
- * for anything else (or an integer beyond a double's range, which float() refuses). */
-static pos number(pos p, pos end, double *value) {
-    pos after;
-    if ((after = literal(p, end, "NaN")) != NULL) {
-        *value = NAN;
-        return after;
+    if (d.significant <= EXACT_DIGITS && d.exponent >= -22 && d.exponent <= 22) {
+        double magnitude = (double)d.digits;
+        magnitude = d.exponent < 0 ? magnitude / EXACT_TENS[-d.exponent] : magnitude * EXACT_TENS[d.exponent];
+        *value = negative && !(integer && d.digits == 0) ? -magnitude : magnitude;
+        return p;
     }
-    if ((after = literal(p, end, "Infinity")) != NULL) {
-        *value = INFINITY;
-        return after;
-    }
-    if ((after = literal(p, end, "-Infinity")) != NULL) {
-        *value = -INFINITY;
-        return after;
-    }
-    int integer;
-    after = number_token(p, end, &integer);
-    if (after == NULL) return NULL;
-    if (!exact_value(p, after, value)) {
-        char token[MAX_NUMBER + 1];
-        int64_t n = after - p;
-        if (n > MAX_NUMBER) return NULL;
-        memcpy(token, p, (size_t)n);
-        token[n] = 0;
-        char *consumed;
-        *value = strtod(token, &consumed);
-        if (consumed != token + n) return NULL;
-        if (integer && isinf(*value)) return NULL;
-    }
+    if (!parsed(start, p, value) || (integer && isinf(*value))) return NULL;
     if (integer && *value == 0) *value = 0.0;
-    return after;
+    return p;
 }
 
 /* An integer token within int64 at p; NULL for anything else (a fraction, an exponent, beyond). */
@@ -293,10 +306,15 @@ static pos value_end(pos p, pos end, int depth) {
 }
 
 static int key_of(const uint8_t *key, int64_t n) {
-    static const char *names[] = {"image_id", "category_id", "bbox", "score", "iscrowd", "segmentation"};
-    for (int k = 0; k < 6; k++)
-        if ((size_t)n == strlen(names[k]) && memcmp(key, names[k], (size_t)n) == 0) return k + 1;
-    return KEY_OTHER;
+    switch (n) {
+    case 8: return memcmp(key, "image_id", 8) == 0 ? KEY_IMAGE : KEY_OTHER;
+    case 11: return memcmp(key, "category_id", 11) == 0 ? KEY_CATEGORY : KEY_OTHER;
+    case 4: return memcmp(key, "bbox", 4) == 0 ? KEY_BBOX : KEY_OTHER;
+    case 5: return memcmp(key, "score", 5) == 0 ? KEY_SCORE : KEY_OTHER;
+    case 7: return memcmp(key, "iscrowd", 7) == 0 ? KEY_CROWD : KEY_OTHER;
+    case 12: return memcmp(key, "segmentation", 12) == 0 ? KEY_SEGMENTATION : KEY_OTHER;
+    default: return KEY_OTHER;
+    }
 }
 
 /* `[x, y, w, h]` at p into box[0..3]. */
