@@ -26,7 +26,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks, box_size
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, box_size
 from handler.engine.iou import iou_of_intersection
 from handler.kernels import polygons, rle_strings
 

@@ -24,7 +24,7 @@ PROPERTY = settings(
 Objects = list[list[list[float]]]
 
 
-def _ours(objects: Objects, height: int, width: int) -> list[list[int]]:
+def _ours(objects: Objects, height: int, width: int, **rooms: int) -> list[list[int]]:
     parts = [np.asarray(part, dtype=np.float64).reshape(-1, 2) for object_ in objects for part in object_]
     counts, lengths = rasterised(
         np.concatenate(parts) if parts else np.zeros((0, 2)),
@@ -32,6 +32,7 @@ def _ours(objects: Objects, height: int, width: int) -> list[list[int]]:
         np.concatenate(([0], np.cumsum([len(o) for o in objects]))).astype(np.int64),
         np.full(len(objects), height, dtype=np.int64),
         np.full(len(objects), width, dtype=np.int64),
+        **rooms,
     )
     ends = np.cumsum(lengths)
     return [counts[end - length : end].tolist() for end, length in zip(ends, lengths, strict=True)]
@@ -115,23 +116,57 @@ ABSURD = st.one_of(
 )
 
 
-@settings(PROPERTY, max_examples=examples(100))
-@given(
-    st.lists(st.tuples(ABSURD, ABSURD), min_size=1, max_size=6),
-    st.sampled_from([(1, 1), (7, 5), (2**16, 2**16), (0, 5), (-3, 4)]),
-)
-def test_absurd_points_and_sizes_give_whole_masks_or_none(
-    points: list[tuple[float, float]], size: tuple[int, int]
-) -> None:
-    """Points anywhere a double goes, on images from none to 2**32 pixels: a mask whose runs cover
-    its image (its toggles bounded by the image's columns, never the points' span), or none where
-    the image has no pixels or more than 32-bit counts hold."""
-    height, width = size
-    (runs,) = _ours([[[c for point in points for c in point]]], height, width)
+def _whole(runs: list[int], height: int, width: int) -> None:
+    """Runs that cover the image, background first, none empty but the first; or none at all
+    where the image has no pixels or more than 32-bit counts hold."""
     drawable = height >= 1 and width >= 1 and height * width < 2**32
     assert sum(runs) == (height * width if drawable else 0)
     assert (len(runs) > 0) == drawable
     assert all(r > 0 for r in runs[1:])
+
+
+@settings(PROPERTY, max_examples=examples(100))
+@given(
+    st.lists(st.tuples(ABSURD, ABSURD), min_size=1, max_size=6),
+    st.sampled_from([(1, 1), (7, 5), (3, 2**16 - 1), (2**16, 2**16), (0, 5), (-3, 4), (5, -(2**40))]),
+)
+def test_points_anywhere_a_double_goes_give_whole_masks(
+    points: list[tuple[float, float]], size: tuple[int, int]
+) -> None:
+    """The toggles are bounded by the image's columns, never by the points' reach."""
+    (runs,) = _ours([[[c for point in points for c in point]]], *size)
+    _whole(runs, *size)
+
+
+@settings(PROPERTY, max_examples=examples(60))
+@given(
+    objects_on_an_image(WIDE),
+    st.sampled_from([(1, 2**32 - 1), (2**32 - 1, 1), (2**16, 2**16 - 1), (2**31, 2**31), (2**62, 2**62)]),
+)
+def test_huge_images_give_whole_masks_or_none(drawn: tuple[Objects, int, int], size: tuple[int, int]) -> None:
+    objects, _, _ = drawn
+    for runs in _ours(objects, *size):
+        _whole(runs, *size)
+
+
+@settings(PROPERTY, max_examples=examples(60))
+@given(objects_on_an_image(TENTHS), st.integers(0, 40), st.integers(0, 30))
+def test_toggles_found_band_by_band_and_runs_in_a_growing_room_are_the_same(
+    drawn: tuple[Objects, int, int], toggle_room: int, run_room: int
+) -> None:
+    """An object of more toggles than the room is drawn band of columns by band, and runs that
+    overflow their room are written again into a larger one: the masks do not change."""
+    objects, height, width = drawn
+    assert _ours(objects, height, width, toggle_room=toggle_room, run_room=run_room) == _ours(
+        objects, height, width
+    )
+
+
+def test_a_zigzag_across_a_wide_image_is_drawn_in_bands_as_pycocotools() -> None:
+    """Edges across every column of a wide image: more toggles than one band holds."""
+    zigzag = [c for k in range(12) for c in ((0.0, 10.0 + 4 * k) if k % 2 else (39990.0, 12.0 + 4 * k))]
+    objects = [[[*zigzag, 0.0, 70.0]]]
+    assert _ours(objects, 64, 40000) == _pycocotools(objects, 64, 40000)
 
 
 def test_offsets_that_do_not_index_the_points_are_refused() -> None:

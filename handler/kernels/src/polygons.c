@@ -68,12 +68,12 @@ typedef struct {
     uint32_t column, row, part;
 } Toggle;
 
-/* Where toggles go (`at` NULL: only counted; `short_of_room` once one found no room) and the
- * columns they may fall in. */
+/* Where toggles go (`at` NULL: only counted; `short_of_room` once one found no room): those of
+ * the columns `low_column` to `high_column` of the image, and the columns they fall in. */
 typedef struct {
     Toggle *at;
-    int64_t count, capacity, first_column, last_column;
-    int64_t height, width;
+    int64_t count, room, low_column, high_column, first_column, last_column;
+    int64_t height;
     uint32_t part;
     int short_of_room;
 } Toggles;
@@ -89,14 +89,15 @@ static void seen_column(Toggles *out, int64_t column) {
  * rounded up. */
 static void step(Toggles *out, int64_t xa, int64_t ya, int64_t xb, int64_t yb) {
     int64_t xd = xb < xa ? xb : xb - 1, yd = ya < yb ? ya : yb;
-    if (xd < 2 || (xd - 2) % 5 != 0 || (xd - 2) / 5 > out->width - 1) return;
+    if (xd < 2 || (xd - 2) % 5 != 0) return;
     int64_t column = (xd - 2) / 5;
+    if (column < out->low_column || column > out->high_column) return;
+    seen_column(out, column);
     if (out->at == NULL) {
         out->count++;
-        seen_column(out, column);
         return;
     }
-    if (out->count == out->capacity) {
+    if (out->count == out->room) {
         out->short_of_room = 1;
         return;
     }
@@ -113,27 +114,26 @@ static void step_within(Toggles *out, const Edge *e, int64_t t_a, int64_t t_b) {
     step(out, xa, ya, xb, yb);
 }
 
-/* The values m = 2 (mod 5) of the image's columns (m = 5 * column + 2) from `low` to `high`:
- * the first, and how many. */
-static int64_t columns_between(int64_t low, int64_t high, int64_t width, int64_t *first) {
-    if (low < 2) low = 2;
-    if (high > 5 * width - 3) high = 5 * width - 3;
+/* The values m = 5 * column + 2 of the columns wanted from `low` to `high`: the first, and how
+ * many (counted, with their columns, when only counting). */
+static int64_t columns_between(Toggles *out, int64_t low, int64_t high, int64_t *first) {
+    if (low < 5 * out->low_column + 2) low = 5 * out->low_column + 2;
+    if (high > 5 * out->high_column + 2) high = 5 * out->high_column + 2;
     *first = low + (((2 - low) % 5) + 5) % 5;
-    return *first > high ? 0 : (high - *first) / 5 + 1;
+    int64_t n = *first > high ? 0 : (high - *first) / 5 + 1;
+    if (out->at == NULL && n > 0) {
+        out->count += n;
+        seen_column(out, (*first - 2) / 5);
+        seen_column(out, (*first - 2) / 5 + n - 1);
+    }
+    return n;
 }
 
 /* Walking along x, u rises by one a step: the steps t -> t + 1 that cross a column are those
  * where u(t) = start_u + t is one. */
 static void crossings_along_x(Toggles *out, const Edge *e) {
-    int64_t first, n = columns_between(e->start_u, e->start_u + e->length - 1, out->width, &first);
-    if (out->at == NULL) {
-        if (n > 0) {
-            out->count += n;
-            seen_column(out, (first - 2) / 5);
-            seen_column(out, (first - 2) / 5 + n - 1);
-        }
-        return;
-    }
+    int64_t first, n = columns_between(out, e->start_u, e->start_u + e->length - 1, &first);
+    if (out->at == NULL) return;
     for (int64_t k = 0; k < n; k++) step_within(out, e, first + 5 * k - e->start_u, first + 5 * k - e->start_u + 1);
 }
 
@@ -169,15 +169,8 @@ static void crossings_along_y(Toggles *out, const Edge *e) {
     int64_t x_first = across(e, 0), x_last = across(e, e->length);
     if (x_first == x_last) return;
     int rising = x_last > x_first;
-    int64_t first, n = columns_between(rising ? x_first : x_last, (rising ? x_last : x_first) - 1, out->width, &first);
-    if (out->at == NULL) {
-        if (n > 0) {
-            out->count += n;
-            seen_column(out, (first - 2) / 5);
-            seen_column(out, (first - 2) / 5 + n - 1);
-        }
-        return;
-    }
+    int64_t first, n = columns_between(out, rising ? x_first : x_last, (rising ? x_last : x_first) - 1, &first);
+    if (out->at == NULL) return;
     for (int64_t k = 0; k < n; k++) {
         int64_t t = first_past(e, first + 5 * k, rising);
         step_within(out, e, t - 1, t);
@@ -200,6 +193,28 @@ static void part_toggles(Toggles *out, const double *xy, int64_t first, int64_t 
     }
 }
 
+/* The polygons: object i is the parts `row_offsets[i]:row_offsets[i + 1]`, part p the points
+ * `xy[part_offsets[p]:part_offsets[p + 1]]` ((x, y) pairs), on an image of `height[i]` x
+ * `width[i]`. */
+typedef struct {
+    const double *xy;
+    const int64_t *part_offsets, *row_offsets, *height, *width;
+} Polygons;
+
+/* The toggles of object i in the columns `low` to `high` (`out->at` NULL: counted). */
+static void object_toggles(Toggles *out, const Polygons *in, int64_t i, int64_t low, int64_t high) {
+    out->count = 0;
+    out->short_of_room = 0;
+    out->low_column = low;
+    out->high_column = high;
+    out->first_column = INT64_MAX;
+    out->last_column = -1;
+    out->height = in->height[i];
+    out->part = 0;
+    for (int64_t p = in->row_offsets[i]; p < in->row_offsets[i + 1]; p++, out->part++)
+        part_toggles(out, in->xy, in->part_offsets[p], in->part_offsets[p + 1]);
+}
+
 /* Whether an object's image can be drawn: at least a pixel, at most as many as 32-bit runs hold. */
 static int drawable(int64_t height, int64_t width) {
     return height >= 1 && width >= 1 && height <= MAX_PIXELS && width <= MAX_PIXELS / height;
@@ -216,34 +231,33 @@ static int inputs_fit(int64_t points, const int64_t *part_offsets, int64_t parts
     return offsets_fit(row_offsets, n, parts) && offsets_fit(part_offsets, parts, points);
 }
 
-/* Object i is the parts `row_offsets[i]:row_offsets[i + 1]`, part p the points
- * `xy[part_offsets[p]:part_offsets[p + 1]]` ((x, y) pairs), on an image of `height[i]` x
- * `width[i]`. Writes for each object an upper bound of its toggles (`toggles[i]`) and of the
- * columns they span (`columns[i]`); 0 and 0 for an image that cannot be drawn. Returns 0, or -1
- * where the offsets do not index the arrays. */
-int64_t polygon_toggle_bounds(const double *xy, int64_t points, const int64_t *part_offsets, int64_t parts,
-                              const int64_t *row_offsets, int64_t n, const int64_t *height, const int64_t *width,
-                              int64_t *toggles, int64_t *columns) {
+/* For each object (see `Polygons`) room enough for its runs: one more than its toggles, at most
+ * one more than its pixels; 0 for an image that cannot be drawn. Returns 0, or -1 where the
+ * offsets do not index the arrays. */
+int64_t polygon_run_bounds(const double *xy, int64_t points, const int64_t *part_offsets, int64_t parts,
+                           const int64_t *row_offsets, int64_t n, const int64_t *height, const int64_t *width,
+                           int64_t *bounds) {
     if (!inputs_fit(points, part_offsets, parts, row_offsets, n)) return -1;
+    Polygons in = {xy, part_offsets, row_offsets, height, width};
+    Toggles out = {0};
     for (int64_t i = 0; i < n; i++) {
-        Toggles out = {NULL, 0, 0, INT64_MAX, -1, height[i], width[i], 0, 0};
-        if (drawable(height[i], width[i]))
-            for (int64_t p = row_offsets[i]; p < row_offsets[i + 1]; p++)
-                part_toggles(&out, xy, part_offsets[p], part_offsets[p + 1]);
-        toggles[i] = out.count;
-        columns[i] = out.count ? out.last_column - out.first_column + 1 : 0;
+        bounds[i] = 0;
+        if (!drawable(height[i], width[i])) continue;
+        object_toggles(&out, &in, i, 0, width[i] - 1);
+        bounds[i] = (out.count < height[i] * width[i] ? out.count : height[i] * width[i]) + 1;
     }
     return 0;
 }
 
 /* The toggles sorted by column (counted into `buckets`, one per column from `first_column`),
  * then by row within a column (few share one). */
-static void sorted(const Toggle *toggles, int64_t n, int64_t first_column, int64_t columns, uint32_t *buckets,
-                   Toggle *into) {
+static void sorted(const Toggles *found, uint32_t *buckets, Toggle *into) {
+    int64_t n = found->count, columns = n ? found->last_column - found->first_column + 1 : 0;
+    const Toggle *toggles = found->at;
     memset(buckets, 0, sizeof(uint32_t) * (size_t)(columns + 1));
-    for (int64_t k = 0; k < n; k++) buckets[toggles[k].column - first_column + 1]++;
+    for (int64_t k = 0; k < n; k++) buckets[toggles[k].column - found->first_column + 1]++;
     for (int64_t c = 0; c < columns; c++) buckets[c + 1] += buckets[c];
-    for (int64_t k = 0; k < n; k++) into[buckets[toggles[k].column - first_column]++] = toggles[k];
+    for (int64_t k = 0; k < n; k++) into[buckets[toggles[k].column - found->first_column]++] = toggles[k];
     for (int64_t k = 1; k < n; k++) {
         Toggle moved = into[k];
         int64_t j = k;
@@ -252,57 +266,98 @@ static void sorted(const Toggle *toggles, int64_t n, int64_t first_column, int64
     }
 }
 
-/* The runs of the union of the parts' masks from their toggles in order: a boundary wherever
- * the count of parts covering a position goes from none to some or back, all the toggles at one
- * position taken together. Returns the number of runs written into `counts`. */
-static int64_t united_runs(const Toggle *toggles, int64_t n, int64_t height, int64_t width, uint8_t *parity,
-                           uint32_t *counts) {
-    int64_t pixels = height * width, runs = 0, covering = 0, last_boundary = 0;
-    for (int64_t k = 0; k < n;) {
-        int64_t position = (int64_t)toggles[k].column * height + toggles[k].row;
-        if (position >= pixels) break;
-        int was = covering > 0;
-        for (; k < n && (int64_t)toggles[k].column * height + toggles[k].row == position; k++) {
-            parity[toggles[k].part] ^= 1;
-            covering += parity[toggles[k].part] ? 1 : -1;
-        }
-        if ((covering > 0) != was) {
-            counts[runs++] = (uint32_t)(position - last_boundary);
-            last_boundary = position;
-        }
+/* The union of the parts' masks, swept over their toggles in order: a boundary wherever the
+ * count of parts covering a position goes from none to some or back, all the toggles at one
+ * position taken together (`position`: the one being taken, -1 before the first). Runs go to
+ * `counts`; `short_of_room` once one found no room. */
+typedef struct {
+    uint8_t *parity;
+    int64_t covering, position, covered_before, last_boundary;
+    uint32_t *counts;
+    int64_t runs, room;
+    int short_of_room;
+} Sweep;
+
+static void run_to(Sweep *s, int64_t position) {
+    if (s->runs == s->room) {
+        s->short_of_room = 1;
+        return;
     }
-    counts[runs++] = (uint32_t)(pixels - last_boundary);
-    return runs;
+    s->counts[s->runs++] = (uint32_t)(position - s->last_boundary);
+    s->last_boundary = position;
 }
 
-/* The objects' masks as runs (see `polygon_toggle_bounds` for the inputs): object i's written
- * after object i - 1's into `counts` (room for `capacity`: the bounds of the toggles plus one
- * for each object), their number in `lengths[i]` (0 for an image that cannot be drawn). Scratch
- * room: `toggles` for 2 x `toggle_room` toggles (3 x uint32 each), `buckets` for `column_room`
- * + 1 columns, `parity` (zeros) for `part_room` parts: at least the bounds of the largest object.
- * Returns the number of runs written, or -1 where the offsets do not index the arrays or the
- * room is short. */
+/* The position being taken is done: a boundary there if coverage changed. */
+static void settle(Sweep *s) {
+    if (s->position >= 0 && (s->covering > 0) != s->covered_before) run_to(s, s->position);
+}
+
+static void sweep(Sweep *s, const Toggle *toggles, int64_t n, int64_t height, int64_t pixels) {
+    for (int64_t k = 0; k < n; k++) {
+        int64_t position = (int64_t)toggles[k].column * height + toggles[k].row;
+        if (position >= pixels) return; /* toggles at the image's end change nothing */
+        if (position != s->position) {
+            settle(s);
+            s->position = position;
+            s->covered_before = s->covering > 0;
+        }
+        s->parity[toggles[k].part] ^= 1;
+        s->covering += s->parity[toggles[k].part] ? 1 : -1;
+    }
+}
+
+/* Object i's runs into `s`, its columns taken in bands of toggles that fit `room` (one band for
+ * any object of at most `room` toggles; for another, each edge brings at most a toggle a column
+ * and one between edges): the scratch never grows with the image or the points' reach. Returns
+ * -1 where the room cannot hold one column of the object's toggles. */
+static int64_t object_runs(Sweep *s, const Polygons *in, int64_t i, Toggle *found, Toggle *ordered, int64_t room,
+                           uint32_t *buckets) {
+    int64_t height = in->height[i], width = in->width[i];
+    int64_t edges = in->part_offsets[in->row_offsets[i + 1]] - in->part_offsets[in->row_offsets[i]];
+    Toggles out = {0};
+    object_toggles(&out, in, i, 0, width - 1);
+    int64_t low = out.first_column, high = out.last_column, band = out.count ? high - low + 1 : 0;
+    if (out.count > room || band > room) band = room / edges - 1;
+    if (out.count && band < 1) return -1;
+    for (int64_t first = low; out.count && first <= high; first += band) {
+        out.at = found;
+        out.room = room;
+        object_toggles(&out, in, i, first, first + band - 1 < high ? first + band - 1 : high);
+        if (out.short_of_room) return -1;
+        sorted(&out, buckets, ordered);
+        sweep(s, ordered, out.count, height, height * width);
+    }
+    settle(s);
+    run_to(s, height * width);
+    return 0;
+}
+
+/* The runs of objects `first` on (see `Polygons`), each after the one before from `counts[0]`
+ * (room for `capacity`), how many in `lengths[i]` (0 for an image that cannot be drawn), until
+ * one finds no room. Scratch: `toggles` for 2 x `room` toggles (3 x uint32 each), `buckets` for
+ * `room` + 1, `parity` (zeros) for `part_room` parts. Returns the objects written from `first`,
+ * or -1 where the offsets do not index the arrays, an object has more parts than `part_room` or
+ * more edges than half of `room`. */
 int64_t polygon_runs(const double *xy, int64_t points, const int64_t *part_offsets, int64_t parts,
                      const int64_t *row_offsets, int64_t n, const int64_t *height, const int64_t *width,
-                     uint32_t *toggles, int64_t toggle_room, uint32_t *buckets, int64_t column_room,
-                     uint8_t *parity, int64_t part_room, uint32_t *counts, int64_t capacity, int64_t *lengths) {
-    if (!inputs_fit(points, part_offsets, parts, row_offsets, n)) return -1;
-    Toggle *found = (Toggle *)toggles, *ordered = found + toggle_room;
+                     int64_t first, uint32_t *toggles, int64_t room, uint32_t *buckets, uint8_t *parity,
+                     int64_t part_room, uint32_t *counts, int64_t capacity, int64_t *lengths) {
+    if (!inputs_fit(points, part_offsets, parts, row_offsets, n) || first < 0) return -1;
+    Polygons in = {xy, part_offsets, row_offsets, height, width};
+    Toggle *found = (Toggle *)toggles, *ordered = found + room;
     int64_t written = 0;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = first; i < n; i++) {
         lengths[i] = 0;
         if (!drawable(height[i], width[i])) continue;
-        if (row_offsets[i + 1] - row_offsets[i] > part_room) return -1;
-        Toggles out = {found, 0, toggle_room, INT64_MAX, -1, height[i], width[i], 0, 0};
-        for (int64_t p = row_offsets[i]; p < row_offsets[i + 1]; p++, out.part++)
-            part_toggles(&out, xy, part_offsets[p], part_offsets[p + 1]);
-        for (int64_t k = 0; k < out.count; k++) seen_column(&out, found[k].column);
-        int64_t columns = out.count ? out.last_column - out.first_column + 1 : 0;
-        if (out.short_of_room || columns > column_room || written + out.count + 1 > capacity) return -1;
-        sorted(found, out.count, out.first_column, columns, buckets, ordered);
-        lengths[i] = united_runs(ordered, out.count, height[i], width[i], parity, counts + written);
-        written += lengths[i];
-        memset(parity, 0, (size_t)(row_offsets[i + 1] - row_offsets[i]));
+        int64_t object_parts = row_offsets[i + 1] - row_offsets[i];
+        if (object_parts > part_room) return -1;
+        Sweep s = {parity, 0, -1, 0, 0, counts + written, 0, capacity - written, 0};
+        int64_t failed = object_runs(&s, &in, i, found, ordered, room, buckets);
+        memset(parity, 0, (size_t)object_parts);
+        if (failed) return -1;
+        if (s.short_of_room) return i - first;
+        lengths[i] = s.runs;
+        written += s.runs;
     }
-    return written;
+    return n - first;
 }
