@@ -94,8 +94,8 @@ def threaded_map(
     function: Callable[[Task], Result], tasks: Sequence[Task], workers: int
 ) -> Generator[Result, None, None]:
     """`map(function, tasks)` on up to `workers` threads, results in task order, for work that
-    releases the GIL (a compiled kernel, reads); at most two tasks per thread are done ahead of
-    the caller, so that results wait in memory only that far. This process runs the `meanwhile`
+    releases the GIL (a compiled kernel, reads); at most one task per thread is done ahead of the
+    caller, so that results wait in memory only that far. This process runs the `meanwhile`
     work while the first tasks run; closing the iterator early cancels the tasks not yet started."""
     threads = max(1, min(workers, len(tasks)))
     pool = ThreadPoolExecutor(max_workers=threads)
@@ -105,7 +105,7 @@ def threaded_map(
             pending.append(pool.submit(function, task))
             if len(pending) == threads:  # every thread has work
                 _do_meanwhile()
-            if len(pending) > 2 * threads:
+            if len(pending) > threads:
                 yield pending.popleft().result()
         _do_meanwhile()
         while pending:

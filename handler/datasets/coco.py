@@ -232,7 +232,7 @@ class _Chunk:
     written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
     written_names: tuple[str, ...]
     masks: TableMasks | None  # None: no row wrote a `segmentation`
-    wrote: IntArray  # `ParsedRows.wrote`: a mask where a row wrote one and no box
+    wrote: IntArray | None  # `ParsedRows.wrote`: a mask where a row wrote one and no box (None: boxes)
 
 
 # The masks of rows that name no `segmentation`.
@@ -252,11 +252,12 @@ def _chunk_rows(written: _Written, ids: DatasetIds, sizes: _Sizes) -> _Chunk:
         if written.segmentation is None
         else segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights, boxless)
     )
-    wrote = np.full(len(xyxy), WROTE_BOX, dtype=np.int64)
+    wrote = None
     if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
         drawn = np.flatnonzero(boxless & masks.masks.present)
         if len(drawn):
             xyxy[drawn] = extent(made(readable(masks.masks[drawn])))
+            wrote = np.full(len(xyxy), WROTE_BOX, dtype=np.int64)
             wrote[drawn] = WROTE_MASK
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     image_ids, category_ids = written.image_ids, written.category_ids
@@ -353,8 +354,9 @@ _ROOM: Final = 1.1
 
 
 def _empty_columns(rows: int) -> dict[str, Any]:
-    """Columns for `rows` rows, not written (their memory is taken as they are filled)."""
-    return {name: np.empty((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
+    """Columns for `rows` rows of zeros, whose memory is taken only as they are filled (`wrote`
+    only where a row wrote a mask and no box: zero is `WROTE_BOX`)."""
+    return {name: np.zeros((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
 
 
 class _Filling:
@@ -373,6 +375,7 @@ class _Filling:
         self._reasons: dict[int, str] = {}
         self._masks: list[tuple[int, TableMasks | None]] = []  # each chunk's rows and masks
         self._names: dict[str, int] = {}  # the texts written as category_id, by place
+        self._wrote = False  # whether a row wrote a mask and no box
 
     def add(self, chunk: _Chunk) -> None:
         first, rows = self._rows, len(chunk.image)
@@ -382,7 +385,10 @@ class _Filling:
         if first + rows > room:
             self._resize(max(first + rows, room + room // 4))
         for name, column in self._columns.items():
-            column[first : first + rows] = getattr(chunk, name)
+            values = getattr(chunk, name)
+            if values is not None:
+                column[first : first + rows] = values
+        self._wrote |= chunk.wrote is not None
         if chunk.written_names:
             self._name_classes(self._columns["written_class"][first : first + rows], chunk.written_names)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
@@ -430,7 +436,7 @@ class _Filling:
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
             masks=self._joined_masks(),
-            wrote=self._columns["wrote"] if self._columns["wrote"].any() else None,
+            wrote=self._columns["wrote"] if self._wrote else None,
         )
 
 

@@ -161,9 +161,8 @@ def test_entries_are_read_in_the_tightest_shape_they_all_fit() -> None:
 
     usual = '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]}'
     assert shape(f"[{usual}, {usual}]") is Records
-    assert (
-        shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "iscrowd": 0}}]') is Records
-    )
+    crowd = '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "iscrowd": 0}'
+    assert shape(f"[{usual}, {crowd}]") is Records
     assert shape(f'[{usual}, {{"image_id": "a", "category_id": 2, "bbox": [1]}}]') is LooseEntry
     assert shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [], "score": null}}]') is dict
 
