@@ -4,9 +4,9 @@ Every function is vectorised over all the masks (or pairs) it is given, with no 
 mask, run or pair; nothing here reads a file. The conventions are pycocotools', so that every
 figure agrees with it bit for bit:
 
-- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, each edge walked
-  pixel by pixel, the crossings of pixel centres kept), and the parts of one object are united as
-  `merge` does;
+- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, the steps of each
+  edge that cross a column of pixel centres kept), and the parts of one object are united as
+  `merge` does, in C (`kernels/src/polygons.c`);
 - `from_strings` decodes COCO's compressed `counts` strings (`rleFrString`);
 - `measured_iou` is `mask.iou` (non-crowd): the pixels of the intersection over those of the union,
   0 where the intersection is empty;
