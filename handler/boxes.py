@@ -72,7 +72,7 @@ def joined_offsets(offsets: list[IntArray]) -> IntArray:
     return joined
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False)  # compared by identity: the engine measures a table's masks once
 class MaskRuns:
     """N instance masks as COCO's uncompressed RLE, concatenated (`engine/masks.py` makes and
     measures them).

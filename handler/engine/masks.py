@@ -18,6 +18,7 @@ y` (column-major) (`foreground`).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Final
 
@@ -356,8 +357,17 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
 
 def measured(masks: MaskRuns) -> MeasuredRuns:
     """The masks with each one's area (pycocotools' `area`) and extent (`extent`), for the IoU of
-    all the pairs they are in (`kernels.mask_iou.pair_ious`)."""
-    return mask_iou.measured(masks.counts, masks.offsets, masks.height, masks.width)
+    all the pairs they are in (`kernels.mask_iou.pair_ious`): once per `MaskRuns` while it lives
+    (a table's masks are in each search of its pairs: the matching, the near misses, the
+    duplicates)."""
+    found = _MEASURED.get(masks)
+    if found is None:
+        found = _MEASURED[masks] = mask_iou.measured(masks.counts, masks.offsets, masks.height, masks.width)
+    return found
+
+
+# The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
+_MEASURED: weakref.WeakKeyDictionary[MaskRuns, MeasuredRuns] = weakref.WeakKeyDictionary()
 
 
 def extent(masks: MaskRuns) -> FloatArray:

@@ -26,11 +26,19 @@ static int runs_inside(const int64_t *offsets, int64_t n_counts, int64_t i) {
     return offsets[i] >= 0 && offsets[i] <= offsets[i + 1] && offsets[i + 1] <= n_counts;
 }
 
-/* The area and extent of every mask of `m` (its `area` and `extent` are the outputs here): the
- * extent `[x_min, y_min, x_max + 1, y_max + 1]` of the pixels of its runs of 1s that are not
- * empty, a run that goes on into the next column covering every row; zeros for a mask without
- * pixels. Returns -1 - i when mask i's runs are not within `counts` (nothing is read for it),
- * else 0. */
+/* The column of position `p` in a mask `h` pixels high, from `per_column` = 1 / h: a product
+ * instead of a division, put right where rounding moved it by one (exact below 2^53). */
+static int64_t column_of(int64_t p, int64_t h, double per_column) {
+    int64_t column = (int64_t)((double)p * per_column);
+    if (column * h > p) return column - 1;
+    if ((column + 1) * h <= p) return column + 1;
+    return column;
+}
+
+/* The area and extent of every mask (`area`, `extent`: the outputs): the extent `[x_min, y_min,
+ * x_max + 1, y_max + 1]` of the pixels of its runs of 1s that are not empty, a run that goes on
+ * into the next column covering every row; zeros for a mask without pixels. Returns -1 - i when
+ * mask i's runs are not within the `n_counts` given (nothing is read for it), else 0. */
 int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *offsets,
                       const int64_t *height, int64_t n, int64_t *area, double *extent) {
     for (int64_t i = 0; i < n; i++) {
@@ -40,13 +48,16 @@ int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *o
         if (!runs_inside(offsets, n_counts, i)) return -1 - i;
         int64_t h = height[i], x0 = INT64_MAX, y0 = INT64_MAX, x1 = 0, y1 = 0, pixels = 0, position = 0;
         if (h <= 0) continue;
-        for (int64_t r = offsets[i]; r < offsets[i + 1]; r++) {
-            int64_t start = position;
-            position += counts[r];
-            if (((r - offsets[i]) & 1) == 0 || position == start) continue;
-            int64_t first = start / h, last = (position - 1) / h;
+        double per_column = 1.0 / (double)h;
+        /* The runs in pairs: a run of 0s, then a run of 1s (a last run of 0s ends nothing). */
+        const uint32_t *run = counts + offsets[i], *end = counts + offsets[i + 1];
+        for (; end - run >= 2; run += 2) {
+            int64_t start = position + run[0];
+            position = start + run[1];
+            if (run[1] == 0) continue;
+            int64_t first = column_of(start, h, per_column), last = column_of(position - 1, h, per_column);
             int one_column = first == last;
-            pixels += position - start;
+            pixels += run[1];
             x0 = min64(x0, first);
             x1 = max64(x1, last + 1);
             y0 = min64(y0, one_column ? start - first * h : 0);
@@ -140,8 +151,11 @@ int64_t mask_pair_ious(const Masks *gt, const Masks *pred, const int64_t *g, con
         if (columns <= 0 || rows <= 0 || area_a <= 0 || area_b <= 0) continue;
         double bound = min_double(min_double(area_a, area_b), columns * rows);
         if (bound / (area_a + area_b - bound) < floor) continue;
+        Walk walk_a = walk_from(gt, i), walk_b = walk_from(pred, j);
+        /* A mask paired with itself (a table searched against itself: its duplicates) is its area. */
+        int same = walk_a.next == walk_b.next && walk_a.end == walk_b.end;
         int64_t from = (int64_t)max_double(a[0], b[0]) * h;
-        double shared = (double)shared_pixels(walk_from(gt, i), walk_from(pred, j), from);
+        double shared = same ? area_a : (double)shared_pixels(walk_a, walk_b, from);
         if (shared > 0) iou[k] = shared / (area_a + area_b - shared);
     }
     return 0;
