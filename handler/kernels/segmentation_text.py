@@ -56,9 +56,11 @@ def scanned(
         raise ValueError(f"Expected {n} heights and widths, got {len(height)} and {len(width)}")
     # Each number is followed by a ',' or ends a list, which opened with a '['; a string is no
     # longer unescaped: rooms none outgrows (untouched, an array takes no memory).
-    lists = text.count(b"[")
-    numbers = text.count(b",") + lists
-    room = np.array([numbers, lists, len(text), numbers], dtype=np.int64)
+    # Counted over the rows' span only: the rows may be a few of a long text's.
+    first, last = (int(starts.min()), int(ends.max())) if n else (0, 0)
+    lists = text.count(b"[", first, last)
+    numbers = text.count(b",", first, last) + lists
+    room = np.array([numbers, lists, last - first, numbers], dtype=np.int64)
     used = np.zeros(4, dtype=np.int64)
     kinds = np.empty(n, dtype=np.uint8)
     sizes = np.empty((n, 2), dtype=np.int64)
