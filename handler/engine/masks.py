@@ -195,7 +195,14 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
     could not has no runs, and the runs of one that could may still not be `well_formed`."""
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    counts, offsets, readable = rle_strings.decoded(b"".join(strings), bounds)
+    return from_text(b"".join(strings), bounds, height, width)
+
+
+def from_text(
+    text: bytes | npt.NDArray[np.uint8], bounds: IntArray, height: IntArray, width: IntArray
+) -> tuple[MaskRuns, BoolArray]:
+    """`from_strings` of the strings `text[bounds[i]:bounds[i + 1]]`, one after the other."""
+    counts, offsets, readable = rle_strings.decoded(text, bounds)
     return MaskRuns(counts, offsets, height.astype(np.int64), width.astype(np.int64)), readable
 
 
