@@ -22,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
 from handler.engine.masks import Measured, made, measured_iou
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
+from handler.kernels.greedy_match import greedy_matches
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
@@ -39,6 +41,8 @@ FLOOR_SLACK: Final = 1e-9
 KEY_SLACK: Final = 1e-12
 # Above this key magnitude (images x coordinate span) the windows fall back to whole images.
 MAX_KEY: Final = 2.0**36
+# Per prediction (or pair), at how many confidence thresholds it is kept (one byte: at most 21).
+Levels = npt.NDArray[np.int8]
 
 
 @dataclass(frozen=True)
@@ -480,63 +484,27 @@ def count_pairs(gt: BoxTable, pred: BoxTable, iou_floor: float, limit: int) -> P
     return PairCount(upright, rotated)
 
 
-def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
-    """int32 when it holds every position and a mark above them: half the memory traffic."""
-    return np.int32 if n_pairs < np.iinfo(np.int32).max else np.int64
+def greedy_match(
+    pairs: CandidatePairs,
+    n_gt: int,
+    n_pred: int,
+    ordered: bool = False,
+    level: Levels | None = None,
+    above: int = 0,
+) -> MatchResult:
+    """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT: the
+    pairs taken in the greedy order, each while both its boxes are free (`kernels.greedy_match`).
 
-
-def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int, ordered: bool = False) -> MatchResult:
-    """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT.
-
-    Equivalent to taking the best remaining pair again and again, done in rounds: a pair
-    that is the best remaining pair of both its prediction and its GT box can never be
-    pre-empted, so every such pair is accepted at once, and so is every pair of a tie block
-    (`_tie_block_pairs`). Pairs already in the greedy order (as `candidate_pairs` returns
-    them, or any subset of them) are not sorted again; `ordered` says the caller knows they are
-    (a subset of `candidate_pairs`' pairs), and the check is skipped.
-
-    A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
-    and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
+    Pairs already in the greedy order (as `candidate_pairs` returns them, or any subset of them)
+    are not sorted again; `ordered` says the caller knows they are (a subset of `candidate_pairs`'
+    pairs), and the check is skipped. With `level` (per pair), only the pairs whose level is above
+    `above` are matched: a subset in order, without making it.
     """
     if not ordered and not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
-    gt_match = np.full(n_gt, -1, dtype=np.int64)
-    pred_match = np.full(n_pred, -1, dtype=np.int64)
-    pred_iou = np.full(n_pred, np.nan)
-    # Matched yet: one byte per box, so the lookups of every round stay in cache.
-    gt_taken, pred_taken = np.zeros(n_gt, dtype=bool), np.zeros(n_pred, dtype=bool)
-    position = _position_type(len(pairs))
-    no_pair = np.iinfo(position).max
-    # first_for_x[box]: the earliest alive position among the box's pairs, in this round.
-    first_for_gt = np.full(n_gt, no_pair, dtype=position)
-    first_for_pred = np.full(n_pred, no_pair, dtype=position)
-    alive = np.arange(len(pairs), dtype=position)  # positions in the order, still free
-    alive_gt, alive_pred, alive_iou = pairs.gt, pairs.pred, pairs.iou
-    ties = _ties(pairs.iou)
-    tied = None if ties is None else ties[1]  # per alive pair: another pair has its IoU
-    while alive.size:
-        # Accept every pair that is first in the order for its prediction and its GT.
-        np.minimum.at(first_for_gt, alive_gt, alive)
-        np.minimum.at(first_for_pred, alive_pred, alive)
-        won = (first_for_gt[alive_gt] == alive) & (first_for_pred[alive_pred] == alive)
-        if tied is not None and tied.any():
-            gt_tied, pred_tied = alive_gt[tied], alive_pred[tied]
-            tops = (pairs.iou[first_for_gt[gt_tied]], pairs.iou[first_for_pred[pred_tied]])
-            won[tied] |= _tie_block_pairs(gt_tied, pred_tied, alive_iou[tied], tops)
-        won_gt, won_pred = alive_gt[won], alive_pred[won]
-        gt_match[won_gt], gt_taken[won_gt] = won_pred, True
-        pred_match[won_pred], pred_taken[won_pred] = won_gt, True
-        pred_iou[won_pred] = alive_iou[won]
-        # Drop every pair that touches a box matched in this round.
-        free = ~(gt_taken[alive_gt] | pred_taken[alive_pred])
-        alive, alive_gt, alive_pred = alive[free], alive_gt[free], alive_pred[free]
-        alive_iou = alive_iou[free]
-        tied = None if tied is None else tied[free]
-        # Only the boxes of the pairs left are read again: clear just their entries.
-        first_for_gt[alive_gt] = no_pair
-        first_for_pred[alive_pred] = no_pair
-    return MatchResult(gt_match, pred_match, pred_iou)
+        level = None if level is None else level[order]
+    return MatchResult(*greedy_matches(pairs.gt, pairs.pred, pairs.iou, n_gt, n_pred, level, above))
 
 
 def _ties(iou: FloatArray) -> tuple[BoolArray, BoolArray] | None:
@@ -549,67 +517,3 @@ def _ties(iou: FloatArray) -> tuple[BoolArray, BoolArray] | None:
     in_run[1:] |= same
     in_run[:-1] |= same
     return same, in_run
-
-
-def _tie_block_pairs(
-    gt: IntArray, pred: IntArray, iou: FloatArray, tops: tuple[FloatArray, FloatArray]
-) -> BoolArray:
-    """Per tied alive pair, whether the sequential greedy takes it now, by whole tie blocks.
-
-    A tie block is a set X of predictions and Y of GT boxes whose best alive pairs all have one
-    IoU v, every one of X paired with every one of Y at v and with nothing else at v. Nothing
-    else can take them before v, and at v the greedy takes X's predictions in order, each with
-    the first free box of Y: the k-th of X with the k-th of Y. Without this, identical boxes (a
-    tie block of n by n pairs) would be matched one pair per round. `tops` is, per pair, the best
-    alive IoU of its GT box and of its prediction. A pair outside the greedy order's ties is in
-    no block, and is its boxes' only pair at that IoU.
-    """
-    # Boxes numbered 0.. among these pairs: a round's work stays the tied pairs' size.
-    gt_box, g_all = np.unique(gt, return_inverse=True)
-    pred_box, p_all = np.unique(pred, return_inverse=True)
-    n_gt, n_pred = len(gt_box), len(pred_box)
-    at_gt_top, at_pred_top = iou == tops[0], iou == tops[1]
-    edge = np.flatnonzero(at_gt_top & at_pred_top)
-    taken = np.zeros(len(iou), dtype=bool)
-    if not len(edge):
-        return taken
-    # At its best IoU, a box of a block has no pair but the block's.
-    level_gt = np.bincount(g_all[at_gt_top], minlength=n_gt)
-    level_pred = np.bincount(p_all[at_pred_top], minlength=n_pred)
-    g, p = g_all[edge], p_all[edge]
-    degree_gt, degree_pred = np.bincount(g, minlength=n_gt), np.bincount(p, minlength=n_pred)
-    # A block's key: its first GT box (the least of a prediction's partners) and first prediction.
-    first_gt, first_pred = np.full(n_pred, n_gt), np.full(n_gt, n_pred)
-    np.minimum.at(first_gt, p, g)
-    np.minimum.at(first_pred, g, p)
-    keys, block, edges = np.unique(
-        first_gt[p] * n_pred + first_pred[g], return_inverse=True, return_counts=True
-    )
-    members_gt = np.bincount(first_pred[np.unique(g)], minlength=n_pred)[first_pred[g]]
-    members_pred = np.bincount(first_gt[np.unique(p)], minlength=n_gt)[first_gt[p]]
-    whole = (
-        (edges[block] == members_gt * members_pred)
-        & (degree_gt[g] == members_pred)
-        & (degree_pred[p] == members_gt)
-        & (level_gt[g] == degree_gt[g])
-        & (level_pred[p] == degree_pred[p])
-    )
-    # A block is whole only if all its pairs are: one pair that is not spoils it.
-    spoiled = np.zeros(len(keys), dtype=bool)
-    spoiled[block[~whole]] = True
-    keep = ~spoiled[block]
-    taken[edge[keep]] = _rank_in_block(g[keep], block[keep]) == _rank_in_block(p[keep], block[keep])
-    return taken
-
-
-def _rank_in_block(box: IntArray, block: IntArray) -> IntArray:
-    """Per pair, its box's place among the distinct boxes of its block, in index order."""
-    order = np.lexsort((box, block))
-    box, block = box[order], block[order]
-    new_box = np.concatenate(([True], (box[1:] != box[:-1]) | (block[1:] != block[:-1])))
-    distinct = np.cumsum(new_box) - 1
-    new_block = np.concatenate(([True], block[1:] != block[:-1]))
-    block_start = np.maximum.accumulate(np.where(new_block, distinct, 0))
-    rank = np.empty(len(box), dtype=np.int64)
-    rank[order] = distinct - block_start
-    return rank

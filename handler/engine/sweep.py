@@ -10,21 +10,18 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.boxes import FloatArray, IntArray
 from handler.engine.breakdowns import count_outcomes
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
-from handler.engine.matching import CandidatePairs, greedy_match
+from handler.engine.matching import CandidatePairs, Levels, greedy_match
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
 from handler.engine.routing import best_single
 from handler.engine.timecost import TimeCosts
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
-# Per prediction, at how many sweep thresholds it is kept (one byte: at most 21 thresholds).
-Levels = npt.NDArray[np.int8]
 
 
 @dataclass(frozen=True)
@@ -130,19 +127,20 @@ def _kept_by_class(class_id: IntArray, level: Levels, n_classes: int, n_threshol
 def _counts_at(
     evaluation: Evaluation,
     usable: _Usable,
-    kept_pairs: BoolArray,
+    kept_pairs: tuple[Levels, int],
     kept_by_class: IntArray,
     iou_perfect: float,
 ) -> tuple[Tally, IntArray]:
     """The tally and the (n_classes, 5) class counts of matching only the kept predictions.
 
-    `kept_pairs` masks `usable.pairs` (the pairs of kept predictions), `kept_by_class` counts
-    every kept prediction by class. Dropping predictions keeps the pairs' greedy order, so the
-    matching is that of the kept predictions, with no sort.
+    `kept_pairs`: each of `usable.pairs`' level and the one above which a pair's prediction is
+    kept; `kept_by_class` counts every kept prediction by class. Dropping predictions keeps the
+    pairs' greedy order, so the matching is that of the kept predictions, with no sort.
     Class counts go as `breakdowns.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt = evaluation.gt
-    match = greedy_match(usable.pairs[kept_pairs], len(gt), len(usable.rows), ordered=True)
+    level, above = kept_pairs
+    match = greedy_match(usable.pairs, len(gt), len(usable.rows), True, level, above)
     matched_gt = np.flatnonzero(match.gt_match >= 0)
     matched_pred = match.gt_match[matched_gt]
     iou = match.pred_iou[matched_pred]
@@ -176,7 +174,7 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
         count = int(kept_by_class[:, k].sum())
         if count not in done:
             done[count] = _counts_at(
-                evaluation, usable, pair_level > k, kept_by_class[:, k], thresholds.iou_perfect
+                evaluation, usable, (pair_level, k), kept_by_class[:, k], thresholds.iou_perfect
             )
         tally, by_class = done[count]
         points.append(SweepPoint(threshold, count, tally))
