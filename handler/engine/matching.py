@@ -28,10 +28,11 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_area, box_size, is_turned
-from handler.engine.iou import iou_of_overlap, overlap
+from handler.engine.iou import overlap
 from handler.engine.masks import Measured, made, measured_iou
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 from handler.kernels.greedy_match import greedy_matches
+from handler.kernels.window_pairs import Windows, window_pairs
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
@@ -85,24 +86,28 @@ class MatchResult:
 
 @dataclass(frozen=True)
 class _Columns:
-    """A table's boxes as contiguous columns, row i being row `rows[i]` of the table."""
+    """A table's boxes (its own (N, 4) rows, not gathered) and, position i being row `rows[i]`,
+    the rotated boxes' details by position."""
 
     rows: IntArray
-    x0: FloatArray
-    y0: FloatArray
-    x1: FloatArray
-    y1: FloatArray
+    xyxy: FloatArray
     area: FloatArray
     turned: _Turned | None  # None: no box of either table is rotated
 
     @classmethod
     def of(cls, table: BoxTable, area: FloatArray, rows: IntArray, with_turned: bool) -> _Columns:
         """`area`: the whole table's box areas (computed once by the caller)."""
-        # Whole rows gathered at once, then made contiguous columns (the pairs gather from them).
-        xyxy = np.take(table.xyxy, rows, axis=0)
-        x0, y0, x1, y1 = np.ascontiguousarray(xyxy.T)
-        turned = _Turned.of(xyxy, table.angle[rows], table.quads, rows) if with_turned else None
-        return cls(rows, x0, y0, x1, y1, area[rows], turned)
+        xyxy = np.ascontiguousarray(table.xyxy, dtype=np.float64)
+        turned = _Turned.of(xyxy[rows], table.angle[rows], table.quads, rows) if with_turned else None
+        return cls(rows, xyxy, np.ascontiguousarray(area, dtype=np.float64), turned)
+
+    def xyxy_at(self, positions: IntArray) -> FloatArray:
+        at: FloatArray = self.xyxy[self.rows[positions]]
+        return at
+
+    def area_at(self, positions: IntArray) -> FloatArray:
+        at: FloatArray = self.area[self.rows[positions]]
+        return at
 
 
 @dataclass(frozen=True)
@@ -238,8 +243,9 @@ def _min_heights(gt: _Columns, floor: float | None) -> FloatArray:
     IoU ≥ t needs a y-overlap h ≥ t·max(h_gt, h_pred) ≥ t·h_gt.
     """
     if floor is None:
-        return np.full(len(gt.y0), -np.inf)
-    return (gt.y1 - gt.y0) * (floor * (1 - FLOOR_SLACK))
+        return np.full(len(gt.area), -np.inf)
+    heights: FloatArray = (gt.xyxy[:, 3] - gt.xyxy[:, 1]) * (floor * (1 - FLOOR_SLACK))
+    return heights
 
 
 def _chunks(counts: IntArray, budget: int) -> Iterator[tuple[int, int]]:
@@ -263,38 +269,28 @@ def enumerate_ranges(start: IntArray, count: IntArray) -> tuple[IntArray, IntArr
 def _pairs_of_rows(
     gt: _Columns,
     pred: _Columns,
-    start: IntArray,
-    count: IntArray,
-    rows: slice,
+    windows: Windows,
     floor: float,
-    min_height: FloatArray,
     exact: bool,
     measured: tuple[Measured, Measured] | None = None,
 ) -> CandidatePairs:
-    """The pairs of GT rows `rows` with the predictions of their windows (the `count` positions
-    from `start` in `pred`), IoU ≥ floor.
+    """The pairs of the windows' GT rows with the predictions of their windows, IoU ≥ floor.
 
-    A pair whose y-overlap is below `min_height` of its GT row cannot reach the floor: it is
-    dropped before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
+    A pair whose y-overlap is below its GT row's `min_height` cannot reach the floor: the kernel
+    drops it before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
     its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped.
     """
-    ends = np.cumsum(count)
-    p = np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
-    # The y-overlap of every enumerated pair, in place (`overlap`'s operations, in its order).
-    top = np.minimum(np.repeat(gt.y1[rows], count), pred.y1[p])
-    height = np.subtract(top, np.maximum(np.repeat(gt.y0[rows], count), pred.y0[p]), out=top)
-    near = np.flatnonzero(height >= np.repeat(min_height[rows], count))
-    # Only the pairs near in y learn their GT row: the window their position falls in.
-    g = np.searchsorted(ends, near, "right") + rows.start
-    p, height = p[near], height[near]
-    width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
-    iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
+    upright = gt.turned is None and measured is None
+    # A rotated box's or a mask's IoU is not its box's: those pairs are all measured again below.
+    g, p, iou = window_pairs(
+        (gt.xyxy, gt.area), (pred.xyxy, pred.area), windows, floor if upright else -np.inf
+    )
     if gt.turned is not None and pred.turned is not None:
         iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
     if measured is not None:
         iou = _mask_ious(measured, g, pred.rows[p], iou, floor) if exact else np.where(iou > 0, 1.0, 0.0)
-    keep = iou >= floor
-    return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
+    kept = iou >= floor
+    return CandidatePairs(g[kept], pred.rows[p[kept]], iou[kept])
 
 
 def _with_turned_pairs(
@@ -315,7 +311,7 @@ def _with_turned_pairs(
     overlap_area = np.maximum(overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2]), 0.0) * np.maximum(
         overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]), 0.0
     )
-    area_g, area_p = gt.area[g], pred.area[p]
+    area_g, area_p = gt.area_at(g), pred.area_at(p)
     larger = np.maximum(area_g, area_p)
     floor_area = floor * (1 - FLOOR_SLACK) * larger
     near = np.flatnonzero(
@@ -333,7 +329,7 @@ def _with_turned_pairs(
         iou[turned] = 1.0
         return iou
     angle_g, angle_p = gt.turned.angle[g], pred.turned.angle[p]
-    corners_g, corners_p = gt.turned.corners(_xyxy(gt, g), g), pred.turned.corners(_xyxy(pred, p), p)
+    corners_g, corners_p = gt.turned.corners(gt.xyxy_at(g), g), pred.turned.corners(pred.xyxy_at(p), p)
     # A tighter bound, on the boxes' own axes, before the exact overlap.
     close = np.flatnonzero(overlap_bound(corners_g, corners_p, angle_g, angle_p) >= floor_area)
     iou[turned[close]] = rotated_iou(corners_g[close], corners_p[close], area_g[close], area_p[close])
@@ -372,22 +368,8 @@ def _mask_pair_parts(
     counts[~(gt_area > 0)] = 0
     no_pruning = _min_heights(gt_columns, None)
     for first, last in _chunks(counts, budget):
-        rows = slice(first, last)
-        yield _pairs_of_rows(
-            gt_columns,
-            pred_columns,
-            windows.start[rows],
-            counts[rows],
-            rows,
-            iou_floor,
-            no_pruning,
-            exact,
-            measured,
-        )
-
-
-def _xyxy(columns: _Columns, rows: IntArray) -> FloatArray:
-    return np.stack((columns.x0[rows], columns.y0[rows], columns.x1[rows], columns.y1[rows]), axis=1)
+        rows = Windows(pred_columns.rows, windows.start, counts, no_pruning, first, last)
+        yield _pairs_of_rows(gt_columns, pred_columns, rows, iou_floor, exact, measured)
 
 
 def greedy_order(pairs: CandidatePairs) -> IntArray:
@@ -446,10 +428,8 @@ def _pair_parts(
     if flat_gt is not None:
         counts[flat_gt] = 0
     for first, last in _chunks(counts, budget):
-        rows = slice(first, last)
-        yield _pairs_of_rows(
-            gt_columns, pred_columns, windows.start[rows], counts[rows], rows, iou_floor, min_height, exact
-        )
+        rows = Windows(pred_columns.rows, windows.start, counts, min_height, first, last)
+        yield _pairs_of_rows(gt_columns, pred_columns, rows, iou_floor, exact)
 
 
 def candidate_pairs(
