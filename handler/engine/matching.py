@@ -1,10 +1,11 @@
-"""Candidate pairs and greedy one-to-one matching (contract §5), vectorised over all images.
+"""Candidate pairs and greedy one-to-one matching (contract §5), over all images at once.
 
 Candidate pairs are found without trying every (GT, prediction) pair of an image: IoU ≥ t
 needs the two x-intervals to overlap by at least t times the wider one, so the predictions
 of an image, sorted by `x_min`, that can reach t with a GT box lie in one window of that
 order (`_x_windows`). Only the pairs inside the windows are enumerated, in chunks of about
-`budget` pairs, with no Python loop per image, box or pair; the exact IoU then decides.
+`budget` pairs, by compiled kernels (`handler/kernels`: the windows, the pairs' IoU, the greedy
+matching), with no Python loop per image, box or pair; the exact IoU then decides.
 The pairs come out in the greedy order, so re-matching a subset of them (another confidence
 threshold) needs no sort.
 
@@ -33,15 +34,13 @@ from handler.engine.masks import Measured, made, measured_iou
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 from handler.kernels.greedy_match import greedy_matches
 from handler.kernels.window_pairs import Windows, window_pairs
+from handler.kernels.x_windows import x_windows
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
-# Window bounds are derived with a floor lowered by this factor and widened by this much of
-# the key's magnitude, so that float rounding can only add pairs (the exact IoU drops them).
+# Window bounds are derived with a floor lowered by this factor and widened by this much of the
+# coordinates' magnitude, so that float rounding can only add pairs (the exact IoU drops them).
 FLOOR_SLACK: Final = 1e-9
-KEY_SLACK: Final = 1e-12
-# Above this key magnitude (images x coordinate span) the windows fall back to whole images.
-MAX_KEY: Final = 2.0**36
 # Per prediction (or pair), at how many confidence thresholds it is kept (one byte: at most 21).
 Levels = npt.NDArray[np.int8]
 
@@ -146,16 +145,10 @@ class _Windows:
     stop: IntArray
 
 
-def _image_ranges(image: IntArray, n_images: int) -> tuple[IntArray, IntArray]:
-    """Start and stop of each image's rows in a table sorted by image."""
-    stops = np.cumsum(np.bincount(image, minlength=n_images)).astype(np.int64)
-    return np.concatenate(([0], stops[:-1])).astype(np.int64), stops
-
-
 def _image_windows(gt: BoxTable, pred: BoxTable, n_images: int) -> _Windows:
     """Every prediction of the GT box's image (no pruning: the general fallback)."""
-    starts, stops = _image_ranges(pred.image, n_images)
-    return _Windows(np.argsort(pred.image, kind="stable"), starts[gt.image], stops[gt.image])
+    everything = np.full(len(gt), np.inf)
+    return _windows(pred.xyxy[:, 0], pred.image, gt.image, (-everything, everything), n_images)
 
 
 def _prunable(gt: BoxTable, pred: BoxTable, iou_floor: float) -> bool:
@@ -168,8 +161,8 @@ def _prunable(gt: BoxTable, pred: BoxTable, iou_floor: float) -> bool:
     return bool(iou_floor > 0 and len(gt) and len(pred)) and upright(gt) and upright(pred)
 
 
-def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) -> _Windows | None:
-    """Windows over predictions sorted by (image, x_min); None when keys would lose precision.
+def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) -> _Windows:
+    """Windows over predictions sorted by (image, x_min).
 
     IoU ≥ t needs an x-overlap w ≥ t·max(w_gt, w_pred), so w_pred ≤ w_gt / t and
     x_min_pred ∈ [x_min_gt + t·w_gt - w_gt / t, x_max_gt - t·w_gt].
@@ -208,25 +201,11 @@ def _windows(
     gt_image: IntArray,
     bounds: tuple[FloatArray, FloatArray],
     n_images: int,
-) -> _Windows | None:
-    """For each GT row, the predictions of its image whose `pred_x0` lies in its `bounds`, from one
-    sort of the predictions by one float key, image·span + x0 (the windows clamped to the image);
-    None when the keys would lose precision."""
-    low = float(pred_x0.min())
-    span = float(pred_x0.max()) - low + 1.0
-    if n_images * span > MAX_KEY:
-        return None
-    key = pred_image * span + (pred_x0 - low)  # increases with (image, x0)
-    order = np.argsort(key, kind="stable")  # timsort uses runs: files usually group by image
-    key = key[order]
-    slack = FLOOR_SLACK * (abs(low) + span) + KEY_SLACK * n_images * span
-    base = gt_image * span - low
-    with np.errstate(over="ignore", invalid="ignore"):
-        first = np.searchsorted(key, base + bounds[0] - slack, "left")
-        last = np.searchsorted(key, base + bounds[1] + slack, "right")
-    image_start, image_stop = (bound[gt_image] for bound in _image_ranges(pred_image, n_images))
-    start = np.clip(first, image_start, image_stop)
-    return _Windows(order, start, np.clip(last, start, image_stop))
+) -> _Windows:
+    """For each GT row, the predictions of its image whose `pred_x0` lies in its `bounds`, the
+    predictions sorted by (image, x0) image by image (`kernels.x_windows`)."""
+    order, start, stop = x_windows(pred_x0, pred_image, gt_image, bounds, n_images)
+    return _Windows(order, start, stop)
 
 
 def _flat(area: FloatArray, iou_floor: float) -> BoolArray | None:
