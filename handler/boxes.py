@@ -88,9 +88,6 @@ class MaskRuns:
     offsets: IntArray
     height: IntArray
     width: IntArray
-    # Rows selected from another table's masks: which, and their rows there (so that the engine
-    # measures a selection from what it measured of the whole, `engine/masks.py` `Measured`).
-    selected_from: tuple[MaskRuns, IntArray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.height)
@@ -122,15 +119,13 @@ class MaskRuns:
 
     def __getitem__(self, index: Any) -> MaskRuns:
         rows = np.arange(len(self))[index]
-        whole, rows_there = self.selected_from or (self, np.arange(len(self)))
-        selection = whole, rows_there[rows]
         if isinstance(index, slice) and index.step in (None, 1) and len(rows):
             # A range of rows: their runs are one range, a view.
             first, last = self.offsets[rows[0]], self.offsets[rows[-1] + 1]
             offsets = self.offsets[rows[0] : rows[-1] + 2] - first
-            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows], selection)
+            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows])
         positions, offsets = ragged_take(self.offsets, rows)
-        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows], selection)
+        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows])
 
     @property
     def present(self) -> BoolArray:
