@@ -33,7 +33,7 @@ from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_
 from handler.engine.iou import overlap
 from handler.engine.masks import made, measured
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
-from handler.kernels.greedy_match import greedy_matches
+from handler.kernels.greedy_match import MAX_LEVELS, taken_at
 from handler.kernels.mask_iou import MeasuredRuns, pair_ious
 from handler.kernels.window_pairs import Windows, window_pairs
 from handler.kernels.x_windows import x_windows
@@ -45,6 +45,7 @@ PAIR_BUDGET: Final = 1 << 15
 FLOOR_SLACK: Final = 1e-9
 # Per prediction (or pair), at how many confidence thresholds it is kept (one byte: at most 21).
 Levels = npt.NDArray[np.int8]
+UInts = npt.NDArray[np.uint32]
 
 
 @dataclass(frozen=True)
@@ -437,27 +438,33 @@ def count_pairs(gt: BoxTable, pred: BoxTable, iou_floor: float, limit: int) -> P
     return PairCount(upright, rotated)
 
 
-def greedy_match(
-    pairs: CandidatePairs,
-    n_gt: int,
-    n_pred: int,
-    ordered: bool = False,
-    level: Levels | None = None,
-    above: int = 0,
-) -> MatchResult:
+def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int, ordered: bool = False) -> MatchResult:
     """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT: the
     pairs taken in the greedy order, each while both its boxes are free (`kernels.greedy_match`).
 
     Pairs already in the greedy order (as `candidate_pairs` returns them, or any subset of them)
     are not sorted again; `ordered` says the caller knows they are (a subset of `candidate_pairs`'
-    pairs), and the check is skipped. With `level` (per pair), only the pairs whose level is above
-    `above` are matched: a subset in order, without making it.
+    pairs), and the check is skipped.
     """
     if not ordered and not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
-        level = None if level is None else level[order]
-    return MatchResult(*greedy_matches(pairs.gt, pairs.pred, pairs.iou, n_gt, n_pred, level, above))
+    taken = np.flatnonzero(taken_at(pairs.gt, pairs.pred, n_gt, n_pred))
+    gt, pred = pairs.gt[taken], pairs.pred[taken]
+    gt_match = np.full(n_gt, -1, dtype=np.int64)
+    pred_match = np.full(n_pred, -1, dtype=np.int64)
+    pred_iou = np.full(n_pred, np.nan)
+    gt_match[gt], pred_match[pred], pred_iou[pred] = pred, gt, pairs.iou[taken]
+    return MatchResult(gt_match, pred_match, pred_iou)
+
+
+def matched_by_level(pairs: CandidatePairs, n_gt: int, n_pred: int, level: Levels) -> UInts:
+    """Per pair of `candidate_pairs` (or a subset), bit k set where the greedy matching of the
+    pairs whose prediction's `level` is above k (the predictions a threshold keeps) takes it: the
+    matchings of every threshold, in one pass."""
+    if len(level) and int(level.max()) > MAX_LEVELS:
+        raise ValueError(f"at most {MAX_LEVELS} thresholds are matched at once")
+    return taken_at(pairs.gt, pairs.pred, n_gt, n_pred, level)
 
 
 def _ties(iou: FloatArray) -> tuple[BoolArray, BoolArray] | None:

@@ -15,7 +15,7 @@ from handler.boxes import FloatArray, IntArray
 from handler.engine.breakdowns import count_outcomes
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
-from handler.engine.matching import CandidatePairs, Levels, greedy_match
+from handler.engine.matching import CandidatePairs, Levels, matched_by_level
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
 from handler.engine.routing import best_single
 from handler.engine.timecost import TimeCosts
@@ -125,26 +125,16 @@ def _kept_by_class(class_id: IntArray, level: Levels, n_classes: int, n_threshol
 
 
 def _counts_at(
-    evaluation: Evaluation,
-    usable: _Usable,
-    kept_pairs: tuple[Levels, int],
-    kept_by_class: IntArray,
-    iou_perfect: float,
+    evaluation: Evaluation, usable: _Usable, taken: IntArray, kept_by_class: IntArray, iou_perfect: float
 ) -> tuple[Tally, IntArray]:
-    """The tally and the (n_classes, 5) class counts of matching only the kept predictions.
-
-    `kept_pairs`: each of `usable.pairs`' level and the one above which a pair's prediction is
-    kept; `kept_by_class` counts every kept prediction by class. Dropping predictions keeps the
-    pairs' greedy order, so the matching is that of the kept predictions, with no sort.
+    """The tally and the (n_classes, 5) class counts of matching only the kept predictions, whose
+    matching takes the pairs `taken` (positions in `usable.pairs`); `kept_by_class` counts every
+    kept prediction by class.
     Class counts go as `breakdowns.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt = evaluation.gt
-    level, above = kept_pairs
-    match = greedy_match(usable.pairs, len(gt), len(usable.rows), True, level, above)
-    matched_gt = np.flatnonzero(match.gt_match >= 0)
-    matched_pred = match.gt_match[matched_gt]
-    iou = match.pred_iou[matched_pred]
-    matched_class = usable.class_id[matched_pred]
+    matched_gt, iou = usable.pairs.gt[taken], usable.pairs.iou[taken]
+    matched_class = usable.class_id[usable.pairs.pred[taken]]
     outcome = pair_outcomes(gt.class_id[matched_gt] == matched_class, iou, iou_perfect)
     unmatched_pred = int(kept_by_class.sum()) - len(matched_gt)
     tally = Tally.of_pairs(outcome, iou, unmatched_pred, len(gt) - len(matched_gt))
@@ -167,15 +157,16 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
     level = _kept_levels(pred.confidence, grid)
     kept_by_class = _kept_by_class(pred.class_id, level, n_classes, len(grid))
     pair_level = level[usable.rows][usable.pairs.pred]  # a pair is kept while its prediction is
-    # An equal count of kept predictions means an equal (nested) set: one matching per count.
+    # Dropping predictions keeps the pairs' greedy order: every threshold's matching in one pass.
+    taken = matched_by_level(usable.pairs, len(evaluation.gt), len(usable.rows), pair_level)
+    # An equal count of kept predictions means an equal (nested) set: one count per set.
     done: dict[int, tuple[Tally, IntArray]] = {}
     points, classes = [], []
     for k, threshold in enumerate(grid):
         count = int(kept_by_class[:, k].sum())
         if count not in done:
-            done[count] = _counts_at(
-                evaluation, usable, (pair_level, k), kept_by_class[:, k], thresholds.iou_perfect
-            )
+            at_k = np.flatnonzero(taken & np.uint32(1 << k))
+            done[count] = _counts_at(evaluation, usable, at_k, kept_by_class[:, k], thresholds.iou_perfect)
         tally, by_class = done[count]
         points.append(SweepPoint(threshold, count, tally))
         classes.append(by_class)

@@ -1,4 +1,5 @@
-"""Greedy one-to-one matching over pairs in the greedy order, in C (`src/greedy_match.c`)."""
+"""Greedy one-to-one matching over pairs in the greedy order, at many confidence thresholds in one
+pass, in C (`src/greedy_match.c`)."""
 
 from __future__ import annotations
 
@@ -7,49 +8,42 @@ import numpy.typing as npt
 
 from handler.kernels import POINTER, SIZE, address, kernel
 
-Matches = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
+# The thresholds one pass matches at: a bit each.
+MAX_LEVELS = 32
 
 
-def greedy_matches(
+def taken_at(
     gt: npt.NDArray[np.int64],
     pred: npt.NDArray[np.int64],
-    iou: npt.NDArray[np.float64],
     n_gt: int,
     n_pred: int,
     level: npt.NDArray[np.int8] | None = None,
-    above: int = 0,
-) -> Matches:
-    """Per GT box its prediction, per prediction its GT box (-1: none) and the pair's IoU (NaN:
-    none), taking the pairs (already in the greedy order) one after the other while both boxes are
-    free; with `level`, only the pairs whose level is above `above`."""
-    n = len(iou)
-    if not (len(gt) == len(pred) == n and (level is None or len(level) == n)):
+) -> npt.NDArray[np.uint32]:
+    """Per pair (already in the greedy order), the thresholds at which the greedy takes it, bit j
+    for threshold j: the pairs taken one after the other while both boxes are free, a pair taking
+    part at the thresholds below its `level` (its prediction's; None: at threshold 0 alone)."""
+    n = len(gt)
+    if not (len(pred) == n and (level is None or len(level) == n)):
         raise ValueError("a pair's columns must be equally long")
-    gt_match = np.full(n_gt, -1, dtype=np.int64)
-    pred_match = np.full(n_pred, -1, dtype=np.int64)
-    pred_iou = np.full(n_pred, np.nan)
-    if n == 0:
-        return gt_match, pred_match, pred_iou
     # Bound to names: a converted copy must outlive the call that reads it.
     gt, pred = np.ascontiguousarray(gt, dtype=np.int64), np.ascontiguousarray(pred, dtype=np.int64)
-    iou = np.ascontiguousarray(iou, dtype=np.float64)
     level = None if level is None else np.ascontiguousarray(level, dtype=np.int8)
-    match = kernel(
-        "greedy_match", POINTER, POINTER, POINTER, POINTER, SIZE, SIZE, SIZE, SIZE, POINTER, POINTER, POINTER
-    )
-    taken = match(
+    gt_taken, pred_taken = np.zeros(n_gt, dtype=np.uint32), np.zeros(n_pred, dtype=np.uint32)
+    taken = np.zeros(n, dtype=np.uint32)
+    if n == 0:
+        return taken
+    match = kernel("greedy_match", POINTER, POINTER, POINTER, SIZE, SIZE, SIZE, POINTER, POINTER, POINTER)
+    done = match(
         address(gt, np.int64),
         address(pred, np.int64),
-        address(iou, np.float64),
         None if level is None else address(level, np.int8),
-        above,
         n,
         n_gt,
         n_pred,
-        address(gt_match, np.int64),
-        address(pred_match, np.int64),
-        address(pred_iou, np.float64),
+        address(gt_taken, np.uint32) if n_gt else None,
+        address(pred_taken, np.uint32) if n_pred else None,
+        address(taken, np.uint32),
     )
-    if taken < 0:
+    if done < 0:
         raise IndexError("a pair names a box outside its table")
-    return gt_match, pred_match, pred_iou
+    return taken

@@ -1,5 +1,5 @@
 """The greedy matching kernel against the literal greedy of `tests/helpers/reference.py`, on drawn
-pairs with many ties (IoUs from a few values), whole and by confidence level."""
+pairs with many ties (IoUs from a few values), whole and at every confidence level in one pass."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from helpers import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handler.engine.matching import CandidatePairs, greedy_match, greedy_order
-from handler.kernels.greedy_match import greedy_matches
+from handler.engine.matching import CandidatePairs, greedy_match, greedy_order, matched_by_level
+from handler.kernels.greedy_match import taken_at
 
 N_GT, N_PRED = 6, 7
 
@@ -47,8 +47,8 @@ def _found(gt_match: npt.NDArray[np.int64], pred_iou: npt.NDArray[np.float64]) -
 def test_the_kernel_takes_the_pairs_the_reference_takes(
     drawn: tuple[CandidatePairs, npt.NDArray[np.int8]],
 ) -> None:
-    pairs, level = drawn
-    match = greedy_match(pairs, N_GT, N_PRED, level=level, above=-1)  # unordered: sorted first
+    pairs, _ = drawn
+    match = greedy_match(pairs, N_GT, N_PRED)  # unordered: sorted first
     assert _found(match.gt_match, match.pred_iou) == _reference(pairs)
     matched = np.flatnonzero(match.pred_match >= 0)
     assert (match.gt_match[match.pred_match[matched]] == matched).all()
@@ -56,22 +56,26 @@ def test_the_kernel_takes_the_pairs_the_reference_takes(
 
 
 @settings(max_examples=300, deadline=None)
-@given(drawn_pairs(), st.integers(0, 3))
-def test_a_level_matches_the_subset_above_it(
-    drawn: tuple[CandidatePairs, npt.NDArray[np.int8]], above: int
-) -> None:
+@given(drawn_pairs())
+def test_each_level_matches_the_pairs_above_it(drawn: tuple[CandidatePairs, npt.NDArray[np.int8]]) -> None:
     pairs, level = drawn
     order = greedy_order(pairs)
     ordered = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
-    match = greedy_match(ordered, N_GT, N_PRED, True, level[order], above)
-    assert _found(match.gt_match, match.pred_iou) == _reference(pairs[level > above])
+    taken = matched_by_level(ordered, N_GT, N_PRED, level[order])
+    for above in range(4):
+        at = np.flatnonzero(taken & np.uint32(1 << above))
+        found = zip(ordered.gt[at].tolist(), ordered.pred[at].tolist(), ordered.iou[at].tolist(), strict=True)
+        assert set(found) == _reference(pairs[level > above]), above
+    assert not (taken >> np.uint32(4)).any(), "no pair is taken where no prediction is kept"
 
 
 def test_an_index_outside_its_table_is_refused_before_anything_is_written() -> None:
-    gt, pred, iou = np.array([0, 5]), np.array([0, 0]), np.array([0.9, 0.8])
+    gt, pred = np.array([0, 5]), np.array([0, 0])
     with pytest.raises(IndexError, match="outside its table"):
-        greedy_matches(gt, pred, iou, 5, 1)
+        taken_at(gt, pred, 5, 1)
     with pytest.raises(IndexError):
-        greedy_matches(pred, np.array([0, -1]), iou, 1, 1)
+        taken_at(pred, np.array([0, -1]), 1, 1)
+    with pytest.raises(IndexError):
+        taken_at(gt, pred, 0, 0)
     with pytest.raises(ValueError, match="equally long"):
-        greedy_matches(gt, pred[:1], iou, 6, 1)
+        taken_at(gt, pred[:1], 6, 1)
