@@ -32,13 +32,14 @@ def saved(columns: Chunk) -> bytes:
     return buffer.getvalue()
 
 
-def loaded(content: bytes) -> dict[str, npt.NDArray[Any]]:
-    """Every column of a chunk, read at once (a damaged chunk raises ValueError)."""
+def loaded(content: bytes, keys: Sequence[str] | None = None) -> dict[str, npt.NDArray[Any]]:
+    """Every column of a chunk (`keys`: those of them it has), read at once (a damaged chunk raises
+    ValueError)."""
     if not content.startswith(NPZ_MAGIC):  # np.load would read a lone array or guess at a pickle
         raise ValueError("damaged chunk (not an .npz: expected a zip of numpy arrays)")
     try:
         with np.load(io.BytesIO(content), allow_pickle=False) as chunk:
-            return {key: chunk[key] for key in chunk.files}
+            return {key: chunk[key] for key in chunk.files if keys is None or key in keys}
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise ValueError(f"damaged chunk ({error})") from error
 

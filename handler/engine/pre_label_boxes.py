@@ -113,11 +113,12 @@ class Floors:
 
 
 def trimmed(content: bytes, lowest: Floors) -> bytes:
-    """A chunk keeping the predictions at or above their class's `lowest` threshold."""
+    """A chunk keeping the predictions at or above their class's `lowest` threshold: `content`
+    itself when that is every one (its other columns, the masks' runs, are then never read)."""
+    kept = _kept(loaded(content, ("class_names", "class_id", "confidence")), lowest)
+    if kept.all():
+        return content
     chunk = loaded(content)
-    names = orjson.loads(chunk["class_names"].tobytes())
-    floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
-    kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
     masks = masks_of(chunk)
     for key in PER_PREDICTION:
         if key in chunk:
@@ -125,6 +126,13 @@ def trimmed(content: bytes, lowest: Floors) -> bytes:
     if masks is not None:
         chunk.update(mask_columns(masks[kept]))
     return saved(chunk)
+
+
+def _kept(chunk: Chunk, lowest: Floors) -> BoolArray:
+    names = orjson.loads(chunk["class_names"].tobytes())
+    floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
+    kept: BoolArray = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
+    return kept
 
 
 def mask_columns(masks: MaskRuns) -> dict[str, npt.NDArray[Any]]:
@@ -154,7 +162,7 @@ def masks_of(chunk: Chunk) -> MaskRuns | None:
             f"damaged chunk: {MASK_OFFSETS} does not index the {len(counts)} runs of {rows} masks"
         )
     return MaskRuns(
-        counts.astype(np.uint32),
+        counts.astype(np.uint32, copy=False),
         offsets,
         chunk["mask_height"].astype(np.int64),
         chunk["mask_width"].astype(np.int64),

@@ -110,11 +110,13 @@ class ReportStaging:
         self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart
     ) -> tuple[WrittenObject, ...]:
         """The chunks of `part` written again through `edit`, one at a time (after the run
-        learned something)."""
+        learned something); a chunk `edit` gives back as it was is left as it is."""
         rewritten = []
         for chunk in chunks:
-            content = edit(self.store.get(chunk.key))
-            self.store.put(chunk.key, content, part.content_type)
+            written = self.store.get(chunk.key)
+            content = edit(written)
+            if content is not written:
+                self.store.put(chunk.key, content, part.content_type)
             rewritten.append(WrittenObject(chunk.key, len(content)))
         return tuple(rewritten)
 
