@@ -34,7 +34,7 @@ from handler.report.publish.asset import (
     staging_folder,
 )
 from handler.sections.parts import ReportPart
-from handler.storage import AccessDenied, Content, ObjectSink, Store, WrittenObject
+from handler.storage import AccessDenied, Content, ObjectSink, SizedContent, Store, WrittenObject
 
 
 def new_report_id() -> str:
@@ -107,7 +107,7 @@ class ReportStaging:
         return [sink for sinks in self._chunks.values() for sink in sinks]
 
     def rewrite_chunks(
-        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart
+        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes | SizedContent], part: ReportPart
     ) -> tuple[WrittenObject, ...]:
         """The chunks of `part` written again through `edit`, one at a time (after the run
         learned something); a chunk `edit` gives back as it was is left as it is."""
