@@ -90,9 +90,6 @@ class MaskRuns:
     offsets: IntArray
     height: IntArray
     width: IntArray
-    # Rows selected from another table's masks: which, and their rows there (so that the engine
-    # measures a selection from what it measured of the whole, `engine/masks.py` `Measured`).
-    selected_from: tuple[MaskRuns, IntArray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.height)
@@ -124,15 +121,13 @@ class MaskRuns:
 
     def __getitem__(self, index: Any) -> MaskRuns:
         rows = np.arange(len(self))[index]
-        whole, rows_there = self.selected_from or (self, np.arange(len(self)))
-        selection = whole, rows_there[rows]
         if isinstance(index, slice) and index.step in (None, 1) and len(rows):
             # A range of rows: their runs are one range, a view.
             first, last = self.offsets[rows[0]], self.offsets[rows[-1] + 1]
             offsets = self.offsets[rows[0] : rows[-1] + 2] - first
-            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows], selection)
+            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows])
         counts, offsets = ragged.gathered(self.counts, self.offsets, rows)
-        return MaskRuns(counts, offsets, self.height[rows], self.width[rows], selection)
+        return MaskRuns(counts, offsets, self.height[rows], self.width[rows])
 
     @property
     def present(self) -> BoolArray:

@@ -10,7 +10,8 @@ threshold) needs no sort.
 
 Where both tables hold masks, the pairs are scored on them: the windows are over the masks'
 extents (pycocotools' `toBbox`) with no pruning by the floor (a mask's IoU may exceed its box's),
-and every pair whose extents share a pixel gets the exact mask IoU (`masks.py`).
+and every pair whose extents share a pixel and whose areas let it reach the floor gets the exact
+mask IoU (`kernels/mask_iou.py`, in C).
 
 Where a table holds rotated boxes, the windows are over the boxes' axis-aligned envelopes (a
 pair can only overlap where its envelopes do): a pair with a rotated box whose envelopes overlap
@@ -28,8 +29,9 @@ import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_area, box_size, is_turned
 from handler.engine.iou import iou_of_overlap, overlap
-from handler.engine.masks import Measured, made, measured_iou
+from handler.engine.masks import made, measured
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
+from handler.kernels.mask_iou import MeasuredRuns, pair_ious
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
@@ -265,7 +267,7 @@ def _pairs_of_rows(
     floor: float,
     min_height: FloatArray,
     exact: bool,
-    measured: tuple[Measured, Measured] | None = None,
+    masks: tuple[MeasuredRuns, MeasuredRuns] | None = None,
 ) -> CandidatePairs:
     """The pairs of GT rows `rows` with the predictions of their windows (the `count` positions
     from `start` in `pred`), IoU ≥ floor.
@@ -287,8 +289,8 @@ def _pairs_of_rows(
     iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
     if gt.turned is not None and pred.turned is not None:
         iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
-    if measured is not None:
-        iou = _mask_ious(measured, g, pred.rows[p], iou, floor) if exact else np.where(iou > 0, 1.0, 0.0)
+    if masks is not None:
+        iou = pair_ious(*masks, g, pred.rows[p], floor) if exact else np.where(iou > 0, 1.0, 0.0)
     keep = iou >= floor
     return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
 
@@ -336,17 +338,6 @@ def _with_turned_pairs(
     return iou
 
 
-def _mask_ious(
-    measured: tuple[Measured, Measured], g: IntArray, p: IntArray, box_iou: FloatArray, floor: float
-) -> FloatArray:
-    """The mask IoU of each pair whose extents overlap (`box_iou` > 0) and that can reach
-    `floor`, 0 for the others."""
-    iou = np.zeros(len(g))
-    touching = np.flatnonzero(box_iou > 0)
-    iou[touching] = measured_iou(*measured, g[touching], p[touching], floor)
-    return iou
-
-
 def _mask_pair_parts(
     gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float, budget: int, exact: bool
 ) -> Iterator[CandidatePairs]:
@@ -354,8 +345,11 @@ def _mask_pair_parts(
     extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
     # Paired tables' masks are runs already (`pair_datasets`): `made` is then the table's own.
     assert isinstance(gt.masks, Masks) and isinstance(pred.masks, Masks)
-    measured = Measured.of(made(gt.masks)), Measured.of(made(pred.masks))
-    gt, pred = gt.with_columns(xyxy=measured[0].extent), pred.with_columns(xyxy=measured[1].extent)
+    gt_masks = measured(made(gt.masks))
+    masks = gt_masks, gt_masks if pred.masks is gt.masks else measured(made(pred.masks))
+    # From here on the tables are their masks' extents: the runs are in `masks`, never selected.
+    gt = gt.with_columns(xyxy=masks[0].extent, masks=None)
+    pred = pred.with_columns(xyxy=masks[1].extent, masks=None)
     gt_area, pred_area = box_area(gt.xyxy), box_area(pred.xyxy)
     with_area = np.flatnonzero(pred_area > 0)
     windowed = pred[with_area]
@@ -378,7 +372,7 @@ def _mask_pair_parts(
             iou_floor,
             no_pruning,
             exact,
-            measured,
+            masks,
         )
 
 

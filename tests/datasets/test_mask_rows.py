@@ -19,7 +19,7 @@ from handler.datasets.builder import build_dataset
 from handler.datasets.pairing import with_shapes
 from handler.datasets.read_options import ReadOptions
 from handler.datasets.segmentation import readable, segmentation_masks
-from handler.engine.masks import Measured, extent, from_bitmaps, made
+from handler.engine.masks import extent, from_bitmaps, made, measured
 from handler.readings.sides import read_as
 from handler.storage import open_source
 
@@ -66,7 +66,7 @@ def test_a_coco_ground_truth_s_polygons_are_rasterised_only_when_masks_are_score
         for a in document["annotations"]
         if not a["iscrowd"]
     )
-    assert int(Measured.of(paired.masks).pixels.sum()) == pixels > 0
+    assert int(measured(paired.masks).area.sum()) == pixels > 0
 
 
 # Every kind of `segmentation` value as a file may space it, on an image with a size (1) and one
