@@ -25,14 +25,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, UnmadeMasks
-from handler.kernels import mask_iou, rle_strings
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks
+from handler.kernels import mask_iou, polygons, rle_strings
 from handler.kernels.mask_iou import MeasuredRuns
-
-# pycocotools' frPoly walks the outline at 5 points per pixel.
-_SCALE: Final = 5.0
-# Polygon points rasterised at once by `made`: the outline's per-step columns stay a few tens of MB.
-_POINT_BUDGET: Final = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -152,196 +147,51 @@ def united(masks: MaskRuns, owner: IntArray, n_owners: int) -> MaskRuns:
 def from_polygons(
     xy: FloatArray, part_offsets: IntArray, owner: IntArray, height: IntArray, width: IntArray
 ) -> MaskRuns:
-    """Objects drawn as polygons, rasterised exactly as pycocotools' `frPoly` and united as its `merge`.
+    """Objects drawn as polygons, rasterised exactly as pycocotools' `frPoly` and united as its
+    `merge` (in C: `kernels/src/polygons.c`).
 
     Part i's points are `xy[part_offsets[i]:part_offsets[i + 1]]` (pixels, (M, 2), finite), and it
     belongs to object `owner[i]` (ascending) of size `height[o]` x `width[o]`: an object of several
-    parts (COCO's list of polygons) is one mask.
+    parts (COCO's list of polygons) is one mask. An object on an image of no pixels, or of more
+    than COCO's 32-bit counts hold, has no mask.
     """
-    parts = _rasterised(xy, part_offsets, height[owner], width[owner])
-    return united(parts, owner, len(height))
+    row_offsets = np.searchsorted(owner, np.arange(len(height) + 1)).astype(np.int64)
+    return _rasterised(xy, part_offsets, row_offsets, height, width)
 
 
 def made(masks: Masks) -> MaskRuns:
-    """The masks as runs: the rows still drawn as polygons rasterised (`from_polygons`), about
-    `_POINT_BUDGET` points at a time."""
+    """The masks as runs: the rows still drawn as polygons rasterised (`from_polygons`)."""
     if isinstance(masks, MaskRuns):
         return masks
     drawn = np.flatnonzero(masks.drawn)
-    points = masks.part_offsets[masks.row_offsets[drawn + 1]] - masks.part_offsets[masks.row_offsets[drawn]]
-    rasterised = MaskRuns.concatenate(
-        [_rasterised_rows(masks[drawn[first:last]]) for first, last in _chunks(points, _POINT_BUDGET)]
-    )
     if len(drawn) == len(masks):
-        return rasterised
+        return _rasterised(masks.points, masks.part_offsets, masks.row_offsets, masks.height, masks.width)
+    polygons = masks[drawn]
+    rasterised = _rasterised(
+        polygons.points, polygons.part_offsets, polygons.row_offsets, polygons.height, polygons.width
+    )
     source = np.arange(len(masks), dtype=np.int64)
     source[drawn] = len(masks) + np.arange(len(drawn))
     return MaskRuns.concatenate([masks.runs, rasterised])[source]
 
 
-def _rasterised_rows(polygons: UnmadeMasks) -> MaskRuns:
-    """Rows that are all polygons, rasterised."""
-    owner = np.repeat(np.arange(len(polygons), dtype=np.int64), np.diff(polygons.row_offsets))
-    return from_polygons(polygons.points, polygons.part_offsets, owner, polygons.height, polygons.width)
-
-
-@dataclass(frozen=True)
-class _Edges:
-    """frPoly's edges, each walked from `t = 0` to `steps` along its longer axis (x where
-    `along_x`): the coordinate along it is `base + t`, the other `moved(t)`. Where frPoly flips an
-    edge (to walk it with x or y increasing), its points come in the other order; the pairs of
-    neighbouring points are the same."""
-
-    part: IntArray
-    base: IntArray
-    across: IntArray
-    slope: FloatArray
-    steps: IntArray
-    along_x: BoolArray
-
-    @classmethod
-    def of(cls, xy: FloatArray, part_offsets: IntArray) -> _Edges:
-        """The points scaled by 5 and rounded, and each point's edge to the next (the last back
-        to the first of its part)."""
-        scaled_x, scaled_y = _c_int(_SCALE * xy[:, 0] + 0.5), _c_int(_SCALE * xy[:, 1] + 0.5)
-        nxt = np.arange(1, len(xy) + 1, dtype=np.int64)
-        nxt[part_offsets[1:] - 1] = part_offsets[:-1]
-        xs, ys, xe, ye = scaled_x, scaled_y, scaled_x[nxt], scaled_y[nxt]
-        dx, dy = np.abs(xe - xs), np.abs(ys - ye)
-        along_x = dx >= dy
-        flip = (along_x & (xs > xe)) | (~along_x & (ys > ye))
-        xs, xe = np.where(flip, xe, xs), np.where(flip, xs, xe)
-        ys, ye = np.where(flip, ye, ys), np.where(flip, ys, ye)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            slope = np.where(along_x, (ye - ys) / dx, (xe - xs) / dy)
-        part = np.repeat(np.arange(len(part_offsets) - 1, dtype=np.int64), np.diff(part_offsets))
-        base, across = np.where(along_x, xs, ys), np.where(along_x, ys, xs)
-        return cls(part, base, across, slope, np.where(along_x, dx, dy), along_x)
-
-    def moved(self, edge: IntArray, t: IntArray) -> IntArray:
-        """The coordinate across edge `edge` at its step t, as frPoly computes it (the same float
-        operations); never asked of an edge of length 0 (its slope is 0 / 0)."""
-        return _c_int(self.across[edge] + self.slope[edge] * t + 0.5)
-
-
-def _c_int(values: FloatArray) -> IntArray:
-    """C's `(int)` of finite doubles: toward zero."""
-    truncated: IntArray = values.astype(np.int64)
-    return truncated
-
-
-def _crossings(xy: FloatArray, part_offsets: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-    """frPoly's first step, the outline walked one step at a time, reduced to the steps that
-    cross a column of pixel centres, where the smaller u of the step's two points is 2 modulo 5:
-    the part of each, that smaller u and the smaller v. Walking along x, u moves by one a step:
-    every 5th step crosses. Walking along y, u moves by at most one a step: the crossings are
-    found (`_steep_crossings`). An edge's last point is the next edge's first (the float
-    operations give back the whole coordinates they started from), so no step between edges
-    crosses one."""
-    edges = _Edges.of(xy, part_offsets)
-    # Along x: the steps t -> t + 1 from the first t with base + t = 2 (mod 5), every 5th, up to steps - 1.
-    first_t = np.mod(2 - edges.base, 5)
-    count = np.where(edges.along_x & (first_t < edges.steps), (edges.steps - 1 - first_t) // 5 + 1, 0)
-    x_edge, nth = _enumerated(count)
-    x_t = first_t[x_edge] + 5 * nth
-    x_v = np.minimum(edges.moved(x_edge, x_t), edges.moved(x_edge, x_t + 1))
-    y_edge, y_t = _steep_crossings(edges)
-    y_u = np.minimum(edges.moved(y_edge, y_t - 1), edges.moved(y_edge, y_t))
-    part = np.concatenate((edges.part[x_edge], edges.part[y_edge]))
-    u = np.concatenate((edges.base[x_edge] + x_t, y_u))
-    v = np.concatenate((x_v, edges.base[y_edge] + y_t - 1))
-    return part, u, v
+def _rasterised(
+    xy: FloatArray, part_offsets: IntArray, row_offsets: IntArray, height: IntArray, width: IntArray
+) -> MaskRuns:
+    """Object i, the parts `row_offsets[i]:row_offsets[i + 1]`, rasterised; one that cannot be
+    drawn gets no mask (its size 0 x 0, as a row without one)."""
+    counts, lengths = polygons.rasterised(xy, part_offsets, row_offsets, height, width)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    drawn = lengths > 0
+    sizes = np.where(drawn, height, 0).astype(np.int64), np.where(drawn, width, 0).astype(np.int64)
+    return MaskRuns(counts, offsets, *sizes)
 
 
 def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
     """(row, k) for k in range(counts[row]), every row."""
     row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     return row, np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
-# The steps on either side of a crossing's estimate searched for it: float rounding moves the
-# estimate by at most one step.
-_SEARCH: Final = np.arange(-2, 3)
-
-
-def _steep_crossings(edges: _Edges) -> tuple[IntArray, IntArray]:
-    """Walking along y, u moves by at most one a step (the slope is at most 1): for each m = 2
-    (mod 5) it passes, the step t - 1 -> t where it goes between m and m + 1, found from its
-    estimate and the exact u of the steps around it. The edge of each, and its t."""
-    steep = np.flatnonzero(~edges.along_x & (edges.slope != 0))
-    u_first = edges.moved(steep, np.zeros(len(steep), dtype=np.int64))
-    u_last = edges.moved(steep, edges.steps[steep])
-    low, high = np.minimum(u_first, u_last), np.maximum(u_first, u_last)
-    first_m = np.maximum(low, 2) + np.mod(2 - np.maximum(low, 2), 5)
-    count = np.where(first_m < high, (high - 1 - first_m) // 5 + 1, 0)
-    which, nth = _enumerated(count)
-    edge = steep[which]
-    m = first_m[which] + 5 * nth
-    slope = edges.slope[edge]
-    rising = slope > 0
-    ratio = (m + 0.5 - edges.across[edge]) / slope
-    estimate = np.where(rising, np.ceil(ratio), np.floor(ratio) + 1).astype(np.int64)
-    around = np.clip(estimate[:, None] + _SEARCH[None, :], 0, edges.steps[edge][:, None])
-    u_around = edges.moved(np.repeat(edge, len(_SEARCH)), around.ravel()).reshape(around.shape)
-    # u is monotone along the edge: the crossing is the first step past m (rising) or at m (falling).
-    before = np.where(rising[:, None], u_around <= m[:, None], u_around > m[:, None])
-    past = np.argmax(~before, axis=1)[:, None]
-    t = np.maximum(np.take_along_axis(around, past, axis=1)[:, 0], 1)
-    return edge, t
-
-
-def _boundaries(
-    crossings: tuple[IntArray, IntArray, IntArray], height: IntArray, width: IntArray
-) -> tuple[IntArray, IntArray]:
-    """frPoly's second step: where a step of the outline crosses a column of pixel centres
-    (`(u + 0.5) / 5 - 0.5` whole, within the image), the pixel position at which the mask
-    toggles. The part of each, and its position."""
-    part, u, v = crossings
-    column, off = np.divmod(u - 2, 5)
-    keep = np.flatnonzero((off == 0) & (column >= 0) & (column <= width[part] - 1))
-    part, column, v = part[keep], column[keep], v[keep]
-    h = height[part]
-    yd = np.ceil(np.clip((v.astype(np.float64) + 0.5) / _SCALE - 0.5, 0, h))
-    position = column * h + yd.astype(np.int64)
-    if (height * width).max(initial=0) >= 1 << 32:
-        position %= 1 << 32  # C's uint arithmetic
-    return part, position
-
-
-def _rasterised(xy: FloatArray, part_offsets: IntArray, height: IntArray, width: IntArray) -> MaskRuns:
-    """frPoly's runs of each part: its toggle positions sorted (and h x w), differenced, and a
-    run of 0 length dropped together with the one after it (merged into the run before)."""
-    n = len(height)
-    part, position = _boundaries(_crossings(xy, part_offsets), height, width)
-    # One sort by (part, position): positions are at most height x width.
-    stride = int((height * width).max(initial=0)) + 1
-    part_line = np.arange(n, dtype=np.int64) * stride
-    key = np.sort(np.concatenate((part * stride + position, part_line + height * width)))
-    # Every part has its last toggle (h x w): its first is where its line begins.
-    starts = np.searchsorted(key, part_line)
-    runs = np.diff(key, prepend=0)
-    runs[starts] = key[starts] - part_line
-    zero = runs == 0
-    zero[starts] = False
-    if not zero.any():
-        return MaskRuns(
-            runs.astype(np.uint32),
-            np.append(starts, len(key)),
-            height.astype(np.int64),
-            width.astype(np.int64),
-        )
-    # A non-zero run after an odd number of zero runs (not counting a part's first) joins the run
-    # before it; each part's first run always stands.
-    index = np.arange(len(runs))
-    last_standing = np.maximum.accumulate(np.where(zero, -1, index))
-    zeros_before = index - 1 - np.concatenate(([-1], last_standing[:-1]))
-    zeros_before[starts] = 0
-    stands = ~zero & (zeros_before % 2 == 0)
-    stands[starts] = True
-    standing = np.flatnonzero(stands)
-    counts = np.add.reduceat(runs, standing)
-    offsets = np.append(np.searchsorted(standing, starts), len(standing)).astype(np.int64)
-    return MaskRuns(counts.astype(np.uint32), offsets, height.astype(np.int64), width.astype(np.int64))
 
 
 def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:

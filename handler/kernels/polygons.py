@@ -1,0 +1,117 @@
+"""COCO polygons rasterised in C (`src/polygons.c`): each part as pycocotools' `frPoly` draws it,
+the parts of an object united as its `merge` unites them, the object's runs written directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from handler.kernels import POINTER, SIZE, address, kernel
+
+_OFFSETS = "the polygons' offsets do not index their points"
+# The arguments that say what the polygons are (`Polygons` in the source).
+_POLYGONS = (POINTER, SIZE, POINTER, SIZE, POINTER, SIZE, POINTER, POINTER)
+# Toggles found at once (a band of an object's columns): a few MB of scratch, touched only as used.
+_TOGGLE_ROOM = 1 << 18
+# Runs written before the room grows: an object's bound (its toggles) can far exceed its runs.
+_RUN_ROOM = 1 << 24
+
+
+@dataclass(frozen=True)
+class _Scratch:
+    """The kernel's working room: the toggles of a band of columns found and sorted (3 x uint32
+    each), a count per column of the band, a parity per part of an object."""
+
+    room: int
+    toggles: npt.NDArray[np.uint32]
+    buckets: npt.NDArray[np.uint32]
+    parity: npt.NDArray[np.uint8]
+
+    @classmethod
+    def of(
+        cls, part_offsets: npt.NDArray[np.int64], row_offsets: npt.NDArray[np.int64], room: int
+    ) -> _Scratch:
+        """Room for `room` toggles, and at least two for each edge of the largest object (a band
+        is then a column or more)."""
+        edges = part_offsets[row_offsets[1:]] - part_offsets[row_offsets[:-1]]
+        room = max(room, 2 * int(edges.max(initial=0)))
+        parts = int(np.diff(row_offsets).max(initial=0))
+        return cls(
+            room,
+            np.empty(6 * room, dtype=np.uint32),
+            np.empty(room + 1, dtype=np.uint32),
+            np.zeros(parts + 1, dtype=np.uint8),
+        )
+
+    def arguments(self) -> tuple[Any, ...]:
+        return (
+            address(self.toggles, np.uint32),
+            self.room,
+            address(self.buckets, np.uint32),
+            address(self.parity, np.uint8),
+            len(self.parity) - 1,
+        )
+
+
+def rasterised(
+    xy: npt.NDArray[np.float64],
+    part_offsets: npt.NDArray[np.int64],
+    row_offsets: npt.NDArray[np.int64],
+    height: npt.NDArray[np.int64],
+    width: npt.NDArray[np.int64],
+    *,
+    toggle_room: int = _TOGGLE_ROOM,
+    run_room: int = _RUN_ROOM,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Object i's parts are `row_offsets[i]:row_offsets[i + 1]`, part p's points
+    `xy[part_offsets[p]:part_offsets[p + 1]]` ((P, 2) pixels), drawn on an image of `height[i]` x
+    `width[i]`. Returns every object's runs (COCO's, column-major, background first), one object
+    after another, and how many each has: none for an image of no pixels or more than COCO's
+    32-bit counts hold. The toggles of an object's columns are found `toggle_room` at a time at
+    most (in bands of columns), and runs written into room for `run_room`, grown as needed."""
+    xy = np.ascontiguousarray(xy, dtype=np.float64).reshape(-1, 2)
+    part_offsets = np.ascontiguousarray(part_offsets, dtype=np.int64)
+    row_offsets = np.ascontiguousarray(row_offsets, dtype=np.int64)
+    height = np.ascontiguousarray(height, dtype=np.int64)
+    width = np.ascontiguousarray(width, dtype=np.int64)
+    n, parts = len(height), len(part_offsets) - 1
+    if len(width) != n or len(row_offsets) != n + 1 or parts < 0:
+        raise ValueError(_OFFSETS)
+    polygons = (
+        *(address(xy, np.float64), len(xy), address(part_offsets, np.int64), parts),
+        *(address(row_offsets, np.int64), n, address(height, np.int64), address(width, np.int64)),
+    )
+    bounds = np.empty(n, dtype=np.int64)
+    if kernel("polygon_run_bounds", *_POLYGONS, POINTER)(*polygons, address(bounds, np.int64)) < 0:
+        raise ValueError(_OFFSETS)
+    scratch = _Scratch.of(part_offsets, row_offsets, toggle_room)
+    return _written(polygons, scratch, min(int(bounds.sum()), run_room))
+
+
+def _written(
+    polygons: tuple[Any, ...], scratch: _Scratch, room: int
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """The runs written object after object from room for `room`, the room doubled (and the
+    object that found none written again) until every object is."""
+    n = polygons[5]
+    runs = kernel(
+        "polygon_runs", *_POLYGONS, SIZE, POINTER, SIZE, POINTER, POINTER, SIZE, *[POINTER, SIZE, POINTER]
+    )
+    counts, lengths = np.empty(room, dtype=np.uint32), np.zeros(n, dtype=np.int64)
+    done = used = 0
+    while True:
+        rest = counts[used:]
+        out = (address(rest, np.uint32) if len(rest) else None, len(rest), address(lengths, np.int64))
+        written = runs(*polygons, done, *scratch.arguments(), *out)
+        if written < 0:
+            raise ValueError(_OFFSETS)
+        used += int(lengths[done : done + written].sum())
+        done += written
+        if done == n:
+            return counts[:used].copy(), lengths
+        grown = np.empty(2 * len(counts) + 1, dtype=np.uint32)
+        grown[:used] = counts[:used]
+        counts = grown
