@@ -188,12 +188,6 @@ def _rasterised(
     return MaskRuns(counts, offsets, *sizes)
 
 
-def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
-    """(row, k) for k in range(counts[row]), every row."""
-    row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    return row, np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
 def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
     """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`, in C:
     `kernels/src/rle_strings.c`), with whether each could be read (its characters in the
