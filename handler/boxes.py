@@ -15,6 +15,8 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from handler.kernels import ragged
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -88,9 +90,6 @@ class MaskRuns:
     offsets: IntArray
     height: IntArray
     width: IntArray
-    # Rows selected from another table's masks: which, and their rows there (so that the engine
-    # measures a selection from what it measured of the whole, `engine/masks.py` `Measured`).
-    selected_from: tuple[MaskRuns, IntArray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.height)
@@ -122,15 +121,13 @@ class MaskRuns:
 
     def __getitem__(self, index: Any) -> MaskRuns:
         rows = np.arange(len(self))[index]
-        whole, rows_there = self.selected_from or (self, np.arange(len(self)))
-        selection = whole, rows_there[rows]
         if isinstance(index, slice) and index.step in (None, 1) and len(rows):
             # A range of rows: their runs are one range, a view.
             first, last = self.offsets[rows[0]], self.offsets[rows[-1] + 1]
             offsets = self.offsets[rows[0] : rows[-1] + 2] - first
-            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows], selection)
-        positions, offsets = ragged_take(self.offsets, rows)
-        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows], selection)
+            return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows])
+        counts, offsets = ragged.gathered(self.counts, self.offsets, rows)
+        return MaskRuns(counts, offsets, self.height[rows], self.width[rows])
 
     @property
     def present(self) -> BoolArray:
@@ -181,10 +178,10 @@ class UnmadeMasks:
     def __getitem__(self, index: Any) -> UnmadeMasks:
         rows = np.arange(len(self))[index]
         parts, row_offsets = ragged_take(self.row_offsets, rows)
-        points, part_offsets = ragged_take(self.part_offsets, parts)
+        points, part_offsets = ragged.gathered(self.points, self.part_offsets, parts)
         return UnmadeMasks(
             self.runs[rows],
-            self.points[points],
+            points,
             part_offsets,
             row_offsets,
             self.height[rows],

@@ -4,17 +4,16 @@ Every function is vectorised over all the masks (or pairs) it is given, with no 
 mask, run or pair; nothing here reads a file. The conventions are pycocotools', so that every
 figure agrees with it bit for bit:
 
-- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, each edge walked
-  pixel by pixel, the crossings of pixel centres kept), and the parts of one object are united as
-  `merge` does;
+- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, the steps of each
+  edge that cross a column of pixel centres kept), and the parts of one object are united as
+  `merge` does, in C (`kernels/src/polygons.c`);
 - `from_strings` decodes COCO's compressed `counts` strings (`rleFrString`);
-- `measured_iou` is `mask.iou` (non-crowd): the pixels of the intersection over those of the union,
-  0 where the intersection is empty;
-- `extent` is `toBbox` as a box `[x_min, y_min, x_max, y_max]` over the pixels' edges.
+- `measured` gives each mask's `area` and its `extent`, `toBbox` as a box `[x_min, y_min, x_max,
+  y_max]` over the pixels' edges, in C (`kernels/src/mask_iou.c`), where the IoU of pairs of
+  masks is computed too (`kernels.mask_iou.pair_ious`, pycocotools' `mask.iou`, non-crowd).
 
 A mask's foreground is a set of half-open intervals of pixel positions, position `x * height +
-y` (column-major) (`foreground`); cut at the columns, they are the pieces two masks are compared
-by, column by column (`Measured`).
+y` (column-major) (`foreground`).
 """
 
 from __future__ import annotations
@@ -26,14 +25,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks, box_size
-from handler.engine.iou import iou_of_intersection
-from handler.kernels import polygons, rle_strings
-
-# Query points gathered at once by `measured_iou`: a few MB of columns.
-_QUERY_BUDGET: Final = 1 << 20
-# Runs measured at once by `Measured`: the intervals' columns stay tens of MB.
-_RUN_BUDGET: Final = 1 << 20
+from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks
+from handler.kernels import mask_iou, polygons, rle_strings
+from handler.kernels.mask_iou import MeasuredRuns
 
 
 @dataclass(frozen=True)
@@ -194,12 +188,6 @@ def _rasterised(
     return MaskRuns(counts, offsets, *sizes)
 
 
-def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
-    """(row, k) for k in range(counts[row]), every row."""
-    row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    return row, np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
 def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
     """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`, in C:
     `kernels/src/rle_strings.c`), with whether each could be read (its characters in the
@@ -207,240 +195,36 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
     could not has no runs, and the runs of one that could may still not be `well_formed`."""
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    counts, offsets, readable = rle_strings.decoded(b"".join(strings), bounds)
+    return from_text(b"".join(strings), bounds, height, width)
+
+
+def from_text(
+    text: bytes | npt.NDArray[np.uint8], bounds: IntArray, height: IntArray, width: IntArray
+) -> tuple[MaskRuns, BoolArray]:
+    """`from_strings` of the strings `text[bounds[i]:bounds[i + 1]]`, one after the other."""
+    counts, offsets, readable = rle_strings.decoded(text, bounds)
     return MaskRuns(counts, offsets, height.astype(np.int64), width.astype(np.int64)), readable
 
 
-@dataclass(frozen=True)
-class Measured:
-    """Masks made ready to be compared, once per table: each mask's pixels cut at the columns
-    into pieces (piece i: rows `y0[i]:y1[i]` of a column), and a slot for every column of each
-    mask's extent (`slot_base[r]` is mask r's first) saying where its pieces are: those of slot
-    s are `slot_ends[s]:slot_ends[s + 1]`. Two masks are then compared column by column over the
-    columns their extents share, without a search."""
-
-    pixels: IntArray
-    height: IntArray
-    width: IntArray
-    extent: FloatArray
-    y0: npt.NDArray[np.int32]
-    y1: npt.NDArray[np.int32]
-    slot_base: IntArray
-    slot_ends: IntArray
-
-    @classmethod
-    def of(cls, masks: MaskRuns) -> Measured:
-        """The masks measured, once per `MaskRuns` (a table's masks are measured by each search
-        of its pairs: the matching, the near misses, the duplicates)."""
-        found = _MEASURED.get(masks)
-        if found is None:
-            whole, rows = masks.selected_from or (masks, None)
-            # A selection is measured from its whole when the whole is (or is worth) measuring.
-            if rows is not None and (whole in _MEASURED or 2 * len(rows) >= len(whole)):
-                found = cls.of(whole).rows(rows)
-            else:
-                found = cls._measured(masks)
-            _MEASURED[masks] = found
-        return found
-
-    def rows(self, rows: IntArray) -> Measured:
-        """The measures of masks `rows`: their slots point into the same pieces."""
-        return Measured(
-            self.pixels[rows],
-            self.height[rows],
-            self.width[rows],
-            self.extent[rows],
-            self.y0,
-            self.y1,
-            self.slot_base[rows],
-            self.slot_ends,
-        )
-
-    @classmethod
-    def _measured(cls, masks: MaskRuns) -> Measured:
-        """Measured about `_RUN_BUDGET` runs at a time, so that the intervals' columns stay small."""
-        chunks = [
-            _measured_rows(masks[first:last]) for first, last in _chunks(np.diff(masks.offsets), _RUN_BUDGET)
-        ]
-        if not chunks:
-            chunks = [_measured_rows(masks)]
-        pixels, extent, y0, y1, pieces_per_slot = (
-            np.concatenate(column) for column in zip(*chunks, strict=True)
-        )
-        columns = box_size(extent)[:, 0].astype(np.int64)
-        slot_ends = np.zeros(len(pieces_per_slot) + 1, dtype=np.int64)
-        np.cumsum(pieces_per_slot, out=slot_ends[1:])
-        return cls(pixels, masks.height, masks.width, extent, y0, y1, np.cumsum(columns) - columns, slot_ends)
+def measured(masks: MaskRuns) -> MeasuredRuns:
+    """The masks with each one's area (pycocotools' `area`) and extent (`extent`), for the IoU of
+    all the pairs they are in (`kernels.mask_iou.pair_ious`): once per `MaskRuns` while it lives
+    (a table's masks are in each search of its pairs: the matching, the near misses, the
+    duplicates)."""
+    found = _MEASURED.get(masks)
+    if found is None:
+        found = _MEASURED[masks] = mask_iou.measured(masks.counts, masks.offsets, masks.height, masks.width)
+    return found
 
 
-def _measured_rows(
-    masks: MaskRuns,
-) -> tuple[IntArray, FloatArray, npt.NDArray[np.int32], npt.NDArray[np.int32], IntArray]:
-    """`Measured` of some masks: their pixels, extents, pieces (rows `y0:y1`) and the pieces in
-    each column of each one's extent."""
-    located = _Located.of(masks)
-    n = len(masks)
-    extent = _extent(located, n)
-    row, column, y0, y1 = _pieces(located)
-    pixels = np.bincount(row, weights=y1 - y0, minlength=n).astype(np.int64)
-    columns = box_size(extent)[:, 0].astype(np.int64)
-    slot = (np.cumsum(columns) - columns)[row] + column - extent[row, 0].astype(np.int64)
-    pieces_per_slot = np.bincount(slot, minlength=int(columns.sum())).astype(np.int64)
-    # A piece's rows are within its mask's height: 32 bits halve the columns kept per table.
-    return pixels, extent, y0.astype(np.int32), y1.astype(np.int32), pieces_per_slot
-
-
-@dataclass(frozen=True)
-class _Located:
-    """The masks' intervals, each with its mask's height and the columns it starts and ends in."""
-
-    fg: Foreground
-    height: IntArray
-    column_first: IntArray
-    column_last: IntArray
-
-    @classmethod
-    def of(cls, masks: MaskRuns) -> _Located:
-        fg = foreground(masks)
-        height = masks.height[fg.row]
-        return cls(fg, height, fg.start // height, (fg.stop - 1) // height)
-
-
-def _pieces(located: _Located) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """The masks' foreground cut at the columns, in order: the mask, column and rows `y0:y1`
-    of each piece (an interval that goes on into the next column is a piece in each; most
-    intervals are within one)."""
-    fg, height, column_first, column_last = (
-        located.fg,
-        located.height,
-        located.column_first,
-        located.column_last,
-    )
-    if np.array_equal(column_first, column_last):
-        top = column_first * height
-        return fg.row, column_first, fg.start - top, fg.stop - top
-    interval, k = _enumerated(column_last - column_first + 1)
-    column = column_first[interval] + k
-    top = column * height[interval]
-    y0 = np.where(column == column_first[interval], fg.start[interval] - top, 0)
-    y1 = np.where(column == column_last[interval], fg.stop[interval] - top, height[interval])
-    return fg.row[interval], column, y0, y1
+# The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
+_MEASURED: weakref.WeakKeyDictionary[MaskRuns, MeasuredRuns] = weakref.WeakKeyDictionary()
 
 
 def extent(masks: MaskRuns) -> FloatArray:
     """(N, 4) the box of each mask's pixels, `[x_min, y_min, x_max + 1, y_max + 1]` (pycocotools'
     `toBbox` as corners); zeros for an empty mask or a row without one."""
-    found = _MEASURED.get(masks)
-    return found.extent if found is not None else _extent(_Located.of(masks), len(masks))
-
-
-def _extent(located: _Located, n: int) -> FloatArray:
-    """`extent` from the masks' intervals. An interval that goes on into the next column covers
-    the bottom of one and the top of the other: its rows are all of them."""
-    fg, height, column_first, column_last = (
-        located.fg,
-        located.height,
-        located.column_first,
-        located.column_last,
-    )
-    one_column = column_first == column_last
-    top_of_column = column_first * height
-    top = np.where(one_column, fg.start - top_of_column, 0)
-    bottom = np.where(one_column, fg.stop - top_of_column, height)
-    box = np.zeros((n, 4))
-    first = np.searchsorted(fg.row, np.arange(n + 1))
-    filled = np.flatnonzero(first[1:] > first[:-1])
-    if len(filled):
-        starts = first[filled]
-        box[filled, 0] = column_first[starts]
-        box[filled, 1] = np.minimum.reduceat(top, starts)
-        box[filled, 2] = column_last[first[filled + 1] - 1] + 1
-        box[filled, 3] = np.maximum.reduceat(bottom, starts)
-    return box
-
-
-# The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).
-_MEASURED: weakref.WeakKeyDictionary[MaskRuns, Measured] = weakref.WeakKeyDictionary()
-
-
-def measured_iou(gt: Measured, pred: Measured, g: IntArray, p: IntArray, floor: float = 0.0) -> FloatArray:
-    """(K,) the IoU of the masks `gt[g[k]]` and `pred[p[k]]` (pycocotools' `mask.iou`, not crowd):
-    pixels in both over pixels in either, 0 where none are in both or the sizes differ. Each table
-    is measured once (`Measured.of`), for all the pairs found chunk by chunk.
-
-    A pair that cannot reach `floor` (its intersection is at most the smaller mask and the
-    overlap of the extents) is left at 0 unmeasured; the others are compared column by column
-    over the columns their extents share."""
-    pixels_g, pixels_p = gt.pixels[g].astype(np.float64), pred.pixels[p].astype(np.float64)
-    a, b = gt.extent[g], pred.extent[p]
-    boxes = np.maximum(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0) * np.maximum(
-        np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0
-    )
-    bound = iou_of_intersection(np.minimum(np.minimum(pixels_g, pixels_p), boxes), pixels_g, pixels_p)
-    same_size = (gt.height[g] == pred.height[p]) & (gt.width[g] == pred.width[p])
-    near = np.flatnonzero(same_size & (bound > 0) & (bound >= floor))
-    overlap = np.zeros(len(g))
-    overlap[near] = _intersections(gt, pred, g[near], p[near])
-    # Whole pixel counts, exact in float64: the same division as pycocotools'.
-    return iou_of_intersection(overlap, pixels_g, pixels_p)
-
-
-def _intersections(gt: Measured, pred: Measured, g: IntArray, p: IntArray) -> FloatArray:
-    """(K,) the pixels masks `gt[g[k]]` and `pred[p[k]]` share: column by column over the
-    columns both extents span, the overlap of every piece of one with every piece of the other
-    in that column, about `_QUERY_BUDGET` columns at a time."""
-    lo = np.maximum(gt.extent[g, 0], pred.extent[p, 0]).astype(np.int64)
-    shared = np.maximum(np.minimum(gt.extent[g, 2], pred.extent[p, 2]).astype(np.int64) - lo, 0)
-    # The slot of each pair's first shared column, on either side: the others follow it.
-    slot_g = gt.slot_base[g] + lo - gt.extent[g, 0].astype(np.int64)
-    slot_p = pred.slot_base[p] + lo - pred.extent[p, 0].astype(np.int64)
-    found = np.zeros(len(g))
-    for first, last in _chunks(shared, _QUERY_BUDGET):
-        counts = shared[first:last]
-        found[first:last] = _shared_pixels(
-            gt, pred, _ranges(slot_g[first:last], counts), _ranges(slot_p[first:last], counts), counts
-        )
-    return found
-
-
-def _ranges(start: IntArray, counts: IntArray) -> IntArray:
-    """`start[i] + k` for k in range(counts[i]), every i, in order."""
-    ends = np.cumsum(counts)
-    values: IntArray = np.repeat(start - (ends - counts), counts) + np.arange(
-        int(ends[-1]) if len(ends) else 0
-    )
-    return values
-
-
-def _shared_pixels(
-    gt: Measured, pred: Measured, slot_g: IntArray, slot_p: IntArray, columns: IntArray
-) -> FloatArray:
-    """(K,) the pixels pair k shares over its `columns[k]` columns, whose slots on either side
-    are the next `columns[k]` of `slot_g` and `slot_p`."""
-    start_g, start_p = gt.slot_ends[slot_g], pred.slot_ends[slot_p]
-    count_g, count_p = gt.slot_ends[slot_g + 1] - start_g, pred.slot_ends[slot_p + 1] - start_p
-    # Most columns hold one piece of each: those are paired as they are, the others piece by piece.
-    inside = np.zeros(len(slot_g), dtype=np.int64)
-    single = np.flatnonzero((count_g == 1) & (count_p == 1))
-    inside[single] = _overlaps(gt, pred, start_g[single], start_p[single])
-    several = np.flatnonzero(count_g * count_p > 1)
-    both, nth = _enumerated(count_g[several] * count_p[several])
-    at = several[both]
-    overlap = _overlaps(gt, pred, start_g[at] + nth // count_p[at], start_p[at] + nth % count_p[at])
-    np.add.at(inside, at, overlap)
-    ends = np.cumsum(columns)
-    found = np.zeros(len(columns))
-    has = np.flatnonzero(columns > 0)
-    if len(has):
-        found[has] = np.add.reduceat(inside, (ends - columns)[has])
-    return found
-
-
-def _overlaps(gt: Measured, pred: Measured, piece_g: IntArray, piece_p: IntArray) -> IntArray:
-    """The rows pieces `piece_g` and `piece_p` of one column share."""
-    inside = np.minimum(gt.y1[piece_g], pred.y1[piece_p]) - np.maximum(gt.y0[piece_g], pred.y0[piece_p])
-    shared: IntArray = np.maximum(inside, 0).astype(np.int64)
-    return shared
+    return measured(masks).extent
 
 
 def _chunks(counts: IntArray, budget: int) -> list[tuple[int, int]]:

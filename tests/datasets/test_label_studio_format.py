@@ -26,7 +26,7 @@ from handler.boxes import Dataset
 from handler.datasets import Loaded, load_dataset
 from handler.datasets.labelstudio import image_name
 from handler.datasets.read_options import ReadOptions
-from handler.engine.masks import Measured
+from handler.engine.masks import measured
 from handler.errors import DatasetError
 from handler.storage import open_source
 
@@ -81,7 +81,7 @@ def test_a_rotated_box_turns_about_its_top_left_corner_and_a_polygon_is_its_mask
     # the polygon's points in percent of 200 x 100, drawn as pycocotools draws them in pixels
     polygon = gt.boxes.mask_runs[[3]]
     expected = coco_mask.frPyObjects([[20.0, 10.0, 100.0, 10.0, 60.0, 40.0]], 100, 200)[0]
-    assert coco_mask.decode(expected).sum() == Measured.of(polygon).pixels[0] > 0
+    assert coco_mask.decode(expected).sum() == measured(polygon).area[0] > 0
     runs = {"counts": polygon.counts.tolist(), "size": [100, 200]}
     assert coco_mask.iou([coco_mask.frPyObjects(runs, 100, 200)], [expected], [0])[0, 0] == 1.0
     x, y, width, height = coco_mask.toBbox(expected)
@@ -150,9 +150,7 @@ def test_json_min_gives_the_same_ground_truth(exports: Exports) -> None:
         return sorted(map(tuple, np.round(dataset.boxes.xyxy, 9).tolist()))
 
     assert by_box(small) == by_box(full)
-    assert (
-        Measured.of(small.boxes.mask_runs).pixels.sum() == Measured.of(full.boxes.mask_runs).pixels.sum() > 0
-    )
+    assert measured(small.boxes.mask_runs).area.sum() == measured(full.boxes.mask_runs).area.sum() > 0
     assert small.skip_reasons == full.skip_reasons
 
 

@@ -19,7 +19,7 @@ from pycocotools import mask as coco_mask
 from handler.boxes import Dataset
 from handler.datasets import Loaded, load_dataset
 from handler.datasets.assetnames import asset_key
-from handler.engine.masks import Measured
+from handler.engine.masks import measured
 from handler.storage import open_source
 
 COCO_PAIR_MASKS = COCO_PAIR / "instances_val2014_fakesegm100_results.json"
@@ -76,7 +76,7 @@ def assert_masks_are_the_oracles(dataset: Dataset, oracle: dict[str, list[dict[s
     ious = oracle_ious(dataset, oracle)
     assert all(np.array_equal(iou, np.ones(len(iou))) for iou in ious.values())
     pixels = sum(int(coco_mask.area(masks).sum()) for masks in oracle.values())
-    assert int(Measured.of(dataset.boxes.mask_runs).pixels.sum()) == pixels > 0
+    assert int(measured(dataset.boxes.mask_runs).area.sum()) == pixels > 0
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handler.boxes import BoxTable, MaskRuns, UnmadeMasks
+from handler.engine.health import duplicate_pairs
 from handler.engine.masks import (
-    Measured,
     extent,
     from_bitmaps,
     from_polygons,
     from_strings,
     made,
-    measured_iou,
+    measured,
     well_formed,
 )
+from handler.kernels.mask_iou import pair_ious
 
 PROPERTY = settings(
     deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -37,11 +38,11 @@ def _runs(masks: MaskRuns, row: int) -> list[int]:
 
 
 def area(masks: MaskRuns) -> Any:
-    return Measured.of(masks).pixels
+    return measured(masks).area
 
 
-def mask_iou(gt: MaskRuns, pred: MaskRuns, g: Any, p: Any) -> Any:
-    return measured_iou(Measured.of(gt), Measured.of(pred), g, p)
+def mask_iou(gt: MaskRuns, pred: MaskRuns, g: Any, p: Any, floor: float = 0.0) -> Any:
+    return pair_ious(measured(gt), measured(pred), g, p, floor)
 
 
 def _coco(masks: MaskRuns) -> list[dict[str, Any]]:
@@ -92,7 +93,7 @@ def test_bitmaps_strings_area_extent_and_iou_are_pycocotools(
     ours = mask_iou(masks, masks[::-1], gt.ravel(), pred.ravel()).reshape(n, n)
     assert np.array_equal(ours, coco_mask.iou(reference[::-1], reference, [0] * n).T)
     # With a floor, the pairs that reach it keep their IoU and the others stay below it.
-    floored = measured_iou(Measured.of(masks), Measured.of(masks[::-1]), gt.ravel(), pred.ravel(), 0.5)
+    floored = mask_iou(masks, masks[::-1], gt.ravel(), pred.ravel(), 0.5)
     assert np.array_equal(np.where(ours >= 0.5, ours, 0), np.where(floored >= 0.5, floored, 0).reshape(n, n))
 
 
@@ -211,3 +212,16 @@ def test_a_box_table_carries_its_masks_through_selection_and_concatenation() -> 
     assert joined.mask_runs.present.tolist() == [True, True, False]
     assert picked.has_masks and not joined.has_masks
     assert _runs(joined.mask_runs, 1) == _runs(masks, 1)
+
+
+def test_the_gt_s_duplicates_on_masks_are_found_on_the_masks_not_their_extents() -> None:
+    """Two L shapes that fill each other's square share its extent (box IoU 1) and few pixels; a
+    copy of one is its duplicate."""
+    drawn = np.zeros((3, 6, 6), dtype=bool)
+    drawn[0, :, 0] = drawn[0, 5, :] = True
+    drawn[1, 0, :] = drawn[1, :, 5] = True
+    drawn[2] = drawn[0]
+    masks = from_bitmaps(drawn)
+    table = BoxTable.build(extent(masks), [0, 0, 0], [0, 0, 0], masks=masks)
+    assert duplicate_pairs(table.with_columns(masks=None), 1) == 3
+    assert duplicate_pairs(table, 1) == 1
