@@ -70,8 +70,10 @@ from handler.storage import Source
 # The keys of a results list's first element: an array that starts so is one (a box's result or
 # a mask's, which may write no box).
 RESULT_KEYS: Final = ("image_id", ("bbox", "segmentation"))
-# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is.
+# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is,
+# with these keys somewhere in it (a native document is not scanned for them).
 _OBJECT_START: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
+_INSTANCES_KEYS: Final = (b'"images"', b'"annotations"', b'"categories"')
 
 
 def is_coco_instances(document: Any) -> bool:
@@ -90,7 +92,7 @@ def _decode_instances(source: Source, content: bytes, workers: int) -> dict[str,
     by its reader as a results list is; `images` and `categories` parsed. None for any other
     document (a results list is never scanned) or one that is not valid JSON: the plain parser
     then reads it, and says what is wrong."""
-    if not _OBJECT_START.match(content):
+    if not _OBJECT_START.match(content) or not all(key in content for key in _INSTANCES_KEYS):
         return None
     found = members(content)
     if found is None:
