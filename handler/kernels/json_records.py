@@ -100,7 +100,7 @@ def joined_spans(text: bytes, bounds: npt.NDArray[np.int64]) -> tuple[bytes, npt
     """The spans `text[start:end]` of `bounds` ((n, 2); (-1, -1): `null`) one after the other,
     and where each lies in the result."""
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
-    valid = (bounds[:, 0] >= 0) & (bounds[:, 0] <= bounds[:, 1]) & (bounds[:, 1] <= len(text))
+    valid = (bounds[:, 0] >= 0) & (bounds[:, 0] < bounds[:, 1]) & (bounds[:, 1] <= len(text))
     room = int(np.where(valid, bounds[:, 1] - bounds[:, 0], len(b"null")).sum())
     joined = np.empty(room, np.uint8)
     placed = np.empty_like(bounds)

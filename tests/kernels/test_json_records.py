@@ -21,6 +21,7 @@ from handler.kernels.json_records import (
     HAS_SEGMENTATION,
     Records,
     Refused,
+    joined_spans,
     members,
     records,
 )
@@ -52,7 +53,7 @@ _NUMBER_TOKENS = st.one_of(
 )
 # JSON values to skip: nested arrays and objects, strings with escapes and any character.
 # (Not beyond the BMP: escaped, a character there is a surrogate pair, which the kernel refuses.)
-_STRINGS = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",))).map(
+_STRINGS = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"])).map(
     lambda text: json.dumps(text, ensure_ascii=bool(len(text) % 2))
 )
 _SKIPPED = st.recursive(
@@ -189,3 +190,12 @@ def test_members_give_each_key_and_value_by_its_bounds() -> None:
     assert members(b'{"a": 1,}') is None
     assert members(b"[]") is None
     assert members(b'{"a": 1} {}') is None
+
+
+def test_joined_spans_take_only_values_within_the_text() -> None:
+    """A span that is not a value inside the text (none, beyond it, empty) is written `null`."""
+    text = b'[{"segmentation": [1, 2]}]'
+    bounds = np.array([[18, 24], [-1, -1], [5, 1000], [3, 3], [24, 18]], dtype=np.int64)
+    joined, placed = joined_spans(text, bounds)
+    assert joined == b"[1, 2]" + b"null" * 4
+    assert placed.tolist() == [[0, 6], [6, 10], [10, 14], [14, 18], [18, 22]]

@@ -399,6 +399,7 @@ static pos record(pos text, pos p, pos end, int64_t *image, int64_t *category, d
  * is refused (not an object with integer ids, a value of another type, not JSON, or no room). */
 int64_t json_records(const uint8_t *text, int64_t n, int64_t room, int64_t *image, int64_t *category,
                      double *box, double *score, int64_t *crowd, int64_t *segmentation, uint8_t *written) {
+    if (n <= 0) return -1; /* no text (a null pointer, not to be offset) */
     pos end = text + n, p = spaces(text, end);
     int64_t count = 0;
     if (p == end || *p != '[') return -1;
@@ -422,6 +423,7 @@ int64_t json_records(const uint8_t *text, int64_t n, int64_t room, int64_t *imag
  * `room`: member i's key (quotes included) at bounds[4i], bounds[4i+1], its value at bounds[4i+2],
  * bounds[4i+3]. Returns how many, -1 when the text is not one object or has more members. */
 int64_t json_members(const uint8_t *text, int64_t n, int64_t room, int64_t *bounds) {
+    if (n <= 0) return -1;
     pos end = text + n, p = spaces(text, end);
     int64_t count = 0, ignored;
     if (p == end || *p != '{') return -1;
@@ -450,7 +452,7 @@ int64_t json_members(const uint8_t *text, int64_t n, int64_t room, int64_t *boun
 }
 
 /* The spans text[bounds[2i]:bounds[2i+1]], i < n, one after the other into `joined` (room for
- * `room` bytes), a span that does not lie within the text (a row without a value: (-1, -1))
+ * `room` bytes), a span that is not a value within the text (a row without one: (-1, -1))
  * written as `null`; where each went into placed[2i], placed[2i+1]. Returns the bytes written, -1
  * when they do not fit. */
 int64_t json_join_spans(const uint8_t *text, int64_t n_text, const int64_t *bounds, int64_t n, uint8_t *joined,
@@ -458,11 +460,11 @@ int64_t json_join_spans(const uint8_t *text, int64_t n_text, const int64_t *boun
     int64_t written = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t start = bounds[2 * i], end = bounds[2 * i + 1];
-        const uint8_t *from = text + start;
-        int64_t length = end - start;
-        if (start < 0 || end < start || end > n_text) {
-            from = (const uint8_t *)"null";
-            length = 4;
+        const uint8_t *from = (const uint8_t *)"null";
+        int64_t length = 4;
+        if (start >= 0 && start < end && end <= n_text) {
+            from = text + start;
+            length = end - start;
         }
         if (length > room - written) return -1;
         memcpy(joined + written, from, (size_t)length);
