@@ -3,6 +3,9 @@ the parts of an object united as its `merge` unites them, the object's runs writ
 
 from __future__ import annotations
 
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +19,8 @@ _OFFSETS = "the polygons' offsets do not index their points"
 _POLYGONS = (POINTER, SIZE, POINTER, SIZE, POINTER, SIZE, POINTER, POINTER)
 # Toggles found at once (a band of an object's columns): a few MB of scratch, touched only as used.
 _TOGGLE_ROOM = 1 << 18
+# Points from which objects are drawn in blocks on threads: below, a thread costs more than it saves.
+_THREADED_POINTS = 1 << 16
 # Runs written before the room grows: an object's bound (its toggles) can far exceed its runs.
 _RUN_ROOM = 1 << 24
 
@@ -56,6 +61,36 @@ class _Scratch:
         )
 
 
+@dataclass(frozen=True)
+class _Polygons:
+    """The arrays `rasterised` is given, as the kernel takes them."""
+
+    xy: npt.NDArray[np.float64]
+    part_offsets: npt.NDArray[np.int64]
+    row_offsets: npt.NDArray[np.int64]
+    height: npt.NDArray[np.int64]
+    width: npt.NDArray[np.int64]
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """Ranges of objects of about as many points each, one a core where the points are many."""
+        workers, n = os.cpu_count() or 1, len(self.height)
+        if len(self.xy) < _THREADED_POINTS or workers == 1 or n < 2:
+            return [(0, n)]
+        ends = self.part_offsets[self.row_offsets[1:]]
+        cuts = np.searchsorted(ends, np.arange(1, workers) * (len(self.xy) / workers))
+        return list(itertools.pairwise(np.unique(np.concatenate(([0], cuts, [n]))).tolist()))
+
+    def arguments(self, first: int, last: int) -> tuple[Any, ...]:
+        """Objects `first:last` (every part and point: their offsets say which are theirs)."""
+        rows = self.row_offsets[first : last + 1]
+        return (
+            *(address(self.xy, np.float64), len(self.xy)),
+            *(address(self.part_offsets, np.int64), len(self.part_offsets) - 1),
+            *(address(rows, np.int64), last - first),
+            *(address(self.height[first:last], np.int64), address(self.width[first:last], np.int64)),
+        )
+
+
 def rasterised(
     xy: npt.NDArray[np.float64],
     part_offsets: npt.NDArray[np.int64],
@@ -71,24 +106,40 @@ def rasterised(
     `width[i]`. Returns every object's runs (COCO's, column-major, background first), one object
     after another, and how many each has: none for an image of no pixels or more than COCO's
     32-bit counts hold. The toggles of an object's columns are found `toggle_room` at a time at
-    most (in bands of columns), and runs written into room for `run_room`, grown as needed."""
-    xy = np.ascontiguousarray(xy, dtype=np.float64).reshape(-1, 2)
-    part_offsets = np.ascontiguousarray(part_offsets, dtype=np.int64)
-    row_offsets = np.ascontiguousarray(row_offsets, dtype=np.int64)
-    height = np.ascontiguousarray(height, dtype=np.int64)
-    width = np.ascontiguousarray(width, dtype=np.int64)
-    n, parts = len(height), len(part_offsets) - 1
-    if len(width) != n or len(row_offsets) != n + 1 or parts < 0:
-        raise ValueError(_OFFSETS)
-    polygons = (
-        *(address(xy, np.float64), len(xy), address(part_offsets, np.int64), parts),
-        *(address(row_offsets, np.int64), n, address(height, np.int64), address(width, np.int64)),
+    most (in bands of columns), and runs written into room for `run_room`, grown as needed.
+    Many points are drawn in blocks of objects, one a core, on threads (a kernel releases the GIL)."""
+    polygons = _Polygons(
+        np.ascontiguousarray(xy, dtype=np.float64).reshape(-1, 2),
+        np.ascontiguousarray(part_offsets, dtype=np.int64),
+        np.ascontiguousarray(row_offsets, dtype=np.int64),
+        np.ascontiguousarray(height, dtype=np.int64),
+        np.ascontiguousarray(width, dtype=np.int64),
     )
-    bounds = np.empty(n, dtype=np.int64)
-    if kernel("polygon_run_bounds", *_POLYGONS, POINTER)(*polygons, address(bounds, np.int64)) < 0:
+    n = len(polygons.height)
+    if len(polygons.width) != n or len(polygons.row_offsets) != n + 1 or len(polygons.part_offsets) < 1:
         raise ValueError(_OFFSETS)
-    scratch = _Scratch.of(part_offsets, row_offsets, toggle_room)
-    return _written(polygons, scratch, min(int(bounds.sum()), run_room))
+    blocks = polygons.blocks()
+
+    def drawn_block(block: tuple[int, int]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        return _block(polygons, block[0], block[1], toggle_room, run_room)
+
+    if len(blocks) == 1:
+        return drawn_block(blocks[0])
+    with ThreadPoolExecutor(len(blocks)) as pool:
+        drawn = list(pool.map(drawn_block, blocks))
+    return np.concatenate([counts for counts, _ in drawn]), np.concatenate([lengths for _, lengths in drawn])
+
+
+def _block(
+    polygons: _Polygons, first: int, last: int, toggle_room: int, run_room: int
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Objects `first:last` rasterised: their bounds, then their runs."""
+    arguments = polygons.arguments(first, last)
+    bounds = np.empty(last - first, dtype=np.int64)
+    if kernel("polygon_run_bounds", *_POLYGONS, POINTER)(*arguments, address(bounds, np.int64)) < 0:
+        raise ValueError(_OFFSETS)
+    scratch = _Scratch.of(polygons.part_offsets, polygons.row_offsets[first : last + 1], toggle_room)
+    return _written(arguments, scratch, min(int(bounds.sum()), run_room))
 
 
 def _written(
