@@ -3,6 +3,7 @@ the parts of an object united as its `merge` unites them, the object's runs writ
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -80,6 +81,14 @@ class _Polygons:
         cuts = np.searchsorted(ends, np.arange(1, workers) * (len(self.xy) / workers))
         return list(itertools.pairwise(np.unique(np.concatenate(([0], cuts, [n]))).tolist()))
 
+    def bounds(self) -> npt.NDArray[np.int64]:
+        """Each object's room for its runs (more than its toggles or its pixels, whichever is fewer)."""
+        bounds = np.empty(len(self.height), dtype=np.int64)
+        arguments = self.arguments(0, len(self.height))
+        if kernel("polygon_run_bounds", *_POLYGONS, POINTER)(*arguments, address(bounds, np.int64)) < 0:
+            raise ValueError(_OFFSETS)
+        return bounds
+
     def arguments(self, first: int, last: int) -> tuple[Any, ...]:
         """Objects `first:last` (every part and point: their offsets say which are theirs)."""
         rows = self.row_offsets[first : last + 1]
@@ -118,28 +127,56 @@ def rasterised(
     n = len(polygons.height)
     if len(polygons.width) != n or len(polygons.row_offsets) != n + 1 or len(polygons.part_offsets) < 1:
         raise ValueError(_OFFSETS)
-    blocks = polygons.blocks()
-
-    def drawn_block(block: tuple[int, int]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-        return _block(polygons, block[0], block[1], toggle_room, run_room)
-
-    if len(blocks) == 1:
-        return drawn_block(blocks[0])
-    with ThreadPoolExecutor(len(blocks)) as pool:
-        drawn = list(pool.map(drawn_block, blocks))
-    return np.concatenate([counts for counts, _ in drawn]), np.concatenate([lengths for _, lengths in drawn])
+    bounds = polygons.bounds()
+    room, blocks = int(bounds.sum()), polygons.blocks()
+    if len(blocks) > 1 and room <= run_room:
+        return _threaded(polygons, blocks, bounds, toggle_room)
+    scratch = _Scratch.of(polygons.part_offsets, polygons.row_offsets, toggle_room)
+    return _written(polygons.arguments(0, n), scratch, min(room, run_room))
 
 
-def _block(
-    polygons: _Polygons, first: int, last: int, toggle_room: int, run_room: int
+def _threaded(
+    polygons: _Polygons, blocks: list[tuple[int, int]], bounds: npt.NDArray[np.int64], toggle_room: int
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-    """Objects `first:last` rasterised: their bounds, then their runs."""
-    arguments = polygons.arguments(first, last)
-    bounds = np.empty(last - first, dtype=np.int64)
-    if kernel("polygon_run_bounds", *_POLYGONS, POINTER)(*arguments, address(bounds, np.int64)) < 0:
+    """Blocks of objects drawn on threads, each into its part of one room (its objects' bounds
+    hold their runs), then moved together: no block's runs are copied into another array."""
+    starts = np.zeros(len(bounds) + 1, dtype=np.int64)
+    np.cumsum(bounds, out=starts[1:])
+    counts, lengths = np.empty(int(starts[-1]), dtype=np.uint32), np.zeros(len(bounds), dtype=np.int64)
+
+    def drawn(block: tuple[int, int]) -> None:
+        first, last = block
+        scratch = _Scratch.of(polygons.part_offsets, polygons.row_offsets[first : last + 1], toggle_room)
+        room = counts[starts[first] : starts[last]]
+        if _runs_into(polygons.arguments(first, last), 0, scratch, room, lengths[first:last]) < last - first:
+            raise ValueError(_OFFSETS)
+
+    with ThreadPoolExecutor(len(blocks)) as pool:
+        list(pool.map(drawn, blocks))
+    used = 0
+    for first, last in blocks:
+        size = int(lengths[first:last].sum())
+        ctypes.memmove(counts.ctypes.data + 4 * used, counts.ctypes.data + 4 * int(starts[first]), 4 * size)
+        used += size
+    return _kept(counts, used), lengths
+
+
+def _runs_into(
+    polygons: tuple[Any, ...],
+    first: int,
+    scratch: _Scratch,
+    room: npt.NDArray[np.uint32],
+    lengths: npt.NDArray[np.int64],
+) -> int:
+    """The runs of objects `first` on written into `room` until one finds none: how many were."""
+    runs = kernel(
+        "polygon_runs", *_POLYGONS, SIZE, POINTER, SIZE, POINTER, POINTER, SIZE, *[POINTER, SIZE, POINTER]
+    )
+    out = (address(room, np.uint32) if len(room) else None, len(room), address(lengths, np.int64))
+    written: int = runs(*polygons, first, *scratch.arguments(), *out)
+    if written < 0:
         raise ValueError(_OFFSETS)
-    scratch = _Scratch.of(polygons.part_offsets, polygons.row_offsets[first : last + 1], toggle_room)
-    return _written(arguments, scratch, min(int(bounds.sum()), run_room))
+    return written
 
 
 def _written(
@@ -148,22 +185,20 @@ def _written(
     """The runs written object after object from room for `room`, the room doubled (and the
     object that found none written again) until every object is."""
     n = polygons[5]
-    runs = kernel(
-        "polygon_runs", *_POLYGONS, SIZE, POINTER, SIZE, POINTER, POINTER, SIZE, *[POINTER, SIZE, POINTER]
-    )
     counts, lengths = np.empty(room, dtype=np.uint32), np.zeros(n, dtype=np.int64)
     done = used = 0
     while True:
-        rest = counts[used:]
-        out = (address(rest, np.uint32) if len(rest) else None, len(rest), address(lengths, np.int64))
-        written = runs(*polygons, done, *scratch.arguments(), *out)
-        if written < 0:
-            raise ValueError(_OFFSETS)
+        written = _runs_into(polygons, done, scratch, counts[used:], lengths)
         used += int(lengths[done : done + written].sum())
         done += written
         if done == n:
-            # The bounds are near the runs written: a copy would cost more than the room left over.
-            return (counts[:used] if 2 * used > len(counts) else counts[:used].copy()), lengths
+            return _kept(counts, used), lengths
         grown = np.empty(2 * len(counts) + 1, dtype=np.uint32)
         grown[:used] = counts[:used]
         counts = grown
+
+
+def _kept(counts: npt.NDArray[np.uint32], used: int) -> npt.NDArray[np.uint32]:
+    """The first `used` runs: a view where the room was near them (a copy would cost more than
+    the room left over), else a copy."""
+    return counts[:used] if 2 * used > len(counts) else counts[:used].copy()
