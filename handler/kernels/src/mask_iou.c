@@ -1,6 +1,7 @@
 /* Instance masks as COCO's uncompressed RLE (runs of 0s and 1s, 0s first, column by column):
- * each mask's area and extent (pycocotools' rleArea, rleToBbox), and the IoU of pairs of masks
- * walked over their runs as pycocotools' rleIou walks them. */
+ * the pixels each mask's runs cover, each mask's area and extent (pycocotools' rleArea,
+ * rleToBbox), and the IoU of pairs of masks walked over their runs as pycocotools' rleIou walks
+ * them. */
 #include <stdint.h>
 
 /* A mask taller than this (no image is) is read as having no pixels: its columns' products with
@@ -28,6 +29,19 @@ static double max_double(double a, double b) { return a > b ? a : b; }
 /* Whether mask i's runs lie within the `n_counts` runs given (a kernel reads nothing else). */
 static int runs_inside(const int64_t *offsets, int64_t n_counts, int64_t i) {
     return offsets[i] >= 0 && offsets[i] <= offsets[i + 1] && offsets[i + 1] <= n_counts;
+}
+
+/* totals[i]: the pixels mask i's runs cover, 0s and 1s (a well-formed mask's are its height x
+ * width). Returns -1 - i when mask i's runs are not within the `n_counts` given, else 0. */
+int64_t mask_run_totals(const uint32_t *counts, int64_t n_counts, const int64_t *offsets, int64_t n,
+                        int64_t *totals) {
+    for (int64_t i = 0; i < n; i++) {
+        if (!runs_inside(offsets, n_counts, i)) return -1 - i;
+        int64_t total = 0;
+        for (int64_t r = offsets[i]; r < offsets[i + 1]; r++) total += counts[r];
+        totals[i] = total;
+    }
+    return 0;
 }
 
 /* The column of position `p` in a mask `h` pixels high, from `per_column` = 1 / h: a product
