@@ -292,7 +292,7 @@ RULES = (
                 and any(isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) for a in node.args)
             ),  # type: ignore[attr-defined]
         ),
-        ("handler/engine/matching.py",),
+        ("handler/engine/matching.py", "handler/kernels/greedy_match.py"),
         "handler.engine.matching.greedy_match on candidate_pairs (or evaluation.match_kept)",
     ),
     Rule(
