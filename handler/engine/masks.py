@@ -161,6 +161,8 @@ def made(masks: Masks) -> MaskRuns:
     if isinstance(masks, MaskRuns):
         return masks
     drawn = np.flatnonzero(masks.drawn)
+    if not len(drawn):  # runs already (a results list's RLE read in pieces): not copied
+        return masks.runs
     if len(drawn) == len(masks):
         return _rasterised(masks.points, masks.part_offsets, masks.row_offsets, masks.height, masks.width)
     polygons = masks[drawn]
