@@ -61,11 +61,12 @@ def foreground(masks: MaskRuns) -> Foreground:
 def well_formed(masks: MaskRuns) -> BoolArray:
     """(N,) whether each mask's runs cover its height x width pixels exactly (a decoded string or
     a written list of runs may not)."""
-    lengths = np.diff(masks.offsets)
-    total = np.bincount(
-        np.repeat(np.arange(len(masks)), lengths), weights=masks.counts, minlength=len(masks)
-    ).astype(np.int64)
-    fits: BoolArray = (lengths > 0) & (total == masks.height * masks.width)
+    runs = np.diff(masks.offsets) > 0
+    total = np.zeros(len(masks), dtype=np.int64)
+    if runs.any():  # a row's sum runs to the next row with runs (those between have none)
+        counts = masks.counts[: masks.offsets[-1]]
+        total[runs] = np.add.reduceat(counts, masks.offsets[:-1][runs], dtype=np.int64)
+    fits: BoolArray = runs & (total == masks.height * masks.width)
     return fits
 
 
