@@ -19,12 +19,14 @@ from fractions import Fraction
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine.counts import OutcomeCounts
 from handler.engine.score import GRADES
 from handler.engine.timecost import TimeCosts
 from handler.forked import worker_count
+from handler.kernels.resample_sums import resample_sums
 
 SEED: Final = 20261129
 # The floor: the 2.5% and 97.5% ends rest on 25 resamples each; the cost is one draw per image
@@ -49,6 +51,24 @@ def seeded_sample(n: int, k: int) -> IntArray:
     return np.sort(np.random.default_rng(SEED).choice(n, k, replace=False)).astype(np.int64)
 
 
+def _draws(
+    n: int, resamples: int, seed: int, draws_per_chunk: int, first: int
+) -> Iterator[tuple[slice, FloatArray]]:
+    """Chunks of the resamples from `first` to `resamples`: their slice, and their doubles in
+    [0, 1) (rows, n), one per draw; resample r's draws are the same whatever `first` is. The
+    chunk's buffer is reused: each is read before the next is asked for."""
+    if n == 0 or first >= resamples:
+        return
+    # Resample r starts at the stream's (r·n)th double, one 64-bit word each: jump there at once.
+    rng = np.random.Generator(np.random.PCG64(seed).advance(first * n))
+    step = min(resamples - first, max(1, draws_per_chunk // n))
+    doubles = np.empty((step, n))  # one buffer for every chunk: no fresh pages per chunk
+    for start in range(first, resamples, step):
+        stop = min(resamples, start + step)
+        rng.random(out=doubles[: stop - start])
+        yield slice(start, stop), doubles[: stop - start]
+
+
 def resample_times(
     n: int,
     resamples: int = RESAMPLES,
@@ -61,23 +81,17 @@ def resample_times(
 
     Float64, for BLAS products with counts: exact, as integer sums stay far below 2**53.
     """
-    if n == 0 or first >= resamples:
-        return
-    # Resample r starts at the stream's (r·n)th double, one 64-bit word each: jump there at once.
-    rng = np.random.Generator(np.random.PCG64(seed).advance(first * n))
-    step = min(resamples - first, max(1, draws_per_chunk // n))
-    # One buffer of doubles and one of indices for every chunk: no fresh pages per chunk.
-    doubles, drawn = np.empty((step, n)), np.empty((step, n), dtype=np.intp)
-    offsets = (np.arange(step, dtype=np.intp) * n)[:, None]  # resample r counts in bins [r·n, (r+1)·n)
-    for start in range(first, resamples, step):
-        stop = min(resamples, start + step)
-        rows = stop - start
-        rng.random(out=doubles[:rows])
-        doubles[:rows] *= n
-        np.copyto(drawn[:rows], doubles[:rows], casting="unsafe")  # truncation: floor(u · n)
+    drawn: npt.NDArray[np.intp] | None = None  # one buffer of indices for every chunk, as of doubles
+    for chunk, doubles in _draws(n, resamples, seed, draws_per_chunk, first):
+        rows = len(doubles)
+        if drawn is None:
+            drawn = np.empty(doubles.shape, dtype=np.intp)
+            offsets = (np.arange(rows, dtype=np.intp) * n)[:, None]  # resample r: bins [r·n, (r+1)·n)
+        doubles *= n
+        np.copyto(drawn[:rows], doubles, casting="unsafe")  # truncation: floor(u · n)
         drawn[:rows] += offsets[:rows]
         times = np.bincount(drawn[:rows].ravel(), minlength=rows * n).reshape(rows, n)
-        yield slice(start, stop), times.astype(np.float64)
+        yield chunk, times.astype(np.float64)
 
 
 def resampled_counts(
@@ -87,18 +101,16 @@ def resampled_counts(
     draws_per_chunk: int = DRAWS_PER_CHUNK,
     cores: int | None = None,
 ) -> IntArray:
-    """(resamples, m) column sums of `counts` (n, m) over images drawn with replacement; many
-    draws are made on two threads, half of the resamples each, the same sums (when `cores`,
-    None meaning every core of this process, are two or more)."""
+    """(resamples, m) column sums of `counts` (n, m) over images drawn with replacement
+    (`kernels.resample_sums`); many draws are made on two threads, half of the resamples each,
+    the same sums (when `cores`, None meaning every core of this process, are two or more)."""
     n, m = counts.shape
     summed = np.zeros((resamples, m), dtype=np.int64)
-    # One float copy of the per-image counts, (m, n): BLAS multiplies it by the chunk's transposed
-    # view (n, rows) faster than the chunk (rows, n) by the counts (n, m).
-    weights = np.ascontiguousarray(counts.T, dtype=np.float64)
+    exact = np.ascontiguousarray(counts, dtype=np.int64)
 
     def add(first: int, stop: int) -> None:
-        for chunk, times in resample_times(n, stop, seed, draws_per_chunk, first):
-            summed[chunk] = np.rint(weights @ times.T).T.astype(np.int64)
+        for chunk, doubles in _draws(n, stop, seed, draws_per_chunk, first):
+            summed[chunk] = resample_sums(doubles, exact)
 
     if n * resamples < THREADED_DRAWS or worker_count(cores) < 2:
         add(0, resamples)

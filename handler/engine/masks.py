@@ -4,9 +4,9 @@ Every function is vectorised over all the masks (or pairs) it is given, with no 
 mask, run or pair; nothing here reads a file. The conventions are pycocotools', so that every
 figure agrees with it bit for bit:
 
-- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, each edge walked
-  pixel by pixel, the crossings of pixel centres kept), and the parts of one object are united as
-  `merge` does;
+- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, the steps of each
+  edge that cross a column of pixel centres kept), and the parts of one object are united as
+  `merge` does, in C (`kernels/src/polygons.c`);
 - `from_strings` decodes COCO's compressed `counts` strings (`rleFrString`);
 - `measured` gives each mask's `area` and its `extent`, `toBbox` as a box `[x_min, y_min, x_max,
   y_max]` over the pixels' edges, in C (`kernels/src/mask_iou.c`), where the IoU of pairs of
@@ -187,12 +187,6 @@ def _rasterised(
     drawn = lengths > 0
     sizes = np.where(drawn, height, 0).astype(np.int64), np.where(drawn, width, 0).astype(np.int64)
     return MaskRuns(counts, offsets, *sizes)
-
-
-def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
-    """(row, k) for k in range(counts[row]), every row."""
-    row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    return row, np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:

@@ -1,10 +1,11 @@
-"""Candidate pairs and greedy one-to-one matching (contract §5), vectorised over all images.
+"""Candidate pairs and greedy one-to-one matching (contract §5), over all images at once.
 
 Candidate pairs are found without trying every (GT, prediction) pair of an image: IoU ≥ t
 needs the two x-intervals to overlap by at least t times the wider one, so the predictions
 of an image, sorted by `x_min`, that can reach t with a GT box lie in one window of that
 order (`_x_windows`). Only the pairs inside the windows are enumerated, in chunks of about
-`budget` pairs, with no Python loop per image, box or pair; the exact IoU then decides.
+`budget` pairs, by compiled kernels (`handler/kernels`: the windows, the pairs' IoU, the greedy
+matching), with no Python loop per image, box or pair; the exact IoU then decides.
 The pairs come out in the greedy order, so re-matching a subset of them (another confidence
 threshold) needs no sort.
 
@@ -23,24 +24,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_area, box_size, is_turned
-from handler.engine.iou import iou_of_overlap, overlap
+from handler.engine.iou import overlap
 from handler.engine.masks import made, measured
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
+from handler.kernels.greedy_match import MAX_LEVELS, taken_at
 from handler.kernels.mask_iou import MeasuredRuns, pair_ious
+from handler.kernels.window_pairs import Windows, window_pairs
+from handler.kernels.x_windows import x_windows
 
 # Pairs enumerated at once: small enough for the columns of a chunk to stay in cache.
 PAIR_BUDGET: Final = 1 << 15
-# Window bounds are derived with a floor lowered by this factor and widened by this much of
-# the key's magnitude, so that float rounding can only add pairs (the exact IoU drops them).
+# Window bounds are derived with a floor lowered by this factor and widened by this much of the
+# coordinates' magnitude, so that float rounding can only add pairs (the exact IoU drops them).
 FLOOR_SLACK: Final = 1e-9
-KEY_SLACK: Final = 1e-12
-# Above this key magnitude (images x coordinate span) the windows fall back to whole images.
-MAX_KEY: Final = 2.0**36
+# Per prediction (or pair), at how many confidence thresholds it is kept (one byte: at most 21).
+Levels = npt.NDArray[np.int8]
+UInts = npt.NDArray[np.uint32]
 
 
 @dataclass(frozen=True)
@@ -83,24 +88,28 @@ class MatchResult:
 
 @dataclass(frozen=True)
 class _Columns:
-    """A table's boxes as contiguous columns, row i being row `rows[i]` of the table."""
+    """A table's boxes (its own (N, 4) rows, not gathered) and, position i being row `rows[i]`,
+    the rotated boxes' details by position."""
 
     rows: IntArray
-    x0: FloatArray
-    y0: FloatArray
-    x1: FloatArray
-    y1: FloatArray
+    xyxy: FloatArray
     area: FloatArray
     turned: _Turned | None  # None: no box of either table is rotated
 
     @classmethod
     def of(cls, table: BoxTable, area: FloatArray, rows: IntArray, with_turned: bool) -> _Columns:
         """`area`: the whole table's box areas (computed once by the caller)."""
-        # Whole rows gathered at once, then made contiguous columns (the pairs gather from them).
-        xyxy = np.take(table.xyxy, rows, axis=0)
-        x0, y0, x1, y1 = np.ascontiguousarray(xyxy.T)
-        turned = _Turned.of(xyxy, table.angle[rows], table.quads, rows) if with_turned else None
-        return cls(rows, x0, y0, x1, y1, area[rows], turned)
+        xyxy = np.ascontiguousarray(table.xyxy, dtype=np.float64)
+        turned = _Turned.of(xyxy[rows], table.angle[rows], table.quads, rows) if with_turned else None
+        return cls(rows, xyxy, np.ascontiguousarray(area, dtype=np.float64), turned)
+
+    def xyxy_at(self, positions: IntArray) -> FloatArray:
+        at: FloatArray = self.xyxy[self.rows[positions]]
+        return at
+
+    def area_at(self, positions: IntArray) -> FloatArray:
+        at: FloatArray = self.area[self.rows[positions]]
+        return at
 
 
 @dataclass(frozen=True)
@@ -139,16 +148,10 @@ class _Windows:
     stop: IntArray
 
 
-def _image_ranges(image: IntArray, n_images: int) -> tuple[IntArray, IntArray]:
-    """Start and stop of each image's rows in a table sorted by image."""
-    stops = np.cumsum(np.bincount(image, minlength=n_images)).astype(np.int64)
-    return np.concatenate(([0], stops[:-1])).astype(np.int64), stops
-
-
 def _image_windows(gt: BoxTable, pred: BoxTable, n_images: int) -> _Windows:
     """Every prediction of the GT box's image (no pruning: the general fallback)."""
-    starts, stops = _image_ranges(pred.image, n_images)
-    return _Windows(np.argsort(pred.image, kind="stable"), starts[gt.image], stops[gt.image])
+    everything = np.full(len(gt), np.inf)
+    return _windows(pred.xyxy[:, 0], pred.image, gt.image, (-everything, everything), n_images)
 
 
 def _prunable(gt: BoxTable, pred: BoxTable, iou_floor: float) -> bool:
@@ -161,8 +164,8 @@ def _prunable(gt: BoxTable, pred: BoxTable, iou_floor: float) -> bool:
     return bool(iou_floor > 0 and len(gt) and len(pred)) and upright(gt) and upright(pred)
 
 
-def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) -> _Windows | None:
-    """Windows over predictions sorted by (image, x_min); None when keys would lose precision.
+def _x_windows(gt: BoxTable, pred: BoxTable, n_images: int, iou_floor: float) -> _Windows:
+    """Windows over predictions sorted by (image, x_min).
 
     IoU ≥ t needs an x-overlap w ≥ t·max(w_gt, w_pred), so w_pred ≤ w_gt / t and
     x_min_pred ∈ [x_min_gt + t·w_gt - w_gt / t, x_max_gt - t·w_gt].
@@ -201,25 +204,11 @@ def _windows(
     gt_image: IntArray,
     bounds: tuple[FloatArray, FloatArray],
     n_images: int,
-) -> _Windows | None:
-    """For each GT row, the predictions of its image whose `pred_x0` lies in its `bounds`, from one
-    sort of the predictions by one float key, image·span + x0 (the windows clamped to the image);
-    None when the keys would lose precision."""
-    low = float(pred_x0.min())
-    span = float(pred_x0.max()) - low + 1.0
-    if n_images * span > MAX_KEY:
-        return None
-    key = pred_image * span + (pred_x0 - low)  # increases with (image, x0)
-    order = np.argsort(key, kind="stable")  # timsort uses runs: files usually group by image
-    key = key[order]
-    slack = FLOOR_SLACK * (abs(low) + span) + KEY_SLACK * n_images * span
-    base = gt_image * span - low
-    with np.errstate(over="ignore", invalid="ignore"):
-        first = np.searchsorted(key, base + bounds[0] - slack, "left")
-        last = np.searchsorted(key, base + bounds[1] + slack, "right")
-    image_start, image_stop = (bound[gt_image] for bound in _image_ranges(pred_image, n_images))
-    start = np.clip(first, image_start, image_stop)
-    return _Windows(order, start, np.clip(last, start, image_stop))
+) -> _Windows:
+    """For each GT row, the predictions of its image whose `pred_x0` lies in its `bounds`, the
+    predictions sorted by (image, x0) image by image (`kernels.x_windows`)."""
+    order, start, stop = x_windows(pred_x0, pred_image, gt_image, bounds, n_images)
+    return _Windows(order, start, stop)
 
 
 def _flat(area: FloatArray, iou_floor: float) -> BoolArray | None:
@@ -236,8 +225,9 @@ def _min_heights(gt: _Columns, floor: float | None) -> FloatArray:
     IoU ≥ t needs a y-overlap h ≥ t·max(h_gt, h_pred) ≥ t·h_gt.
     """
     if floor is None:
-        return np.full(len(gt.y0), -np.inf)
-    return (gt.y1 - gt.y0) * (floor * (1 - FLOOR_SLACK))
+        return np.full(len(gt.area), -np.inf)
+    heights: FloatArray = (gt.xyxy[:, 3] - gt.xyxy[:, 1]) * (floor * (1 - FLOOR_SLACK))
+    return heights
 
 
 def _chunks(counts: IntArray, budget: int) -> Iterator[tuple[int, int]]:
@@ -261,38 +251,30 @@ def enumerate_ranges(start: IntArray, count: IntArray) -> tuple[IntArray, IntArr
 def _pairs_of_rows(
     gt: _Columns,
     pred: _Columns,
-    start: IntArray,
-    count: IntArray,
-    rows: slice,
+    windows: Windows,
     floor: float,
-    min_height: FloatArray,
     exact: bool,
     masks: tuple[MeasuredRuns, MeasuredRuns] | None = None,
 ) -> CandidatePairs:
-    """The pairs of GT rows `rows` with the predictions of their windows (the `count` positions
-    from `start` in `pred`), IoU ≥ floor.
+    """The pairs of the windows' GT rows with the predictions of their windows, IoU ≥ floor.
 
-    A pair whose y-overlap is below `min_height` of its GT row cannot reach the floor: it is
-    dropped before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
-    its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped.
+    A pair whose y-overlap is below its GT row's `min_height` cannot reach the floor: the kernel
+    drops it before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
+    its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped. With
+    `masks` (both tables' masks, the boxes their extents), a pair's IoU is its masks' (not
+    `exact`: 1 where the extents overlap).
     """
-    ends = np.cumsum(count)
-    p = np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
-    # The y-overlap of every enumerated pair, in place (`overlap`'s operations, in its order).
-    top = np.minimum(np.repeat(gt.y1[rows], count), pred.y1[p])
-    height = np.subtract(top, np.maximum(np.repeat(gt.y0[rows], count), pred.y0[p]), out=top)
-    near = np.flatnonzero(height >= np.repeat(min_height[rows], count))
-    # Only the pairs near in y learn their GT row: the window their position falls in.
-    g = np.searchsorted(ends, near, "right") + rows.start
-    p, height = p[near], height[near]
-    width = overlap(gt.x0[g], gt.x1[g], pred.x0[p], pred.x1[p])
-    iou = iou_of_overlap(width, height, gt.area[g], pred.area[p])
+    upright = gt.turned is None and masks is None
+    # A rotated box's or a mask's IoU is not its box's: those pairs are all measured again below.
+    g, p, iou = window_pairs(
+        (gt.xyxy, gt.area), (pred.xyxy, pred.area), windows, floor if upright else -np.inf
+    )
     if gt.turned is not None and pred.turned is not None:
         iou = _with_turned_pairs(gt, pred, g, p, iou, floor, exact)
     if masks is not None:
         iou = pair_ious(*masks, g, pred.rows[p], floor) if exact else np.where(iou > 0, 1.0, 0.0)
-    keep = iou >= floor
-    return CandidatePairs(g[keep], pred.rows[p[keep]], iou[keep])
+    kept = iou >= floor
+    return CandidatePairs(g[kept], pred.rows[p[kept]], iou[kept])
 
 
 def _with_turned_pairs(
@@ -313,7 +295,7 @@ def _with_turned_pairs(
     overlap_area = np.maximum(overlap(a[:, 0], a[:, 2], b[:, 0], b[:, 2]), 0.0) * np.maximum(
         overlap(a[:, 1], a[:, 3], b[:, 1], b[:, 3]), 0.0
     )
-    area_g, area_p = gt.area[g], pred.area[p]
+    area_g, area_p = gt.area_at(g), pred.area_at(p)
     larger = np.maximum(area_g, area_p)
     floor_area = floor * (1 - FLOOR_SLACK) * larger
     near = np.flatnonzero(
@@ -331,7 +313,7 @@ def _with_turned_pairs(
         iou[turned] = 1.0
         return iou
     angle_g, angle_p = gt.turned.angle[g], pred.turned.angle[p]
-    corners_g, corners_p = gt.turned.corners(_xyxy(gt, g), g), pred.turned.corners(_xyxy(pred, p), p)
+    corners_g, corners_p = gt.turned.corners(gt.xyxy_at(g), g), pred.turned.corners(pred.xyxy_at(p), p)
     # A tighter bound, on the boxes' own axes, before the exact overlap.
     close = np.flatnonzero(overlap_bound(corners_g, corners_p, angle_g, angle_p) >= floor_area)
     iou[turned[close]] = rotated_iou(corners_g[close], corners_p[close], area_g[close], area_p[close])
@@ -345,8 +327,7 @@ def _mask_pair_parts(
     extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
     # Paired tables' masks are runs already (`pair_datasets`): `made` is then the table's own.
     assert isinstance(gt.masks, Masks) and isinstance(pred.masks, Masks)
-    gt_masks = measured(made(gt.masks))
-    masks = gt_masks, gt_masks if pred.masks is gt.masks else measured(made(pred.masks))
+    masks = measured(made(gt.masks)), measured(made(pred.masks))
     # From here on the tables are their masks' extents: the runs are in `masks`, never selected.
     gt = gt.with_columns(xyxy=masks[0].extent, masks=None)
     pred = pred.with_columns(xyxy=masks[1].extent, masks=None)
@@ -362,22 +343,8 @@ def _mask_pair_parts(
     counts[~(gt_area > 0)] = 0
     no_pruning = _min_heights(gt_columns, None)
     for first, last in _chunks(counts, budget):
-        rows = slice(first, last)
-        yield _pairs_of_rows(
-            gt_columns,
-            pred_columns,
-            windows.start[rows],
-            counts[rows],
-            rows,
-            iou_floor,
-            no_pruning,
-            exact,
-            masks,
-        )
-
-
-def _xyxy(columns: _Columns, rows: IntArray) -> FloatArray:
-    return np.stack((columns.x0[rows], columns.y0[rows], columns.x1[rows], columns.y1[rows]), axis=1)
+        rows = Windows(pred_columns.rows, windows.start, counts, no_pruning, first, last)
+        yield _pairs_of_rows(gt_columns, pred_columns, rows, iou_floor, exact, masks)
 
 
 def greedy_order(pairs: CandidatePairs) -> IntArray:
@@ -436,10 +403,8 @@ def _pair_parts(
     if flat_gt is not None:
         counts[flat_gt] = 0
     for first, last in _chunks(counts, budget):
-        rows = slice(first, last)
-        yield _pairs_of_rows(
-            gt_columns, pred_columns, windows.start[rows], counts[rows], rows, iou_floor, min_height, exact
-        )
+        rows = Windows(pred_columns.rows, windows.start, counts, min_height, first, last)
+        yield _pairs_of_rows(gt_columns, pred_columns, rows, iou_floor, exact)
 
 
 def candidate_pairs(
@@ -474,63 +439,33 @@ def count_pairs(gt: BoxTable, pred: BoxTable, iou_floor: float, limit: int) -> P
     return PairCount(upright, rotated)
 
 
-def _position_type(n_pairs: int) -> type[np.signedinteger[Any]]:
-    """int32 when it holds every position and a mark above them: half the memory traffic."""
-    return np.int32 if n_pairs < np.iinfo(np.int32).max else np.int64
-
-
 def greedy_match(pairs: CandidatePairs, n_gt: int, n_pred: int, ordered: bool = False) -> MatchResult:
-    """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT.
+    """Greedy one-to-one matching, highest IoU first, ties to the earlier prediction then GT: the
+    pairs taken in the greedy order, each while both its boxes are free (`kernels.greedy_match`).
 
-    Equivalent to taking the best remaining pair again and again, done in rounds: a pair
-    that is the best remaining pair of both its prediction and its GT box can never be
-    pre-empted, so every such pair is accepted at once, and so is every pair of a tie block
-    (`_tie_block_pairs`). Pairs already in the greedy order (as `candidate_pairs` returns
-    them, or any subset of them) are not sorted again; `ordered` says the caller knows they are
-    (a subset of `candidate_pairs`' pairs), and the check is skipped.
-
-    A round costs O(pairs still alive): the alive pairs are kept compacted with their boxes,
-    and the per-box buffers are allocated once; a round touches only the alive pairs' entries.
+    Pairs already in the greedy order (as `candidate_pairs` returns them, or any subset of them)
+    are not sorted again; `ordered` says the caller knows they are (a subset of `candidate_pairs`'
+    pairs), and the check is skipped.
     """
     if not ordered and not in_greedy_order(pairs):
         order = greedy_order(pairs)
         pairs = CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
+    taken = np.flatnonzero(taken_at(pairs.gt, pairs.pred, n_gt, n_pred))
+    gt, pred = pairs.gt[taken], pairs.pred[taken]
     gt_match = np.full(n_gt, -1, dtype=np.int64)
     pred_match = np.full(n_pred, -1, dtype=np.int64)
     pred_iou = np.full(n_pred, np.nan)
-    # Matched yet: one byte per box, so the lookups of every round stay in cache.
-    gt_taken, pred_taken = np.zeros(n_gt, dtype=bool), np.zeros(n_pred, dtype=bool)
-    position = _position_type(len(pairs))
-    no_pair = np.iinfo(position).max
-    # first_for_x[box]: the earliest alive position among the box's pairs, in this round.
-    first_for_gt = np.full(n_gt, no_pair, dtype=position)
-    first_for_pred = np.full(n_pred, no_pair, dtype=position)
-    alive = np.arange(len(pairs), dtype=position)  # positions in the order, still free
-    alive_gt, alive_pred, alive_iou = pairs.gt, pairs.pred, pairs.iou
-    ties = _ties(pairs.iou)
-    tied = None if ties is None else ties[1]  # per alive pair: another pair has its IoU
-    while alive.size:
-        # Accept every pair that is first in the order for its prediction and its GT.
-        np.minimum.at(first_for_gt, alive_gt, alive)
-        np.minimum.at(first_for_pred, alive_pred, alive)
-        won = (first_for_gt[alive_gt] == alive) & (first_for_pred[alive_pred] == alive)
-        if tied is not None and tied.any():
-            gt_tied, pred_tied = alive_gt[tied], alive_pred[tied]
-            tops = (pairs.iou[first_for_gt[gt_tied]], pairs.iou[first_for_pred[pred_tied]])
-            won[tied] |= _tie_block_pairs(gt_tied, pred_tied, alive_iou[tied], tops)
-        won_gt, won_pred = alive_gt[won], alive_pred[won]
-        gt_match[won_gt], gt_taken[won_gt] = won_pred, True
-        pred_match[won_pred], pred_taken[won_pred] = won_gt, True
-        pred_iou[won_pred] = alive_iou[won]
-        # Drop every pair that touches a box matched in this round.
-        free = ~(gt_taken[alive_gt] | pred_taken[alive_pred])
-        alive, alive_gt, alive_pred = alive[free], alive_gt[free], alive_pred[free]
-        alive_iou = alive_iou[free]
-        tied = None if tied is None else tied[free]
-        # Only the boxes of the pairs left are read again: clear just their entries.
-        first_for_gt[alive_gt] = no_pair
-        first_for_pred[alive_pred] = no_pair
+    gt_match[gt], pred_match[pred], pred_iou[pred] = pred, gt, pairs.iou[taken]
     return MatchResult(gt_match, pred_match, pred_iou)
+
+
+def matched_by_level(pairs: CandidatePairs, n_gt: int, n_pred: int, level: Levels) -> UInts:
+    """Per pair of `candidate_pairs` (or a subset), bit k set where the greedy matching of the
+    pairs whose prediction's `level` is above k (the predictions a threshold keeps) takes it: the
+    matchings of every threshold, in one pass."""
+    if len(level) and int(level.max()) > MAX_LEVELS:
+        raise ValueError(f"at most {MAX_LEVELS} thresholds are matched at once")
+    return taken_at(pairs.gt, pairs.pred, n_gt, n_pred, level)
 
 
 def _ties(iou: FloatArray) -> tuple[BoolArray, BoolArray] | None:
@@ -543,67 +478,3 @@ def _ties(iou: FloatArray) -> tuple[BoolArray, BoolArray] | None:
     in_run[1:] |= same
     in_run[:-1] |= same
     return same, in_run
-
-
-def _tie_block_pairs(
-    gt: IntArray, pred: IntArray, iou: FloatArray, tops: tuple[FloatArray, FloatArray]
-) -> BoolArray:
-    """Per tied alive pair, whether the sequential greedy takes it now, by whole tie blocks.
-
-    A tie block is a set X of predictions and Y of GT boxes whose best alive pairs all have one
-    IoU v, every one of X paired with every one of Y at v and with nothing else at v. Nothing
-    else can take them before v, and at v the greedy takes X's predictions in order, each with
-    the first free box of Y: the k-th of X with the k-th of Y. Without this, identical boxes (a
-    tie block of n by n pairs) would be matched one pair per round. `tops` is, per pair, the best
-    alive IoU of its GT box and of its prediction. A pair outside the greedy order's ties is in
-    no block, and is its boxes' only pair at that IoU.
-    """
-    # Boxes numbered 0.. among these pairs: a round's work stays the tied pairs' size.
-    gt_box, g_all = np.unique(gt, return_inverse=True)
-    pred_box, p_all = np.unique(pred, return_inverse=True)
-    n_gt, n_pred = len(gt_box), len(pred_box)
-    at_gt_top, at_pred_top = iou == tops[0], iou == tops[1]
-    edge = np.flatnonzero(at_gt_top & at_pred_top)
-    taken = np.zeros(len(iou), dtype=bool)
-    if not len(edge):
-        return taken
-    # At its best IoU, a box of a block has no pair but the block's.
-    level_gt = np.bincount(g_all[at_gt_top], minlength=n_gt)
-    level_pred = np.bincount(p_all[at_pred_top], minlength=n_pred)
-    g, p = g_all[edge], p_all[edge]
-    degree_gt, degree_pred = np.bincount(g, minlength=n_gt), np.bincount(p, minlength=n_pred)
-    # A block's key: its first GT box (the least of a prediction's partners) and first prediction.
-    first_gt, first_pred = np.full(n_pred, n_gt), np.full(n_gt, n_pred)
-    np.minimum.at(first_gt, p, g)
-    np.minimum.at(first_pred, g, p)
-    keys, block, edges = np.unique(
-        first_gt[p] * n_pred + first_pred[g], return_inverse=True, return_counts=True
-    )
-    members_gt = np.bincount(first_pred[np.unique(g)], minlength=n_pred)[first_pred[g]]
-    members_pred = np.bincount(first_gt[np.unique(p)], minlength=n_gt)[first_gt[p]]
-    whole = (
-        (edges[block] == members_gt * members_pred)
-        & (degree_gt[g] == members_pred)
-        & (degree_pred[p] == members_gt)
-        & (level_gt[g] == degree_gt[g])
-        & (level_pred[p] == degree_pred[p])
-    )
-    # A block is whole only if all its pairs are: one pair that is not spoils it.
-    spoiled = np.zeros(len(keys), dtype=bool)
-    spoiled[block[~whole]] = True
-    keep = ~spoiled[block]
-    taken[edge[keep]] = _rank_in_block(g[keep], block[keep]) == _rank_in_block(p[keep], block[keep])
-    return taken
-
-
-def _rank_in_block(box: IntArray, block: IntArray) -> IntArray:
-    """Per pair, its box's place among the distinct boxes of its block, in index order."""
-    order = np.lexsort((box, block))
-    box, block = box[order], block[order]
-    new_box = np.concatenate(([True], (box[1:] != box[:-1]) | (block[1:] != block[:-1])))
-    distinct = np.cumsum(new_box) - 1
-    new_block = np.concatenate(([True], block[1:] != block[:-1]))
-    block_start = np.maximum.accumulate(np.where(new_block, distinct, 0))
-    rank = np.empty(len(box), dtype=np.int64)
-    rank[order] = distinct - block_start
-    return rank

@@ -10,21 +10,18 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-import numpy.typing as npt
 
-from handler.boxes import BoolArray, FloatArray, IntArray
+from handler.boxes import FloatArray, IntArray
 from handler.engine.breakdowns import count_outcomes
 from handler.engine.counts import OutcomeCounts
 from handler.engine.evaluation import Evaluation, Thresholds, keep_mask
-from handler.engine.matching import CandidatePairs, greedy_match
+from handler.engine.matching import CandidatePairs, Levels, matched_by_level
 from handler.engine.outcomes import N_OUTCOMES, Outcome, Tally, pair_outcomes
 from handler.engine.routing import best_single
 from handler.engine.timecost import TimeCosts
 
 # 0.00, 0.05, ..., 0.95; the threshold actually used is added to these.
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
-# Per prediction, at how many sweep thresholds it is kept (one byte: at most 21 thresholds).
-Levels = npt.NDArray[np.int8]
 
 
 @dataclass(frozen=True)
@@ -128,25 +125,16 @@ def _kept_by_class(class_id: IntArray, level: Levels, n_classes: int, n_threshol
 
 
 def _counts_at(
-    evaluation: Evaluation,
-    usable: _Usable,
-    kept_pairs: BoolArray,
-    kept_by_class: IntArray,
-    iou_perfect: float,
+    evaluation: Evaluation, usable: _Usable, taken: IntArray, kept_by_class: IntArray, iou_perfect: float
 ) -> tuple[Tally, IntArray]:
-    """The tally and the (n_classes, 5) class counts of matching only the kept predictions.
-
-    `kept_pairs` masks `usable.pairs` (the pairs of kept predictions), `kept_by_class` counts
-    every kept prediction by class. Dropping predictions keeps the pairs' greedy order, so the
-    matching is that of the kept predictions, with no sort.
+    """The tally and the (n_classes, 5) class counts of matching only the kept predictions, whose
+    matching takes the pairs `taken` (positions in `usable.pairs`); `kept_by_class` counts every
+    kept prediction by class.
     Class counts go as `breakdowns.counts_by_class`: FP by predicted class, the rest by GT class.
     """
     gt = evaluation.gt
-    match = greedy_match(usable.pairs[kept_pairs], len(gt), len(usable.rows), ordered=True)
-    matched_gt = np.flatnonzero(match.gt_match >= 0)
-    matched_pred = match.gt_match[matched_gt]
-    iou = match.pred_iou[matched_pred]
-    matched_class = usable.class_id[matched_pred]
+    matched_gt, iou = usable.pairs.gt[taken], usable.pairs.iou[taken]
+    matched_class = usable.class_id[usable.pairs.pred[taken]]
     outcome = pair_outcomes(gt.class_id[matched_gt] == matched_class, iou, iou_perfect)
     unmatched_pred = int(kept_by_class.sum()) - len(matched_gt)
     tally = Tally.of_pairs(outcome, iou, unmatched_pred, len(gt) - len(matched_gt))
@@ -169,15 +157,16 @@ def class_sweep(evaluation: Evaluation, thresholds: Thresholds, n_classes: int) 
     level = _kept_levels(pred.confidence, grid)
     kept_by_class = _kept_by_class(pred.class_id, level, n_classes, len(grid))
     pair_level = level[usable.rows][usable.pairs.pred]  # a pair is kept while its prediction is
-    # An equal count of kept predictions means an equal (nested) set: one matching per count.
+    # Dropping predictions keeps the pairs' greedy order: every threshold's matching in one pass.
+    taken = matched_by_level(usable.pairs, len(evaluation.gt), len(usable.rows), pair_level)
+    # An equal count of kept predictions means an equal (nested) set: one count per set.
     done: dict[int, tuple[Tally, IntArray]] = {}
     points, classes = [], []
     for k, threshold in enumerate(grid):
         count = int(kept_by_class[:, k].sum())
         if count not in done:
-            done[count] = _counts_at(
-                evaluation, usable, pair_level > k, kept_by_class[:, k], thresholds.iou_perfect
-            )
+            at_k = np.flatnonzero(taken & np.uint32(1 << k))
+            done[count] = _counts_at(evaluation, usable, at_k, kept_by_class[:, k], thresholds.iou_perfect)
         tally, by_class = done[count]
         points.append(SweepPoint(threshold, count, tally))
         classes.append(by_class)

@@ -51,6 +51,7 @@ def kernel(name: str, *arguments: Any, returns: Any = ctypes.c_int64) -> Any:
 
 POINTER = ctypes.c_void_p
 SIZE = ctypes.c_int64
+DOUBLE = ctypes.c_double
 
 
 def address(array: npt.NDArray[Any], dtype: npt.DTypeLike) -> int:

@@ -565,8 +565,8 @@ def test_greedy_takes_the_best_pair_first_not_each_predictions_best() -> None:
     assert run.tally.mean_iou == (0.5 + 0.9) / 2
 
 
-def test_chain_that_needs_four_rounds() -> None:
-    """Each round of the vectorised greedy can accept only one pair here.
+def test_a_chain_where_each_pair_taken_decides_the_next() -> None:
+    """Each pair taken frees the next one's best partner: the order decides every match.
 
     IoU (rows P0..P3, columns G0..G4), 1-D boxes of height 10:
         P0  .8    10/11 .8    .143  0

@@ -1,10 +1,9 @@
-"""Greedy matching on adversarial chains, against the reference, and its cost per round.
+"""Greedy matching on adversarial chains, against the reference.
 
 A chain lays GT boxes and predictions alternately along x, each overlapping only its two
-neighbours of the other kind. When the IoU falls along the chain, each round of
-`greedy_match` can accept only the chain's first free pair, so a chain of n boxes takes
-about n/2 rounds; equal gaps on an integer grid make every IoU tie instead, so the
-tie-breaks (prediction, then GT, in table order) decide every round.
+neighbours of the other kind. When the IoU falls along the chain, each pair taken decides the
+next one's; equal gaps on an integer grid make every IoU tie instead, so the tie-breaks
+(prediction, then GT, in table order) decide every pair.
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ def test_chains_match_as_the_reference(gaps: Gaps, order: Order) -> None:
 
 
 def _falling_chain_pairs(m: int) -> CandidatePairs:
-    """Pairs of a chain GT 0 - pred 0 - GT 1 - pred 1 - ... with IoU falling: m rounds."""
+    """Pairs of a chain GT 0 - pred 0 - GT 1 - pred 1 - ... with IoU falling."""
     edge = np.arange(2 * m, dtype=np.int64)
     return CandidatePairs((edge + 1) // 2, edge // 2, 1 - edge / (2 * m + 1))
 
