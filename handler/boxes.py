@@ -15,6 +15,8 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from handler.kernels import ragged
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -124,8 +126,8 @@ class MaskRuns:
             first, last = self.offsets[rows[0]], self.offsets[rows[-1] + 1]
             offsets = self.offsets[rows[0] : rows[-1] + 2] - first
             return MaskRuns(self.counts[first:last], offsets, self.height[rows], self.width[rows])
-        positions, offsets = ragged_take(self.offsets, rows)
-        return MaskRuns(self.counts[positions], offsets, self.height[rows], self.width[rows])
+        counts, offsets = ragged.gathered(self.counts, self.offsets, rows)
+        return MaskRuns(counts, offsets, self.height[rows], self.width[rows])
 
     @property
     def present(self) -> BoolArray:
@@ -176,10 +178,10 @@ class UnmadeMasks:
     def __getitem__(self, index: Any) -> UnmadeMasks:
         rows = np.arange(len(self))[index]
         parts, row_offsets = ragged_take(self.row_offsets, rows)
-        points, part_offsets = ragged_take(self.part_offsets, parts)
+        points, part_offsets = ragged.gathered(self.points, self.part_offsets, parts)
         return UnmadeMasks(
             self.runs[rows],
-            self.points[points],
+            points,
             part_offsets,
             row_offsets,
             self.height[rows],

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import islice, pairwise
 from typing import Any, Final
 
 import orjson
@@ -34,8 +34,9 @@ from handler.storage.base import RangedFile, max_file_bytes
 PARALLEL_MIN_BYTES: Final = 16 << 20
 # Elements per chunk when a parsed list is handed on in chunks.
 CHUNK_ROWS: Final = 1 << 15
-# Where the first element of an array may end.
+# Where the first element of an array may end, and how many such places are tried.
 _SEPARATOR: Final = re.compile(rb"\}\s*,")
+_FIRST_ELEMENT_TRIES: Final = 8
 _WHITESPACE: Final = b"\xef\xbb\xbf \t\r\n"
 # Text of a piece that one worker reads, cuts and decodes on its own (`ArrayText.piece_text`):
 # larger ones cost a worker more page faults than they save in tasks.
@@ -300,16 +301,21 @@ def _array_shape(head: bytes, trailing: int, size: int, keys: Keys) -> tuple[dic
     stop = size - trailing - 1
     if head[start : start + 1] != b"[" or (stop < len(head) and head[stop : stop + 1] != b"]"):
         return None
-    match = _SEPARATOR.search(head, start, stop)
-    if match is None:
-        return None
-    try:
-        first = orjson.loads(head[start + 1 : match.start() + 1])
-    except orjson.JSONDecodeError:
-        return None
+    first = _first_element(head, start, stop)
     if not isinstance(first, dict) or not has_keys(first, keys):
         return None
     return first, start + 1, stop
+
+
+def _first_element(head: bytes, start: int, stop: int) -> Any | None:
+    """The array's first element: the text up to the first `}` and `,` that parses (an earlier
+    one may close a value inside it, as a result's RLE `segmentation` object), of the first few."""
+    for match in islice(_SEPARATOR.finditer(head, start, stop), _FIRST_ELEMENT_TRIES):
+        try:
+            return orjson.loads(head[start + 1 : match.start() + 1])
+        except orjson.JSONDecodeError:
+            continue
+    return None
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,15 @@ A value is polygons (a list of `[x1, y1, x2, y2, …]` lists: the parts of one o
 or RLE (`{"size": [height, width], "counts": …}`, `counts` compressed as a string or written as a
 list of runs); a row without one (or with `[]`, as box exports write) has no mask. Polygons need
 their image's size; RLE carries its own, which must be the image's where that is known. The values
-are sorted by kind here, all the rows of a kind at once: RLE is made into runs by `engine/masks.py`;
-polygons are kept as their vertices (`UnmadeMasks`), rasterised only when masks are scored.
+are read from their JSON text by a kernel (`kernels/segmentation_text.py`), every row at once into
+columns: RLE is made into runs (strings decoded by `engine/masks.py`); polygons are kept as their
+vertices (`UnmadeMasks`), rasterised only when masks are scored.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any, Final
 
 import msgspec
@@ -27,18 +27,24 @@ from handler.boxes import (
     TableMasks,
     UnmadeMasks,
     WrittenMasks,
-    concatenate_masks,
 )
 from handler.datasets.cocojson import NO_SEGMENTATION
-from handler.engine.masks import from_strings, well_formed
+from handler.engine.masks import from_text, well_formed
+from handler.kernels import segmentation_text as kinds
+from handler.kernels.segmentation_text import Segmentations, scanned
 
-# A polygon of fewer points encloses nothing (pycocotools reads a list of 4 numbers as a box).
-MIN_POLYGON_NUMBERS: Final = 6
 BAD_POLYGONS: Final = "segmentation: expected polygons, lists of at least 3 x, y pairs of numbers"
 BAD_RLE: Final = 'segmentation: expected RLE, {"size": [height, width], "counts": runs or a COCO string}'
 RUNS_SHORT: Final = "segmentation: its RLE counts do not add up to its size (height x width)"
 OTHER_SIZE: Final = "segmentation: its RLE size is not the image's height and width"
 NO_SIZE: Final = "segmentation: polygons need the image's width and height, which the file does not give"
+# The reasons of the rows the kernel tells unreadable by their text alone.
+_REASONS: Final = {
+    kinds.BAD_POLYGONS: BAD_POLYGONS,
+    kinds.BAD_RLE: BAD_RLE,
+    kinds.RUNS_OUT_OF_RANGE: RUNS_SHORT,
+    kinds.NO_SIZE: NO_SIZE,
+}
 
 
 @dataclass(frozen=True)
@@ -54,40 +60,38 @@ def segmentation_masks(
 ) -> RowMasks:
     """The masks of rows whose `segmentation` is `values[row]` (None: none written) on images
     `image[row]` (-1: unknown) of sizes `widths`, `heights` (NaN where unknown). Values a typed
-    decoding kept as text (`msgspec.Raw`) stay text (`WrittenMasks`, parsed by `readable` once
-    masks are scored) unless a `boxless` row wrote one: its box is its mask's extent, read now."""
+    decoding kept as text (`msgspec.Raw`) stay text (`WrittenMasks`, read by `readable` once
+    masks are scored) unless a `boxless` row wrote one: its box is its mask's extent, read now.
+    Values a plain parse made are read now, as their JSON text again."""
     if values.count(NO_SEGMENTATION) == len(values):  # typed entries that name none: a box file
         return RowMasks(None, {})
     known = image >= 0
     width = np.where(known, widths[np.maximum(image, 0)] if len(widths) else np.nan, np.nan)
     height = np.where(known, heights[np.maximum(image, 0)] if len(heights) else np.nan, np.nan)
-    if values and isinstance(values[0], msgspec.Raw):
-        written = _written(values, height, width)
-        if not (boxless & written.wrote).any():
-            return RowMasks(written.masks if written.masks.present.any() else None, {})
-        values = _parsed(b"[" + b",".join(values) + b"]")
-    return RowMasks(*_masks_of(values, height, width))
+    if not (values and isinstance(values[0], msgspec.Raw)):
+        return RowMasks(*_read(_written(_texts(values), height, width).masks))
+    written = _written(values, height, width)
+    if not (boxless & written.wrote).any():
+        return RowMasks(written.masks if written.masks.present.any() else None, {})
+    return RowMasks(*_read(written.masks))
 
 
 def readable(masks: TableMasks) -> Masks:
-    """The masks with those still text parsed: a value that cannot be read is then no mask."""
+    """The masks with those still text read: a value that cannot be read is then no mask."""
     if not isinstance(masks, WrittenMasks):
         return masks
-    texts = [
-        masks.text[start:end] for start, end in zip(masks.starts.tolist(), masks.ends.tolist(), strict=True)
-    ]
-    made, _ = _masks_of(_parsed(b"[" + b",".join(texts) + b"]"), masks.height, masks.width)
+    made, _ = _read(masks)
     return MaskRuns.none(len(masks)) if made is None else made
 
 
-def _parsed(text: bytes) -> list[Any]:
-    """A JSON array msgspec has read once (as `Raw` values), with the numbers `json.loads` gives:
-    msgspec's, or `json.loads`' where msgspec finds a number out of a float's range (1e309)."""
-    try:
-        values: list[Any] = msgspec.json.decode(text)
-    except msgspec.ValidationError:
-        values = json.loads(text)
-    return values
+def _texts(values: list[Any]) -> list[bytes]:
+    """Values a plain JSON parse made (or a caller gave) written as JSON again, as `json.loads`
+    reads them back (NaN and integers of any size too); one JSON cannot hold is written null."""
+    return [json.dumps(value, separators=(",", ":"), default=_null).encode() for value in values]
+
+
+def _null(_: object) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -124,125 +128,61 @@ def _written(values: list[Any], height: FloatArray, width: FloatArray) -> _Text:
     return _Text(WrittenMasks(text, starts, ends, height, width, present), wrote)
 
 
-def _masks_of(
-    values: list[Any], height: FloatArray, width: FloatArray
-) -> tuple[Masks | None, dict[int, str]]:
-    """The masks of rows whose `segmentation` is `values[row]` on images of `height` x `width`
-    (None: no row has one), and the rows whose value could not be read, with why."""
-    polygons = [row for row, value in enumerate(values) if isinstance(value, list) and value]
-    rles = [row for row, value in enumerate(values) if isinstance(value, dict) and value]
-    if not polygons and not rles:
+def _read(masks: WrittenMasks) -> tuple[Masks | None, dict[int, str]]:
+    """The masks of values kept as text (None: no row wrote one), and the rows whose value
+    could not be read, with why."""
+    rows = scanned(masks.text, masks.starts, masks.ends, masks.height, masks.width)
+    if not rows.kinds.any():
         return None, {}
-    rejected: dict[int, str] = {}
-    drawn_rows, drawn = _polygon_masks(values, np.array(polygons, dtype=np.int64), height, width, rejected)
-    rle_rows, decoded = _rle_masks(values, np.array(rles, dtype=np.int64), height, width, rejected)
-    rows = np.concatenate((drawn_rows, rle_rows))
-    others = np.setdiff1d(np.arange(len(values)), rows)
-    masks = concatenate_masks([drawn, decoded, MaskRuns.none(len(others))])
-    return masks[np.argsort(np.concatenate((rows, others)), kind="stable")], rejected
-
-
-def _polygon_masks(
-    values: list[Any], rows: IntArray, height: FloatArray, width: FloatArray, rejected: dict[int, str]
-) -> tuple[IntArray, UnmadeMasks]:
-    """The rows of polygons that could be read, and their masks (their vertices, not yet
-    rasterised); the others in `rejected`."""
-    if not all(_polygons_shaped(values[row]) for row in rows.tolist()):
-        shaped = np.array([_polygons_shaped(values[row]) for row in rows.tolist()], dtype=bool)
-        rejected.update((row, BAD_POLYGONS) for row in rows[~shaped].tolist())
-        rows = rows[shaped]
-    objects = [values[row] for row in rows.tolist()]
-    parts = np.fromiter(map(len, objects), dtype=np.int64, count=len(objects))
-    lengths = np.fromiter(map(len, chain.from_iterable(objects)), dtype=np.int64, count=int(parts.sum()))
-    try:
-        flat = np.fromiter(chain.from_iterable(chain.from_iterable(objects)), np.float64, int(lengths.sum()))
-    except (TypeError, ValueError):  # a value that is not a number: those rows, one by one
-        numeric = np.array([_numbers(values[row]) for row in rows.tolist()], dtype=bool)
-        rejected.update((row, BAD_POLYGONS) for row in rows[~numeric].tolist())
-        return _polygon_masks(values, rows[numeric], height, width, rejected)
-    part_row = np.repeat(np.arange(len(rows)), parts)
-    finite = (
-        np.bincount(
-            np.repeat(np.arange(len(lengths)), lengths), weights=~np.isfinite(flat), minlength=len(lengths)
-        )
-        == 0
+    bad = np.flatnonzero(np.isin(rows.kinds, list(_REASONS)))
+    rejected = {row: _REASONS[kind] for row, kind in zip(bad.tolist(), rows.kinds[bad].tolist(), strict=True)}
+    runs = _rle_runs(rows, masks.height, masks.width, rejected)
+    drawn = rows.kinds == kinds.POLYGONS
+    if not drawn.any():
+        return runs, rejected
+    polygons = UnmadeMasks(
+        runs,
+        rows.points.reshape(-1, 2),
+        _offsets(rows.part_lengths // 2),
+        _offsets(rows.row_parts),
+        np.where(drawn, masks.height, 0).astype(np.int64),
+        np.where(drawn, masks.width, 0).astype(np.int64),
     )
-    good_part = finite & (lengths >= MIN_POLYGON_NUMBERS) & (lengths % 2 == 0)
-    good = np.bincount(part_row, weights=~good_part, minlength=len(rows)) == 0
-    sized = np.isfinite(height[rows]) & np.isfinite(width[rows])
-    rejected.update((row, BAD_POLYGONS) for row in rows[~good].tolist())
-    rejected.update((row, NO_SIZE) for row in rows[good & ~sized].tolist())
-    kept_row = good & sized
-    kept_part = kept_row[part_row]
-    flat = flat[np.repeat(kept_part, lengths)]
-    lengths = lengths[kept_part]
-    rows = rows[kept_row]
-    masks = UnmadeMasks(
-        MaskRuns.none(len(rows)),
-        flat.reshape(-1, 2),
-        np.concatenate(([0], np.cumsum(lengths // 2))).astype(np.int64),
-        np.concatenate(([0], np.cumsum(parts[kept_row]))).astype(np.int64),
-        height[rows].astype(np.int64),
-        width[rows].astype(np.int64),
+    return polygons, rejected
+
+
+def _rle_runs(
+    rows: Segmentations, height: FloatArray, width: FloatArray, rejected: dict[int, str]
+) -> MaskRuns:
+    """Every row's RLE as runs (none where a row has none or it could not be read: those in
+    `rejected`, its runs not adding up to its size or its size not the image's)."""
+    strings = np.flatnonzero(rows.kinds == kinds.RLE_STRING)
+    listed = np.flatnonzero(rows.kinds == kinds.RLE_RUNS)
+    order = np.concatenate((strings, listed))
+    sizes = rows.sizes[order]
+    decoded, decodable = from_text(
+        rows.strings,
+        _offsets(rows.string_lengths[strings]),
+        sizes[: len(strings), 0],
+        sizes[: len(strings), 1],
     )
-    return rows, masks
-
-
-def _polygons_shaped(value: list[Any]) -> bool:
-    """A non-empty list of lists."""
-    return bool(value) and all(type(part) is list for part in value)
-
-
-def _numbers(value: list[list[Any]]) -> bool:
-    return all(type(c) in (int, float) for part in value for c in part)
-
-
-def _rle_masks(
-    values: list[Any], rows: IntArray, height: FloatArray, width: FloatArray, rejected: dict[int, str]
-) -> tuple[IntArray, MaskRuns]:
-    """The rows of RLE that could be read, and their masks; the others in `rejected`."""
-    sizes = np.array([_size(values[row]) for row in rows.tolist()], dtype=np.int64).reshape(-1, 2)
-    texts = np.array([isinstance(values[row].get("counts"), str) for row in rows.tolist()], dtype=bool)
-    runs = np.array([_runs_list(values[row].get("counts")) for row in rows.tolist()], dtype=object)
-    readable = (sizes >= 0).all(axis=1) & (texts | np.array([r is not None for r in runs], dtype=bool))
-    rejected.update((row, BAD_RLE) for row in rows[~readable].tolist())
-    rows, sizes, texts, runs = rows[readable], sizes[readable], texts[readable], runs[readable]
-    strings = [values[row]["counts"].encode("ascii", "replace") for row in rows[texts].tolist()]
-    decoded, decodable = from_strings(strings, sizes[texts, 0], sizes[texts, 1])
-    written = _written_runs(list(runs[~texts]), sizes[~texts])
-    order = np.concatenate((rows[texts], rows[~texts]))
-    masks = MaskRuns.concatenate([decoded, written])
-    good = well_formed(masks) & np.concatenate((decodable, np.ones(len(written), dtype=bool)))
+    written = MaskRuns(
+        rows.runs, _offsets(rows.run_lengths[listed]), sizes[len(strings) :, 0], sizes[len(strings) :, 1]
+    )
+    runs = MaskRuns.concatenate([decoded, written])
+    good = well_formed(runs) & np.concatenate((decodable, np.ones(len(listed), dtype=bool)))
     image_size = np.stack((height[order], width[order]), axis=1)
-    fits = (~np.isfinite(image_size) | (image_size == np.concatenate((sizes[texts], sizes[~texts])))).all(
-        axis=1
-    )
+    fits = (~np.isfinite(image_size) | (image_size == sizes)).all(axis=1)
     rejected.update((row, RUNS_SHORT) for row in order[~good].tolist())
     rejected.update((row, OTHER_SIZE) for row in order[good & ~fits].tolist())
     keep = good & fits
-    return order[keep], masks[keep]
+    # Row r takes its kept runs, or its own empty row after them.
+    source = len(order) + np.arange(len(rows.kinds))
+    source[order[keep]] = np.flatnonzero(keep)
+    return MaskRuns.concatenate([runs, MaskRuns.none(len(rows.kinds))])[source]
 
 
-def _size(value: dict[str, Any]) -> tuple[int, int]:
-    size = value.get("size")
-    if isinstance(size, list) and len(size) == 2 and all(type(s) is int and s > 0 for s in size):
-        return size[0], size[1]
-    return -1, -1
-
-
-def _runs_list(counts: Any) -> list[int] | None:
-    """Runs written as a list of whole numbers (else None)."""
-    if isinstance(counts, list) and set(map(type, counts)) <= {int}:
-        return counts
-    return None
-
-
-def _written_runs(runs: list[list[int]], sizes: IntArray) -> MaskRuns:
-    lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
-    counts = np.fromiter(chain.from_iterable(runs), dtype=np.int64, count=int(lengths.sum()))
-    return MaskRuns(
-        np.minimum(counts, np.iinfo(np.uint32).max).astype(np.uint32),
-        np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
-        sizes[:, 0].copy(),
-        sizes[:, 1].copy(),
-    )
+def _offsets(lengths: IntArray) -> IntArray:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets

@@ -4,10 +4,10 @@ Every function is vectorised over all the masks (or pairs) it is given, with no 
 mask, run or pair; nothing here reads a file. The conventions are pycocotools', so that every
 figure agrees with it bit for bit:
 
-- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, each edge walked
-  pixel by pixel, the crossings of pixel centres kept), and the parts of one object are united as
-  `merge` does;
-- `from_strings` decodes COCO's compressed `counts` strings (`rleFrString`);
+- `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, the steps of each
+  edge that cross a column of pixel centres kept), and the parts of one object are united as
+  `merge` does, in C (`kernels/src/polygons.c`);
+- `from_text` decodes COCO's compressed `counts` strings (`rleFrString`);
 - `measured` gives each mask's `area` and its `extent`, `toBbox` as a box `[x_min, y_min, x_max,
   y_max]` over the pixels' edges, in C (`kernels/src/mask_iou.c`), where the IoU of pairs of
   masks is computed too (`kernels.mask_iou.pair_ious`, pycocotools' `mask.iou`, non-crowd).
@@ -188,20 +188,15 @@ def _rasterised(
     return MaskRuns(counts, offsets, *sizes)
 
 
-def _enumerated(counts: IntArray) -> tuple[IntArray, IntArray]:
-    """(row, k) for k in range(counts[row]), every row."""
-    row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    return row, np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
-def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
-    """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`, in C:
-    `kernels/src/rle_strings.c`), with whether each could be read (its characters in the
-    alphabet, its last run complete, no run of more groups than a 32-bit count needs); one that
-    could not has no runs, and the runs of one that could may still not be `well_formed`."""
-    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    counts, offsets, readable = rle_strings.decoded(b"".join(strings), bounds)
+def from_text(
+    text: bytes | npt.NDArray[np.uint8], bounds: IntArray, height: IntArray, width: IntArray
+) -> tuple[MaskRuns, BoolArray]:
+    """COCO's compressed `counts` strings `text[bounds[i]:bounds[i + 1]]` decoded (pycocotools'
+    `rleFrString`, in C: `kernels/src/rle_strings.c`), with whether each could be read (its
+    characters in the alphabet, its last run complete, no run of more groups than a 32-bit count
+    needs); one that could not has no runs, and the runs of one that could may still not be
+    `well_formed`."""
+    counts, offsets, readable = rle_strings.decoded(text, bounds)
     return MaskRuns(counts, offsets, height.astype(np.int64), width.astype(np.int64)), readable
 
 

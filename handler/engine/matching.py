@@ -260,7 +260,9 @@ def _pairs_of_rows(
 
     A pair whose y-overlap is below its GT row's `min_height` cannot reach the floor: the kernel
     drops it before the rest of its IoU is computed. Not `exact`: a pair with a rotated box that
-    its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped.
+    its envelopes' bound lets reach the floor is kept at IoU 1, its polygons never clipped. With
+    `masks` (both tables' masks, the boxes their extents), a pair's IoU is its masks' (not
+    `exact`: 1 where the extents overlap).
     """
     upright = gt.turned is None and masks is None
     # A rotated box's or a mask's IoU is not its box's: those pairs are all measured again below.
@@ -325,8 +327,7 @@ def _mask_pair_parts(
     extents (not `exact`: every pair whose extents overlap, at 1, the bound, for a count)."""
     # Paired tables' masks are runs already (`pair_datasets`): `made` is then the table's own.
     assert isinstance(gt.masks, Masks) and isinstance(pred.masks, Masks)
-    gt_masks = measured(made(gt.masks))
-    masks = gt_masks, gt_masks if pred.masks is gt.masks else measured(made(pred.masks))
+    masks = measured(made(gt.masks)), measured(made(pred.masks))
     # From here on the tables are their masks' extents: the runs are in `masks`, never selected.
     gt = gt.with_columns(xyxy=masks[0].extent, masks=None)
     pred = pred.with_columns(xyxy=masks[1].extent, masks=None)

@@ -4,8 +4,12 @@ saved uncompressed, names as JSON bytes, read back without pickles."""
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Final
 
 import numpy as np
@@ -32,13 +36,95 @@ def saved(columns: Chunk) -> bytes:
     return buffer.getvalue()
 
 
-def loaded(content: bytes) -> dict[str, npt.NDArray[Any]]:
-    """Every column of a chunk, read at once (a damaged chunk raises ValueError)."""
+# A streamed chunk's column data is copied out this many bytes at a time (what its writing holds).
+_PIECE_BYTES: Final = 1 << 20
+# The zip records of an `.npz` of stored (uncompressed) entries, as `zipfile` reads them: a local
+# header before each entry's bytes, a central directory entry for each, and its end.
+_LOCAL: Final = struct.Struct("<4s5H3L2H")
+_CENTRAL: Final = struct.Struct("<4s6H3L5H2L")
+_END: Final = struct.Struct("<4s4H2LH")
+_ZIP_VERSION: Final = 20  # 2.0: what stored entries need
+_ZIP_DATE: Final = (1 << 5) | 1  # 1980-01-01, the zip format's first day
+_ZIP_LIMIT: Final = 1 << 32  # past 4 GiB a zip needs its 64-bit records: `saved` writes those
+
+
+def _npy_header(data: npt.NDArray[Any]) -> bytes:
+    """The `.npy` format 1.0 header of a C-contiguous array of a plain dtype (numbers, booleans):
+    magic, version, length, then its description padded to a multiple of 64 bytes."""
+    text = f"{{'descr': {data.dtype.str!r}, 'fortran_order': False, 'shape': {data.shape!r}, }}"
+    padded = text.ljust(-(-(len(text) + 11) // 64) * 64 - 11) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(padded)) + padded.encode("latin1")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: bytes
+    header: bytes  # the column's `.npy` header
+    data: npt.NDArray[Any]  # C-contiguous
+
+    @property
+    def size(self) -> int:
+        return len(self.header) + self.data.nbytes
+
+    def crc(self) -> int:
+        return zlib.crc32(self.data.reshape(-1).view(np.uint8).data, zlib.crc32(self.header))
+
+    def pieces(self) -> Iterator[bytes]:
+        flat = self.data.reshape(-1).view(np.uint8)
+        for start in range(0, len(flat), _PIECE_BYTES):
+            yield flat[start : start + _PIECE_BYTES].tobytes()
+
+
+@dataclass(frozen=True)
+class StreamedChunk:
+    """A chunk's `.npz` (what `saved` makes, read back by `loaded` alike), made piece by piece as a
+    store writes it (`Store.put` takes any iterable of bytes): its columns' data is copied out a
+    piece at a time, never held whole a second time. `len` is its size in bytes."""
+
+    columns: Chunk
+
+    @cached_property
+    def _entries(self) -> list[_Entry]:
+        entries = []
+        for key, values in self.columns.items():
+            data = np.asarray(values, order="C")
+            entries.append(_Entry(f"{key}.npy".encode(), _npy_header(data), data))
+        return entries
+
+    def __len__(self) -> int:
+        local = sum(_LOCAL.size + len(e.name) + e.size for e in self._entries)
+        return local + sum(_CENTRAL.size + len(e.name) for e in self._entries) + _END.size
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self)
+
+    def __iter__(self) -> Iterator[bytes]:
+        if len(self) >= _ZIP_LIMIT or len(self._entries) >= 1 << 16:
+            yield saved(self.columns)
+            return
+        central, offset = [], 0
+        for entry in self._entries:
+            crc = entry.crc()
+            stored = (_ZIP_VERSION, 0, 0, 0, _ZIP_DATE, crc, entry.size, entry.size, len(entry.name))
+            yield _LOCAL.pack(b"PK\x03\x04", *stored, 0) + entry.name + entry.header
+            yield from entry.pieces()
+            central.append(
+                _CENTRAL.pack(b"PK\x01\x02", _ZIP_VERSION, *stored, 0, 0, 0, 0, 0, offset) + entry.name
+            )
+            offset += _LOCAL.size + len(entry.name) + entry.size
+        listing = b"".join(central)
+        count = len(central)
+        yield listing + _END.pack(b"PK\x05\x06", 0, 0, count, count, len(listing), offset, 0)
+
+
+def loaded(content: bytes, keys: Sequence[str] | None = None) -> dict[str, npt.NDArray[Any]]:
+    """Every column of a chunk (`keys`: those of them it has), read at once (a damaged chunk raises
+    ValueError)."""
     if not content.startswith(NPZ_MAGIC):  # np.load would read a lone array or guess at a pickle
         raise ValueError("damaged chunk (not an .npz: expected a zip of numpy arrays)")
     try:
         with np.load(io.BytesIO(content), allow_pickle=False) as chunk:
-            return {key: chunk[key] for key in chunk.files}
+            return {key: chunk[key] for key in chunk.files if keys is None or key in keys}
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise ValueError(f"damaged chunk ({error})") from error
 

@@ -33,7 +33,7 @@ import orjson
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, MaskRuns, SourceIds
 from handler.engine.evaluation import keep_mask
-from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
+from handler.engine.npz_chunks import Chunk, StreamedChunk, check_rows, loaded, names_column, names_of
 
 # The columns with a row per prediction (the others have one per image, or are one value).
 PER_PREDICTION: Final = (
@@ -66,10 +66,11 @@ class ChunkImages:
     own_ids: SourceIds | None = None  # the GT file's own image and class ids (COCO), if it has them
 
 
-def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> bytes:
+def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float) -> StreamedChunk:
     """The chunk of one shard: its predictions kept at `lowest_threshold`, its images' sizes.
 
-    Only the four columns are taken, not the whole table: a worker's peak stays the chunk's size."""
+    Only the four columns are taken, not the whole table, and the chunk is made as it is written
+    (the masks' runs are copied out a piece at a time): a worker's peak stays the columns'."""
     kept = keep_mask(pred.confidence, lowest_threshold)
     rows: slice | IntArray = slice(None) if bool(kept.all()) else np.flatnonzero(kept)
     xyxy = pred.xyxy[rows].astype(COORDINATES)
@@ -85,7 +86,7 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
         if own is None
         else {"image_ids": names_column(own.image_ids), "class_ids": names_column(own.class_ids)}
     )
-    return saved(
+    return StreamedChunk(
         {
             **turned,
             **quads,
@@ -112,19 +113,27 @@ class Floors:
     others: float
 
 
-def trimmed(content: bytes, lowest: Floors) -> bytes:
-    """A chunk keeping the predictions at or above their class's `lowest` threshold."""
+def trimmed(content: bytes, lowest: Floors) -> bytes | StreamedChunk:
+    """A chunk keeping the predictions at or above their class's `lowest` threshold: `content`
+    itself when that is every one (its other columns, the masks' runs, are then never read)."""
+    kept = _kept(loaded(content, ("class_names", "class_id", "confidence")), lowest)
+    if kept.all():
+        return content
     chunk = loaded(content)
-    names = orjson.loads(chunk["class_names"].tobytes())
-    floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
-    kept = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
     masks = masks_of(chunk)
     for key in PER_PREDICTION:
         if key in chunk:
             chunk[key] = chunk[key][kept]
     if masks is not None:
         chunk.update(mask_columns(masks[kept]))
-    return saved(chunk)
+    return StreamedChunk(chunk)
+
+
+def _kept(chunk: Chunk, lowest: Floors) -> BoolArray:
+    names = orjson.loads(chunk["class_names"].tobytes())
+    floor = np.array([lowest.listed.get(name, lowest.others) for name in names], dtype=np.float64)
+    kept: BoolArray = keep_mask(chunk["confidence"], floor[chunk["class_id"]] if len(floor) else np.empty(0))
+    return kept
 
 
 def mask_columns(masks: MaskRuns) -> dict[str, npt.NDArray[Any]]:
@@ -154,7 +163,7 @@ def masks_of(chunk: Chunk) -> MaskRuns | None:
             f"damaged chunk: {MASK_OFFSETS} does not index the {len(counts)} runs of {rows} masks"
         )
     return MaskRuns(
-        counts.astype(np.uint32),
+        counts.astype(np.uint32, copy=False),
         offsets,
         chunk["mask_height"].astype(np.int64),
         chunk["mask_width"].astype(np.int64),

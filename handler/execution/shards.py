@@ -21,6 +21,7 @@ from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.gt_errors import suspect_kinds
 from handler.engine.health import HealthFigures
 from handler.engine.ledger import ledger_chunk
+from handler.engine.npz_chunks import StreamedChunk
 from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis, ClassRank, ShardContext
 from handler.engine.pre_label_boxes import ChunkImages, candidate_chunk
 from handler.engine.state import EvaluationState, ListedSkip, ReadFigures, Skips
@@ -37,7 +38,7 @@ Analyses = tuple[Analysis[Any], ...]
 class ShardResult:
     state: EvaluationState
     ledger: bytes  # the shard's ledger chunk (`engine.ledger`)
-    pre_labels: bytes  # the pre-label candidates' chunk (`pre_label_boxes`)
+    pre_labels: StreamedChunk  # the pre-label candidates' chunk (`pre_label_boxes`), made as it is written
 
 
 def area_scale(paired: PairedBoxes) -> FloatArray | None:
@@ -121,7 +122,7 @@ def evaluate_shard(paired: PairedBoxes, context: ShardContext, analyses: Analyse
     )
 
 
-def pre_label_chunk(pred: BoxTable, images: ChunkImages, context: ShardContext) -> bytes:
+def pre_label_chunk(pred: BoxTable, images: ChunkImages, context: ShardContext) -> StreamedChunk:
     """The shard's predictions that any threshold of the sweep (routing picks among them) keeps."""
     return candidate_chunk(pred, images, sweep_thresholds(context.thresholds.confidence_threshold)[0])
 

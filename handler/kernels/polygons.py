@@ -111,7 +111,8 @@ def _written(
         used += int(lengths[done : done + written].sum())
         done += written
         if done == n:
-            return counts[:used].copy(), lengths
+            # The bounds are near the runs written: a copy would cost more than the room left over.
+            return (counts[:used] if 2 * used > len(counts) else counts[:used].copy()), lengths
         grown = np.empty(2 * len(counts) + 1, dtype=np.uint32)
         grown[:used] = counts[:used]
         counts = grown

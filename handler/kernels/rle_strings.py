@@ -9,7 +9,7 @@ from handler.kernels import POINTER, SIZE, address, kernel
 
 
 def decoded(
-    text: bytes, bounds: npt.NDArray[np.int64]
+    text: bytes | npt.NDArray[np.uint8], bounds: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """The runs of the strings `text[bounds[i]:bounds[i + 1]]`: all their runs, each string's
     offsets into them, and whether it could be read (one that could not has no runs)."""

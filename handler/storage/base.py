@@ -10,14 +10,24 @@ from __future__ import annotations
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, ClassVar, Final
+from typing import BinaryIO, ClassVar, Final, Protocol
 
 from handler.errors import StorageError, UserError
 
 # What `put` accepts: the whole object, or its chunks in order (streamed, never joined here).
 Content = bytes | Iterable[bytes]
+
+
+class SizedContent(Protocol):
+    """An object's chunks in order, made as they are written, and its size in bytes (a worker's
+    chunk written without being held whole)."""
+
+    def __iter__(self) -> Iterator[bytes]: ...
+
+    def __len__(self) -> int: ...
+
 
 # Report and dataset ids are single path segments: no separators, no "..", not hidden.
 _ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from handler.storage.base import Store
+from handler.storage.base import SizedContent, Store
 from handler.storage.registry import open_store
 
 
@@ -32,6 +32,6 @@ class ObjectSink:
     key: str
     content_type: str
 
-    def write(self, content: bytes) -> WrittenObject:
+    def write(self, content: bytes | SizedContent) -> WrittenObject:
         _opened(self.store_uri).put(self.key, content, self.content_type)
         return WrittenObject(self.key, len(content))

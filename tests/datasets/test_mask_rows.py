@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+import msgspec
 import numpy as np
 import pycocotools.mask as coco_mask
 import pytest
@@ -14,7 +15,7 @@ from helpers.label_studio_prepared import COCO_PAIR, COCO_PAIR_GT, COCO_PAIR_RES
 from helpers.needs import existing
 
 from handler.boxes import Images, MaskRuns, ParsedRows, WrittenMasks
-from handler.datasets import load_dataset, pair_datasets
+from handler.datasets import load_dataset, pair_datasets, segmentation
 from handler.datasets.builder import build_dataset
 from handler.datasets.pairing import with_shapes
 from handler.datasets.read_options import ReadOptions
@@ -189,3 +190,53 @@ def test_a_results_file_of_masks_without_boxes_names_its_masks_not_a_box_convent
         "1 of 2 objects as masks, each box its shape's extent (the format's: it writes no box for them)"
         in parts
     )
+
+
+# Values each read with its reason (None: a mask), on a 30 x 40 image (row 7: on an image of
+# unknown size).
+REASONS: Final = (
+    ([[10, 10, 20, 10, 20, 20]], None),
+    ([[1, 2, 3]], segmentation.BAD_POLYGONS),
+    ([[1, 2, 3, 4, "5", 6]], segmentation.BAD_POLYGONS),
+    ({"size": [30, 40], "counts": [5]}, segmentation.RUNS_SHORT),
+    ({"size": [30, 40], "counts": [-5, 1205]}, segmentation.RUNS_SHORT),
+    ({"size": [30, 40], "counts": "\\"}, segmentation.RUNS_SHORT),
+    ({"size": [3, 4], "counts": [12]}, segmentation.OTHER_SIZE),
+    ([[10, 10, 20, 10, 20, 20]], segmentation.NO_SIZE),
+    ({"size": [30, 40.0], "counts": [1200]}, segmentation.BAD_RLE),
+    ({"size": [30, 40], "counts": [1200.0]}, segmentation.BAD_RLE),
+    ({"counts": [1200]}, segmentation.BAD_RLE),
+    ({"size": [30, 40], "counts": [1200]}, None),
+)
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_each_value_that_cannot_be_read_is_rejected_with_its_reason(as_text: bool) -> None:
+    """Parsed values and the text a typed decoding keeps are read alike, with the same reasons."""
+    values: list[Any] = [value for value, _ in REASONS]
+    if as_text:
+        values = [msgspec.Raw(json.dumps(value).encode()) for value in values]
+    image = np.zeros(len(REASONS), dtype=np.int64)
+    image[7] = -1
+    read = segmentation_masks(values, image, np.array([40.0]), np.array([30.0]), np.ones(len(REASONS), bool))
+    assert read.rejected == {row: why for row, (_, why) in enumerate(REASONS) if why is not None}
+    assert read.masks is not None
+    assert made(read.masks).present.tolist() == [why is None for _, why in REASONS]
+
+
+def test_a_counts_string_with_a_backslash_is_read_as_pycocotools_reads_it(tmp_path: Path) -> None:
+    """COCO's alphabet holds `\\`, which JSON writes `\\\\`: read unescaped, the mask is
+    pycocotools' own."""
+    generator = np.random.default_rng(7)
+    while True:
+        bitmap = np.asfortranarray(generator.random((40, 30)) < 0.5, dtype=np.uint8)
+        rle = coco_mask.encode(bitmap)
+        if b"\\" in rle["counts"]:
+            break
+    text = json.dumps({"size": rle["size"], "counts": rle["counts"].decode()}).encode()
+    assert b"\\\\" in text
+    one = np.zeros(1, np.int64)
+    read = segmentation_masks([msgspec.Raw(text)], one, np.array([30.0]), np.array([40.0]), np.ones(1, bool))
+    assert read.rejected == {} and read.masks is not None
+    runs, want = made(read.masks), from_bitmaps(coco_mask.decode(rle)[None].astype(bool))
+    assert np.array_equal(runs.counts, want.counts) and np.array_equal(runs.offsets, want.offsets)

@@ -10,16 +10,17 @@ from typing import Any
 
 import numpy as np
 import pycocotools.mask as coco_mask
+from helpers.coco_masks import from_strings
 from helpers.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handler.boxes import BoxTable, MaskRuns, UnmadeMasks
+from handler.engine.health import duplicate_pairs
 from handler.engine.masks import (
     extent,
     from_bitmaps,
     from_polygons,
-    from_strings,
     made,
     measured,
     well_formed,
@@ -211,3 +212,16 @@ def test_a_box_table_carries_its_masks_through_selection_and_concatenation() -> 
     assert joined.mask_runs.present.tolist() == [True, True, False]
     assert picked.has_masks and not joined.has_masks
     assert _runs(joined.mask_runs, 1) == _runs(masks, 1)
+
+
+def test_the_gt_s_duplicates_on_masks_are_found_on_the_masks_not_their_extents() -> None:
+    """Two L shapes that fill each other's square share its extent (box IoU 1) and few pixels; a
+    copy of one is its duplicate."""
+    drawn = np.zeros((3, 6, 6), dtype=bool)
+    drawn[0, :, 0] = drawn[0, 5, :] = True
+    drawn[1, 0, :] = drawn[1, :, 5] = True
+    drawn[2] = drawn[0]
+    masks = from_bitmaps(drawn)
+    table = BoxTable.build(extent(masks), [0, 0, 0], [0, 0, 0], masks=masks)
+    assert duplicate_pairs(table.with_columns(masks=None), 1) == 3
+    assert duplicate_pairs(table, 1) == 1

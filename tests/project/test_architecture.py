@@ -457,10 +457,12 @@ def test_a_copy_is_caught_and_a_look_alike_is_not(name: str) -> None:
 # the report's registries assemble the features. A new part (a package, a package of report/, a
 # top-level module) goes in the tier above everything it imports.
 TIERS: tuple[tuple[str, ...], ...] = (
+    # The kernels compiled from C (the loops over columns numpy cannot vectorise): the box model's
+    # selections gather their masks' runs with them.
+    ("kernels",),
     # Plain types, the error classes, packaged files, a map over forked local processes, the node's
-    # outputs line, what the entry points set before numpy is imported, and the kernels compiled
-    # from C (the loops over columns numpy cannot vectorise).
-    ("boxes", "errors", "forked", "resources", "outputs", "entry", "kernels"),
+    # outputs line, what the entry points set before numpy is imported.
+    ("boxes", "errors", "forked", "resources", "outputs", "entry"),
     # byte objects by URI; the matching, its analyses and what is computed from them (pure numpy)
     ("storage", "engine"),
     ("datasets",),  # every format read from a store into BoxTables, and paired

@@ -105,7 +105,7 @@ def _chunk(assets: list[str], classes: list[str], own: SourceIds | None) -> byte
         [[0, 0, 5, 5]] * len(assets), [0] * len(assets), range(len(assets)), [0.9] * len(assets)
     )
     sizes = np.full(len(assets), 10.0)
-    return candidate_chunk(pred, ChunkImages(assets, classes, sizes, sizes, False, own), 0.5)
+    return bytes(candidate_chunk(pred, ChunkImages(assets, classes, sizes, sizes, False, own), 0.5))
 
 
 def test_the_shards_chunks_join_their_ids_by_image_and_class_name() -> None:

@@ -422,10 +422,9 @@ def duplicate_ground_truth(facts: RunFacts) -> Warned | None:
     if not pairs or _share(pairs, gt) < DUPLICATE_SHARE_MIN:
         return None
     words = facts.words
-    # The duplicates are found on the boxes, a mask's its extent.
-    overlap = "overlap" if words.one == "box" else "whose boxes overlap"
+    # On a mask run the duplicates are found on the masks (`duplicate_pairs`: the masks' IoU).
     message = (
-        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth {words.many} on one image {overlap} "
+        f"{counted(pairs, 'pair', 'pairs')} of same-class ground-truth {words.many} on one image overlap "
         f"with IoU ≥ {DUPLICATE_IOU:g} "
         f"({gt} GT {words.many}): one object drawn twice leaves a false negative that no prediction can fix."
     )

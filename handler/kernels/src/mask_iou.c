@@ -3,6 +3,10 @@
  * walked over their runs as pycocotools' rleIou walks them. */
 #include <stdint.h>
 
+/* A mask taller than this (no image is) is read as having no pixels: its columns' products with
+ * the height stay far from overflowing. */
+#define MAX_HEIGHT ((int64_t)1 << 48)
+
 /* Masks of one table: mask i's runs are `counts[offsets[i]:offsets[i + 1]]`, over `height[i]` x
  * `width[i]` pixels; `area` and `extent` ((n, 4): x0 y0 x1 y1) are `mask_measures`' own. */
 typedef struct {
@@ -37,8 +41,9 @@ static int64_t column_of(int64_t p, int64_t h, double per_column) {
 
 /* The area and extent of every mask (`area`, `extent`: the outputs): the extent `[x_min, y_min,
  * x_max + 1, y_max + 1]` of the pixels of its runs of 1s that are not empty, a run that goes on
- * into the next column covering every row; zeros for a mask without pixels. Returns -1 - i when
- * mask i's runs are not within the `n_counts` given (nothing is read for it), else 0. */
+ * into the next column covering every row; zeros for a mask without pixels (or of no height, or
+ * taller than MAX_HEIGHT). Returns -1 - i when mask i's runs are not within the `n_counts` given
+ * (nothing is read for it), else 0. */
 int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *offsets,
                       const int64_t *height, int64_t n, int64_t *area, double *extent) {
     for (int64_t i = 0; i < n; i++) {
@@ -47,7 +52,7 @@ int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *o
         area[i] = 0;
         if (!runs_inside(offsets, n_counts, i)) return -1 - i;
         int64_t h = height[i], x0 = INT64_MAX, y0 = INT64_MAX, x1 = 0, y1 = 0, pixels = 0, position = 0;
-        if (h <= 0) continue;
+        if (h <= 0 || h > MAX_HEIGHT) continue;
         double per_column = 1.0 / (double)h;
         /* The runs in pairs: a run of 0s, then a run of 1s (a last run of 0s ends nothing). */
         const uint32_t *run = counts + offsets[i], *end = counts + offsets[i + 1];

@@ -83,15 +83,17 @@ static void seen_column(Toggles *out, int64_t column) {
     if (column > out->last_column) out->last_column = column;
 }
 
-/* rleFrPoly's step from (xa, ya) to (xb, yb) of its walk, where x moved: kept when
- * `(xd + .5) / 5 - .5`, xd the smaller x (the new one less 1 when x rose), is a column of the
- * image (xd is 2 modulo 5); the row is the smaller y's, likewise scaled, within [0, height],
- * rounded up. */
-static void step(Toggles *out, int64_t xa, int64_t ya, int64_t xb, int64_t yb) {
-    int64_t xd = xb < xa ? xb : xb - 1, yd = ya < yb ? ya : yb;
-    if (xd < 2 || (xd - 2) % 5 != 0) return;
-    int64_t column = (xd - 2) / 5;
-    if (column < out->low_column || column > out->high_column) return;
+/* rleFrPoly's row of a step whose smaller y is yd: `(yd + .5) / 5 - .5` within [0, height],
+ * rounded up. That is (yd - 2) / 5 rounded up, whole where yd is 2 modulo 5 (where the doubles
+ * are exact) and otherwise at least a fifth from a whole number (far more than their rounding
+ * moves them): floor((yd + 2) / 5), within [0, height]. */
+static uint32_t row_of(int64_t yd, int64_t height) {
+    int64_t row = yd + 2 < 0 ? 0 : (yd + 2) / 5;
+    return (uint32_t)(row > height ? height : row);
+}
+
+/* A toggle at `column`, on the row of yd (only counted where `at` is NULL). */
+static void toggle(Toggles *out, int64_t column, int64_t yd) {
     seen_column(out, column);
     if (out->at == NULL) {
         out->count++;
@@ -101,9 +103,17 @@ static void step(Toggles *out, int64_t xa, int64_t ya, int64_t xb, int64_t yb) {
         out->short_of_room = 1;
         return;
     }
-    double row = ((double)yd + .5) / SCALE - .5;
-    row = row < 0 ? 0 : row > (double)out->height ? (double)out->height : row;
-    out->at[out->count++] = (Toggle){(uint32_t)column, (uint32_t)ceil(row), out->part};
+    out->at[out->count++] = (Toggle){(uint32_t)column, row_of(yd, out->height), out->part};
+}
+
+/* rleFrPoly's step from (xa, ya) to (xb, yb) of its walk, where x moved: kept when
+ * `(xd + .5) / 5 - .5`, xd the smaller x (the new one less 1 when x rose), is a column of the
+ * image (xd is 2 modulo 5); its row is that of the smaller y. */
+static void step(Toggles *out, int64_t xa, int64_t ya, int64_t xb, int64_t yb) {
+    int64_t xd = xb < xa ? xb : xb - 1;
+    if (xd < 2 || (xd - 2) % 5 != 0) return;
+    int64_t column = (xd - 2) / 5;
+    if (column >= out->low_column && column <= out->high_column) toggle(out, column, ya < yb ? ya : yb);
 }
 
 /* The step between points t_a and t_b (neighbours) of an edge, in the order it is walked. */
@@ -130,11 +140,14 @@ static int64_t columns_between(Toggles *out, int64_t low, int64_t high, int64_t 
 }
 
 /* Walking along x, u rises by one a step: the steps t -> t + 1 that cross a column are those
- * where u(t) = start_u + t is one. */
+ * where u(t) = start_u + t is one (whichever way the edge is walked, xd is u(t)). */
 static void crossings_along_x(Toggles *out, const Edge *e) {
     int64_t first, n = columns_between(out, e->start_u, e->start_u + e->length - 1, &first);
     if (out->at == NULL) return;
-    for (int64_t k = 0; k < n; k++) step_within(out, e, first + 5 * k - e->start_u, first + 5 * k - e->start_u + 1);
+    for (int64_t k = 0, t = first - e->start_u; k < n; k++, t += 5) {
+        int64_t before = across(e, t), after = across(e, t + 1);
+        toggle(out, (first - 2) / 5 + k, before < after ? before : after);
+    }
 }
 
 /* Whether the across coordinate has gone past m by step t (above it when rising, at or below it
@@ -306,29 +319,47 @@ static void sweep(Sweep *s, const Toggle *toggles, int64_t n, int64_t height, in
     }
 }
 
-/* Object i's runs into `s`, its columns taken in bands of toggles that fit `room` (one band for
- * any object of at most `room` toggles; for another, each edge brings at most a toggle a column
- * and one between edges): the scratch never grows with the image or the points' reach. Returns
- * -1 where the room cannot hold one column of the object's toggles. */
-static int64_t object_runs(Sweep *s, const Polygons *in, int64_t i, Toggle *found, Toggle *ordered, int64_t room,
-                           uint32_t *buckets) {
-    int64_t height = in->height[i], width = in->width[i];
-    int64_t edges = in->part_offsets[in->row_offsets[i + 1]] - in->part_offsets[in->row_offsets[i]];
-    Toggles out = {0};
-    object_toggles(&out, in, i, 0, width - 1);
-    int64_t low = out.first_column, high = out.last_column, band = out.count ? high - low + 1 : 0;
-    if (out.count > room || band > room) band = room / edges - 1;
-    if (out.count && band < 1) return -1;
-    for (int64_t first = low; out.count && first <= high; first += band) {
-        out.at = found;
-        out.room = room;
-        object_toggles(&out, in, i, first, first + band - 1 < high ? first + band - 1 : high);
-        if (out.short_of_room) return -1;
-        sorted(&out, buckets, ordered);
-        sweep(s, ordered, out.count, height, height * width);
+/* The toggles found, sorted and swept. */
+static void swept(Sweep *s, Toggles *found, uint32_t *buckets, Toggle *ordered, int64_t pixels) {
+    sorted(found, buckets, ordered);
+    sweep(s, ordered, found->count, found->height, pixels);
+}
+
+/* Object i's toggles taken in bands of `band` columns, from the first column that has any to
+ * the last (counted first into `out`): each edge brings at most a toggle a column of the band
+ * and one between edges, so that `band` + 1 toggles an edge fit the room. Returns -1 where one
+ * column does not. */
+static int banded(Sweep *s, Toggles *out, const Polygons *in, int64_t i, int64_t band, uint32_t *buckets,
+                  Toggle *ordered) {
+    Toggle *found = out->at;
+    out->at = NULL;
+    object_toggles(out, in, i, 0, in->width[i] - 1);
+    int64_t low = out->first_column, high = out->last_column;
+    if (band < 1) return -1;
+    out->at = found;
+    for (int64_t first = low; first <= high; first += band) {
+        object_toggles(out, in, i, first, first + band - 1 < high ? first + band - 1 : high);
+        if (out->short_of_room) return -1;
+        swept(s, out, buckets, ordered, in->height[i] * in->width[i]);
     }
+    return 0;
+}
+
+/* Object i's runs into `s`: its toggles found at once where they fit the room, else in bands
+ * of columns (`banded`), so that the scratch never grows with the image or the points' reach.
+ * Returns -1 where the room cannot hold one column of the object's toggles. */
+static int object_runs(Sweep *s, const Polygons *in, int64_t i, Toggle *found, Toggle *ordered, int64_t room,
+                       uint32_t *buckets) {
+    int64_t pixels = in->height[i] * in->width[i];
+    int64_t edges = in->part_offsets[in->row_offsets[i + 1]] - in->part_offsets[in->row_offsets[i]];
+    Toggles out = {.at = found, .room = room};
+    object_toggles(&out, in, i, 0, in->width[i] - 1);
+    if (!out.short_of_room && (out.count == 0 || out.last_column - out.first_column + 1 <= room))
+        swept(s, &out, buckets, ordered, pixels);
+    else if (banded(s, &out, in, i, room / edges - 1, buckets, ordered))
+        return -1;
     settle(s);
-    run_to(s, height * width);
+    run_to(s, pixels);
     return 0;
 }
 
@@ -352,7 +383,7 @@ int64_t polygon_runs(const double *xy, int64_t points, const int64_t *part_offse
         int64_t object_parts = row_offsets[i + 1] - row_offsets[i];
         if (object_parts > part_room) return -1;
         Sweep s = {parity, 0, -1, 0, 0, counts + written, 0, capacity - written, 0};
-        int64_t failed = object_runs(&s, &in, i, found, ordered, room, buckets);
+        int failed = object_runs(&s, &in, i, found, ordered, room, buckets);
         memset(parity, 0, (size_t)object_parts);
         if (failed) return -1;
         if (s.short_of_room) return i - first;

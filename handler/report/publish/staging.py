@@ -34,7 +34,7 @@ from handler.report.publish.asset import (
     staging_folder,
 )
 from handler.sections.parts import ReportPart
-from handler.storage import AccessDenied, Content, ObjectSink, Store, WrittenObject
+from handler.storage import AccessDenied, Content, ObjectSink, SizedContent, Store, WrittenObject
 
 
 def new_report_id() -> str:
@@ -107,14 +107,16 @@ class ReportStaging:
         return [sink for sinks in self._chunks.values() for sink in sinks]
 
     def rewrite_chunks(
-        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes], part: ReportPart
+        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes | SizedContent], part: ReportPart
     ) -> tuple[WrittenObject, ...]:
         """The chunks of `part` written again through `edit`, one at a time (after the run
-        learned something)."""
+        learned something); a chunk `edit` gives back as it was is left as it is."""
         rewritten = []
         for chunk in chunks:
-            content = edit(self.store.get(chunk.key))
-            self.store.put(chunk.key, content, part.content_type)
+            written = self.store.get(chunk.key)
+            content = edit(written)
+            if content is not written:
+                self.store.put(chunk.key, content, part.content_type)
             rewritten.append(WrittenObject(chunk.key, len(content)))
         return tuple(rewritten)
 
