@@ -7,7 +7,7 @@ figure agrees with it bit for bit:
 - `from_polygons` rasterises as pycocotools' `frPoly` does (points scaled by 5, the steps of each
   edge that cross a column of pixel centres kept), and the parts of one object are united as
   `merge` does, in C (`kernels/src/polygons.c`);
-- `from_strings` decodes COCO's compressed `counts` strings (`rleFrString`);
+- `from_text` decodes COCO's compressed `counts` strings (`rleFrString`);
 - `measured` gives each mask's `area` and its `extent`, `toBbox` as a box `[x_min, y_min, x_max,
   y_max]` over the pixels' edges, in C (`kernels/src/mask_iou.c`), where the IoU of pairs of
   masks is computed too (`kernels.mask_iou.pair_ious`, pycocotools' `mask.iou`, non-crowd).
@@ -189,20 +189,14 @@ def _rasterised(
     return MaskRuns(counts, offsets, *sizes)
 
 
-def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
-    """COCO's compressed `counts` strings decoded (pycocotools' `rleFrString`, in C:
-    `kernels/src/rle_strings.c`), with whether each could be read (its characters in the
-    alphabet, its last run complete, no run of more groups than a 32-bit count needs); one that
-    could not has no runs, and the runs of one that could may still not be `well_formed`."""
-    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    return from_text(b"".join(strings), bounds, height, width)
-
-
 def from_text(
     text: bytes | npt.NDArray[np.uint8], bounds: IntArray, height: IntArray, width: IntArray
 ) -> tuple[MaskRuns, BoolArray]:
-    """`from_strings` of the strings `text[bounds[i]:bounds[i + 1]]`, one after the other."""
+    """COCO's compressed `counts` strings `text[bounds[i]:bounds[i + 1]]` decoded (pycocotools'
+    `rleFrString`, in C: `kernels/src/rle_strings.c`), with whether each could be read (its
+    characters in the alphabet, its last run complete, no run of more groups than a 32-bit count
+    needs); one that could not has no runs, and the runs of one that could may still not be
+    `well_formed`."""
     counts, offsets, readable = rle_strings.decoded(text, bounds)
     return MaskRuns(counts, offsets, height.astype(np.int64), width.astype(np.int64)), readable
 

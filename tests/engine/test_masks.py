@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pycocotools.mask as coco_mask
+from helpers.coco_masks import from_strings
 from helpers.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,7 +21,6 @@ from handler.engine.masks import (
     extent,
     from_bitmaps,
     from_polygons,
-    from_strings,
     made,
     measured,
     well_formed,

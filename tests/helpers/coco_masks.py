@@ -13,6 +13,8 @@ import numpy as np
 import pycocotools.mask as coco_mask
 from pycocotools.coco import COCO
 
+from handler.boxes import BoolArray, IntArray, MaskRuns
+from handler.engine.masks import from_text
 from helpers import reference as ref
 from helpers.needs import existing
 from helpers.paths import THIRD_PARTY
@@ -127,3 +129,10 @@ def mask_records(gt_path: Path, results_path: Path) -> tuple[list[dict[str, Any]
             }
         )
     return gts, predictions
+
+
+def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
+    """`from_text` of separate strings (as pycocotools' RLE dicts hold them)."""
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    return from_text(b"".join(strings), bounds, height, width)

@@ -11,12 +11,13 @@ import numpy as np
 import orjson
 import pytest
 from helpers import mixups
+from helpers.coco_masks import from_strings
 from helpers.paths import THIRD_PARTY
 from pycocotools import mask as coco_mask
 
 from handler.boxes import MaskRuns, Masks, UnmadeMasks
 from handler.datasets import pairing
-from handler.engine.masks import from_strings, made, transposed
+from handler.engine.masks import made, transposed
 from handler.execution import ExecutionOptions, evaluate_plan, read_and_plan
 from handler.features import ANALYSES
 from handler.inputs import parse_inputs

@@ -2,7 +2,7 @@
 exports, over all the masks at once: numpy over their runs, never a Python step per pixel or per
 run, and never a bitmap.
 
-- COCO's compressed `counts` string (pycocotools' `rleToString`, what `from_strings` reads);
+- COCO's compressed `counts` string (pycocotools' `rleToString`, what `from_text` reads);
 - the masks' horizontal runs (`row_runs`), row-major, from which are made:
   - Label Studio's brush `rle`: the thi.ng rle-pack bit stream of the image's RGBA picture, every
     channel 255 on the mask (label_studio_sdk.converter.brush's `mask2rle`), written as repeated
