@@ -139,6 +139,8 @@ def run(
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
             with _phase(DRAW_IMAGES, log, settle):
                 finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
+            # The datasets read (a mask run's runs, the run's largest columns) are not the report's.
+            del plan
             with _phase("build report", log, settle):
                 findings, page = door.compute_findings(processed, finished, slices or {}, staging.report_id)
                 parts = {**finished.parts, **finish_findings(FINISHERS, merged, findings, page)}

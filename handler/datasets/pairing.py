@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, Masks, SourceIds
+from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SourceIds
 from handler.datasets.assetnames import asset_key
 from handler.datasets.frames import missing_size_error, scale_to_pixels
 from handler.datasets.reading import sizes_from
@@ -195,26 +195,23 @@ def _on_masks_or_boxes(paired: PairedBoxes) -> PairedBoxes:
     are measured."""
     gt, pred = _parsed_both(paired.gt, paired.pred)
     if gt.has_masks and pred.has_masks:
-        return replace(paired, gt=_rasterised(gt), pred=_rasterised(pred))
+        return replace(paired, gt=gt, pred=pred)
     return replace(paired, gt=gt.with_columns(masks=None), pred=pred.with_columns(masks=None))
 
 
 def _parsed_both(gt: BoxTable, pred: BoxTable) -> tuple[BoxTable, BoxTable]:
-    """Both tables with their masks still text parsed when both have a mask for every object
-    (a mask that cannot be read is found then); else as they are: their masks are not scored."""
+    """Both tables with their masks made runs when both have a mask for every object (a mask that
+    cannot be read is found then); else as they are: their masks are not scored."""
     if not (gt.has_masks and pred.has_masks):
         return gt, pred
-    return _parsed_table(gt), _parsed_table(pred)
+    return _made_table(gt), _made_table(pred)
 
 
-def _parsed_table(boxes: BoxTable) -> BoxTable:
-    return boxes if boxes.masks is None else boxes.with_columns(masks=readable(boxes.masks))
-
-
-def _rasterised(boxes: BoxTable) -> BoxTable:
-    """The table with its masks as runs: polygons kept as read are rasterised once they are scored."""
-    assert isinstance(boxes.masks, Masks)  # `has_masks`, parsed (`_parsed_both`)
-    return boxes.with_columns(masks=made(boxes.masks))
+def _made_table(boxes: BoxTable) -> BoxTable:
+    """The table with its masks as runs: text parsed, polygons rasterised. Made once both sides'
+    masks are known to be scored, where the sides are read (`with_shapes`), the side keeps the
+    runs alone, not the vertices too: pairing takes them as they are."""
+    return boxes if boxes.masks is None else boxes.with_columns(masks=made(readable(boxes.masks)))
 
 
 def _boxes_only(dataset: Dataset) -> Dataset:
@@ -225,7 +222,7 @@ def with_shapes(gt: Dataset, pred: Dataset, score_on: ScoreOn) -> tuple[Dataset,
     """Both sides as SCORE_ON wants them measured: "boxes" leaves their masks out; "masks" needs a
     mask for every object of both; "auto" leaves the choice to `pair_datasets`. Masks still text
     are parsed when both sides have them, so that a side with one that cannot be read is known
-    to lack masks before the run says what it scores."""
+    to lack masks before the run says what it scores, and made runs (`_made_table`)."""
     if score_on == "boxes":
         return _boxes_only(gt), _boxes_only(pred)
     gt_boxes, pred_boxes = _parsed_both(gt.boxes, pred.boxes)

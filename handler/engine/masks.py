@@ -61,12 +61,8 @@ def foreground(masks: MaskRuns) -> Foreground:
 def well_formed(masks: MaskRuns) -> BoolArray:
     """(N,) whether each mask's runs cover its height x width pixels exactly (a decoded string or
     a written list of runs may not)."""
-    runs = np.diff(masks.offsets) > 0
-    total = np.zeros(len(masks), dtype=np.int64)
-    if runs.any():  # a row's sum runs to the next row with runs (those between have none)
-        counts = masks.counts[: masks.offsets[-1]]
-        total[runs] = np.add.reduceat(counts, masks.offsets[:-1][runs], dtype=np.int64)
-    fits: BoolArray = runs & (total == masks.height * masks.width)
+    total = mask_iou.run_totals(masks.counts, masks.offsets)
+    fits: BoolArray = (np.diff(masks.offsets) > 0) & (total == masks.height * masks.width)
     return fits
 
 
@@ -165,6 +161,8 @@ def made(masks: Masks) -> MaskRuns:
     if isinstance(masks, MaskRuns):
         return masks
     drawn = np.flatnonzero(masks.drawn)
+    if not len(drawn):  # runs already (a results list's RLE read in pieces): not copied
+        return masks.runs
     if len(drawn) == len(masks):
         return _rasterised(masks.points, masks.part_offsets, masks.row_offsets, masks.height, masks.width)
     polygons = masks[drawn]

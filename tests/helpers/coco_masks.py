@@ -132,7 +132,7 @@ def mask_records(gt_path: Path, results_path: Path) -> tuple[list[dict[str, Any]
 
 
 def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tuple[MaskRuns, BoolArray]:
-    """`from_text` of separate strings (as pycocotools' RLE dicts hold them)."""
+    """`from_text` of separate strings (the node decodes them from the one text they were read from)."""
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     return from_text(b"".join(strings), bounds, height, width)
