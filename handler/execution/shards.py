@@ -142,10 +142,21 @@ def _renumbered(boxes: BoxTable, first_image: int) -> BoxTable:
     return boxes.with_columns(image=boxes.image - first_image) if first_image else boxes
 
 
-def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
-    """Contiguous ranges of images with about the same number of boxes each (one: the boxes as they are)."""
+def renumbered(paired: PairedBoxes, first_image: int) -> PairedBoxes:
+    """A range of images cut by `split_paired` with its boxes' images numbered from 0."""
+    if not first_image:
+        return paired
+    return replace(paired, gt=_renumbered(paired.gt, first_image), pred=_renumbered(paired.pred, first_image))
+
+
+def split_paired(paired: PairedBoxes, shards: int) -> list[tuple[int, PairedBoxes]]:
+    """Contiguous ranges of images with about the same number of boxes each (one: the boxes as they
+    are), each with its first image. A range's boxes are views of the whole run's, their images
+    still numbered as in the whole run: renumbering them here would hold a new image column per
+    shard, the size of the predictions' together, through the whole match (`renumbered` does it
+    where the shard is evaluated)."""
     if shards == 1:
-        return [paired]
+        return [(0, paired)]
     n_images = len(paired.asset_ids)
     gt, gt_image = _by_image(paired.gt)
     pred, pred_image = _by_image(paired.pred)
@@ -157,24 +168,23 @@ def split_paired(paired: PairedBoxes, shards: int) -> list[PairedBoxes]:
     for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         g0, g1 = np.searchsorted(gt_image, [start, stop])
         p0, p1 = np.searchsorted(pred_image, [start, stop])
-        parts.append(
-            replace(
-                paired,
-                asset_ids=paired.asset_ids[start:stop],
-                gt=_renumbered(gt[g0:g1], start),
-                pred=_renumbered(pred[p0:p1], start),
-                widths=paired.widths[start:stop],
-                heights=paired.heights[start:stop],
-                tags=None if paired.tags is None else paired.tags[start:stop],
-                own_ids=None
-                if paired.own_ids is None
-                else replace(paired.own_ids, image_ids=paired.own_ids.image_ids[start:stop]),
-                gt_only_images=0,
-                pred_only_images=0,
-                size_mismatch=paired.size_mismatch[start:stop],
-            )
+        part = replace(
+            paired,
+            asset_ids=paired.asset_ids[start:stop],
+            gt=gt[g0:g1],
+            pred=pred[p0:p1],
+            widths=paired.widths[start:stop],
+            heights=paired.heights[start:stop],
+            tags=None if paired.tags is None else paired.tags[start:stop],
+            own_ids=None
+            if paired.own_ids is None
+            else replace(paired.own_ids, image_ids=paired.own_ids.image_ids[start:stop]),
+            gt_only_images=0,
+            pred_only_images=0,
+            size_mismatch=paired.size_mismatch[start:stop],
         )
-    return parts or [paired]
+        parts.append((start, part))
+    return parts or [(0, paired)]
 
 
 def shard_context(
@@ -198,15 +208,21 @@ def shard_context(
 
 @dataclass(frozen=True)
 class PairedShard:
-    """A range of images of datasets the driver read; `context` already names its assets and classes."""
+    """A range of images of datasets the driver read, from `first_image` of the run (its boxes'
+    images numbered as in the run: `boxes` numbers them from 0); `context` already names its
+    assets and classes."""
 
     paired: PairedBoxes
     context: ShardContext
     analyses: Analyses
+    first_image: int = 0
+
+    def boxes(self) -> PairedBoxes:
+        return renumbered(self.paired, self.first_image)
 
 
 def run_paired_shard(task: PairedShard) -> ShardResult:
-    return evaluate_shard(task.paired, task.context, task.analyses)
+    return evaluate_shard(task.boxes(), task.context, task.analyses)
 
 
 def paired_shards(
@@ -216,11 +232,10 @@ def paired_shards(
     ranks = tuple((GT_SIDE, 0, i) for i in range(len(paired.class_names)))
     scale = area_scale(paired)
     tasks: list[PairedShard] = []
-    start = 0
-    for index, part in enumerate(split_paired(paired, shards)):
+    for index, (start, part) in enumerate(split_paired(paired, shards)):
         part_scale = None if scale is None else scale[start : start + len(part.asset_ids)]
-        tasks.append(PairedShard(part, shard_context(part, index, ranks, part_scale, thresholds), analyses))
-        start += len(part.asset_ids)
+        context = shard_context(part, index, ranks, part_scale, thresholds)
+        tasks.append(PairedShard(part, context, analyses, start))
     return tasks
 
 
@@ -258,7 +273,7 @@ def read_file_shard(task: FileShard) -> tuple[PairedBoxes, Dataset, Dataset]:
 def shard_boxes(task: PairedShard | FileShard) -> tuple[PairedBoxes, Thresholds]:
     """A shard's paired boxes (read again for a shard file) and its thresholds."""
     if isinstance(task, PairedShard):
-        return task.paired, task.context.thresholds
+        return task.boxes(), task.context.thresholds
     return read_file_shard(task)[0], task.thresholds
 
 
