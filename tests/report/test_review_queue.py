@@ -17,7 +17,7 @@ from helpers.builders import annotation, asset, write_json
 from handler.cli import main as cli_main
 from handler.engine.review import MIN_BIN_PREDICTIONS, ReviewQueue, pooled_shares, uncertain_bins
 from handler.engine.timecost import ACTIONS, TimeCosts
-from handler.features.review.finisher import COLUMNS, queue_csv
+from handler.features.review.finisher import BLOCK_ROWS, COLUMNS, queue_csv
 from handler.features.review.section import ConfidenceBin, ReviewQueueTotals
 from handler.report.finishers import REPORT_PARTS
 
@@ -321,3 +321,29 @@ def test_an_empty_run_s_queue_is_its_header(tmp_path: Path, capsys: pytest.Captu
     pred = write_json(tmp_path / "pred.json", [asset("other.jpg", [annotation(("car", 0, 0, 10, 10), 0.9)])])
     report_id = json.loads(_cli(tmp_path, capsys, str(gt), str(pred), "--json"))["report_id"]
     assert _rows(_cli(tmp_path, capsys, "show", report_id, "--queue")) == []
+
+
+def test_a_queue_longer_than_a_block_is_written_whole_in_its_order() -> None:
+    n = 2 * BLOCK_ROWS + 7  # three blocks, the last short
+    rng = np.random.default_rng(3)
+    asset_ids = [f"img_{i}.jpg" if i % 5 else f'q,"{i}".jpg' for i in range(n)]
+    queue = ReviewQueue(
+        asset_ids=asset_ids,
+        counts=rng.integers(0, 9, size=(n, 5)),
+        seconds=rng.uniform(0, 60, size=n).round(2),
+        uncertain=rng.integers(0, 3, size=n),
+        order=rng.permutation(n),
+        edges=np.array([0.5]),
+        by_outcome=np.zeros((1, 5), dtype=np.int64),
+        uncertain_bin=np.array([False]),
+    )
+    rows = list(csv.reader(io.StringIO(queue_csv(queue).decode("utf-8"), newline="")))
+    order = queue.order.tolist()
+    assert len(rows) == n + 1
+    assert [int(row[0]) for row in rows[1:]] == list(range(1, n + 1))
+    assert [row[1] for row in rows[1:]] == [asset_ids[i] for i in order]
+    assert [float(row[2]) for row in rows[1:]] == [round(float(queue.seconds[i]), 3) for i in order]
+    assert [row[4:] for row in rows[1:]] == [
+        [str(queue.uncertain[i]), *map(str, queue.counts[i].tolist())] for i in order
+    ]
+    assert float(rows[-1][3]) == 1.0

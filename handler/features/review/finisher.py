@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 
 from handler.boxes import FloatArray, IntArray
@@ -31,6 +32,8 @@ COLUMNS: Final = ("rank", "asset_id", "expected_seconds", "cumulative_share", "u
 # A field holding one of these is quoted (RFC 4180); NUL separates the ids while they are cut.
 _NEEDS_QUOTES: Final = re.compile(r'[",\r\n\x00]')
 _CUT: Final = b"\x00"
+# Images written at a time: their fields' bytes objects stay a small transient of a big run's.
+BLOCK_ROWS: Final = 4096
 
 
 def _rows(block: IntArray | FloatArray, before: bytes, after: bytes) -> list[bytes]:
@@ -62,17 +65,41 @@ def queue_csv(queue: ReviewQueue) -> bytes:
     seconds = queue.seconds[order]
     total = float(seconds.sum())
     cumulative = np.cumsum(seconds) / total if total else np.zeros(len(order))
+    asset_ids = np.asarray(queue.asset_ids, dtype=object)
+    blocks = (
+        _block_lines(queue, asset_ids, order[start : start + BLOCK_ROWS], seconds, cumulative, start)
+        for start in range(0, len(order), BLOCK_ROWS)
+    )
+    return header + b"".join(blocks)
+
+
+def _block_lines(
+    queue: ReviewQueue,
+    asset_ids: npt.NDArray[np.object_],
+    order: IntArray,
+    seconds: FloatArray,
+    cumulative: FloatArray,
+    start: int,
+) -> bytes:
+    """The lines of the images `order`, ranked from `start` + 1 (`seconds` and `cumulative` are the
+    whole queue's, in review order): a bytes object per field exists for one block at a time, not
+    for every image."""
+    stop = start + len(order)
     pieces = (
-        _rows(np.arange(1, len(order) + 1)[:, None], b"", b","),
-        _ids(np.asarray(queue.asset_ids, dtype=object)[order].tolist()),
-        _rows(np.column_stack((np.round(seconds, 3), np.round(cumulative, 4))), b",", b","),
+        _rows(np.arange(start + 1, stop + 1)[:, None], b"", b","),
+        _ids(asset_ids[order].tolist()),
+        _rows(
+            np.column_stack((np.round(seconds[start:stop], 3), np.round(cumulative[start:stop], 4))),
+            b",",
+            b",",
+        ),
         # Outcome order is ACTIONS order
         _rows(np.column_stack((queue.uncertain[order], queue.counts[order])), b"", b"\n"),
     )
     grid = np.empty((len(order), len(pieces)), dtype=object)
     for column, piece in enumerate(pieces):
         grid[:, column] = piece
-    return header + b"".join(grid.ravel().tolist())
+    return b"".join(grid.ravel().tolist())
 
 
 def work_seconds(queue: bytes) -> dict[str, float]:
