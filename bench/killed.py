@@ -3,13 +3,14 @@
     python bench/killed.py [--kills 40] [--work-dir bench/.work]
 
 Each kill starts the node as a platform does (its own session, `start_new_session`; stdout and
-stderr on pipes), with two local workers on a workload big enough that the readers and the
-shards both fork, kills it at one moment of its run, then waits up to 5 s for every process of
-that session (found by session id in /proc) to be gone and for the pipes to close: a worker left
-alive would hold them, and a caller reading the node's output to its end would hang. After the
-kills, one more run into the same store must succeed. The moments are spread over a clean run's
-wall time, plus one kill each at the first sight of a worker, when the fork has just happened.
-The suite runs a few of them (tests/node/test_killed_node.py); this command, many.
+stderr on pipes), with two local workers on a workload big enough that its results file is
+streamed in pieces (on threads) and the shards fork, kills it at one moment of its run, then
+waits up to 5 s for every process of that session (found by session id in /proc) to be gone and
+for the pipes to close: a worker left alive would hold them, and a caller reading the node's
+output to its end would hang. After the kills, one more run into the same store must succeed.
+The moments are spread over a clean run's wall time, plus one kill each at the first sight of a
+worker, when the fork has just happened. The suite runs a few of them
+(tests/node/test_killed_node.py); this command, many.
 """
 
 from __future__ import annotations

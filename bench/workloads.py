@@ -89,7 +89,7 @@ WORKLOADS: Final = {
             "0.5",
             peers=(),
             note="bench/killed.py's: 250 images 10 times over, results over jsondoc.PARALLEL_MIN_BYTES, so "
-            "the readers fork too",
+            "they are streamed in pieces",
             repeats=10,
         ),
     )

@@ -1,5 +1,5 @@
 """A map over forked local processes, for any layer: the readers decode big files with it, the
-execution layer runs shards with it.
+execution layer runs shards with it; and one over threads, for work done in compiled kernels.
 
 Forked workers inherit the parent's imports and the tasks themselves (copy-on-write), so a
 task travels as its index, not pickled (a piece of a file read once, box tables); only the
@@ -22,8 +22,9 @@ import ctypes
 import os
 import signal
 import sys
+from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from functools import cache
 from typing import Any, Final, TypeVar
@@ -77,12 +78,61 @@ def forked_map(
     )
     try:
         results = pool.map(_run_inherited, range(len(tasks)))  # the workers are forked by now
-        while _MEANWHILE:
-            _MEANWHILE.pop(0)()
+        _do_meanwhile()
         yield from results
     finally:
         pool.shutdown(cancel_futures=True)  # a caller that stops early does not wait for the rest
         _FORKED.pop()
+
+
+def _do_meanwhile() -> None:
+    while _MEANWHILE:
+        _MEANWHILE.pop(0)()
+
+
+def threaded_map(
+    function: Callable[[Task], Result], tasks: Sequence[Task], workers: int
+) -> Generator[Result, None, None]:
+    """`map(function, tasks)` on up to `workers` threads, results in task order, for work that
+    releases the GIL (a compiled kernel, reads); at most one task per thread is done ahead of the
+    caller, so that results wait in memory only that far. This process runs the `meanwhile`
+    work while the first tasks run; closing the iterator early cancels the tasks not yet started."""
+    threads = max(1, min(workers, len(tasks)))
+    pool = ThreadPoolExecutor(max_workers=threads)
+    pending: deque[Future[Result]] = deque()
+    try:
+        for task in tasks:
+            pending.append(pool.submit(function, task))
+            if len(pending) == threads:  # every thread has work
+                _do_meanwhile()
+            if len(pending) > threads:
+                yield pending.popleft().result()
+        _do_meanwhile()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(cancel_futures=True)
+        _trim_heap()
+
+
+def _trim_heap() -> None:
+    """glibc keeps what threads freed in their own arenas, so a later peak would stack on it:
+    give it back to the system (nothing elsewhere)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim(3); None elsewhere (another OS, another C library)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+        return trim
+    except AttributeError:  # not glibc
+        return None
 
 
 def _run_inherited(index: int) -> Any:

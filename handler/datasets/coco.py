@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
+import orjson
 
 from handler.boxes import (
     WROTE_BOX,
@@ -35,7 +36,7 @@ from handler.boxes import (
 )
 from handler.datasets import jsondoc
 from handler.datasets.builder import UNKNOWN_CLASS, UNKNOWN_IMAGE, build_dataset
-from handler.datasets.cocojson import decode_entries, decode_instances, is_typed, is_usual, names_crowds
+from handler.datasets.cocojson import decode_entries, is_typed
 from handler.datasets.columns import finite_rows, float_column, number_or_nan
 from handler.datasets.format import Format
 from handler.datasets.ids import (
@@ -53,22 +54,26 @@ from handler.datasets.jsondoc import (
     gc_paused,
     has_keys,
     loaded_array,
+    loads,
     row_chunks,
     streamed_array,
 )
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import NO_OPTIONS, ReadOptions
-from handler.datasets.segmentation import readable, segmentation_masks
+from handler.datasets.segmentation import RowMasks, SegmentationText, readable, segmentation_masks
 from handler.engine.masks import extent, made
 from handler.errors import DatasetError, quoted
-from handler.forked import forked_map
+from handler.forked import threaded_map
+from handler.kernels.json_records import HAS_SCORE, HAS_SEGMENTATION, Records, joined_spans, members, records
 from handler.storage import Source
 
 # The keys of a results list's first element: an array that starts so is one (a box's result or
 # a mask's, which may write no box).
 RESULT_KEYS: Final = ("image_id", ("bbox", "segmentation"))
-# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is.
+# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is,
+# with these keys somewhere in it (a native document is not scanned for them).
 _OBJECT_START: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
+_INSTANCES_KEYS: Final = (b'"images"', b'"annotations"', b'"categories"')
 
 
 def is_coco_instances(document: Any) -> bool:
@@ -82,13 +87,28 @@ def is_coco_results(document: Any) -> bool:
     return isinstance(first, dict) and has_keys(first, RESULT_KEYS)
 
 
-def _decode_instances(_: Source, content: bytes, workers: int) -> dict[str, Any] | None:
-    """An instances file with typed annotations (`cocojson`): the fast path of the large ones.
-    Any other document is left alone at once (a results list is never searched for the keys)."""
-    if not _OBJECT_START.match(content):
+def _decode_instances(source: Source, content: bytes, workers: int) -> dict[str, Any] | None:
+    """An instances file whose `annotations` are left as text (a `LoadedArray`), read in pieces
+    by its reader as a results list is; `images` and `categories` parsed. None for any other
+    document (a results list is never scanned) or one that is not valid JSON: the plain parser
+    then reads it, and says what is wrong."""
+    if not _OBJECT_START.match(content) or not all(key in content for key in _INSTANCES_KEYS):
         return None
-    with gc_paused():
-        return decode_instances(content)
+    found = members(content)
+    if found is None:
+        return None
+    try:
+        values = {loads(content[key]): value for key, value in found}  # the last of a key, as JSON's
+        images, categories = (loads(content[values[key]]) for key in ("images", "categories"))
+    except (KeyError, orjson.JSONDecodeError):
+        return None
+    annotations = values.get("annotations")
+    if annotations is None or content[annotations.start : annotations.start + 1] != b"[":
+        return None
+    if not all(isinstance(v, list) and all(isinstance(e, dict) for e in v) for v in (images, categories)):
+        return None
+    text = LoadedArray(source, {}, annotations.start + 1, annotations.stop - 1, workers, content)
+    return {"images": images, "annotations": text, "categories": categories}
 
 
 def _loaded_results(source: Source, content: bytes, workers: int) -> LoadedArray | None:
@@ -150,36 +170,31 @@ class _Written:
     confidence: FloatArray
     has_confidence: BoolArray
     crowd: BoolArray
-    segmentation: list[Any]  # as written (text: `msgspec.Raw`, of typed entries), None where none
+    # As written: the text of each row's (`null` where none), or values (`msgspec.Raw` of typed
+    # entries, None where none); None when no row names one.
+    segmentation: SegmentationText | list[Any] | None
 
 
-def _usual_values(entries: list[Any]) -> _Written:
-    """The values of `Entry`s or `Result`s, whose types the decoder checked: one pass per
-    field, no check per row. An id beyond int64 raises OverflowError."""
-    n = len(entries)
-
-    def column(name: str, dtype: type[np.generic]) -> Any:
-        return np.fromiter(map(attrgetter(name), entries), dtype, n)
-
-    boxes = chain.from_iterable(map(attrgetter("bbox"), entries))
-    confidence = column("score", np.float64)
+def _record_values(text: bytes, read: Records) -> _Written:
+    """The columns the records kernel read from `text`."""
+    segmentation = None
+    named = (read.written & HAS_SEGMENTATION) != 0
+    if named.any():  # their text alone (the piece's is let go), `null` where a row wrote none
+        joined, placed = joined_spans(text, np.where(named[:, None], read.segmentation, -1))
+        segmentation = SegmentationText(joined, placed[:, 0], placed[:, 1])
     return _Written(
-        column("image_id", np.int64),
-        column("category_id", np.int64),
-        np.fromiter(boxes, np.float64, 4 * n).reshape(n, 4),
-        confidence,
-        ~np.isnan(confidence),  # a typed score is NaN only where the entry has none
-        column("iscrowd", np.int64) == 1 if names_crowds(entries) else np.zeros(n, dtype=bool),
-        list(map(attrgetter("segmentation"), entries)),
+        read.image_id,
+        read.category_id,
+        read.xywh,
+        read.score,
+        (read.written & HAS_SCORE) != 0,
+        read.iscrowd == 1,
+        segmentation,
     )
 
 
 def _values(entries: list[Any]) -> _Written:
-    if is_usual(entries):
-        try:
-            return _usual_values(entries)
-        except OverflowError:  # an id beyond int64: read as any other value
-            pass
+    """The values of `LooseEntry`s or plain JSON objects, each checked."""
     typed = is_typed(entries)
     scores = _field(entries, typed, "score", math.nan)
     if typed:  # a typed score is a number, NaN only where the entry has none
@@ -194,7 +209,7 @@ def _values(entries: list[Any]) -> _Written:
         _xywh(_field(entries, typed, "bbox"), typed),
         confidence,
         has_confidence,
-        _crowd(_field(entries, typed, "iscrowd", 0) if names_crowds(entries) else [0] * len(entries)),
+        _crowd(_field(entries, typed, "iscrowd", 0)),
         _field(entries, typed, "segmentation"),
     )
 
@@ -219,23 +234,32 @@ class _Chunk:
     written_class: IntArray  # category_id as written: -2 - i for text `written_names[i]`, -1 for neither
     written_names: tuple[str, ...]
     masks: TableMasks | None  # None: no row wrote a `segmentation`
-    wrote: IntArray  # `ParsedRows.wrote`: a mask where a row wrote one and no box
+    wrote: IntArray | None  # `ParsedRows.wrote`: a mask where a row wrote one and no box (None: boxes)
 
 
-def _chunk_rows(entries: list[Any], ids: DatasetIds, sizes: _Sizes) -> _Chunk:
-    """The rows of entries (numbered from 0) against known images (of `sizes`) and categories."""
-    written = _values(entries)
+# The masks of rows that name no `segmentation`.
+_NO_MASKS: Final = RowMasks(None, {})
+
+
+def _chunk_rows(written: _Written, ids: DatasetIds, sizes: _Sizes) -> _Chunk:
+    """The rows of values as written (numbered from 0) against known images (of `sizes`) and
+    categories."""
     image = ids.image_index.lookup(written.image_ids)
     class_id = ids.class_index.lookup(written.category_ids)
     xywh = written.xywh
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
     boxless = np.isnan(xyxy).all(axis=1)
-    masks = segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights, boxless)
-    wrote = np.full(len(xyxy), WROTE_BOX, dtype=np.int64)
+    masks = (
+        _NO_MASKS
+        if written.segmentation is None
+        else segmentation_masks(written.segmentation, image, sizes.widths, sizes.heights, boxless)
+    )
+    wrote = None
     if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
         drawn = np.flatnonzero(boxless & masks.masks.present)
         if len(drawn):
             xyxy[drawn] = extent(made(readable(masks.masks[drawn])))
+            wrote = np.full(len(xyxy), WROTE_BOX, dtype=np.int64)
             wrote[drawn] = WROTE_MASK
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).
     image_ids, category_ids = written.image_ids, written.category_ids
@@ -312,7 +336,7 @@ def _rows(chunks: Iterable[list[Any]], ids: DatasetIds, sizes: _Sizes, count: in
     filling = _Filling(count)
     with gc_paused():
         for entries in chunks:
-            filling.add(_chunk_rows(entries, ids, sizes))
+            filling.add(_chunk_rows(_values(entries), ids, sizes))
     return filling.rows()
 
 
@@ -332,8 +356,9 @@ _ROOM: Final = 1.1
 
 
 def _empty_columns(rows: int) -> dict[str, Any]:
-    """Columns for `rows` rows, not written (their memory is taken as they are filled)."""
-    return {name: np.empty((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
+    """Columns for `rows` rows of zeros, whose memory is taken only as they are filled (`wrote`
+    only where a row wrote a mask and no box: zero is `WROTE_BOX`)."""
+    return {name: np.zeros((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
 
 
 class _Filling:
@@ -352,6 +377,7 @@ class _Filling:
         self._reasons: dict[int, str] = {}
         self._masks: list[tuple[int, TableMasks | None]] = []  # each chunk's rows and masks
         self._names: dict[str, int] = {}  # the texts written as category_id, by place
+        self._wrote = False  # whether a row wrote a mask and no box
 
     def add(self, chunk: _Chunk) -> None:
         first, rows = self._rows, len(chunk.image)
@@ -361,7 +387,10 @@ class _Filling:
         if first + rows > room:
             self._resize(max(first + rows, room + room // 4))
         for name, column in self._columns.items():
-            column[first : first + rows] = getattr(chunk, name)
+            values = getattr(chunk, name)
+            if values is not None:
+                column[first : first + rows] = values
+        self._wrote |= chunk.wrote is not None
         if chunk.written_names:
             self._name_classes(self._columns["written_class"][first : first + rows], chunk.written_names)
         self._rejected.update((first + row, why) for row, why in chunk.rejected.items())
@@ -409,25 +438,31 @@ class _Filling:
             written_class=self._columns["written_class"],
             written_names=tuple(self._names),
             masks=self._joined_masks(),
-            wrote=self._columns["wrote"] if self._columns["wrote"].any() else None,
+            wrote=self._columns["wrote"] if self._wrote else None,
         )
 
 
 def _piece_rows(
     document: ArrayText, ids: DatasetIds, sizes: _Sizes, nominal: tuple[int, int]
 ) -> _Chunk | None:
-    """One piece's rows (numbered from 0), cut and decoded from its own text (in a worker or
-    here); None when the piece is not a list of objects (a wrong cut, a file that changed or
-    cannot be read, or an odd file: the plain reading then says what is wrong)."""
+    """One piece's rows (numbered from 0), cut from its own text and read by the records kernel,
+    or, where it refuses them (text ids, odd values), decoded loosely; None when the piece is not
+    a list of objects (a wrong cut, a file that changed or cannot be read, or an odd file: the
+    plain reading then says what is wrong)."""
     try:
         text = document.piece_text(nominal)
     except OSError:
         return None
+    if text is None:
+        return None
+    read = records(text)
+    if isinstance(read, Records):
+        return _chunk_rows(_record_values(text, read), ids, sizes)
     with gc_paused():
-        entries = decode_entries(text) if text is not None else None
+        entries = decode_entries(text)
         if not entries or not (is_typed(entries) or all(isinstance(e, dict) for e in entries)):
             return None
-        rows = _chunk_rows(entries, ids, sizes)
+        rows = _chunk_rows(_values(entries), ids, sizes)
         # Freed while collections are paused: its tuples would make the next allocation's collection
         # walk them all, once per piece.
         del entries
@@ -435,16 +470,12 @@ def _piece_rows(
 
 
 def _pieces_rows(document: ArrayText, ids: DatasetIds, sizes: _Sizes) -> ParsedRows | None:
-    """The rows of a results list decoded piece by piece: side by side on the local processes
-    the run may use when the list is big enough for that to pay (a streamed one always is),
-    else one piece after the other here; None when a piece fails."""
+    """The rows of a results list (or an instances file's annotations) read piece by piece, side
+    by side on as many threads as the run may use local processes; None when a piece fails."""
     pieces = document.nominal_pieces()
     work = partial(_piece_rows, document, ids, sizes)
-    side_by_side = document.workers > 1 and document.stop - document.start >= jsondoc.PARALLEL_MIN_BYTES
     filling = _Filling(len(pieces))
-    with closing(
-        forked_map(work, pieces, document.workers) if side_by_side else (work(p) for p in pieces)
-    ) as parts:
+    with closing(threaded_map(work, pieces, document.workers)) as parts:
         for part in parts:
             if part is None:
                 return None
@@ -470,9 +501,6 @@ def read_coco_instances(
     source: str, document: dict[str, Any], format_name: str
 ) -> tuple[Dataset, DatasetIds]:
     images, categories = _images_and_categories(source, document)
-    annotations = document.get("annotations", [])
-    if not (isinstance(annotations, list) and is_typed(annotations)):
-        annotations = _list_field(source, document, "annotations")
     ids = DatasetIds([str(i["id"]) for i in images], [str(c["id"]) for c in categories])
     assets = Images(
         [str(i.get("file_name") or i["id"]) for i in images],
@@ -480,9 +508,22 @@ def read_coco_instances(
         _sizes(images, "height"),
     )
     sizes = _Sizes(assets.widths, assets.heights)
-    rows = _rows(row_chunks(annotations), ids, sizes, len(annotations) // jsondoc.CHUNK_ROWS + 1)
+    rows = _annotations_rows(source, document, ids, sizes)
     dataset = build_dataset(source, format_name, rows, assets, [c["name"] for c in categories])
     return replace(dataset, own_ids=ids), ids
+
+
+def _annotations_rows(source: str, document: dict[str, Any], ids: DatasetIds, sizes: _Sizes) -> ParsedRows:
+    """The rows of the annotations, read in pieces when left as text (else, or when a piece
+    fails, from the whole file's plain values: its parser says what is wrong)."""
+    annotations = document.get("annotations", [])
+    if isinstance(annotations, LoadedArray):
+        rows = _pieces_rows(annotations, ids, sizes)
+        if rows is not None:
+            return rows
+        document = jsondoc.parse_json(annotations.source, annotations.content)
+    annotations = _list_field(source, document, "annotations")
+    return _rows(row_chunks(annotations), ids, sizes, len(annotations) // jsondoc.CHUNK_ROWS + 1)
 
 
 def _sizes(images: list[dict[str, Any]], key: str) -> Any:

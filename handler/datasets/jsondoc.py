@@ -29,8 +29,9 @@ from handler.errors import DatasetError, quoted
 from handler.storage import Source
 from handler.storage.base import RangedFile, max_file_bytes
 
-# A big JSON file (a COCO results list, a native document) is decoded in pieces on several local
-# processes from this size on: below it, starting them costs more than they save.
+# A big JSON file is streamed from this size on (a COCO results list: read a range at a time), and
+# a native document decoded in pieces on several local processes: below it, starting them costs
+# more than they save.
 PARALLEL_MIN_BYTES: Final = 16 << 20
 # Elements per chunk when a parsed list is handed on in chunks.
 CHUNK_ROWS: Final = 1 << 15

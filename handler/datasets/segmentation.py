@@ -55,22 +55,45 @@ class RowMasks:
     rejected: dict[int, str]
 
 
+@dataclass(frozen=True)
+class SegmentationText:
+    """Rows' `segmentation` values as the file wrote them: row i's is `text[starts[i]:ends[i]]`
+    (`null` where it wrote none)."""
+
+    text: bytes
+    starts: IntArray
+    ends: IntArray
+
+    @classmethod
+    def of(cls, values: list[bytes] | list[msgspec.Raw]) -> SegmentationText:
+        """Values as text, joined."""
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        ends = np.cumsum(lengths)
+        return cls(b"".join(values), ends - lengths, ends)
+
+
 def segmentation_masks(
-    values: list[Any], image: IntArray, widths: FloatArray, heights: FloatArray, boxless: BoolArray
+    values: list[Any] | SegmentationText,
+    image: IntArray,
+    widths: FloatArray,
+    heights: FloatArray,
+    boxless: BoolArray,
 ) -> RowMasks:
     """The masks of rows whose `segmentation` is `values[row]` (None: none written) on images
-    `image[row]` (-1: unknown) of sizes `widths`, `heights` (NaN where unknown). Values a typed
-    decoding kept as text (`msgspec.Raw`) stay text (`WrittenMasks`, read by `readable` once
-    masks are scored) unless a `boxless` row wrote one: its box is its mask's extent, read now.
-    Values a plain parse made are read now, as their JSON text again."""
-    if values.count(NO_SEGMENTATION) == len(values):  # typed entries that name none: a box file
+    `image[row]` (-1: unknown) of sizes `widths`, `heights` (NaN where unknown). Values kept as
+    text (`SegmentationText`, or a typed decoding's `msgspec.Raw`) stay text (`WrittenMasks`,
+    read by `readable` once masks are scored) unless a `boxless` row wrote one: its box is its
+    mask's extent, read now. Values a plain parse made are read now, as their JSON text again."""
+    if isinstance(values, list) and values.count(NO_SEGMENTATION) == len(values):  # names none: boxes
         return RowMasks(None, {})
     known = image >= 0
     width = np.where(known, widths[np.maximum(image, 0)] if len(widths) else np.nan, np.nan)
     height = np.where(known, heights[np.maximum(image, 0)] if len(heights) else np.nan, np.nan)
-    if not (values and isinstance(values[0], msgspec.Raw)):
-        return RowMasks(*_read(_written(_texts(values), height, width).masks))
-    written = _written(values, height, width)
+    if isinstance(values, list) and not (values and isinstance(values[0], msgspec.Raw)):
+        return RowMasks(*_read(_written(SegmentationText.of(_texts(values)), height, width).masks))
+    written = _written(
+        values if isinstance(values, SegmentationText) else SegmentationText.of(values), height, width
+    )
     if not (boxless & written.wrote).any():
         return RowMasks(written.masks if written.masks.present.any() else None, {})
     return RowMasks(*_read(written.masks))
@@ -106,23 +129,21 @@ class _Text:
 _SPACES: Final = np.frombuffer(b" \t\r\n", dtype=np.uint8)
 
 
-def _written(values: list[Any], height: FloatArray, width: FloatArray) -> _Text:
-    """`msgspec.Raw` values as one text. A row has a mask when it wrote a list that is not empty
+def _written(values: SegmentationText, height: FloatArray, width: FloatArray) -> _Text:
+    """The values as `WrittenMasks`. A row has a mask when it wrote a list that is not empty
     (polygons: on an image of known size) or an object that is not empty (RLE): the values are
     told apart by their first two bytes, no value parsed."""
-    text = b"".join(values)
-    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
+    text, starts, ends = values.text, values.starts, values.ends
+    lengths = ends - starts
     data = np.frombuffer(text, dtype=np.uint8)
     long = np.flatnonzero(lengths > 2)  # `[]`, `{}` and any shorter value hold no mask
     first, second = data[starts[long]], data[starts[long] + 1]
     polygons = (first == ord("[")) & np.isfinite(height[long]) & np.isfinite(width[long])
-    present = np.zeros(len(values), dtype=bool)
+    present = np.zeros(len(lengths), dtype=bool)
     present[long] = (polygons | (first == ord("{"))) & ~np.isin(second, _SPACES)
     spaced = long[(polygons | (first == ord("{"))) & np.isin(second, _SPACES)]
     present[spaced] = [
-        len(bytes(values[row]).translate(None, _SPACES.tobytes())) > 2 for row in spaced.tolist()
+        len(text[starts[row] : ends[row]].translate(None, _SPACES.tobytes())) > 2 for row in spaced.tolist()
     ]
     wrote = (lengths != 4) | (data[np.minimum(starts, len(data) - 1)] != ord("n"))
     return _Text(WrittenMasks(text, starts, ends, height, width, present), wrote)

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks
-from handler.kernels import mask_iou, polygons, ragged, rle_strings
+from handler.kernels import mask_iou, polygons, rle_strings
 from handler.kernels.mask_iou import MeasuredRuns
 
 
@@ -61,7 +61,7 @@ def foreground(masks: MaskRuns) -> Foreground:
 def well_formed(masks: MaskRuns) -> BoolArray:
     """(N,) whether each mask's runs cover its height x width pixels exactly (a decoded string or
     a written list of runs may not)."""
-    total = ragged.sums(masks.counts, masks.offsets)
+    total = mask_iou.run_totals(masks.counts, masks.offsets)
     fits: BoolArray = (np.diff(masks.offsets) > 0) & (total == masks.height * masks.width)
     return fits
 

@@ -1,7 +1,8 @@
 """Kernels compiled from C (`src/*.c`), called with ctypes on whole columns: the steps numpy can
-only do in many whole-array passes or a Python loop per object (decoding and rasterising masks,
-the IoU of two masks' runs). A kernel takes numpy arrays and sizes, loops in C, and returns
-nothing but what it wrote into arrays it was given; ctypes releases the GIL while it runs.
+only do in many whole-array passes or a Python loop per object (reading COCO's JSON records into
+columns, decoding and rasterising masks, the IoU of two masks' runs). A kernel takes numpy arrays
+and sizes, loops in C, and returns nothing but what it wrote into arrays it was given; ctypes
+releases the GIL while it runs.
 
 The library is the one built from these sources (its name carries their digest, `building.py`): a
 wheel carries it (its build hook compiles it); a source tree builds it on first use with the

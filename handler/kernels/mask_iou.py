@@ -1,4 +1,5 @@
-"""The areas and extents of masks' runs, and the IoU of pairs of masks, in C (`src/mask_iou.c`)."""
+"""Masks' runs measured (the pixels they cover, the areas and extents of the masks) and the IoU of
+pairs of masks, in C (`src/mask_iou.c`)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,21 @@ def _checked(status: int, what: str) -> None:
     fit together, which no file can cause (the tables build them)."""
     if status < 0:
         raise ValueError(f"{what} {-1 - status} is outside the masks given")
+
+
+def run_totals(counts: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """(N,) the pixels each mask's runs cover (`counts[offsets[i]:offsets[i + 1]]` summed)."""
+    totals = np.empty(len(offsets) - 1, dtype=np.int64)
+    total = kernel("mask_run_totals", POINTER, SIZE, POINTER, SIZE, POINTER)
+    status = total(
+        _counts_address(counts),
+        len(counts),
+        address(offsets, np.int64),
+        len(totals),
+        address(totals, np.int64),
+    )
+    _checked(status, "mask")
+    return totals
 
 
 def measured(

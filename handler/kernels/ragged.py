@@ -42,17 +42,3 @@ def gathered(items: npt.NDArray[Item], offsets: Offsets, rows: Offsets) -> tuple
         if written != len(out):
             raise ValueError("Expected offsets ascending within the column's items")
     return out, new_offsets
-
-
-def sums(counts: npt.NDArray[np.uint32], offsets: Offsets) -> Offsets:
-    """Each row's sum of a column of 32-bit counts whose row r is `counts[offsets[r]:offsets[r + 1]]`
-    (a mask's runs add up to its pixels), exact in 64 bits."""
-    counts = np.ascontiguousarray(counts, dtype=np.uint32)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    found = np.zeros(max(len(offsets) - 1, 0), dtype=np.int64)
-    if len(found):
-        add = kernel("ragged_sums", POINTER, SIZE, POINTER, SIZE, POINTER)
-        items = address(counts, np.uint32) if len(counts) else None
-        if add(items, len(counts), address(offsets, np.int64), len(found), address(found, np.int64)) < 0:
-            raise ValueError("Expected offsets ascending within the column's items")
-    return found

@@ -1,10 +1,12 @@
-"""COCO fast paths read exactly as plain parsing: results lists decoded in pieces that each
-reader cuts on its own, from memory (`jsondoc.LoadedArray`) or streamed from the file
-(`jsondoc.StreamedArray`), instances files decoded with typed annotations (`cocojson`)."""
+"""COCO fast paths read exactly as plain parsing: results lists (and an instances file's
+annotations) read in pieces that each reader cuts on its own, from memory (`jsondoc.LoadedArray`)
+or streamed from the file (`jsondoc.StreamedArray`), by the records kernel or, for a piece it
+refuses, decoded loosely (`cocojson`)."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -17,11 +19,12 @@ import pytest
 from handler.boxes import Dataset, ParsedRows
 from handler.datasets import coco, jsondoc, load_dataset
 from handler.datasets.coco import read_coco_instances, read_coco_results
-from handler.datasets.cocojson import Entry, LooseEntry, Result, decode_entries, is_typed
+from handler.datasets.cocojson import LooseEntry, decode_entries
 from handler.datasets.ids import DatasetIds
 from handler.datasets.jsondoc import LoadedArray, StreamedArray, streamed_array
 from handler.datasets.reading import parse_document
 from handler.errors import DatasetError
+from handler.kernels.json_records import Records, records
 from handler.storage.registry import open_source
 
 IMAGES = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in (1, 2, 7, 10**7)]
@@ -101,8 +104,8 @@ def _same(a: Dataset, b: Dataset) -> None:
 
 @pytest.fixture(autouse=True, params=[1, 2], ids=["serial", "parallel"])
 def small_chunks(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test twice: pieces decoded one after the other, and side by side on 2 forked
-    processes (the same dataset, whatever the strings hold). Files of more than
+    """Every test twice: pieces decoded one after the other, and side by side on 2 threads
+    (the same dataset, whatever the strings hold). Files of more than
     512 bytes are streamed; most pieces are read on past their first look ahead."""
     monkeypatch.setattr(jsondoc, "CHUNK_ROWS", 7)
     monkeypatch.setattr(jsondoc, "PIECE_BYTES", 500)
@@ -146,17 +149,20 @@ def test_odd_entries_fall_back_to_plain_values_with_their_own_positions(tmp_path
     assert 124 in read.boxes.source_index and 200 not in read.boxes.source_index
 
 
-def test_entries_are_decoded_in_the_tightest_shape_they_all_fit() -> None:
+def test_entries_are_read_in_the_tightest_shape_they_all_fit() -> None:
+    """The kernel reads the usual shape; what it refuses is decoded loosely, else plainly."""
+
     def shape(text: str) -> type:
+        if isinstance(records(text.encode()), Records):
+            return Records
         entries = decode_entries(text.encode())
         assert entries is not None
         return {type(e) for e in entries}.pop()
 
     usual = '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]}'
-    assert shape(f"[{usual}, {usual}]") is Result  # no `iscrowd` named: none is read
-    assert (
-        shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "iscrowd": 0}}]') is Entry
-    )
+    assert shape(f"[{usual}, {usual}]") is Records
+    crowd = '{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "iscrowd": 0}'
+    assert shape(f"[{usual}, {crowd}]") is Records
     assert shape(f'[{usual}, {{"image_id": "a", "category_id": 2, "bbox": [1]}}]') is LooseEntry
     assert shape(f'[{usual}, {{"image_id": 1, "category_id": 2, "bbox": [], "score": null}}]') is dict
 
@@ -226,20 +232,20 @@ def _instances_both_ways(path: Path) -> tuple[Any, Dataset, Dataset]:
     return fast, read_fast, read_plain
 
 
-def test_instances_with_typed_annotations_read_as_parsed_plainly(tmp_path: Path) -> None:
+def test_instances_with_annotations_read_in_pieces_read_as_parsed_plainly(tmp_path: Path) -> None:
     fast, read_fast, read_plain = _instances_both_ways(_gt(tmp_path))
-    assert is_typed(fast["annotations"])
+    assert isinstance(fast["annotations"], LoadedArray)
     _same(read_fast, read_plain)
     assert read_fast.crowd_excluded == read_plain.crowd_excluded == 1
     assert read_fast.asset_ids == read_plain.asset_ids and read_fast.class_names == read_plain.class_names
 
 
-def test_an_odd_annotation_sends_the_instances_file_to_the_plain_parser(tmp_path: Path) -> None:
+def test_an_odd_annotation_sends_its_piece_to_the_plain_parser(tmp_path: Path) -> None:
     annotations = _annotations()
     annotations[4]["bbox"] = "x"
     annotations[5]["score"] = None
     fast, read_fast, read_plain = _instances_both_ways(_gt(tmp_path, annotations))
-    assert not is_typed(fast["annotations"])
+    assert isinstance(fast["annotations"], LoadedArray)
     _same(read_fast, read_plain)
     assert [s.position for s in read_fast.skipped] == ["annotations[4]", "annotations[5]"]
 
@@ -341,3 +347,13 @@ def test_a_file_rewritten_while_it_is_streamed_is_not_read_in_pieces(tmp_path: P
     assert coco._pieces_rows(streamed, ids, NO_SIZES) is None
     with pytest.raises(DatasetError, match=r"results\.json: changed while it was read"):
         streamed.loaded()
+
+
+def test_an_instances_file_the_plain_parser_refuses_is_refused_as_it_says(tmp_path: Path) -> None:
+    """The kernels read NaN, Infinity and a UTF-16 surrogate pair's escape; the plain parser
+    does not take both in one file: its error, not a reading, is what the file gets."""
+    annotations = _annotations()
+    annotations[1]["segmentation"] = {"\U00010000": math.inf}
+    path = _gt(tmp_path, annotations)  # json.dumps writes `{"\ud800\udc00": Infinity}`
+    with pytest.raises(DatasetError, match="expected valid JSON"):
+        load_dataset(open_source(str(path)), workers=WORKERS["count"])

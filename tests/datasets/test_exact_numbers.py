@@ -119,8 +119,7 @@ def test_instances_and_json_lines_read_with_the_bits_json_loads_gives(
     source = open_source(str(path))
     document = parse_document(source, text.encode())
     ids = DatasetIds([str(i) for i in IMAGE_IDS], [str(c) for c in CATEGORY_IDS])
-    annotations = document["annotations"]
-    rows = coco._rows(iter([annotations]), ids, NO_SIZES, 1)
+    rows = coco._annotations_rows(source.name, document, ids, NO_SIZES)
     xyxy, score = _expected(json.loads(text)["annotations"])
     assert _bits(rows.xyxy).tolist() == _bits(xyxy).tolist()
     assert _bits(rows.confidence).tolist() == _bits(score).tolist()

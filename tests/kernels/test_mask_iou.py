@@ -14,7 +14,7 @@ from helpers.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handler.kernels.mask_iou import MeasuredRuns, measured, pair_ious
+from handler.kernels.mask_iou import MeasuredRuns, measured, pair_ious, run_totals
 
 PROPERTY = settings(
     deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -109,6 +109,8 @@ def test_runs_outside_the_counts_or_rows_outside_the_table_are_refused() -> None
         measured(counts, np.array([0, 3, 9]), np.array([3, 3]), np.array([2, 2]))
     with pytest.raises(ValueError, match="mask 0 is outside"):
         measured(counts, np.array([2, 1]), np.array([3]), np.array([2]))
+    with pytest.raises(ValueError, match="mask 1 is outside"):
+        run_totals(counts, np.array([0, 1, 4]))
     table = measured(counts, np.array([0, 3]), np.array([3]), np.array([2]))
     for g, p in (([0, 1], [0, 0]), ([0, 0], [0, -1])):
         with pytest.raises(ValueError, match="pair 1 is outside"):
@@ -129,4 +131,8 @@ def test_runs_that_do_not_cover_their_mask_are_measured_without_a_fault(
         np.array(runs, dtype=np.uint32), np.array([0, len(runs)]), np.array([height]), np.array([width])
     )
     assert table.area[0] == (sum(runs[1::2]) if 0 < height <= 2**48 else 0)
+    assert run_totals(table.counts, np.array([0, len(runs) // 2, len(runs)])).tolist() == [
+        sum(runs[: len(runs) // 2]),
+        sum(runs[len(runs) // 2 :]),
+    ]
     assert 0.0 <= pair_ious(table, table, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))[0] <= 1.0

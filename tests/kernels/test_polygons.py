@@ -90,14 +90,14 @@ def objects_on_an_image(draw: st.DrawFn, coordinate: st.SearchStrategy[float]) -
     return objects, height, width
 
 
-@settings(PROPERTY, max_examples=examples(300))
+@settings(PROPERTY, max_examples=examples(200))
 @given(objects_on_an_image(TENTHS))
 def test_objects_on_a_grid_of_tenths_are_pycocotools_runs(drawn: tuple[Objects, int, int]) -> None:
     objects, height, width = drawn
     assert _ours(objects, height, width) == _pycocotools(objects, height, width)
 
 
-@settings(PROPERTY, max_examples=examples(150))
+@settings(PROPERTY, max_examples=examples(100))
 @given(objects_on_an_image(WIDE))
 def test_objects_reaching_far_off_the_image_are_pycocotools_runs(drawn: tuple[Objects, int, int]) -> None:
     objects, height, width = drawn
@@ -167,6 +167,20 @@ def test_a_zigzag_across_a_wide_image_is_drawn_in_bands_as_pycocotools() -> None
     zigzag = [c for k in range(12) for c in ((0.0, 10.0 + 4 * k) if k % 2 else (39990.0, 12.0 + 4 * k))]
     objects = [[[*zigzag, 0.0, 70.0]]]
     assert _ours(objects, 64, 40000) == _pycocotools(objects, 64, 40000)
+
+
+def test_objects_of_many_points_drawn_in_blocks_on_threads_are_pycocotools_runs() -> None:
+    """Enough points to be drawn in a block of objects a core: every object as pycocotools draws it."""
+    rng = np.random.default_rng(48)
+    objects = [
+        [
+            rng.uniform(-5, 70, size=2 * rng.integers(3, 40)).round(1).tolist()
+            for _ in range(rng.integers(1, 4))
+        ]
+        for _ in range(1800)
+    ]
+    assert sum(len(part) // 2 for parts in objects for part in parts) > 1 << 16
+    assert _ours(objects, 48, 64) == _pycocotools(objects, 48, 64)
 
 
 def test_offsets_that_do_not_index_the_points_are_refused() -> None:

@@ -1,5 +1,5 @@
-"""The ragged kernels (a gather of rows, their sums) against the rows cut and joined or summed one
-by one in Python, and their refusal of offsets that would take them outside the column."""
+"""The ragged gather kernel against the rows cut and joined one by one in Python, and its refusal
+of offsets that would take it outside the column."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handler.boxes import MaskRuns, UnmadeMasks
-from handler.kernels.ragged import gathered, sums
+from handler.kernels.ragged import gathered
 
 
 @st.composite
@@ -69,17 +69,3 @@ def test_a_selection_of_masks_and_of_polygons_keeps_each_row() -> None:
     second = polygons[np.array([1])]
     assert second.points.tolist() == [[10, 11], [12, 13], [14, 15]]
     assert second.part_offsets.tolist() == [0, 3] and second.row_offsets.tolist() == [0, 1]
-
-
-@settings(max_examples=200, deadline=None)
-@given(ragged_and_rows())
-def test_the_rows_summed_are_the_rows_summed_in_python(drawn: tuple[list[list[int]], list[int]]) -> None:
-    column, _ = drawn
-    items = np.array([v for row in column for v in row], dtype=np.uint32)
-    offsets = np.concatenate(([0], np.cumsum([len(row) for row in column]))).astype(np.int64)
-    assert sums(items, offsets).tolist() == [sum(row) for row in column]
-
-
-def test_sums_refuse_offsets_outside_the_column() -> None:
-    with pytest.raises(ValueError):
-        sums(np.arange(4, dtype=np.uint32), np.array([0, 3, 9], dtype=np.int64))

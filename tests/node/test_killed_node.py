@@ -23,7 +23,7 @@ def environment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     existing(Path("/proc/self/stat"), "Linux's /proc (the test finds a session's processes there)")
     generator = existing(GENERATOR, "the workload generator")
     files = ensure_data(KILL, tmp_path_factory.mktemp("kill"), generator)
-    # big enough that the readers fork too, not the shards alone
+    # big enough that the results are streamed in pieces (on threads), as a big file is
     assert files.results.stat().st_size > PARALLEL_MIN_BYTES
     return node_environment(files.gt, files.results)
 

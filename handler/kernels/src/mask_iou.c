@@ -1,6 +1,7 @@
 /* Instance masks as COCO's uncompressed RLE (runs of 0s and 1s, 0s first, column by column):
- * each mask's area and extent (pycocotools' rleArea, rleToBbox), and the IoU of pairs of masks
- * walked over their runs as pycocotools' rleIou walks them. */
+ * the pixels each mask's runs cover, each mask's area and extent (pycocotools' rleArea,
+ * rleToBbox), and the IoU of pairs of masks walked over their runs as pycocotools' rleIou walks
+ * them. */
 #include <stdint.h>
 
 /* A mask taller than this (no image is) is read as having no pixels: its columns' products with
@@ -30,6 +31,19 @@ static int runs_inside(const int64_t *offsets, int64_t n_counts, int64_t i) {
     return offsets[i] >= 0 && offsets[i] <= offsets[i + 1] && offsets[i + 1] <= n_counts;
 }
 
+/* totals[i]: the pixels mask i's runs cover, 0s and 1s (a well-formed mask's are its height x
+ * width). Returns -1 - i when mask i's runs are not within the `n_counts` given, else 0. */
+int64_t mask_run_totals(const uint32_t *counts, int64_t n_counts, const int64_t *offsets, int64_t n,
+                        int64_t *totals) {
+    for (int64_t i = 0; i < n; i++) {
+        if (!runs_inside(offsets, n_counts, i)) return -1 - i;
+        int64_t total = 0;
+        for (int64_t r = offsets[i]; r < offsets[i + 1]; r++) total += counts[r];
+        totals[i] = total;
+    }
+    return 0;
+}
+
 /* The column of position `p` in a mask `h` pixels high, from `per_column` = 1 / h: a product
  * instead of a division, put right where rounding moved it by one (exact below 2^53). */
 static int64_t column_of(int64_t p, int64_t h, double per_column) {
@@ -51,28 +65,30 @@ int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *o
         box[0] = box[1] = box[2] = box[3] = 0.0;
         area[i] = 0;
         if (!runs_inside(offsets, n_counts, i)) return -1 - i;
-        int64_t h = height[i], x0 = INT64_MAX, y0 = INT64_MAX, x1 = 0, y1 = 0, pixels = 0, position = 0;
+        int64_t h = height[i], y0 = INT64_MAX, y1 = 0, pixels = 0, position = 0;
+        int64_t first_start = -1, last_stop = 0;
         if (h <= 0 || h > MAX_HEIGHT) continue;
         double per_column = 1.0 / (double)h;
-        /* The runs in pairs: a run of 0s, then a run of 1s (a last run of 0s ends nothing). */
+        /* The runs in pairs: a run of 0s, then a run of 1s (a last run of 0s ends nothing). The
+         * runs come in order: the first run of 1s starts the extent's columns, the last ends them. */
         const uint32_t *run = counts + offsets[i], *end = counts + offsets[i + 1];
         for (; end - run >= 2; run += 2) {
             int64_t start = position + run[0];
             position = start + run[1];
             if (run[1] == 0) continue;
-            int64_t first = column_of(start, h, per_column), last = column_of(position - 1, h, per_column);
-            int one_column = first == last;
+            if (first_start < 0) first_start = start;
+            last_stop = position;
+            int64_t top = start - column_of(start, h, per_column) * h;
+            int one_column = top + run[1] <= h;
             pixels += run[1];
-            x0 = min64(x0, first);
-            x1 = max64(x1, last + 1);
-            y0 = min64(y0, one_column ? start - first * h : 0);
-            y1 = max64(y1, one_column ? position - first * h : h);
+            y0 = min64(y0, one_column ? top : 0);
+            y1 = max64(y1, one_column ? top + run[1] : h);
         }
         area[i] = pixels;
         if (pixels > 0) {
-            box[0] = (double)x0;
+            box[0] = (double)column_of(first_start, h, per_column);
             box[1] = (double)y0;
-            box[2] = (double)x1;
+            box[2] = (double)(column_of(last_stop - 1, h, per_column) + 1);
             box[3] = (double)y1;
         }
     }

@@ -21,18 +21,3 @@ int64_t ragged_gather(const uint8_t *items, int64_t item_size, int64_t n_items, 
     }
     return written;
 }
-
-/* The sum of each row's items of a column of `n_items` 32-bit counts and `n_rows` rows, written to
- * `sums`. Returns 0, or -1 (the sums not all written) at the first row whose offsets do not ascend
- * within the column. */
-int64_t ragged_sums(const uint32_t *counts, int64_t n_items, const int64_t *offsets, int64_t n_rows,
-                    int64_t *sums) {
-    for (int64_t r = 0; r < n_rows; r++) {
-        int64_t first = offsets[r], last = offsets[r + 1];
-        if (first < 0 || last < first || last > n_items) return -1;
-        int64_t sum = 0;
-        for (int64_t i = first; i < last; i++) sum += counts[i];
-        sums[r] = sum;
-    }
-    return 0;
-}
