@@ -135,6 +135,42 @@ def test_the_entry_points_run_blas_on_one_thread_unless_the_user_chose() -> None
     assert _blas_threads_after_importing("handler.metric") == _blas_threads_after_importing("json")
 
 
+# The malloc arenas after threads allocated (glibc's malloc_stats lists each on stderr).
+ARENAS = """
+import ctypes, threading, {module}
+def allocate():
+    kept = [bytes(4096) for _ in range(1000)]
+threads = [threading.Thread(target=allocate) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+ctypes.CDLL(None).malloc_stats()
+"""
+
+
+def _arenas_after_importing(module: str, **env: str) -> int:
+    environ = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"} | env
+    done = subprocess.run(
+        [sys.executable, "-c", ARENAS.format(module=module)],
+        env={**environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr.count("Arena ")
+
+
+def test_the_entry_points_keep_one_malloc_arena_unless_the_user_chose() -> None:
+    # Threads' arenas kept their freed memory from the main thread's next phase (handler/entry.py).
+    assert _arenas_after_importing("handler.cli") == 1
+    assert _arenas_after_importing("handler.__main__") == 1
+    assert _arenas_after_importing("handler.__main__", MALLOC_ARENA_MAX="4") > 1
+    # The Python API leaves the caller's process as glibc sets it.
+    assert _arenas_after_importing("handler.metric") > 1
+
+
 # A command that leaves: an exit handler registered after the entry's runs, the teardown does not
 # (a module-level object's finaliser would print at the teardown).
 LEAVING = """
