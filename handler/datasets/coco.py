@@ -257,8 +257,9 @@ def _chunk_rows(written: _Written, ids: DatasetIds, sizes: _Sizes) -> _Chunk:
     wrote = None
     if masks.masks is not None:  # a mask's result that wrote no box has its mask's extent
         drawn = np.flatnonzero(boxless & masks.masks.present)
-        if len(drawn):
-            xyxy[drawn] = extent(made(readable(masks.masks[drawn])))
+        if len(drawn):  # every row (a mask results list's): the masks as they are, not a copy
+            shapes = masks.masks if len(drawn) == len(xyxy) else masks.masks[drawn]
+            xyxy[drawn] = extent(made(readable(shapes)))
             wrote = np.full(len(xyxy), WROTE_BOX, dtype=np.int64)
             wrote[drawn] = WROTE_MASK
     # What no rule can read: an image or class the file does not have (a bad box is the builder's).

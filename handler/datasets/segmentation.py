@@ -190,15 +190,19 @@ def _rle_runs(
     written = MaskRuns(
         rows.runs, _offsets(rows.run_lengths[listed]), sizes[len(strings) :, 0], sizes[len(strings) :, 1]
     )
-    runs = MaskRuns.concatenate([decoded, written])
+    parts = [part for part in (decoded, written) if len(part)]
+    runs = parts[0] if len(parts) == 1 else MaskRuns.concatenate(parts)  # one kind: not copied
     good = well_formed(runs) & np.concatenate((decodable, np.ones(len(listed), dtype=bool)))
     image_size = np.stack((height[order], width[order]), axis=1)
     fits = (~np.isfinite(image_size) | (image_size == sizes)).all(axis=1)
     rejected.update((row, RUNS_SHORT) for row in order[~good].tolist())
     rejected.update((row, OTHER_SIZE) for row in order[good & ~fits].tolist())
     keep = good & fits
+    rows_all = np.arange(len(rows.kinds))
+    if keep.all() and np.array_equal(order, rows_all):  # every row an RLE of one kind, read
+        return runs
     # Row r takes its kept runs, or its own empty row after them.
-    source = len(order) + np.arange(len(rows.kinds))
+    source = len(order) + rows_all
     source[order[keep]] = np.flatnonzero(keep)
     return MaskRuns.concatenate([runs, MaskRuns.none(len(rows.kinds))])[source]
 
