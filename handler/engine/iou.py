@@ -1,9 +1,9 @@
 """Intersection over union, continuous coordinates (contract §5).
 
 Every IoU of the engine goes through `iou_of_intersection` (axis-aligned boxes through
-`iou_of_overlap`), so the candidate pairs (which compute the overlap from columns) and any other
-IoU agree bit for bit: same float operations, same order, GT box first. Rotated boxes give their
-intersection from `rotated.py`.
+`iou_of_overlap`), and the candidate pairs' kernel (`kernels/src/window_pairs.c`) does these same
+float operations in the same order, GT box first (`tests/kernels/test_window_pairs.py` holds it to
+them bit for bit), so every IoU agrees. Rotated boxes give their intersection from `rotated.py`.
 """
 
 from __future__ import annotations
