@@ -87,8 +87,10 @@ def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Pat
 HUGE_PAGES = "import {module}, numpy; print(numpy._core.multiarray._get_madvise_hugepage())"
 
 
-def _printed_after_importing(program: str, module: str, variable: str, **env: str) -> str:
-    """What `program` prints after importing `module`, `variable` unset unless in `env`."""
+def _ran_after_importing(
+    program: str, module: str, variable: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`program` run after importing `module`, `variable` unset unless in `env`."""
     environ = {k: v for k, v in os.environ.items() if k != variable} | env
     done = subprocess.run(
         [sys.executable, "-c", program.format(module=module)],
@@ -98,7 +100,12 @@ def _printed_after_importing(program: str, module: str, variable: str, **env: st
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done
+
+
+def _printed_after_importing(program: str, module: str, variable: str, **env: str) -> str:
+    """What `program` prints after importing `module`, `variable` unset unless in `env`."""
+    return _ran_after_importing(program, module, variable, **env).stdout.strip()
 
 
 def _huge_pages_after_importing(module: str, **env: str) -> str:
@@ -150,16 +157,7 @@ ctypes.CDLL(None).malloc_stats()
 
 
 def _arenas_after_importing(module: str, **env: str) -> int:
-    environ = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"} | env
-    done = subprocess.run(
-        [sys.executable, "-c", ARENAS.format(module=module)],
-        env={**environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stderr.count("Arena ")
+    return _ran_after_importing(ARENAS, module, "MALLOC_ARENA_MAX", **env).stderr.count("Arena ")
 
 
 def test_the_entry_points_keep_one_malloc_arena_unless_the_user_chose() -> None:
