@@ -238,6 +238,28 @@ def with_shapes(gt: Dataset, pred: Dataset, score_on: ScoreOn) -> tuple[Dataset,
     return gt, pred
 
 
+def unscored_masks_left_out(gt: Dataset, pred: Dataset, score_on: ScoreOn) -> tuple[Dataset, Dataset]:
+    """Under SCORE_ON auto, both sides without their masks, parsed rows included, when not both
+    carry one for every object: pairing leaves them out of every evaluation
+    (`_on_masks_or_boxes`), and the search of other readings tries mask readings only when both
+    have them. A ground truth's polygons are then not held through a run scored on boxes. Called
+    once the sides have said how they were read (their masks named)."""
+    if score_on != "auto" or (gt.boxes.has_masks and pred.boxes.has_masks):
+        return gt, pred
+    return _without_masks(gt), _without_masks(pred)
+
+
+def _without_masks(dataset: Dataset) -> Dataset:
+    parsed = dataset.parsed
+    if dataset.boxes.masks is None and (parsed is None or parsed.rows.masks is None):
+        return dataset
+    return replace(
+        dataset,
+        boxes=dataset.boxes.with_columns(masks=None),
+        parsed=None if parsed is None else replace(parsed, rows=replace(parsed.rows, masks=None)),
+    )
+
+
 def _without_crowded(paired: PairedBoxes) -> PairedBoxes:
     """The paired boxes with those of crowded images skipped (the images stay, with no boxes)."""
     skipped = crowded_images(paired.gt, paired.pred, len(paired.asset_ids))

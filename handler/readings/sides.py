@@ -11,7 +11,7 @@ import numpy as np
 from handler.boxes import WRITTEN_SHAPES, WROTE_BOX, Dataset, ParsedRows
 from handler.datasets.ids import DatasetIds
 from handler.datasets.loaded import DatasetNames, Loaded
-from handler.datasets.pairing import ScoreOn, with_shapes
+from handler.datasets.pairing import ScoreOn, unscored_masks_left_out, with_shapes
 from handler.datasets.read_options import ReadOptions, option_label
 from handler.engine.evaluation import Thresholds
 from handler.engine.state import EvaluationState
@@ -152,5 +152,7 @@ def read_sides(
         read_again(pred_read.dataset, given_readings(pred_options)),
         score_on,
     )
+    gt_names, pred_names = read_as(gt_dataset, gt_options), read_as(pred_dataset, pred_options)
+    gt_dataset, pred_dataset = unscored_masks_left_out(gt_dataset, pred_dataset, score_on)
     sides = Sides(gt_dataset, pred_dataset, numeric_ids(gt_read.ids, gt_dataset.class_names))
-    return ReadSides(sides, read_as(gt_dataset, gt_options), read_as(pred_dataset, pred_options))
+    return ReadSides(sides, gt_names, pred_names)

@@ -1,0 +1,37 @@
+"""A side's masks that are never scored (the other side has none) are not held by the run's sides,
+while how the sides were read still names them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.coco_masks import coco_pair
+
+from handler.datasets import load_dataset
+from handler.datasets.pairing import ScoreOn
+from handler.datasets.read_options import ReadOptions
+from handler.readings.sides import ReadSides, read_sides
+from handler.storage import open_source
+
+
+def _sides(gt: Path, pred: Path, score_on: ScoreOn = "auto") -> ReadSides:
+    gt_loaded = load_dataset(open_source(str(gt)))
+    pred_loaded = load_dataset(open_source(str(pred)), None, gt_loaded)
+    return read_sides(gt_loaded, ReadOptions("gt"), pred_loaded, ReadOptions("pred"), score_on)
+
+
+def test_a_ground_truth_s_masks_against_boxes_are_named_but_not_kept() -> None:
+    gt, _, boxes = coco_pair()
+    sides = _sides(gt, boxes)
+    assert sides.gt_names.masks and not sides.pred_names.masks
+    assert sides.gt.boxes.masks is None
+    assert sides.gt.parsed is not None and sides.gt.parsed.rows.masks is None
+
+
+@pytest.mark.parametrize("score_on", ["auto", "masks"])
+def test_masks_on_both_sides_are_kept_to_be_scored(score_on: ScoreOn) -> None:
+    gt, masks, _ = coco_pair()
+    sides = _sides(gt, masks, score_on)
+    assert sides.gt_names.masks and sides.pred_names.masks
+    assert sides.gt.boxes.has_masks and sides.pred.boxes.has_masks
