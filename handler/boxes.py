@@ -563,7 +563,7 @@ class ParsedRows:
     # written where classes are ids looked up in a table (a COCO results list's category_id; -1
     # where neither an integer nor text): what another reading of the rows starts from.
     convention: str = "x1 y1 x2 y2"
-    written_class: IntArray | None = None
+    written_class: npt.NDArray[np.signedinteger[Any]] | None = None  # int32 where the ids fit
     # A class written as text where ids are expected (a results list's `"category_id": "Person"`):
     # its `written_class` is -2 - i for the text `written_names[i]`.
     written_names: tuple[str, ...] = ()

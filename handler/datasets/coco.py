@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 
 from handler.boxes import (
@@ -349,7 +350,9 @@ _COLUMNS: Final = {
     "confidence": (np.float64, ()),
     "has_confidence": (np.bool_, ()),
     "crowd": (np.bool_, ()),
-    "written_class": (np.int64, ()),
+    # int32 until a chunk writes a class id beyond it (then int64): it is only read again by the
+    # search of other readings, and a results list's ids are small.
+    "written_class": (np.int32, ()),
     "wrote": (np.int64, ()),
 }
 # Room for the rows of the chunks expected, guessed from the first: a little more than that.
@@ -360,6 +363,16 @@ def _empty_columns(rows: int) -> dict[str, Any]:
     """Columns for `rows` rows of zeros, whose memory is taken only as they are filled (`wrote`
     only where a row wrote a mask and no box: zero is `WROTE_BOX`)."""
     return {name: np.zeros((rows, *shape), dtype) for name, (dtype, shape) in _COLUMNS.items()}
+
+
+def _holding(
+    column: npt.NDArray[np.signedinteger[Any]], values: IntArray
+) -> npt.NDArray[np.signedinteger[Any]]:
+    """The column, made int64 when `values` do not all fit its narrower type."""
+    limits = np.iinfo(column.dtype)
+    if not len(values) or (limits.min <= values.min() and values.max() <= limits.max):
+        return column
+    return column.astype(np.int64)
 
 
 class _Filling:
@@ -387,6 +400,7 @@ class _Filling:
         room = len(self._columns["image"])
         if first + rows > room:
             self._resize(max(first + rows, room + room // 4))
+        self._columns["written_class"] = _holding(self._columns["written_class"], chunk.written_class)
         for name, column in self._columns.items():
             values = getattr(chunk, name)
             if values is not None:

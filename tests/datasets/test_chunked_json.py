@@ -357,3 +357,20 @@ def test_an_instances_file_the_plain_parser_refuses_is_refused_as_it_says(tmp_pa
     path = _gt(tmp_path, annotations)  # json.dumps writes `{"\ud800\udc00": Infinity}`
     with pytest.raises(DatasetError, match="expected valid JSON"):
         load_dataset(open_source(str(path)), workers=WORKERS["count"])
+
+
+@pytest.mark.parametrize("big_id", [2**31, -(2**31) - 1, 2**62])
+def test_class_ids_as_written_beyond_32_bits_in_a_later_piece_are_kept_exactly(
+    tmp_path: Path, big_id: int
+) -> None:
+    results = _results(60)
+    results[-1]["category_id"] = big_id  # no category: skipped, its id kept for another reading
+    read, whole = _read(tmp_path, results), _whole(tmp_path, results)
+    for dataset in (read, whole):
+        assert dataset.parsed is not None and dataset.parsed.rows.written_class is not None
+        written = dataset.parsed.rows.written_class
+        assert written.tolist() == [r["category_id"] for r in results]
+        assert written.dtype == np.int64
+    small = _read(tmp_path, _results(60)).parsed
+    assert small is not None and small.rows.written_class is not None
+    assert small.rows.written_class.dtype == np.int32  # the ids fit: half the column
