@@ -375,6 +375,13 @@ def _holding(
     return column.astype(np.int64)
 
 
+def _unless_implied(has_confidence: BoolArray, confidence: FloatArray) -> BoolArray | None:
+    """None when every row wrote a score that is a number (`ParsedRows` reads None as the rows
+    whose confidence is a number): a flag column the size of the list not held through the run.
+    Told by a sum, with no temporary column: a NaN or an infinity makes it not finite."""
+    return None if has_confidence.all() and math.isfinite(confidence.sum()) else has_confidence
+
+
 class _Filling:
     """The columns of a list's rows, filled chunk by chunk in order, so that the whole list's
     columns exist once (not once in the chunks and again joined).
@@ -444,8 +451,8 @@ class _Filling:
             source_index=np.arange(self._rows),
             position=lambda row: f"annotations[{row}]",
             confidence=self._columns["confidence"],
-            has_confidence=self._columns["has_confidence"],
-            crowd=self._columns["crowd"],
+            has_confidence=_unless_implied(self._columns["has_confidence"], self._columns["confidence"]),
+            crowd=self._columns["crowd"] if self._columns["crowd"].any() else None,
             rejected=self._rejected,
             reasons=self._reasons,
             sized=True,

@@ -374,3 +374,12 @@ def test_class_ids_as_written_beyond_32_bits_in_a_later_piece_are_kept_exactly(
     small = _read(tmp_path, _results(60)).parsed
     assert small is not None and small.rows.written_class is not None
     assert small.rows.written_class.dtype == np.int32  # the ids fit: half the column
+
+
+def test_score_flags_are_held_only_where_the_scores_do_not_imply_them(tmp_path: Path) -> None:
+    scored = _read(tmp_path, _results(30)).parsed  # every row scored
+    assert scored is not None and scored.rows.has_confidence is None and scored.rows.crowd is None
+    text = json.dumps(_results(30)).replace('"score": 0.29', '"score": NaN')  # written, not a number
+    read = _read(tmp_path, text)
+    assert read.parsed is not None and read.parsed.rows.has_confidence is not None
+    assert read.skip_reasons == {"confidence not finite": 1}
