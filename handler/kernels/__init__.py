@@ -81,7 +81,7 @@ class Array:
         if not isinstance(value, np.ndarray):
             raise TypeError(f"expected a contiguous {self.dtype} array, not {type(value).__name__}")
         if value.dtype != self.dtype:
-            raise TypeError(f"expected a contiguous {self.dtype} array, not a {value.dtype} one")
+            raise TypeError(f"expected a contiguous {self.dtype} array, not {value.dtype}")
         if not value.flags.c_contiguous:
             raise TypeError(f"expected a contiguous {self.dtype} array, not a strided view")
         return int(value.ctypes.data)
