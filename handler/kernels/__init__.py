@@ -20,7 +20,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
@@ -87,26 +87,16 @@ class Array:
         return int(value.ctypes.data)
 
 
-class Size:
-    """An int64: a length, an index, a count (any integer, numpy's too; not a float)."""
+class Number:
+    """A C number of `ctype`, given as any `kind` of number (numpy's too) that `to` converts."""
 
-    ctype = ctypes.c_int64
+    def __init__(self, ctype: type[Any], kind: type[Any], to: Callable[[Any], object], what: str) -> None:
+        self.ctype, self.kind, self.to, self.what = ctype, kind, to, what
 
-    def converted(self, value: object) -> int:
-        if not isinstance(value, Integral):
-            raise TypeError(f"expected an integer, not {type(value).__name__}")
-        return int(value)
-
-
-class Double:
-    """A double: any real number."""
-
-    ctype = ctypes.c_double
-
-    def converted(self, value: object) -> float:
-        if not isinstance(value, Real):
-            raise TypeError(f"expected a real number, not {type(value).__name__}")
-        return float(value)
+    def converted(self, value: object) -> object:
+        if not isinstance(value, self.kind):
+            raise TypeError(f"expected {self.what}, not {type(value).__name__}")
+        return self.to(value)
 
 
 class Fields:
@@ -127,8 +117,8 @@ class Fields:
 
 
 U8, I8, U32, I64, F64 = (Array(dtype) for dtype in (np.uint8, np.int8, np.uint32, np.int64, np.float64))
-SIZE = Size()
-DOUBLE = Double()
+SIZE = Number(ctypes.c_int64, Integral, int, "an integer")  # a length, an index, a count
+DOUBLE = Number(ctypes.c_double, Real, float, "a real number")
 
 
 def _converted(arguments: tuple[Argument, ...], values: tuple[object, ...], what: str) -> Iterable[object]:
