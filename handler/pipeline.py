@@ -3,13 +3,15 @@ front door (`FrontDoor`: read, process, compute), the report's finishers run and
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from handler import features
@@ -52,10 +54,31 @@ def quiet(phase: str, seconds: float) -> None:
     """A PhaseLog that says nothing."""
 
 
+@cache
+def _libc() -> ctypes.CDLL | None:
+    """glibc, where the process runs on it (its `malloc_trim`)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    with suppress(OSError):
+        return ctypes.CDLL(None)
+    return None
+
+
+def _freed_memory_returned() -> None:
+    """What the phases before freed, given back to the system: glibc keeps it for later
+    allocations, in pieces the next phase's columns need not fit (bench/RESULTS.md)."""
+    with suppress(AttributeError):  # a libc without it (musl): its own allocator
+        libc = _libc()
+        if libc is not None:
+            libc.malloc_trim(0)
+
+
 @contextmanager
 def _phase(name: str, log: PhaseLog, settle: Callable[[], None]) -> Iterator[None]:
-    """A phase of the run, timed; it starts settled: its collections skip what came before it."""
+    """A phase of the run, timed; it starts settled: its collections skip what came before it, and
+    the memory freed before it is given back."""
     settle()
+    _freed_memory_returned()
     if isinstance(log, PhaseWatcher):
         log.start(name)
     started = time.perf_counter()

@@ -109,8 +109,10 @@ def readable(masks: TableMasks) -> Masks:
 
 def _texts(values: list[Any]) -> list[bytes]:
     """Values a plain JSON parse made (or a caller gave) written as JSON again, as `json.loads`
-    reads them back (NaN and integers of any size too); one JSON cannot hold is written null."""
-    return [json.dumps(value, separators=(",", ":"), default=_null).encode() for value in values]
+    reads them back (NaN and integers of any size too); a value JSON cannot hold is written null,
+    a key it cannot hold left out."""
+    written = json.JSONEncoder(separators=(",", ":"), default=_null, skipkeys=True)
+    return [written.encode(value).encode() for value in values]
 
 
 def _null(_: object) -> None:

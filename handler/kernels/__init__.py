@@ -38,7 +38,17 @@ def library() -> ctypes.CDLL:
         if (folder / name).exists():
             return ctypes.CDLL(str(folder / name))
     into = HERE if os.access(HERE, os.W_OK) else _cache()
-    return ctypes.CDLL(str(build(into)))
+    built = build(into)
+    _remove_earlier_builds(into, keep=built)
+    return ctypes.CDLL(str(built))
+
+
+def _remove_earlier_builds(folder: Path, keep: Path) -> None:
+    """Builds from earlier sources, which nothing will load again (a process that loaded one keeps
+    its mapping when the file goes)."""
+    for earlier in folder.glob(f"_kernels-*{keep.suffix}"):
+        if earlier != keep:
+            earlier.unlink(missing_ok=True)
 
 
 @functools.cache

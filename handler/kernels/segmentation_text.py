@@ -54,13 +54,8 @@ def scanned(
     height, width = (np.ascontiguousarray(a, dtype=np.float64) for a in (height, width))
     if len(height) != n or len(width) != n:
         raise ValueError(f"Expected {n} heights and widths, got {len(height)} and {len(width)}")
-    # Each number is followed by a ',' or ends a list, which opened with a '['; a string is no
-    # longer unescaped: rooms none outgrows (untouched, an array takes no memory).
-    # Counted over the rows' span only: the rows may be a few of a long text's.
-    first, last = (int(starts.min()), int(ends.max())) if n else (0, 0)
-    lists = text.count(b"[", first, last)
-    numbers = text.count(b",", first, last) + lists
-    room = np.array([numbers, lists, last - first, numbers], dtype=np.int64)
+    chars = np.frombuffer(text, dtype=np.uint8)
+    room = _rooms(chars, int(starts.min()) if n else 0, int(ends.max()) if n else 0)
     used = np.zeros(4, dtype=np.int64)
     kinds = np.empty(n, dtype=np.uint8)
     sizes = np.empty((n, 2), dtype=np.int64)
@@ -69,7 +64,6 @@ def scanned(
     part_lengths = np.empty(room[1], dtype=np.int64)
     strings = np.empty(room[2], dtype=np.uint8)
     runs = np.empty(room[3], dtype=np.uint32)
-    chars = np.frombuffer(text, dtype=np.uint8)
     scan = kernel("segmentation_scan", POINTER, POINTER, POINTER, SIZE, *[POINTER] * 13)
     failed = scan(
         address(chars, np.uint8) if len(chars) else None,
@@ -102,6 +96,17 @@ def scanned(
         run_lengths,
         runs[: used[3]],
     )
+
+
+def _rooms(chars: npt.NDArray[np.uint8], first: int, last: int) -> Ints:
+    """Room for the numbers, parts, string bytes and runs of rows within `chars[first:last]`: each
+    number is followed by a ',' or ends a list, which opened with a '['; a string is no longer
+    unescaped. None outgrows it (untouched, an array's room takes no memory)."""
+    counts = np.zeros(2, dtype=np.int64)
+    count = kernel("segmentation_rooms", POINTER, SIZE, SIZE, POINTER, returns=None)
+    count(address(chars, np.uint8) if len(chars) else None, first, last, address(counts, np.int64))
+    commas, lists = counts.tolist()
+    return np.array([commas + lists, lists, last - first, commas + lists], dtype=np.int64)
 
 
 def _start(column: npt.NDArray[np.generic]) -> int | None:

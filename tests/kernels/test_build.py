@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import handler.kernels as kernels
 from handler.kernels import building as build
 
 
@@ -32,3 +33,19 @@ def test_without_a_compiler_the_error_says_what_to_install(monkeypatch: pytest.M
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(build.CompilerMissing, match="apt-get install gcc"):
         build.compiler()
+
+
+def test_a_new_build_removes_the_earlier_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "package"
+    folder.mkdir()
+    earlier = folder / "_kernels-0000000000000000.so"
+    earlier.write_bytes(b"a build of other sources")
+    monkeypatch.setattr(kernels, "HERE", folder)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    kernels.library.cache_clear()
+    try:
+        loaded = kernels.library()
+    finally:
+        kernels.library.cache_clear()
+    assert [p.name for p in folder.iterdir()] == [build.library_name()]
+    assert loaded._name == str(folder / build.library_name())

@@ -169,20 +169,6 @@ def test_a_zigzag_across_a_wide_image_is_drawn_in_bands_as_pycocotools() -> None
     assert _ours(objects, 64, 40000) == _pycocotools(objects, 64, 40000)
 
 
-def test_objects_of_many_points_drawn_in_blocks_on_threads_are_pycocotools_runs() -> None:
-    """Enough points to be drawn in a block of objects a core: every object as pycocotools draws it."""
-    rng = np.random.default_rng(48)
-    objects = [
-        [
-            rng.uniform(-5, 70, size=2 * rng.integers(3, 40)).round(1).tolist()
-            for _ in range(rng.integers(1, 4))
-        ]
-        for _ in range(1800)
-    ]
-    assert sum(len(part) // 2 for parts in objects for part in parts) > 1 << 16
-    assert _ours(objects, 48, 64) == _pycocotools(objects, 48, 64)
-
-
 def test_offsets_that_do_not_index_the_points_are_refused() -> None:
     xy = np.zeros((3, 2))
     one = np.ones(1, dtype=np.int64)

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from handler.kernels import segmentation_text
 from handler.kernels import segmentation_text as kinds
 from handler.kernels.segmentation_text import Segmentations, scanned
 
@@ -203,3 +204,18 @@ def test_any_bytes_are_read_without_a_crash(text: bytes, cuts: list[int]) -> Non
 def test_rows_outside_the_text_are_refused() -> None:
     with pytest.raises(ValueError, match="within the text"):
         scanned(b"[]", np.array([0]), np.array([3]), np.ones(1), np.ones(1))
+
+
+@settings(max_examples=200, deadline=None)
+@example(b"," * 1000 + b"[" * 600, 0, 1600)  # more than an 8-bit count in every block
+@given(
+    st.binary(max_size=1200).map(lambda b: b.replace(b"\x00", b",")),
+    st.integers(0, 1200),
+    st.integers(0, 1200),
+)
+def test_the_rooms_count_the_commas_and_brackets_of_the_rows_span(text: bytes, first: int, last: int) -> None:
+    first, last = sorted((min(first, len(text)), min(last, len(text))))
+    lists = text.count(b"[", first, last)
+    numbers = text.count(b",", first, last) + lists
+    chars = np.frombuffer(text, dtype=np.uint8)
+    assert segmentation_text._rooms(chars, first, last).tolist() == [numbers, lists, last - first, numbers]

@@ -87,8 +87,10 @@ def test_a_mistake_in_the_inputs_is_told_before_the_run_code_loads(tmp_path: Pat
 HUGE_PAGES = "import {module}, numpy; print(numpy._core.multiarray._get_madvise_hugepage())"
 
 
-def _printed_after_importing(program: str, module: str, variable: str, **env: str) -> str:
-    """What `program` prints after importing `module`, `variable` unset unless in `env`."""
+def _ran_after_importing(
+    program: str, module: str, variable: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`program` run after importing `module`, `variable` unset unless in `env`."""
     environ = {k: v for k, v in os.environ.items() if k != variable} | env
     done = subprocess.run(
         [sys.executable, "-c", program.format(module=module)],
@@ -98,7 +100,12 @@ def _printed_after_importing(program: str, module: str, variable: str, **env: st
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done
+
+
+def _printed_after_importing(program: str, module: str, variable: str, **env: str) -> str:
+    """What `program` prints after importing `module`, `variable` unset unless in `env`."""
+    return _ran_after_importing(program, module, variable, **env).stdout.strip()
 
 
 def _huge_pages_after_importing(module: str, **env: str) -> str:
@@ -133,6 +140,33 @@ def test_the_entry_points_run_blas_on_one_thread_unless_the_user_chose() -> None
     assert _blas_threads_after_importing("handler.__main__", OPENBLAS_NUM_THREADS="2") == "2"
     # The Python API leaves the caller's process as numpy sets it.
     assert _blas_threads_after_importing("handler.metric") == _blas_threads_after_importing("json")
+
+
+# The malloc arenas after threads allocated (glibc's malloc_stats lists each on stderr).
+ARENAS = """
+import ctypes, threading, {module}
+def allocate():
+    kept = [bytes(4096) for _ in range(1000)]
+threads = [threading.Thread(target=allocate) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+ctypes.CDLL(None).malloc_stats()
+"""
+
+
+def _arenas_after_importing(module: str, **env: str) -> int:
+    return _ran_after_importing(ARENAS, module, "MALLOC_ARENA_MAX", **env).stderr.count("Arena ")
+
+
+def test_the_entry_points_keep_one_malloc_arena_unless_the_user_chose() -> None:
+    # Threads' arenas kept their freed memory from the main thread's next phase (handler/entry.py).
+    assert _arenas_after_importing("handler.cli") == 1
+    assert _arenas_after_importing("handler.__main__") == 1
+    assert _arenas_after_importing("handler.__main__", MALLOC_ARENA_MAX="4") > 1
+    # The Python API leaves the caller's process as glibc sets it.
+    assert _arenas_after_importing("handler.metric") > 1
 
 
 # A command that leaves: an exit handler registered after the entry's runs, the teardown does not
