@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from handler.kernels import I64, SIZE, U8, U32, kernel
 
-_DECODE = kernel("rle_decode_strings", U8, I64, SIZE, U32, I64, U8)
+_DECODE = kernel("rle_decode_strings", U8, SIZE, I64, SIZE, U32, I64, U8)
 
 
 def decoded(
@@ -21,7 +21,9 @@ def decoded(
     lengths = np.empty(n, dtype=np.int64)
     readable = np.empty(n, dtype=np.uint8)
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
-    written = _DECODE(chars, bounds, n, counts, lengths, readable)
+    written = _DECODE(chars, len(chars), bounds, n, counts, lengths, readable)
+    if written < 0:
+        raise ValueError(f"the strings' bounds do not lie in order within the {len(chars)} characters")
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return counts[:written].copy(), offsets, readable.view(np.bool_)
