@@ -39,10 +39,10 @@ from handler.inputs import NodeInputs
 from handler.readings.sides import ReadSides, read_sides
 from handler.storage import ObjectSink, Source, Store, WrittenObject
 
-# Local processes are forked once the input has this many boxes (GT and predictions) per core:
-# about where two workers break even on idle cores (bench/RESULTS.md). A worker costs CPU (fresh
-# pages, a cold cache), so on cores already busy with other work forking loses.
-MIN_BOXES_PER_WORKER: Final = 100_000
+# Local processes are forked once the input has this many boxes (GT and predictions) per core. A
+# worker costs CPU (fresh pages, a cold cache, its results sent back) that the shards' kernels no
+# longer repay at the 5k workload on two shared cores (bench/RESULTS.md); idle cores break even lower.
+MIN_BOXES_PER_WORKER: Final = 250_000
 # Shards per worker: a little more than one evens out shards of unequal cost.
 SHARDS_PER_WORKER: Final = 2
 # Boxes (GT and predictions) per shard at most, however many workers: a shard's columns and

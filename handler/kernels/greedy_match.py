@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import I8, I64, SIZE, U32, kernel
 
 # The thresholds one pass matches at: a bit each.
 MAX_LEVELS = 32
+
+_GREEDY_MATCH = kernel("greedy_match", I64, I64, I8, SIZE, SIZE, SIZE, U32, U32, U32)
 
 
 def taken_at(
@@ -27,23 +29,12 @@ def taken_at(
         raise ValueError("a pair's columns must be equally long")
     # Bound to names: a converted copy must outlive the call that reads it.
     gt, pred = np.ascontiguousarray(gt, dtype=np.int64), np.ascontiguousarray(pred, dtype=np.int64)
-    level = None if level is None else np.ascontiguousarray(level, dtype=np.int8)
+    level = np.ones(n, dtype=np.int8) if level is None else np.ascontiguousarray(level, dtype=np.int8)
     gt_taken, pred_taken = np.zeros(n_gt, dtype=np.uint32), np.zeros(n_pred, dtype=np.uint32)
     taken = np.zeros(n, dtype=np.uint32)
     if n == 0:
         return taken
-    match = kernel("greedy_match", POINTER, POINTER, POINTER, SIZE, SIZE, SIZE, POINTER, POINTER, POINTER)
-    done = match(
-        address(gt, np.int64),
-        address(pred, np.int64),
-        None if level is None else address(level, np.int8),
-        n,
-        n_gt,
-        n_pred,
-        address(gt_taken, np.uint32) if n_gt else None,
-        address(pred_taken, np.uint32) if n_pred else None,
-        address(taken, np.uint32),
-    )
+    done = _GREEDY_MATCH(gt, pred, level, n, n_gt, n_pred, gt_taken, pred_taken, taken)
     if done < 0:
         raise IndexError("a pair names a box outside its table")
     return taken

@@ -9,7 +9,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import F64, I64, SIZE, U8, kernel
 
 # The flags of `Records.written`: which keys a record wrote.
 HAS_SCORE: Final = 1
@@ -20,6 +20,10 @@ HAS_SEGMENTATION: Final = 4
 _SHORTEST_RECORD: Final = 31
 # Members of a top-level object looked for at most (a COCO file has five or so).
 _MEMBERS_ROOM: Final = 64
+
+_RECORDS = kernel("json_records", U8, SIZE, SIZE, I64, I64, F64, F64, I64, I64, U8)
+_MEMBERS = kernel("json_members", U8, SIZE, SIZE, I64)
+_JOIN_SPANS = kernel("json_join_spans", U8, SIZE, I64, SIZE, U8, SIZE, I64)
 
 
 @dataclass(frozen=True)
@@ -62,20 +66,8 @@ def records(text: bytes) -> Records | Refused:
         np.empty((room, 2), np.int64),
         np.empty(room, np.uint8),
     )
-    read = kernel("json_records", POINTER, SIZE, SIZE, *[POINTER] * 7)
     chars = np.frombuffer(text, np.uint8)
-    count = read(
-        address(chars, np.uint8) if len(chars) else None,
-        len(chars),
-        room,
-        address(columns.image_id, np.int64),
-        address(columns.category_id, np.int64),
-        address(columns.xywh, np.float64),
-        address(columns.score, np.float64),
-        address(columns.iscrowd, np.int64),
-        address(columns.segmentation, np.int64),
-        address(columns.written, np.uint8),
-    )
+    count = _RECORDS(chars, len(chars), room, *vars(columns).values())
     if count < 0:
         return Refused(-1 - count)
     return Records(*(column[:count] for column in vars(columns).values()))
@@ -86,10 +78,7 @@ def members(text: bytes) -> list[tuple[slice, slice]] | None:
     in order; None when the text is not one valid object (or has very many members)."""
     bounds = np.empty(4 * _MEMBERS_ROOM, np.int64)
     chars = np.frombuffer(text, np.uint8)
-    scan = kernel("json_members", POINTER, SIZE, SIZE, POINTER)
-    count = scan(
-        address(chars, np.uint8) if len(chars) else None, len(chars), _MEMBERS_ROOM, address(bounds, np.int64)
-    )
+    count = _MEMBERS(chars, len(chars), _MEMBERS_ROOM, bounds)
     if count < 0:
         return None
     found = bounds[: 4 * count].reshape(count, 4).tolist()
@@ -104,17 +93,8 @@ def joined_spans(text: bytes, bounds: npt.NDArray[np.int64]) -> tuple[bytes, npt
     room = int(np.where(valid, bounds[:, 1] - bounds[:, 0], len(b"null")).sum())
     joined = np.empty(room, np.uint8)
     placed = np.empty_like(bounds)
-    join = kernel("json_join_spans", POINTER, SIZE, POINTER, SIZE, POINTER, SIZE, POINTER)
     chars = np.frombuffer(text, np.uint8)
-    written = join(
-        address(chars, np.uint8) if len(chars) else None,
-        len(chars),
-        address(bounds, np.int64),
-        len(bounds),
-        address(joined, np.uint8) if room else None,
-        room,
-        address(placed, np.int64),
-    )
+    written = _JOIN_SPANS(chars, len(chars), bounds, len(bounds), joined, room, placed)
     if written != room:
         raise AssertionError(f"the spans took {written} bytes, not {room}")
     return joined.tobytes(), placed

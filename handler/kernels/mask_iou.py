@@ -3,13 +3,12 @@ pairs of masks, in C (`src/mask_iou.c`)."""
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import DOUBLE, F64, I64, SIZE, U32, Fields, kernel
 
 
 @dataclass(frozen=True)
@@ -38,37 +37,17 @@ class MeasuredRuns:
                 f"{len(self.offsets)}, {len(self.width)}, {len(self.area)} and {self.extent.shape}"
             )
 
-
-class _Masks(ctypes.Structure):
-    """`Masks` of `src/mask_iou.c`: the addresses of a `MeasuredRuns`' columns."""
-
-    _fields_ = [
-        ("counts", POINTER),
-        ("n_counts", SIZE),
-        ("offsets", POINTER),
-        ("height", POINTER),
-        ("width", POINTER),
-        ("area", POINTER),
-        ("extent", POINTER),
-        ("n", SIZE),
-    ]
-
-    @classmethod
-    def of(cls, masks: MeasuredRuns) -> _Masks:
-        return cls(
-            _counts_address(masks.counts),
-            len(masks.counts),
-            address(masks.offsets, np.int64),
-            address(masks.height, np.int64),
-            address(masks.width, np.int64),
-            address(masks.area, np.int64),
-            address(masks.extent, np.float64),
-            len(masks.height),
-        )
+    def fields(self) -> tuple[object, ...]:
+        """The struct `_MASKS` of these masks."""
+        counts, n = self.counts, len(self.height)
+        return (counts, len(counts), self.offsets, self.height, self.width, self.area, self.extent, n)
 
 
-def _counts_address(counts: npt.NDArray[np.uint32]) -> int | None:
-    return address(counts, np.uint32) if len(counts) else None
+# `Masks` of `src/mask_iou.c`: a `MeasuredRuns`' columns (`MeasuredRuns.fields`).
+_MASKS = Fields(U32, SIZE, I64, I64, I64, I64, F64, SIZE)
+_RUN_TOTALS = kernel("mask_run_totals", U32, SIZE, I64, SIZE, I64)
+_MEASURES = kernel("mask_measures", U32, SIZE, I64, I64, SIZE, I64, F64)
+_PAIR_IOUS = kernel("mask_pair_ious", _MASKS, _MASKS, I64, I64, SIZE, DOUBLE, F64)
 
 
 def _checked(status: int, what: str) -> None:
@@ -81,14 +60,7 @@ def _checked(status: int, what: str) -> None:
 def run_totals(counts: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """(N,) the pixels each mask's runs cover (`counts[offsets[i]:offsets[i + 1]]` summed)."""
     totals = np.empty(len(offsets) - 1, dtype=np.int64)
-    total = kernel("mask_run_totals", POINTER, SIZE, POINTER, SIZE, POINTER)
-    status = total(
-        _counts_address(counts),
-        len(counts),
-        address(offsets, np.int64),
-        len(totals),
-        address(totals, np.int64),
-    )
+    status = _RUN_TOTALS(counts, len(counts), offsets, len(totals), totals)
     _checked(status, "mask")
     return totals
 
@@ -103,16 +75,7 @@ def measured(
     `toBbox` as corners, zeros for a mask without pixels), in one pass over the runs."""
     n = len(height)
     masks = MeasuredRuns(counts, offsets, height, width, np.empty(n, dtype=np.int64), np.empty((n, 4)))
-    measure = kernel("mask_measures", POINTER, SIZE, POINTER, POINTER, SIZE, POINTER, POINTER)
-    status = measure(
-        _counts_address(counts),
-        len(counts),
-        address(offsets, np.int64),
-        address(height, np.int64),
-        n,
-        address(masks.area, np.int64),
-        address(masks.extent, np.float64),
-    )
+    status = _MEASURES(counts, len(counts), offsets, height, n, masks.area, masks.extent)
     _checked(status, "mask")
     return masks
 
@@ -131,25 +94,6 @@ def pair_ious(
         raise ValueError(f"Expected as many GT rows as prediction rows but got {len(g)} and {len(p)}")
     g, p = np.ascontiguousarray(g, dtype=np.int64), np.ascontiguousarray(p, dtype=np.int64)
     iou = np.empty(len(g), dtype=np.float64)
-    ious = kernel(
-        "mask_pair_ious",
-        ctypes.POINTER(_Masks),
-        ctypes.POINTER(_Masks),
-        POINTER,
-        POINTER,
-        SIZE,
-        ctypes.c_double,
-        POINTER,
-    )
-    gt_masks, pred_masks = _Masks.of(gt), _Masks.of(pred)
-    status = ious(
-        ctypes.byref(gt_masks),
-        ctypes.byref(pred_masks),
-        address(g, np.int64),
-        address(p, np.int64),
-        len(g),
-        floor,
-        address(iou, np.float64),
-    )
+    status = _PAIR_IOUS(gt.fields(), pred.fields(), g, p, len(g), floor, iou)
     _checked(status, "pair")
     return iou

@@ -9,11 +9,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import F64, I64, SIZE, U8, U32, kernel
 
 _OFFSETS = "the polygons' offsets do not index their points"
 # The arguments that say what the polygons are (`Polygons` in the source).
-_POLYGONS = (POINTER, SIZE, POINTER, SIZE, POINTER, SIZE, POINTER, POINTER)
+_POLYGONS = (F64, SIZE, I64, SIZE, I64, SIZE, I64, I64)
+_RUN_BOUNDS = kernel("polygon_run_bounds", *_POLYGONS, I64)
+# The polygons, the first object to write, the scratch (`_Scratch.arguments`), the runs' room.
+_RUNS = kernel("polygon_runs", *_POLYGONS, SIZE, U32, SIZE, U32, U8, SIZE, U32, SIZE, I64)
 # Toggles found at once (a band of an object's columns): a few MB of scratch, touched only as used.
 _TOGGLE_ROOM = 1 << 18
 # Runs written before the room grows: an object's bound (its toggles) can far exceed its runs.
@@ -46,14 +49,8 @@ class _Scratch:
             np.zeros(parts + 1, dtype=np.uint8),
         )
 
-    def arguments(self) -> tuple[Any, ...]:
-        return (
-            address(self.toggles, np.uint32),
-            self.room,
-            address(self.buckets, np.uint32),
-            address(self.parity, np.uint8),
-            len(self.parity) - 1,
-        )
+    def arguments(self) -> tuple[object, ...]:
+        return (self.toggles, self.room, self.buckets, self.parity, len(self.parity) - 1)
 
 
 def rasterised(
@@ -80,12 +77,9 @@ def rasterised(
     n, parts = len(height), len(part_offsets) - 1
     if len(width) != n or len(row_offsets) != n + 1 or parts < 0:
         raise ValueError(_OFFSETS)
-    polygons = (
-        *(address(xy, np.float64), len(xy), address(part_offsets, np.int64), parts),
-        *(address(row_offsets, np.int64), n, address(height, np.int64), address(width, np.int64)),
-    )
+    polygons = (xy, len(xy), part_offsets, parts, row_offsets, n, height, width)
     bounds = np.empty(n, dtype=np.int64)
-    if kernel("polygon_run_bounds", *_POLYGONS, POINTER)(*polygons, address(bounds, np.int64)) < 0:
+    if _RUN_BOUNDS(*polygons, bounds) < 0:
         raise ValueError(_OFFSETS)
     scratch = _Scratch.of(part_offsets, row_offsets, toggle_room)
     return _written(polygons, scratch, min(int(bounds.sum()), run_room))
@@ -97,15 +91,11 @@ def _written(
     """The runs written object after object from room for `room`, the room doubled (and the
     object that found none written again) until every object is."""
     n = polygons[5]
-    runs = kernel(
-        "polygon_runs", *_POLYGONS, SIZE, POINTER, SIZE, POINTER, POINTER, SIZE, *[POINTER, SIZE, POINTER]
-    )
     counts, lengths = np.empty(room, dtype=np.uint32), np.zeros(n, dtype=np.int64)
     done = used = 0
     while True:
         rest = counts[used:]
-        out = (address(rest, np.uint32) if len(rest) else None, len(rest), address(lengths, np.int64))
-        written = runs(*polygons, done, *scratch.arguments(), *out)
+        written = _RUNS(*polygons, done, *scratch.arguments(), rest, len(rest), lengths)
         if written < 0:
             raise ValueError(_OFFSETS)
         used += int(lengths[done : done + written].sum())

@@ -8,10 +8,12 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import I64, SIZE, U8, kernel
 
 Item = TypeVar("Item", bound=np.generic)
 Offsets = npt.NDArray[np.int64]
+
+_GATHER = kernel("ragged_gather", U8, SIZE, SIZE, I64, SIZE, I64, SIZE, U8, SIZE)
 
 
 def gathered(items: npt.NDArray[Item], offsets: Offsets, rows: Offsets) -> tuple[npt.NDArray[Item], Offsets]:
@@ -27,16 +29,15 @@ def gathered(items: npt.NDArray[Item], offsets: Offsets, rows: Offsets) -> tuple
     out: npt.NDArray[Item] = np.empty((int(new_offsets[-1]), *source.shape[1:]), dtype=source.dtype)
     if len(out):
         bytes_of = source.dtype.itemsize * int(np.prod(source.shape[1:], dtype=np.int64))
-        gather = kernel("ragged_gather", POINTER, SIZE, SIZE, POINTER, SIZE, POINTER, SIZE, POINTER, SIZE)
-        written = gather(
-            address(source.reshape(-1).view(np.uint8), np.uint8),
+        written = _GATHER(
+            source.reshape(-1).view(np.uint8),
             bytes_of,
             len(source),
-            address(offsets, np.int64),
+            offsets,
             len(offsets) - 1,
-            address(rows, np.int64),
+            rows,
             len(rows),
-            address(out.reshape(-1).view(np.uint8), np.uint8),
+            out.reshape(-1).view(np.uint8),
             len(out),
         )
         if written != len(out):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import F64, I64, SIZE, kernel
+
+_RESAMPLE_SUMS = kernel("resample_sums", F64, SIZE, SIZE, I64, SIZE, I64, returns=None)
 
 
 def resample_sums(doubles: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -17,6 +19,5 @@ def resample_sums(doubles: npt.NDArray[np.float64], counts: npt.NDArray[np.int64
     m = counts.shape[1]
     summed = np.zeros((rows, m), dtype=np.int64)
     if rows and n and m:
-        sums = kernel("resample_sums", POINTER, SIZE, SIZE, POINTER, SIZE, POINTER, returns=None)
-        sums(address(doubles, np.float64), rows, n, address(counts, np.int64), m, address(summed, np.int64))
+        _RESAMPLE_SUMS(doubles, rows, n, counts, m, summed)
     return summed

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import I64, SIZE, U8, U32, kernel
+
+_DECODE = kernel("rle_decode_strings", U8, SIZE, I64, SIZE, U32, I64, U8)
 
 
 def decoded(
@@ -18,16 +20,10 @@ def decoded(
     counts = np.empty(len(chars), dtype=np.uint32)
     lengths = np.empty(n, dtype=np.int64)
     readable = np.empty(n, dtype=np.uint8)
-    decode = kernel("rle_decode_strings", POINTER, POINTER, SIZE, POINTER, POINTER, POINTER)
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
-    written = decode(
-        address(chars, np.uint8) if len(chars) else None,
-        address(bounds, np.int64),
-        n,
-        address(counts, np.uint32) if len(counts) else None,
-        address(lengths, np.int64),
-        address(readable, np.uint8),
-    )
+    written = _DECODE(chars, len(chars), bounds, n, counts, lengths, readable)
+    if written < 0:
+        raise ValueError(f"the strings' bounds do not lie in order within the {len(chars)} characters")
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return counts[:written].copy(), offsets, readable.view(np.bool_)

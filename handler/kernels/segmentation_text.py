@@ -9,7 +9,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import F64, I64, SIZE, U8, U32, kernel
 
 # What a row holds (`kinds`), the codes of the C source.
 NO_MASK: Final = 0  # null, [], {}, or a value neither a list nor an object
@@ -22,6 +22,15 @@ RUNS_OUT_OF_RANGE: Final = 6  # a run below 0 or beyond 32 bits
 NO_SIZE: Final = 7  # polygons on an image of unknown size
 
 Ints = npt.NDArray[np.int64]
+
+# The text, the rows' bounds and images, the columns of `Segmentations`, their room and use.
+_SCAN = kernel(
+    "segmentation_scan",
+    *(U8, I64, I64, SIZE, F64, F64),
+    *(U8, I64, I64, I64, I64, F64, I64, U8, U32),
+    *(I64, I64),
+)
+_ROOMS = kernel("segmentation_rooms", U8, SIZE, SIZE, I64, returns=None)
 
 
 @dataclass(frozen=True)
@@ -64,22 +73,11 @@ def scanned(
     part_lengths = np.empty(room[1], dtype=np.int64)
     strings = np.empty(room[2], dtype=np.uint8)
     runs = np.empty(room[3], dtype=np.uint32)
-    scan = kernel("segmentation_scan", POINTER, POINTER, POINTER, SIZE, *[POINTER] * 13)
-    failed = scan(
-        address(chars, np.uint8) if len(chars) else None,
-        address(starts, np.int64),
-        address(ends, np.int64),
-        n,
-        address(height, np.float64),
-        address(width, np.float64),
-        address(kinds, np.uint8),
-        address(sizes, np.int64),
-        address(row_parts, np.int64),
-        address(string_lengths, np.int64),
-        address(run_lengths, np.int64),
-        *(_start(a) for a in (points, part_lengths, strings, runs)),
-        address(room, np.int64),
-        address(used, np.int64),
+    failed = _SCAN(
+        chars,
+        *(starts, ends, n, height, width),
+        *(kinds, sizes, row_parts, string_lengths, run_lengths, points, part_lengths, strings, runs),
+        *(room, used),
     )
     if failed == -2:
         raise MemoryError("no memory for a number's text")
@@ -103,11 +101,6 @@ def _rooms(chars: npt.NDArray[np.uint8], first: int, last: int) -> Ints:
     number is followed by a ',' or ends a list, which opened with a '['; a string is no longer
     unescaped. None outgrows it (untouched, an array's room takes no memory)."""
     counts = np.zeros(2, dtype=np.int64)
-    count = kernel("segmentation_rooms", POINTER, SIZE, SIZE, POINTER, returns=None)
-    count(address(chars, np.uint8) if len(chars) else None, first, last, address(counts, np.int64))
+    _ROOMS(chars, first, last, counts)
     commas, lists = counts.tolist()
     return np.array([commas + lists, lists, last - first, commas + lists], dtype=np.int64)
-
-
-def _start(column: npt.NDArray[np.generic]) -> int | None:
-    return address(column, column.dtype) if len(column) else None

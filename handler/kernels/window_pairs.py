@@ -8,10 +8,20 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import DOUBLE, POINTER, SIZE, address, kernel
+from handler.kernels import DOUBLE, F64, I64, SIZE, kernel
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+
+# A table's boxes: xyxy, area, how many (`_boxes`).
+_TABLE = (F64, F64, SIZE)
+# The GT and predictions, the windows, `keep`, and where the pairs go.
+_PAIRS = kernel(
+    "window_pairs",
+    *(*_TABLE, *_TABLE),
+    *(I64, SIZE, I64, I64, F64, SIZE, SIZE, DOUBLE),
+    *(I64, I64, F64, SIZE),
+)
 
 
 @dataclass(frozen=True)
@@ -28,10 +38,10 @@ class Windows:
     last: int
 
 
-def _boxes(xyxy: Floats, area: Floats) -> tuple[int, int, int]:
+def _boxes(xyxy: Floats, area: Floats) -> tuple[Floats, Floats, int]:
     if xyxy.shape != (len(area), 4):
         raise ValueError("a table's boxes are (n, 4) with an area each")
-    return address(xyxy, np.float64), address(area, np.float64), len(area)
+    return xyxy, area, len(area)
 
 
 def window_pairs(
@@ -46,36 +56,10 @@ def window_pairs(
     capacity = int(w.count[w.first : w.last].sum())
     out_g, out_position = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
     out_iou = np.empty(capacity)
-    table = (POINTER, POINTER, SIZE)
-    pairs = kernel(
-        "window_pairs",
-        *table,
-        *table,
-        POINTER,
-        SIZE,
-        *[POINTER] * 3,
-        SIZE,
-        SIZE,
-        DOUBLE,
-        *table[:2],
-        POINTER,
-        SIZE,
-    )
-    written = pairs(
-        *_boxes(*gt),
-        *_boxes(*pred),
-        address(w.rows, np.int64),
-        len(w.rows),
-        address(w.start, np.int64),
-        address(w.count, np.int64),
-        address(w.min_height, np.float64),
-        w.first,
-        w.last,
-        keep,
-        address(out_g, np.int64) if capacity else None,
-        address(out_position, np.int64) if capacity else None,
-        address(out_iou, np.float64) if capacity else None,
-        capacity,
+    written = _PAIRS(
+        *(*_boxes(*gt), *_boxes(*pred)),
+        *(w.rows, len(w.rows), w.start, w.count, w.min_height, w.first, w.last, keep),
+        *(out_g, out_position, out_iou, capacity),
     )
     if written < 0:
         raise IndexError("a window leaves the predictions, or a row its table")

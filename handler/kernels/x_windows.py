@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import POINTER, SIZE, address, kernel
+from handler.kernels import F64, I64, SIZE, kernel
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+
+# The predictions, the GT's images and bounds, the images, then the outputs and their scratch.
+_WINDOWS = kernel("x_windows", F64, I64, SIZE, I64, F64, F64, SIZE, SIZE, I64, I64, I64, F64, F64, I64, I64)
 
 
 def x_windows(
@@ -28,23 +31,9 @@ def x_windows(
     key, key_scratch = np.empty(n_pred), np.empty(n_pred)
     start, stop = np.empty(n_gt, np.int64), np.empty(n_gt, np.int64)
     image_start = np.empty(n_images + 1, np.int64)
-    windows = kernel("x_windows", POINTER, POINTER, SIZE, *[POINTER] * 3, SIZE, SIZE, *[POINTER] * 7)
-    done = windows(
-        address(x0, np.float64),
-        address(pred_image, np.int64),
-        n_pred,
-        address(gt_image, np.int64),
-        address(low, np.float64),
-        address(high, np.float64),
-        n_gt,
-        n_images,
-        address(image_start, np.int64),
-        address(order, np.int64),
-        address(scratch, np.int64),
-        address(key, np.float64),
-        address(key_scratch, np.float64),
-        address(start, np.int64),
-        address(stop, np.int64),
+    done = _WINDOWS(
+        *(x0, pred_image, n_pred, gt_image, low, high, n_gt, n_images),
+        *(image_start, order, scratch, key, key_scratch, start, stop),
     )
     if done < 0:
         raise IndexError(f"a box's image is not one of the {n_images} images")

@@ -34,6 +34,12 @@ def cut(name: str, limit: int = NAME_CHARS) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
+def outline_path(outline: tuple[tuple[float, ...], ...]) -> str:
+    """An SVG path's `d` of a sketch's outline (closed loops, each its points flat): one string
+    built here, since a template's joins, a few per loop, dominated a mask page's render."""
+    return "".join(f"M{' '.join(map(str, ring[:2]))}L{' '.join(map(str, ring[2:]))}Z" for ring in outline)
+
+
 class Counts(Protocol):
     """Boxes per outcome (the findings' `Counts`): what a bar of labeler time is drawn from."""
 

@@ -6,6 +6,7 @@ greedy (`helpers/coco_masks.py`)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,15 @@ def _sketches_section(page: str) -> str:
     return page[start : page.index("</section>", start)]
 
 
+def _loops(path: str) -> tuple[tuple[float, ...], ...]:
+    """An SVG path's closed loops (`Mx yLx y … Z`, repeated) as their points, flat."""
+    return tuple(
+        tuple(float(v) for v in loop.replace("M", "").replace("L", " ").split())
+        for loop in path.split("Z")
+        if loop
+    )
+
+
 def test_a_mask_report_draws_each_object_s_outline(tmp_path: Path) -> None:
     """The sketches of a run on masks carry each drawn object's outline (a few dozen points, inside
     the object's box) and the page draws them as paths; a run on boxes draws rectangles."""
@@ -72,6 +82,9 @@ def test_a_mask_report_draws_each_object_s_outline(tmp_path: Path) -> None:
     page = (folder / "report.html").read_text()
     drawn = _sketches_section(page)
     assert 'class="pred correct' in drawn and '<path d="M' in drawn and "The masks, drawn" in drawn
+    assert {_loops(d) for d in re.findall(r'<path d="([^"]*)"', drawn)} == {
+        tuple(tuple(loop) for loop in box["outline"]) for box in sketched
+    }
     on_boxes = _findings(tmp_path / "boxes", gt, boxes)
     boxes_page = (tmp_path / "boxes" / "reports" / on_boxes["report_id"] / "report.html").read_text()
     assert '<path d="M' not in _sketches_section(boxes_page)

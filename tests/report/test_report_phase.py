@@ -44,8 +44,9 @@ def test_each_phase_skips_older_objects_then_they_are_collected_again(
     watcher, store = example_run
     _run(watcher, store)
     read, score, draw, build, publish = (watcher.frozen[phase] for phase in PHASES)
-    # a phase settles what the ones before made (drawing no image may leave nothing new behind)
-    assert 0 < read < score < draw <= build and publish > 0
+    # a phase settles what the ones before made; the run lets the datasets go once the images are
+    # drawn, so the report's phase may start with fewer
+    assert 0 < read < score < draw and build > 0 and publish > 0
     assert gc.get_freeze_count() == 0
 
 

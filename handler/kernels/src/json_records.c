@@ -399,7 +399,7 @@ static pos record(pos text, pos p, pos end, int64_t *image, int64_t *category, d
  * is refused (not an object with integer ids, a value of another type, not JSON, or no room). */
 int64_t json_records(const uint8_t *text, int64_t n, int64_t room, int64_t *image, int64_t *category,
                      double *box, double *score, int64_t *crowd, int64_t *segmentation, uint8_t *written) {
-    if (n <= 0) return -1; /* no text (a null pointer, not to be offset) */
+    if (n <= 0) return -1; /* no text */
     pos end = text + n, p = spaces(text, end);
     int64_t count = 0;
     if (p == end || *p != '[') return -1;

@@ -10,9 +10,13 @@
  * as characters): string i's `lengths[i]` runs, and `readable[i]` 0 where it cannot be read (a
  * character outside the alphabet, its last run incomplete, a run too long or out of a count's
  * range, or no character at all). The runs of a string that cannot be read are not written.
- * Returns the number of runs written. */
-int64_t rle_decode_strings(const uint8_t *text, const int64_t *bounds, int64_t n, uint32_t *counts,
-                           int64_t *lengths, uint8_t *readable) {
+ * Returns the number of runs written, or -1 for bounds that do not lie in order within the text. */
+int64_t rle_decode_strings(const uint8_t *text, int64_t text_length, const int64_t *bounds, int64_t n,
+                           uint32_t *counts, int64_t *lengths, uint8_t *readable) {
+    /* The strings lie one after the other within the text, so their runs fit in `counts`. */
+    if (n > 0 && (bounds[0] < 0 || bounds[n] > text_length)) return -1;
+    for (int64_t i = 0; i < n; i++)
+        if (bounds[i + 1] < bounds[i]) return -1;
     int64_t written = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t first = written, p = bounds[i], end = bounds[i + 1];

@@ -147,6 +147,7 @@ def environment() -> jinja2.Environment:
     environment.filters["short_name"] = short_name
     environment.filters["tail_of"] = tail_of
     environment.filters["signed"] = signed
+    environment.filters["outline_path"] = charts.outline_path
     environment.globals.update(
         counted=counted,
         score_between=score_between,
