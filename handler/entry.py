@@ -22,10 +22,10 @@ not reuse: with one arena the mask workload's peak memory is a tenth lower at th
 glibc also raises its threshold for serving a block from its own mapping to the size of each such
 block freed, so that after the first large column is freed the phase's next ones (a mask run's
 temporary columns, tens of MB) come from the heap, and what they free stays in the process until
-the next phase's `malloc_trim`. A fixed threshold keeps every block from 1 MiB up in a mapping of
-its own, given back when freed: the mask workload's peak memory is a tenth lower, for a few
-hundredths of a second of the system's time (bench/RESULTS.md). Unless the user set
-MALLOC_MMAP_THRESHOLD_.
+the next phase's `malloc_trim`. A fixed threshold keeps every block from 4 MiB up in a mapping of
+its own, given back when freed: the mask workload's peak memory is lower by a sixteenth at the
+same CPU (a 1 MiB threshold lowers it by a tenth, but faults in every smaller temporary's pages
+afresh: bench/RESULTS.md). Unless the user set MALLOC_MMAP_THRESHOLD_.
 
 `leave` ends `python -m handler` without the interpreter's teardown: after the exit handlers
 (logging's and multiprocessing's among them), freeing every module and object one at a time costs
@@ -46,7 +46,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 _M_ARENA_MAX = -8
 _M_MMAP_THRESHOLD = -3
 # Blocks from this size up are mapped on their own (each column of a large run is).
-_MMAP_THRESHOLD = 1 << 20
+_MMAP_THRESHOLD = 4 << 20
 
 
 def _malloc_set(parameter: int, value: int, variable: str) -> None:
