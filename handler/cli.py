@@ -32,6 +32,7 @@ import mimetypes
 import os
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final, get_args
@@ -83,7 +84,7 @@ from handler.report.publish import (
 from handler.storage.registry import open_target
 
 if TYPE_CHECKING:
-    from handler.pipeline import RunResult
+    from handler.pipeline import PhaseLog, RunResult
     from handler.report.findings import Findings, TimeSaved
     from handler.storage import Store
 
@@ -575,15 +576,25 @@ def _time_line(time: TimeSaved) -> str:
     )
 
 
-def _evaluate(args: argparse.Namespace) -> int:
-    from handler.datasets.slices import read_slices
-    from handler.pipeline import PHASES, log_to_stderr, run
+def _phase_log(args: argparse.Namespace) -> AbstractContextManager[PhaseLog]:
+    """The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar
+    (rich, imported only then: a pipe or a log file never draws one)."""
+    from handler.pipeline import PHASES, log_to_stderr
+
+    if args.quiet or args.verbose or not sys.stderr.isatty():
+        return nullcontext(log_to_stderr)
     from handler.progress import phase_progress
 
+    return phase_progress(PHASES, log_to_stderr)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from handler.datasets.slices import read_slices
+    from handler.pipeline import run
+
     inputs, store = _node_inputs(args, args.gt, args.pred), chosen_store(args)
-    # The CLI's phase lines are -v's; by default an interactive terminal gets the progress bar.
     configure_logging(args, default=logging.WARNING)
-    with phase_progress(PHASES, log_to_stderr, enabled=not (args.quiet or args.verbose)) as log:
+    with _phase_log(args) as log:
         execution = execution_options(args)
         slices = read_slices(args.slices) if args.slices else None
         result = run(inputs, store, log, time_costs(args), execution, slices)
