@@ -19,6 +19,14 @@ their arenas' freed memory in the process, which the next phase's allocations in
 not reuse: with one arena the mask workload's peak memory is a tenth lower at the same CPU
 (bench/RESULTS.md). One arena, unless the user set MALLOC_ARENA_MAX (read by glibc at start).
 
+glibc also raises its threshold for serving a block from its own mapping to the size of each such
+block freed, so that after the first large column is freed the phase's next ones (a mask run's
+temporary columns, tens of MB) come from the heap, and what they free stays in the process until
+the next phase's `malloc_trim`. A fixed threshold keeps every block from 4 MiB up in a mapping of
+its own, given back when freed: the mask workload's peak memory is lower by a sixteenth at the
+same CPU (a 1 MiB threshold lowers it by a tenth, but faults in every smaller temporary's pages
+afresh: bench/RESULTS.md). Unless the user set MALLOC_MMAP_THRESHOLD_.
+
 `leave` ends `python -m handler` without the interpreter's teardown: after the exit handlers
 (logging's and multiprocessing's among them), freeing every module and object one at a time costs
 CPU at the end of each run, serial, for memory the kernel takes back at once.
@@ -34,19 +42,24 @@ from typing import NoReturn
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# glibc's `mallopt` parameter for the most arenas (malloc.h).
+# glibc's `mallopt` parameters (malloc.h): the most arenas, the smallest block given a mapping.
 _M_ARENA_MAX = -8
+_M_MMAP_THRESHOLD = -3
+# Blocks from this size up are mapped on their own (each column of a large run is).
+_MMAP_THRESHOLD = 4 << 20
 
 
-def _one_malloc_arena() -> None:
-    """Every thread's allocations from the main arena (glibc only; elsewhere nothing to set)."""
-    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
+def _malloc_set(parameter: int, value: int, variable: str) -> None:
+    """glibc's malloc `parameter` set to `value` unless the user set its `variable` (glibc only;
+    elsewhere nothing to set)."""
+    if variable in os.environ or not sys.platform.startswith("linux"):
         return
     with suppress(OSError, AttributeError):  # a libc without mallopt (musl): its own allocator
-        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+        ctypes.CDLL(None).mallopt(parameter, value)
 
 
-_one_malloc_arena()
+_malloc_set(_M_ARENA_MAX, 1, "MALLOC_ARENA_MAX")
+_malloc_set(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_")
 
 # The status `leave` was given; none while the process is not a finished command.
 _LEFT_WITH: list[int] = []

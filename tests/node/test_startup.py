@@ -169,6 +169,37 @@ def test_the_entry_points_keep_one_malloc_arena_unless_the_user_chose() -> None:
     assert _arenas_after_importing("handler.metric") > 1
 
 
+# Whether a block of 6 MiB is served from a mapping of its own after a larger one was freed
+# (glibc's mallinfo2: `hblkhd`, the bytes in such mappings).
+MAPPED = """
+import ctypes, {module}
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd",
+        "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+freed = bytearray(8 << 20)
+del freed
+before = libc.mallinfo2().hblkhd
+kept = bytearray(6 << 20)
+print(libc.mallinfo2().hblkhd - before >= len(kept))
+"""
+
+
+def _mapped_after_importing(module: str, **env: str) -> str:
+    return _printed_after_importing(MAPPED, module, "MALLOC_MMAP_THRESHOLD_", **env)
+
+
+def test_the_entry_points_map_large_blocks_on_their_own_unless_the_user_chose() -> None:
+    # Freed columns stayed in the heap until the next phase (handler/entry.py).
+    assert _mapped_after_importing("handler.cli") == "True"
+    assert _mapped_after_importing("handler.__main__") == "True"
+    assert _mapped_after_importing("handler.cli", MALLOC_MMAP_THRESHOLD_="16777216") == "False"
+    # The Python API leaves the caller's process as glibc sets it: the threshold rose to the freed block.
+    assert _mapped_after_importing("handler.metric") == "False"
+
+
 # A command that leaves: an exit handler registered after the entry's runs, the teardown does not
 # (a module-level object's finaliser would print at the teardown).
 LEAVING = """
