@@ -26,8 +26,13 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks
+from handler.forked import worker_count
 from handler.kernels import mask_iou, polygons, rle_strings
 from handler.kernels.mask_iou import MeasuredRuns
+
+# Polygon points from which rasterising is shared by two threads: below, a thread costs more
+# than it saves.
+THREADED_POINTS: Final = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,8 @@ def _rasterised(
 ) -> MaskRuns:
     """Object i, the parts `row_offsets[i]:row_offsets[i + 1]`, rasterised; one that cannot be
     drawn gets no mask (its size 0 x 0, as a row without one)."""
-    counts, lengths = polygons.rasterised(xy, part_offsets, row_offsets, height, width)
+    halves = len(xy) >= THREADED_POINTS and worker_count(None) >= 2
+    counts, lengths = polygons.rasterised(xy, part_offsets, row_offsets, height, width, halves=halves)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     drawn = lengths > 0

@@ -3,6 +3,7 @@ the parts of an object united as its `merge` unites them, the object's runs writ
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +63,16 @@ def rasterised(
     *,
     toggle_room: int = _TOGGLE_ROOM,
     run_room: int = _RUN_ROOM,
+    halves: bool = False,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
     """Object i's parts are `row_offsets[i]:row_offsets[i + 1]`, part p's points
     `xy[part_offsets[p]:part_offsets[p + 1]]` ((P, 2) pixels), drawn on an image of `height[i]` x
     `width[i]`. Returns every object's runs (COCO's, column-major, background first), one object
     after another, and how many each has: none for an image of no pixels or more than COCO's
     32-bit counts hold. The toggles of an object's columns are found `toggle_room` at a time at
-    most (in bands of columns), and runs written into room for `run_room`, grown as needed."""
+    most (in bands of columns), and runs written into room for `run_room`, grown as needed.
+    With `halves`, and runs that fit `run_room`, the objects' later half is written on a second
+    thread (`_two_halves`)."""
     xy = np.ascontiguousarray(xy, dtype=np.float64).reshape(-1, 2)
     part_offsets = np.ascontiguousarray(part_offsets, dtype=np.int64)
     row_offsets = np.ascontiguousarray(row_offsets, dtype=np.int64)
@@ -81,8 +85,43 @@ def rasterised(
     bounds = np.empty(n, dtype=np.int64)
     if _RUN_BOUNDS(*polygons, bounds) < 0:
         raise ValueError(_OFFSETS)
+    room = int(bounds.sum())
+    if halves and room <= run_room:
+        return _two_halves(polygons, bounds, toggle_room)
     scratch = _Scratch.of(part_offsets, row_offsets, toggle_room)
-    return _written(polygons, scratch, min(int(bounds.sum()), run_room))
+    return _written(polygons, scratch, min(room, run_room))
+
+
+def _two_halves(
+    polygons: tuple[Any, ...], bounds: npt.NDArray[np.int64], toggle_room: int
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """The objects' runs written into one array sized by their bounds (room enough for each
+    object, so none is written again), the later half of the bounds from its own place on a
+    second thread (the kernel releases the GIL), then moved down to follow the first half's."""
+    ends = np.cumsum(bounds)
+    n, room = len(bounds), int(ends[-1]) if len(ends) else 0
+    half = int(np.searchsorted(ends, room // 2))
+    start = int(ends[half - 1]) if half else 0
+    counts, lengths = np.empty(room, dtype=np.uint32), np.zeros(n, dtype=np.int64)
+
+    def write(first: int, stop: int, into: npt.NDArray[np.uint32]) -> int:
+        xy, points, part_offsets, parts, row_offsets, _, height, width = polygons
+        rows = row_offsets[first : stop + 1]
+        scratch = _Scratch.of(part_offsets, rows, toggle_room)
+        some = (xy, points, part_offsets, parts, rows, stop - first, height[first:stop], width[first:stop])
+        own = lengths[first:stop]
+        if _RUNS(*some, 0, *scratch.arguments(), into, len(into), own) != stop - first:
+            raise ValueError(_OFFSETS)
+        return int(own.sum())
+
+    with ThreadPoolExecutor(1) as second:
+        later = second.submit(write, half, n, counts[start:])
+        used = write(0, half, counts[:start])
+        moved = later.result()
+    # One direction, one dimension: numpy moves overlapping runs in place, with no copy.
+    counts[used : used + moved] = counts[start : start + moved]
+    used += moved
+    return (counts[:used] if 2 * used > room else counts[:used].copy()), lengths
 
 
 def _written(

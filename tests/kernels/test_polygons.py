@@ -24,7 +24,7 @@ PROPERTY = settings(
 Objects = list[list[list[float]]]
 
 
-def _ours(objects: Objects, height: int, width: int, **rooms: int) -> list[list[int]]:
+def _ours(objects: Objects, height: int, width: int, **rooms: Any) -> list[list[int]]:
     parts = [np.asarray(part, dtype=np.float64).reshape(-1, 2) for object_ in objects for part in object_]
     counts, lengths = rasterised(
         np.concatenate(parts) if parts else np.zeros((0, 2)),
@@ -160,6 +160,20 @@ def test_toggles_found_band_by_band_and_runs_in_a_growing_room_are_the_same(
     assert _ours(objects, height, width, toggle_room=toggle_room, run_room=run_room) == _ours(
         objects, height, width
     )
+
+
+@settings(PROPERTY, max_examples=examples(60))
+@given(objects_on_an_image(TENTHS), st.integers(0, 40))
+def test_objects_written_in_two_halves_on_two_threads_are_the_same(
+    drawn: tuple[Objects, int, int], toggle_room: int
+) -> None:
+    """The later half of the objects written on a second thread and moved down to follow the
+    first: the masks do not change."""
+    objects, height, width = drawn
+    assert _ours(objects, height, width, toggle_room=toggle_room, halves=True) == _ours(
+        objects, height, width, toggle_room=toggle_room
+    )
+    assert _ours(objects, height, width, halves=True) == _pycocotools(objects, height, width)
 
 
 def test_a_zigzag_across_a_wide_image_is_drawn_in_bands_as_pycocotools() -> None:
