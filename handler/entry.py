@@ -27,6 +27,11 @@ its own, given back when freed: the mask workload's peak memory is lower by a si
 same CPU (a 1 MiB threshold lowers it by a tenth, but faults in every smaller temporary's pages
 afresh: bench/RESULTS.md). Unless the user set MALLOC_MMAP_THRESHOLD_.
 
+pydantic looks for plugins on the first model class it builds, by reading the entry points of
+every installed distribution: a fixed cost of each start that grows with the environment, for
+plugins that only watch validation. The command's findings are its own, so no plugins, unless the
+user set PYDANTIC_DISABLE_PLUGINS (to a list of names, or to nothing to keep them all).
+
 `leave` ends `python -m handler` without the interpreter's teardown: after the exit handlers
 (logging's and multiprocessing's among them), freeing every module and object one at a time costs
 CPU at the end of each run, serial, for memory the kernel takes back at once.
@@ -41,6 +46,7 @@ from typing import NoReturn
 
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 # glibc's `mallopt` parameters (malloc.h): the most arenas, the smallest block given a mapping.
 _M_ARENA_MAX = -8

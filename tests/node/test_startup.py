@@ -142,6 +142,30 @@ def test_the_entry_points_run_blas_on_one_thread_unless_the_user_chose() -> None
     assert _blas_threads_after_importing("handler.metric") == _blas_threads_after_importing("json")
 
 
+# Whether pydantic read the installed distributions' entry points for plugins when it built a model.
+PLUGINS_LOOKED_UP = """
+import {module}
+from pydantic import BaseModel
+from pydantic.plugin import _loader
+class Built(BaseModel):
+    count: int
+print(_loader._plugins is not None)
+"""
+
+
+def _plugins_looked_up_after_importing(module: str, **env: str) -> str:
+    return _printed_after_importing(PLUGINS_LOOKED_UP, module, "PYDANTIC_DISABLE_PLUGINS", **env)
+
+
+def test_the_entry_points_skip_pydantics_plugin_look_up_unless_the_user_chose() -> None:
+    # Reading every distribution's entry points was a fixed cost of each start (handler/entry.py).
+    assert _plugins_looked_up_after_importing("handler.__main__") == "False"
+    assert _plugins_looked_up_after_importing("handler.cli") == "False"
+    assert _plugins_looked_up_after_importing("handler.cli", PYDANTIC_DISABLE_PLUGINS="") == "True"
+    # The Python API leaves the caller's process as pydantic sets it.
+    assert _plugins_looked_up_after_importing("handler.metric") == "True"
+
+
 # The malloc arenas after threads allocated (glibc's malloc_stats lists each on stderr).
 ARENAS = """
 import ctypes, threading, {module}
