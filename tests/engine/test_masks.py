@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pycocotools.mask as coco_mask
-from helpers.coco_masks import from_strings
+from helpers.coco_masks import from_strings, objects_on_an_image
 from helpers.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -100,22 +100,6 @@ def test_bitmaps_strings_area_extent_and_iou_are_pycocotools(
 POINT = st.floats(-8, 40, allow_nan=False, allow_infinity=False)
 
 
-@st.composite
-def polygon_objects(draw: st.DrawFn) -> tuple[list[list[list[float]]], int, int]:
-    """Objects of 1-3 parts of 3-8 points each (some repeated), on an image of a drawn size."""
-    height, width = draw(st.integers(1, 32)), draw(st.integers(1, 32))
-    objects = []
-    for _ in range(draw(st.integers(1, 5))):
-        parts = []
-        for _ in range(draw(st.integers(1, 3))):
-            points = draw(st.lists(st.tuples(POINT, POINT), min_size=3, max_size=8))
-            if draw(st.booleans()):
-                points.insert(1, points[0])  # an edge of length 0
-            parts.append([c for point in points for c in point])
-        objects.append(parts)
-    return objects, height, width
-
-
 def _rasterised(objects: list[list[list[float]]], height: int, width: int) -> MaskRuns:
     parts = [np.asarray(part).reshape(-1, 2) for parts in objects for part in parts]
     owner = np.repeat(np.arange(len(objects)), [len(parts) for parts in objects])
@@ -125,7 +109,7 @@ def _rasterised(objects: list[list[list[float]]], height: int, width: int) -> Ma
 
 
 @settings(PROPERTY, max_examples=examples(200))
-@given(polygon_objects())
+@given(objects_on_an_image(POINT))
 def test_polygons_are_rasterised_as_pycocotools_frpoly_and_merge(
     drawn: tuple[list[list[list[float]]], int, int],
 ) -> None:
@@ -156,7 +140,7 @@ def _unmade(objects: list[list[list[float]]], height: int, width: int) -> Unmade
 
 
 @settings(PROPERTY, max_examples=examples(60))
-@given(polygon_objects())
+@given(objects_on_an_image(POINT))
 def test_polygons_kept_unmade_through_a_table_are_made_as_pycocotools(
     drawn: tuple[list[list[list[float]]], int, int],
 ) -> None:

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import numpy as np
 import pycocotools.mask as coco_mask
+from hypothesis import strategies as st
 from pycocotools.coco import COCO
 
 from handler.boxes import BoolArray, IntArray, MaskRuns
@@ -136,3 +137,28 @@ def from_strings(strings: list[bytes], height: IntArray, width: IntArray) -> tup
     lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     return from_text(b"".join(strings), bounds, height, width)
+
+
+# Objects drawn as COCO writes them: each a list of parts, each part [x0, y0, x1, y1, ...].
+Objects = list[list[list[float]]]
+
+
+@st.composite
+def objects_on_an_image(draw: st.DrawFn, coordinate: st.SearchStrategy[float]) -> tuple[Objects, int, int]:
+    """Objects of 1-6 parts of 3-12 points, some points repeated (an edge of length 0) and some
+    edges nearly vertical or horizontal (a point moved a tenth from the one before)."""
+    height, width = draw(st.integers(1, 90)), draw(st.integers(1, 90))
+    objects = []
+    for _ in range(draw(st.integers(1, 4))):
+        parts = []
+        for _ in range(draw(st.integers(1, 6))):
+            points = draw(st.lists(st.tuples(coordinate, coordinate), min_size=3, max_size=12))
+            shape = draw(st.sampled_from(("any", "repeated", "steep", "flat")))
+            if shape == "repeated":
+                points.insert(1, points[0])
+            elif shape in ("steep", "flat"):
+                x, y = points[0]
+                points.insert(1, (x + 0.1, y + 60) if shape == "steep" else (x + 60, y + 0.1))
+            parts.append([c for point in points for c in point])
+        objects.append(parts)
+    return objects, height, width

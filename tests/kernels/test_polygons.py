@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pycocotools.mask as coco_mask
 import pytest
+from helpers.coco_masks import Objects, objects_on_an_image
 from helpers.examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,8 +21,6 @@ from handler.kernels.polygons import rasterised
 PROPERTY = settings(
     deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
-
-Objects = list[list[list[float]]]
 
 
 def _ours(objects: Objects, height: int, width: int, **rooms: Any) -> list[list[int]]:
@@ -67,27 +66,6 @@ def _uncompressed(counts: bytes) -> list[int]:
 # Coordinates on a grid of tenths: scaled by 5, half of them land on .5 (rounded as C rounds).
 TENTHS = st.integers(-400, 1200).map(lambda k: k / 10)
 WIDE = st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False)
-
-
-@st.composite
-def objects_on_an_image(draw: st.DrawFn, coordinate: st.SearchStrategy[float]) -> tuple[Objects, int, int]:
-    """Objects of 1-6 parts of 3-12 points, some points repeated (an edge of length 0) and some
-    edges nearly vertical or horizontal (a point moved a tenth from the one before)."""
-    height, width = draw(st.integers(1, 90)), draw(st.integers(1, 90))
-    objects = []
-    for _ in range(draw(st.integers(1, 4))):
-        parts = []
-        for _ in range(draw(st.integers(1, 6))):
-            points = draw(st.lists(st.tuples(coordinate, coordinate), min_size=3, max_size=12))
-            shape = draw(st.sampled_from(("any", "repeated", "steep", "flat")))
-            if shape == "repeated":
-                points.insert(1, points[0])
-            elif shape in ("steep", "flat"):
-                x, y = points[0]
-                points.insert(1, (x + 0.1, y + 60) if shape == "steep" else (x + 60, y + 0.1))
-            parts.append([c for point in points for c in point])
-        objects.append(parts)
-    return objects, height, width
 
 
 @settings(PROPERTY, max_examples=examples(200))
