@@ -16,16 +16,16 @@ on one thread (bench/RESULTS.md). One BLAS thread, unless the user set OPENBLAS_
 glibc's malloc gives each thread that allocates an arena of its own (up to eight per core), and
 memory freed in one is reused only by its thread: the threads that read a big file in blocks leave
 their arenas' freed memory in the process, which the next phase's allocations in the main thread do
-not reuse: with one arena the mask workload's peak memory is a tenth lower at the same CPU
+not reuse: with one arena the mask workload's peak memory is lower at the same CPU
 (bench/RESULTS.md). One arena, unless the user set MALLOC_ARENA_MAX (read by glibc at start).
 
 glibc also raises its threshold for serving a block from its own mapping to the size of each such
 block freed, so that after the first large column is freed the phase's next ones (a mask run's
 temporary columns, tens of MB) come from the heap, and what they free stays in the process until
 the next phase's `malloc_trim`. A fixed threshold keeps every block from 4 MiB up in a mapping of
-its own, given back when freed: the mask workload's peak memory is lower by a sixteenth at the
-same CPU (a 1 MiB threshold lowers it by a tenth, but faults in every smaller temporary's pages
-afresh: bench/RESULTS.md). Unless the user set MALLOC_MMAP_THRESHOLD_.
+its own, given back when freed: the mask workload's peak memory is lower at the same CPU (a
+smaller threshold lowers it more, but faults in every smaller temporary's pages afresh:
+bench/RESULTS.md). Unless the user set MALLOC_MMAP_THRESHOLD_.
 
 pydantic looks for plugins on the first model class it builds, by reading the entry points of
 every installed distribution: a fixed cost of each start that grows with the environment, for

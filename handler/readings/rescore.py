@@ -118,7 +118,7 @@ class Sides:
 
 
 # Rows looked at a block at a time: the block's few small buffers are reused, where one pass over
-# millions of rows would make fresh arrays of their size (first-touch page faults: 160 ms at 4.3M rows).
+# millions of rows would make fresh arrays of their size (first-touch page faults: bench/RESULTS.md).
 BLOCK_ROWS: Final = 1 << 16
 
 
