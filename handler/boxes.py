@@ -54,17 +54,6 @@ def is_turned(angle: FloatArray) -> BoolArray:
     return turned
 
 
-def ragged_take(offsets: IntArray, index: IntArray) -> tuple[IntArray, IntArray]:
-    """The positions of the items of rows `index` of a ragged column (row i's items are
-    `offsets[i]:offsets[i + 1]`), in order, and the new rows' offsets: one gather, no loop per row."""
-    lengths = offsets[1:][index] - offsets[:-1][index]
-    new_offsets = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_offsets[1:])
-    shift = np.repeat(offsets[:-1][index] - new_offsets[:-1], lengths)
-    positions: IntArray = shift + np.arange(new_offsets[-1], dtype=np.int64)
-    return positions, new_offsets
-
-
 def joined_offsets(offsets: list[IntArray]) -> IntArray:
     """The offsets of ragged columns put one after the other."""
     starts = np.cumsum([0] + [o[-1] for o in offsets[:-1]])
@@ -177,7 +166,8 @@ class UnmadeMasks:
 
     def __getitem__(self, index: Any) -> UnmadeMasks:
         rows = np.arange(len(self))[index]
-        parts, row_offsets = ragged_take(self.row_offsets, rows)
+        every_part = np.arange(len(self.part_offsets) - 1, dtype=np.int64)
+        parts, row_offsets = ragged.gathered(every_part, self.row_offsets, rows)
         points, part_offsets = ragged.gathered(self.points, self.part_offsets, parts)
         return UnmadeMasks(
             self.runs[rows],

@@ -112,12 +112,13 @@ def threaded_map(
             yield pending.popleft().result()
     finally:
         pool.shutdown(cancel_futures=True)
-        _trim_heap()
+        trim_heap()
 
 
-def _trim_heap() -> None:
-    """glibc keeps what threads freed in their own arenas, so a later peak would stack on it:
-    give it back to the system (nothing elsewhere)."""
+def trim_heap() -> None:
+    """What the process freed, given back to the system (glibc keeps it for later allocations, in
+    its threads' arenas and in pieces a later column need not fit, so a later peak would stack on
+    it); nothing elsewhere."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

@@ -3,15 +3,13 @@ front door (`FrontDoor`: read, process, compute), the report's finishers run and
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from handler import features
@@ -19,7 +17,7 @@ from handler.datasets.slices import SliceFile
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions
-from handler.forked import meanwhile
+from handler.forked import meanwhile, trim_heap
 from handler.front_door import FrontDoor
 from handler.images.pictures import DRAW_IMAGES
 from handler.images.source import given_root
@@ -54,31 +52,12 @@ def quiet(phase: str, seconds: float) -> None:
     """A PhaseLog that says nothing."""
 
 
-@cache
-def _libc() -> ctypes.CDLL | None:
-    """glibc, where the process runs on it (its `malloc_trim`)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    with suppress(OSError):
-        return ctypes.CDLL(None)
-    return None
-
-
-def _freed_memory_returned() -> None:
-    """What the phases before freed, given back to the system: glibc keeps it for later
-    allocations, in pieces the next phase's columns need not fit (bench/RESULTS.md)."""
-    with suppress(AttributeError):  # a libc without it (musl): its own allocator
-        libc = _libc()
-        if libc is not None:
-            libc.malloc_trim(0)
-
-
 @contextmanager
 def _phase(name: str, log: PhaseLog, settle: Callable[[], None]) -> Iterator[None]:
     """A phase of the run, timed; it starts settled: its collections skip what came before it, and
     the memory freed before it is given back."""
     settle()
-    _freed_memory_returned()
+    trim_heap()  # what the phases before freed (bench/RESULTS.md)
     if isinstance(log, PhaseWatcher):
         log.start(name)
     started = time.perf_counter()

@@ -15,9 +15,10 @@ from typing import Any, Final
 import numpy as np
 import orjson
 
-from handler.boxes import BoolArray, FloatArray, IntArray, ParsedRows, ragged_take
+from handler.boxes import BoolArray, FloatArray, IntArray, ParsedRows
 from handler.datasets.assetnames import IMAGE_EXTENSIONS, asset_key
 from handler.errors import DatasetError, quoted
+from handler.kernels import ragged
 from handler.storage import Source
 
 SIZES_FILE = "sizes.json"
@@ -245,8 +246,8 @@ def _polygons_reordered(rows: FileRows, order: IntArray) -> FloatArray | None:
     if rows.polygon_xy is None or rows.polygon_points is None:
         return None
     offsets = np.concatenate(([0], np.cumsum(rows.polygon_points))).astype(np.int64)
-    positions, _ = ragged_take(offsets, order)
-    return rows.polygon_xy[positions]
+    points, _ = ragged.gathered(rows.polygon_xy, offsets, order)
+    return points
 
 
 def _corners(rows: FileRows) -> FloatArray:

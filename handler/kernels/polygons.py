@@ -120,8 +120,7 @@ def _two_halves(
         moved = later.result()
     # One direction, one dimension: numpy moves overlapping runs in place, with no copy.
     counts[used : used + moved] = counts[start : start + moved]
-    used += moved
-    return (counts[:used] if 2 * used > room else counts[:used].copy()), lengths
+    return _kept(counts, used + moved), lengths
 
 
 def _written(
@@ -140,8 +139,13 @@ def _written(
         used += int(lengths[done : done + written].sum())
         done += written
         if done == n:
-            # The bounds are near the runs written: a copy would cost more than the room left over.
-            return (counts[:used] if 2 * used > len(counts) else counts[:used].copy()), lengths
+            return _kept(counts, used), lengths
         grown = np.empty(2 * len(counts) + 1, dtype=np.uint32)
         grown[:used] = counts[:used]
         counts = grown
+
+
+def _kept(counts: npt.NDArray[np.uint32], used: int) -> npt.NDArray[np.uint32]:
+    """The runs written in the room: a view where they fill most of it (the bounds are near the
+    runs written, and a copy would cost more than the room left over), else a copy."""
+    return counts[:used] if 2 * used > len(counts) else counts[:used].copy()
