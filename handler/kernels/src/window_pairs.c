@@ -11,12 +11,16 @@ typedef struct {
     int64_t n;
 } Boxes;
 
+/* numpy's maximum(v, 0.0) as it runs here (x86's maxpd gives its second operand for two zeros):
+ * a non-positive overlap's positive part is +0.0, whatever the sign of its zero; NaN stays. */
+static inline double positive_part(double v) { return (v > 0 || v != v) ? v : 0.0; }
+
 /* The IoU as `engine/iou.py` computes it, operation for operation, GT box first: the signed
  * overlaps, their positive parts multiplied, over the union; 0 where the union is not positive. */
 static inline double iou_of(const Boxes *gt, int64_t g, const Boxes *pred, int64_t p, double height) {
     const double *a = gt->xyxy + 4 * g, *b = pred->xyxy + 4 * p;
     double width = minimum(a[2], b[2]) - maximum(a[0], b[0]);
-    double intersection = maximum(width, 0.0) * maximum(height, 0.0);
+    double intersection = positive_part(width) * positive_part(height);
     double union_ = gt->area[g] + pred->area[p] - intersection;
     return union_ > 0 ? intersection / union_ : 0.0;
 }
