@@ -8,12 +8,15 @@ jinja2's autoescaping, in SVG `<text>` and `<title>` as anywhere else.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
+from markupsafe import Markup, escape
+
+from handler.engine.outcomes import Outcome
 from handler.engine.timecost import ACTIONS
-from handler.sections.wording import MINUS
+from handler.sections.wording import MINUS, ShapeWords
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
@@ -35,9 +38,70 @@ def cut(name: str, limit: int = NAME_CHARS) -> str:
 
 
 def outline_path(outline: tuple[tuple[float, ...], ...]) -> str:
-    """An SVG path's `d` of a sketch's outline (closed loops, each its points flat): one string
-    built here, since a template's joins, a few per loop, dominated a mask page's render."""
+    """An SVG path's `d` of a sketch's outline (closed loops, each its points flat)."""
     return "".join(f"M{' '.join(map(str, ring[:2]))}L{' '.join(map(str, ring[2:]))}Z" for ring in outline)
+
+
+def box_place(box: Sequence[float], angle: float) -> str:
+    """A sketch's box as `rect` attributes: its place and size, turned `angle` degrees about its centre."""
+    x0, y0, x1, y1 = box
+    place = f'x="{x0:.4g}" y="{y0:.4g}" width="{x1 - x0:.4g}" height="{y1 - y0:.4g}"'
+    if not angle:
+        return place
+    return f'{place} transform="rotate({angle:.4g} {(x0 + x1) / 2:.5g} {(y0 + y1) / 2:.5g})"'
+
+
+class SketchShape(Protocol):
+    """One box of a sketch (the sketches feature's `SketchBox`): what its shape and title are drawn from."""
+
+    @property
+    def side(self) -> str: ...
+    @property
+    def box(self) -> tuple[float, float, float, float]: ...
+    @property
+    def angle(self) -> float: ...
+    @property
+    def class_name(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def confidence(self) -> float | None: ...
+    @property
+    def uncertain(self) -> bool: ...
+    @property
+    def outline(self) -> tuple[tuple[float, ...], ...]: ...
+
+
+SIDE_NAMES: Final = {"gt": "ground truth", "pred": "prediction"}
+OUTCOME_ACTIONS: Final = {outcome.key: outcome.action for outcome in Outcome}
+
+
+def sketch_shape(shape: SketchShape, words: ShapeWords) -> str:
+    """A sketch's box (or its outline) as SVG, its side, class and outcome as its hover title: one
+    string built here, since a template's macro per box, its escapes and filters, dominated the
+    page's render."""
+    place = f'd="{outline_path(shape.outline)}"' if shape.outline else box_place(shape.box, shape.angle)
+    element = "path" if shape.outline else "rect"
+    uncertain = " uncertain" if shape.uncertain else ""
+    confidence = "" if shape.confidence is None else f" {shape.confidence:.2f}"
+    missed = " (missed)" if shape.outcome == "false_negative" else ""
+    marked = " (uncertain confidence)" if shape.uncertain else ""
+    action = words.action(OUTCOME_ACTIONS[shape.outcome])
+    title = f"{SIDE_NAMES[shape.side]} {shape.class_name}{confidence}: {action}{missed}{marked}"
+    return (
+        f'<{element} {place} class="{shape.side} {shape.outcome}{uncertain}">'
+        f"<title>{escape(title)}</title></{element}>"
+    )
+
+
+def sketch_shapes(shapes: Sequence[SketchShape], words: ShapeWords) -> Markup:
+    """Every box of a sketch as SVG, in order (at most `MAX_SKETCH_BOXES`); every dataset string escaped."""
+    return Markup("".join([sketch_shape(shape, words) for shape in shapes]))
+
+
+def sketch_marks(marks: Sequence[tuple[Sequence[float], float]]) -> Markup:
+    """The boxes a sketch is drawn for (a suspected error, a near miss's pair), each (box, angle)."""
+    return Markup("".join([f'<rect {box_place(box, angle)} class="mark"/>' for box, angle in marks]))
 
 
 class Counts(Protocol):

@@ -147,7 +147,6 @@ def environment() -> jinja2.Environment:
     environment.filters["short_name"] = short_name
     environment.filters["tail_of"] = tail_of
     environment.filters["signed"] = signed
-    environment.filters["outline_path"] = charts.outline_path
     environment.globals.update(
         counted=counted,
         score_between=score_between,
@@ -163,7 +162,8 @@ def environment() -> jinja2.Environment:
         colors_by_outcome={outcome.key: charts.ACTION_COLORS[outcome.action] for outcome in Outcome},
         scratch_color=charts.SCRATCH_COLOR,
         action_keys=ACTIONS,
-        outcome_actions={outcome.key: outcome.action for outcome in Outcome},
+        sketch_shapes=charts.sketch_shapes,
+        sketch_marks=charts.sketch_marks,
     )
     return environment
 
