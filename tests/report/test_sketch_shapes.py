@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handler.features.sketches.section import SketchBox
-from handler.sections.charts import OUTCOME_ACTIONS, sketch_marks, sketch_shapes
+from handler.sections.charts import OUTCOME_ACTIONS, outline_path, sketch_marks, sketch_shapes
 from handler.sections.wording import SHAPE_WORDS, ShapeWords
 
 # The template the Python replaced (its lines cut here): one macro call per box.
@@ -49,7 +49,9 @@ ORACLE: Final = _oracle()
 coordinate = st.floats(-1e6, 1e6, allow_nan=False, width=64)
 boxes = st.tuples(coordinate, coordinate, coordinate, coordinate)
 angles = st.one_of(st.just(0.0), st.floats(-360, 360, allow_nan=False))
-rings = st.lists(st.tuples(coordinate, coordinate), min_size=3, max_size=8).map(
+# An outline's points are rounded to a thousandth of the frame's width (engine/drawn_boxes.py).
+rounded = st.builds(round, coordinate, st.integers(0, 3))
+rings = st.lists(st.tuples(rounded, rounded), min_size=0, max_size=8).map(
     lambda points: tuple(value for point in points for value in point)
 )
 sketch_boxes = st.builds(
@@ -77,6 +79,20 @@ def test_a_sketch_is_written_as_its_macro_wrote_it(
     words: ShapeWords = SHAPE_WORDS[shape]
     expected = ORACLE.render(boxes=shapes, marks=marks, words=words, outcome_actions=OUTCOME_ACTIONS)
     assert f"{sketch_shapes(shapes, words)}|{sketch_marks(marks)}" == expected
+
+
+@given(
+    st.lists(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=9).map(tuple), max_size=3)
+)
+def test_an_outline_path_reads_back_as_its_numbers(outline: list[tuple[float, ...]]) -> None:
+    """Whatever the numbers (an exponent is spelled as orjson spells it), each loop is `M` its
+    first point, `L` the others, `Z`, and every number reads back as the float it was."""
+    path = outline_path(tuple(outline))
+    loops = path.split("Z")[:-1] if path else []
+    assert len(loops) == len(outline)
+    for loop, ring in zip(loops, outline, strict=True):
+        first, _, others = loop.removeprefix("M").partition("L")
+        assert [float(number) for number in f"{first} {others}".split()] == list(ring)
 
 
 def test_a_class_name_is_escaped_in_its_title() -> None:
