@@ -1,8 +1,11 @@
 """The geometry of the page's figures: numbers in, positions out; report_templates/charts.html.j2 draws them.
 
 Every figure is static inline SVG (the preview widget is a sandboxed iframe: no script, nothing
-fetched). Text from a dataset is never placed here as markup: the templates print it through
-jinja2's autoescaping, in SVG `<text>` and `<title>` as anywhere else.
+fetched). The templates print text from a dataset through jinja2's autoescaping, in SVG `<text>`
+and `<title>` as anywhere else. The figures' many small parts, a sketch's boxes and the per-class
+bars, are written here as SVG strings instead (`sketch_shapes`, `class_bars`: a template macro per
+box or segment was most of the page's render), their text through markupsafe's `escape`, as
+jinja2's autoescaping does it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from markupsafe import Markup, escape
 
 from handler.engine.outcomes import Outcome
 from handler.engine.timecost import ACTIONS
-from handler.sections.wording import MINUS, ShapeWords
+from handler.sections.wording import MINUS, ShapeWords, duration, score_text
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
@@ -276,6 +279,37 @@ def class_chart(rows: list[ClassRow], costs: dict[str, float], most: float) -> C
             )
         )
     return ClassChart(bars, len(rows) * ROW, LABEL_WIDTH, plot)
+
+
+def class_bar(row: ClassBar, left: float, words: ShapeWords) -> str:
+    """One class's bar as SVG: its name, its actions' segments, its time left and its decision,
+    with their hover titles. Built here, not by a template loop per segment: a long class list's
+    macros and escapes were much of the page's render."""
+    name, top, base = escape(row.name), row.y + 4, row.y + 15
+    decision = f", {row.decision}" if row.decision else ""
+    bars = "".join(
+        [
+            f'<rect x="{s.x}" y="{top}" width="{s.width}" height="14" fill="{ACTION_COLORS[s.key]}">'
+            f"<title>{name} · {escape(words.action(s.key))}: {escape(words.count(s.boxes))}, "
+            f"{escape(duration(s.seconds))}</title></rect>"
+            for s in row.segments
+        ]
+    )
+    end = left + sum(s.width for s in row.segments) + 6
+    tone = "draw" if row.decision == "draw" else "prelabel"
+    return (
+        f'<g data-class-row>\n    <text x="{left - 8}" y="{base}" text-anchor="end" class="axis" '
+        f'data-field="class_label">{escape(row.label)}</text><title>{name}: '
+        f"{escape(duration(row.seconds))} left, score {score_text(row.score)}{escape(decision)}</title>\n"
+        f'    {bars}\n    <text x="{end}" y="{base}" class="value">{escape(duration(row.seconds))}</text>\n'
+        f'    <text x="{WIDTH - 4}" y="{base}" text-anchor="end" class="decision {tone}" '
+        f'data-field="decision">{escape(row.decision)}</text>\n  </g>'
+    )
+
+
+def class_bars(chart: ClassChart, words: ShapeWords) -> Markup:
+    """Every class's bar of `chart` as SVG (`class_bar`), every dataset string escaped."""
+    return Markup("".join([class_bar(row, chart.left, words) for row in chart.rows]))
 
 
 @dataclass(frozen=True)
