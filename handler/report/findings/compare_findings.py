@@ -6,9 +6,9 @@ summary also say: the images, the resamples, both scores) is excluded from the J
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Final, Literal, cast
 
+import msgspec
 import numpy as np
 import orjson
 from pydantic import AliasChoices, Field, PlainSerializer
@@ -245,8 +245,7 @@ def _changes(matrix: IntArray, nouns: ShapeWords) -> tuple[str, ...]:
     )
 
 
-@dataclass(frozen=True)
-class PairedImages:
+class PairedImages(msgspec.Struct, frozen=True):
     """The images scored in both runs: their asset ids, and each one's rows in A's image order."""
 
     asset_ids: list[str]
@@ -289,8 +288,7 @@ def _better(score: Difference) -> Better:
     return "A" if score.high < 0 else "neither"
 
 
-@dataclass(frozen=True)
-class RunFigures:
+class RunFigures(msgspec.Struct, frozen=True):
     """What the comparison reads of one run: per-image counts on the paired images, by class, the sweep,
     its (image, class) rows and which of its images are paired (its image rows in pair order)."""
 
