@@ -11,6 +11,7 @@ from typing import Annotated, Final, Literal, cast
 import msgspec
 import numpy as np
 import orjson
+from msgspec.structs import asdict
 from pydantic import AliasChoices, Field, PlainSerializer
 
 from handler.boxes import IntArray
@@ -95,11 +96,19 @@ class Side(Section):
     best_score: Score
 
 
+class ComparedThresholds(Section):
+    """Both runs' `Thresholds`, as a model (pydantic takes no msgspec Struct as a field)."""
+
+    iou_min: float
+    iou_perfect: float
+    confidence_threshold: float
+
+
 class ComparisonContext(Section):
     gt: str
     a: Side
     b: Side
-    thresholds: Thresholds
+    thresholds: ComparedThresholds
     same_predictions: bool = Field(
         description="A and B give the same outcomes on every image at every threshold."
     )
@@ -326,7 +335,7 @@ def build_comparison(
             gt=gt,
             a=_side(a.dataset, a.counts, a.sweep, costs, thresholds.confidence_threshold),
             b=_side(b.dataset, b.counts, b.sweep, costs, thresholds.confidence_threshold),
-            thresholds=thresholds,
+            thresholds=ComparedThresholds(**asdict(thresholds)),
             same_predictions=same,
             images=paired.images,
             resamples=paired.resamples,
