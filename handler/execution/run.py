@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Final
 
@@ -35,6 +34,7 @@ from handler.execution.shards import (
     run_file_shard,
     run_paired_shard,
 )
+from handler.forked import broken_pool
 from handler.inputs import NodeInputs
 from handler.readings.sides import ReadSides, read_sides
 from handler.storage import ObjectSink, Source, Store, WrittenObject
@@ -233,7 +233,7 @@ def evaluate_plan(
     try:
         merged, written, pre_labels = _merged(plan.executor.map(run_shard, jobs))
         state = merged.adding(plan.read)
-    except BrokenProcessPool:
+    except broken_pool():
         raise ExecutionError(
             "a worker process died while evaluating a shard; no report was published"
         ) from None

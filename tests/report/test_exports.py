@@ -40,7 +40,7 @@ from helpers.pre_labels import (
 from handler.cli import _write_files, findings_summary, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
-from handler.report.exports import EXPORT_TARGETS
+from handler.report.exports.targets import EXPORT_TARGETS
 from handler.report.findings import Findings
 from handler.storage import open_source
 
