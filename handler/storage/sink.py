@@ -34,4 +34,8 @@ class ObjectSink:
 
     def write(self, content: bytes | SizedContent) -> WrittenObject:
         _opened(self.store_uri).put(self.key, content, self.content_type)
+        return self.written(content)
+
+    def written(self, content: bytes | SizedContent) -> WrittenObject:
+        """What `write` says it wrote, known before it does."""
         return WrittenObject(self.key, len(content))
