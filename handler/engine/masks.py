@@ -19,9 +19,9 @@ y` (column-major) (`foreground`).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -43,8 +43,7 @@ def _two_threads(work: int, threshold: int) -> bool:
     return work >= threshold and worker_count(None) >= 2
 
 
-@dataclass(frozen=True)
-class Foreground:
+class Foreground(msgspec.Struct, frozen=True):
     """The foreground of masks as half-open intervals of column-major pixel positions, each
     mask's in order: mask `row[i]` covers `start[i]:stop[i]`."""
 

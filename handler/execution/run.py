@@ -6,9 +6,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Final
+
+import msgspec
 
 from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
@@ -56,8 +57,7 @@ SHARDS_PER_WORKER: Final = 2
 MAX_BOXES_PER_SHARD: Final = 400_000
 
 
-@dataclass(frozen=True)
-class ExecutionOptions:
+class ExecutionOptions(msgspec.Struct, frozen=True):
     """`--workers` / PRELABEL_WORKERS and `--scheduler` / PRELABEL_DASK_SCHEDULER."""
 
     workers: int | None = None
@@ -68,8 +68,7 @@ class ExecutionOptions:
         return cls(workers_from(environ.get(WORKERS_VARIABLE)), environ.get(SCHEDULER_VARIABLE) or None)
 
 
-@dataclass(frozen=True)
-class Evaluated:
+class Evaluated(msgspec.Struct, frozen=True):
     """The merged state of every shard, how it was computed, and the ledger and pre-label chunks
     written."""
 
@@ -83,8 +82,7 @@ class Evaluated:
     pre_label_chunks: tuple[WrittenObject, ...] = ()
 
 
-@dataclass(frozen=True)
-class ShardJob:
+class ShardJob(msgspec.Struct, frozen=True):
     """One shard and where its ledger chunk and pre-label candidates go (nowhere: None):
     picklable, for any executor."""
 
@@ -93,8 +91,7 @@ class ShardJob:
     pre_labels: ObjectSink | None = None
 
 
-@dataclass(frozen=True)
-class ShardOutput:
+class ShardOutput(msgspec.Struct, frozen=True):
     """What comes back from a worker: the shard's state and the chunks it wrote."""
 
     state: EvaluationState
@@ -164,8 +161,7 @@ def _executor(options: ExecutionOptions, boxes: int) -> Executor:
     return choose_executor(options.workers, options.scheduler, boxes, MIN_BOXES_PER_WORKER)
 
 
-@dataclass(frozen=True)
-class ShardPlan:
+class ShardPlan(msgspec.Struct, frozen=True):
     """The shards of a run, where they run, the datasets' names for the report, and what the
     driver found reading the datasets (nothing when the workers read shard files)."""
 
