@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from functools import partial
 from typing import Final
@@ -40,6 +39,7 @@ from handler.execution.shards import (
     run_file_shard,
     run_paired_shard,
 )
+from handler.forked import broken_pool
 from handler.inputs import NodeInputs
 from handler.readings.sides import ReadSides, read_sides
 from handler.storage import ObjectSink, Source, Store, WrittenObject
@@ -266,7 +266,7 @@ def evaluate_plan(
         shard = partial(run_shard, write=write) if isinstance(plan.executor, InProcess) else run_shard
         merged, written, pre_labels = _merged(plan.executor.map(shard, jobs))
         state = merged.adding(plan.read)
-    except BrokenProcessPool:
+    except broken_pool():
         raise ExecutionError(
             "a worker process died while evaluating a shard; no report was published"
         ) from None
