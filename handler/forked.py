@@ -8,8 +8,8 @@ the run's `--workers`, else every core).
 
 While the workers of a map run, the process that forked them would only wait: `meanwhile` gives it
 work for then (the pipeline imports the report's code while the read's workers decode), or a
-compiled kernel that releases the GIL runs it `alongside` on a thread of its own (the GT's polygons
-rasterised). A threaded map's tasks do not: their Python holds the GIL, so the work would only hold
+compiled kernel that releases the GIL runs it `alongside` on a thread of its own (the masks of both
+sides read and drawn). A threaded map's tasks do not: their Python holds the GIL, so the work would only hold
 their results back (bench/RESULTS.md).
 
 A worker dies with the process that forked it, however that one ends (SIGKILL included, where no

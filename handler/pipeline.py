@@ -84,8 +84,8 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
 
 def _import_report() -> None:
     """The report's code (its pydantic models, the page's templates), costly to import: done while
-    the read's forked workers decode or the GT's polygons are rasterised (`meanwhile`), else after
-    the read."""
+    the read's forked workers decode or both sides' masks are read and drawn (`meanwhile`), else
+    after the read."""
     import jinja2  # noqa: F401
     import numpy.random  # noqa: F401
 

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks
-from handler.forked import alongside, worker_count
+from handler.forked import worker_count
 from handler.kernels import mask_iou, polygons, rle_strings
 from handler.kernels.mask_iou import MeasuredRuns
 
@@ -185,8 +185,7 @@ def _rasterised(
     """Object i, the parts `row_offsets[i]:row_offsets[i + 1]`, rasterised; one that cannot be
     drawn gets no mask (its size 0 x 0, as a row without one)."""
     halves = len(xy) >= THREADED_POINTS and worker_count(None) >= 2
-    with alongside():  # the kernel releases the GIL: work waiting to be done (imports) runs beside it
-        counts, lengths = polygons.rasterised(xy, part_offsets, row_offsets, height, width, halves=halves)
+    counts, lengths = polygons.rasterised(xy, part_offsets, row_offsets, height, width, halves=halves)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     drawn = lengths > 0

@@ -8,10 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from handler.engine.masks import from_polygons
 from handler.forked import alongside, forked_map, meanwhile, threaded_map
 
 
@@ -76,14 +74,3 @@ def test_a_threaded_map_leaves_the_work_to_its_caller() -> None:
         assert list(threaded_map(abs, [-1, -2, -3], 2)) == [1, 2, 3]
         assert done == []
     assert done == []
-
-
-def test_polygons_rasterised_with_the_work_beside_them_are_the_same_masks() -> None:
-    square = np.array([[1.0, 1.0], [6.0, 1.0], [6.0, 7.0], [1.0, 7.0]])
-    args = (square, np.array([0, 4]), np.array([0]), np.array([10]), np.array([9]))
-    alone = from_polygons(*args)
-    done: list[int] = []
-    with meanwhile(lambda: done.append(threading.get_ident())):
-        beside = from_polygons(*args)
-    assert done and done != [threading.get_ident()]
-    assert np.array_equal(alone.counts, beside.counts) and np.array_equal(alone.offsets, beside.offsets)
