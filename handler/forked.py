@@ -7,7 +7,10 @@ results come back. How many processes a map may use is its caller's to say (`wor
 the run's `--workers`, else every core).
 
 While the workers of a map run, the process that forked them would only wait: `meanwhile` gives it
-work for then (the pipeline imports the report's code while the read's workers decode).
+work for then (the pipeline imports the report's code while the read's workers decode), or a
+compiled kernel that releases the GIL runs it `alongside` on a thread of its own (the masks of both
+sides read and drawn). A threaded map's tasks do not: their Python holds the GIL, so the work would only hold
+their results back (bench/RESULTS.md).
 
 A worker dies with the process that forked it, however that one ends (SIGKILL included, where no
 handler of ours runs): on Linux each worker asks the kernel for SIGKILL when its parent goes
@@ -47,13 +50,30 @@ def local_cores() -> int:
 @contextmanager
 def meanwhile(work: Callable[[], object]) -> Iterator[None]:
     """Inside the block, the first `forked_map` to start its workers runs `work` here before it
-    waits for their results; a block that forks none leaves it undone (its caller does it after)."""
+    waits for their results, or the first block `alongside` runs it beside its own; a block that
+    does neither leaves it undone (its caller does it after)."""
     _MEANWHILE.append(work)
     try:
         yield
     finally:
         with suppress(ValueError):  # done already
             _MEANWHILE.remove(work)
+
+
+@contextmanager
+def alongside() -> Iterator[None]:
+    """The `meanwhile` work waiting, if any, done on a thread of its own while the block runs (a
+    compiled kernel that releases the GIL: the work's Python runs beside it), and finished, its
+    error raised, before the block ends: no worker is forked while it runs."""
+    if not _MEANWHILE:
+        yield
+        return
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        done = beside.submit(_do_meanwhile)
+        try:
+            yield
+        finally:
+            done.result()
 
 
 def worker_count(workers: int | None) -> int:
@@ -105,19 +125,16 @@ def threaded_map(
 ) -> Generator[Result, None, None]:
     """`map(function, tasks)` on up to `workers` threads, results in task order, for work that
     releases the GIL (a compiled kernel, reads); at most one task per thread is done ahead of the
-    caller, so that results wait in memory only that far. This process runs the `meanwhile`
-    work while the first tasks run; closing the iterator early cancels the tasks not yet started."""
+    caller, so that results wait in memory only that far. Closing the iterator early cancels the
+    tasks not yet started."""
     threads = max(1, min(workers, len(tasks)))
     pool = ThreadPoolExecutor(max_workers=threads)
     pending: deque[Future[Result]] = deque()
     try:
         for task in tasks:
             pending.append(pool.submit(function, task))
-            if len(pending) == threads:  # every thread has work
-                _do_meanwhile()
             if len(pending) > threads:
                 yield pending.popleft().result()
-        _do_meanwhile()
         while pending:
             yield pending.popleft().result()
     finally:

@@ -85,7 +85,8 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
 
 def _import_report() -> None:
     """The report's code (its pydantic models, the page's templates), costly to import: done while
-    the read's workers decode (`meanwhile`), else after the read."""
+    the read's forked workers decode or both sides' masks are read and drawn (`meanwhile`), else
+    at the read's end."""
     import jinja2  # noqa: F401
     import numpy.random  # noqa: F401
 
@@ -126,6 +127,7 @@ def run(
                 given_root(inputs.images, IMAGES_KEY)
             # The registry is read at plan time: a test may register one more analysis.
             plan = door.read(inputs, store, features.ANALYSES)
+            _import_report()  # done already if the read ran it meanwhile: the phase counts it either way
         from handler.report.exports import lowest_thresholds
         from handler.report.finishers import FINISHERS
         from handler.report.publish import PRE_LABELS, report_location, staged_report

@@ -72,10 +72,11 @@ from handler.storage import Source
 # The keys of a results list's first element: an array that starts so is one (a box's result or
 # a mask's, which may write no box).
 RESULT_KEYS: Final = ("image_id", ("bbox", "segmentation"))
-# A JSON object after optional whitespace (and a UTF-8 byte order mark): what an instances file is,
-# with these keys somewhere in it (a native document is not scanned for them).
+# A JSON object after optional whitespace (and a UTF-8 byte order mark) that names `images`: what
+# an instances file is (a native document is not scanned for its members). Its other keys are
+# looked for among the members found: often last (`categories`), each would cost a scan of the file.
 _OBJECT_START: Final = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{")
-_INSTANCES_KEYS: Final = (b'"images"', b'"annotations"', b'"categories"')
+_IMAGES_KEY: Final = b'"images"'
 
 
 def is_coco_instances(document: Any) -> bool:
@@ -94,7 +95,7 @@ def _decode_instances(source: Source, content: bytes, workers: int) -> dict[str,
     by its reader as a results list is; `images` and `categories` parsed. None for any other
     document (a results list is never scanned) or one that is not valid JSON: the plain parser
     then reads it, and says what is wrong."""
-    if not _OBJECT_START.match(content) or not all(key in content for key in _INSTANCES_KEYS):
+    if not _OBJECT_START.match(content) or _IMAGES_KEY not in content:
         return None
     found = members(content)
     if found is None:

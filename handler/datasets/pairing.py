@@ -16,6 +16,7 @@ from handler.datasets.segmentation import readable
 from handler.engine.crowded import crowded_images, off_images
 from handler.engine.masks import made
 from handler.errors import DatasetError, quoted
+from handler.forked import alongside
 
 # Sizes that differ by at most this many pixels are the same image (tools round differently).
 SIZE_TOLERANCE = 1.0
@@ -203,7 +204,8 @@ def _parsed_both(gt: BoxTable, pred: BoxTable) -> tuple[BoxTable, BoxTable]:
     cannot be read is found then); else as they are: their masks are not scored."""
     if not (gt.has_masks and pred.has_masks):
         return gt, pred
-    return _made_table(gt), _made_table(pred)
+    with alongside():  # the kernels that read and draw them release the GIL: waiting work runs beside
+        return _made_table(gt), _made_table(pred)
 
 
 def _made_table(boxes: BoxTable) -> BoxTable:

@@ -1,12 +1,16 @@
-"""`forked.meanwhile`: the forking process's own work, done once while its workers run."""
+"""`forked.meanwhile`: the forking process's own work, done once while its workers run, or beside
+a kernel that releases the GIL (`alongside`)."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
-from handler.forked import forked_map, meanwhile
+import pytest
+
+from handler.forked import alongside, forked_map, meanwhile, threaded_map
 
 
 def _appeared(path: Path) -> tuple[int, bool]:
@@ -37,3 +41,36 @@ def test_a_block_that_forks_nothing_leaves_the_work_undone(tmp_path: Path) -> No
     with meanwhile(lambda: done.append(1)):
         pass
     assert list(forked_map(_appeared, [tmp_path], 2)) and done == []
+
+
+def test_alongside_runs_the_work_once_on_another_thread_while_the_block_runs() -> None:
+    started, finished, threads = threading.Event(), threading.Event(), []
+
+    def work() -> None:
+        threads.append(threading.get_ident())
+        started.set()
+        assert finished.wait(20)  # it runs while the block does, not before it nor after
+
+    with meanwhile(work):
+        with alongside():
+            assert started.wait(20)
+            finished.set()
+        with alongside():  # done already: the second block does nothing
+            pass
+    assert threads and threads != [threading.get_ident()] and len(threads) == 1
+
+
+def test_alongside_raises_the_works_error_when_the_block_ends() -> None:
+    def work() -> None:
+        raise LookupError("the work failed")
+
+    with meanwhile(work), pytest.raises(LookupError, match="the work failed"), alongside():
+        pass
+
+
+def test_a_threaded_map_leaves_the_work_to_its_caller() -> None:
+    done: list[int] = []
+    with meanwhile(lambda: done.append(1)):
+        assert list(threaded_map(abs, [-1, -2, -3], 2)) == [1, 2, 3]
+        assert done == []
+    assert done == []

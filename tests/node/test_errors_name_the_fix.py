@@ -101,3 +101,12 @@ def test_list_tells_reports_of_one_file_apart(tmp_path: Path) -> None:
         ["conf ≥ 0.5", "IoU 0.5-0.9", "predictions.jsonl vs gt.json"],
         ["conf ≥ 0.3", "IoU 0.3-0.8", "predictions.jsonl vs gt.json"],
     ]
+
+
+def test_a_broken_ground_truth_is_the_error_said_when_the_predictions_are_broken_too(tmp_path: Path) -> None:
+    """The GT is read first and its error is the one line, whatever is wrong with the predictions."""
+    gt, pred = tmp_path / "gt.json", tmp_path / "results.json"
+    gt.write_text((COCO / "instances_val2014_100.json").read_text()[:-40])
+    pred.write_text((COCO / "instances_val2014_fakesegm100_results.json").read_text()[:-40])
+    line = one_error_line(run_node(tmp_path / "store", GT_DATASET=str(gt), PRED_DATASET=str(pred)))
+    assert line.startswith(f"error: ground truth (GT_DATASET): {gt}: ")
