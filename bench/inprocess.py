@@ -18,9 +18,11 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

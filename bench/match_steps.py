@@ -15,12 +15,12 @@ import hashlib
 import json
 import sys
 import time
-from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from msgspec.structs import replace
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from msgspec.structs import force_setattr
+
 ROOT: Final = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -49,8 +51,8 @@ def _timed(spent: dict[str, float], key: str, function: Callable[..., Any]) -> C
 
 
 def _time_analyses(spent: dict[str, float], analyses: tuple[Analysis[Any], ...]) -> None:
-    for analysis in analyses:  # frozen dataclasses: swapped in place, for this process only
-        object.__setattr__(analysis, "shard", _timed(spent, analysis.name, analysis.shard))
+    for analysis in analyses:  # frozen records: swapped in place, for this process only
+        force_setattr(analysis, "shard", _timed(spent, analysis.name, analysis.shard))
 
 
 def main(data: Path) -> None:
@@ -63,7 +65,7 @@ def main(data: Path) -> None:
         states.append(given.merged.state)
         return finish(given)
 
-    object.__setattr__(REVIEW_QUEUE, "finish", _timed(spent, "review_queue.csv finisher", finishing))
+    force_setattr(REVIEW_QUEUE, "finish", _timed(spent, "review_queue.csv finisher", finishing))
     inputs = parse_inputs({"GT_DATASET": str(data / "gt.json"), "PRED_DATASET": str(data / "results.json")})
     with tempfile.TemporaryDirectory() as store:
         started = time.perf_counter()

@@ -9,11 +9,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
 
 import numpy as np
+from msgspec.structs import replace
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -9,11 +9,13 @@ index array returns the same type, so filtering by confidence is
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec import field
+from msgspec.structs import replace
 
 from handler.kernels import ragged, run_store
 
@@ -63,8 +65,8 @@ def joined_offsets(offsets: list[IntArray]) -> IntArray:
     return joined
 
 
-@dataclass(frozen=True, eq=False)  # compared by identity: the engine measures a table's masks once
-class MaskRuns:
+# Compared by identity and weakly referenced: the engine measures a table's masks once.
+class MaskRuns(msgspec.Struct, frozen=True, eq=False, weakref=True):
     """N instance masks as COCO's uncompressed RLE, concatenated (`engine/masks.py` makes and
     measures them).
 
@@ -133,8 +135,7 @@ class MaskRuns:
         return has
 
 
-@dataclass(frozen=True, eq=False)
-class UnmadeMasks:
+class UnmadeMasks(msgspec.Struct, frozen=True, eq=False):
     """N instance masks of which some rows are still the polygons they were written as: a row
     with parts is drawn by them on its `height` x `width` image, any other row is `runs`' row.
     Rasterising waits until masks are known to be scored (`engine/masks.py` `made`), so that a
@@ -203,8 +204,7 @@ class UnmadeMasks:
 Masks = MaskRuns | UnmadeMasks
 
 
-@dataclass(frozen=True, eq=False)
-class WrittenMasks:
+class WrittenMasks(msgspec.Struct, frozen=True, eq=False):
     """N instance masks still the JSON text a file wrote them as (COCO's `segmentation`): row i's
     is `text[starts[i]:ends[i]]` (`null` where none), on its image of `height` x `width` (NaN:
     unknown). A box run never parses them; they are parsed (`datasets/segmentation.py`
@@ -284,8 +284,7 @@ def concatenate_table_masks(parts: list[TableMasks]) -> TableMasks:
     )
 
 
-@dataclass(frozen=True)
-class BoxTable:
+class BoxTable(msgspec.Struct, frozen=True):
     """N boxes as parallel arrays.
 
     Attributes:
@@ -430,11 +429,10 @@ class BoxTable:
 
 
 # The columns of one value per box (the masks are ragged: runs and offsets).
-_COLUMNS: Final = tuple(name for name in BoxTable.__dataclass_fields__ if name not in ("masks", "quads"))
+_COLUMNS: Final = tuple(name for name in BoxTable.__struct_fields__ if name not in ("masks", "quads"))
 
 
-@dataclass(frozen=True)
-class SkippedBox:
+class SkippedBox(msgspec.Struct, frozen=True):
     """A per-box defect in an otherwise good file: skipped, counted and listed."""
 
     source: str
@@ -445,8 +443,7 @@ class SkippedBox:
         return {"source": self.source, "position": self.position, "problem": self.problem}
 
 
-@dataclass(frozen=True)
-class LayoutNote:
+class LayoutNote(msgspec.Struct, frozen=True):
     """Text label lines that do not fit the column layout read, and the known layouts
     that fit them, as (layout name, share of the sampled lines), best first."""
 
@@ -456,16 +453,14 @@ class LayoutNote:
     fitting: tuple[tuple[str, float], ...]
 
 
-@dataclass(frozen=True)
-class SourceIds:
+class SourceIds(msgspec.Struct, frozen=True):
     """A file's own image and class ids, as text, aligned with a dataset's assets and classes."""
 
     image_ids: list[str]
     class_ids: list[str]
 
 
-@dataclass(frozen=True)
-class Dataset:
+class Dataset(msgspec.Struct, frozen=True):
     """One dataset read into the box model.
 
     `asset_ids[i]` names image i; `widths`/`heights` are NaN where unknown. `normalized`
@@ -495,7 +490,7 @@ class Dataset:
     # folder's tool writes no file for an image it found nothing in): said in the "read as" line.
     unlabelled_images: int = 0
     # The parsed rows it was built from, for another reading of them.
-    parsed: Parsed | None = field(default=None, repr=False, compare=False)
+    parsed: Parsed | None = None
     # The file's own ids of its images and classes (as text, aligned with `asset_ids` and
     # `class_names`) when it has them (COCO): what an export gives back to the user's tools.
     own_ids: SourceIds | None = None
@@ -511,8 +506,7 @@ UNKNOWN_IMAGE: Final = "image not in the images"
 UNKNOWN_CLASS: Final = "class not in the categories"
 
 
-@dataclass(frozen=True)
-class Images:
+class Images(msgspec.Struct, frozen=True):
     """The assets of a dataset; sizes are NaN where unknown."""
 
     asset_ids: list[str]
@@ -528,8 +522,7 @@ WROTE_MASK: Final = 2
 WRITTEN_SHAPES: Final = {WROTE_POLYGON: "polygons", WROTE_MASK: "masks"}
 
 
-@dataclass(frozen=True)
-class ParsedRows:
+class ParsedRows(msgspec.Struct, frozen=True):
     """One row per box as the format wrote it, before any rule but the format's own.
 
     `class_id` is -1 where the row names no usable class. `xyxy` and `confidence` are NaN
@@ -632,8 +625,7 @@ class ParsedRows:
         )
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(msgspec.Struct, frozen=True):
     """What a dataset was built from: building it again from other rows is another reading."""
 
     source: str

@@ -33,11 +33,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final, get_args
 
+import msgspec
 import orjson
+from msgspec.structs import replace
 
 import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
 from handler.command_line import (
@@ -246,8 +247,7 @@ def _node_inputs(args: argparse.Namespace, gt: str, pred: str) -> NodeInputs:
     return parse_inputs(raw, parsed)
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     """One subcommand: its name, the option blocks it takes, its help, its own arguments, and the
     function that runs it. `_command_list` lists them all; `_add` builds each one the same way."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from msgspec.structs import replace
 
 from handler.datasets.side import OpenSide, open_side
 from handler.engine.analyses.confidence_sweep import CONFIDENCE_SWEEP

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
+from msgspec import field
 
 from handler.boxes import BoxTable
 from handler.datasets import PairedBoxes, pair_datasets
@@ -47,8 +48,7 @@ if TYPE_CHECKING:
 ImageRecord = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class ProcessedRun:
+class ProcessedRun(msgspec.Struct, frozen=True):
     """A node run's datasets processed: its shards merged (how they ran, the chunks they wrote), and
     what its finishers and sections read (`Merged`)."""
 
@@ -56,8 +56,7 @@ class ProcessedRun:
     merged: Merged
 
 
-@dataclass(frozen=True)
-class FrontDoor:
+class FrontDoor(msgspec.Struct, frozen=True):
     """The one way in: the thresholds, the labeler's seconds, where the shards run and what is
     scored (boxes or masks), held once; `process` what was given, then `compute` the result.
     Built from the metrics' arguments (`of`, checked) or from the node's inputs (`of_inputs`)."""

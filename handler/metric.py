@@ -23,10 +23,11 @@ synced across processes (the optional `[mmeval]` extra). Both run through the on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
+from msgspec.structs import asdict
 from numpy.typing import NDArray
 
 from handler.boxes import BoxTable, MaskRuns
@@ -41,8 +42,7 @@ from handler.report.findings import EfficiencyResult
 from handler.storage import Store, open_store
 
 
-@dataclass(frozen=True)
-class Records:
+class Records(msgspec.Struct, frozen=True):
     """Two datasets as `add` takes them: one record per shared asset, in `asset_ids` order."""
 
     predictions: list[dict[str, Any]]
@@ -262,7 +262,7 @@ class PrelabelingEfficiency:
                 f"Expected metrics with equal thresholds but got {self.thresholds} and {other.thresholds}"
             )
         merged = PrelabelingEfficiency(
-            **vars(self.thresholds), time_costs=self.time_costs, dataset_meta=self._dataset_meta
+            **asdict(self.thresholds), time_costs=self.time_costs, dataset_meta=self._dataset_meta
         )
         merged._state = self._state + other._state
         merged._on_masks = self._on_masks or other._on_masks

@@ -8,9 +8,10 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+
+import msgspec
 
 from handler import features
 from handler.datasets.slices import SliceFile
@@ -92,8 +93,7 @@ def _import_report() -> None:
     import handler.report.page.compiled  # noqa: F401
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(msgspec.Struct, frozen=True):
     outputs: NodeOutputs
     findings: Findings
     location: str

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec.structs import replace
 
 from handler.boxes import UNKNOWN_CLASS as UNKNOWN_CLASS
 from handler.boxes import UNKNOWN_IMAGE as UNKNOWN_IMAGE
@@ -47,8 +48,7 @@ LABEL_MIN_LENGTH: Final = int(_ANNOTATION["properties"]["label"]["minLength"])
 BLOCK: Final = 1 << 16
 
 
-@dataclass(frozen=True)
-class _Checked:
+class _Checked(msgspec.Struct, frozen=True):
     """The columns the rules look at, for a block of rows, with the confidence filled in."""
 
     xyxy: FloatArray
@@ -67,8 +67,7 @@ class _Checked:
         return self.xyxy if self.angle is None else envelope(self.xyxy, self.angle)
 
 
-@dataclass(frozen=True)
-class _Columns:
+class _Columns(msgspec.Struct, frozen=True):
     """Every row's columns, the confidence filled in; the rules see them a block at a time."""
 
     rows: ParsedRows
@@ -132,8 +131,7 @@ def _outside_phrase(checked: _Checked, row: int) -> str:
     return f"box [{box}]{turned} lies entirely outside {frame}"
 
 
-@dataclass(frozen=True)
-class _Rule:
+class _Rule(msgspec.Struct, frozen=True):
     """A per-box constraint: the rows that break it, and why one does, in words."""
 
     breaks: Callable[[_Checked], BoolArray]

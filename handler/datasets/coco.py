@@ -10,15 +10,16 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
-from dataclasses import dataclass, replace
 from functools import partial
 from itertools import chain
 from operator import attrgetter
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 import orjson
+from msgspec.structs import replace
 
 from handler.boxes import (
     WROTE_BOX,
@@ -160,8 +161,7 @@ def _crowd(flags: list[Any]) -> BoolArray:
     return np.array([flag == 1 for flag in flags], dtype=bool)
 
 
-@dataclass(frozen=True)
-class _Written:
+class _Written(msgspec.Struct, frozen=True):
     """One chunk's values as written: ids (an integer column when the decoder checked them),
     boxes as `[x, y, w, h]` (NaN where not 4 numbers), scores (NaN where none)."""
 
@@ -220,8 +220,7 @@ def _quoted_at(values: list[Any] | IntArray, row: int) -> str:
     return quoted(values[row].item() if isinstance(values, np.ndarray) else values[row])
 
 
-@dataclass(frozen=True)
-class _Chunk:
+class _Chunk(msgspec.Struct, frozen=True):
     """The rows of one chunk of entries."""
 
     xyxy: FloatArray
@@ -311,8 +310,7 @@ def _ints(values: list[Any] | IntArray) -> IntArray:
     )
 
 
-@dataclass(frozen=True)
-class _Sizes:
+class _Sizes(msgspec.Struct, frozen=True):
     """The images' widths and heights, NaN where unknown: what a polygon is drawn on."""
 
     widths: FloatArray

@@ -31,10 +31,11 @@ import zipfile
 import zlib
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec import field
 
 from handler.boxes import FloatArray, Images, IntArray, ParsedRows
 from handler.datasets.builder import build_dataset
@@ -82,8 +83,7 @@ def looks_like_cvat_xml(content: bytes) -> bool:
     return has_root(content, "annotations")
 
 
-@dataclass
-class CvatShapes:
+class CvatShapes(msgspec.Struct):
     """The shapes of a CVAT file that are objects, as columns, and its images."""
 
     names: list[str] = field(default_factory=list)  # image names, in file order

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import orjson
 
@@ -146,8 +146,7 @@ class AssetIndex:
             self.add(image.basename, folder.relative(image), "image")
 
 
-@dataclass(frozen=True)
-class FileRows:
+class FileRows(msgspec.Struct, frozen=True):
     """The boxes one file wrote, `number[k]` naming box k's line (or object) in the file."""
 
     xyxy: FloatArray
@@ -162,7 +161,7 @@ class FileRows:
 
 
 # FileRows' fields of one value per row.
-_ROW_FIELDS: Final = tuple(name for name in FileRows.__dataclass_fields__ if name != "polygon_xy")
+_ROW_FIELDS: Final = tuple(name for name in FileRows.__struct_fields__ if name != "polygon_xy")
 
 
 class RowCollector:

@@ -7,8 +7,10 @@ that no code outside `handler/datasets/` names a format.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+
+import msgspec
+from msgspec import field
 
 from handler.datasets.loaded import Loaded
 from handler.datasets.read_options import ReadOptions
@@ -20,8 +22,7 @@ Kind = Literal["json", "jsonl", "folder"]
 ANY_NAMES_FILE: Final = "a class-names file"
 
 
-@dataclass(frozen=True)
-class ImagesFolder:
+class ImagesFolder(msgspec.Struct, frozen=True):
     """Where a format keeps the images its label files describe: the folder `name` inside the
     dataset folder, or in place of the `labels` folder of its path (YOLO's `labels/train` beside
     `images/train`, VOC's `Annotations` beside `JPEGImages`)."""
@@ -30,8 +31,7 @@ class ImagesFolder:
     labels: str
 
 
-@dataclass(frozen=True)
-class Format:
+class Format(msgspec.Struct, frozen=True):
     """A dataset format: its name, how it is detected and how it reads, and what it advises.
 
     `accepts(content)` and `read(where, content, reference)` are given the content of `kind`;

@@ -7,10 +7,10 @@ Some files name images and classes by ids that only the file they are paired wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import IntArray, SourceIds
@@ -28,8 +28,7 @@ def _canonical_int(text: str) -> int | None:
     return number if str(number) == text and -(2**63) <= number < 2**63 else None
 
 
-@dataclass(frozen=True)
-class IdIndex:
+class IdIndex(msgspec.Struct, frozen=True):
     """Ids (compared as text, as `str(value)`) → position.
 
     Integer values are looked up in a table indexed by the id: `str(n)` equals an id's text
@@ -71,8 +70,7 @@ class IdIndex:
         return np.array([self.by_text.get(str(v), -1) for v in values], dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class DatasetIds(SourceIds):
+class DatasetIds(SourceIds, frozen=True, dict=True):
     """A file's own ids (as text), aligned with its dataset's `asset_ids` and `class_names`, and
     indexed, for a paired file that names them."""
 

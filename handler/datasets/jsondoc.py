@@ -16,13 +16,13 @@ from __future__ import annotations
 import gc
 import json
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import islice, pairwise
 from typing import Any, Final
 
+import msgspec
 import orjson
 
 from handler.errors import DatasetError, quoted
@@ -155,8 +155,7 @@ def parse_json(source: Source, content: bytes) -> Any:
         raise _located(source, error, content=content) from None
 
 
-@dataclass(frozen=True)
-class ArrayText(ABC):
+class ArrayText(msgspec.Struct, frozen=True):
     """A top-level JSON array of objects: `first` is its first element, `start` to `stop` the
     text between its brackets.
 
@@ -216,8 +215,7 @@ class ArrayText(ABC):
             return b"".join((b"[", text[begin:end], b"]"))
 
 
-@dataclass(frozen=True)
-class LoadedArray(ArrayText):
+class LoadedArray(ArrayText, frozen=True):
     """An array whose whole text `content` is in memory."""
 
     content: bytes
@@ -239,8 +237,7 @@ class LoadedArray(ArrayText):
         return document
 
 
-@dataclass(frozen=True)
-class StreamedArray(ArrayText):
+class StreamedArray(ArrayText, frozen=True):
     """An array in a big file that is read a range at a time, never whole unless `loaded`."""
 
     file: RangedFile
@@ -319,8 +316,7 @@ def _first_element(head: bytes, start: int, stop: int) -> Any | None:
     return None
 
 
-@dataclass(frozen=True)
-class LineRecords:
+class LineRecords(msgspec.Struct, frozen=True):
     """The values of JSON Lines, each with where it came from (`line 7`, `shard-2.jsonl line 7`)."""
 
     records: list[Any]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
@@ -19,8 +19,7 @@ from handler.errors import quoted
 Box = tuple[float, float, float, float]
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One box as a line wrote it: the class as written (an id or a name), xyxy in the file's frame."""
 
     class_token: str
@@ -33,8 +32,7 @@ class Row:
 LineParser = Callable[[list[str]], Row | str]
 
 
-@dataclass(frozen=True)
-class TextLabels:
+class TextLabels(msgspec.Struct, frozen=True):
     """The boxes of one label file as parallel columns, before class names are resolved.
 
     `confidence` is NaN where a line wrote none or not a number (`has_confidence`: the lines

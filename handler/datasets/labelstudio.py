@@ -34,10 +34,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import msgspec
 import numpy as np
 
 from handler.boxes import Images, ParsedRows
@@ -140,8 +140,7 @@ def is_label_studio_min(document: Any) -> bool:
     return all(key in first for key in _MIN_KEYS) or any(map(_carries_boxes, document[:_PROBE]))
 
 
-@dataclass
-class _Regions:
+class _Regions(msgspec.Struct):
     """The regions read, one entry per region that is an object; columns are built from them."""
 
     task: list[int]
@@ -300,8 +299,7 @@ def _check_tasks(where: str, document: list[Any], what: Callable[[Any], bool], e
                 )
 
 
-@dataclass(frozen=True)
-class _Columns:
+class _Columns(msgspec.Struct, frozen=True):
     """The regions as columns: pixel boxes where the region gave its image size, else 0-1."""
 
     xyxy: Any
@@ -404,8 +402,7 @@ def _asset_ids(where: str, tasks: list[dict[str, Any]]) -> list[str]:
     return names
 
 
-@dataclass(frozen=True)
-class _Read:
+class _Read(msgspec.Struct, frozen=True):
     """The regions that are objects, their columns, masks, classes, and why some cannot be read."""
 
     regions: _Regions

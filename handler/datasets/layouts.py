@@ -9,10 +9,11 @@ so a sample of the lines is checked against every known layout (`check_layout`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Final, Literal
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import BOX_KINDS as BOX_KINDS
 from handler.boxes import BoolArray, BoxKind, FloatArray, corners
@@ -32,8 +33,7 @@ FIT_MIN: Final = 0.95
 READ_FIT_MIN: Final = 0.9
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(msgspec.Struct, frozen=True):
     """`class` then `box` with an optional score before or after it; `normalized` None: detected."""
 
     box: BoxKind
@@ -146,14 +146,12 @@ def _coordinates_normalized(layout: Layout, values: FloatArray) -> bool:
     return bool(box.size) and bool(np.all(np.abs(box) <= 1 + NORMALIZED_SLACK))
 
 
-@dataclass(frozen=True)
-class LayoutFit:
+class LayoutFit(msgspec.Struct, frozen=True):
     layout: Layout
     share: float  # of the sampled lines, those that make a box in it
 
 
-@dataclass(frozen=True)
-class LayoutCheck:
+class LayoutCheck(msgspec.Struct, frozen=True):
     """How the sampled lines fit the layout read, and the known layouts that fit them."""
 
     read: LayoutFit

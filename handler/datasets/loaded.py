@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from handler.boxes import Dataset
 from handler.datasets.ids import DatasetIds
 
 
-@dataclass(frozen=True)
-class Loaded:
+class Loaded(msgspec.Struct, frozen=True):
     """A dataset and what a paired dataset may need from it.
 
     `ids` are the file's own image and class ids, by which a paired file may name them (a
@@ -23,8 +22,7 @@ class Loaded:
     class_order: list[str] | None = None
 
 
-@dataclass(frozen=True)
-class DatasetNames:
+class DatasetNames(msgspec.Struct, frozen=True):
     """Where a dataset came from, in which format it was read, and how (each part of the reading
     with where it came from: the format's, detected, given)."""
 

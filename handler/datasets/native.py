@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass
 from functools import cache, partial
 from itertools import chain
 from operator import attrgetter
@@ -42,8 +41,7 @@ SCHEMA = "dataset.schema.json"
 CONFIDENCE_TAG = "confidence-model"
 
 
-@dataclass(frozen=True)
-class NativeDocument:
+class NativeDocument(msgspec.Struct, frozen=True):
     """The assets of a native dataset, with how to name each asset's position in messages."""
 
     assets: list[Any]
@@ -207,8 +205,7 @@ def _native_rows(
     )
 
 
-@dataclass(frozen=True)
-class _Values:
+class _Values(msgspec.Struct, frozen=True):
     """The annotations' values the builder takes but the class."""
 
     xyxy: FloatArray
@@ -223,7 +220,7 @@ class _Values:
         """The values of parts in order (one part: itself, not a copy)."""
         if len(parts) == 1:
             return parts[0]
-        return cls(*(np.concatenate([getattr(p, name) for p in parts]) for name in cls.__dataclass_fields__))
+        return cls(*(np.concatenate([getattr(p, name) for p in parts]) for name in cls.__struct_fields__))
 
 
 def _plain_values(anns: list[Any], normalized: bool) -> _Values:
@@ -300,8 +297,7 @@ def _typed_values(anns: list[Annotation], normalized: bool) -> _Values:
     )
 
 
-@dataclass(frozen=True)
-class _Piece:
+class _Piece(msgspec.Struct, frozen=True):
     """The typed read of some assets, in columns: what a forked worker sends back."""
 
     images: Images

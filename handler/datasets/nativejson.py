@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -114,8 +113,7 @@ _ASSETS_KEY: Final = re.compile(rb'"assets"\s*:\s*(\[)')
 _MARKER: Final = b'[{"asset_id": "\\u0000 the assets of this document"}]'
 
 
-@dataclass(frozen=True)
-class AssetPieces:
+class AssetPieces(msgspec.Struct, frozen=True):
     """A big native document whose assets are decoded in pieces, side by side: `bounds` are
     the text of whole assets between cuts, `header` the document without its assets (None: a
     list of assets). When every piece decodes, the pieces are the assets in order: the text

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Literal
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import AssetTags, BoolArray, BoxTable, Dataset, FloatArray, IntArray, SourceIds
 from handler.datasets.assetnames import asset_key
@@ -22,8 +23,7 @@ SIZE_TOLERANCE = 1.0
 ScoreOn = Literal["auto", "boxes", "masks"]
 
 
-@dataclass(frozen=True)
-class PairedBoxes:
+class PairedBoxes(msgspec.Struct, frozen=True):
     """Both sides' boxes on the shared assets, indexed by shared image and by a common class."""
 
     asset_ids: list[str]
@@ -43,8 +43,7 @@ class PairedBoxes:
     crowded: tuple[CrowdedImage, ...] = ()
 
 
-@dataclass(frozen=True)
-class CrowdedImage:
+class CrowdedImage(msgspec.Struct, frozen=True):
     """A shared asset whose boxes were skipped as too crowded to match, how many per side, and the
     bound it broke (`engine.crowded`'s PROBLEMs)."""
 
@@ -124,7 +123,7 @@ def _frame(paired: PairedBoxes, gt: Dataset, pred: Dataset) -> PairedBoxes:
         asset_id = paired.asset_ids[unsized[0]]
         raise missing_size_error(side_dataset.source, asset_id, sizes_from(side_dataset.format))
     converted = scale_to_pixels(boxes, paired.widths, paired.heights)
-    return PairedBoxes(**{**paired.__dict__, side: converted, "normalized": False})
+    return replace(paired, **{side: converted, "normalized": False})
 
 
 def _first_known(first: FloatArray, second: FloatArray) -> FloatArray:

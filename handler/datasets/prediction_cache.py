@@ -7,9 +7,9 @@ and whose max is the confidence (contract §3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, Dataset, FloatArray, Images, ParsedRows
@@ -30,8 +30,7 @@ def is_prediction_cache(document: Any) -> bool:
     return isinstance(first, dict) and (BOXES in first or PROBABILITIES in first)
 
 
-@dataclass(frozen=True)
-class CacheBoxes:
+class CacheBoxes(msgspec.Struct, frozen=True):
     """Every box of the cache, flattened; `entry[k]` is the asset (line) box k belongs to."""
 
     boxes: list[Any]

@@ -12,9 +12,9 @@ messages read them from here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+import msgspec
 import orjson
 
 from handler.boxes import BOX_OPTIONS
@@ -27,8 +27,7 @@ Side = Literal["gt", "pred"]
 SIDES: Final[tuple[Side, ...]] = ("gt", "pred")
 
 
-@dataclass(frozen=True)
-class ReadOption:
+class ReadOption(msgspec.Struct, frozen=True):
     """One option of how a side is read, declared once for both sides; `READ_OPTIONS` lists them.
 
     `field` names it everywhere: the keys GT_<FIELD> / PRED_<FIELD> of an inputs file, the
@@ -87,8 +86,7 @@ def option_label(key: str) -> str:
     return f"{option_flag(key)} FILE ({key})" if file_option else f"{option_flag(key)} ({key})"
 
 
-@dataclass(frozen=True)
-class ClassNames:
+class ClassNames(msgspec.Struct, frozen=True):
     """Class id → name, and where it came from (for messages)."""
 
     by_id: dict[int, str]  # id i: line i of a list, the i-th category of a COCO file
@@ -96,8 +94,7 @@ class ClassNames:
     category_ids: dict[int, str] | None = None  # a COCO file's own category ids (for a results list)
 
 
-@dataclass(frozen=True)
-class ReadOptions:
+class ReadOptions(msgspec.Struct, frozen=True):
     """What a side's reader is told: names of its class ids, the column layout of its lines.
 
     One field per `ReadOption` (of the same name), None when not given.

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec import field
+from msgspec.structs import replace
 
 from handler.boxes import (
     WROTE_BOX,
@@ -71,8 +73,7 @@ def image_size(width: float, height: float) -> tuple[int, int]:
     return int(width), int(height)
 
 
-@dataclass
-class RegionMasks:
+class RegionMasks(msgspec.Struct):
     """Masks of some of a reader's rows, as found: polygons (pixels, (M, 2)) or pixel positions
     (column-major); the parts given for one row (a CVAT group's shapes) are united into its mask."""
 

@@ -12,7 +12,6 @@ vertices (`UnmadeMasks`), rasterised only when masks are scored.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
@@ -48,16 +47,14 @@ _REASONS: Final = {
 }
 
 
-@dataclass(frozen=True)
-class RowMasks:
+class RowMasks(msgspec.Struct, frozen=True):
     """The rows' masks (None: no row has one) and the rows whose value could not be read, with why."""
 
     masks: TableMasks | None
     rejected: dict[int, str]
 
 
-@dataclass(frozen=True)
-class SegmentationText:
+class SegmentationText(msgspec.Struct, frozen=True):
     """Rows' `segmentation` values as the file wrote them: row i's is `text[starts[i]:ends[i]]`
     (`null` where it wrote none)."""
 
@@ -120,8 +117,7 @@ def _null(_: object) -> None:
     return None
 
 
-@dataclass(frozen=True)
-class _Text:
+class _Text(msgspec.Struct, frozen=True):
     """Rows' values kept as text, and which rows wrote any value (not `null`)."""
 
     masks: WrittenMasks

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Final
+
+import msgspec
 
 from handler.datasets.layouts import Layout
 from handler.datasets.loaded import Loaded
@@ -24,8 +25,7 @@ from handler.storage import Source, Store, resolve_dataset
 SIDE_WORDS: Final = {"gt": "ground truth (GT_DATASET)", "pred": "predictions (PRED_DATASET)"}
 
 
-@dataclass(frozen=True)
-class SideSpec:
+class SideSpec(msgspec.Struct, frozen=True):
     """A side as given: its dataset reference, the format forced on it, and how to read it.
 
     The fields after `format` are the read options (`read_options.READ_OPTIONS`), one field of
@@ -60,8 +60,7 @@ class SideSpec:
         return cls(side, reference, format, **parsed)
 
 
-@dataclass(frozen=True)
-class OpenSide:
+class OpenSide(msgspec.Struct, frozen=True, dict=True):
     """A side resolved to its files, with what its reader is told (its names file read)."""
 
     spec: SideSpec

@@ -8,11 +8,12 @@ An asset is a label file's name without `.txt`, or an image file in the folder; 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from functools import partial
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import Images, IntArray, LayoutNote
 from handler.datasets.assetnames import asset_key
@@ -48,8 +49,7 @@ YOLO_SEG_SIZES: Final = (
 LAYOUT_SAMPLE_FILES: Final = 200
 
 
-@dataclass(frozen=True)
-class TextSyntax:
+class TextSyntax(msgspec.Struct, frozen=True):
     """What differs between the text label formats."""
 
     name: str

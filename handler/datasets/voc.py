@@ -12,8 +12,8 @@ import math
 import os
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, Images, IntArray
@@ -33,8 +33,7 @@ _LOOKS_VOC = re.compile(rb"<annotation(?!s[\s>/])")
 CORNERS = ("xmin", "ymin", "xmax", "ymax")
 
 
-@dataclass(frozen=True)
-class VocImage:
+class VocImage(msgspec.Struct, frozen=True):
     """One XML file's content; `object_number` is each box's 1-based place among the `<object>`s."""
 
     filename: str | None

@@ -1,11 +1,12 @@
-"""Field-by-field addition of count dataclasses, the merge of every figure that only adds up."""
+"""Field-by-field addition of count records, the merge of every figure that only adds up."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import fields, replace
 from typing import Any, TypeVar
+
+from msgspec.structs import fields, replace
 
 Counts = TypeVar("Counts")
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -147,8 +147,7 @@ def crosses_grade_bound(summed: IntArray, scores: FloatArray, level: Fraction = 
     return bool(low != high)
 
 
-@dataclass(frozen=True)
-class Bootstrap:
+class Bootstrap(msgspec.Struct, frozen=True):
     """What the resamples say about one set of images."""
 
     images: int

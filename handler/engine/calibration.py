@@ -13,9 +13,9 @@ estimated: it keeps its default, is held fixed in the fit, and its interval is t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
@@ -28,8 +28,7 @@ from handler.engine.timecost import ACTIONS, TimeCosts
 MIN_SUPPORT: Final = 30
 
 
-@dataclass(frozen=True)
-class Fitted:
+class Fitted(msgspec.Struct, frozen=True):
     """Seconds per action in ACTIONS order, with their bootstrap, and how well the fit explains the log."""
 
     seconds: FloatArray  # (n_actions,)

@@ -9,8 +9,7 @@ seconds with the predictions and from scratch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
@@ -19,8 +18,7 @@ from handler.engine.score import GRADES, assistance_scores, grade_indices
 from handler.engine.timecost import TimeCosts, TimeEstimate
 
 
-@dataclass(frozen=True)
-class OutcomeCounts:
+class OutcomeCounts(msgspec.Struct, frozen=True):
     """(..., N_OUTCOMES) outcome counts in `Outcome` order; every figure is per row (last axis)."""
 
     rows: IntArray

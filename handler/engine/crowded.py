@@ -17,9 +17,9 @@ only on images whose box counts multiply past HEAVY_PAIRS: the usual dataset cos
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoxTable, IntArray
@@ -46,8 +46,7 @@ RUN_PROBLEM: Final = (
 PROBLEMS: Final = (CROWDED_PROBLEM, ROTATED_PROBLEM, RUN_PROBLEM)
 
 
-@dataclass(frozen=True)
-class SkippedImages:
+class SkippedImages(msgspec.Struct, frozen=True):
     """The images (ascending) whose boxes are skipped, and why each (one of the PROBLEMs)."""
 
     images: IntArray

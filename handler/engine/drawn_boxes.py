@@ -7,10 +7,10 @@ pass over the few chosen images (execution/image_pass.py) gives exactly what the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoxTable, FloatArray, IntArray, MaskRuns
@@ -27,8 +27,7 @@ Outline = tuple[tuple[float, ...], ...]
 _OUTLINE_PRECISION: Final = 1e-3
 
 
-@dataclass(frozen=True)
-class SketchBox:
+class SketchBox(msgspec.Struct, frozen=True):
     side: str  # "gt" or "pred"
     box: Box
     class_name: str
@@ -39,8 +38,7 @@ class SketchBox:
     outline: Outline = ()
 
 
-@dataclass(frozen=True)
-class ImageSketch:
+class ImageSketch(msgspec.Struct, frozen=True):
     """Every box of one image (up to MAX_SKETCH_BOXES) on its frame, in the boxes' own units.
 
     `aspect` is the image's height / width as shown: a normalised frame is 1 by 1 in box units.
@@ -61,8 +59,7 @@ def _known(width: float, height: float) -> bool:
     return bool(np.isfinite(width) and np.isfinite(height) and width > 0 and height > 0)
 
 
-@dataclass(frozen=True)
-class Sketched:
+class Sketched(msgspec.Struct, frozen=True):
     """The sketches of the images a run lists (the sketches finisher's data, in asset order)."""
 
     images: tuple[ImageSketch, ...] = ()

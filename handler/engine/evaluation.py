@@ -9,10 +9,11 @@ errors), and the wide windows of the low floor cost the most, so the others skip
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import BoolArray, BoxTable, FloatArray
 from handler.engine.matching import PAIR_BUDGET, CandidatePairs, MatchResult, candidate_pairs, greedy_match
@@ -22,8 +23,7 @@ from handler.engine.outcomes import BoxOutcomes, Outcome, Tally, assign_outcomes
 NEAR_MISS_FLOOR: Final = 0.1
 
 
-@dataclass(frozen=True)
-class Thresholds:
+class Thresholds(msgspec.Struct, frozen=True):
     """What "good enough" means (contract §2): the two IoU bounds and the confidence cut.
 
     No defaults here: node.json holds them (`handler.inputs.DEFAULT_THRESHOLDS`).
@@ -43,8 +43,7 @@ class Thresholds:
             raise ValueError(f"Expected `confidence_threshold` in [0, 1] but got {self.confidence_threshold}")
 
 
-@dataclass(frozen=True)
-class Evaluation:
+class Evaluation(msgspec.Struct, frozen=True):
     """Outcomes of the GT boxes and of the kept predictions (`kept` masks the input predictions).
 
     `all_pred` is every input prediction and `pairs` every same-image pair with IoU ≥ `iou_min`,

@@ -7,10 +7,10 @@ float it gives is the correctly rounded sum (what `math.fsum` of all the values 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
@@ -70,8 +70,7 @@ def _narrow_sum(values: FloatArray) -> int | None:
     return ((high << HALF_BITS) + rest) << (low + SHIFT)
 
 
-@dataclass(frozen=True)
-class ExactSum:
+class ExactSum(msgspec.Struct, frozen=True):
     """How many values, and their sum as an exact integer multiple of 2**-SCALE_BITS."""
 
     scaled: int = 0

@@ -12,9 +12,9 @@ by (confidence descending, shard, position in the shard): the order one process 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import IntArray
@@ -45,8 +45,7 @@ def suspect_kinds(evaluation: Evaluation, iou_perfect: float) -> IntArray:
     return kinds
 
 
-@dataclass(frozen=True)
-class SuspectedBox:
+class SuspectedBox(msgspec.Struct, frozen=True):
     """One listed suspect; ties go by `shard`, `image` (in the shard) and `position` (in the shard's
     kept predictions): asset order, then input order, however the images were split."""
 
@@ -67,8 +66,7 @@ class SuspectedBox:
         return (-self.confidence, self.shard, self.image, self.position)
 
 
-@dataclass(frozen=True)
-class SuspectTally:
+class SuspectTally(msgspec.Struct, frozen=True):
     """Suspects per kind (KINDS order) and the `limit` most confident ones."""
 
     counts: IntArray

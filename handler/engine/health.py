@@ -7,10 +7,11 @@ decided from the merged figures only, are the same for every executor.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec import field
 
 from handler.boxes import BoxTable, IntArray, LayoutNote
 from handler.engine.additive import add_fields
@@ -20,8 +21,7 @@ from handler.engine.matching import candidate_pairs
 DUPLICATE_IOU: Final = 0.95
 
 
-@dataclass(frozen=True)
-class HealthFigures:
+class HealthFigures(msgspec.Struct, frozen=True):
     """Counts behind the data-health warnings; dataset-level ones travel with one shard per dataset."""
 
     gt_boxes: int = 0  # boxes read (after skips and crowd regions), on every asset of the dataset

@@ -18,9 +18,9 @@ centre) only when some box is turned, `fractions` only when some row is in fract
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -121,8 +121,7 @@ def ledger_chunk(evaluation: Evaluation, images: ChunkImages, suspects: IntArray
     )
 
 
-@dataclass(frozen=True)
-class LedgerChunk:
+class LedgerChunk(msgspec.Struct, frozen=True):
     """One chunk's columns as written (`ledger_chunk`), every optional column filled in."""
 
     asset_ids: list[str]

@@ -19,9 +19,9 @@ y` (column-major) (`foreground`).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -35,8 +35,7 @@ from handler.kernels.mask_iou import MeasuredRuns
 THREADED_POINTS: Final = 1 << 16
 
 
-@dataclass(frozen=True)
-class Foreground:
+class Foreground(msgspec.Struct, frozen=True):
     """The foreground of masks as half-open intervals of column-major pixel positions, each
     mask's in order: mask `row[i]` covers `start[i]:stop[i]`."""
 

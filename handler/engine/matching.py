@@ -23,9 +23,9 @@ axis-aligned one, so a dataset without rotated boxes is matched bit for bit as b
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -48,8 +48,7 @@ Levels = npt.NDArray[np.int8]
 UInts = npt.NDArray[np.uint32]
 
 
-@dataclass(frozen=True)
-class CandidatePairs:
+class CandidatePairs(msgspec.Struct, frozen=True):
     """Pairs of a GT box and a prediction on the same image with IoU ≥ a floor.
 
     `gt` and `pred` index the tables given to `candidate_pairs`; `iou` is the pair's IoU.
@@ -77,8 +76,7 @@ class CandidatePairs:
         )
 
 
-@dataclass(frozen=True)
-class MatchResult:
+class MatchResult(msgspec.Struct, frozen=True):
     """One-to-one matches: `gt_match[g]` is the matched prediction or -1, and vice versa."""
 
     gt_match: IntArray
@@ -86,8 +84,7 @@ class MatchResult:
     pred_iou: FloatArray  # IoU with the matched GT box; NaN when unmatched
 
 
-@dataclass(frozen=True)
-class _Columns:
+class _Columns(msgspec.Struct, frozen=True):
     """A table's boxes (its own (N, 4) rows, not gathered) and, position i being row `rows[i]`,
     the rotated boxes' details by position."""
 
@@ -112,8 +109,7 @@ class _Columns:
         return at
 
 
-@dataclass(frozen=True)
-class _Turned:
+class _Turned(msgspec.Struct, frozen=True):
     """The rows' angles and axis-aligned envelopes, for the pairs with a rotated box, and their
     corners where they are quadrilaterals (`BoxTable.quads`)."""
 
@@ -139,8 +135,7 @@ class _Turned:
         return np.where(np.isfinite(quads), quads, shapes)
 
 
-@dataclass(frozen=True)
-class _Windows:
+class _Windows(msgspec.Struct, frozen=True):
     """For GT row g, the candidates are predictions `order[start[g]:stop[g]]`."""
 
     order: IntArray
@@ -416,8 +411,7 @@ def candidate_pairs(
     return CandidatePairs(pairs.gt[order], pairs.pred[order], pairs.iou[order])
 
 
-@dataclass(frozen=True)
-class PairCount:
+class PairCount(msgspec.Struct, frozen=True):
     """The pairs of one image reaching a floor: upright, and with a rotated box by the envelope
     bound (never clipped: what decides whether to match the image must cost little itself)."""
 

@@ -8,10 +8,10 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 import orjson
@@ -56,8 +56,7 @@ def _npy_header(data: npt.NDArray[Any]) -> bytes:
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(padded)) + padded.encode("latin1")
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     name: bytes
     header: bytes  # the column's `.npy` header
     data: npt.NDArray[Any]  # C-contiguous
@@ -75,8 +74,7 @@ class _Entry:
             yield flat[start : start + _PIECE_BYTES].tobytes()
 
 
-@dataclass(frozen=True)
-class StreamedChunk:
+class StreamedChunk(msgspec.Struct, frozen=True, dict=True):
     """A chunk's `.npz` (what `saved` makes, read back by `loaded` alike), made piece by piece as a
     store writes it (`Store.put` takes any iterable of bytes): its columns' data is copied out a
     piece at a time, never held whole a second time. `len` is its size in bytes."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray
@@ -55,8 +55,7 @@ OUTCOMES: Final = tuple(outcome.key for outcome in Outcome)
 N_OUTCOMES: Final = len(Outcome)
 
 
-@dataclass(frozen=True)
-class BoxOutcomes:
+class BoxOutcomes(msgspec.Struct, frozen=True):
     """The outcome of every GT box and every kept prediction, with the match behind it."""
 
     gt_outcome: IntArray  # (n_gt,) Outcome values, FALSE_NEGATIVE when unmatched
@@ -90,8 +89,7 @@ def same_class_pairs(outcome: IntArray) -> BoolArray:
     return same_class
 
 
-@dataclass(frozen=True)
-class Tally:
+class Tally(msgspec.Struct, frozen=True):
     """Additive figures of an evaluation: two tallies of disjoint images add up exactly.
 
     `counts[o]` counts outcome `o` (a matched pair counts once); `same_class_iou` sums the

@@ -11,9 +11,9 @@ jumping. Each loop is then its edges' midpoints, every k-th kept so an object ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -33,8 +33,7 @@ _DX: Final = np.array([1, 0, -1, 0])
 _DY: Final = np.array([0, 1, 0, -1])
 
 
-@dataclass(frozen=True)
-class Outlines:
+class Outlines(msgspec.Struct, frozen=True):
     """Closed loops of points, grouped by object: loop l is `xy[loop_first[l]:loop_first[l + 1]]`,
     object r's loops are `object_first[r]:object_first[r + 1]`."""
 

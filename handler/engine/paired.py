@@ -8,9 +8,9 @@ the interval, which is why a paired interval is narrower than two separate ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+import msgspec
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
@@ -27,8 +27,7 @@ from handler.engine.counts import OutcomeCounts
 from handler.engine.timecost import TimeCosts
 
 
-@dataclass(frozen=True)
-class Difference:
+class Difference(msgspec.Struct, frozen=True):
     """B - A on all the paired images, and its percentile interval over the resamples."""
 
     value: float
@@ -36,8 +35,7 @@ class Difference:
     high: float
 
 
-@dataclass(frozen=True)
-class PairedBootstrap:
+class PairedBootstrap(msgspec.Struct, frozen=True):
     images: int
     resamples: int
     level: Fraction
@@ -45,8 +43,7 @@ class PairedBootstrap:
     seconds_saved: Difference
 
 
-@dataclass(frozen=True)
-class ClassRows:
+class ClassRows(msgspec.Struct, frozen=True):
     """One run's sparse outcome counts per (paired image, class) pair that has a box."""
 
     image: IntArray  # (k,) row among the paired images

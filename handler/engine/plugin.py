@@ -9,10 +9,11 @@ analysis (handler/engine/analyses/__init__.py) and merges them with the analysis
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
 from typing import Final, Generic, TypeVar
 
+import msgspec
 import numpy as np
+from msgspec.structs import fields
 
 from handler.boxes import AssetTags, BoolArray, FloatArray, IntArray
 from handler.engine.evaluation import Evaluation, Thresholds
@@ -26,8 +27,7 @@ PRED_SIDE: Final = 1
 Partial = TypeVar("Partial")
 
 
-@dataclass(frozen=True)
-class ShardContext:
+class ShardContext(msgspec.Struct, frozen=True):
     """What a shard's analyses know beyond its evaluation: its place, names and image sizes."""
 
     shard: int  # position in asset order among the run's shards
@@ -44,7 +44,7 @@ def plain(value: object) -> object:
     """A partial as plain data (lists, dicts, numbers), for comparing two partials by value."""
     if isinstance(value, np.ndarray):
         return value.tolist()
-    if is_dataclass(value) and not isinstance(value, type):
+    if isinstance(value, msgspec.Struct):
         return {item.name: plain(getattr(value, item.name)) for item in fields(value)}
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
@@ -53,8 +53,7 @@ def plain(value: object) -> object:
     return value
 
 
-@dataclass(frozen=True)
-class Analysis(Generic[Partial]):
+class Analysis(msgspec.Struct, Generic[Partial], frozen=True):
     """One analysis: its name, its per-shard function and the exact merge of its partials.
 
     `value` is what two partials must agree on to be equal whatever the split (the default:
@@ -68,8 +67,7 @@ class Analysis(Generic[Partial]):
     value: Callable[[Partial], object] = plain
 
 
-@dataclass(frozen=True)
-class ClassCounts:
+class ClassCounts(msgspec.Struct, frozen=True):
     """Counts keyed by class name (first axis), in the one class order; merges name by name."""
 
     names: tuple[str, ...]

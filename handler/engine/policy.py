@@ -5,9 +5,10 @@ spread of the time it saves: the recommendation's section, its finisher, routing
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
+from msgspec import field
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine import routing as engine_routing
@@ -20,8 +21,7 @@ from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(msgspec.Struct, frozen=True):
     """The merged run's recommendation: the engine's policy and what it is over."""
 
     routing: RoutingPolicy
@@ -61,8 +61,7 @@ def _no_counts() -> IntArray:
     return np.zeros((0, N_OUTCOMES), dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(msgspec.Struct, frozen=True):
     """The finisher's data: outcome counts under the policy on a seeded sample of the images, and
     at the threshold given on the same images (the gain's interval is paired)."""
 

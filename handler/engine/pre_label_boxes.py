@@ -25,12 +25,13 @@ as its runs (`MaskRuns`, column-major, never a bitmap): `mask_counts` (all the r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 import orjson
+from msgspec.structs import replace
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, MaskRuns, SourceIds
 from handler.engine.evaluation import keep_mask
@@ -55,8 +56,7 @@ COORDINATES: Final = np.float32
 INDICES: Final = np.int32
 
 
-@dataclass(frozen=True)
-class ChunkImages:
+class ChunkImages(msgspec.Struct, frozen=True):
     """The images of one shard, as the paired boxes name them."""
 
     asset_ids: Sequence[str]
@@ -106,8 +106,7 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     )
 
 
-@dataclass(frozen=True)
-class Floors:
+class Floors(msgspec.Struct, frozen=True):
     """The lowest confidence kept of each class: those `listed` by name, `others` for the rest."""
 
     listed: Mapping[str, float]
@@ -171,8 +170,7 @@ def masks_of(chunk: Chunk) -> MaskRuns | None:
     )
 
 
-@dataclass(frozen=True)
-class Candidates:
+class Candidates(msgspec.Struct, frozen=True):
     """Every chunk's predictions as one table over all the report's images and classes.
 
     `image` indexes `asset_ids` / `widths` / `heights`, `class_id` indexes `class_names`;

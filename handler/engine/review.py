@@ -12,10 +12,10 @@ thirds right, once adjacent bins are pooled so that the share never falls as con
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
@@ -69,8 +69,7 @@ def uncertain_bins(by_outcome: IntArray) -> BoolArray:
     return found
 
 
-@dataclass(frozen=True)
-class ReviewQueue:
+class ReviewQueue(msgspec.Struct, frozen=True):
     """Per shared image in asset order, and `order`: the rows as a lead should review them."""
 
     asset_ids: list[str]

@@ -14,9 +14,9 @@ prediction of one class can in fact be a class-confused match of another class's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
@@ -32,8 +32,7 @@ MIN_CLASS_BOXES: Final = 30
 DRAW: Final = -1  # the choice "do not pre-label this class"
 
 
-@dataclass(frozen=True)
-class RoutingPolicy:
+class RoutingPolicy(msgspec.Struct, frozen=True):
     """Per class: the chosen sweep column (DRAW for none), and the seconds of each choice."""
 
     best_single: int  # the sweep column with the fewest labeler seconds over every class

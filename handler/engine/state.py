@@ -9,8 +9,10 @@ and order-independent, so one process, a process pool and a dask cluster give th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
+
+import msgspec
+from msgspec import field
 
 from handler.boxes import SkippedBox
 from handler.engine.outcomes import Tally
@@ -19,8 +21,7 @@ from handler.engine.plugin import GT_SIDE, PRED_SIDE, Analysis
 Partial = TypeVar("Partial")
 
 
-@dataclass(frozen=True)
-class ListedSkip:
+class ListedSkip(msgspec.Struct, frozen=True):
     """A listed skip with its place: the first `limit` of all shards are those one process lists."""
 
     side: int
@@ -29,8 +30,7 @@ class ListedSkip:
     skip: SkippedBox
 
 
-@dataclass(frozen=True)
-class Skips:
+class Skips(msgspec.Struct, frozen=True):
     """The first `limit` skipped boxes of each side, listed with their places; merges keep the first."""
 
     listed: tuple[ListedSkip, ...] = ()
@@ -41,8 +41,7 @@ class Skips:
         return Skips(_first_skips((*self.listed, *other.listed), limit), limit)
 
 
-@dataclass(frozen=True)
-class ReadFigures:
+class ReadFigures(msgspec.Struct, frozen=True):
     """What reading the datasets found: partials by analysis name, merged into that analysis's own
     (reading counts what no shard sees: images on one side only, boxes skipped, layouts), and the
     listed skips. The driver adds its own after the merge; a worker that reads its shard files, its."""
@@ -57,8 +56,7 @@ def _first_skips(skips: tuple[ListedSkip, ...], limit: int) -> tuple[ListedSkip,
     return tuple(s for side in (GT_SIDE, PRED_SIDE) for s in [x for x in ordered if x.side == side][:limit])
 
 
-@dataclass(frozen=True)
-class EvaluationState:
+class EvaluationState(msgspec.Struct, frozen=True):
     """Everything the report needs of some shards; `a + b` is the state of both."""
 
     tally: Tally

@@ -6,9 +6,9 @@ threshold only selects pairs and re-runs the greedy matching: no IoU is computed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
@@ -24,8 +24,7 @@ from handler.engine.timecost import TimeCosts
 SWEEP_GRID: Final = tuple(round(0.05 * step, 2) for step in range(20))
 
 
-@dataclass(frozen=True)
-class SweepPoint:
+class SweepPoint(msgspec.Struct, frozen=True):
     threshold: float
     predictions_kept: int
     tally: Tally
@@ -40,8 +39,7 @@ class SweepPoint:
         )
 
 
-@dataclass(frozen=True)
-class Sweep:
+class Sweep(msgspec.Struct, frozen=True):
     """Points in ascending threshold, the threshold used among them (`sweep_thresholds`).
 
     Which one was used is the inputs' to say (`NodeInputs.confidence`), not held here again:
@@ -69,8 +67,7 @@ class Sweep:
         return SweepChoice(self.points[column], self.points[best_single(seconds, column)])
 
 
-@dataclass(frozen=True)
-class SweepChoice:
+class SweepChoice(msgspec.Struct, frozen=True):
     """The point of the threshold used, and the one that saves the most labeler time."""
 
     used: SweepPoint
@@ -81,8 +78,7 @@ def sweep_thresholds(used: float) -> list[float]:
     return sorted({*SWEEP_GRID, used})
 
 
-@dataclass(frozen=True)
-class _Usable:
+class _Usable(msgspec.Struct, frozen=True):
     """The pairs any threshold can match (IoU ≥ iou_min), on the predictions that have one.
 
     Those predictions are numbered 0.. in input order (`rows` are theirs among all predictions),

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, Literal, cast, get_args
 
+import msgspec
 import numpy as np
 import orjson
+from msgspec import field
+from msgspec.structs import fields, replace
 
 from handler.boxes import FloatArray
 from handler.engine.outcomes import Outcome
@@ -77,8 +79,7 @@ MASK_ASSUMED: Final = {
 Shape = Literal["boxes", "masks"]
 
 
-@dataclass(frozen=True)
-class ActionFit:
+class ActionFit(msgspec.Struct, frozen=True):
     """One action's fitted seconds: the bootstrap interval, and how many tasks showed it."""
 
     interval: tuple[float, float]
@@ -86,8 +87,7 @@ class ActionFit:
     fitted: bool  # False: too few tasks showed it, so its default was kept
 
 
-@dataclass(frozen=True)
-class CostFit:
+class CostFit(msgspec.Struct, frozen=True):
     """Whose seconds these are: the log they were fitted from, and how sure the fit is."""
 
     files: tuple[str, ...]
@@ -110,8 +110,7 @@ class CostFit:
         return f"fitted from {self.tasks} {self.unit} of {', '.join(self.files)}, {self.date}"
 
 
-@dataclass(frozen=True)
-class TimeCosts:
+class TimeCosts(msgspec.Struct, frozen=True):
     """Seconds per labeler action: the defaults (CITED or ASSUMED), or a team's own (`fit`)."""
 
     accept: float = 1.8
@@ -119,11 +118,17 @@ class TimeCosts:
     relabel: float = 4.0
     delete: float = 2.0
     draw: float = 25.5
-    # What fitted these seconds; None for the defaults or seconds given by hand. Not compared:
-    # two costs with the same seconds price the same work.
-    fit: CostFit | None = field(default=None, compare=False, repr=False)
+    # What fitted these seconds; None for the defaults or seconds given by hand.
+    fit: CostFit | None = None
     # What the labeler corrects: boxes, or masks (the "nudge" is then fixing the outline).
-    shape: Shape = field(default="boxes", compare=False)
+    shape: Shape = "boxes"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal seconds: two costs with the same seconds price the same work, whatever fitted them."""
+        return isinstance(other, TimeCosts) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.to_dict().values()))
 
     def __post_init__(self) -> None:
         for action in ACTIONS:
@@ -305,8 +310,7 @@ def _optional_float(value: Any) -> float | None:
     return number
 
 
-@dataclass(frozen=True)
-class TimeEstimate:
+class TimeEstimate(msgspec.Struct, frozen=True):
     with_predictions: float
     from_scratch: float
 

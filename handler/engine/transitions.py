@@ -8,10 +8,10 @@ the report), *better* when it costs fewer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray
@@ -26,8 +26,7 @@ _POSITION: Final = np.full(N_OUTCOMES, -1, dtype=np.int64)
 _POSITION[list(GT_OUTCOMES)] = np.arange(len(GT_OUTCOMES))
 
 
-@dataclass(frozen=True)
-class Transitions:
+class Transitions(msgspec.Struct, frozen=True, dict=True):
     """The GT boxes both runs scored, row for row: `a[rows_a[i]]` and `b[rows_b[i]]` are one box."""
 
     a: GtBoxes

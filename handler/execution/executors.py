@@ -7,9 +7,10 @@ task order; nothing else differs, so the findings are the same whichever ran (co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
+
+import msgspec
 
 from handler.errors import ExecutionError, InputError
 from handler.forked import forked_map, local_cores
@@ -36,8 +37,7 @@ class Executor(Protocol):
     def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]: ...
 
 
-@dataclass(frozen=True)
-class InProcess:
+class InProcess(msgspec.Struct, frozen=True):
     engine: Engine = "in-process"
     workers: int = 1
 
@@ -45,8 +45,7 @@ class InProcess:
         return map(function, tasks)
 
 
-@dataclass(frozen=True)
-class LocalPool:
+class LocalPool(msgspec.Struct, frozen=True):
     """A pool of forked local processes (`handler.forked`): a task travels as its index."""
 
     workers: int
@@ -56,8 +55,7 @@ class LocalPool:
         return forked_map(function, tasks, self.workers)
 
 
-@dataclass(frozen=True)
-class DaskCluster:
+class DaskCluster(msgspec.Struct, frozen=True):
     """A dask.distributed scheduler; the workers must reach the data and the store themselves."""
 
     address: str

@@ -10,9 +10,10 @@ cut is still in memory; a shard file a worker read is read again here.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, replace
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import BoxTable, IntArray
 from handler.datasets import PairedBoxes
@@ -25,8 +26,7 @@ from handler.execution.run import ShardPlan
 from handler.execution.shards import shard_boxes
 
 
-@dataclass(frozen=True)
-class PassedShard:
+class PassedShard(msgspec.Struct, frozen=True):
     """The chosen images of one shard: their paired boxes (images renumbered 0.. in the shard's
     order, with their ids, sizes and tags) and their evaluation at the run's thresholds."""
 
@@ -35,8 +35,7 @@ class PassedShard:
     evaluation: Evaluation
 
 
-@dataclass(frozen=True)
-class ImagePass:
+class ImagePass(msgspec.Struct, frozen=True):
     """What the pass saw, shard by shard in asset order (empty when no finisher chose an image)."""
 
     shards: tuple[PassedShard, ...] = ()

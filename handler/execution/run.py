@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from handler.datasets import pair_datasets, shard_format, shards_readable
 from handler.datasets.builder import LISTED_SKIPS
@@ -51,8 +52,7 @@ SHARDS_PER_WORKER: Final = 2
 MAX_BOXES_PER_SHARD: Final = 400_000
 
 
-@dataclass(frozen=True)
-class ExecutionOptions:
+class ExecutionOptions(msgspec.Struct, frozen=True):
     """`--workers` / PRELABEL_WORKERS and `--scheduler` / PRELABEL_DASK_SCHEDULER."""
 
     workers: int | None = None
@@ -63,8 +63,7 @@ class ExecutionOptions:
         return cls(workers_from(environ.get(WORKERS_VARIABLE)), environ.get(SCHEDULER_VARIABLE) or None)
 
 
-@dataclass(frozen=True)
-class Evaluated:
+class Evaluated(msgspec.Struct, frozen=True):
     """The merged state of every shard, how it was computed, and the ledger and pre-label chunks
     written."""
 
@@ -78,8 +77,7 @@ class Evaluated:
     pre_label_chunks: tuple[WrittenObject, ...] = ()
 
 
-@dataclass(frozen=True)
-class ShardJob:
+class ShardJob(msgspec.Struct, frozen=True):
     """One shard and where its ledger chunk and pre-label candidates go (nowhere: None):
     picklable, for any executor."""
 
@@ -88,8 +86,7 @@ class ShardJob:
     pre_labels: ObjectSink | None = None
 
 
-@dataclass(frozen=True)
-class ShardOutput:
+class ShardOutput(msgspec.Struct, frozen=True):
     """What comes back from a worker: the shard's state and the chunks it wrote."""
 
     state: EvaluationState
@@ -132,8 +129,7 @@ def _executor(options: ExecutionOptions, boxes: int) -> Executor:
     return choose_executor(options.workers, options.scheduler, boxes, MIN_BOXES_PER_WORKER)
 
 
-@dataclass(frozen=True)
-class ShardPlan:
+class ShardPlan(msgspec.Struct, frozen=True):
     """The shards of a run, where they run, the datasets' names for the report, and what the
     driver found reading the datasets (nothing when the workers read shard files)."""
 

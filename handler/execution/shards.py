@@ -8,10 +8,11 @@ states comes back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import BoxTable, Dataset, FloatArray, IntArray, SkippedBox
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets, shard_format
@@ -34,8 +35,7 @@ SHARD_SUFFIX: Final = ".jsonl"
 Analyses = tuple[Analysis[Any], ...]
 
 
-@dataclass(frozen=True)
-class ShardResult:
+class ShardResult(msgspec.Struct, frozen=True):
     state: EvaluationState
     ledger: bytes  # the shard's ledger chunk (`engine.ledger`)
     pre_labels: StreamedChunk  # the pre-label candidates' chunk (`pre_label_boxes`), made as it is written
@@ -206,8 +206,7 @@ def shard_context(
     )
 
 
-@dataclass(frozen=True)
-class PairedShard:
+class PairedShard(msgspec.Struct, frozen=True):
     """A range of images of datasets the driver read, from `first_image` of the run (its boxes'
     images numbered as in the run: `boxes` numbers them from 0); `context` already names its
     assets and classes."""
@@ -239,8 +238,7 @@ def paired_shards(
     return tasks
 
 
-@dataclass(frozen=True)
-class FileShard:
+class FileShard(msgspec.Struct, frozen=True):
     """A pair of shard files (same name on both sides) that the worker reads itself."""
 
     shard: int

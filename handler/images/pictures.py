@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Final
+
+import msgspec
+from msgspec import field
 
 from handler.errors import StorageError
 from handler.images.source import ImagesRoot
@@ -21,8 +23,7 @@ READ_THREADS: Final = 8
 DRAW_IMAGES: Final = "draw images"
 
 
-@dataclass(frozen=True)
-class Picture:
+class Picture(msgspec.Struct, frozen=True):
     """One asset's image as the page draws it: its thumbnail, or a note saying why there is none."""
 
     where: str  # the file read, or the root it was looked for in
@@ -30,8 +31,7 @@ class Picture:
     note: str | None = None
 
 
-@dataclass(frozen=True)
-class Pictures:
+class Pictures(msgspec.Struct, frozen=True):
     """The run's images: where from, and each sketched asset's picture (none at all: `note`).
     The empty value (no `root`) is a run without images."""
 

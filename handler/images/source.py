@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Final
+
+import msgspec
 
 from handler.datasets import images_folder
 from handler.datasets.assetnames import IMAGE_EXTENSIONS, asset_key
@@ -35,8 +36,7 @@ PROBED_EXTENSIONS: Final = (
 )
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(msgspec.Struct, frozen=True):
     """An asset's image file and its content (None: more than the bytes read at most)."""
 
     file: Source
@@ -55,8 +55,7 @@ def _probes(asset_id: str) -> list[str]:
     return named + [stem + extension for extension in PROBED_EXTENSIONS if stem + extension != relative]
 
 
-@dataclass(frozen=True)
-class ImagesRoot:
+class ImagesRoot(msgspec.Struct, frozen=True, dict=True):
     """A folder of images and how it was chosen (`given`, `beside the yolo labels`)."""
 
     source: Source

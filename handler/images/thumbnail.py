@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+import msgspec
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -33,8 +34,7 @@ QUALITIES: Final = (60, 45, 30)
 MAX_THUMBNAIL_BYTES: Final = 20_000
 
 
-@dataclass(frozen=True)
-class Thumbnail:
+class Thumbnail(msgspec.Struct, frozen=True):
     """The JPEG bytes of a picture scaled to fit LONG_SIDE, and the picture's own size."""
 
     jpeg: bytes

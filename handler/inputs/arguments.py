@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -114,8 +114,7 @@ def class_names(dataset_meta: Any) -> tuple[dict[str, Any] | None, npt.NDArray[n
     return meta, names.astype(str)
 
 
-@dataclass(frozen=True)
-class Skipped:
+class Skipped(msgspec.Struct, frozen=True):
     """Boxes left out of a batch, by reason: how many, and the first one's place."""
 
     counts: dict[str, int]
@@ -131,8 +130,7 @@ class Skipped:
         )
 
 
-@dataclass(frozen=True)
-class Batch:
+class Batch(msgspec.Struct, frozen=True):
     """A batch of records as columns: every box of the groundtruths, then of the predictions.
 
     `image` is the record's index; `labels` are class names (str) or, without `dataset_meta`,
@@ -222,8 +220,7 @@ def _labels(where: str, value: Any, boxes: int | None) -> Array:
     )
 
 
-@dataclass(frozen=True)
-class RecordField:
+class RecordField(msgspec.Struct, frozen=True):
     """One key of a record: which side has it, whether it must, and how it is read and checked."""
 
     key: str

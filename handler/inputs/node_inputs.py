@@ -10,9 +10,10 @@ import difflib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
 
 from handler.datasets import format_names
 from handler.datasets.pairing import ScoreOn
@@ -46,8 +47,7 @@ def decimal_point(text: str) -> str | None:
     return text.replace(",", ".") if _DECIMAL_COMMA.fullmatch(text) else None
 
 
-@dataclass(frozen=True)
-class ConfidenceThreshold:
+class ConfidenceThreshold(msgspec.Struct, frozen=True):
     """CONFIDENCE_THRESHOLD, parsed once (contract §2): the text as given, the number used, and
     whether that number replaced a text that is not one (0 then)."""
 
@@ -69,8 +69,7 @@ class ConfidenceThreshold:
         return cls(text, value, False)
 
 
-@dataclass(frozen=True)
-class NodeInputs:
+class NodeInputs(msgspec.Struct, frozen=True):
     """The validated inputs, each parsed once: everything downstream reads them from here."""
 
     gt: SideSpec

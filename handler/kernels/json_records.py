@@ -3,11 +3,12 @@ members of a top-level object found by their bounds, no Python object made per r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
+from msgspec.structs import astuple
 
 from handler.kernels import F64, I64, SIZE, U8, kernel
 
@@ -26,8 +27,7 @@ _MEMBERS = kernel("json_members", U8, SIZE, SIZE, I64)
 _JOIN_SPANS = kernel("json_join_spans", U8, SIZE, I64, SIZE, U8, SIZE, I64)
 
 
-@dataclass(frozen=True)
-class Records:
+class Records(msgspec.Struct, frozen=True):
     """The columns of an array's records: ids, `[x, y, w, h]` (NaN where no bbox), score (NaN
     where none), iscrowd (0 where none), the bounds of each `segmentation` value in the text
     ((0, 0) where none) and the `HAS_*` flags of the keys each wrote."""
@@ -44,8 +44,7 @@ class Records:
         return len(self.image_id)
 
 
-@dataclass(frozen=True)
-class Refused:
+class Refused(msgspec.Struct, frozen=True):
     """The kernel does not read the text: its record `record` is not JSON or not of the usual
     shape (a text id, another type, a number it leaves to the plain parser)."""
 
@@ -67,10 +66,10 @@ def records(text: bytes) -> Records | Refused:
         np.empty(room, np.uint8),
     )
     chars = np.frombuffer(text, np.uint8)
-    count = _RECORDS(chars, len(chars), room, *vars(columns).values())
+    count = _RECORDS(chars, len(chars), room, *astuple(columns))
     if count < 0:
         return Refused(-1 - count)
-    return Records(*(column[:count] for column in vars(columns).values()))
+    return Records(*(column[:count] for column in astuple(columns)))
 
 
 def members(text: bytes) -> list[tuple[slice, slice]] | None:

@@ -3,16 +3,14 @@ pairs of masks, in C (`src/mask_iou.c`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
 from handler.kernels import DOUBLE, F64, I64, SIZE, U16, Fields, kernel
 
 
-@dataclass(frozen=True)
-class MeasuredRuns:
+class MeasuredRuns(msgspec.Struct, frozen=True):
     """Masks as COCO's uncompressed RLE (mask i's runs are `counts[offsets[i]:offsets[i + 1]]`,
     over `height[i]` x `width[i]` pixels) with each one's area and extent ((N, 4) `[x_min, y_min,
     x_max + 1, y_max + 1]`), measured once (`measured`) for all the pairs they are in."""

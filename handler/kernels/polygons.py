@@ -4,9 +4,9 @@ the parts of an object united as its `merge` unites them, the object's runs writ
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -24,8 +24,7 @@ _TOGGLE_ROOM = 1 << 18
 _RUN_ROOM = 1 << 24
 
 
-@dataclass(frozen=True)
-class _Scratch:
+class _Scratch(msgspec.Struct, frozen=True):
     """The kernel's working room: the toggles of a band of columns found and sorted (3 x uint32
     each), a count per column of the band, a parity per part of an object."""
 

@@ -3,9 +3,9 @@ row at once into columns, no value parsed into Python objects."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -33,8 +33,7 @@ _SCAN = kernel(
 _ROOMS = kernel("segmentation_rooms", U8, SIZE, SIZE, I64, returns=None)
 
 
-@dataclass(frozen=True)
-class Segmentations:
+class Segmentations(msgspec.Struct, frozen=True):
     """N rows' values as columns. Row i's parts are `row_parts[i]` of `part_lengths` (numbers of
     `points`, x y x y …), its RLE size `sizes[i]` (height, width), its compressed string
     `string_lengths[i]` bytes of `strings` (unescaped) or its runs `run_lengths[i]` of `runs`:

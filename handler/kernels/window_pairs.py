@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -24,8 +23,7 @@ _PAIRS = kernel(
 )
 
 
-@dataclass(frozen=True)
-class Windows:
+class Windows(msgspec.Struct, frozen=True):
     """The predictions in window order (position q is prediction row `rows[q]`), and per GT row its
     window (the `count` positions from `start`) and the y-overlap below which none of its pairs is
     kept; GT rows `first` to `last` (excluded) are enumerated."""

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import orjson
 
 
-@dataclass(frozen=True)
-class NodeOutputs:
+class NodeOutputs(msgspec.Struct, frozen=True):
     report_id: str
     efficiency_level: str
 

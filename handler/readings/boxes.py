@@ -8,10 +8,10 @@ the reader made (`written_numbers`) and read again in the other convention.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Final
 
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import BOX_OPTIONS, Y_FIRST, FloatArray, Parsed, ParsedRows, corners
 from handler.readings.reading import Reading, Transform, side_key, written_numbers

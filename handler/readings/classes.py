@@ -10,12 +10,12 @@ again: a YOLO index written as `category_id` names many ids the COCO file does n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from functools import lru_cache
 from typing import Final
 
 import numpy as np
 import orjson
+from msgspec.structs import replace
 
 from handler.boxes import UNKNOWN_CLASS, IntArray, Parsed, ParsedRows
 from handler.readings import spellings

@@ -13,11 +13,12 @@ fitted to the boxes: a model with a habit is not a frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import FloatArray, Parsed, ParsedRows, box_area
 from handler.engine.evaluation import Evaluation
@@ -79,8 +80,7 @@ def _network_frame(
     return pad, (1 / ratio, 1 / ratio)
 
 
-@dataclass(frozen=True)
-class _Corners:
+class _Corners(msgspec.Struct, frozen=True, dict=True):
     """Rows' corners and their images' sizes, looked up once for every frame tried on them."""
 
     xyxy: FloatArray

@@ -11,10 +11,10 @@ group, how many, and the score read that way, and the step that wrote them is to
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Final, Literal
 
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import BoolArray, IntArray, Parsed, ParsedRows
 from handler.readings.classes import written_keys

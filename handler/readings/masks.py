@@ -10,10 +10,10 @@ from where the masks' extents land (`extents`), never from the masks' own shapes
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Final
 
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import FloatArray, IntArray, MaskRuns, Masks, Parsed, ParsedRows, TableMasks, UnmadeMasks
 from handler.datasets.segmentation import readable

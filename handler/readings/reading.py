@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import FloatArray, IntArray, Parsed, ParsedRows
 
@@ -37,8 +38,7 @@ def side_key(side: str, option: str) -> str:
     return f"{side.upper()}_{option}"
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(msgspec.Struct, frozen=True):
     """One way to read a side's rows: `key` is the read option that applies it, with `value`."""
 
     family: str  # box, frame, classes
@@ -54,8 +54,7 @@ class Reading:
     part: str = ""  # the group in words: "on 21 of 100 images (a.jpg, b.jpg, c.jpg, …)"
 
 
-@dataclass(frozen=True)
-class Combined:
+class Combined(msgspec.Struct, frozen=True):
     """The readings a candidate applies, each side's in the order they compose (box, frame, classes)."""
 
     parts: tuple[Reading, ...]

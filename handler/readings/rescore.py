@@ -24,11 +24,13 @@ the trusted side, and is blamed only for what no reading of the predictions expl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec import field
+from msgspec.structs import replace
 
 from handler.boxes import (
     BOX_KINDS,
@@ -108,8 +110,7 @@ MAPPING_ROUNDS: Final = 3
 AS_READ: Final = Combined(())
 
 
-@dataclass(frozen=True)
-class Sides:
+class Sides(msgspec.Struct, frozen=True):
     """Both sides as the run read them (after the readings their options gave)."""
 
     gt: Dataset
@@ -166,8 +167,7 @@ def _boxes_on(dataset: Dataset, images: IntArray) -> Dataset:
     )
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(msgspec.Struct, frozen=True, dict=True):
     """Some shared images (in the run's order), each side's rows on them only."""
 
     gt: Parsed | Dataset
@@ -179,7 +179,7 @@ class Probe:
     masks_made_once: bool = False
     # Each side's masks as runs, by the side and the mask readings applied (the only readings that
     # change masks).
-    made_masks: dict[tuple[str, tuple[str, ...]], MaskRuns] = field(default_factory=dict, compare=False)
+    made_masks: dict[tuple[str, tuple[str, ...]], MaskRuns] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sides: Sides, shared: IntArray, evaluated_often: bool = False) -> Probe:
@@ -249,8 +249,7 @@ def _pixels(parsed: Parsed, rows: ParsedRows) -> FloatArray:
     return xyxy
 
 
-@dataclass(frozen=True)
-class Placer:
+class Placer(msgspec.Struct, frozen=True):
     """How many GT boxes some prediction overlaps well (IoU ≥ IOU_PERFECT, any class) under a
     geometry: a count over the same-image pairs of GT rows and kept prediction rows, numpy only,
     so that every geometry can be tried on every run for the price of a few array passes."""
@@ -507,8 +506,7 @@ def _refined(candidate: Combined, probe: Probe, thresholds: Thresholds) -> Combi
     return candidate
 
 
-@dataclass(frozen=True)
-class Placed:
+class Placed(msgspec.Struct, frozen=True):
     """The geometries placed on the head of the probe: those that place clearly more than the rows
     read with `base` (`kept`, best first, a few a side), and every one tried, each with `base`."""
 
@@ -602,8 +600,7 @@ def _group(
     return Combined((*base.parts, *parts))
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(msgspec.Struct, frozen=True):
     """A geometry a group of keys (images, classes; boxes: none, named on every image) agrees on,
     on the probe's head."""
 
@@ -883,8 +880,7 @@ def _score(counts: IntArray) -> float:
     return OutcomeCounts(counts.sum(axis=0)).score
 
 
-@dataclass
-class Search:
+class Search(msgspec.Struct, dict=True):
     """One run's search: its sides and merged state, the probe's images, each probe built when used
     (a clean run builds only the head the geometries are placed on)."""
 

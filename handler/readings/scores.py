@@ -8,10 +8,10 @@ by it; `{SIDE}_SCORE` "scale 100" applies it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Final
 
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import Parsed, ParsedRows
 from handler.readings.reading import Reading, Transform, finite_number, side_key

@@ -4,9 +4,10 @@ and the one the search finds clearly better after the main evaluation (`rescore`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from handler.boxes import WRITTEN_SHAPES, WROTE_BOX, Dataset, ParsedRows
 from handler.datasets.ids import DatasetIds
@@ -122,8 +123,7 @@ def numeric_ids(ids: DatasetIds | None, names: list[str]) -> dict[int, str] | No
     return {int(text): name for text, name in zip(ids.class_ids, names, strict=False)}
 
 
-@dataclass(frozen=True)
-class ReadSides:
+class ReadSides(msgspec.Struct, frozen=True):
     """The two datasets as the run read them, kept for the search of other readings, and how."""
 
     sides: Sides

@@ -9,10 +9,10 @@ so the images' shared difficulty leaves the interval) stays at or above MIN_LOW_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import IntArray
@@ -26,8 +26,7 @@ MIN_LOW_END: Final = 0.01
 LEVEL: Final = Fraction(99, 100)
 
 
-@dataclass(frozen=True)
-class Gain:
+class Gain(msgspec.Struct, frozen=True):
     """Score under the reading minus score as read, and its paired 99 % interval."""
 
     value: float
@@ -39,8 +38,7 @@ class Gain:
         return self.value >= max(MIN_GAIN, MIN_RATIO * as_read) and self.low >= MIN_LOW_END
 
 
-@dataclass(frozen=True)
-class Rescored:
+class Rescored(msgspec.Struct, frozen=True):
     """A reading that scores clearly better, on all `images` shared images."""
 
     reading: Combined

@@ -7,9 +7,9 @@ interleaves the columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 import orjson
@@ -26,16 +26,14 @@ TABLE_ENTRIES: Final = 1 << 16
 LINE_END: Final = b"}\n"
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(msgspec.Struct, frozen=True):
     """A text field: `values[index]`, null where index is -1."""
 
     values: Sequence[str]
     index: IntArray
 
 
-@dataclass(frozen=True)
-class Number:
+class Number(msgspec.Struct, frozen=True):
     """A numeric field: null where `null` is set (NaN floats are null anyway)."""
 
     values: IntArray | FloatArray | BoolArray
@@ -55,8 +53,7 @@ def _objects(items: Sequence[bytes]) -> ObjectArray:
     return array
 
 
-@dataclass(frozen=True)
-class _Encoded:
+class _Encoded(msgspec.Struct, frozen=True):
     """Text fields as a table of their `"key":value` pieces, encoded once for every chunk, and the
     entry of each line."""
 

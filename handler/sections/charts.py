@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
+
+import msgspec
 
 from handler.engine.timecost import ACTIONS
 from handler.sections.wording import MINUS
@@ -46,8 +47,7 @@ class Counts(Protocol):
     def outcomes(self) -> dict[str, int]: ...
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(msgspec.Struct, frozen=True):
     key: str  # the action
     x: float
     width: float
@@ -76,8 +76,7 @@ def segments(by_action: dict[str, tuple[int, float]], left: float, scale: float)
     return result
 
 
-@dataclass(frozen=True)
-class TimeBar:
+class TimeBar(msgspec.Struct, frozen=True):
     """Where the labeler's time goes: with the predictions (by action) against from scratch."""
 
     with_predictions: list[Segment]
@@ -105,8 +104,7 @@ def time_bar(counts: Counts, costs: dict[str, float], from_scratch: float) -> Ti
     )
 
 
-@dataclass(frozen=True)
-class SavingBar:
+class SavingBar(msgspec.Struct, frozen=True):
     label: str
     seconds: float  # saved (negative: lost)
     x: float
@@ -117,8 +115,7 @@ class SavingBar:
     interval: tuple[float, float] | None  # in seconds
 
 
-@dataclass(frozen=True)
-class SavingBars:
+class SavingBars(msgspec.Struct, frozen=True):
     """Time saved by a few policies, on one scale from zero (losses to the left of it)."""
 
     bars: list[SavingBar]
@@ -155,8 +152,7 @@ def saving_bars(rows: list[tuple[str, float, tuple[float, float] | None]], scrat
     return SavingBars(bars, round(zero, 2), len(rows) * 30.0 + 6, scratch)
 
 
-@dataclass(frozen=True)
-class ClassBar:
+class ClassBar(msgspec.Struct, frozen=True):
     name: str
     label: str  # the name cut to its column
     y: float
@@ -166,8 +162,7 @@ class ClassBar:
     decision: str  # `pre-label ≥ 0.45`, `draw`
 
 
-@dataclass(frozen=True)
-class ClassChart:
+class ClassChart(msgspec.Struct, frozen=True):
     rows: list[ClassBar]
     height: float
     left: float
@@ -201,14 +196,12 @@ def class_chart(rows: list[ClassRow], costs: dict[str, float], most: float) -> C
     return ClassChart(bars, len(rows) * ROW, LABEL_WIDTH, plot)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(msgspec.Struct, frozen=True):
     points: str
     key: str
 
 
-@dataclass(frozen=True)
-class Mark:
+class Mark(msgspec.Struct, frozen=True):
     x: float
     y_score: float
     threshold: float
@@ -216,8 +209,7 @@ class Mark:
     saved_share: float
 
 
-@dataclass(frozen=True)
-class SweepFigure:
+class SweepFigure(msgspec.Struct, frozen=True):
     score: Line
     saved: Line
     used: Mark
@@ -276,8 +268,7 @@ Row = TypeVar("Row")
 CLASS_HEAD: Final = 15
 
 
-@dataclass(frozen=True)
-class Folded(Generic[Chart]):
+class Folded(msgspec.Struct, Generic[Chart], frozen=True):
     head: Chart
     tail: Chart | None
 
@@ -288,8 +279,7 @@ def folded(chart: Callable[[list[Row]], Chart], rows: list[Row]) -> Folded[Chart
     return Folded(chart(rows[:CLASS_HEAD]), chart(tail) if tail else None)
 
 
-@dataclass(frozen=True)
-class ClassPair:
+class ClassPair(msgspec.Struct, frozen=True):
     name: str
     label: str
     y: float
@@ -303,8 +293,7 @@ class ClassPair:
     at: tuple[float, float, float]  # x of the difference, of its low end and of its high end
 
 
-@dataclass(frozen=True)
-class PairChart:
+class PairChart(msgspec.Struct, frozen=True):
     rows: list[ClassPair]
     height: float
     left: float
@@ -312,8 +301,7 @@ class PairChart:
     axis: DifferenceAxis
 
 
-@dataclass(frozen=True)
-class DifferenceAxis:
+class DifferenceAxis(msgspec.Struct, frozen=True):
     """A symmetric axis around 0 from `left` over `plot` units, -bound to +bound."""
 
     left: float
@@ -370,8 +358,7 @@ def pair_chart(rows: list[tuple[str, float, float, float, float]], bound: float)
     return PairChart(pairs, len(rows) * PAIR_ROW, LABEL_WIDTH, PAIR_BARS, axis)
 
 
-@dataclass(frozen=True)
-class DifferenceFigure:
+class DifferenceFigure(msgspec.Struct, frozen=True):
     """B - A with its interval on a symmetric axis around 0."""
 
     zero: float
@@ -392,8 +379,7 @@ GRID_HEAD: Final = 40.0  # the column names' row
 GRID_CELL: Final = (104.0, 40.0)
 
 
-@dataclass(frozen=True)
-class TransitionCell:
+class TransitionCell(msgspec.Struct, frozen=True):
     """One cell of the transitions grid: where it is, its count, and whether B's outcome there
     costs more (`worse`), less (`better`) or the same as A's; `strength` in 0-1 shades it."""
 
@@ -404,8 +390,7 @@ class TransitionCell:
     strength: float
 
 
-@dataclass(frozen=True)
-class TransitionGrid:
+class TransitionGrid(msgspec.Struct, frozen=True):
     cells: list[TransitionCell]
     rows: list[tuple[float, str]]  # each row's middle and its outcome under A
     columns: list[tuple[float, str]]  # each column's middle and its outcome under B

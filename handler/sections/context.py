@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
+
+import msgspec
+from msgspec import field
 
 from handler.datasets.loaded import DatasetNames
 from handler.datasets.slices import SliceFile
@@ -28,8 +30,7 @@ def first_of(kind: type[Data], values: tuple[object, ...]) -> Data:
     return next((value for value in values if isinstance(value, kind)), None) or kind()
 
 
-@dataclass(frozen=True)
-class RunFacts:
+class RunFacts(msgspec.Struct, frozen=True, dict=True):
     """Every section's builder reads this one object (the context of `Shown.build`)."""
 
     inputs: NodeInputs

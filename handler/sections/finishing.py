@@ -13,9 +13,11 @@ are built with their data, then those on the findings.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final, Literal, TypeVar
+
+import msgspec
+from msgspec import field
 
 from handler.datasets.loaded import DatasetNames
 from handler.datasets.slices import SliceFile
@@ -32,8 +34,7 @@ from handler.sections.parts import ReportPart
 from handler.storage import Content
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(msgspec.Struct, frozen=True, dict=True):
     """What every finisher reads: the run's inputs and costs, both datasets' names, the merged state."""
 
     inputs: NodeInputs
@@ -55,8 +56,7 @@ class Merged:
         )
 
 
-@dataclass(frozen=True)
-class ExactPass:
+class ExactPass(msgspec.Struct, frozen=True):
     """An extra exact pass over the images `choose` picks (asset ids) from the merged state; the
     finisher gets their paired boxes and evaluation (`Finishing.images`)."""
 
@@ -69,8 +69,7 @@ FINDINGS: Final = "findings"
 Needs = ExactPass | Literal["merged state", "findings"]
 
 
-@dataclass(frozen=True)
-class Finishing:
+class Finishing(msgspec.Struct, frozen=True):
     """A finisher's input: the merged run, and what its `needs` asked for besides."""
 
     merged: Merged
@@ -89,16 +88,14 @@ class Finishing:
         return self.findings
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(msgspec.Struct, frozen=True):
     """A finisher's output: its parts (of those it declared) and its data for the findings."""
 
     parts: Mapping[ReportPart, Content] = field(default_factory=dict)
     data: object = None
 
 
-@dataclass(frozen=True)
-class Finisher:
+class Finisher(msgspec.Struct, frozen=True):
     """One finisher: its name, what it needs, the parts it may write, and the function that runs it.
 
     `finish` is a module-level function of `Finishing`; `parts` are every part it may return (the
@@ -112,8 +109,7 @@ class Finisher:
     phase: str | None = None
 
 
-@dataclass(frozen=True)
-class FinishedRun:
+class FinishedRun(msgspec.Struct, frozen=True):
     """The data for the findings (one value per finisher that gave one) and the parts so far."""
 
     data: tuple[object, ...]

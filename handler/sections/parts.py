@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+import msgspec
 
-@dataclass(frozen=True)
-class ReportPart:
+
+class ReportPart(msgspec.Struct, frozen=True):
     """One part of a report: the key `show` names it by, its file name and its content type.
 
     The ledger is the part the shards write (`LEDGER`); every other part is declared by

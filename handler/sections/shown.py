@@ -11,9 +11,9 @@ pictures), built from the run and handed to the page only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 Values = Mapping[str, object]
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(msgspec.Struct, frozen=True):
     """A findings field: how it is built (None: with the run-level fields, in build.py), and the
     feature whose fragment shows it, if any."""
 

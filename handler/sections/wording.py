@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Final
+
+import msgspec
+from msgspec import field
 
 from handler.engine.timecost import Shape
 
@@ -141,8 +143,7 @@ def short_name(source: str) -> str:
     return name + "/" if folder else name
 
 
-@dataclass(frozen=True)
-class ShapeWords:
+class ShapeWords(msgspec.Struct, frozen=True):
     """What a run's objects are called, one and many, and each labeler action as said for them:
     a mask's shifted pre-label is not nudged, its outline is fixed. The keys (`nudge`) stay the
     findings' and the ledger's; only the words change."""

@@ -11,8 +11,9 @@ import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import BinaryIO, ClassVar, Final, Protocol
+
+import msgspec
 
 from handler.errors import StorageError, UserError
 
@@ -155,8 +156,7 @@ class Source(ABC):
         return content
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True):
     """What a listing says of one object: enough to check a write and to collect garbage."""
 
     size: int  # bytes

@@ -20,7 +20,6 @@ import io
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, BinaryIO, Final, TypeVar
 from urllib.parse import urlsplit
@@ -29,6 +28,7 @@ import boto3
 import boto3.session
 import botocore.loaders
 import botocore.session
+import msgspec
 from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
@@ -90,8 +90,7 @@ def max_attempts() -> int:
     return DEFAULT_MAX_ATTEMPTS
 
 
-@dataclass(frozen=True)
-class Connection:
+class Connection(msgspec.Struct, frozen=True):
     """A boto3 S3 client and the attempt budget it was built with (for messages)."""
 
     client: S3Client

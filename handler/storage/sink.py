@@ -3,8 +3,9 @@ dask worker) writes one object of a report and says what it wrote."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+
+import msgspec
 
 from handler.storage.base import SizedContent, Store
 from handler.storage.registry import open_store
@@ -16,16 +17,14 @@ def _opened(uri: str) -> Store:
     return open_store(uri)
 
 
-@dataclass(frozen=True)
-class WrittenObject:
+class WrittenObject(msgspec.Struct, frozen=True):
     """What a worker reports back: the object it wrote (store-relative key) and its size."""
 
     key: str
     size: int
 
 
-@dataclass(frozen=True)
-class ObjectSink:
+class ObjectSink(msgspec.Struct, frozen=True):
     """Where one object goes; picklable, so a worker in any process can write it."""
 
     store_uri: str

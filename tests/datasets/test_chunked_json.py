@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 import pytest
+from msgspec.structs import replace
 
 from handler.boxes import Dataset, ParsedRows
 from handler.datasets import coco, jsondoc, load_dataset

@@ -78,7 +78,7 @@ def _read(path: Path, typed: bool, monkeypatch: pytest.MonkeyPatch) -> Dataset:
 def _described(dataset: Dataset) -> dict[str, Any]:
     boxes = dataset.boxes
     # the per-box columns; the shape columns (masks, quadrilaterals) are None for these formats
-    fields = [name for name in boxes.__dataclass_fields__ if name not in ("masks", "quads")]
+    fields = [name for name in boxes.__struct_fields__ if name not in ("masks", "quads")]
     columns = {name: getattr(boxes, name).tolist() for name in fields}
     return {
         "assets": (dataset.asset_ids, str(dataset.widths), str(dataset.heights), dataset.asset_tags),

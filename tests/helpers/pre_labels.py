@@ -6,11 +6,12 @@ its confidence reaches its class's threshold in `routing.json`, or the run's one
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from msgspec.structs import replace
 
 from handler.cli import main
 from handler.datasets import PairedBoxes, load_dataset, pair_datasets

@@ -809,3 +809,43 @@ def test_every_feature_partial_loads_without_pydantic_or_jinja2() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# --- Records are msgspec Structs, never dataclasses ---
+
+
+def dataclass_uses(trees: dict[str, ast.Module]) -> list[str]:
+    """`path:line` of every import of the `dataclasses` module (its decorator, `make_dataclass`,
+    `field`, `replace`...), at the top or inside a function."""
+    return [
+        f"{path}:{node.lineno}"
+        for path, tree in trees.items()
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.ImportFrom) and node.module == "dataclasses")
+        or (isinstance(node, ast.Import) and any(alias.name == "dataclasses" for alias in node.names))
+    ]
+
+
+def test_the_package_defines_its_records_as_msgspec_structs() -> None:
+    """Every start of the node and of `prelabel-eval` defines the package's records: a dataclass is
+    built by generating and exec'ing the source of its methods, a `msgspec.Struct` is defined in C
+    at a small fraction of that cost (docs/decisions.md), so a record is `class R(msgspec.Struct,
+    frozen=True)` and `msgspec.structs` replaces `dataclasses.replace`, `fields` and `asdict`."""
+    found = dataclass_uses(_trees())
+    assert not found, "dataclasses in handler/ (make them msgspec.Structs):\n  " + "\n  ".join(found)
+
+
+# Three ways to a dataclass (lines 2, 3 and 7) and a Struct, which is no dataclass.
+RECORDS_SAMPLE = """import msgspec
+from dataclasses import dataclass
+import dataclasses as dc
+class Kept(msgspec.Struct, frozen=True):
+    x: int
+def made():
+    from dataclasses import make_dataclass
+"""
+
+
+def test_the_record_check_sees_every_way_to_a_dataclass() -> None:
+    found = dataclass_uses({"handler/boxes.py": ast.parse(RECORDS_SAMPLE)})
+    assert found == [f"handler/boxes.py:{line}" for line in (2, 3, 7)]

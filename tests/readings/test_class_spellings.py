@@ -4,7 +4,6 @@ and the last class of a one-to-one map otherwise complete is read by elimination
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
@@ -12,6 +11,7 @@ import orjson
 import pytest
 from helpers import mixups
 from helpers.paths import THIRD_PARTY
+from msgspec.structs import replace
 
 from handler.boxes import Parsed
 from handler.execution import ExecutionOptions, read_and_plan

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 import operator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import numpy as np
 import orjson
 import pytest
@@ -38,8 +38,7 @@ from handler.storage.local import LocalStore
 # --- the analysis's module: its partial, its per-shard function, its merge ---
 
 
-@dataclass(frozen=True)
-class Crowded:
+class Crowded(msgspec.Struct, frozen=True):
     """The most GT boxes on one image, and how many images have that many (merge: the max wins)."""
 
     most: int

@@ -19,7 +19,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -28,6 +28,7 @@ import pytest
 from helpers.flat_store import SCHEME as FLAT_SCHEME
 from helpers.reports import publish_report
 from helpers.s3_server import FaultProxy
+from msgspec.structs import replace
 
 from handler.cli import main as cli_main
 from handler.errors import StorageError

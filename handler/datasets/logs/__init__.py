@@ -10,8 +10,10 @@ guessed; what is not a log of its format at all is one DatasetError line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Final
+
+import msgspec
+from msgspec import field
 
 from handler.boxes import FloatArray, IntArray
 from handler.engine.timecost import Shape
@@ -19,16 +21,14 @@ from handler.errors import DatasetError, StorageError
 from handler.storage.local import read_local_file
 
 
-@dataclass(frozen=True)
-class TaskTimes:
+class TaskTimes(msgspec.Struct, frozen=True):
     """Per task: how often each action was done (by action name, (n,) each) and its time (n,)."""
 
     counts: dict[str, IntArray]
     seconds: FloatArray
 
 
-@dataclass(frozen=True)
-class ActionTimes:
+class ActionTimes(msgspec.Struct, frozen=True):
     """Timed actions, by action name: each occurrence's seconds, occurrences and task (0..tasks-1)."""
 
     seconds: dict[str, FloatArray]
@@ -37,8 +37,7 @@ class ActionTimes:
     tasks: int
 
 
-@dataclass(frozen=True)
-class LabelerLog:
+class LabelerLog(msgspec.Struct, frozen=True):
     """What a log says about the labelers' time, and what of it was skipped (reason -> how many)."""
 
     log_format: str
@@ -49,8 +48,7 @@ class LabelerLog:
     shape: Shape = "boxes"  # what the labelers drew: a mask log fits a mask's seconds
 
 
-@dataclass(frozen=True)
-class LogFormat:
+class LogFormat(msgspec.Struct, frozen=True):
     """A tool's log: `accepts(head)` on the file's first bytes, `read(where, content)`;
     `looks_like` says what the file should be, for the message when no format accepts it."""
 

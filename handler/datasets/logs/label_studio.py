@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import orjson
+from msgspec import field
 
 from handler.boxes import FloatArray, IntArray
 from handler.datasets.jsondoc import json_type
@@ -44,8 +45,7 @@ EDITED_ORIGIN: Final = "prediction-changed"
 ONLY_PREDICTION: Final = "started from the task's only prediction (no parent_prediction)"
 
 
-@dataclass
-class _Regions:
+class _Regions(msgspec.Struct):
     """Region columns of every kept annotation, both sides, gathered before one vectorised diff."""
 
     row: list[int] = field(default_factory=list)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from handler.engine.additive import add_fields
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
 
 
-@dataclass(frozen=True)
-class DatasetCounts:
+class DatasetCounts(msgspec.Struct, frozen=True):
     """Box and image counts of both datasets; every field adds up over shards.
 
     Shards count the first four (`BOX_COUNTS`); the rest are what reading the datasets found

@@ -9,9 +9,9 @@ Per image, not per box: the state grows with the images (at most 20 small counts
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -36,16 +36,14 @@ def confidence_bin(confidence: FloatArray, edges: FloatArray) -> IntArray:
     return found
 
 
-@dataclass(frozen=True)
-class BinBlock:
+class BinBlock(msgspec.Struct, frozen=True):
     """One shard's images: kept predictions per image and bin, in asset order."""
 
     shard: int
     per_image: SmallCounts  # (n_images, n_bins)
 
 
-@dataclass(frozen=True)
-class ConfidenceBins:
+class ConfidenceBins(msgspec.Struct, frozen=True):
     """The bins (`edges`), every shard's block by shard (= asset order), the run's outcomes by bin."""
 
     edges: FloatArray

@@ -5,16 +5,16 @@ Both come from one re-matching per threshold (`sweep.class_sweep`), so they are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ClassCounts, ShardContext
 from handler.engine.sweep import Sweep, class_sweep
 
 
-@dataclass(frozen=True)
-class SweepTally:
+class SweepTally(msgspec.Struct, frozen=True):
     """The sweep, and by class its (n_thresholds, N_OUTCOMES) counts at every sweep threshold."""
 
     sweep: Sweep

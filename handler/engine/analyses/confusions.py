@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
@@ -13,8 +13,7 @@ from handler.engine.outcomes import Outcome
 from handler.engine.plugin import Analysis, ClassRank, ShardContext, class_union
 
 
-@dataclass(frozen=True)
-class Confusions:
+class Confusions(msgspec.Struct, frozen=True):
     """GT class → predicted class of class-confused matches, most frequent first."""
 
     gt_class: IntArray
@@ -45,8 +44,7 @@ def top_confusions(pairs: IntArray, top: int) -> Confusions:
     return Confusions(pairs[order, 0], pairs[order, 1], pairs[order, 2])
 
 
-@dataclass(frozen=True)
-class ClassPairs:
+class ClassPairs(msgspec.Struct, frozen=True):
     """(m, 3) rows of (GT class, predicted class, count), the classes indexing `names`."""
 
     names: tuple[str, ...]

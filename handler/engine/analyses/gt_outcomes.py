@@ -4,9 +4,9 @@ a node run does not pay for it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -15,8 +15,7 @@ from handler.engine.evaluation import Evaluation
 from handler.engine.plugin import Analysis, ShardContext
 
 
-@dataclass(frozen=True)
-class GtBoxes:
+class GtBoxes(msgspec.Struct, frozen=True):
     """GT boxes with their outcome under one run; `image` indexes `asset_ids`, the classes
     `class_names`; the matched prediction's columns are -1 / NaN for a missed box."""
 
@@ -64,8 +63,7 @@ def _cat(values: list[npt.NDArray[Any]], dtype: type = np.int64) -> Any:
     return np.concatenate(values).astype(dtype) if values else np.empty(0, dtype=dtype)
 
 
-@dataclass(frozen=True)
-class GtOutcomesByShard:
+class GtOutcomesByShard(msgspec.Struct, frozen=True):
     """Every shard's GT boxes, by shard (= asset order)."""
 
     blocks: tuple[tuple[int, GtBoxes], ...]

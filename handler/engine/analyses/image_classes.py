@@ -7,9 +7,9 @@ counts and an image's rows to its per-image counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import IntArray
@@ -19,8 +19,7 @@ from handler.engine.outcomes import N_OUTCOMES, Outcome
 from handler.engine.plugin import Analysis, ShardContext
 
 
-@dataclass(frozen=True)
-class ImageClassBlock:
+class ImageClassBlock(msgspec.Struct, frozen=True):
     """One shard's (image, class) rows: image rows into `asset_ids`, class rows into `class_names`."""
 
     shard: int
@@ -31,8 +30,7 @@ class ImageClassBlock:
     counts: IntArray  # (k, N_OUTCOMES)
 
 
-@dataclass(frozen=True)
-class ImageClassRows:
+class ImageClassRows(msgspec.Struct, frozen=True):
     """Every shard's rows on the run's shared images (asset order) and one list of class names."""
 
     asset_ids: list[str]
@@ -42,8 +40,7 @@ class ImageClassRows:
     counts: IntArray
 
 
-@dataclass(frozen=True)
-class ImageClassTallies:
+class ImageClassTallies(msgspec.Struct, frozen=True):
     blocks: tuple[ImageClassBlock, ...]
 
     def __add__(self, other: ImageClassTallies) -> ImageClassTallies:

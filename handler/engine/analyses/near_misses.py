@@ -10,9 +10,9 @@ page sketches the listed pairs' images.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import FloatArray, IntArray
@@ -24,8 +24,7 @@ TOP_NEAR_MISSES: Final = 8
 Box = tuple[float, float, float, float]
 
 
-@dataclass(frozen=True)
-class NearMissCounts:
+class NearMissCounts(msgspec.Struct, frozen=True):
     """False positives overlapping a missed GT box of their class with floor ≤ IoU < IOU_MIN.
 
     Each false positive counts once, in the band of its best such IoU; `edges` are the
@@ -62,8 +61,7 @@ def count_near_misses(evaluation: Evaluation, floor: float, iou_min: float) -> N
     return NearMissCounts(edges, counts, len(np.unique(pairs.gt[near])))
 
 
-@dataclass(frozen=True)
-class NearMissPair:
+class NearMissPair(msgspec.Struct, frozen=True):
     """A false positive and the missed GT box of its class it overlaps best (IoU just below IOU_MIN)."""
 
     iou: float
@@ -130,8 +128,7 @@ def near_miss_pairs(
     )
 
 
-@dataclass(frozen=True)
-class NearMissFigures:
+class NearMissFigures(msgspec.Struct, frozen=True):
     """The merged partial: the counts by band and the closest pairs."""
 
     counts: NearMissCounts

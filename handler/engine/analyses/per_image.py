@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import AssetTags, IntArray
@@ -14,8 +14,7 @@ from handler.engine.outcomes import N_OUTCOMES
 from handler.engine.plugin import Analysis, ShardContext
 
 
-@dataclass(frozen=True)
-class ImageBlock:
+class ImageBlock(msgspec.Struct, frozen=True):
     """Outcome counts of one shard's shared images, in asset order."""
 
     shard: int
@@ -24,8 +23,7 @@ class ImageBlock:
     tags: tuple[AssetTags, ...] = ()  # per image (native asset tags); () when the format has none
 
 
-@dataclass(frozen=True)
-class ImageTallies:
+class ImageTallies(msgspec.Struct, frozen=True):
     """Every shard's image block, by shard (= asset order)."""
 
     blocks: tuple[ImageBlock, ...]

@@ -3,8 +3,9 @@ IoU thresholds, and the mean IoU of the matched pairs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Final, Protocol
+
+import msgspec
 
 from handler.engine import Outcome
 from handler.features.time.section import TimeSaved
@@ -16,8 +17,7 @@ from handler.sections.wording import ShapeWords, counted
 CARD_LABELS: Final = {outcome.key: outcome.label for outcome in Outcome}
 
 
-@dataclass(frozen=True)
-class Card:
+class Card(msgspec.Struct, frozen=True):
     key: str
     label: str
     value: str

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
+import msgspec
 from pydantic import AliasChoices, Field
 
 from handler.engine import breakdowns
@@ -33,8 +33,7 @@ def per_class(facts: RunFacts) -> tuple[ClassRow, ...]:
     return tuple(ClassRow(class_name=classes.names[row], **figures) for row, figures in rows)
 
 
-@dataclass(frozen=True)
-class ClassFigure:
+class ClassFigure(msgspec.Struct, frozen=True):
     classes: int
     head: charts.ClassChart
     tail: charts.ClassChart | None

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Annotated, Final, Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 from handler.boxes import LayoutNote
@@ -79,24 +79,20 @@ class DataWarning(BaseModel):
         return dict(self.__pydantic_extra__)
 
 
-@dataclass(frozen=True)
-class Warned:
+class Warned(msgspec.Struct, frozen=True):
     """What a check found: how serious, what it says, and the figures it was decided from."""
 
     severity: Literal["warning", "info"]
     message: str
     figures: dict[str, int | float | str]
 
-    def __init__(
-        self, severity: Literal["warning", "info"], message: str, **figures: int | float | str
-    ) -> None:
-        object.__setattr__(self, "severity", severity)
-        object.__setattr__(self, "message", message)
-        object.__setattr__(self, "figures", figures)
+
+def warned(severity: Literal["warning", "info"], message: str, **figures: int | float | str) -> Warned:
+    """What a check found, its figures named by keyword."""
+    return Warned(severity, message, figures)
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(msgspec.Struct, frozen=True):
     """One data check, registered by one line in `CHECKS`: its warning's code, the function that
     decides it from the run, and the reading family whose proposal says it better (its warning
     then stands in for this one)."""
@@ -106,8 +102,7 @@ class Check:
     said_by_reading: str | None = None
 
 
-@dataclass(frozen=True)
-class Formats:
+class Formats(msgspec.Struct, frozen=True):
     """The formats the two datasets were read in (the fix for numeric ids depends on them)."""
 
     gt: str
@@ -199,7 +194,7 @@ def layout_mismatch(facts: RunFacts) -> Warned | None:
     ]
     message = " ".join(sides)
     first = found[0][2]
-    return Warned(
+    return warned(
         "warning",
         message,
         layout_read=first.read,
@@ -218,7 +213,7 @@ def class_names_disjoint(facts: RunFacts) -> Warned | None:
         f"Only {shared} of {kept} kept predictions ({_share(shared, kept):.0%}) carry a class name that "
         f"the ground truth has, so matches count as class-confused; {_ids_side(state, formats)}."
     )
-    return Warned(
+    return warned(
         "warning",
         message,
         kept_predictions=kept,
@@ -263,7 +258,7 @@ def boxes_skipped(facts: RunFacts) -> Warned | None:
         "by reason: "
         f"{'; '.join(sides)}. The score covers the rest only."
     )
-    return Warned(
+    return warned(
         "warning",
         message,
         skipped=skipped,
@@ -289,7 +284,7 @@ def predictions_elsewhere(facts: RunFacts) -> Warned | None:
         else f"{placed} of {read} predictions refer to one of the {gt_images} ground-truth images: is this "
         "results file for another dataset?"
     )
-    return Warned(
+    return warned(
         "warning",
         message,
         predictions_read=read,
@@ -309,7 +304,7 @@ def ground_truth_has_confidences(facts: RunFacts) -> Warned | None:
         "confidence and "
         "the predictions carry none: the two datasets look swapped (GT_DATASET is the trusted one)."
     )
-    return Warned(
+    return warned(
         "warning",
         message,
         gt_with_confidence=health.gt_confident,
@@ -330,7 +325,7 @@ def rotated_on_one_side(facts: RunFacts) -> Warned | None:
                 "as about the model; compare an oriented-box model's output, or check that the export "
                 "keeps the rotation."
             )
-            return Warned("warning", message, turned=turned, boxes=boxes)
+            return warned("warning", message, turned=turned, boxes=boxes)
     return None
 
 
@@ -344,7 +339,7 @@ def masks_on_one_side(facts: RunFacts) -> Warned | None:
         f"The {has} {carry} instance masks but the {lacks} {do} not: scored on boxes. Give the {lacks} "
         "as masks (polygons or RLE) to score the masks."
     )
-    return Warned("info", message, masks=has)
+    return warned("info", message, masks=has)
 
 
 def scored_on_masks(facts: RunFacts) -> Warned | None:
@@ -354,7 +349,7 @@ def scored_on_masks(facts: RunFacts) -> Warned | None:
         "Scored on masks: a pair's IoU is that of its instance masks (the pixels in both over those in "
         "either, as pycocotools' mask IoU); SCORE_ON boxes (--score-on boxes) scores their boxes."
     )
-    return Warned("info", message, scored_on="masks")
+    return warned("info", message, scored_on="masks")
 
 
 def costs_of_another_shape(facts: RunFacts) -> Warned | None:
@@ -368,7 +363,7 @@ def costs_of_another_shape(facts: RunFacts) -> Warned | None:
         f"run scores {scored}: the time saved prices the one work at the other's seconds. Calibrate "
         f"from a log of {scored} work (or `calibrate --shape {scored}`), or score the other shape."
     )
-    return Warned("warning", message, fitted_on=fit.shape, scored_on=scored)
+    return warned("warning", message, fitted_on=fit.shape, scored_on=scored)
 
 
 def assets_unmatched(facts: RunFacts) -> Warned | None:
@@ -390,7 +385,7 @@ def assets_unmatched(facts: RunFacts) -> Warned | None:
             f"({pred_share:.0%}) are not in the ground truth"
         )
     message = f"{'; '.join(sides)}: only the {figures.images} shared images were scored."
-    return Warned(
+    return warned(
         "warning",
         message,
         gt_only_images=figures.gt_only_images,
@@ -408,7 +403,7 @@ def image_size_mismatch(facts: RunFacts) -> Warned | None:
         f"{mismatched} of {images} shared images have a different width or height in the two datasets: "
         f"their {facts.words.many} may be in different coordinate frames (resized images?)."
     )
-    return Warned(
+    return warned(
         "warning",
         message,
         mismatched_images=mismatched,
@@ -428,7 +423,7 @@ def duplicate_ground_truth(facts: RunFacts) -> Warned | None:
         f"with IoU ≥ {DUPLICATE_IOU:g} "
         f"({gt} GT {words.many}): one object drawn twice leaves a false negative that no prediction can fix."
     )
-    return Warned("warning", message, pairs=pairs, gt_boxes=gt)
+    return warned("warning", message, pairs=pairs, gt_boxes=gt)
 
 
 def images_not_drawn(facts: RunFacts) -> Warned | None:
@@ -436,7 +431,7 @@ def images_not_drawn(facts: RunFacts) -> Warned | None:
     pictures = facts.finished(Pictures)
     if not facts.inputs.images or not pictures.note:
         return None
-    return Warned("warning", f"The images given are not drawn: {pictures.note}.", drawn=0)
+    return warned("warning", f"The images given are not drawn: {pictures.note}.", drawn=0)
 
 
 def decimal_comma(facts: RunFacts) -> Warned | None:
@@ -444,7 +439,7 @@ def decimal_comma(facts: RunFacts) -> Warned | None:
     if not read:
         return None
     said = ", ".join(f"{key} {text!r} as {decimal_point(text)}" for key, text in read)
-    return Warned("info", f"Read {said}: a decimal comma read as a decimal point.", inputs=len(read))
+    return warned("info", f"Read {said}: a decimal comma read as a decimal point.", inputs=len(read))
 
 
 def confidence_threshold_replaced(facts: RunFacts) -> Warned | None:
@@ -455,7 +450,7 @@ def confidence_threshold_replaced(facts: RunFacts) -> Warned | None:
         f"CONFIDENCE_THRESHOLD {inputs.confidence.given!r} is not a number, so 0 was used: "
         "every prediction was kept."
     )
-    return Warned(
+    return warned(
         "info",
         message,
     )
@@ -478,7 +473,7 @@ def predictions_equal_ground_truth(facts: RunFacts) -> Warned | None:
         f"The predictions equal the ground truth: {matched} "
         "with IoU 1 and the same class. Was the same dataset given twice?"
     )
-    return Warned("info", message, boxes=int(tally.counts[Outcome.CORRECT]))
+    return warned("info", message, boxes=int(tally.counts[Outcome.CORRECT]))
 
 
 def image_ids_joined(facts: RunFacts) -> Warned | None:
@@ -489,7 +484,7 @@ def image_ids_joined(facts: RunFacts) -> Warned | None:
                 f"The {side}' image ids are not the ground truth's ids: they were joined to the images by "
                 f"{names.id_join}, one to one, covering every row."
             )
-            return Warned("info", message, side=side, join=names.id_join)
+            return warned("info", message, side=side, join=names.id_join)
     return None
 
 
@@ -500,7 +495,7 @@ def crowd_excluded(facts: RunFacts) -> Warned | None:
         return None
     regions = counted(crowd, "COCO crowd region (iscrowd=1) was", "COCO crowd regions (iscrowd=1) were")
     message = f"{regions} left out of the ground truth."
-    return Warned("info", message, crowd_regions=crowd)
+    return warned("info", message, crowd_regions=crowd)
 
 
 def _applied(option: AppliedOption) -> str:
@@ -563,7 +558,7 @@ def reading_warning(found: OtherReading, source: str = "") -> DataWarning:
     )
     return DataWarning.of(
         "other_reading",
-        Warned(
+        warned(
             "warning",
             message,
             reading=found.family,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 
 from handler.boxes import BoxTable, FloatArray, IntArray
@@ -33,8 +33,7 @@ def counts_by_size(evaluation: Evaluation, area_scale: FloatArray) -> IntArray:
     return counts_by_key(evaluation, gt_size, pred_size, len(SIZE_NAMES))
 
 
-@dataclass(frozen=True)
-class SizeCounts:
+class SizeCounts(msgspec.Struct, frozen=True):
     """(3, N_OUTCOMES) counts by size; None once any shard could not size its boxes."""
 
     counts: IntArray | None

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Final
 
+import msgspec
 import numpy as np
 import orjson
 
@@ -34,8 +34,7 @@ def _sizes(values: FloatArray) -> list[int | float | None]:
     return [None if math.isnan(v) else int(v) if v.is_integer() else v for v in values.tolist()]
 
 
-@dataclass(frozen=True)
-class CocoIds:
+class CocoIds(msgspec.Struct, frozen=True):
     """Each image's and each class's COCO id, and whether they are the GT file's own."""
 
     images: IntArray

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -44,8 +44,7 @@ _COUNT_BITS: Final = 32
 RUN_BUDGET: Final = 1 << 15
 
 
-@dataclass(frozen=True)
-class RowRuns:
+class RowRuns(msgspec.Struct, frozen=True):
     """The masks' pixels as horizontal runs: mask `owner[i]` covers row `y[i]` from column `x0[i]`
     to `x1[i]` (excluded), sorted by owner, row, column; no two runs of a row touch."""
 
@@ -161,8 +160,7 @@ def _alternating(
     return runs, offsets
 
 
-@dataclass(frozen=True)
-class Crops:
+class Crops(msgspec.Struct, frozen=True):
     """Each mask's crop (its pixels' bounds) and its runs over the crop, row by row, 0s first."""
 
     left: IntArray

@@ -18,10 +18,11 @@ Made over all the masks at once (numpy, no Python step per pixel, edge or mask):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
 import numpy as np
+from msgspec.structs import astuple
 
 from handler.boxes import IntArray, MaskRuns
 from handler.engine.outlines import cycles
@@ -31,8 +32,7 @@ RIGHT, DOWN, LEFT, UP = 0, 1, 2, 3
 _NO_EDGES: Final = np.zeros(0, dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class Outlines:
+class Outlines(msgspec.Struct, frozen=True):
     """One polygon per mask: mask i's points are `points[offsets[i]:offsets[i + 1]]` ((P, 2) pixel
     corners, x then y); a mask without pixels has none."""
 
@@ -40,8 +40,7 @@ class Outlines:
     offsets: IntArray
 
 
-@dataclass(frozen=True)
-class _Edges:
+class _Edges(msgspec.Struct, frozen=True):
     """Boundary edges, each from (x, y) to (end_x, end_y), going `direction`, of mask `owner`."""
 
     owner: IntArray
@@ -52,7 +51,7 @@ class _Edges:
     direction: IntArray
 
     def __getitem__(self, rows: IntArray) -> _Edges:
-        return _Edges(*(column[rows] for column in vars(self).values()))
+        return _Edges(*(column[rows] for column in astuple(self)))
 
 
 def outlines(masks: MaskRuns) -> Outlines:
@@ -90,10 +89,7 @@ def _boundary(runs: RowRuns) -> _Edges:
         np.repeat(np.array([UP, DOWN]), n),
     )
     joined = _Edges(
-        *(
-            np.concatenate((v, b))
-            for v, b in zip(vars(vertical).values(), vars(between).values(), strict=True)
-        )
+        *(np.concatenate((v, b)) for v, b in zip(astuple(vertical), astuple(between), strict=True))
     )
     return joined[np.argsort(joined.owner, kind="stable")]
 

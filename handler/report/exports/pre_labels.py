@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
+import msgspec
 import numpy as np
 import orjson
+from msgspec.structs import replace
 
 from handler.boxes import FloatArray, MaskRuns, is_turned
 from handler.datasets.cvat import CVAT as CVAT_FORMAT
@@ -47,8 +48,7 @@ MaskShape = Literal["mask", "polygon"]
 MASK_SHAPES: Final[tuple[MaskShape, ...]] = get_args(MaskShape)
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(msgspec.Struct, frozen=True):
     """Which thresholds an export applies: a policy's name, and X for `threshold X`."""
 
     name: PolicyName = "recommended"
@@ -85,8 +85,7 @@ TURNED_TARGETS: Final = (LABEL_STUDIO_FORMAT.name, CVAT_FORMAT.name, YOLO_OBB_FO
 BLOCK_IMAGES: Final = 2000
 
 
-@dataclass(frozen=True)
-class PointText:
+class PointText(msgspec.Struct, frozen=True):
     """How a target writes a polygon's point: the text before x, between x and y, after y, and
     the factor of the coordinates (100: percent)."""
 
@@ -96,8 +95,7 @@ class PointText:
     scale: float = 1.0
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(msgspec.Struct, frozen=True):
     """Some images of an export, counted from `first_image`, their boxes from `first_box`."""
 
     first_image: int
@@ -105,8 +103,7 @@ class Block:
     labels: PreLabels
 
 
-@dataclass(frozen=True)
-class PreLabels:
+class PreLabels(msgspec.Struct, frozen=True):
     """The boxes a policy pre-labels on every image of a report, and what produced them."""
 
     boxes: Candidates
@@ -310,8 +307,7 @@ def pre_labels(
 Files = Iterator[tuple[PurePath, bytes | Iterator[bytes]]]
 
 
-@dataclass(frozen=True)
-class ExportTarget:
+class ExportTarget(msgspec.Struct, frozen=True):
     """One labeling tool's import format, named after the format of ours that reads it back:
     `files(pre_labels, out, image_root)` gives what to write."""
 

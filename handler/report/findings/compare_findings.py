@@ -6,11 +6,12 @@ summary also say: the images, the resamples, both scores) is excluded from the J
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Final, Literal, cast
 
+import msgspec
 import numpy as np
 import orjson
+from msgspec.structs import asdict
 from pydantic import AliasChoices, Field, PlainSerializer
 
 from handler.boxes import IntArray
@@ -95,11 +96,19 @@ class Side(Section):
     best_score: Score
 
 
+class ComparedThresholds(Section):
+    """Both runs' `Thresholds`, as a model (pydantic takes no msgspec Struct as a field)."""
+
+    iou_min: float
+    iou_perfect: float
+    confidence_threshold: float
+
+
 class ComparisonContext(Section):
     gt: str
     a: Side
     b: Side
-    thresholds: Thresholds
+    thresholds: ComparedThresholds
     same_predictions: bool = Field(
         description="A and B give the same outcomes on every image at every threshold."
     )
@@ -245,8 +254,7 @@ def _changes(matrix: IntArray, nouns: ShapeWords) -> tuple[str, ...]:
     )
 
 
-@dataclass(frozen=True)
-class PairedImages:
+class PairedImages(msgspec.Struct, frozen=True):
     """The images scored in both runs: their asset ids, and each one's rows in A's image order."""
 
     asset_ids: list[str]
@@ -289,8 +297,7 @@ def _better(score: Difference) -> Better:
     return "A" if score.high < 0 else "neither"
 
 
-@dataclass(frozen=True)
-class RunFigures:
+class RunFigures(msgspec.Struct, frozen=True):
     """What the comparison reads of one run: per-image counts on the paired images, by class, the sweep,
     its (image, class) rows and which of its images are paired (its image rows in pair order)."""
 
@@ -328,7 +335,7 @@ def build_comparison(
             gt=gt,
             a=_side(a.dataset, a.counts, a.sweep, costs, thresholds.confidence_threshold),
             b=_side(b.dataset, b.counts, b.sweep, costs, thresholds.confidence_threshold),
-            thresholds=thresholds,
+            thresholds=ComparedThresholds(**asdict(thresholds)),
             same_predictions=same,
             images=paired.images,
             resamples=paired.resamples,

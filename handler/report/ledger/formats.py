@@ -6,16 +6,16 @@ one chunk's text and never the whole ledger."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import BinaryIO
+
+import msgspec
 
 from handler.report.ledger.table import Table
 
 TableWriter = Callable[[Iterable[Table], Sequence[str], BinaryIO], None]
 
 
-@dataclass(frozen=True)
-class OutcomeFormat:
+class OutcomeFormat(msgspec.Struct, frozen=True):
     """One way to print box rows, named as its file suffix; `binary` ones are not printed to a terminal."""
 
     name: str

@@ -7,9 +7,9 @@ format prints them, and `load_outcomes` gives them as numpy arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
 import numpy as np
 import orjson
 
@@ -31,8 +31,7 @@ if TYPE_CHECKING:
     from handler.report.findings import Recommendation
 
 
-@dataclass(frozen=True)
-class ReportVerdicts:
+class ReportVerdicts(msgspec.Struct, frozen=True):
     """What the report decided that each row shows: the recommendation (which threshold pre-labels
     each class), and whether the GT suspects are withheld (another reading explains the misses)."""
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
 
 if TYPE_CHECKING:
     import jinja2
@@ -75,8 +76,7 @@ def as_text(message: str, report_id: str) -> Markup:
     return Markup(CODE.sub(r"<code>\1</code>", text))
 
 
-@dataclass(frozen=True)
-class MarkedVerdict:
+class MarkedVerdict(msgspec.Struct, frozen=True):
     """The verdict for the page, its score and grade marked where it says them (the page says each
     once: the gauge and the grade heading show them only when the sentence does not)."""
 
