@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 from msgspec import field
-from msgspec.structs import replace
+from msgspec.structs import force_setattr, replace
 
 from handler.kernels import ragged, run_store
 
@@ -95,8 +95,8 @@ class MaskRuns(msgspec.Struct, frozen=True, eq=False, weakref=True):
         if self.counts.dtype != np.uint16:
             # Half the memory of 32-bit runs, where both sides' masks are held through a run.
             counts, offsets = run_store.narrowed(self.counts.astype(np.uint32, copy=False), self.offsets)
-            object.__setattr__(self, "counts", counts)
-            object.__setattr__(self, "offsets", offsets)
+            force_setattr(self, "counts", counts)
+            force_setattr(self, "offsets", offsets)
 
     @classmethod
     def none(cls, n: int) -> MaskRuns:
