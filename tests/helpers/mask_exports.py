@@ -38,7 +38,8 @@ def results_segmentation() -> list[dict[str, Any]]:
 
 def coco_rle(masks: MaskRuns, row: int) -> dict[str, Any]:
     """One of our masks as pycocotools' own compressed RLE (its runs merged as pycocotools writes
-    them, given to pycocotools, which misreads empty runs within a mask)."""
+    them: given a mask's long runs in pieces, empty runs between them, its `iou` finds no overlap
+    with the same mask)."""
     height, width = int(masks.height[row]), int(masks.width[row])
     first, last = int(masks.offsets[row]), int(masks.offsets[row + 1])
     runs = merged(masks.counts[first:last], np.array([0, last - first]))[0].tolist()
