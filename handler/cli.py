@@ -73,7 +73,8 @@ from handler.inputs import (
     read_time_costs,
     select_options,
 )
-from handler.report.exports import EXPORT_TARGETS, MASK_SHAPES, POLICIES
+from handler.report.exports import MASK_SHAPES, POLICIES
+from handler.report.exports.targets import EXPORT_TARGETS
 from handler.report.ledger import OUTCOME_FORMATS, OutcomeFormat
 from handler.report.publish import (
     SAFE_AGE_SECONDS,

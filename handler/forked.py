@@ -24,7 +24,7 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from functools import cache
 from typing import Any, Final, TypeVar
@@ -66,7 +66,9 @@ def forked_map(
 ) -> Generator[Result, None, None]:
     """`map(function, tasks)` on up to `workers` forked processes, results in task order;
     closing the iterator early cancels the tasks not yet started."""
+    # Imported here: multiprocessing's machinery is for a run that forks (a small one does not).
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork")
     _FORKED.append((function, tasks))
@@ -83,6 +85,14 @@ def forked_map(
     finally:
         pool.shutdown(cancel_futures=True)  # a caller that stops early does not wait for the rest
         _FORKED.pop()
+
+
+def broken_pool() -> type[BaseException]:
+    """What a map's pool raises when a worker died; for an `except` clause, which evaluates it only
+    once something was raised (so a run that never forks does not import it)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    return BrokenProcessPool
 
 
 def _do_meanwhile() -> None:

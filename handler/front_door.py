@@ -31,7 +31,14 @@ from handler.engine.crowded import crowded_images, off_images
 from handler.engine.timecost import TimeCosts
 from handler.errors import quoted
 from handler.execution import Evaluated, ExecutionOptions, ShardPlan
-from handler.execution.run import evaluate_plan, plan_sides, read_and_plan, read_both
+from handler.execution.run import (
+    ChunkWrite,
+    evaluate_plan,
+    plan_sides,
+    read_and_plan,
+    read_both,
+    writing_behind,
+)
 from handler.execution.shards import Analyses
 from handler.inputs import NodeInputs, arguments
 from handler.inputs.arguments import Batch
@@ -124,10 +131,11 @@ class FrontDoor(msgspec.Struct, frozen=True):
         plan: ShardPlan,
         sinks: Sequence[ObjectSink] | None = None,
         pre_label_sinks: Sequence[ObjectSink] = (),
+        write: ChunkWrite = ObjectSink.write,
     ) -> Evaluated:
-        """Every shard evaluated, its ledger and pre-label chunks written to the sinks given, the
-        states merged exactly."""
-        return evaluate_plan(plan, sinks, pre_label_sinks)
+        """Every shard evaluated, its ledger and pre-label chunks written to the sinks given (by
+        `write`), the states merged exactly."""
+        return evaluate_plan(plan, sinks, pre_label_sinks, write)
 
     def process_run(
         self,
@@ -138,8 +146,10 @@ class FrontDoor(msgspec.Struct, frozen=True):
     ) -> ProcessedRun:
         """`process_plan`, then another reading of the predictions that scores clearly better
         searched on the sides the plan read: what the node's finishers and sections read."""
-        evaluated = self.process_plan(plan, sinks, pre_label_sinks)
-        reading = plan.sides.best_reading(evaluated.state, self.thresholds) if plan.sides else None
+        # The chunks are written on a second thread while the search runs: all of them by its end.
+        with writing_behind() as write:
+            evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
+            reading = plan.sides.best_reading(evaluated.state, self.thresholds) if plan.sides else None
         costs = self.costs_on(evaluated.gt, evaluated.pred)
         merged = findings.Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
         return ProcessedRun(evaluated, merged)

@@ -30,9 +30,17 @@ from handler.forked import worker_count
 from handler.kernels import mask_iou, polygons, rle_strings, run_store
 from handler.kernels.mask_iou import MeasuredRuns
 
-# Polygon points from which rasterising is shared by two threads: below, a thread costs more
-# than it saves.
+# The work from which a kernel's call is shared by two threads (below, a thread costs more than it
+# saves): polygon points rasterised, runs measured, pairs of masks measured.
 THREADED_POINTS: Final = 1 << 16
+THREADED_RUNS: Final = 1 << 16
+THREADED_PAIRS: Final = 1 << 13
+
+
+def _two_threads(work: int, threshold: int) -> bool:
+    """Whether a kernel call of this much work is shared by two threads (from `threshold`, on two
+    cores or more)."""
+    return work >= threshold and worker_count(None) >= 2
 
 
 class Foreground(msgspec.Struct, frozen=True):
@@ -183,7 +191,7 @@ def _rasterised(
 ) -> MaskRuns:
     """Object i, the parts `row_offsets[i]:row_offsets[i + 1]`, rasterised; one that cannot be
     drawn gets no mask (its size 0 x 0, as a row without one)."""
-    halves = len(xy) >= THREADED_POINTS and worker_count(None) >= 2
+    halves = _two_threads(len(xy), THREADED_POINTS)
     counts, lengths = polygons.rasterised(xy, part_offsets, row_offsets, height, width, halves=halves)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -212,8 +220,15 @@ def measured(masks: MaskRuns) -> MeasuredRuns:
     duplicates)."""
     found = _MEASURED.get(masks)
     if found is None:
-        found = _MEASURED[masks] = mask_iou.measured(masks.counts, masks.offsets, masks.height, masks.width)
+        halves = _two_threads(len(masks.counts), THREADED_RUNS)
+        found = mask_iou.measured(masks.counts, masks.offsets, masks.height, masks.width, halves)
+        _MEASURED[masks] = found
     return found
+
+
+def pair_ious(gt: MeasuredRuns, pred: MeasuredRuns, g: IntArray, p: IntArray, floor: float) -> FloatArray:
+    """`kernels.mask_iou.pair_ious` of these pairs, on two threads when there are many."""
+    return mask_iou.pair_ious(gt, pred, g, p, floor, _two_threads(len(g), THREADED_PAIRS))
 
 
 # The tables' masks measured, while the tables live (`MaskRuns` compare and hash by identity).

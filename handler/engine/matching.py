@@ -31,10 +31,10 @@ import numpy.typing as npt
 
 from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, Masks, box_area, box_size, is_turned
 from handler.engine.iou import overlap
-from handler.engine.masks import made, measured
+from handler.engine.masks import made, measured, pair_ious
 from handler.engine.rotated import corners, envelope, overlap_bound, rotated_iou
 from handler.kernels.greedy_match import MAX_LEVELS, taken_at
-from handler.kernels.mask_iou import MeasuredRuns, pair_ious
+from handler.kernels.mask_iou import MeasuredRuns
 from handler.kernels.window_pairs import Windows, window_pairs
 from handler.kernels.x_windows import x_windows
 

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, box_size
 from handler.engine.masks import extent, foreground
+from handler.kernels.interval_hits import interval_hits
 
 # Cells across a mask's box: the traced outline's resolution (a sketch is ~150 px wide).
 GRID: Final = 32
@@ -56,16 +57,13 @@ def _cells(masks: MaskRuns) -> npt.NDArray[np.bool_]:
     centre = (np.arange(GRID) + 0.5) / GRID
     xs = np.floor(box[:, 0, None] + centre[None, :] * size[:, 0, None]).astype(np.int64)
     ys = np.floor(box[:, 1, None] + centre[None, :] * size[:, 1, None]).astype(np.int64)
-    # Column-major positions of every cell centre, (N, GRID rows, GRID columns).
-    position = xs[:, None, :] * masks.height[:, None, None] + ys[:, :, None]
+    # Column-major positions of every cell centre, (N, GRID columns, GRID rows): ascending, as a
+    # mask's runs are, so one walk through both answers a mask.
+    position = xs[:, :, None] * masks.height[:, None, None] + ys[:, None, :]
     fg = foreground(masks)
-    stride = int(np.max(masks.height * masks.width, initial=0)) + 1
-    keys = fg.row * stride + fg.start
-    query = (np.arange(n)[:, None, None] * stride + position).ravel()
-    at = np.searchsorted(keys, query, side="right") - 1
-    inside = (at >= 0) & (query < (fg.row * stride + fg.stop)[np.maximum(at, 0)])
+    inside = interval_hits(fg.row, fg.start, fg.stop, position.reshape(n, GRID * GRID))
     cells = np.zeros((n, GRID + 2, GRID + 2), dtype=bool)
-    cells[:, 1:-1, 1:-1] = inside.reshape(n, GRID, GRID) & masks.present[:, None, None]
+    cells[:, 1:-1, 1:-1] = inside.reshape(n, GRID, GRID).transpose(0, 2, 1) & masks.present[:, None, None]
     return cells
 
 

@@ -70,31 +70,29 @@ class Spread(msgspec.Struct, frozen=True):
     used: IntArray = field(default_factory=_no_counts)
 
 
-def saved_interval(spread: Spread, saved: float, costs: TimeCosts) -> tuple[float, float] | None:
-    """The 95 % interval of the time saved over the images: the bootstrap of the sample's per-image
-    counts, its spread scaled to all the images (a total's spread grows as the square root of the
-    images), around the exact figure."""
-    sample = spread.counts
-    if not len(sample):
-        return None
-    resampled = OutcomeCounts(resampled_counts(sample)).seconds_saved(costs)
-    centre = float(OutcomeCounts(sample.sum(axis=0)).seconds_saved(costs))
-    return _scaled_interval(resampled - centre, saved, spread.images, len(sample))
-
-
-def gain_interval(spread: Spread, gain: float, costs: TimeCosts) -> tuple[float, float] | None:
-    """The 95 % interval of the time the policy saves over the threshold given: the paired
-    bootstrap of the sample's per-image counts under both (the same draws, so the images' own
-    difficulty leaves it), its spread scaled to all the images, around the exact gain."""
+def intervals(
+    spread: Spread, saved: float, gain: float, costs: TimeCosts
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """The 95 % intervals of the time the policy saves over the images and of its gain over the
+    threshold given, from one bootstrap of the sample's per-image counts (the draws depend on the
+    images only, so the policy's columns are what a bootstrap of them alone would sum): each the
+    resamples' spread scaled to all the images, around the exact figure. The gain's is paired (the
+    same draws under both, so the images' own difficulty leaves it); None where there is no sample."""
     policy, used = spread.counts, spread.used
-    if not len(policy) or used.shape != policy.shape:
-        return None
-    summed = resampled_counts(np.hstack((policy, used)))
+    if not len(policy):
+        return None, None
+    paired = used.shape == policy.shape
+    summed = resampled_counts(np.hstack((policy, used)) if paired else policy)
     split = policy.shape[1]
-    under, given = OutcomeCounts(summed[:, :split]), OutcomeCounts(summed[:, split:])
-    resampled = under.seconds_saved(costs) - given.seconds_saved(costs)
+    under = OutcomeCounts(summed[:, :split]).seconds_saved(costs)
+    centre = float(OutcomeCounts(policy.sum(axis=0)).seconds_saved(costs))
+    saved_within = _scaled_interval(under - centre, saved, spread.images, len(policy))
+    if not paired:
+        return saved_within, None
+    resampled = under - OutcomeCounts(summed[:, split:]).seconds_saved(costs)
     exact = OutcomeCounts(np.stack((policy.sum(axis=0), used.sum(axis=0)))).seconds_saved(costs)
-    return _scaled_interval(resampled - float(exact[0] - exact[1]), gain, spread.images, len(policy))
+    gain_within = _scaled_interval(resampled - float(exact[0] - exact[1]), gain, spread.images, len(policy))
+    return saved_within, gain_within
 
 
 def _scaled_interval(deviations: FloatArray, value: float, images: int, sampled: int) -> tuple[float, float]:

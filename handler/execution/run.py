@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from functools import partial
 from typing import Final
 
 import msgspec
@@ -22,6 +24,7 @@ from handler.execution.executors import (
     WORKERS_VARIABLE,
     Engine,
     Executor,
+    InProcess,
     choose_executor,
     workers_from,
 )
@@ -36,9 +39,11 @@ from handler.execution.shards import (
     run_file_shard,
     run_paired_shard,
 )
+from handler.forked import broken_pool
 from handler.inputs import NodeInputs
 from handler.readings.sides import ReadSides, read_sides
 from handler.storage import ObjectSink, Source, Store, WrittenObject
+from handler.storage.base import SizedContent
 
 # Local processes are forked once the input has this many boxes (GT and predictions) per core. A
 # worker costs CPU (fresh pages, a cold cache, its results sent back) that the shards' kernels no
@@ -94,16 +99,43 @@ class ShardOutput(msgspec.Struct, frozen=True):
     pre_labels_written: WrittenObject | None = None
 
 
-def run_shard(job: ShardJob) -> ShardOutput:
+# How a shard's chunk gets to its sink: written there and then (`ObjectSink.write`), or handed to
+# another thread (`writing_behind`); what was, or will be, written either way.
+ChunkWrite = Callable[[ObjectSink, bytes | SizedContent], WrittenObject]
+
+
+def run_shard(job: ShardJob, write: ChunkWrite = ObjectSink.write) -> ShardOutput:
     """The mapped function: evaluate a shard, write its ledger chunk and pre-label candidates,
     return its state."""
     task = job.task
     result: ShardResult = run_paired_shard(task) if isinstance(task, PairedShard) else run_file_shard(task)
     return ShardOutput(
         result.state,
-        job.sink.write(result.ledger) if job.sink else None,
-        job.pre_labels.write(result.pre_labels) if job.pre_labels else None,
+        write(job.sink, result.ledger) if job.sink else None,
+        write(job.pre_labels, result.pre_labels) if job.pre_labels else None,
     )
+
+
+@contextmanager
+def writing_behind() -> Iterator[ChunkWrite]:
+    """A `ChunkWrite` that hands each chunk to one writing thread and says at once what it writes:
+    the chunks' checksums and files (which release the GIL) on the second core while this thread
+    goes on. The block ends once every chunk is written (the first failure raised); a block that
+    fails drops the chunks not yet started and waits for the one being written."""
+    pending: list[Future[WrittenObject]] = []
+
+    def write(sink: ObjectSink, content: bytes | SizedContent) -> WrittenObject:
+        pending.append(writer.submit(sink.write, content))
+        return sink.written(content)
+
+    with ThreadPoolExecutor(1) as writer:
+        try:
+            yield write
+        except BaseException:
+            writer.shutdown(cancel_futures=True)
+            raise
+        for written in pending:
+            written.result()
 
 
 def _shard_pairs(gt: OpenSide, pred: OpenSide) -> list[tuple[Source, Source]] | None:
@@ -217,19 +249,24 @@ def _merged(outputs: Iterator[ShardOutput]) -> tuple[EvaluationState, Written, W
 
 
 def evaluate_plan(
-    plan: ShardPlan, sinks: Sequence[ObjectSink] | None, pre_label_sinks: Sequence[ObjectSink] = ()
+    plan: ShardPlan,
+    sinks: Sequence[ObjectSink] | None,
+    pre_label_sinks: Sequence[ObjectSink] = (),
+    write: ChunkWrite = ObjectSink.write,
 ) -> Evaluated:
     """Match and score every shard; shard i writes its ledger chunk to `sinks[i]` and its
-    pre-label candidates to `pre_label_sinks[i]` (none given: not kept). Cleaning up after a
-    failure is the caller's staging's business."""
+    pre-label candidates to `pre_label_sinks[i]` (none given: not kept), by `write` when the
+    shards run in this process (a worker writes its own). Cleaning up after a failure is the
+    caller's staging's business."""
     jobs = [
         ShardJob(task, sinks[i] if sinks else None, pre_label_sinks[i] if pre_label_sinks else None)
         for i, task in enumerate(plan.tasks)
     ]
     try:
-        merged, written, pre_labels = _merged(plan.executor.map(run_shard, jobs))
+        shard = partial(run_shard, write=write) if isinstance(plan.executor, InProcess) else run_shard
+        merged, written, pre_labels = _merged(plan.executor.map(shard, jobs))
         state = merged.adding(plan.read)
-    except BrokenProcessPool:
+    except broken_pool():
         raise ExecutionError(
             "a worker process died while evaluating a shard; no report was published"
         ) from None

@@ -21,6 +21,7 @@ import ctypes
 import functools
 import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
@@ -135,6 +136,15 @@ def _converted(arguments: tuple[Argument, ...], values: tuple[object, ...], what
 
 
 Result = TypeVar("Result", int, None)
+Made = TypeVar("Made")
+
+
+def on_two_threads(here: Callable[[], Made], there: Callable[[], Made]) -> tuple[Made, Made]:
+    """`here()` on this thread while `there()` runs on a second one, both results in that order:
+    two kernel calls on two cores (ctypes releases the GIL while C runs)."""
+    with ThreadPoolExecutor(1) as second:
+        later = second.submit(there)
+        return here(), later.result()
 
 
 class Kernel(Generic[Result]):

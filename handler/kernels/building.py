@@ -10,7 +10,6 @@ import hashlib
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -55,6 +54,8 @@ def compiler() -> list[str]:
 def build(into: Path, folder: Path = SOURCES) -> Path:
     """The library built into `into` (written under a temporary name, then renamed: processes
     building at once each end with a whole file)."""
+    import subprocess  # only a source tree's first run builds: the others do not load it
+
     into.mkdir(parents=True, exist_ok=True)
     target = into / library_name(folder)
     with tempfile.TemporaryDirectory(dir=into) as work:

@@ -3,11 +3,13 @@ pairs of masks, in C (`src/mask_iou.c`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import DOUBLE, F64, I64, SIZE, U16, Fields, kernel
+from handler.kernels import DOUBLE, F64, I64, SIZE, U16, Fields, kernel, on_two_threads
 
 
 class MeasuredRuns(msgspec.Struct, frozen=True):
@@ -68,14 +70,39 @@ def measured(
     offsets: npt.NDArray[np.int64],
     height: npt.NDArray[np.int64],
     width: npt.NDArray[np.int64],
+    halves: bool = False,
 ) -> MeasuredRuns:
     """Each mask's area (pycocotools' `area`: the pixels of its runs of 1s) and extent (its
-    `toBbox` as corners, zeros for a mask without pixels), in one pass over the runs."""
+    `toBbox` as corners, zeros for a mask without pixels), in one pass over the runs (with
+    `halves`, the masks of the later half of the runs on a second thread)."""
     n = len(height)
     masks = MeasuredRuns(counts, offsets, height, width, np.empty(n, dtype=np.int64), np.empty((n, 4)))
-    status = _MEASURES(counts, len(counts), offsets, height, n, masks.area, masks.extent)
-    _checked(status, "mask")
+
+    def measure(first: int, stop: int) -> int:
+        rows = slice(first, stop)
+        status = _MEASURES(
+            counts,
+            len(counts),
+            offsets[first : stop + 1],
+            height[rows],
+            stop - first,
+            masks.area[rows],
+            masks.extent[rows],
+        )
+        return status - first if status < 0 else status
+
+    middle = int(np.searchsorted(offsets, (offsets[0] + offsets[-1]) // 2)) if halves and n else 0
+    _checked(_in_halves(measure, min(middle, n), n), "mask")
     return masks
+
+
+def _in_halves(run: Callable[[int, int], int], middle: int, stop: int) -> int:
+    """`run(0, stop)`'s status (its first refusal); with a `middle` inside, run as `run(0, middle)`
+    here and `run(middle, stop)` on a second thread."""
+    if not 0 < middle < stop:
+        return run(0, stop)
+    statuses = on_two_threads(lambda: run(0, middle), lambda: run(middle, stop))
+    return next((status for status in statuses if status < 0), 0)
 
 
 def pair_ious(
@@ -84,14 +111,22 @@ def pair_ious(
     g: npt.NDArray[np.int64],
     p: npt.NDArray[np.int64],
     floor: float = 0.0,
+    halves: bool = False,
 ) -> npt.NDArray[np.float64]:
     """(K,) the IoU of masks `gt[g[k]]` and `pred[p[k]]` (pycocotools' `mask.iou`, not crowd): the
     pixels in both over those in either; 0 where none are in both, where the two masks' sizes
-    differ (no pixel of one is a pixel of the other), or where the pair cannot reach `floor`."""
+    differ (no pixel of one is a pixel of the other), or where the pair cannot reach `floor`
+    (with `halves`, the later half of the pairs on a second thread)."""
     if len(g) != len(p):
         raise ValueError(f"Expected as many GT rows as prediction rows but got {len(g)} and {len(p)}")
     g, p = np.ascontiguousarray(g, dtype=np.int64), np.ascontiguousarray(p, dtype=np.int64)
     iou = np.empty(len(g), dtype=np.float64)
-    status = _PAIR_IOUS(gt.fields(), pred.fields(), g, p, len(g), floor, iou)
-    _checked(status, "pair")
+    masks = gt.fields(), pred.fields()
+
+    def measure(first: int, stop: int) -> int:
+        rows = slice(first, stop)
+        status = _PAIR_IOUS(*masks, g[rows], p[rows], stop - first, floor, iou[rows])
+        return status - first if status < 0 else status
+
+    _checked(_in_halves(measure, len(g) // 2 if halves else 0, len(g)), "pair")
     return iou

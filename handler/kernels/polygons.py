@@ -3,14 +3,13 @@ the parts of an object united as its `merge` unites them, the object's runs writ
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import F64, I64, SIZE, U8, U16, U32, kernel
+from handler.kernels import F64, I64, SIZE, U8, U16, U32, kernel, on_two_threads
 
 _OFFSETS = "the polygons' offsets do not index their points"
 # The arguments that say what the polygons are (`Polygons` in the source).
@@ -114,10 +113,9 @@ def _two_halves(
             raise ValueError(_OFFSETS)
         return int(own.sum())
 
-    with ThreadPoolExecutor(1) as second:
-        later = second.submit(write, half, n, counts[start:])
-        used = write(0, half, counts[:start])
-        moved = later.result()
+    used, moved = on_two_threads(
+        lambda: write(0, half, counts[:start]), lambda: write(half, n, counts[start:])
+    )
     # One direction, one dimension: numpy moves overlapping runs in place, with no copy.
     counts[used : used + moved] = counts[start : start + moved]
     return _kept(counts, used + moved), lengths

@@ -1,20 +1,26 @@
 """The geometry of the page's figures: numbers in, positions out; report_templates/charts.html.j2 draws them.
 
 Every figure is static inline SVG (the preview widget is a sandboxed iframe: no script, nothing
-fetched). Text from a dataset is never placed here as markup: the templates print it through
-jinja2's autoescaping, in SVG `<text>` and `<title>` as anywhere else.
+fetched). The templates print text from a dataset through jinja2's autoescaping, in SVG `<text>`
+and `<title>` as anywhere else. The figures' many small parts, a sketch's boxes and the per-class
+bars, are written here as SVG strings instead (`sketch_shapes`, `class_bars`: a template macro per
+box or segment was most of the page's render), their text through markupsafe's `escape`, as
+jinja2's autoescaping does it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, Generic, Protocol, TypeVar
 
 import msgspec
+import orjson
+from markupsafe import Markup, escape
 
+from handler.engine.outcomes import Outcome
 from handler.engine.timecost import ACTIONS
-from handler.sections.wording import MINUS
+from handler.sections.wording import MINUS, ShapeWords, duration, score_text
 
 # One colour per labeler action (and so per outcome), the same in every figure and legend.
 ACTION_COLORS: Final = dict(
@@ -36,9 +42,82 @@ def cut(name: str, limit: int = NAME_CHARS) -> str:
 
 
 def outline_path(outline: tuple[tuple[float, ...], ...]) -> str:
-    """An SVG path's `d` of a sketch's outline (closed loops, each its points flat): one string
-    built here, since a template's joins, a few per loop, dominated a mask page's render."""
-    return "".join(f"M{' '.join(map(str, ring[:2]))}L{' '.join(map(str, ring[2:]))}Z" for ring in outline)
+    """An SVG path's `d` of a sketch's outline (closed loops, each its points flat). orjson writes
+    the numbers, one call per outline, as Python would (the shortest that reads back the same)
+    but faster: their formatting dominated a mask page's render. Only a number below 1e-4 is
+    spelled otherwise (`0.00001`, `1e-7`; Python: `1e-05`, `1e-07`), the same to an SVG reader."""
+    if not outline:
+        return ""
+    rings = orjson.dumps(outline).decode()[2:-2].replace(",", " ").split("] [")
+    return "".join([_ring_path(ring) for ring in rings])
+
+
+def _ring_path(numbers: str) -> str:
+    """`M x0 y0 L x1 y1 … Z` (without spaces after the letters) of a loop's numbers, spaced."""
+    second = numbers.find(" ", numbers.find(" ") + 1)
+    return f"M{numbers}LZ" if second < 0 else f"M{numbers[:second]}L{numbers[second + 1 :]}Z"
+
+
+def box_place(box: Sequence[float], angle: float) -> str:
+    """A sketch's box as `rect` attributes: its place and size, turned `angle` degrees about its centre."""
+    x0, y0, x1, y1 = box
+    place = f'x="{x0:.4g}" y="{y0:.4g}" width="{x1 - x0:.4g}" height="{y1 - y0:.4g}"'
+    if not angle:
+        return place
+    return f'{place} transform="rotate({angle:.4g} {(x0 + x1) / 2:.5g} {(y0 + y1) / 2:.5g})"'
+
+
+class SketchShape(Protocol):
+    """One box of a sketch (the sketches feature's `SketchBox`): what its shape and title are drawn from."""
+
+    @property
+    def side(self) -> str: ...
+    @property
+    def box(self) -> tuple[float, float, float, float]: ...
+    @property
+    def angle(self) -> float: ...
+    @property
+    def class_name(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def confidence(self) -> float | None: ...
+    @property
+    def uncertain(self) -> bool: ...
+    @property
+    def outline(self) -> tuple[tuple[float, ...], ...]: ...
+
+
+SIDE_NAMES: Final = {"gt": "ground truth", "pred": "prediction"}
+OUTCOME_ACTIONS: Final = {outcome.key: outcome.action for outcome in Outcome}
+
+
+def sketch_shape(shape: SketchShape, words: ShapeWords) -> str:
+    """A sketch's box (or its outline) as SVG, its side, class and outcome as its hover title: one
+    string built here, since a template's macro per box, its escapes and filters, dominated the
+    page's render."""
+    place = f'd="{outline_path(shape.outline)}"' if shape.outline else box_place(shape.box, shape.angle)
+    element = "path" if shape.outline else "rect"
+    uncertain = " uncertain" if shape.uncertain else ""
+    confidence = "" if shape.confidence is None else f" {shape.confidence:.2f}"
+    missed = " (missed)" if shape.outcome == "false_negative" else ""
+    marked = " (uncertain confidence)" if shape.uncertain else ""
+    action = words.action(OUTCOME_ACTIONS[shape.outcome])
+    title = f"{SIDE_NAMES[shape.side]} {shape.class_name}{confidence}: {action}{missed}{marked}"
+    return (
+        f'<{element} {place} class="{shape.side} {shape.outcome}{uncertain}">'
+        f"<title>{escape(title)}</title></{element}>"
+    )
+
+
+def sketch_shapes(shapes: Sequence[SketchShape], words: ShapeWords) -> Markup:
+    """Every box of a sketch as SVG, in order (at most `MAX_SKETCH_BOXES`); every dataset string escaped."""
+    return Markup("".join([sketch_shape(shape, words) for shape in shapes]))
+
+
+def sketch_marks(marks: Sequence[tuple[Sequence[float], float]]) -> Markup:
+    """The boxes a sketch is drawn for (a suspected error, a near miss's pair), each (box, angle)."""
+    return Markup("".join([f'<rect {box_place(box, angle)} class="mark"/>' for box, angle in marks]))
 
 
 class Counts(Protocol):
@@ -194,6 +273,37 @@ def class_chart(rows: list[ClassRow], costs: dict[str, float], most: float) -> C
             )
         )
     return ClassChart(bars, len(rows) * ROW, LABEL_WIDTH, plot)
+
+
+def class_bar(row: ClassBar, left: float, words: ShapeWords) -> str:
+    """One class's bar as SVG: its name, its actions' segments, its time left and its decision,
+    with their hover titles. Built here, not by a template loop per segment: a long class list's
+    macros and escapes were much of the page's render."""
+    name, top, base = escape(row.name), row.y + 4, row.y + 15
+    decision = f", {row.decision}" if row.decision else ""
+    bars = "".join(
+        [
+            f'<rect x="{s.x}" y="{top}" width="{s.width}" height="14" fill="{ACTION_COLORS[s.key]}">'
+            f"<title>{name} · {escape(words.action(s.key))}: {escape(words.count(s.boxes))}, "
+            f"{escape(duration(s.seconds))}</title></rect>"
+            for s in row.segments
+        ]
+    )
+    end = left + sum(s.width for s in row.segments) + 6
+    tone = "draw" if row.decision == "draw" else "prelabel"
+    return (
+        f'<g data-class-row>\n    <text x="{left - 8}" y="{base}" text-anchor="end" class="axis" '
+        f'data-field="class_label">{escape(row.label)}</text><title>{name}: '
+        f"{escape(duration(row.seconds))} left, score {score_text(row.score)}{escape(decision)}</title>\n"
+        f'    {bars}\n    <text x="{end}" y="{base}" class="value">{escape(duration(row.seconds))}</text>\n'
+        f'    <text x="{WIDTH - 4}" y="{base}" text-anchor="end" class="decision {tone}" '
+        f'data-field="decision">{escape(row.decision)}</text>\n  </g>'
+    )
+
+
+def class_bars(chart: ClassChart, words: ShapeWords) -> Markup:
+    """Every class's bar of `chart` as SVG (`class_bar`), every dataset string escaped."""
+    return Markup("".join([class_bar(row, chart.left, words) for row in chart.rows]))
 
 
 class Line(msgspec.Struct, frozen=True):

@@ -4,7 +4,16 @@ Stores offer byte-object primitives (put/get/open/exists/delete/list); `open_sto
 the backend by URL scheme (the idea of fsspec's registry).
 """
 
-from handler.storage.base import AccessDenied, Content, Entry, ObjectNotFound, SizedContent, Source, Store
+from handler.storage.base import (
+    AccessDenied,
+    Content,
+    Entry,
+    ObjectNotFound,
+    Piece,
+    SizedContent,
+    Source,
+    Store,
+)
 from handler.storage.registry import open_source, open_store, open_target, resolve_dataset
 from handler.storage.sink import ObjectSink, WrittenObject
 
@@ -14,6 +23,7 @@ __all__ = [
     "Entry",
     "ObjectNotFound",
     "ObjectSink",
+    "Piece",
     "SizedContent",
     "Source",
     "Store",

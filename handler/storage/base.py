@@ -17,15 +17,17 @@ import msgspec
 
 from handler.errors import StorageError, UserError
 
+# A piece of an object: bytes, or a view of memory the object's maker holds (written, not copied).
+Piece = bytes | memoryview
 # What `put` accepts: the whole object, or its chunks in order (streamed, never joined here).
-Content = bytes | Iterable[bytes]
+Content = bytes | Iterable[Piece]
 
 
 class SizedContent(Protocol):
     """An object's chunks in order, made as they are written, and its size in bytes (a worker's
     chunk written without being held whole)."""
 
-    def __iter__(self) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iterator[Piece]: ...
 
     def __len__(self) -> int: ...
 

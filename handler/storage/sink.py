@@ -33,4 +33,8 @@ class ObjectSink(msgspec.Struct, frozen=True):
 
     def write(self, content: bytes | SizedContent) -> WrittenObject:
         _opened(self.store_uri).put(self.key, content, self.content_type)
+        return self.written(content)
+
+    def written(self, content: bytes | SizedContent) -> WrittenObject:
+        """What `write` says it wrote, known before it does."""
         return WrittenObject(self.key, len(content))

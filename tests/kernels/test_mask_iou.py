@@ -62,7 +62,7 @@ def masks(draw: st.DrawFn) -> tuple[list[Bitmap], list[list[int]]]:
     return bitmaps, runs
 
 
-def _measured(bitmaps: list[Bitmap], runs: list[list[int]]) -> MeasuredRuns:
+def _measured(bitmaps: list[Bitmap], runs: list[list[int]], halves: bool = False) -> MeasuredRuns:
     """The masks measured as a table stores them (16-bit runs, a long one in pieces)."""
     offsets = np.concatenate(([0], np.cumsum([len(r) for r in runs]))).astype(np.int64)
     stored = MaskRuns(
@@ -71,7 +71,7 @@ def _measured(bitmaps: list[Bitmap], runs: list[list[int]]) -> MeasuredRuns:
         np.array([b.shape[0] for b in bitmaps], dtype=np.int64),
         np.array([b.shape[1] for b in bitmaps], dtype=np.int64),
     )
-    return measured(stored.counts, stored.offsets, stored.height, stored.width)
+    return measured(stored.counts, stored.offsets, stored.height, stored.width, halves)
 
 
 def _extent(bitmap: Bitmap) -> list[float]:
@@ -82,18 +82,19 @@ def _extent(bitmap: Bitmap) -> list[float]:
 
 
 @settings(PROPERTY, max_examples=examples(300))
-@given(masks(), st.sampled_from((0.0, 0.3, 0.5, 0.95)))
+@given(masks(), st.sampled_from((0.0, 0.3, 0.5, 0.95)), st.booleans())
 def test_areas_extents_and_pair_ious_are_pycocotools(
-    drawn: tuple[list[Bitmap], list[list[int]]], floor: float
+    drawn: tuple[list[Bitmap], list[list[int]]], floor: float, halves: bool
 ) -> None:
+    """Either on this thread alone or in two halves, the later on a second thread."""
     bitmaps, runs = drawn
-    ours = _measured(bitmaps, runs)
+    ours = _measured(bitmaps, runs, halves)
     coco = [coco_mask.encode(np.asfortranarray(b.astype(np.uint8))) for b in bitmaps]
     assert ours.area.tolist() == coco_mask.area(coco).tolist() == [int(b.sum()) for b in bitmaps]
     assert ours.extent.tolist() == [_extent(b) for b in bitmaps]
     n = len(bitmaps)
     g, p = (index.ravel() for index in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
-    iou = pair_ious(ours, ours, g, p, floor)
+    iou = pair_ious(ours, ours, g, p, floor, halves)
     for k, (i, j) in enumerate(zip(g.tolist(), p.tolist(), strict=True)):
         if bitmaps[i].shape != bitmaps[j].shape:
             assert iou[k] == 0.0, "masks of other sizes share no pixel"
@@ -111,18 +112,22 @@ def test_pairs_apart_and_empty_masks_have_no_iou() -> None:
     assert iou.tolist() == [0.0, 0.0, 2 / 6, 0.0, 1.0]
 
 
-def test_runs_outside_the_counts_or_rows_outside_the_table_are_refused() -> None:
+@pytest.mark.parametrize("halves", [False, True])
+def test_runs_outside_the_counts_or_rows_outside_the_table_are_refused(halves: bool) -> None:
+    """In two halves too, the row named is the table's (the first one refused)."""
     counts = np.array([2, 3, 1], dtype=np.uint16)
     with pytest.raises(ValueError, match="mask 1 is outside"):
-        measured(counts, np.array([0, 3, 9]), np.array([3, 3]), np.array([2, 2]))
+        measured(counts, np.array([0, 3, 9]), np.array([3, 3]), np.array([2, 2]), halves)
+    with pytest.raises(ValueError, match="mask 1 is outside"):
+        measured(counts, np.array([0, 3, 9, 3]), np.array([3, 3, 3]), np.array([2, 2, 2]), halves)
     with pytest.raises(ValueError, match="mask 0 is outside"):
         measured(counts, np.array([2, 1]), np.array([3]), np.array([2]))
     with pytest.raises(ValueError, match="mask 1 is outside"):
         run_totals(counts, np.array([0, 1, 4]))
     table = measured(counts, np.array([0, 3]), np.array([3]), np.array([2]))
-    for g, p in (([0, 1], [0, 0]), ([0, 0], [0, -1])):
+    for g, p in (([0, 1], [0, 0]), ([0, 0], [0, -1]), ([0, 1, 2], [0, 0, 0])):
         with pytest.raises(ValueError, match="pair 1 is outside"):
-            pair_ious(table, table, np.array(g), np.array(p))
+            pair_ious(table, table, np.array(g), np.array(p), halves=halves)
     with pytest.raises(ValueError, match=r"and \(1, 4\) extents but got 2, 1, 1 and \(2, 4\)"):
         MeasuredRuns(counts, np.array([0, 3]), *(np.ones(1, dtype=np.int64),) * 3, np.zeros((2, 4)))
 

@@ -14,6 +14,7 @@ import html
 import importlib
 import json
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ from helpers.pre_labels import (
 from handler.cli import _write_files, findings_summary, main
 from handler.datasets import PairedBoxes, load_dataset
 from handler.datasets.loaded import Loaded
-from handler.report.exports import EXPORT_TARGETS
+from handler.report.exports.cvat_xml import NOT_XML
+from handler.report.exports.targets import EXPORT_TARGETS
 from handler.report.findings import Findings
 from handler.storage import open_source
 
@@ -251,6 +253,16 @@ def test_a_name_xml_cannot_carry_refuses_cvat_in_one_line(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and not (tmp_path / "x.xml").exists()
     assert err.startswith(f"error: report {made.report_id}: ") and "which XML cannot carry" in err
+
+
+def _xml_char(code: int) -> bool:
+    """XML 1.0's Char production, as the specification writes it."""
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or code >= 0x10000
+
+
+def test_what_cvat_refuses_is_every_character_xml_cannot_carry() -> None:
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert NOT_XML.findall(every) == [chr(code) for code in range(sys.maxunicode + 1) if not _xml_char(code)]
 
 
 # The module, not the function the package names `pre_labels` too.

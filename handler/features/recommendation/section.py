@@ -16,7 +16,7 @@ from handler.datasets.read_options import option_flag
 from handler.engine.analyses.box_counts import BOX_COUNTS
 from handler.engine.analyses.data_health import DATA_HEALTH
 from handler.engine.counts import OutcomeCounts
-from handler.engine.policy import Policy, Spread, gain_interval, policy_of, saved_interval
+from handler.engine.policy import Policy, Spread, intervals, policy_of
 from handler.engine.routing import DRAW, MIN_CLASS_BOXES
 from handler.features.time.section import TimeSaved
 from handler.readings.verdict import Rescored
@@ -250,9 +250,8 @@ def recommendation(facts: RunFacts) -> Recommendation:
     saved = scratch - float(routed.seconds.sum())
     used_saved = scratch - float(routed.used_seconds.sum())
     spread = facts.finished(Spread)
-    gain = gain_interval(spread, saved - used_saved, facts.costs)
+    interval, gain = intervals(spread, saved, saved - used_saved, facts.costs)
     why_not = withheld(facts)
-    interval = saved_interval(spread, saved, facts.costs)
     found = Recommendation(
         criterion=CRITERION,
         says=says(classes, policy.single, saved, interval, used, used_saved, facts.words),

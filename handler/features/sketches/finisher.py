@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-import orjson
+from pydantic import TypeAdapter
 
 from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_image import PER_IMAGE
@@ -84,8 +84,8 @@ def _sketches_json(finishing: Finishing) -> Finished:
     sketches = [
         sketch for sketch in (drawn.values() if isinstance(drawn, dict) else ()) if isinstance(sketch, Sketch)
     ]
-    document = [sketch.model_dump(mode="json", by_alias=True) for sketch in sketches]
-    return Finished({SKETCHES_PART: orjson.dumps(document)})
+    # pydantic writes the JSON itself: no dictionaries made first, the outlines' numbers in one pass.
+    return Finished({SKETCHES_PART: TypeAdapter(list[Sketch]).dump_json(sketches, by_alias=True)})
 
 
 SKETCHES_JSON: Final = Finisher("sketches.json", FINDINGS, _sketches_json, (SKETCHES_PART,))

@@ -5,7 +5,7 @@
 - Written by `prelabel-eval export` from a stored report: the pre-labels a policy keeps
   (`pre_labels`), in a labeling tool's import format. A new target is one module defining an
   `ExportTarget` (its `files(pre_labels, out, image_root)` gives each file's content) and one line
-  in `EXPORT_TARGETS`.
+  in `EXPORT_TARGETS` (`targets.py`: the writers load with it, not with this package).
 
 The per-box ledger and the pre-label candidates are what a shard writes itself, chunk by
 chunk, so their encoding lives below execution (`handler.engine.ledger`,
@@ -14,11 +14,6 @@ chunk, so their encoding lives below execution (`handler.engine.ledger`,
 The finishers import their modules themselves: importing this package (the CLI lists the targets
 on every start) loads no report model."""
 
-from typing import Final
-
-from handler.report.exports.coco_json import COCO
-from handler.report.exports.cvat_xml import CVAT
-from handler.report.exports.label_studio_json import LABEL_STUDIO
 from handler.report.exports.pre_labels import (
     MASK_SHAPES,
     POLICIES,
@@ -29,24 +24,8 @@ from handler.report.exports.pre_labels import (
     lowest_thresholds,
     pre_labels,
 )
-from handler.report.exports.yolo_obb_txt import YOLO_OBB
-from handler.report.exports.yolo_seg_txt import YOLO_SEG
-from handler.report.exports.yolo_txt import YOLO
-
-EXPORT_TARGETS: Final[dict[str, ExportTarget]] = {
-    target.name: target
-    for target in (
-        LABEL_STUDIO,
-        CVAT,
-        COCO,
-        YOLO,
-        YOLO_OBB,
-        YOLO_SEG,
-    )
-}
 
 __all__ = [
-    "EXPORT_TARGETS",
     "MASK_SHAPES",
     "POLICIES",
     "ExportTarget",

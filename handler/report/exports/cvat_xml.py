@@ -28,8 +28,10 @@ SCORE_ATTRIBUTE: Final = (
     "<attributes><attribute><name>score</name><mutable>True</mutable><input_type>number</input_type>"
     "<default_value>0</default_value><values>0;1;0.000001</values></attribute></attributes>"
 )
-# What XML 1.0 cannot carry at all, escaped or not (a NUL, most control characters, lone surrogates).
-NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What XML 1.0 cannot carry at all, escaped or not (a NUL, most control characters, lone surrogates,
+# U+FFFE and U+FFFF): its Char production's complement, listed rather than negated, which re
+# compiles several times faster (the CLI loads this module on every start).
+NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 # Each label's type in `<meta>`, by the shape the pre-labels are written as.

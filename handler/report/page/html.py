@@ -4,7 +4,7 @@ The page is its frame (report_templates/report.html.j2: the run, the verdict) an
 features' fragments in the registry's order (handler/sections/shown.py); each feature's
 section computes its figure's geometry, with the shared drawing helpers of `handler.sections.charts`,
 so the templates only place numbers; every string from a dataset reaches the page through jinja2's
-autoescaping.
+autoescaping (or markupsafe's `escape`, for the figures' parts written as SVG in `charts`).
 """
 
 from __future__ import annotations
@@ -147,7 +147,6 @@ def environment() -> jinja2.Environment:
     environment.filters["short_name"] = short_name
     environment.filters["tail_of"] = tail_of
     environment.filters["signed"] = signed
-    environment.filters["outline_path"] = charts.outline_path
     environment.globals.update(
         counted=counted,
         score_between=score_between,
@@ -163,7 +162,9 @@ def environment() -> jinja2.Environment:
         colors_by_outcome={outcome.key: charts.ACTION_COLORS[outcome.action] for outcome in Outcome},
         scratch_color=charts.SCRATCH_COLOR,
         action_keys=ACTIONS,
-        outcome_actions={outcome.key: outcome.action for outcome in Outcome},
+        sketch_shapes=charts.sketch_shapes,
+        class_bars=charts.class_bars,
+        sketch_marks=charts.sketch_marks,
     )
     return environment
 

@@ -34,7 +34,7 @@ from handler.report.publish.asset import (
     staging_folder,
 )
 from handler.sections.parts import ReportPart
-from handler.storage import AccessDenied, Content, ObjectSink, SizedContent, Store, WrittenObject
+from handler.storage import AccessDenied, Content, ObjectSink, Piece, SizedContent, Store, WrittenObject
 
 
 def new_report_id() -> str:
@@ -49,11 +49,11 @@ def new_report_id() -> str:
 class _Counted:
     """Streamed content, counting the bytes as the store takes them."""
 
-    def __init__(self, chunks: Iterable[bytes]) -> None:
+    def __init__(self, chunks: Iterable[Piece]) -> None:
         self._chunks = chunks
         self.size = 0
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[Piece]:
         for chunk in self._chunks:
             self.size += len(chunk)
             yield chunk
