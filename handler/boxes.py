@@ -15,14 +15,14 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 from msgspec import field
-from msgspec.structs import replace
+from msgspec.structs import force_setattr, replace
 
-from handler.kernels import ragged
+from handler.kernels import ragged, run_store
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-RunArray = npt.NDArray[np.uint32]
+RunArray = npt.NDArray[np.uint16]
 AssetTags = tuple[str, ...]  # an asset's tags (native format), for slices of the report
 
 
@@ -74,7 +74,10 @@ class MaskRuns(msgspec.Struct, frozen=True, eq=False, weakref=True):
     over its `height` x `width` pixels read column by column (COCO's convention), background
     first (a mask starting on a pixel of the object starts with a run of 0), the runs summing to
     height x width. A row with no runs has no mask (its box is all there is); `height` and `width`
-    are then 0. Runs, never bitmaps: a mask costs a few bytes per column it spans.
+    are then 0. Runs, never bitmaps: a mask costs a few bytes per column it spans. The runs are
+    stored in 16 bits (`kernels/run_store.py`: given wider, a run longer than 65,535 is stored as
+    pieces with an empty run between two of them, the same pixels); `kernels.run_store.merged`
+    gives them back as pycocotools writes them.
     """
 
     counts: RunArray
@@ -89,12 +92,17 @@ class MaskRuns(msgspec.Struct, frozen=True, eq=False, weakref=True):
                 f"Expected `offsets` of length {n + 1} and `width` of length {n} but got "
                 f"{len(self.offsets)} and {len(self.width)}"
             )
+        if self.counts.dtype != np.uint16:
+            # Half the memory of 32-bit runs, where both sides' masks are held through a run.
+            counts, offsets = run_store.narrowed(self.counts.astype(np.uint32, copy=False), self.offsets)
+            force_setattr(self, "counts", counts)
+            force_setattr(self, "offsets", offsets)
 
     @classmethod
     def none(cls, n: int) -> MaskRuns:
         """n rows without a mask."""
         zeros = np.zeros(n, dtype=np.int64)
-        return cls(np.empty(0, dtype=np.uint32), np.zeros(n + 1, dtype=np.int64), zeros, zeros.copy())
+        return cls(np.empty(0, dtype=np.uint16), np.zeros(n + 1, dtype=np.int64), zeros, zeros.copy())
 
     @classmethod
     def concatenate(cls, parts: list[MaskRuns]) -> MaskRuns:

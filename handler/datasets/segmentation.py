@@ -29,6 +29,7 @@ from handler.boxes import (
 )
 from handler.datasets.cocojson import NO_SEGMENTATION
 from handler.engine.masks import from_text, well_formed
+from handler.kernels import run_store
 from handler.kernels import segmentation_text as kinds
 from handler.kernels.segmentation_text import Segmentations, scanned
 
@@ -186,7 +187,9 @@ def _rle_runs(
         sizes[: len(strings), 1],
     )
     written = MaskRuns(
-        rows.runs, _offsets(rows.run_lengths[listed]), sizes[len(strings) :, 0], sizes[len(strings) :, 1]
+        *run_store.narrowed(rows.runs, _offsets(rows.run_lengths[listed])),
+        sizes[len(strings) :, 0],
+        sizes[len(strings) :, 1],
     )
     parts = [part for part in (decoded, written) if len(part)]
     runs = parts[0] if len(parts) == 1 else MaskRuns.concatenate(parts)  # one kind: not copied

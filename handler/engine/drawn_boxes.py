@@ -118,7 +118,9 @@ def image_sketch(
     keys = [outcome.key for outcome in Outcome]
     drawn = min(len(sides), MAX_SKETCH_BOXES)
     shown_gt = on_gt[:drawn]
-    shapes = _outlines(gt, pred, (shown_gt, on_pred[: drawn - len(shown_gt)]), (width, height, size[2]))
+    # the kept predictions' masks are `all_pred`'s (`Evaluation`)
+    shown_pred = np.flatnonzero(evaluation.kept)[on_pred[: drawn - len(shown_gt)]]
+    shapes = _outlines(gt, evaluation.all_pred, (shown_gt, shown_pred), (width, height, size[2]))
     columns = (
         sides[:drawn].tolist(),
         xyxy[:drawn].tolist(),

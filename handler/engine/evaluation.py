@@ -48,7 +48,8 @@ class Evaluation(msgspec.Struct, frozen=True):
 
     `all_pred` is every input prediction and `pairs` every same-image pair with IoU ≥ `iou_min`,
     and those of the false positives down to `pair_floor(iou_min)`, indexing `gt` and `all_pred`
-    (`evaluate`), in the greedy order: what later analyses re-use.
+    (`evaluate`), in the greedy order: what later analyses re-use. `pred` has every column of the
+    kept predictions but their masks: those are `all_pred`'s rows where `kept`.
     """
 
     gt: BoxTable
@@ -95,7 +96,9 @@ def evaluate_pairs(
     as a per-class policy keeps them), match, and sort into outcomes."""
     cut = thresholds.confidence_threshold if each_threshold is None else each_threshold
     kept = keep_mask(pred.confidence, cut)
-    kept_pred = pred[kept]
+    # The kept rows' masks are read from `all_pred`: a copy of them would be held beside every
+    # prediction's through the shard.
+    kept_pred = pred.with_columns(masks=None)[kept]
     match = match_kept(pairs, kept, thresholds.iou_min, len(gt))
     outcomes = assign_outcomes(gt, kept_pred, match, thresholds.iou_perfect)
     return Evaluation(gt, kept_pred, kept, outcomes, Tally.of(outcomes), pred, pairs)

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, Masks
 from handler.forked import worker_count
-from handler.kernels import mask_iou, polygons, rle_strings
+from handler.kernels import mask_iou, polygons, rle_strings, run_store
 from handler.kernels.mask_iou import MeasuredRuns
 
 # The work from which a kernel's call is shared by two threads (below, a thread costs more than it
@@ -209,7 +209,8 @@ def from_text(
     needs); one that could not has no runs, and the runs of one that could may still not be
     `well_formed`."""
     counts, offsets, readable = rle_strings.decoded(text, bounds)
-    return MaskRuns(counts, offsets, height.astype(np.int64), width.astype(np.int64)), readable
+    runs = MaskRuns(*run_store.narrowed(counts, offsets), height.astype(np.int64), width.astype(np.int64))
+    return runs, readable
 
 
 def measured(masks: MaskRuns) -> MeasuredRuns:

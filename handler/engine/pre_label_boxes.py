@@ -16,7 +16,8 @@ fractions, and, when some box is rotated, `angle` (float32 degrees clockwise abo
 `xywh` is then the box before turning), and, when some box is a quadrilateral of an image of
 unknown size (`BoxTable.quads`), `quads` (float32 x1 y1 … x4 y4 in 0-1, NaN for the other rows),
 and, when the run scored masks, each prediction's mask
-as its runs (`MaskRuns`, column-major, never a bitmap): `mask_counts` (all the runs, uint32),
+as its runs (`MaskRuns`, column-major, never a bitmap): `mask_counts` (all the runs, 16-bit as
+`MaskRuns` stores them),
 `mask_offsets` (a row per prediction and one more: where each one's runs start) and `mask_height`,
 `mask_width`. Chunks of shard files name their own classes: `read_chunks` joins them by name.
 """
@@ -162,7 +163,7 @@ def masks_of(chunk: Chunk) -> MaskRuns | None:
             f"damaged chunk: {MASK_OFFSETS} does not index the {len(counts)} runs of {rows} masks"
         )
     return MaskRuns(
-        counts.astype(np.uint32, copy=False),
+        counts,
         offsets,
         chunk["mask_height"].astype(np.int64),
         chunk["mask_width"].astype(np.int64),

@@ -5,7 +5,7 @@ and sizes, loops in C, and returns nothing but what it wrote into arrays it was 
 releases the GIL while it runs.
 
 A kernel is declared once, with what each argument is (`kernel("name", F64, SIZE, ...)`): an
-array of a dtype (`U8`, `I8`, `U32`, `I64`, `F64`), a `SIZE` or a `DOUBLE`, or a pointer to a C
+array of a dtype (`U8`, `I8`, `U16`, `U32`, `I64`, `F64`), a `SIZE` or a `DOUBLE`, or a pointer to a C
 struct of such `Fields`. A call passes the arrays themselves; each value is checked against its
 argument before C runs. An empty array is passed like any other (numpy's pointer for it): a
 kernel given a length of 0 never reads or writes through it, so no argument is ever NULL.
@@ -117,7 +117,9 @@ class Fields:
         return ctypes.byref(self.structure(*_converted(self.fields, value, "field")))
 
 
-U8, I8, U32, I64, F64 = (Array(dtype) for dtype in (np.uint8, np.int8, np.uint32, np.int64, np.float64))
+U8, I8, U16, U32, I64, F64 = (
+    Array(dtype) for dtype in (np.uint8, np.int8, np.uint16, np.uint32, np.int64, np.float64)
+)
 SIZE = Number(ctypes.c_int64, Integral, int, "an integer")  # a length, an index, a count
 DOUBLE = Number(ctypes.c_double, Real, float, "a real number")
 

@@ -9,7 +9,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import DOUBLE, F64, I64, SIZE, U32, Fields, kernel, on_two_threads
+from handler.kernels import DOUBLE, F64, I64, SIZE, U16, Fields, kernel, on_two_threads
 
 
 class MeasuredRuns(msgspec.Struct, frozen=True):
@@ -17,7 +17,7 @@ class MeasuredRuns(msgspec.Struct, frozen=True):
     over `height[i]` x `width[i]` pixels) with each one's area and extent ((N, 4) `[x_min, y_min,
     x_max + 1, y_max + 1]`), measured once (`measured`) for all the pairs they are in."""
 
-    counts: npt.NDArray[np.uint32]
+    counts: npt.NDArray[np.uint16]
     offsets: npt.NDArray[np.int64]
     height: npt.NDArray[np.int64]
     width: npt.NDArray[np.int64]
@@ -44,9 +44,9 @@ class MeasuredRuns(msgspec.Struct, frozen=True):
 
 
 # `Masks` of `src/mask_iou.c`: a `MeasuredRuns`' columns (`MeasuredRuns.fields`).
-_MASKS = Fields(U32, SIZE, I64, I64, I64, I64, F64, SIZE)
-_RUN_TOTALS = kernel("mask_run_totals", U32, SIZE, I64, SIZE, I64)
-_MEASURES = kernel("mask_measures", U32, SIZE, I64, I64, SIZE, I64, F64)
+_MASKS = Fields(U16, SIZE, I64, I64, I64, I64, F64, SIZE)
+_RUN_TOTALS = kernel("mask_run_totals", U16, SIZE, I64, SIZE, I64)
+_MEASURES = kernel("mask_measures", U16, SIZE, I64, I64, SIZE, I64, F64)
 _PAIR_IOUS = kernel("mask_pair_ious", _MASKS, _MASKS, I64, I64, SIZE, DOUBLE, F64)
 
 
@@ -57,7 +57,7 @@ def _checked(status: int, what: str) -> None:
         raise ValueError(f"{what} {-1 - status} is outside the masks given")
 
 
-def run_totals(counts: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def run_totals(counts: npt.NDArray[np.uint16], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """(N,) the pixels each mask's runs cover (`counts[offsets[i]:offsets[i + 1]]` summed)."""
     totals = np.empty(len(offsets) - 1, dtype=np.int64)
     status = _RUN_TOTALS(counts, len(counts), offsets, len(totals), totals)
@@ -66,7 +66,7 @@ def run_totals(counts: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -
 
 
 def measured(
-    counts: npt.NDArray[np.uint32],
+    counts: npt.NDArray[np.uint16],
     offsets: npt.NDArray[np.int64],
     height: npt.NDArray[np.int64],
     width: npt.NDArray[np.int64],

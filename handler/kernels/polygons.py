@@ -9,14 +9,14 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import F64, I64, SIZE, U8, U32, kernel, on_two_threads
+from handler.kernels import F64, I64, SIZE, U8, U16, U32, kernel, on_two_threads
 
 _OFFSETS = "the polygons' offsets do not index their points"
 # The arguments that say what the polygons are (`Polygons` in the source).
 _POLYGONS = (F64, SIZE, I64, SIZE, I64, SIZE, I64, I64)
 _RUN_BOUNDS = kernel("polygon_run_bounds", *_POLYGONS, I64)
 # The polygons, the first object to write, the scratch (`_Scratch.arguments`), the runs' room.
-_RUNS = kernel("polygon_runs", *_POLYGONS, SIZE, U32, SIZE, U32, U8, SIZE, U32, SIZE, I64)
+_RUNS = kernel("polygon_runs", *_POLYGONS, SIZE, U32, SIZE, U32, U8, SIZE, U16, SIZE, I64)
 # Toggles found at once (a band of an object's columns): a few MB of scratch, touched only as used.
 _TOGGLE_ROOM = 1 << 18
 # Runs written before the room grows: an object's bound (its toggles) can far exceed its runs.
@@ -62,13 +62,14 @@ def rasterised(
     toggle_room: int = _TOGGLE_ROOM,
     run_room: int = _RUN_ROOM,
     halves: bool = False,
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]:
     """Object i's parts are `row_offsets[i]:row_offsets[i + 1]`, part p's points
     `xy[part_offsets[p]:part_offsets[p + 1]]` ((P, 2) pixels), drawn on an image of `height[i]` x
-    `width[i]`. Returns every object's runs (COCO's, column-major, background first), one object
-    after another, and how many each has: none for an image of no pixels or more than COCO's
-    32-bit counts hold. The toggles of an object's columns are found `toggle_room` at a time at
-    most (in bands of columns), and runs written into room for `run_room`, grown as needed.
+    `width[i]`. Returns every object's runs (COCO's, column-major, background first; 16-bit, a
+    longer run in pieces as `MaskRuns` stores it), one object after another, and how many each
+    has: none for an image of no pixels or more than COCO's 32-bit counts hold. The toggles of an
+    object's columns are found `toggle_room` at a time at most (in bands of columns), and runs
+    written into room for `run_room`, grown as needed.
     With `halves`, and runs that fit `run_room`, the objects' later half is written on a second
     thread (`_two_halves`)."""
     xy = np.ascontiguousarray(xy, dtype=np.float64).reshape(-1, 2)
@@ -92,7 +93,7 @@ def rasterised(
 
 def _two_halves(
     polygons: tuple[Any, ...], bounds: npt.NDArray[np.int64], toggle_room: int
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]:
     """The objects' runs written into one array sized by their bounds (room enough for each
     object, so none is written again), the later half of the bounds from its own place on a
     second thread (the kernel releases the GIL), then moved down to follow the first half's."""
@@ -100,9 +101,9 @@ def _two_halves(
     n, room = len(bounds), int(ends[-1]) if len(ends) else 0
     half = int(np.searchsorted(ends, room // 2))
     start = int(ends[half - 1]) if half else 0
-    counts, lengths = np.empty(room, dtype=np.uint32), np.zeros(n, dtype=np.int64)
+    counts, lengths = np.empty(room, dtype=np.uint16), np.zeros(n, dtype=np.int64)
 
-    def write(first: int, stop: int, into: npt.NDArray[np.uint32]) -> int:
+    def write(first: int, stop: int, into: npt.NDArray[np.uint16]) -> int:
         xy, points, part_offsets, parts, row_offsets, _, height, width = polygons
         rows = row_offsets[first : stop + 1]
         scratch = _Scratch.of(part_offsets, rows, toggle_room)
@@ -122,11 +123,11 @@ def _two_halves(
 
 def _written(
     polygons: tuple[Any, ...], scratch: _Scratch, room: int
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+) -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.int64]]:
     """The runs written object after object from room for `room`, the room doubled (and the
     object that found none written again) until every object is."""
     n = polygons[5]
-    counts, lengths = np.empty(room, dtype=np.uint32), np.zeros(n, dtype=np.int64)
+    counts, lengths = np.empty(room, dtype=np.uint16), np.zeros(n, dtype=np.int64)
     done = used = 0
     while True:
         rest = counts[used:]
@@ -137,12 +138,12 @@ def _written(
         done += written
         if done == n:
             return _kept(counts, used), lengths
-        grown = np.empty(2 * len(counts) + 1, dtype=np.uint32)
+        grown = np.empty(2 * len(counts) + 1, dtype=np.uint16)
         grown[:used] = counts[:used]
         counts = grown
 
 
-def _kept(counts: npt.NDArray[np.uint32], used: int) -> npt.NDArray[np.uint32]:
+def _kept(counts: npt.NDArray[np.uint16], used: int) -> npt.NDArray[np.uint16]:
     """The runs written in the room: a view where they fill most of it (the bounds are near the
     runs written, and a copy would cost more than the room left over), else a copy."""
     return counts[:used] if 2 * used > len(counts) else counts[:used].copy()

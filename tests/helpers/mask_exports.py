@@ -14,6 +14,7 @@ from pycocotools import mask as coco_mask
 from handler.boxes import MaskRuns
 from handler.datasets import PairedBoxes
 from handler.engine.masks import made
+from handler.kernels.run_store import merged
 from helpers.paths import THIRD_PARTY
 from helpers.pre_labels import Report, in_order, kept_predictions, stored_report
 
@@ -36,9 +37,12 @@ def results_segmentation() -> list[dict[str, Any]]:
 
 
 def coco_rle(masks: MaskRuns, row: int) -> dict[str, Any]:
-    """One of our masks as pycocotools' own compressed RLE (its runs, given to pycocotools)."""
+    """One of our masks as pycocotools' own compressed RLE (its runs merged as pycocotools writes
+    them: given a mask's long runs in pieces, empty runs between them, its `iou` finds no overlap
+    with the same mask)."""
     height, width = int(masks.height[row]), int(masks.width[row])
-    runs = masks.counts[masks.offsets[row] : masks.offsets[row + 1]].tolist()
+    first, last = int(masks.offsets[row]), int(masks.offsets[row + 1])
+    runs = merged(masks.counts[first:last], np.array([0, last - first]))[0].tolist()
     rle: dict[str, Any] = coco_mask.frPyObjects({"size": [height, width], "counts": runs}, height, width)
     return rle
 

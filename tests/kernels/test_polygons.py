@@ -6,6 +6,7 @@ that do not index the points."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handler.kernels.polygons import rasterised
+from handler.kernels.run_store import merged
 
 PROPERTY = settings(
     deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -24,6 +26,7 @@ PROPERTY = settings(
 
 
 def _ours(objects: Objects, height: int, width: int, **rooms: Any) -> list[list[int]]:
+    """The kernel's runs, merged back (a run longer than 16 bits hold is written in pieces)."""
     parts = [np.asarray(part, dtype=np.float64).reshape(-1, 2) for object_ in objects for part in object_]
     counts, lengths = rasterised(
         np.concatenate(parts) if parts else np.zeros((0, 2)),
@@ -33,8 +36,9 @@ def _ours(objects: Objects, height: int, width: int, **rooms: Any) -> list[list[
         np.full(len(objects), width, dtype=np.int64),
         **rooms,
     )
-    ends = np.cumsum(lengths)
-    return [counts[end - length : end].tolist() for end, length in zip(ends, lengths, strict=True)]
+    assert counts.dtype == np.uint16
+    runs, offsets = merged(counts, np.concatenate(([0], np.cumsum(lengths))).astype(np.int64))
+    return [runs[start:end].tolist() for start, end in itertools.pairwise(offsets)]
 
 
 def _pycocotools(objects: Objects, height: int, width: int) -> list[list[int]]:

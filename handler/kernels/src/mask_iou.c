@@ -1,7 +1,8 @@
 /* Instance masks as COCO's uncompressed RLE (runs of 0s and 1s, 0s first, column by column):
  * the pixels each mask's runs cover, each mask's area and extent (pycocotools' rleArea,
  * rleToBbox), and the IoU of pairs of masks walked over their runs as pycocotools' rleIou walks
- * them. */
+ * them. The runs are 16-bit, a longer run stored as pieces with empty runs between them
+ * (`run_store.c`): an empty run is read as any other. */
 #include <stdint.h>
 
 /* A mask taller than this (no image is) is read as having no pixels: its columns' products with
@@ -11,7 +12,7 @@
 /* Masks of one table: mask i's runs are `counts[offsets[i]:offsets[i + 1]]`, over `height[i]` x
  * `width[i]` pixels; `area` and `extent` ((n, 4): x0 y0 x1 y1) are `mask_measures`' own. */
 typedef struct {
-    const uint32_t *counts;
+    const uint16_t *counts;
     int64_t n_counts;
     const int64_t *offsets;
     const int64_t *height;
@@ -33,7 +34,7 @@ static int runs_inside(const int64_t *offsets, int64_t n_counts, int64_t i) {
 
 /* totals[i]: the pixels mask i's runs cover, 0s and 1s (a well-formed mask's are its height x
  * width). Returns -1 - i when mask i's runs are not within the `n_counts` given, else 0. */
-int64_t mask_run_totals(const uint32_t *counts, int64_t n_counts, const int64_t *offsets, int64_t n,
+int64_t mask_run_totals(const uint16_t *counts, int64_t n_counts, const int64_t *offsets, int64_t n,
                         int64_t *totals) {
     for (int64_t i = 0; i < n; i++) {
         if (!runs_inside(offsets, n_counts, i)) return -1 - i;
@@ -58,7 +59,7 @@ static int64_t column_of(int64_t p, int64_t h, double per_column) {
  * into the next column covering every row; zeros for a mask without pixels (or of no height, or
  * taller than MAX_HEIGHT). Returns -1 - i when mask i's runs are not within the `n_counts` given
  * (nothing is read for it), else 0. */
-int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *offsets,
+int64_t mask_measures(const uint16_t *counts, int64_t n_counts, const int64_t *offsets,
                       const int64_t *height, int64_t n, int64_t *area, double *extent) {
     for (int64_t i = 0; i < n; i++) {
         double *box = extent + 4 * i;
@@ -71,7 +72,7 @@ int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *o
         double per_column = 1.0 / (double)h;
         /* The runs in pairs: a run of 0s, then a run of 1s (a last run of 0s ends nothing). The
          * runs come in order: the first run of 1s starts the extent's columns, the last ends them. */
-        const uint32_t *run = counts + offsets[i], *end = counts + offsets[i + 1];
+        const uint16_t *run = counts + offsets[i], *end = counts + offsets[i + 1];
         for (; end - run >= 2; run += 2) {
             int64_t start = position + run[0];
             position = start + run[1];
@@ -98,8 +99,8 @@ int64_t mask_measures(const uint32_t *counts, int64_t n_counts, const int64_t *o
 /* A walk over one mask's runs of 1s: the current one covers positions [start, stop); `next` is
  * the run of 0s after it (runs are read in pairs, a run of 0s and the run of 1s after it). */
 typedef struct {
-    const uint32_t *next;
-    const uint32_t *end;
+    const uint16_t *next;
+    const uint16_t *end;
     int64_t start;
     int64_t stop;
 } Walk;

@@ -7,7 +7,8 @@
  * the positions that an odd number of toggles are at or before; rleMerge's union of the parts is
  * the positions in any part's mask. Both write those sets as runs, background first, a run never
  * empty but the first: so do these kernels, from the toggles sorted, without walking every step
- * (only the steps that cross a column are computed, with the same float operations).
+ * (only the steps that cross a column are computed, with the same float operations), in 16 bits
+ * (a run longer than RUN_PIECE as pieces, `run_to`).
  *
  * Built with -std=c11, which keeps GCC from contracting a * b + c into one rounding (fma): the
  * walk's coordinates must round as rleFrPoly's do. */
@@ -18,6 +19,8 @@
 #define SCALE 5.0
 /* COCO's counts are 32-bit: an image of more pixels cannot be written as runs. */
 #define MAX_PIXELS ((int64_t)UINT32_MAX)
+/* The longest run a 16-bit count holds. */
+#define RUN_PIECE 65535
 
 /* C's (int) of a double as pycocotools built for x86-64 computes it: toward zero, and INT_MIN
  * (the processor's "integer indefinite") for NaN (the slope of an edge of length 0) or a value
@@ -245,8 +248,9 @@ static int inputs_fit(int64_t points, const int64_t *part_offsets, int64_t parts
 }
 
 /* For each object (see `Polygons`) room enough for its runs: one more than its toggles, at most
- * one more than its pixels; 0 for an image that cannot be drawn. Returns 0, or -1 where the
- * offsets do not index the arrays. */
+ * one more than its pixels, and two for every RUN_PIECE pixels (a longer run's pieces, `run_to`);
+ * 0 for an image that cannot be drawn. Returns 0, or -1 where the offsets do not index the
+ * arrays. */
 int64_t polygon_run_bounds(const double *xy, int64_t points, const int64_t *part_offsets, int64_t parts,
                            const int64_t *row_offsets, int64_t n, const int64_t *height, const int64_t *width,
                            int64_t *bounds) {
@@ -257,7 +261,8 @@ int64_t polygon_run_bounds(const double *xy, int64_t points, const int64_t *part
         bounds[i] = 0;
         if (!drawable(height[i], width[i])) continue;
         object_toggles(&out, &in, i, 0, width[i] - 1);
-        bounds[i] = (out.count < height[i] * width[i] ? out.count : height[i] * width[i]) + 1;
+        int64_t pixels = height[i] * width[i];
+        bounds[i] = (out.count < pixels ? out.count : pixels) + 1 + 2 * (pixels / RUN_PIECE);
     }
     return 0;
 }
@@ -286,17 +291,25 @@ static void sorted(const Toggles *found, uint32_t *buckets, Toggle *into) {
 typedef struct {
     uint8_t *parity;
     int64_t covering, position, covered_before, last_boundary;
-    uint32_t *counts;
+    uint16_t *counts;
     int64_t runs, room;
     int short_of_room;
 } Sweep;
 
+/* A run, in 16 bits: a longer one as its remainder, then (0, RUN_PIECE) pairs, an empty run of
+ * the other value between two pieces (the same pixels; `run_store.c`). */
 static void run_to(Sweep *s, int64_t position) {
-    if (s->runs == s->room) {
+    int64_t length = position - s->last_boundary;
+    int64_t pieces = length > RUN_PIECE ? (length - 1) / RUN_PIECE : 0;
+    if (1 + 2 * pieces > s->room - s->runs) {
         s->short_of_room = 1;
         return;
     }
-    s->counts[s->runs++] = (uint32_t)(position - s->last_boundary);
+    s->counts[s->runs++] = (uint16_t)(length - pieces * RUN_PIECE);
+    for (int64_t p = 0; p < pieces; p++) {
+        s->counts[s->runs++] = 0;
+        s->counts[s->runs++] = RUN_PIECE;
+    }
     s->last_boundary = position;
 }
 
@@ -372,7 +385,7 @@ static int object_runs(Sweep *s, const Polygons *in, int64_t i, Toggle *found, T
 int64_t polygon_runs(const double *xy, int64_t points, const int64_t *part_offsets, int64_t parts,
                      const int64_t *row_offsets, int64_t n, const int64_t *height, const int64_t *width,
                      int64_t first, uint32_t *toggles, int64_t room, uint32_t *buckets, uint8_t *parity,
-                     int64_t part_room, uint32_t *counts, int64_t capacity, int64_t *lengths) {
+                     int64_t part_room, uint16_t *counts, int64_t capacity, int64_t *lengths) {
     if (!inputs_fit(points, part_offsets, parts, row_offsets, n) || first < 0) return -1;
     Polygons in = {xy, part_offsets, row_offsets, height, width};
     Toggle *found = (Toggle *)toggles, *ordered = found + room;

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from handler.boxes import IntArray, MaskRuns
 from handler.datasets.region_masks import within_runs
 from handler.engine.masks import extent, foreground
+from handler.kernels import run_store
 
 # COCO's strings: 5 bits a character, a sixth saying another follows, offset into printable ASCII.
 _FIRST_CHAR: Final = 48
@@ -63,9 +64,10 @@ def mask_areas(masks: MaskRuns) -> IntArray:
 def coco_strings(masks: MaskRuns) -> list[bytes]:
     """Each mask's runs as COCO's compressed `counts` string: from the fourth run on, the
     difference from the run two before, in 5-bit groups, low first, a sixth bit on every group but
-    the last; the last group's fifth bit is the sign."""
-    counts = masks.counts.astype(np.int64)
-    lengths = np.diff(masks.offsets)
+    the last; the last group's fifth bit is the sign. The runs are merged first (a long run is
+    stored in pieces: `MaskRuns`), as pycocotools writes them."""
+    counts, offsets = run_store.merged(masks.counts, masks.offsets)
+    lengths = np.diff(offsets)
     place = within_runs(lengths)
     values = counts.copy()
     later = np.flatnonzero(place > 2)
