@@ -622,7 +622,7 @@ class ParsedRows(msgspec.Struct, frozen=True):
 
         return replace(
             self,
-            xyxy=self.xyxy[origin],
+            xyxy=np.take(self.xyxy, origin, axis=0),
             class_id=self.class_id[origin],
             image=self.image[origin],
             source_index=self.source_index[origin] if self.source_index is not None else origin,
