@@ -57,8 +57,10 @@ ROWS: Final = (
 
 def _xywh(boxes: BoxTable, rows: IntArray, scale: FloatArray | None) -> FloatArray:
     """float32 left, top, width, height of `rows` (-1: NaN), times each image's (w, h) if scaled."""
-    xyxy = boxes.xyxy[np.maximum(rows, 0)] if len(boxes) else np.full((len(rows), 4), np.nan)
-    xywh = np.concatenate((xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]), axis=1)
+    # `np.take` and the in-place width and height: fancy (N, 4) indexing and a concatenation of
+    # strided halves copy slowly.
+    xywh = np.take(boxes.xyxy, np.maximum(rows, 0), axis=0) if len(boxes) else np.full((len(rows), 4), np.nan)
+    xywh[:, 2:] -= xywh[:, :2]
     if scale is not None:
         xywh = xywh * scale
     xywh[rows < 0] = np.nan

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 import msgspec
 
 from handler.errors import ExecutionError, InputError
-from handler.forked import forked_map, local_cores
+from handler.forked import forked_map, local_cores, threaded_map
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -38,10 +38,16 @@ class Executor(Protocol):
 
 
 class InProcess(msgspec.Struct, frozen=True):
+    """This process; `threads` > 1 runs up to that many tasks at once (`threaded_map`): for an input
+    too small to be worth forking, whose shards' kernels and numpy passes release the GIL."""
+
     engine: Engine = "in-process"
     workers: int = 1
+    threads: int = 1
 
     def map(self, function: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[Result]:
+        if self.threads > 1 and len(tasks) > 1:
+            return threaded_map(function, tasks, self.threads)
         return map(function, tasks)
 
 
@@ -98,6 +104,8 @@ def choose_executor(
         return DaskCluster(scheduler)
     if workers is None:
         workers = max(1, min(local_cores(), boxes // min_boxes_per_worker))
+        if workers == 1:
+            return InProcess(threads=local_cores())
     return InProcess() if workers == 1 else LocalPool(workers)
 
 

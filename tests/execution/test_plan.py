@@ -1,5 +1,6 @@
-"""How a run is cut: in one process below MIN_BOXES_PER_WORKER per core, and never into shards of
-more than about MAX_BOXES_PER_SHARD boxes, whatever the executor; the findings do not change."""
+"""How a run is cut: in one process below MIN_BOXES_PER_WORKER per core (its shards on threads),
+and never into shards of more than about MAX_BOXES_PER_SHARD boxes, whatever the executor; the
+findings do not change."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from helpers.paths import THIRD_PARTY
 
 import handler.execution.run as execution
 from handler.execution import ExecutionOptions, read_and_plan
+from handler.execution.executors import InProcess
 from handler.features import ANALYSES
+from handler.forked import local_cores
 from handler.inputs import parse_inputs
 from handler.pipeline import run
 from handler.report.finishers import REPORT_PARTS
@@ -52,6 +55,7 @@ def test_shards_are_cut_to_size_in_one_process_with_the_same_findings(
     monkeypatch.setattr(execution, "MAX_BOXES_PER_SHARD", 300)
     plan = read_and_plan(parse_inputs(INPUTS), store, ExecutionOptions(), ANALYSES)
     boxes = sum(len(task.paired.gt) + len(task.paired.pred) for task in plan.tasks)
-    assert plan.executor.engine == "in-process"
+    # The shards run on threads, the cores this process may use: the same findings, in shard order.
+    assert plan.executor == InProcess(threads=local_cores())
     assert len(plan.tasks) == math.ceil(boxes / 300) > 2
     assert _findings_and_lines(store) == one_shard
