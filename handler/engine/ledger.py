@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, gathered
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, gathered, rows_taken
 from handler.engine.evaluation import Evaluation
 from handler.engine.gt_errors import KINDS
 from handler.engine.npz_chunks import Chunk, check_rows, loaded, names_column, names_of, saved
@@ -57,9 +57,8 @@ ROWS: Final = (
 
 def _xywh(boxes: BoxTable, rows: IntArray, scale: FloatArray | None) -> FloatArray:
     """float32 left, top, width, height of `rows` (-1: NaN), times each image's (w, h) if scaled."""
-    # `np.take` and the in-place width and height: fancy (N, 4) indexing and a concatenation of
-    # strided halves copy slowly.
-    xywh = np.take(boxes.xyxy, np.maximum(rows, 0), axis=0) if len(boxes) else np.full((len(rows), 4), np.nan)
+    # Width and height in place: a concatenation of strided halves copies slowly.
+    xywh = rows_taken(boxes.xyxy, np.maximum(rows, 0)) if len(boxes) else np.full((len(rows), 4), np.nan)
     xywh[:, 2:] -= xywh[:, :2]
     if scale is not None:
         xywh = xywh * scale

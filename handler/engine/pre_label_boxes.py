@@ -33,7 +33,7 @@ import numpy.typing as npt
 import orjson
 from msgspec.structs import replace
 
-from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, MaskRuns, SourceIds
+from handler.boxes import BoolArray, BoxTable, FloatArray, IntArray, MaskRuns, SourceIds, rows_taken
 from handler.engine.evaluation import keep_mask
 from handler.engine.npz_chunks import Chunk, StreamedChunk, check_rows, loaded, names_column, names_of
 
@@ -74,8 +74,7 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     (the masks' runs are copied out a piece at a time): a worker's peak stays the columns'."""
     kept = keep_mask(pred.confidence, lowest_threshold)
     rows: slice | IntArray = slice(None) if bool(kept.all()) else np.flatnonzero(kept)
-    # `np.take`: (N, 4) fancy indexing copies row by row far more slowly.
-    xyxy = (pred.xyxy if isinstance(rows, slice) else np.take(pred.xyxy, rows, axis=0)).astype(COORDINATES)
+    xyxy = (pred.xyxy if isinstance(rows, slice) else rows_taken(pred.xyxy, rows)).astype(COORDINATES)
     xyxy[:, 2:] -= xyxy[:, :2]  # corners -> width and height, in place
     angle = pred.angle[rows]
     turned = {"angle": angle.astype(COORDINATES)} if angle.any() else {}
