@@ -4,9 +4,12 @@ Each mask is sampled on a `GRID` x `GRID` grid of cells over its box (a cell is 
 when the pixel under its centre is), and the grid's boundary is traced into closed loops: every
 edge between a cell of the object and one outside it, directed with the object on its right, has
 one successor (at a corner where two cells touch only diagonally, the right turn: the object is
-4-connected), so the loops are the cycles of a permutation, labelled and ordered by pointer
-jumping. Each loop is then its edges' midpoints, every k-th kept so an object has about
-`MAX_POINTS` points. No Python loop per mask, cell or point.
+4-connected), so the loops are the cycles of a permutation. Each loop is then its edges'
+midpoints, every k-th kept so an object has about `MAX_POINTS` points. The walk along the loops is
+a kernel's (`kernels/outline_walk.py`): a few hundred edges an object, followed one object after
+the other, where whole-array pointer jumping over every edge of every sketched mask cost more than
+it saved. No Python loop per mask, cell or point; the masks of every sketched image in one call.
+`cycles`, the pointer jumping, serves the exports' exact outlines (`report/exports/mask_outlines.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy.typing as npt
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, box_size
 from handler.engine.masks import extent, foreground
 from handler.kernels.interval_hits import interval_hits
+from handler.kernels.outline_walk import outline_walk
 
 # Cells across a mask's box: the traced outline's resolution (a sketch is ~150 px wide).
 GRID: Final = 32
@@ -28,10 +32,6 @@ GRID: Final = 32
 MAX_POINTS: Final = 48
 # A loop left with fewer points than this (a speck, a pinhole) is not drawn.
 _MIN_LOOP_POINTS: Final = 3
-
-# Directions 0 right, 1 down, 2 left, 3 up (y grows downward, as on the page).
-_DX: Final = np.array([1, 0, -1, 0])
-_DY: Final = np.array([0, 1, 0, -1])
 
 
 class Outlines(msgspec.Struct, frozen=True):
@@ -67,40 +67,6 @@ def _cells(masks: MaskRuns) -> npt.NDArray[np.bool_]:
     return cells
 
 
-def _edges(cells: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """Every boundary edge (object, corner y, corner x, direction), sorted by object: a cell's
-    side facing an empty cell, directed clockwise around the cell."""
-    inner = cells[:, 1:-1, 1:-1]
-    faces = (
-        (cells[:, :-2, 1:-1], 0, 0, 0),  # top, rightward from the top-left corner
-        (cells[:, 1:-1, 2:], 0, 1, 1),  # right side, downward from the top-right corner
-        (cells[:, 2:, 1:-1], 1, 1, 2),  # bottom, leftward from the bottom-right corner
-        (cells[:, 1:-1, :-2], 1, 0, 3),  # left side, upward from the bottom-left corner
-    )
-    found = [(np.nonzero(inner & ~beside), dy, dx, d) for beside, dy, dx, d in faces]
-    obj = np.concatenate([at[0] for at, *_ in found])
-    y = np.concatenate([at[1] + dy for at, dy, _, _ in found])
-    x = np.concatenate([at[2] + dx for at, _, dx, _ in found])
-    direction = np.concatenate([np.full(len(at[0]), d) for at, _, _, d in found])
-    order = np.argsort(obj, kind="stable")
-    return obj[order], y[order], x[order], direction[order]
-
-
-def _successors(obj: IntArray, y: IntArray, x: IntArray, direction: IntArray, n: int) -> IntArray:
-    """Each edge's next edge around its loop: from its end corner, a right turn, else straight on,
-    else a left turn."""
-    side = GRID + 1
-    table = np.full(n * side * side * 4, -1, dtype=np.int64)
-    corner = (obj * side + y) * side + x
-    table[corner * 4 + direction] = np.arange(len(obj))
-    end = corner + _DY[direction] * side + _DX[direction]
-    successor: IntArray = np.full(len(obj), -1, dtype=np.int64)
-    for turn in (1, 0, 3):
-        candidate = table[end * 4 + (direction + turn) % 4]
-        successor = np.where(successor < 0, candidate, successor)
-    return successor
-
-
 def cycles(successor: IntArray, longest: int) -> tuple[IntArray, IntArray]:
     """Of a permutation whose cycles are at most `longest` long: each element's cycle (as its
     smallest element, where the cycle starts) and its steps to the cycle's last element (the one
@@ -120,31 +86,16 @@ def cycles(successor: IntArray, longest: int) -> tuple[IntArray, IntArray]:
     return label, remaining
 
 
-def outlines(masks: MaskRuns, per_pixel: tuple[float, float] = (1.0, 1.0)) -> Outlines:
+def outlines(masks: MaskRuns, per_pixel: tuple[float, float] | FloatArray = (1.0, 1.0)) -> Outlines:
     """The outline of each mask, in pixels times `per_pixel` (the sketch's units along x and y: 1
-    for pixels, 1 / the image's size for a normalised frame). A row without a mask has no loops."""
+    for pixels, 1 / the image's size for a normalised frame), one (x, y) for every mask or (N, 2)
+    a row: the masks of many images' sketches are traced at once. A row without a mask has no
+    loops."""
     n = len(masks)
-    frame = extent(masks) * np.array([*per_pixel, *per_pixel])
-    obj, y, x, direction = _edges(_cells(masks))
-    successor = _successors(obj, y, x, direction, n)
-    label, remaining = cycles(successor, int(np.bincount(obj, minlength=1).max()))  # a loop is one object's
-    order = np.lexsort((-remaining, label, obj))
-    obj, label, direction = obj[order], label[order], direction[order]
-    gx, gy = x[order] + 0.5 * _DX[direction], y[order] + 0.5 * _DY[direction]
-    # Every k-th midpoint of each loop, k from its object's edge count.
-    per_object = np.bincount(obj, minlength=n)
-    k = np.maximum(1, np.ceil(per_object / MAX_POINTS)).astype(np.int64)[obj]
-    fresh = np.r_[True, label[1:] != label[:-1]] if len(label) else np.zeros(0, dtype=bool)
-    starts = np.flatnonzero(fresh)
-    place = np.arange(len(label)) - np.repeat(starts, np.diff(np.r_[starts, len(label)]))
-    kept = place % k == 0
-    loop_of = np.cumsum(fresh) - 1
-    loop_size = np.bincount(loop_of[kept], minlength=len(starts))
-    kept &= loop_size[loop_of] >= _MIN_LOOP_POINTS
-    corner, size = frame[obj[kept], :2], box_size(frame)[obj[kept]]
-    xy: FloatArray = corner + np.stack((gx[kept], gy[kept]), axis=1) / GRID * size
-    drawn = loop_size >= _MIN_LOOP_POINTS
-    loop_first = np.r_[0, np.cumsum(loop_size[drawn])].astype(np.int64)
-    loop_object = obj[starts][drawn]
-    object_first = np.searchsorted(loop_object, np.arange(n + 1)).astype(np.int64)
+    frame = extent(masks) * np.tile(np.broadcast_to(np.asarray(per_pixel, dtype=np.float64), (n, 2)), 2)
+    walked = outline_walk(_cells(masks), MAX_POINTS, _MIN_LOOP_POINTS)
+    obj = np.repeat(np.arange(n), walked.points)
+    xy: FloatArray = frame[obj, :2] + walked.doubled / 2 / GRID * box_size(frame)[obj]
+    loop_first = np.r_[0, np.cumsum(walked.loop_size)].astype(np.int64)
+    object_first = np.r_[0, np.cumsum(walked.loops)].astype(np.int64)
     return Outlines(xy, loop_first, object_first)

@@ -23,7 +23,7 @@ from helpers import reference as ref
 from handler.boxes import BoxTable
 from handler.cli import main
 from handler.datasets.frames import scale_to_pixels
-from handler.engine.drawn_boxes import image_sketch
+from handler.engine.drawn_boxes import ToSketch, image_sketches
 from handler.engine.evaluation import Thresholds, evaluate
 from handler.engine.rotated import convex_quads, rectangles
 from handler.metric import PrelabelingEfficiency
@@ -157,7 +157,7 @@ def test_a_sketch_draws_each_quadrilateral_as_written() -> None:
     gt = BoxTable.build(xyxy, [0], [0], angle=angle, quads=quad)
     pred = BoxTable.build(np.array([[0.1, 0.1, 0.2, 0.2]]), [0], [0])
     evaluation = evaluate(gt, pred, 1, Thresholds(IOU_MIN, IOU_PERFECT, 0.0))
-    sketch = image_sketch(evaluation, 0, "a", ["car"], (math.nan, math.nan, True))
+    (sketch,) = image_sketches([ToSketch(evaluation, 0, "a", ["car"], (math.nan, math.nan, True))])
     drawn, box = sketch.boxes
     assert drawn.outline == (tuple(np.round(quad[0], 3).ravel().tolist()),) and box.outline == ()
 

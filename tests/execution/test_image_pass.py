@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from handler.boxes import BoxTable, Dataset
 from handler.datasets import pair_datasets
 from handler.engine import evaluate
-from handler.engine.drawn_boxes import image_sketch
+from handler.engine.drawn_boxes import ToSketch, image_sketches
 from handler.execution.image_pass import ImagePass, passed_shard
 
 
@@ -42,18 +42,22 @@ def test_each_chosen_image_is_the_full_runs_view_of_it(
     paired = pair_datasets(_dataset(gt, n_images), _dataset(pred, n_images))
     wanted = frozenset({f"img{i}" for i in drawn} | {"not-an-asset"})
     full = evaluate(paired.gt, paired.pred, len(paired.asset_ids), THRESHOLDS)
-    expected = [
-        image_sketch(full, row, asset_id, paired.class_names, (100.0, 100.0, paired.normalized))
-        for row, asset_id in enumerate(paired.asset_ids)
-        if asset_id in wanted
-    ]
+    expected = image_sketches(
+        [
+            ToSketch(full, row, asset_id, paired.class_names, (100.0, 100.0, paired.normalized))
+            for row, asset_id in enumerate(paired.asset_ids)
+            if asset_id in wanted
+        ]
+    )
     passed = ImagePass((passed_shard(0, paired, THRESHOLDS, wanted),))
-    seen = [
-        image_sketch(
-            p.evaluation, image, p.paired.asset_ids[image], p.paired.class_names, (100.0, 100.0, False)
-        )
-        for p, image in passed.images(wanted)
-    ]
+    seen = image_sketches(
+        [
+            ToSketch(
+                p.evaluation, image, p.paired.asset_ids[image], p.paired.class_names, (100.0, 100.0, False)
+            )
+            for p, image in passed.images(wanted)
+        ]
+    )
     assert seen == expected
     assert [p.paired.asset_ids[image] for p, image in passed.images(wanted)] == [
         asset_id for asset_id in paired.asset_ids if asset_id in wanted

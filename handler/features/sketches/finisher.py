@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from handler.engine.analyses.near_misses import NEAR_MISSES
 from handler.engine.analyses.per_image import PER_IMAGE
-from handler.engine.drawn_boxes import Sketched, image_sketch
+from handler.engine.drawn_boxes import Sketched, ToSketch, image_sketches
 from handler.engine.listed import most_work_rows, suspects
 from handler.features.sketches.section import Sketch
 from handler.images.pictures import DRAW_IMAGES, draw_pictures
@@ -45,8 +45,8 @@ def listed_images(merged: Merged) -> frozenset[str]:
 
 
 def _sketches(finishing: Finishing) -> Finished:
-    drawn = tuple(
-        image_sketch(
+    wanted = [
+        ToSketch(
             passed.evaluation,
             image,
             passed.paired.asset_ids[image],
@@ -58,8 +58,8 @@ def _sketches(finishing: Finishing) -> Finished:
             ),
         )
         for passed, image in finishing.images.images(finishing.chosen)
-    )
-    return Finished(data=Sketched(drawn))
+    ]
+    return Finished(data=Sketched(image_sketches(wanted)))
 
 
 SKETCHES: Final = Finisher("sketches", ExactPass(listed_images), _sketches)

@@ -1,0 +1,55 @@
+"""The masks' outlines walked in C (`src/outline_walk.c`): each object's boundary edges followed
+around its loops one object at a time, the few points kept of each loop written straight out."""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from handler.kernels import I64, SIZE, U8, kernel
+
+_WALK = kernel("outline_walk", U8, SIZE, SIZE, SIZE, SIZE, SIZE, I64, I64, I64, I64, I64, returns=None)
+
+
+class Walked(msgspec.Struct, frozen=True):
+    """The kept points of N objects' loops: `doubled` (P, 2) twice each point's (x, y) in corner
+    units of the grid (a midpoint of an edge is a whole number so), object by object and loop by
+    loop; `loop_size` (L,) each loop's points; `points` and `loops` (N,) each object's."""
+
+    doubled: npt.NDArray[np.int64]
+    loop_size: npt.NDArray[np.int64]
+    points: npt.NDArray[np.int64]
+    loops: npt.NDArray[np.int64]
+
+
+def outline_walk(cells: npt.NDArray[np.bool_], max_points: int, min_points: int) -> Walked:
+    """The loops of `cells` ((N, GRID + 2, GRID + 2): each object's grid with a border of empty
+    cells), each starting at its first edge (faces top, right, bottom, left, each in raster order),
+    an object's in the order of those; every k-th midpoint kept, k the object's edges over
+    `max_points` rounded up; a loop of fewer than `min_points` kept points left out."""
+    n, side = len(cells), cells.shape[1]
+    grid = side - 2
+    # An object keeps at most max_points / k points of its edges, plus one a loop for the loop's
+    # first; each loop kept has min_points or more, so there are at most max_points / (min_points
+    # - 1) loops: this many slots hold every object's points and loops.
+    capacity = max_points + max_points // max(1, min_points - 1)
+    doubled = np.empty((n, capacity, 2), dtype=np.int64)
+    loop_size = np.empty((n, capacity), dtype=np.int64)
+    points, loops = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    scratch = np.full(20 * grid * grid + 4 * (grid + 1) * (grid + 1), -1, dtype=np.int64)
+    _WALK(
+        np.ascontiguousarray(cells).view(np.uint8),
+        n,
+        grid,
+        max_points,
+        min_points,
+        capacity,
+        doubled,
+        loop_size,
+        points,
+        loops,
+        scratch,
+    )
+    slots = np.arange(capacity)
+    return Walked(doubled[slots < points[:, None]], loop_size[slots < loops[:, None]], points, loops)

@@ -1,0 +1,80 @@
+/* The outlines of masks sampled on a grid of cells (engine/outlines.py): each object's boundary edges
+ * walked into closed loops and every k-th edge's midpoint kept, object by object, where numpy labels
+ * the loops by pointer jumping over arrays of every edge of every object. */
+#include <stdint.h>
+
+/* Directions 0 right, 1 down, 2 left, 3 up (y grows downward). */
+static const int64_t DX[4] = {1, 0, -1, 0};
+static const int64_t DY[4] = {0, 1, 0, -1};
+/* Face d of a cell (0 top, 1 right, 2 bottom, 3 left) is the edge of direction d (clockwise about
+ * the cell) from this corner of it. */
+static const int64_t FACE_DX[4] = {0, 1, 1, 0};
+static const int64_t FACE_DY[4] = {0, 0, 1, 1};
+
+/* `cells` holds n grids of (grid + 2) x (grid + 2) cells (1: the object's; a border of empty cells).
+ * An edge is a face of an object's cell beside an empty cell; an object's edges are numbered face
+ * by face, each face's in raster order of its cells. Each edge's successor is the edge leaving its
+ * end corner after a right turn, else straight on, else after a left turn. A loop starts at its
+ * lowest-numbered edge and loops are taken in the order of those; a loop keeps the midpoints of its
+ * edges 0, k, 2k, ... with k = ceil(object's edges / max_points), and is kept only with
+ * min_points of them or more. Object i's kept loops go to loop_size[i * capacity ...] (their
+ * count to loops[i]) and their points, each (2 x, 2 y) in corner units, to
+ * doubled[2 * i * capacity ...] (their count to points[i]); a loop that would not fit is dropped.
+ * `scratch` is 20 * grid * grid + 4 * (grid + 1) * (grid + 1) entries, the last 4 * (grid + 1) *
+ * (grid + 1) all -1 when given (and again on return). */
+void outline_walk(const uint8_t *cells, int64_t n, int64_t grid, int64_t max_points, int64_t min_points,
+                  int64_t capacity, int64_t *doubled, int64_t *loop_size, int64_t *points, int64_t *loops,
+                  int64_t *scratch) {
+    const int64_t side = grid + 2, corners = grid + 1, most = 4 * grid * grid;
+    int64_t *edge_x = scratch, *edge_y = edge_x + most, *edge_d = edge_y + most, *next = edge_d + most;
+    int64_t *seen = next + most, *at = seen + most;
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *c = cells + i * side * side;
+        int64_t edges = 0;
+        for (int64_t d = 0; d < 4; d++) {
+            /* the neighbour across face d: a quarter turn back from d */
+            const int64_t out_x = DX[(d + 3) % 4], out_y = DY[(d + 3) % 4];
+            for (int64_t y = 1; y <= grid; y++) {
+                for (int64_t x = 1; x <= grid; x++) {
+                    if (!c[y * side + x] || c[(y + out_y) * side + x + out_x]) continue;
+                    edge_x[edges] = x - 1 + FACE_DX[d];
+                    edge_y[edges] = y - 1 + FACE_DY[d];
+                    edge_d[edges] = d;
+                    at[(edge_y[edges] * corners + edge_x[edges]) * 4 + d] = edges;
+                    seen[edges] = 0;
+                    edges++;
+                }
+            }
+        }
+        for (int64_t e = 0; e < edges; e++) {
+            int64_t d = edge_d[e], end = (edge_y[e] + DY[d]) * corners + edge_x[e] + DX[d];
+            next[e] = at[end * 4 + (d + 1) % 4];
+            if (next[e] < 0) next[e] = at[end * 4 + d];
+            if (next[e] < 0) next[e] = at[end * 4 + (d + 3) % 4];
+        }
+        int64_t k = edges > max_points ? (edges + max_points - 1) / max_points : 1;
+        int64_t kept = 0, drawn = 0;
+        int64_t *into = doubled + 2 * i * capacity;
+        for (int64_t first = 0; first < edges; first++) {
+            if (seen[first]) continue;
+            int64_t count = 0, place = 0, e = first;
+            do {
+                seen[e] = 1;
+                if (place % k == 0 && kept + count < capacity) {
+                    into[2 * (kept + count)] = 2 * edge_x[e] + DX[edge_d[e]];
+                    into[2 * (kept + count) + 1] = 2 * edge_y[e] + DY[edge_d[e]];
+                    count++;
+                }
+                place++;
+                e = next[e];
+            } while (e >= 0 && !seen[e]);
+            if (count >= min_points && (place + k - 1) / k == count && drawn < capacity) {
+                loop_size[i * capacity + drawn++] = count;
+                kept += count;
+            }
+        }
+        points[i] = kept;
+        loops[i] = drawn;
+        for (int64_t e = 0; e < edges; e++) at[(edge_y[e] * corners + edge_x[e]) * 4 + edge_d[e]] = -1;
+    }
+}
