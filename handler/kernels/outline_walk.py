@@ -28,12 +28,14 @@ def outline_walk(cells: npt.NDArray[np.bool_], max_points: int, min_points: int)
     cells), each starting at its first edge (faces top, right, bottom, left, each in raster order),
     an object's in the order of those; every k-th midpoint kept, k the object's edges over
     `max_points` rounded up; a loop of fewer than `min_points` kept points left out."""
+    if min_points < 2:
+        raise ValueError(f"Expected loops of at least 2 points kept but got {min_points}")
     n, side = len(cells), cells.shape[1]
     grid = side - 2
     # An object keeps at most max_points / k points of its edges, plus one a loop for the loop's
     # first; each loop kept has min_points or more, so there are at most max_points / (min_points
     # - 1) loops: this many slots hold every object's points and loops.
-    capacity = max_points + max_points // max(1, min_points - 1)
+    capacity = max_points + max_points // (min_points - 1)
     doubled = np.empty((n, capacity, 2), dtype=np.int64)
     loop_size = np.empty((n, capacity), dtype=np.int64)
     points, loops = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)

@@ -1,5 +1,7 @@
 """The outlines the sketches draw of masks: traced from the runs, a few dozen points per object,
-and close to the object (shapely measures the traced polygon against COCO's own polygons)."""
+and close to the object (shapely measures the traced polygon against COCO's own polygons); the
+kernel's walk is the pointer jumping numpy did (tests/helpers/outline_reference.py), and masks of
+several frames traced at once are each traced alone."""
 
 from __future__ import annotations
 
@@ -8,12 +10,17 @@ import json
 import numpy as np
 import pycocotools.mask as coco_mask
 from helpers.needs import existing
+from helpers.outline_reference import walked_by_pointer_jumping
 from helpers.paths import THIRD_PARTY
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
+from handler.boxes import MaskRuns
 from handler.engine.masks import from_bitmaps
-from handler.engine.outlines import MAX_POINTS, Outlines, outlines
+from handler.engine.outlines import GRID, MAX_POINTS, Outlines, outlines
+from handler.kernels.outline_walk import outline_walk
 
 
 def _shape(traced: Outlines, row: int) -> Polygon | MultiPolygon:
@@ -84,3 +91,66 @@ def test_coco_s_objects_are_traced_close_to_their_polygons_in_a_few_dozen_points
     polygons = [Polygon(np.reshape(a["segmentation"][0], (-1, 2))).buffer(0) for a in chosen]
     ious = np.array([_iou(_shape(t, 0), p) for t, p in zip(traced, polygons, strict=True)])
     assert np.median(ious) > 0.9 and np.quantile(ious, 0.1) > 0.8
+
+
+def _grids(seed: int, n: int) -> np.ndarray:
+    """n grids of cells with a border of empty cells: noise of any density (specks, pinholes,
+    cells touching only diagonally, a checkerboard's hundreds of loops), discs and rings, empties."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:GRID, 0:GRID]
+    cells = np.zeros((n, GRID + 2, GRID + 2), dtype=bool)
+    for grid in cells:
+        kind, (cy, cx), radius = rng.integers(4), rng.uniform(0, GRID, 2), rng.uniform(2, GRID)
+        distance = np.hypot(y - cy, x - cx)
+        grid[1:-1, 1:-1] = (
+            rng.random((GRID, GRID)) < rng.uniform(0.05, 0.95),
+            distance < radius,
+            (distance < radius) & (distance > radius / 2) | (rng.random((GRID, GRID)) < 0.05),
+            (y + x) % 2 == 0,
+        )[kind] & (rng.random() > 0.1)
+    return cells
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 12),
+    # (points an object keeps, points a loop needs): the sketches', then others to stress the walk
+    st.sampled_from([(MAX_POINTS, 3), (8, 3), (2000, 3), (MAX_POINTS, 2), (5, 2)]),
+)
+def test_the_kernel_walks_the_loops_pointer_jumping_finds(seed: int, n: int, limits: tuple[int, int]) -> None:
+    cells = _grids(seed, n)
+    walked, expected = outline_walk(cells, *limits), walked_by_pointer_jumping(cells, *limits)
+    for field in ("doubled", "loop_size", "points", "loops"):
+        assert np.array_equal(getattr(walked, field), getattr(expected, field)), field
+
+
+def test_masks_of_several_frames_traced_at_once_are_each_traced_alone() -> None:
+    """One call for the masks of images of different sizes, each row in its own units (pixels, or
+    fractions of its image): every point the same, to the bit, as its image's own call gives."""
+    rng = np.random.default_rng(7)
+    frames = [
+        (50, 80, (1.0, 1.0)),
+        (480, 640, (1 / 640, 1 / 480)),
+        (17, 9, (1.0, 1.0)),
+        (300, 200, (0.5, 2.0)),
+    ]
+    alone, together, units = [], [], []
+    for height, width, per_pixel in frames:
+        y, x = np.mgrid[0:height, 0:width]
+        centres = rng.uniform(0, 1, (5, 2)) * [height, width]
+        radii = rng.uniform(0.1, 0.6, 5) * min(height, width)
+        bitmaps = np.hypot(y - centres[:, :1, None], x - centres[:, 1:, None]) < radii[:, None, None]
+        bitmaps[1] &= rng.random((height, width)) < 0.7  # holes and specks
+        masks = MaskRuns.concatenate([from_bitmaps(bitmaps), MaskRuns.none(1)])
+        alone.append(outlines(masks, per_pixel))
+        together.append(masks)
+        units.append(np.tile(per_pixel, (len(masks), 1)))
+    traced = outlines(MaskRuns.concatenate(together), np.concatenate(units))
+    rows = 0
+    for one in alone:
+        for row in range(len(one.object_first) - 1):
+            mine, theirs = one.of(row), traced.of(rows + row)
+            assert [loop.tobytes() for loop in mine] == [loop.tobytes() for loop in theirs]
+        rows += len(one.object_first) - 1
+    assert sum(len(one.xy) for one in alone) == len(traced.xy) > 0
