@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
-from handler.boxes import MaskRuns
+from handler.boxes import BoolArray, MaskRuns
 from handler.engine.masks import from_bitmaps
 from handler.engine.outlines import GRID, MAX_POINTS, Outlines, outlines
 from handler.kernels.outline_walk import outline_walk
@@ -93,7 +93,7 @@ def test_coco_s_objects_are_traced_close_to_their_polygons_in_a_few_dozen_points
     assert np.median(ious) > 0.9 and np.quantile(ious, 0.1) > 0.8
 
 
-def _grids(seed: int, n: int) -> np.ndarray:
+def _grids(seed: int, n: int) -> BoolArray:
     """n grids of cells with a border of empty cells: noise of any density (specks, pinholes,
     cells touching only diagonally, a checkerboard's hundreds of loops), discs and rings, empties."""
     rng = np.random.default_rng(seed)

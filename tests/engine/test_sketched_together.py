@@ -9,7 +9,7 @@ import math
 import numpy as np
 from helpers.cases import THRESHOLDS
 
-from handler.boxes import BoxTable, MaskRuns
+from handler.boxes import BoolArray, BoxTable, MaskRuns
 from handler.engine.drawn_boxes import ToSketch, image_sketches
 from handler.engine.evaluation import Evaluation, evaluate
 from handler.engine.masks import extent, from_bitmaps
@@ -18,12 +18,12 @@ from handler.engine.masks import extent, from_bitmaps
 SIZES = [(60, 90), (480, 640), (23, 17), (300, 200)]
 
 
-def _discs(rng: np.random.Generator, height: int, width: int, shift: float) -> np.ndarray:
+def _discs(rng: np.random.Generator, height: int, width: int, shift: float) -> BoolArray:
     """Four discs (one of them holed and specked), moved by `shift` of the image's size."""
     y, x = np.mgrid[0:height, 0:width]
     centres = (rng.uniform(0.2, 0.8, (4, 2)) + shift) * [height, width]
     radii = rng.uniform(0.1, 0.3, 4) * min(height, width)
-    bitmaps = np.hypot(y - centres[:, :1, None], x - centres[:, 1:, None]) < radii[:, None, None]
+    bitmaps: BoolArray = np.hypot(y - centres[:, :1, None], x - centres[:, 1:, None]) < radii[:, None, None]
     bitmaps[0] &= rng.random((height, width)) < 0.8
     return bitmaps
 
