@@ -18,11 +18,9 @@ from typing import Final
 
 import msgspec
 import numpy as np
-import numpy.typing as npt
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, box_size
 from handler.engine.masks import extent, foreground
-from handler.kernels.interval_hits import interval_hits
 from handler.kernels.outline_walk import outline_walk
 
 # Cells across a mask's box: the traced outline's resolution (a sketch is ~150 px wide).
@@ -48,23 +46,16 @@ class Outlines(msgspec.Struct, frozen=True):
         return [self.xy[self.loop_first[loop] : self.loop_first[loop + 1]] for loop in loops]
 
 
-def _cells(masks: MaskRuns) -> npt.NDArray[np.bool_]:
-    """(N, GRID + 2, GRID + 2) whether the pixel under each cell's centre is the object's, with a
-    border of empty cells; the grid spans each mask's extent."""
-    n = len(masks)
+def _sampled_at(masks: MaskRuns) -> tuple[IntArray, IntArray]:
+    """(N, GRID) each cell column's and row's part of the column-major position of the pixel under
+    the cell's centre (its column times the mask's height, its row): the grid spans each mask's
+    extent."""
     box = extent(masks)
     size = box_size(box)
     centre = (np.arange(GRID) + 0.5) / GRID
     xs = np.floor(box[:, 0, None] + centre[None, :] * size[:, 0, None]).astype(np.int64)
     ys = np.floor(box[:, 1, None] + centre[None, :] * size[:, 1, None]).astype(np.int64)
-    # Column-major positions of every cell centre, (N, GRID columns, GRID rows): ascending, as a
-    # mask's runs are, so one walk through both answers a mask.
-    position = xs[:, :, None] * masks.height[:, None, None] + ys[:, None, :]
-    fg = foreground(masks)
-    inside = interval_hits(fg.row, fg.start, fg.stop, position.reshape(n, GRID * GRID))
-    cells = np.zeros((n, GRID + 2, GRID + 2), dtype=bool)
-    cells[:, 1:-1, 1:-1] = inside.reshape(n, GRID, GRID).transpose(0, 2, 1) & masks.present[:, None, None]
-    return cells
+    return xs * masks.height[:, None], ys
 
 
 def cycles(successor: IntArray, longest: int) -> tuple[IntArray, IntArray]:
@@ -93,7 +84,8 @@ def outlines(masks: MaskRuns, per_pixel: tuple[float, float] | FloatArray = (1.0
     loops."""
     n = len(masks)
     frame = extent(masks) * np.tile(np.broadcast_to(np.asarray(per_pixel, dtype=np.float64), (n, 2)), 2)
-    walked = outline_walk(_cells(masks), MAX_POINTS, _MIN_LOOP_POINTS)
+    fg = foreground(masks)
+    walked = outline_walk((fg.row, fg.start, fg.stop), *_sampled_at(masks), MAX_POINTS, _MIN_LOOP_POINTS)
     obj = np.repeat(np.arange(n), walked.points)
     xy: FloatArray = frame[obj, :2] + walked.doubled / 2 / GRID * box_size(frame)[obj]
     loop_first = np.r_[0, np.cumsum(walked.loop_size)].astype(np.int64)

@@ -1,5 +1,6 @@
-"""The masks' outlines walked in C (`src/outline_walk.c`): each object's boundary edges followed
-around its loops one object at a time, the few points kept of each loop written straight out."""
+"""The masks' outlines walked in C (`src/outline_walk.c`): each object's grid of cells sampled from
+its runs (`src/interval_hits.c`) and its boundary edges followed around its loops, one object at
+a time, the few points kept of each loop written straight out."""
 
 from __future__ import annotations
 
@@ -7,9 +8,22 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import I64, SIZE, U8, kernel
+from handler.kernels import I64, SIZE, kernel
 
-_WALK = kernel("outline_walk", U8, SIZE, SIZE, SIZE, SIZE, SIZE, I64, I64, I64, I64, I64, returns=None)
+# The masks' pixels (start, stop, their count, each object's first, objects), the grids (columns,
+# rows, cells across), the limits (points an object keeps, a loop needs, slots an object has), the
+# answers (doubled points, loop sizes, points and loops of each object) and scratch.
+_WALK = kernel(
+    "outline_walk",
+    *(I64, I64, SIZE, I64, SIZE),
+    *(I64, I64, SIZE),
+    *(SIZE, SIZE, SIZE),
+    *(I64, I64, I64, I64),
+    I64,
+    returns=None,
+)
+
+Ints = npt.NDArray[np.int64]
 
 
 class Walked(msgspec.Struct, frozen=True):
@@ -23,15 +37,19 @@ class Walked(msgspec.Struct, frozen=True):
     loops: npt.NDArray[np.int64]
 
 
-def outline_walk(cells: npt.NDArray[np.bool_], max_points: int, min_points: int) -> Walked:
-    """The loops of `cells` ((N, GRID + 2, GRID + 2): each object's grid with a border of empty
-    cells), each starting at its first edge (faces top, right, bottom, left, each in raster order),
-    an object's in the order of those; every k-th midpoint kept, k the object's edges over
-    `max_points` rounded up; a loop of fewer than `min_points` kept points left out."""
+def outline_walk(
+    pixels: tuple[Ints, Ints, Ints], columns: Ints, rows: Ints, max_points: int, min_points: int
+) -> Walked:
+    """The loops of N objects sampled on grids of cells: object i's cell (r, j) is in it when the
+    pixel at `columns[i, j] + rows[i, r]` (each ascending) is in one of its `pixels`, intervals
+    (object, start, stop) sorted by object, each object's ascending and disjoint (a mask's
+    foreground, `engine.masks.foreground`). Each loop
+    starts at its first edge (faces top, right, bottom, left, each in raster order), an object's
+    loops in the order of those; every k-th midpoint is kept, k the object's edges over
+    `max_points` rounded up; a loop of fewer than `min_points` kept points is left out."""
     if min_points < 2:
         raise ValueError(f"Expected loops of at least 2 points kept but got {min_points}")
-    n, side = len(cells), cells.shape[1]
-    grid = side - 2
+    n, grid = columns.shape
     # An object keeps at most max_points / k points of its edges, plus one a loop for the loop's
     # first; each loop kept has min_points or more, so there are at most max_points / (min_points
     # - 1) loops: this many slots hold every object's points and loops.
@@ -40,9 +58,15 @@ def outline_walk(cells: npt.NDArray[np.bool_], max_points: int, min_points: int)
     loop_size = np.empty((n, capacity), dtype=np.int64)
     points, loops = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     scratch = np.full(20 * grid * grid + 4 * (grid + 1) * (grid + 1), -1, dtype=np.int64)
+    group, start, stop = (np.ascontiguousarray(column, dtype=np.int64) for column in pixels)
     _WALK(
-        np.ascontiguousarray(cells).view(np.uint8),
+        start,
+        stop,
+        min(len(start), len(stop)),
+        np.searchsorted(group, np.arange(n + 1)).astype(np.int64),
         n,
+        np.ascontiguousarray(columns, dtype=np.int64),
+        np.ascontiguousarray(rows, dtype=np.int64),
         grid,
         max_points,
         min_points,

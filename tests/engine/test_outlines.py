@@ -18,7 +18,7 @@ from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
 from handler.boxes import BoolArray, MaskRuns
-from handler.engine.masks import from_bitmaps
+from handler.engine.masks import foreground, from_bitmaps
 from handler.engine.outlines import GRID, MAX_POINTS, Outlines, outlines
 from handler.kernels.outline_walk import outline_walk
 
@@ -120,7 +120,11 @@ def _grids(seed: int, n: int) -> BoolArray:
 )
 def test_the_kernel_walks_the_loops_pointer_jumping_finds(seed: int, n: int, limits: tuple[int, int]) -> None:
     cells = _grids(seed, n)
-    walked, expected = outline_walk(cells, *limits), walked_by_pointer_jumping(cells, *limits)
+    # each grid a GRID x GRID mask, its cells its pixels
+    pixels = foreground(from_bitmaps(cells[:, 1:-1, 1:-1]))
+    columns, rows = np.tile(np.arange(GRID) * GRID, (n, 1)), np.tile(np.arange(GRID), (n, 1))
+    walked = outline_walk((pixels.row, pixels.start, pixels.stop), columns, rows, *limits)
+    expected = walked_by_pointer_jumping(cells, *limits)
     for field in ("doubled", "loop_size", "points", "loops"):
         assert np.array_equal(getattr(walked, field), getattr(expected, field)), field
 

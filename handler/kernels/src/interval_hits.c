@@ -1,6 +1,6 @@
 /* Whether positions fall in intervals, group by group: one walk through a group's intervals and its
  * positions together, where a search per position jumps about memory. */
-#include <stdint.h>
+#include "interval_hits.h"
 
 /* Group g's intervals are [start[k], stop[k]) for k from first[g] to first[g + 1] - 1 (ascending,
  * disjoint; clamped to the n_intervals given), its positions positions[g * per] to

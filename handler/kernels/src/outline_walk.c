@@ -1,7 +1,11 @@
-/* The outlines of masks sampled on a grid of cells (engine/outlines.py): each object's boundary edges
- * walked into closed loops and every k-th edge's midpoint kept, object by object, where numpy labels
- * the loops by pointer jumping over arrays of every edge of every object. */
+/* The outlines of masks sampled on a grid of cells (engine/outlines.py): each object's grid sampled
+ * from its runs, its boundary edges walked into closed loops and every k-th edge's midpoint kept,
+ * object by object: numpy held every object's grid and labelled the loops by pointer jumping over
+ * arrays of every edge of every object. */
 #include <stdint.h>
+#include <string.h>
+
+#include "interval_hits.h"
 
 /* Directions 0 right, 1 down, 2 left, 3 up (y grows downward). */
 static const int64_t DX[4] = {1, 0, -1, 0};
@@ -11,7 +15,10 @@ static const int64_t DY[4] = {0, 1, 0, -1};
 static const int64_t FACE_DX[4] = {0, 1, 1, 0};
 static const int64_t FACE_DY[4] = {0, 0, 1, 1};
 
-/* `cells` holds n grids of (grid + 2) x (grid + 2) cells (1: the object's; a border of empty cells).
+/* Object i's pixels are the intervals [start[k], stop[k]) for k from first[i] to first[i + 1] - 1
+ * (clamped to the n_intervals given); its cell (r, j) is in it when the pixel at
+ * columns[i * grid + j] + rows[i * grid + r] is (its place in the mask, column-major: each of
+ * columns and rows ascending), in a grid with a border of empty cells.
  * An edge is a face of an object's cell beside an empty cell; an object's edges are numbered face
  * by face, each face's in raster order of its cells. Each edge's successor is the edge leaving its
  * end corner after a right turn, else straight on, else after a left turn. A loop starts at its
@@ -20,27 +27,35 @@ static const int64_t FACE_DY[4] = {0, 0, 1, 1};
  * min_points of them or more. Object i's kept loops go to loop_size[i * capacity ...] (their
  * count to loops[i]) and their points, each (2 x, 2 y) in corner units, to
  * doubled[2 * i * capacity ...] (their count to points[i]); a loop that would not fit is dropped.
- * `scratch` is 20 * grid * grid + 4 * (grid + 1) * (grid + 1) entries, the last 4 * (grid + 1) *
- * (grid + 1) all -1 when given (and again on return). */
-void outline_walk(const uint8_t *cells, int64_t n, int64_t grid, int64_t max_points, int64_t min_points,
-                  int64_t capacity, int64_t *doubled, int64_t *loop_size, int64_t *points, int64_t *loops,
-                  int64_t *scratch) {
+ * `scratch` is 20 * grid * grid + 4 * (grid + 1) * (grid + 1) entries, the last
+ * 4 * (grid + 1) * (grid + 1) all -1 when given (and again on return). */
+void outline_walk(const int64_t *start, const int64_t *stop, int64_t n_intervals, const int64_t *first,
+                  int64_t n, const int64_t *columns, const int64_t *rows, int64_t grid, int64_t max_points,
+                  int64_t min_points, int64_t capacity, int64_t *doubled, int64_t *loop_size, int64_t *points,
+                  int64_t *loops, int64_t *scratch) {
     const int64_t side = grid + 2, corners = grid + 1, most = 4 * grid * grid;
     int64_t *edge_x = scratch, *edge_y = edge_x + most, *edge_d = edge_y + most, *next = edge_d + most;
     int64_t *seen = next + most, *at = seen + most;
     /* The object's cells with a face on the boundary (raster order) and those faces, as bits:
      * the numbering then looks at these few cells four times, not at every cell. */
-    int64_t border[grid * grid];
-    uint8_t faces[grid * grid];
+    int64_t border[grid * grid], position[grid * grid];
+    uint8_t faces[grid * grid], hit[grid * grid], c[side * side];
+    memset(c, 0, sizeof c);
     for (int64_t i = 0; i < n; i++) {
-        const uint8_t *c = cells + i * side * side;
+        for (int64_t j = 0; j < grid; j++)
+            for (int64_t r = 0; r < grid; r++)
+                position[j * grid + r] = columns[i * grid + j] + rows[i * grid + r];
+        interval_hits(start, stop, n_intervals, first + i, 1, position, grid * grid, hit);
+        for (int64_t j = 0; j < grid; j++)
+            for (int64_t r = 0; r < grid; r++) c[(r + 1) * side + j + 1] = hit[j * grid + r];
         int64_t bordering = 0, edges = 0;
         for (int64_t y = 1; y <= grid; y++) {
             for (int64_t x = 1; x <= grid; x++) {
                 const uint8_t *cell = c + y * side + x;
                 if (!*cell) continue;
                 /* face d's neighbour is a quarter turn back from direction d */
-                uint8_t bits = (uint8_t)((cell[-side] ^ 1) | (cell[1] ^ 1) << 1 | (cell[side] ^ 1) << 2 | (cell[-1] ^ 1) << 3);
+                uint8_t bits = (uint8_t)((cell[-side] ^ 1) | (cell[1] ^ 1) << 1 | (cell[side] ^ 1) << 2 |
+                                         (cell[-1] ^ 1) << 3);
                 if (!bits) continue;
                 faces[bordering] = bits;
                 border[bordering++] = (y - 1) * grid + x - 1;
