@@ -20,7 +20,7 @@ import msgspec
 import numpy as np
 
 from handler.boxes import BoolArray, FloatArray, IntArray, MaskRuns, box_size
-from handler.engine.masks import extent, foreground
+from handler.engine.masks import extent
 from handler.kernels.outline_walk import outline_walk
 
 # Cells across a mask's box: the traced outline's resolution (a sketch is ~150 px wide).
@@ -84,8 +84,7 @@ def outlines(masks: MaskRuns, per_pixel: tuple[float, float] | FloatArray = (1.0
     loops."""
     n = len(masks)
     frame = extent(masks) * np.tile(np.broadcast_to(np.asarray(per_pixel, dtype=np.float64), (n, 2)), 2)
-    fg = foreground(masks)
-    walked = outline_walk((fg.row, fg.start, fg.stop), *_sampled_at(masks), MAX_POINTS, _MIN_LOOP_POINTS)
+    walked = outline_walk((masks.counts, masks.offsets), *_sampled_at(masks), MAX_POINTS, _MIN_LOOP_POINTS)
     obj = np.repeat(np.arange(n), walked.points)
     xy: FloatArray = frame[obj, :2] + walked.doubled / 2 / GRID * box_size(frame)[obj]
     loop_first = np.r_[0, np.cumsum(walked.loop_size)].astype(np.int64)

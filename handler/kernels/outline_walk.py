@@ -1,6 +1,6 @@
 """The masks' outlines walked in C (`src/outline_walk.c`): each object's grid of cells sampled from
-its runs (`src/interval_hits.c`) and its boundary edges followed around its loops, one object at
-a time, the few points kept of each loop written straight out."""
+its runs and its boundary edges followed around its loops, one object at a time (a few kilobytes
+of scratch, however many objects), the few points kept of each loop written straight out."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from handler.kernels import I64, SIZE, kernel
+from handler.kernels import I64, SIZE, U16, kernel
 
-# The masks' pixels (start, stop, their count, each object's first, objects), the grids (columns,
-# rows, cells across), the limits (points an object keeps, a loop needs, slots an object has), the
-# answers (doubled points, loop sizes, points and loops of each object) and scratch.
+# The masks' runs (counts, their count, offsets, objects), the grids (columns, rows, cells across),
+# the limits (points an object keeps, a loop needs, slots an object has), the answers (doubled
+# points, loop sizes, points and loops of each object) and scratch.
 _WALK = kernel(
     "outline_walk",
-    *(I64, I64, SIZE, I64, SIZE),
+    *(U16, SIZE, I64, SIZE),
     *(I64, I64, SIZE),
     *(SIZE, SIZE, SIZE),
     *(I64, I64, I64, I64),
@@ -38,18 +38,23 @@ class Walked(msgspec.Struct, frozen=True):
 
 
 def outline_walk(
-    pixels: tuple[Ints, Ints, Ints], columns: Ints, rows: Ints, max_points: int, min_points: int
+    runs: tuple[npt.NDArray[np.uint16], Ints], columns: Ints, rows: Ints, max_points: int, min_points: int
 ) -> Walked:
-    """The loops of N objects sampled on grids of cells: object i's cell (r, j) is in it when the
-    pixel at `columns[i, j] + rows[i, r]` (each ascending) is in one of its `pixels`, intervals
-    (object, start, stop) sorted by object, each object's ascending and disjoint (a mask's
-    foreground, `engine.masks.foreground`). Each loop
-    starts at its first edge (faces top, right, bottom, left, each in raster order), an object's
-    loops in the order of those; every k-th midpoint is kept, k the object's edges over
+    """The loops of N masks sampled on grids of cells. `runs` are (counts, offsets) as `MaskRuns`
+    holds them: mask i's alternating runs of background and object pixels, column-major, are
+    `counts[offsets[i]:offsets[i + 1]]`. Its cell (r, j) is in it when the pixel at
+    `columns[i, j] + rows[i, r]` is (its place in the mask; columns and rows each ascending).
+
+    Each loop starts at its first edge (faces top, right, bottom, left, each in raster order), an
+    object's loops in the order of those; every k-th midpoint is kept, k the object's edges over
     `max_points` rounded up; a loop of fewer than `min_points` kept points is left out."""
-    if min_points < 2:
-        raise ValueError(f"Expected loops of at least 2 points kept but got {min_points}")
+    counts, offsets = runs
     n, grid = columns.shape
+    if min_points < 2 or rows.shape != (n, grid) or len(offsets) != n + 1:
+        raise ValueError(
+            f"Expected loops of at least 2 points, {n} masks' rows and offsets but got {min_points}, "
+            f"{rows.shape} and {len(offsets)}"
+        )
     # An object keeps at most max_points / k points of its edges, plus one a loop for the loop's
     # first; each loop kept has min_points or more, so there are at most max_points / (min_points
     # - 1) loops: this many slots hold every object's points and loops.
@@ -58,12 +63,10 @@ def outline_walk(
     loop_size = np.empty((n, capacity), dtype=np.int64)
     points, loops = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     scratch = np.full(20 * grid * grid + 4 * (grid + 1) * (grid + 1), -1, dtype=np.int64)
-    group, start, stop = (np.ascontiguousarray(column, dtype=np.int64) for column in pixels)
     _WALK(
-        start,
-        stop,
-        min(len(start), len(stop)),
-        np.searchsorted(group, np.arange(n + 1)).astype(np.int64),
+        np.ascontiguousarray(counts, dtype=np.uint16),
+        len(counts),
+        np.ascontiguousarray(offsets, dtype=np.int64),
         n,
         np.ascontiguousarray(columns, dtype=np.int64),
         np.ascontiguousarray(rows, dtype=np.int64),

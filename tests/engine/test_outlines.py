@@ -18,7 +18,7 @@ from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
 from handler.boxes import BoolArray, MaskRuns
-from handler.engine.masks import foreground, from_bitmaps
+from handler.engine.masks import from_bitmaps
 from handler.engine.outlines import GRID, MAX_POINTS, Outlines, outlines
 from handler.kernels.outline_walk import outline_walk
 
@@ -121,9 +121,9 @@ def _grids(seed: int, n: int) -> BoolArray:
 def test_the_kernel_walks_the_loops_pointer_jumping_finds(seed: int, n: int, limits: tuple[int, int]) -> None:
     cells = _grids(seed, n)
     # each grid a GRID x GRID mask, its cells its pixels
-    pixels = foreground(from_bitmaps(cells[:, 1:-1, 1:-1]))
+    masks = from_bitmaps(cells[:, 1:-1, 1:-1])
     columns, rows = np.tile(np.arange(GRID) * GRID, (n, 1)), np.tile(np.arange(GRID), (n, 1))
-    walked = outline_walk((pixels.row, pixels.start, pixels.stop), columns, rows, *limits)
+    walked = outline_walk((masks.counts, masks.offsets), columns, rows, *limits)
     expected = walked_by_pointer_jumping(cells, *limits)
     for field in ("doubled", "loop_size", "points", "loops"):
         assert np.array_equal(getattr(walked, field), getattr(expected, field)), field
@@ -158,3 +158,25 @@ def test_masks_of_several_frames_traced_at_once_are_each_traced_alone() -> None:
             assert [loop.tobytes() for loop in mine] == [loop.tobytes() for loop in theirs]
         rows += len(one.object_first) - 1
     assert sum(len(one.xy) for one in alone) == len(traced.xy) > 0
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 80), st.integers(1, 80))
+def test_each_cell_is_the_pixel_under_its_centre(seed: int, height: int, width: int) -> None:
+    """Masks narrower or shorter than the grid (a column or row sampled twice, the places going
+    back) and wider: the kernel's grid is the bitmap read at each cell's centre pixel."""
+    rng = np.random.default_rng(seed)
+    bitmaps = rng.random((3, height, width)) < rng.uniform(0.1, 0.9)
+    bitmaps[2] = False  # an empty mask: no loops
+    masks = from_bitmaps(bitmaps)
+    centres = (np.arange(GRID) + 0.5) / GRID
+    xs = np.floor(centres * width).astype(np.int64)
+    ys = np.floor(centres * height).astype(np.int64)
+    cells = np.zeros((3, GRID + 2, GRID + 2), dtype=bool)
+    cells[:, 1:-1, 1:-1] = bitmaps[:, ys][:, :, xs]
+    walked = outline_walk(
+        (masks.counts, masks.offsets), np.tile(xs * height, (3, 1)), np.tile(ys, (3, 1)), 48, 3
+    )
+    expected = walked_by_pointer_jumping(cells, 48, 3)
+    for field in ("doubled", "loop_size", "points", "loops"):
+        assert np.array_equal(getattr(walked, field), getattr(expected, field)), field

@@ -1,11 +1,9 @@
 /* The outlines of masks sampled on a grid of cells (engine/outlines.py): each object's grid sampled
  * from its runs, its boundary edges walked into closed loops and every k-th edge's midpoint kept,
- * object by object: numpy held every object's grid and labelled the loops by pointer jumping over
- * arrays of every edge of every object. */
+ * object by object: numpy held every object's pixels as intervals and its grid, and labelled the
+ * loops by pointer jumping over arrays of every edge of every object. */
 #include <stdint.h>
 #include <string.h>
-
-#include "interval_hits.h"
 
 /* Directions 0 right, 1 down, 2 left, 3 up (y grows downward). */
 static const int64_t DX[4] = {1, 0, -1, 0};
@@ -15,10 +13,35 @@ static const int64_t DY[4] = {0, 1, 0, -1};
 static const int64_t FACE_DX[4] = {0, 1, 1, 0};
 static const int64_t FACE_DY[4] = {0, 0, 1, 1};
 
-/* Object i's pixels are the intervals [start[k], stop[k]) for k from first[i] to first[i + 1] - 1
- * (clamped to the n_intervals given); its cell (r, j) is in it when the pixel at
- * columns[i * grid + j] + rows[i * grid + r] is (its place in the mask, column-major: each of
- * columns and rows ascending), in a grid with a border of empty cells.
+/* The cells of one mask (outline_walk): cell (r, j), at c[(r + 1) * (grid + 2) + j + 1], is 1 where
+ * the pixel at columns[j] + rows[r] is the object's. */
+static void sample(const uint16_t *counts, int64_t n_counts, const int64_t *offsets, const int64_t *columns,
+                   const int64_t *rows, int64_t grid, uint8_t *c) {
+    const int64_t lo = offsets[0] < n_counts ? offsets[0] : n_counts;
+    const int64_t hi = offsets[1] < n_counts ? offsets[1] : n_counts;
+    const uint16_t *run = counts + lo;
+    const int64_t runs = hi > lo ? hi - lo : 0;
+    int64_t k = 0, end = runs ? run[0] : 0, before = INT64_MIN;  /* run k ends where `end` is */
+    for (int64_t j = 0; j < grid; j++) {
+        for (int64_t r = 0; r < grid; r++) {
+            const int64_t place = columns[j] + rows[r];
+            if (place < before) {
+                k = 0;
+                end = runs ? run[0] : 0;
+            }
+            before = place;
+            while (k < runs && end <= place)
+                if (++k < runs) end += run[k];
+            c[(r + 1) * (grid + 2) + j + 1] = k < runs && (k & 1);
+        }
+    }
+}
+
+/* Object i's mask is its runs counts[offsets[i]] to counts[offsets[i + 1] - 1] (clamped to the
+ * n_counts given): alternating runs of background and object pixels, background first, in
+ * column-major order. Its cell (r, j) is in it when the pixel at columns[i * grid + j] +
+ * rows[i * grid + r] (its place in the mask) is, in a grid with a border of empty cells; the
+ * places ascending, the runs are walked once (a place below the one before starts again).
  * An edge is a face of an object's cell beside an empty cell; an object's edges are numbered face
  * by face, each face's in raster order of its cells. Each edge's successor is the edge leaving its
  * end corner after a right turn, else straight on, else after a left turn. A loop starts at its
@@ -29,8 +52,8 @@ static const int64_t FACE_DY[4] = {0, 0, 1, 1};
  * doubled[2 * i * capacity ...] (their count to points[i]); a loop that would not fit is dropped.
  * `scratch` is 20 * grid * grid + 4 * (grid + 1) * (grid + 1) entries, the last
  * 4 * (grid + 1) * (grid + 1) all -1 when given (and again on return). */
-void outline_walk(const int64_t *start, const int64_t *stop, int64_t n_intervals, const int64_t *first,
-                  int64_t n, const int64_t *columns, const int64_t *rows, int64_t grid, int64_t max_points,
+void outline_walk(const uint16_t *counts, int64_t n_counts, const int64_t *offsets, int64_t n,
+                  const int64_t *columns, const int64_t *rows, int64_t grid, int64_t max_points,
                   int64_t min_points, int64_t capacity, int64_t *doubled, int64_t *loop_size, int64_t *points,
                   int64_t *loops, int64_t *scratch) {
     const int64_t side = grid + 2, corners = grid + 1, most = 4 * grid * grid;
@@ -38,16 +61,11 @@ void outline_walk(const int64_t *start, const int64_t *stop, int64_t n_intervals
     int64_t *seen = next + most, *at = seen + most;
     /* The object's cells with a face on the boundary (raster order) and those faces, as bits:
      * the numbering then looks at these few cells four times, not at every cell. */
-    int64_t border[grid * grid], position[grid * grid];
-    uint8_t faces[grid * grid], hit[grid * grid], c[side * side];
+    int64_t border[grid * grid];
+    uint8_t faces[grid * grid], c[side * side];
     memset(c, 0, sizeof c);
     for (int64_t i = 0; i < n; i++) {
-        for (int64_t j = 0; j < grid; j++)
-            for (int64_t r = 0; r < grid; r++)
-                position[j * grid + r] = columns[i * grid + j] + rows[i * grid + r];
-        interval_hits(start, stop, n_intervals, first + i, 1, position, grid * grid, hit);
-        for (int64_t j = 0; j < grid; j++)
-            for (int64_t r = 0; r < grid; r++) c[(r + 1) * side + j + 1] = hit[j * grid + r];
+        sample(counts, n_counts, offsets + i, columns + i * grid, rows + i * grid, grid, c);
         int64_t bordering = 0, edges = 0;
         for (int64_t y = 1; y <= grid; y++) {
             for (int64_t x = 1; x <= grid; x++) {
