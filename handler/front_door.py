@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -37,9 +38,9 @@ from handler.execution.run import (
     plan_sides,
     read_and_plan,
     read_both,
-    writing_behind,
 )
 from handler.execution.shards import Analyses
+from handler.forked import Pending, beside, worker_count
 from handler.inputs import NodeInputs, arguments
 from handler.inputs.arguments import Batch
 
@@ -49,6 +50,7 @@ from handler.report import findings
 from handler.storage import ObjectSink, Store
 
 if TYPE_CHECKING:
+    from handler.readings.verdict import Rescored
     from handler.report.findings import EfficiencyResult, Findings, Merged
     from handler.sections.finishing import FinishedRun
 
@@ -143,16 +145,26 @@ class FrontDoor(msgspec.Struct, frozen=True):
         plan: ShardPlan,
         sinks: Sequence[ObjectSink] | None = None,
         pre_label_sinks: Sequence[ObjectSink] = (),
+        write: ChunkWrite = ObjectSink.write,
     ) -> ProcessedRun:
-        """`process_plan`, then another reading of the predictions that scores clearly better
-        searched on the sides the plan read: what the node's finishers and sections read."""
-        # The chunks are written on a second thread while the search runs: all of them by its end.
-        with writing_behind() as write:
-            evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
-            reading = plan.sides.best_reading(evaluated.state, self.thresholds) if plan.sides else None
+        """`process_plan` (its chunks written by `write`: the node's are written behind, while
+        the report's code is imported and its finishers run), then another reading of the
+        predictions that scores clearly better searched on the sides the plan read, beside what
+        follows: what the node's finishers and sections read."""
+        evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
+        searched = self._search(plan, evaluated)
         costs = self.costs_on(evaluated.gt, evaluated.pred)
-        merged = findings.Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
+        merged = findings.Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, searched)
         return ProcessedRun(evaluated, merged)
+
+    def _search(self, plan: ShardPlan, evaluated: Evaluated) -> Pending[Rescored | None]:
+        """The search for a better reading of the sides the plan read, begun beside what follows
+        (the report's imports, the finishers' pass), unless the run stays one process."""
+        sides = plan.sides
+        if sides is None:
+            return Pending.ready(None)
+        search = partial(sides.best_reading, evaluated.state, self.thresholds)
+        return beside(search, fork=worker_count(self.execution.workers) > 1)
 
     # --- compute: the merged state → the result
 

@@ -18,6 +18,7 @@ from handler.datasets.slices import SliceFile
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions
+from handler.execution.run import writing_behind
 from handler.forked import meanwhile, trim_heap
 from handler.front_door import FrontDoor
 from handler.images.pictures import DRAW_IMAGES
@@ -86,7 +87,7 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
 def _import_report() -> None:
     """The report's code (its pydantic models, the page's templates), costly to import: done while
     the read's forked workers decode or both sides' masks are read and drawn (`meanwhile`), else
-    at the read's end."""
+    once the shards are merged, while the search for other readings runs beside it."""
     import jinja2  # noqa: F401
     import numpy.random  # noqa: F401
 
@@ -127,19 +128,21 @@ def run(
                 given_root(inputs.images, IMAGES_KEY)
             # The registry is read at plan time: a test may register one more analysis.
             plan = door.read(inputs, store, features.ANALYSES)
-            _import_report()  # done already if the read ran it meanwhile: the phase counts it either way
-        from handler.report.exports import lowest_thresholds
-        from handler.report.finishers import FINISHERS
         from handler.report.publish import PRE_LABELS, report_location, staged_report
-        from handler.sections.finishing import finish_findings, finish_merged
 
         with staged_report(store) as staging:
-            with _phase("match and score", log, settle):
+            # The chunks are written on another thread until the phase ends: all of them by then.
+            with _phase("match and score", log, settle), writing_behind() as write:
                 shards = len(plan.tasks)
                 processed = door.process_run(
-                    inputs, plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards)
+                    inputs, plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards), write
                 )
                 merged, evaluated = processed.merged, processed.evaluated
+                _import_report()  # done already if the read ran it meanwhile
+                from handler.report.exports import lowest_thresholds
+                from handler.report.finishers import FINISHERS
+                from handler.sections.finishing import finish_findings, finish_merged
+
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
             with _phase(DRAW_IMAGES, log, settle):
                 finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)

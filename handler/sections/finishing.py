@@ -26,6 +26,7 @@ from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.execution.image_pass import ImagePass, image_pass
 from handler.execution.run import ShardPlan
+from handler.forked import Pending
 from handler.inputs import NodeInputs
 from handler.readings.verdict import Rescored
 from handler.sections.context import Data, RunFacts, first_of
@@ -42,7 +43,14 @@ class Merged(msgspec.Struct, frozen=True, dict=True):
     gt: DatasetNames
     pred: DatasetNames
     state: EvaluationState
-    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
+    # The search for another reading of the predictions that scores clearly better, run beside
+    # the finishers on the merged state (`forked.beside`): `reading` waits for it.
+    searched: Pending[Rescored | None]
+
+    @property
+    def reading(self) -> Rescored | None:
+        """Another reading of the predictions that scores clearly better; None if none."""
+        return self.searched.result()
 
     @cached_property
     def policy(self) -> Policy:
