@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -57,12 +57,22 @@ if TYPE_CHECKING:
 ImageRecord = Mapping[str, Any]
 
 
-class ProcessedRun(msgspec.Struct, frozen=True):
+class ProcessedRun(msgspec.Struct, frozen=True, dict=True):
     """A node run's datasets processed: its shards merged (how they ran, the chunks they wrote), and
-    what its finishers and sections read (`Merged`)."""
+    what its finishers and sections read (`Merged`, made when first read: it is the report's code,
+    which the node imports while the search for other readings runs beside)."""
 
     evaluated: Evaluated
-    merged: Merged
+    inputs: NodeInputs
+    costs: TimeCosts
+    searched: Pending[Rescored | None]
+
+    @cached_property
+    def merged(self) -> Merged:
+        evaluated = self.evaluated
+        return findings.Merged(
+            self.inputs, self.costs, evaluated.gt, evaluated.pred, evaluated.state, self.searched
+        )
 
 
 class FrontDoor(msgspec.Struct, frozen=True):
@@ -153,9 +163,7 @@ class FrontDoor(msgspec.Struct, frozen=True):
         follows: what the node's finishers and sections read."""
         evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
         searched = self._search(plan, evaluated)
-        costs = self.costs_on(evaluated.gt, evaluated.pred)
-        merged = findings.Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, searched)
-        return ProcessedRun(evaluated, merged)
+        return ProcessedRun(evaluated, inputs, self.costs_on(evaluated.gt, evaluated.pred), searched)
 
     def _search(self, plan: ShardPlan, evaluated: Evaluated) -> Pending[Rescored | None]:
         """The search for a better reading of the sides the plan read, begun beside what follows
