@@ -13,8 +13,8 @@ sides read and drawn). A threaded map's tasks do not: their Python holds the GIL
 their results back (bench/RESULTS.md).
 
 Python work that would hold the GIL beside other Python work runs `beside`: in one forked child,
-its value pickled back when asked for (the search for other readings, while the report's code is
-imported and the sketches' pass runs). A child that fails leaves the work to this process.
+its value pickled back when asked for (the search for other readings and the bootstrap, while the
+report's code is imported and the sketches' pass runs). A child that fails leaves the work to this process.
 
 A worker (or child) dies with the process that forked it, however that one ends (SIGKILL included, where no
 handler of ours runs): on Linux each worker asks the kernel for SIGKILL when its parent goes

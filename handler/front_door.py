@@ -47,10 +47,10 @@ from handler.inputs.arguments import Batch
 # The report's models come by its lazy face, loaded when a result is computed: the node imports
 # them while its read's workers decode (`pipeline`), not before the read starts.
 from handler.report import findings
+from handler.sections.context import Beside, RunFacts
 from handler.storage import ObjectSink, Store
 
 if TYPE_CHECKING:
-    from handler.readings.verdict import Rescored
     from handler.report.findings import EfficiencyResult, Findings, Merged
     from handler.sections.finishing import FinishedRun
 
@@ -65,13 +65,13 @@ class ProcessedRun(msgspec.Struct, frozen=True, dict=True):
     evaluated: Evaluated
     inputs: NodeInputs
     costs: TimeCosts
-    searched: Pending[Rescored | None]
+    beside: Pending[Beside]
 
     @cached_property
     def merged(self) -> Merged:
         evaluated = self.evaluated
         return findings.Merged(
-            self.inputs, self.costs, evaluated.gt, evaluated.pred, evaluated.state, self.searched
+            self.inputs, self.costs, evaluated.gt, evaluated.pred, evaluated.state, self.beside
         )
 
 
@@ -158,21 +158,17 @@ class FrontDoor(msgspec.Struct, frozen=True):
         write: ChunkWrite = ObjectSink.write,
     ) -> ProcessedRun:
         """`process_plan` (its chunks written by `write`: the node's are written behind, while
-        the report's code is imported and its finishers run), then another reading of the
-        predictions that scores clearly better searched on the sides the plan read, beside what
-        follows: what the node's finishers and sections read."""
+        the report's code is imported and its finishers run), then, beside what follows, another
+        reading of the predictions that scores clearly better searched on the sides the plan read
+        and the spread drawn: what the node's finishers and sections read."""
         evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
-        searched = self._search(plan, evaluated)
-        return ProcessedRun(evaluated, inputs, self.costs_on(evaluated.gt, evaluated.pred), searched)
-
-    def _search(self, plan: ShardPlan, evaluated: Evaluated) -> Pending[Rescored | None]:
-        """The search for a better reading of the sides the plan read, begun beside what follows
-        (the report's imports, the finishers' pass), unless the run stays one process."""
+        costs = self.costs_on(evaluated.gt, evaluated.pred)
+        facts = RunFacts(inputs, evaluated.gt, evaluated.pred, evaluated.state, costs)
         sides = plan.sides
-        if sides is None:
-            return Pending.ready(None)
-        search = partial(sides.best_reading, evaluated.state, self.thresholds)
-        return beside(search, fork=worker_count(self.execution.workers) > 1)
+        search = partial(sides.best_reading, evaluated.state, self.thresholds) if sides else _none
+        # Unless the run stays one process: then each is done when first read.
+        work = beside(partial(Beside.of, facts, search), fork=worker_count(self.execution.workers) > 1)
+        return ProcessedRun(evaluated, inputs, costs, work)
 
     # --- compute: the merged state → the result
 
@@ -229,3 +225,7 @@ def warn_crowded(images: list[tuple[str, str]]) -> None:
         named = [image for image, why in images if why == reason]
         listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
         warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
+
+
+def _none() -> None:
+    """No search: the workers read the shard files, and no sides were kept to search."""
