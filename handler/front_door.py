@@ -144,10 +144,11 @@ class FrontDoor(msgspec.Struct, frozen=True):
         sinks: Sequence[ObjectSink] | None = None,
         pre_label_sinks: Sequence[ObjectSink] = (),
         write: ChunkWrite = ObjectSink.write,
+        write_pre_labels: ChunkWrite | None = None,
     ) -> Evaluated:
         """Every shard evaluated, its ledger and pre-label chunks written to the sinks given (by
         `write`), the states merged exactly."""
-        return evaluate_plan(plan, sinks, pre_label_sinks, write)
+        return evaluate_plan(plan, sinks, pre_label_sinks, write, write_pre_labels)
 
     def process_run(
         self,
@@ -156,12 +157,13 @@ class FrontDoor(msgspec.Struct, frozen=True):
         sinks: Sequence[ObjectSink] | None = None,
         pre_label_sinks: Sequence[ObjectSink] = (),
         write: ChunkWrite = ObjectSink.write,
+        write_pre_labels: ChunkWrite | None = None,
     ) -> ProcessedRun:
         """`process_plan` (its chunks written by `write`: the node's are written behind, while
         the report's code is imported and its finishers run), then, beside what follows, another
         reading of the predictions that scores clearly better searched on the sides the plan read
         and the spread drawn: what the node's finishers and sections read."""
-        evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
+        evaluated = self.process_plan(plan, sinks, pre_label_sinks, write, write_pre_labels)
         costs = self.costs_on(evaluated.gt, evaluated.pred)
         facts = RunFacts(inputs, evaluated.gt, evaluated.pred, evaluated.state, costs)
         sides = plan.sides

@@ -19,7 +19,7 @@ from handler.datasets.slices import SliceFile
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions
-from handler.execution.run import writing_behind
+from handler.execution.run import HeldChunks, writing_behind
 from handler.forked import meanwhile, trim_heap
 from handler.front_door import FrontDoor
 from handler.images.pictures import DRAW_IMAGES
@@ -138,12 +138,13 @@ def run(
         from handler.report.publish import PRE_LABELS, report_location, staged_report
 
         with staged_report(store) as staging:
-            # The chunks are written on another thread until the phase ends: all of them by then.
+            # The ledger's chunks are written on another thread until the phase ends: all of them by
+            # then. The pre-label candidates of shards run here are held until trimmed.
+            held = HeldChunks()
             with _phase("match and score", log, settle), writing_behind() as write:
                 shards = len(plan.tasks)
-                processed = door.process_run(
-                    inputs, plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards), write
-                )
+                sinks = staging.ledger_sinks(shards), staging.pre_label_sinks(shards)
+                processed = door.process_run(inputs, plan, *sinks, write, held.write)
                 import_report()  # done already if the read ran it meanwhile
                 merged, evaluated = processed.merged, processed.evaluated
                 from handler.report.exports import lowest_thresholds
@@ -161,8 +162,9 @@ def run(
                 # The pre-label candidates down to what a policy keeps, now that it is known.
                 lowest = lowest_thresholds(findings.recommendation, inputs.confidence.value)
                 pre_labels = staging.rewrite_chunks(
-                    evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS
+                    evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS, held.contents
                 )
+                del held
             with _phase("store report", log, settle):
                 staging.publish(parts, (*evaluated.ledger_chunks, *pre_labels))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)
