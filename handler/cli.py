@@ -34,13 +34,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any, Final, NoReturn, get_args
 
 import msgspec
 import orjson
 from msgspec.structs import replace
 
-import handler.entry  # noqa: F401 (first of the package: before numpy is imported)
+from handler.entry import leave  # first of the package: before numpy is imported
+
+# isort: split
 from handler.command_line import (
     OneLineParser,
     add_read_options,
@@ -836,5 +838,11 @@ def main(argv: list[str] | None = None) -> int:
     return run_as_command(command)
 
 
+def prelabel_eval() -> NoReturn:
+    """The `prelabel-eval` command (and `python -m handler.cli`): `main`, then the process ends
+    without the interpreter's teardown, as the node's does (`handler.entry.leave`)."""
+    leave(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    prelabel_eval()

@@ -32,9 +32,9 @@ every installed distribution: a fixed cost of each start that grows with the env
 plugins that only watch validation. The command's findings are its own, so no plugins, unless the
 user set PYDANTIC_DISABLE_PLUGINS (to a list of names, or to nothing to keep them all).
 
-`leave` ends `python -m handler` without the interpreter's teardown: after the exit handlers
-(logging's and multiprocessing's among them), freeing every module and object one at a time costs
-CPU at the end of each run, serial, for memory the kernel takes back at once.
+`leave` ends `python -m handler` and `prelabel-eval` without the interpreter's teardown: after the
+exit handlers (logging's and multiprocessing's among them), freeing every module and object one at
+a time costs CPU at the end of each run, serial, for memory the kernel takes back at once.
 """
 
 import atexit

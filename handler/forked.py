@@ -12,7 +12,11 @@ compiled kernel that releases the GIL runs it `alongside` on a thread of its own
 sides read and drawn). A threaded map's tasks do not: their Python holds the GIL, so the work would only hold
 their results back (bench/RESULTS.md).
 
-A worker dies with the process that forked it, however that one ends (SIGKILL included, where no
+Python work that would hold the GIL beside other Python work runs `beside`: in one forked child,
+its value pickled back when asked for (the search for other readings and the bootstrap, while the
+report's code is imported and the sketches' pass runs). A child that fails leaves the work to this process.
+
+A worker (or child) dies with the process that forked it, however that one ends (SIGKILL included, where no
 handler of ours runs): on Linux each worker asks the kernel for SIGKILL when its parent goes
 (`PR_SET_PDEATHSIG`), then checks that its parent is still the one that forked it, so a parent
 killed between the fork and the request leaves no worker either. The kernel's "parent" is the
@@ -23,14 +27,16 @@ from __future__ import annotations
 
 import ctypes
 import os
+import pickle
 import signal
 import sys
+import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from functools import cache
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
@@ -161,6 +167,98 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return trim
     except AttributeError:  # not glibc
         return None
+
+
+class Pending(Generic[Result]):
+    """A value computed `beside` this process: in a forked child while this one goes on, or here
+    when `result()` first asks for it (no child could be forked, or the child failed)."""
+
+    __slots__ = ("_child", "_compute", "_value")
+
+    def __init__(self, compute: Callable[[], Result], child: _Child | None = None) -> None:
+        self._compute: Callable[[], Result] | None = compute
+        self._child = child
+        self._value: Result | None = None
+
+    @classmethod
+    def ready(cls, value: Result) -> Pending[Result]:
+        return cls(lambda: value)
+
+    def result(self) -> Result:
+        """The value, waited for once: the child's, else computed here (so an error is raised here,
+        with its own traceback, as if nothing had been forked)."""
+        if self._compute is None:
+            return self._value  # type: ignore[return-value]  # computed: a Result, None included
+        payload = self._child.collect() if self._child is not None else None
+        self._child = None
+        self._value = self._compute() if payload is None else pickle.loads(payload)
+        self._compute = None
+        return self._value
+
+
+class _Child:
+    """A forked child's process id and the read end of the pipe its pickled value comes through.
+    Dropped unread (the run failed first), it is killed and reaped: no process outlives its use."""
+
+    __slots__ = ("__weakref__", "_unread", "pid", "pipe")
+
+    def __init__(self, pid: int, pipe: int) -> None:
+        self.pid, self.pipe = pid, pipe
+        self._unread = weakref.finalize(self, _reap, pid, pipe)
+
+    def collect(self) -> bytes | None:
+        """The child's pickled value once it has exited; None if it failed (died, raised, or its
+        value did not pickle)."""
+        self._unread.detach()
+        with os.fdopen(self.pipe, "rb") as stream:
+            payload = stream.read()
+        _, status = os.waitpid(self.pid, 0)
+        return payload if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+def _reap(pid: int, pipe: int) -> None:
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.close(pipe)
+    with suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def beside(compute: Callable[[], Result], fork: bool = True) -> Pending[Result]:
+    """`compute()` started in a forked child, for Python work that would otherwise hold this
+    process's GIL while it does other work (the search for other readings, beside the report's
+    imports and the sketches' exact pass); its value comes back pickled, when `result()` asks.
+    Computed here instead where forking does not pay or is not allowed: one core, no fork
+    (another OS), or `fork` false (the run was asked to stay one process)."""
+    if not fork or local_cores() < 2 or not hasattr(os, "fork"):
+        return Pending(compute)
+    parent, prctl = os.getpid(), _prctl()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's lines run in the child (coverage runs in the parent)
+        os.close(read_end)
+        _compute_in_child(compute, write_end, parent, prctl)
+    os.close(write_end)
+    return Pending(compute, _Child(pid, read_end))
+
+
+def _compute_in_child(
+    compute: Callable[[], object], pipe: int, parent: int, prctl: Callable[..., int] | None
+) -> None:
+    """The child's whole life: its value pickled into the pipe, then an exit without Python's
+    teardown (no exit handler of the parent's, no buffered output written twice); any failure
+    is the exit status alone, and the parent computes the value itself."""
+    status = 1
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):  # the parent's handlers withdraw its report
+            signal.signal(signum, signal.SIG_DFL)
+        _die_with_parent(parent, prctl)
+        payload = memoryview(pickle.dumps(compute(), protocol=pickle.HIGHEST_PROTOCOL))
+        while payload:
+            payload = payload[os.write(pipe, payload) :]
+        status = 0
+    finally:
+        os._exit(status)
 
 
 def _run_inherited(index: int) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -37,15 +38,16 @@ from handler.execution.run import (
     plan_sides,
     read_and_plan,
     read_both,
-    writing_behind,
 )
 from handler.execution.shards import Analyses
+from handler.forked import Pending, beside, worker_count
 from handler.inputs import NodeInputs, arguments
 from handler.inputs.arguments import Batch
 
 # The report's models come by its lazy face, loaded when a result is computed: the node imports
 # them while its read's workers decode (`pipeline`), not before the read starts.
 from handler.report import findings
+from handler.sections.context import Beside, RunFacts
 from handler.storage import ObjectSink, Store
 
 if TYPE_CHECKING:
@@ -55,12 +57,22 @@ if TYPE_CHECKING:
 ImageRecord = Mapping[str, Any]
 
 
-class ProcessedRun(msgspec.Struct, frozen=True):
+class ProcessedRun(msgspec.Struct, frozen=True, dict=True):
     """A node run's datasets processed: its shards merged (how they ran, the chunks they wrote), and
-    what its finishers and sections read (`Merged`)."""
+    what its finishers and sections read (`Merged`, made when first read: it is the report's code,
+    which the node imports while the search for other readings runs beside)."""
 
     evaluated: Evaluated
-    merged: Merged
+    inputs: NodeInputs
+    costs: TimeCosts
+    beside: Pending[Beside]
+
+    @cached_property
+    def merged(self) -> Merged:
+        evaluated = self.evaluated
+        return findings.Merged(
+            self.inputs, self.costs, evaluated.gt, evaluated.pred, evaluated.state, self.beside
+        )
 
 
 class FrontDoor(msgspec.Struct, frozen=True):
@@ -132,10 +144,11 @@ class FrontDoor(msgspec.Struct, frozen=True):
         sinks: Sequence[ObjectSink] | None = None,
         pre_label_sinks: Sequence[ObjectSink] = (),
         write: ChunkWrite = ObjectSink.write,
+        write_pre_labels: ChunkWrite | None = None,
     ) -> Evaluated:
         """Every shard evaluated, its ledger and pre-label chunks written to the sinks given (by
         `write`), the states merged exactly."""
-        return evaluate_plan(plan, sinks, pre_label_sinks, write)
+        return evaluate_plan(plan, sinks, pre_label_sinks, write, write_pre_labels)
 
     def process_run(
         self,
@@ -143,16 +156,21 @@ class FrontDoor(msgspec.Struct, frozen=True):
         plan: ShardPlan,
         sinks: Sequence[ObjectSink] | None = None,
         pre_label_sinks: Sequence[ObjectSink] = (),
+        write: ChunkWrite = ObjectSink.write,
+        write_pre_labels: ChunkWrite | None = None,
     ) -> ProcessedRun:
-        """`process_plan`, then another reading of the predictions that scores clearly better
-        searched on the sides the plan read: what the node's finishers and sections read."""
-        # The chunks are written on a second thread while the search runs: all of them by its end.
-        with writing_behind() as write:
-            evaluated = self.process_plan(plan, sinks, pre_label_sinks, write)
-            reading = plan.sides.best_reading(evaluated.state, self.thresholds) if plan.sides else None
+        """`process_plan` (its chunks written by `write`: the node's are written behind, while
+        the report's code is imported and its finishers run), then, beside what follows, another
+        reading of the predictions that scores clearly better searched on the sides the plan read
+        and the spread drawn: what the node's finishers and sections read."""
+        evaluated = self.process_plan(plan, sinks, pre_label_sinks, write, write_pre_labels)
         costs = self.costs_on(evaluated.gt, evaluated.pred)
-        merged = findings.Merged(inputs, costs, evaluated.gt, evaluated.pred, evaluated.state, reading)
-        return ProcessedRun(evaluated, merged)
+        facts = RunFacts(inputs, evaluated.gt, evaluated.pred, evaluated.state, costs)
+        sides = plan.sides
+        search = partial(sides.best_reading, evaluated.state, self.thresholds) if sides else _none
+        # Unless the run stays one process: then each is done when first read.
+        work = beside(partial(Beside.of, facts, search), fork=worker_count(self.execution.workers) > 1)
+        return ProcessedRun(evaluated, inputs, costs, work)
 
     # --- compute: the merged state → the result
 
@@ -209,3 +227,7 @@ def warn_crowded(images: list[tuple[str, str]]) -> None:
         named = [image for image, why in images if why == reason]
         listed = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
         warnings.warn(f"{listed}: its boxes are {reason}: skipped", UserWarning, stacklevel=3)
+
+
+def _none() -> None:
+    """No search: the workers read the shard files, and no sides were kept to search."""

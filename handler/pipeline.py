@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 import msgspec
 
 from handler import features
+from handler.datasets.jsondoc import gc_paused
 from handler.datasets.slices import SliceFile
 from handler.engine.pre_label_boxes import trimmed
 from handler.engine.timecost import TimeCosts
 from handler.execution import ExecutionOptions
+from handler.execution.run import HeldChunks, writing_behind
 from handler.forked import meanwhile, trim_heap
 from handler.front_door import FrontDoor
 from handler.images.pictures import DRAW_IMAGES
@@ -70,10 +72,10 @@ def _phase(name: str, log: PhaseLog, settle: Callable[[], None]) -> Iterator[Non
 def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
     """Yields `settle`: after it, garbage collections skip the objects made so far, here and in
     the workers forked later (which would also copy every page a collection touches). Each phase
-    starts settled (`_phase`, the one place that calls it): the imports and the datasets' ids,
-    names and indexes are walked by no collection of the phases after them (a full one in
-    build_findings, or in each read or shard worker, would walk them all). All are collected as
-    before once the block ends; a caller's own freeze is left alone."""
+    starts settled (`_phase`), and so do the report's imports (`_import_report`): the imports and the
+    datasets' ids, names and indexes are walked by no collection of the phases after them (a full
+    one in build_findings, or in each read or shard worker, would walk them all). All are collected
+    as before once the block ends; a caller's own freeze is left alone."""
     if gc.get_freeze_count():
         yield lambda: None
         return
@@ -83,15 +85,20 @@ def _older_objects_left_alone() -> Iterator[Callable[[], None]]:
         gc.unfreeze()
 
 
-def _import_report() -> None:
+def _import_report(settle: Callable[[], None]) -> None:
     """The report's code (its pydantic models, the page's templates), costly to import: done while
     the read's forked workers decode or both sides' masks are read and drawn (`meanwhile`), else
-    at the read's end."""
-    import jinja2  # noqa: F401
-    import numpy.random  # noqa: F401
+    once the shards are merged, while the search for other readings runs beside it. Its objects
+    live as long as the process: no collection walks them while they are made, and they are
+    settled before collections resume."""
+    with gc_paused():
+        import jinja2  # noqa: F401
+        import numpy.random  # noqa: F401
 
-    import handler.report.finishers
-    import handler.report.page.compiled  # noqa: F401
+        import handler.report.finishers
+        import handler.report.page.compiled  # noqa: F401
+
+        settle()
 
 
 class RunResult(msgspec.Struct, frozen=True):
@@ -122,24 +129,28 @@ def run(
     """
     door = FrontDoor.of_inputs(inputs, costs, execution)
     with _older_objects_left_alone() as settle:
-        with _phase("read datasets", log, settle), meanwhile(_import_report):
+        import_report = partial(_import_report, settle)
+        with _phase("read datasets", log, settle), meanwhile(import_report):
             if inputs.images:  # a mistyped --images fails now, not after the evaluation
                 given_root(inputs.images, IMAGES_KEY)
             # The registry is read at plan time: a test may register one more analysis.
             plan = door.read(inputs, store, features.ANALYSES)
-            _import_report()  # done already if the read ran it meanwhile: the phase counts it either way
-        from handler.report.exports import lowest_thresholds
-        from handler.report.finishers import FINISHERS
         from handler.report.publish import PRE_LABELS, report_location, staged_report
-        from handler.sections.finishing import finish_findings, finish_merged
 
         with staged_report(store) as staging:
-            with _phase("match and score", log, settle):
+            # The ledger's chunks are written on another thread until the phase ends: all of them by
+            # then. The pre-label candidates of shards run here are held until trimmed.
+            held = HeldChunks()
+            with _phase("match and score", log, settle), writing_behind() as write:
                 shards = len(plan.tasks)
-                processed = door.process_run(
-                    inputs, plan, staging.ledger_sinks(shards), staging.pre_label_sinks(shards)
-                )
+                sinks = staging.ledger_sinks(shards), staging.pre_label_sinks(shards)
+                processed = door.process_run(inputs, plan, *sinks, write, held.write)
+                import_report()  # done already if the read ran it meanwhile
                 merged, evaluated = processed.merged, processed.evaluated
+                from handler.report.exports import lowest_thresholds
+                from handler.report.finishers import FINISHERS
+                from handler.sections.finishing import finish_findings, finish_merged
+
                 finished = finish_merged(FINISHERS, merged, plan)  # the sketches' pass among them
             with _phase(DRAW_IMAGES, log, settle):
                 finished += finish_merged(FINISHERS, merged, plan, DRAW_IMAGES)
@@ -151,8 +162,9 @@ def run(
                 # The pre-label candidates down to what a policy keeps, now that it is known.
                 lowest = lowest_thresholds(findings.recommendation, inputs.confidence.value)
                 pre_labels = staging.rewrite_chunks(
-                    evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS
+                    evaluated.pre_label_chunks, partial(trimmed, lowest=lowest), PRE_LABELS, held.contents
                 )
+                del held
             with _phase("store report", log, settle):
                 staging.publish(parts, (*evaluated.ledger_chunks, *pre_labels))
             outputs = NodeOutputs(staging.report_id, findings.efficiency_level)

@@ -106,6 +106,10 @@ def candidate_chunk(pred: BoxTable, images: ChunkImages, lowest_threshold: float
     )
 
 
+# The columns that say which predictions a chunk keeps (read first: the others only if some go).
+_KEPT_BY: Final = ("class_names", "class_id", "confidence")
+
+
 class Floors(msgspec.Struct, frozen=True):
     """The lowest confidence kept of each class: those `listed` by name, `others` for the rest."""
 
@@ -113,13 +117,14 @@ class Floors(msgspec.Struct, frozen=True):
     others: float
 
 
-def trimmed(content: bytes, lowest: Floors) -> bytes | StreamedChunk:
+def trimmed(content: bytes | StreamedChunk, lowest: Floors) -> bytes | StreamedChunk:
     """A chunk keeping the predictions at or above their class's `lowest` threshold: `content`
-    itself when that is every one (its other columns, the masks' runs, are then never read)."""
-    kept = _kept(loaded(content, ("class_names", "class_id", "confidence")), lowest)
+    itself when that is every one (its other columns, the masks' runs, are then never read). A
+    chunk still in this process (`StreamedChunk`) is read from its columns, not parsed."""
+    kept = _kept(content.columns if isinstance(content, StreamedChunk) else loaded(content, _KEPT_BY), lowest)
     if kept.all():
         return content
-    chunk = loaded(content)
+    chunk = dict(content.columns) if isinstance(content, StreamedChunk) else loaded(content)
     masks = masks_of(chunk)
     for key in PER_PREDICTION:
         if key in chunk:

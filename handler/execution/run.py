@@ -17,6 +17,7 @@ from handler.datasets.loaded import DatasetNames
 from handler.datasets.pairing import ScoreOn
 from handler.datasets.side import OpenSide, open_side
 from handler.engine import Thresholds
+from handler.engine.npz_chunks import StreamedChunk
 from handler.engine.state import EvaluationState, ReadFigures
 from handler.errors import ExecutionError
 from handler.execution.executors import (
@@ -104,7 +105,9 @@ class ShardOutput(msgspec.Struct, frozen=True):
 ChunkWrite = Callable[[ObjectSink, bytes | SizedContent], WrittenObject]
 
 
-def run_shard(job: ShardJob, write: ChunkWrite = ObjectSink.write) -> ShardOutput:
+def run_shard(
+    job: ShardJob, write: ChunkWrite = ObjectSink.write, write_pre_labels: ChunkWrite = ObjectSink.write
+) -> ShardOutput:
     """The mapped function: evaluate a shard, write its ledger chunk and pre-label candidates,
     return its state."""
     task = job.task
@@ -112,8 +115,24 @@ def run_shard(job: ShardJob, write: ChunkWrite = ObjectSink.write) -> ShardOutpu
     return ShardOutput(
         result.state,
         write(job.sink, result.ledger) if job.sink else None,
-        write(job.pre_labels, result.pre_labels) if job.pre_labels else None,
+        write_pre_labels(job.pre_labels, result.pre_labels) if job.pre_labels else None,
     )
+
+
+class HeldChunks:
+    """Chunks kept in this process instead of written, until they are edited (the pre-label
+    candidates of shards run here, trimmed once the recommendation is known): written once, not
+    written, read back and written again. `write` is a `ChunkWrite` (a chunk given as bytes is
+    written at once)."""
+
+    def __init__(self) -> None:
+        self.contents: dict[str, StreamedChunk] = {}
+
+    def write(self, sink: ObjectSink, content: bytes | SizedContent) -> WrittenObject:
+        if not isinstance(content, StreamedChunk):
+            return sink.write(content)
+        self.contents[sink.key] = content
+        return sink.written(content)
 
 
 @contextmanager
@@ -253,17 +272,19 @@ def evaluate_plan(
     sinks: Sequence[ObjectSink] | None,
     pre_label_sinks: Sequence[ObjectSink] = (),
     write: ChunkWrite = ObjectSink.write,
+    write_pre_labels: ChunkWrite | None = None,
 ) -> Evaluated:
     """Match and score every shard; shard i writes its ledger chunk to `sinks[i]` and its
-    pre-label candidates to `pre_label_sinks[i]` (none given: not kept), by `write` when the
-    shards run in this process (a worker writes its own). Cleaning up after a failure is the
-    caller's staging's business."""
+    pre-label candidates to `pre_label_sinks[i]` (none given: not kept), by `write` (the
+    candidates by `write_pre_labels`, else alike) when the shards run in this process (a worker
+    writes its own). Cleaning up after a failure is the caller's staging's business."""
     jobs = [
         ShardJob(task, sinks[i] if sinks else None, pre_label_sinks[i] if pre_label_sinks else None)
         for i, task in enumerate(plan.tasks)
     ]
     try:
-        shard = partial(run_shard, write=write) if isinstance(plan.executor, InProcess) else run_shard
+        here = partial(run_shard, write=write, write_pre_labels=write_pre_labels or write)
+        shard = here if isinstance(plan.executor, InProcess) else run_shard
         merged, written, pre_labels = _merged(plan.executor.map(shard, jobs))
         state = merged.adding(plan.read)
     except broken_pool():

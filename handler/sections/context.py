@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
 
 import msgspec
-from msgspec import field
+from msgspec import UNSET, UnsetType, field
 
 from handler.datasets.loaded import DatasetNames
 from handler.datasets.slices import SliceFile
@@ -25,6 +26,19 @@ from handler.sections.wording import ShapeWords, shape_words
 Data = TypeVar("Data")
 
 
+class Beside(msgspec.Struct, frozen=True):
+    """The merged run's costly Python work that no finisher's pass needs: done in a forked child
+    while the report's code is imported and the pass runs (`forked.beside`)."""
+
+    reading: Rescored | None  # another reading of the predictions that scores clearly better
+    spread: Bootstrap | None  # `RunFacts.spread`
+
+    @classmethod
+    def of(cls, facts: RunFacts, search: Callable[[], Rescored | None]) -> Beside:
+        """`search` run, and the spread of `facts` drawn."""
+        return cls(search(), facts.spread)
+
+
 def first_of(kind: type[Data], values: tuple[object, ...]) -> Data:
     """The first of `values` of this type; `kind()`, its empty value, when none is."""
     return next((value for value in values if isinstance(value, kind)), None) or kind()
@@ -41,6 +55,7 @@ class RunFacts(msgspec.Struct, frozen=True, dict=True):
     slices: SliceFile = field(default_factory=dict)  # slice name -> asset ids (`--slices`)
     finishers: tuple[object, ...] = ()  # the data the finishers gave (report/finishers/)
     reading: Rescored | None = None  # another reading of the predictions that scores clearly better
+    drawn: Bootstrap | UnsetType | None = UNSET  # the spread, when drawn beside the run (`Beside`)
 
     def finished(self, kind: type[Data]) -> Data:
         """The data a finisher gave of this type; `kind()`, its empty value, when none did."""
@@ -68,6 +83,8 @@ class RunFacts(msgspec.Struct, frozen=True, dict=True):
     @cached_property
     def spread(self) -> Bootstrap | None:
         """The per-image bootstrap, once per run: the verdict and the uncertainty section share it."""
+        if not isinstance(self.drawn, UnsetType):
+            return self.drawn
         return None if self.reason is not None else bootstrap(self.state.of(PER_IMAGE).counts, self.costs)
 
     @cached_property

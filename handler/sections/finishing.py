@@ -26,9 +26,10 @@ from handler.engine.state import EvaluationState
 from handler.engine.timecost import TimeCosts
 from handler.execution.image_pass import ImagePass, image_pass
 from handler.execution.run import ShardPlan
+from handler.forked import Pending
 from handler.inputs import NodeInputs
 from handler.readings.verdict import Rescored
-from handler.sections.context import Data, RunFacts, first_of
+from handler.sections.context import Beside, Data, RunFacts, first_of
 from handler.sections.fields import Section
 from handler.sections.parts import ReportPart
 from handler.storage import Content
@@ -42,7 +43,14 @@ class Merged(msgspec.Struct, frozen=True, dict=True):
     gt: DatasetNames
     pred: DatasetNames
     state: EvaluationState
-    reading: Rescored | None = None  # another reading of the predictions that scores clearly better
+    # The search for another reading and the spread, done beside the finishers on the merged state
+    # (`forked.beside`): `reading` and `facts` wait for them.
+    beside: Pending[Beside]
+
+    @property
+    def reading(self) -> Rescored | None:
+        """Another reading of the predictions that scores clearly better; None if none."""
+        return self.beside.result().reading
 
     @cached_property
     def policy(self) -> Policy:
@@ -51,8 +59,17 @@ class Merged(msgspec.Struct, frozen=True, dict=True):
 
     def facts(self, slices: SliceFile, finished: FinishedRun) -> RunFacts:
         """What every section is built from: this run, the slices scored apart, the finishers' data."""
+        done = self.beside.result()
         return RunFacts(
-            self.inputs, self.gt, self.pred, self.state, self.costs, slices, finished.data, self.reading
+            self.inputs,
+            self.gt,
+            self.pred,
+            self.state,
+            self.costs,
+            slices,
+            finished.data,
+            done.reading,
+            done.spread,
         )
 
 

@@ -15,7 +15,7 @@ from handler.engine.pre_label_boxes import ChunkImages, Floors, candidate_chunk,
 IMAGES = ChunkImages(["a", "b"], ["cat", "dog"], np.array([3.0, 3.0]), np.array([2.0, 2.0]), False)
 
 
-def _chunk() -> bytes:
+def _streamed() -> StreamedChunk:
     # Three 2 x 3 masks, each of its own runs: rows 0 and 2 are cats, row 1 a dog.
     masks = MaskRuns(
         np.array([1, 2, 3, 0, 6, 2, 2, 2], dtype=np.uint32),
@@ -30,7 +30,11 @@ def _chunk() -> bytes:
         confidence=[0.2, 0.3, 0.9],
         masks=masks,
     )
-    return bytes(candidate_chunk(table, IMAGES, 0.0))
+    return candidate_chunk(table, IMAGES, 0.0)
+
+
+def _chunk() -> bytes:
+    return bytes(_streamed())
 
 
 def test_a_trimmed_chunk_keeps_each_kept_prediction_with_its_mask() -> None:
@@ -44,6 +48,15 @@ def test_a_trimmed_chunk_keeps_each_kept_prediction_with_its_mask() -> None:
 def test_a_chunk_that_keeps_every_prediction_is_given_back_as_it_was() -> None:
     content = _chunk()
     assert trimmed(content, Floors({"cat": 0.2}, 0.3)) is content
+
+
+def test_a_chunk_held_in_the_process_trims_as_its_written_bytes_do() -> None:
+    """The pre-label candidates of shards run in the process are trimmed from their columns."""
+    for floors in (Floors({"cat": 0.5}, 0.0), Floors({"dog": 0.5}, 0.1), Floors({}, 1.0)):
+        held, written = trimmed(_streamed(), floors), trimmed(_chunk(), floors)
+        assert bytes(held) == bytes(written)
+    held_whole = _streamed()
+    assert trimmed(held_whole, Floors({"cat": 0.2}, 0.3)) is held_whole
 
 
 COLUMN_TYPES = (np.uint8, np.uint32, np.int32, np.int64, np.float32, np.float64, np.bool_)

@@ -12,7 +12,7 @@ import pytest
 
 from handler.engine.npz_chunks import StreamedChunk, loaded
 from handler.errors import StorageError
-from handler.execution.run import writing_behind
+from handler.execution.run import HeldChunks, writing_behind
 from handler.storage import ObjectSink
 
 
@@ -64,3 +64,12 @@ def test_a_block_that_fails_waits_for_the_write_under_way(tmp_path: Path) -> Non
     # Nothing is left writing after the block: no temporary file, the chunk whole or not at all.
     left = sorted(p.name for p in (tmp_path / "c").iterdir()) if (tmp_path / "c").exists() else []
     assert left in ([], ["0.npz"])
+
+
+def test_held_chunks_are_kept_unwritten_and_bytes_are_written_at_once(tmp_path: Path) -> None:
+    held, chunk = HeldChunks(), StreamedChunk({"values": np.arange(5, dtype=np.int64)})
+    kept = held.write(ObjectSink(str(tmp_path), "p/0.npz", "application/zip"), chunk)
+    written = held.write(ObjectSink(str(tmp_path), "p/1.npz", "application/zip"), b"PK written")
+    assert (kept.key, kept.size) == ("p/0.npz", len(chunk)) and held.contents == {"p/0.npz": chunk}
+    assert not (tmp_path / "p" / "0.npz").exists()
+    assert (tmp_path / "p" / "1.npz").read_bytes() == b"PK written" and written.size == len(b"PK written")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import tomllib
 from helpers.builders import write_json
 from helpers.paths import ROOT
 
@@ -256,3 +257,34 @@ def test_a_command_leaves_after_its_exit_handlers_without_the_teardown() -> None
     )
     assert done.returncode == 3
     assert done.stdout.split() == ["ran", "unflushedexit", "handler"]
+
+
+# The installed command, as pip's wrapper calls it (here listing an empty store's reports), with an
+# object whose finaliser would print at the interpreter's teardown.
+SCRIPT = """
+import importlib, sys
+
+class Finalised:
+    def __del__(self):
+        print("torn down", flush=True)
+
+kept = Finalised()
+module, function = sys.argv[1].split(":")
+sys.argv = ["prelabel-eval", "list", "--store", sys.argv[2]]
+sys.exit(getattr(importlib.import_module(module), function)())
+"""
+
+
+def test_the_installed_command_leaves_without_the_teardown(tmp_path: Path) -> None:
+    command = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for target, torn in ((command["prelabel-eval"], False), ("handler.cli:main", True)):
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT, target, str(tmp_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert ("torn down" in done.stdout) == torn, (target, done.stdout)  # `main` alone returns

@@ -56,6 +56,20 @@ def _class_map(tmp_path: Path, result: RunResult) -> Path:
     return file
 
 
+def test_the_sketches_are_of_the_listed_images_only_when_a_reading_withholds_the_suspects(
+    tmp_path: Path,
+) -> None:
+    """The sketches' pass chooses its images before the search for other readings ends, suspects
+    included (here a dozen more images): a suspect the found reading withholds is not drawn."""
+    result = _run(tmp_path, YOLO_GT, REL_XYWH, PRED_LAYOUT="class score cx cy w h")
+    found = result.findings
+    assert found.other_reading is not None and found.suspected_gt_errors.listed == ()
+    listed = {image.asset_id for image in found.images_with_most_work}
+    listed |= {pair.asset_id for pair in found.near_misses.listed}
+    sketched = result.page["sketch_of"]
+    assert isinstance(sketched, dict) and set(sketched) == listed
+
+
 def test_a_class_order_mix_up_proposes_the_mapping_and_blames_no_gt_box(tmp_path: Path) -> None:
     result = _run(tmp_path, YOLO_GT, REL_XYWH, PRED_LAYOUT="class score cx cy w h")
     assert list(_warnings(result)) == ["other_reading"]

@@ -36,10 +36,21 @@ from handler.sections.parts import ReportPart
 
 def listed_images(merged: Merged) -> frozenset[str]:
     """The images the page lists: most work, suspected GT errors, near misses."""
+    return _listed(merged, withheld=merged.reading is not None)
+
+
+def _sketched_images(merged: Merged) -> frozenset[str]:
+    """The listed images and the suspected GT errors' whether or not another reading withholds
+    them: chosen before the search for other readings ends, so the pass runs beside it (a
+    withheld suspect's sketch is left out once the reading is known: `_listed_sketches`)."""
+    return _listed(merged, withheld=False)
+
+
+def _listed(merged: Merged, withheld: bool) -> frozenset[str]:
     state = merged.state
     asset_ids = state.of(PER_IMAGE).asset_ids
     found = {asset_ids[row] for row in most_work_rows(state, merged.costs).tolist()}
-    found |= {box.asset_id for box in suspects(state, merged.reading is not None).listed}
+    found |= {box.asset_id for box in suspects(state, withheld).listed}
     found |= {pair.asset_id for pair in state.of(NEAR_MISSES).pairs}
     return frozenset(found)
 
@@ -62,7 +73,14 @@ def _sketches(finishing: Finishing) -> Finished:
     return Finished(data=Sketched(image_sketches(wanted)))
 
 
-SKETCHES: Final = Finisher("sketches", ExactPass(listed_images), _sketches)
+def _listed_sketches(finishing: Finishing) -> Finished:
+    drawn = _sketches(finishing).data
+    assert isinstance(drawn, Sketched)
+    listed = listed_images(finishing.merged)
+    return Finished(data=Sketched(tuple(s for s in drawn.images if s.asset_id in listed)))
+
+
+SKETCHES: Final = Finisher("sketches", ExactPass(_sketched_images), _listed_sketches)
 
 
 def _pictures(finishing: Finishing) -> Finished:

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 import orjson
 
+from handler.engine.npz_chunks import StreamedChunk
 from handler.errors import StorageError
 from handler.report.publish.asset import (
     LEDGER,
@@ -107,15 +108,21 @@ class ReportStaging:
         return [sink for sinks in self._chunks.values() for sink in sinks]
 
     def rewrite_chunks(
-        self, chunks: Sequence[WrittenObject], edit: Callable[[bytes], bytes | SizedContent], part: ReportPart
+        self,
+        chunks: Sequence[WrittenObject],
+        edit: Callable[[bytes | StreamedChunk], bytes | SizedContent],
+        part: ReportPart,
+        held: Mapping[str, StreamedChunk],
     ) -> tuple[WrittenObject, ...]:
         """The chunks of `part` written again through `edit`, one at a time (after the run
-        learned something); a chunk `edit` gives back as it was is left as it is."""
+        learned something): those `held` in this process written for the first time, the others
+        read back; a chunk written already that `edit` gives back as it was is left as it is."""
         rewritten = []
         for chunk in chunks:
-            written = self.store.get(chunk.key)
+            kept = held.get(chunk.key)
+            written = self.store.get(chunk.key) if kept is None else kept
             content = edit(written)
-            if content is not written:
+            if kept is not None or content is not written:
                 self.store.put(chunk.key, content, part.content_type)
             rewritten.append(WrittenObject(chunk.key, len(content)))
         return tuple(rewritten)
