@@ -216,6 +216,8 @@ def _outlines(chosen: Sequence[_Chosen]) -> list[list[Outline]]:
     """Each sketch's outlines of its drawn objects, GT rows then prediction rows: the masks' when
     both sides' masks are scored, else the quadrilaterals' (none for a box)."""
     runs = {i: found for i, one in enumerate(chosen) if (found := _scored_masks(one.wanted.evaluation))}
+    if not runs:
+        return [_quad_outlines(one) for one in chosen]
     masked = list(runs)
     traced = dict(zip(masked, _mask_outlines([chosen[i] for i in masked], list(runs.values())), strict=True))
     return [traced[index] if index in traced else _quad_outlines(one) for index, one in enumerate(chosen)]
