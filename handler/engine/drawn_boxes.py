@@ -202,11 +202,12 @@ def _mask_outlines(chosen: Sequence[_Chosen], runs: Sequence[Runs]) -> list[list
 
 def _rounded(traced: Outlines, decimals: IntArray) -> FloatArray:
     """The outlines' points each rounded to its object's `decimals` (as `np.round` rounds them:
-    one call for each number of decimals)."""
+    all at the first number of decimals, then the points of each other one again)."""
     per_object = traced.loop_first[traced.object_first[1:]] - traced.loop_first[traced.object_first[:-1]]
     of_point = np.repeat(decimals, per_object)
-    rounded: FloatArray = np.empty_like(traced.xy)
-    for places in np.unique(of_point).tolist():
+    first, *others = np.unique(of_point).tolist() or [0]
+    rounded: FloatArray = np.round(traced.xy, first)
+    for places in others:
         at = of_point == places
         rounded[at] = np.round(traced.xy[at], places)
     return rounded
