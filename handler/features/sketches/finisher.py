@@ -42,7 +42,7 @@ def listed_images(merged: Merged) -> frozenset[str]:
 def _sketched_images(merged: Merged) -> frozenset[str]:
     """The listed images and the suspected GT errors' whether or not another reading withholds
     them: chosen before the search for other readings ends, so the pass runs beside it (a
-    withheld suspect's sketch is left out once the reading is known: `_listed_sketches`)."""
+    withheld suspect's sketch is left out once the reading is known: `_sketches`)."""
     return _listed(merged, withheld=False)
 
 
@@ -56,6 +56,8 @@ def _listed(merged: Merged, withheld: bool) -> frozenset[str]:
 
 
 def _sketches(finishing: Finishing) -> Finished:
+    """The chosen images sketched together; then, once the search beside is done, those whose
+    only cause was a suspect that a found reading withholds left out."""
     wanted = [
         ToSketch(
             passed.evaluation,
@@ -70,17 +72,12 @@ def _sketches(finishing: Finishing) -> Finished:
         )
         for passed, image in finishing.images.images(finishing.chosen)
     ]
-    return Finished(data=Sketched(image_sketches(wanted)))
-
-
-def _listed_sketches(finishing: Finishing) -> Finished:
-    drawn = _sketches(finishing).data
-    assert isinstance(drawn, Sketched)
+    drawn = image_sketches(wanted)
     listed = listed_images(finishing.merged)
-    return Finished(data=Sketched(tuple(s for s in drawn.images if s.asset_id in listed)))
+    return Finished(data=Sketched(tuple(sketch for sketch in drawn if sketch.asset_id in listed)))
 
 
-SKETCHES: Final = Finisher("sketches", ExactPass(_sketched_images), _listed_sketches)
+SKETCHES: Final = Finisher("sketches", ExactPass(_sketched_images), _sketches)
 
 
 def _pictures(finishing: Finishing) -> Finished:
