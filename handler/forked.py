@@ -180,10 +180,6 @@ class Pending(Generic[Result]):
         self._child = child
         self._value: Result | None = None
 
-    @classmethod
-    def ready(cls, value: Result) -> Pending[Result]:
-        return cls(lambda: value)
-
     def result(self) -> Result:
         """The value, waited for once: the child's, else computed here (so an error is raised here,
         with its own traceback, as if nothing had been forked)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from handler.forked import Pending, beside, local_cores
+from handler.forked import beside, local_cores
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_two_cores = pytest.mark.skipif(local_cores() < 2, reason="one core: nothing is forked")
@@ -55,7 +55,6 @@ def test_a_run_kept_to_one_process_computes_it_here_when_asked() -> None:
     assert calls == []  # not before it is asked for
     assert pending.result() == 7 and pending.result() == 7
     assert calls == [os.getpid()]
-    assert Pending.ready(None).result() is None
 
 
 def _fails() -> None:
